@@ -1,0 +1,26 @@
+import { type Kysely, type Migration, type MigrationResult, Migrator } from 'kysely';
+import * as m0001 from './migrations/0001_event_store';
+import * as m0002 from './migrations/0002_projections';
+
+/**
+ * Ordered migrations (STYLE: kysely's `Migrator`). A static list rather than a folder scan so the same code
+ * runs under tsx, vitest and a bundle. Capabilities append theirs here.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_event_store': m0001,
+  '0002_projections': m0002,
+};
+
+/**
+ * Brings the schema to the latest migration. Resolves to the migrations applied in this call; throws the
+ * migrator's error (nothing half-applied: each migration runs in its own transaction).
+ */
+export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationResult[]> => {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success');
+};

@@ -1,0 +1,196 @@
+/**
+ * The event store port (ARCHITECTURE §5). Adapters: PostgreSQL (on a `pg` pool or PGlite) and
+ * EventStoreDB/KurrentDB. One contract test suite (`test/eventstore/contract.ts`) runs against each.
+ */
+
+/**
+ * A position in the global log (`$all`), ordered lexicographically by `(commit, prepare)`.
+ * PostgreSQL: `commit` = the appending transaction's id (xid8), `prepare` = `global_position`.
+ * EventStoreDB: its own commit and prepare positions. `START` precedes every event.
+ */
+export interface LogPosition {
+  commit: bigint;
+  prepare: bigint;
+}
+
+/** The position before the first event. */
+export const START: LogPosition = Object.freeze({ commit: 0n, prepare: 0n });
+
+/** Compares two positions: negative when `a` is before `b`, 0 when equal, positive after. */
+export const comparePositions = (a: LogPosition, b: LogPosition): number =>
+  a.commit !== b.commit ? (a.commit < b.commit ? -1 : 1) : a.prepare < b.prepare ? -1 : a.prepare > b.prepare ? 1 : 0;
+
+/** Serialises a position as `"commit/prepare"` (used in checkpoints on the wire and in the CLI). */
+export const formatPosition = (p: LogPosition): string => `${p.commit}/${p.prepare}`;
+
+/** Parses `"commit/prepare"`; throws `Error` on any other shape. */
+export const parsePosition = (text: string): LogPosition => {
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  if (!m) throw new Error(`not a log position: ${text}`);
+  return { commit: BigInt(m[1]!), prepare: BigInt(m[2]!) };
+};
+
+/**
+ * Expected revision of a stream for an append (optimistic concurrency, ARCHITECTURE §2.4). Revisions are
+ * 0-based: a stream with one event is at revision 0.
+ * - a number: the stream must be exactly at that revision;
+ * - `'no_stream'`: the stream must not exist; `'stream_exists'`: it must; `'any'`: no check.
+ */
+export type ExpectedRevision = number | 'no_stream' | 'stream_exists' | 'any';
+
+/** Caller-supplied metadata of an event; the store adds ids, positions and the hash chain. */
+export interface EventMetadataInput {
+  /** Business time (virtual in backtests), ISO 8601. Defaults to the wall clock. */
+  occurred_at?: string;
+  /** The request or command that caused the event. */
+  causation_id?: string;
+  /** Groups events of one request/workflow (the HTTP request id). */
+  correlation_id?: string;
+  /** Account or agent id that issued the command, or `system`. */
+  actor?: string;
+  /** Schema version of the event's `data`; 1 when absent. */
+  schema_version?: number;
+  [key: string]: unknown;
+}
+
+/** An event to append. `data` must be JSON: money as decimal strings, never floats. */
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  type: Type;
+  data: Data;
+  /** Optional id (UUID); generated when absent. Used to make retried appends recognisable. */
+  eventId?: string;
+  metadata?: EventMetadataInput;
+}
+
+/** Metadata of a recorded event: the caller's plus `prev_hash`/`hash` (SHA-256 chain per stream). */
+export interface RecordedMetadata extends EventMetadataInput {
+  occurred_at: string;
+  /** Hash of the previous event of the stream ('' for the first). */
+  prev_hash: string;
+  /** SHA-256 (hex) over this event, chained to `prev_hash`; see `src/eventstore/hash-chain.ts`. */
+  hash: string;
+}
+
+/** An event as stored. */
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  eventId: string;
+  streamId: string;
+  /** 0-based position of the event inside its stream. */
+  revision: number;
+  /** Position in `$all`. */
+  position: LogPosition;
+  type: Type;
+  data: Data;
+  metadata: RecordedMetadata;
+  /** Wall-clock time the store recorded the event. */
+  recordedAt: Date;
+}
+
+/** What a successful append returns. */
+export interface AppendResult {
+  /** Revision of the last appended event (the stream's new revision). */
+  nextRevision: number;
+  /** `$all` position of the last appended event: wait for projections to reach it (read your writes). */
+  position: LogPosition;
+  /** Hash of the last appended event (the chain's new head). */
+  lastHash: string;
+  /** The appended events as recorded. */
+  events: RecordedEvent[];
+}
+
+/** Options of {@link EventStore.readStream}. */
+export interface ReadStreamOptions {
+  /** First revision to return (inclusive); default 0. */
+  fromRevision?: number;
+  /** At most this many events; default all. */
+  maxCount?: number;
+}
+
+/** Options of {@link EventStore.readAll}. */
+export interface ReadAllOptions {
+  /** Exclusive lower bound; default {@link START}. */
+  after?: LogPosition;
+  /** Batch size; default 1,000. */
+  maxCount?: number;
+}
+
+/** A page of `$all`. `next` is the checkpoint to resume after (the last event's position, or `after`). */
+export interface ReadAllResult {
+  events: RecordedEvent[];
+  next: LogPosition;
+}
+
+/** A live subscription to `$all`: batches of events in log order, first the history after `after`, then live. */
+export interface AllSubscription extends AsyncIterable<RecordedEvent[]> {
+  /** Stops the subscription; the iterator then ends. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link EventStore.subscribeToAll}. */
+export interface SubscribeOptions {
+  after?: LogPosition;
+  /** Largest batch handed out at once; default 1,000. */
+  maxBatch?: number;
+}
+
+/** Raised when the expected revision does not match the stream's actual revision. */
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's revision at the time, -1 when it did not exist. */
+    readonly actual: number,
+  ) {
+    super(`wrong expected revision for stream ${streamId}: expected ${String(expected)}, actual ${actual}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** Raised by `readStream` with `{ throwIfMissing: true }` and by `deleteStream` of an unknown stream. */
+export class StreamNotFoundError extends Error {
+  constructor(readonly streamId: string) {
+    super(`stream not found: ${streamId}`);
+    this.name = 'StreamNotFoundError';
+  }
+}
+
+/** Name of the stream where deletions are recorded (`StreamDeleted` events) so projections can react. */
+export const DELETIONS_STREAM = 'deleted-streams';
+
+/** Data of the `StreamDeleted` event appended to {@link DELETIONS_STREAM} by `deleteStream`. */
+export interface StreamDeletedData {
+  stream_id: string;
+  /** Revision of the stream's last event when it was deleted. */
+  last_revision: number;
+  deleted_at: string;
+}
+
+/**
+ * The event store (ARCHITECTURE §5). Every adapter passes `test/eventstore/contract.ts`.
+ */
+export interface EventStore {
+  /** Adapter name for health and logs (`postgres`, `pglite`, `esdb`). */
+  readonly name: string;
+  /**
+   * Appends events atomically to one stream. Throws {@link WrongExpectedRevisionError} when
+   * `expectedRevision` does not match; nothing is written then.
+   */
+  append(streamId: string, events: NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  /** Events of one stream in revision order; `[]` when the stream does not exist. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** The stream's current revision, -1 when it does not exist. */
+  streamRevision(streamId: string): Promise<number>;
+  /** A page of the global log after `after`, in `(commit, prepare)` order, never skipping a late commit. */
+  readAll(options?: ReadAllOptions): Promise<ReadAllResult>;
+  /** Catch-up then live subscription to `$all`; each committed event is delivered exactly once, in order. */
+  subscribeToAll(options?: SubscribeOptions): AllSubscription;
+  /** Position of the newest readable event (for lag), {@link START} when the log is empty. */
+  headPosition(): Promise<LogPosition>;
+  /**
+   * Deletes a stream and all its events (hard delete: key material in them is destroyed) and records a
+   * `StreamDeleted` event in {@link DELETIONS_STREAM}. Throws {@link StreamNotFoundError} when absent.
+   */
+  deleteStream(streamId: string, options?: { expectedRevision?: ExpectedRevision }): Promise<void>;
+  /** Releases connections and stops subscriptions. */
+  close(): Promise<void>;
+}
