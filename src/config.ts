@@ -24,7 +24,10 @@ const configSchema = z.object({
     emptyToUndefined,
     z
       .string()
-      .regex(/^(esdb|kurrentdb|kurrent)(\+discover)?:\/\//, 'must be an esdb:// or kurrentdb:// connection string')
+      .regex(
+        /^(esdb|kurrentdb|kurrent)(\+discover)?:\/\//,
+        'must be an esdb:// or kurrentdb:// connection string',
+      )
       .optional(),
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

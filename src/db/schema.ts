@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { StreamSummariesTable } from '../../projections/stream-summaries';
 
 /**
  * Table types for kysely, declared once (STYLE: kysely). Each capability adds its tables as its own interface
@@ -50,6 +51,7 @@ export interface ProjectionGenerationsTable {
 }
 
 export interface CoreTables {
+  stream_summaries: StreamSummariesTable;
   events: EventsTable;
   streams: StreamsTable;
   projections: ProjectionsTable;
@@ -57,5 +59,4 @@ export interface CoreTables {
 }
 
 /** Every table and read-model view the application queries. */
-// biome-ignore lint/suspicious/noEmptyInterface: capabilities extend this with their read models.
 export interface Database extends CoreTables {}

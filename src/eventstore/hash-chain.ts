@@ -48,7 +48,9 @@ export interface ChainLink {
 /** SHA-256 (lower-case hex) of one link; see the module comment for the exact byte layout. */
 export const linkHash = (l: ChainLink): string =>
   createHash('sha256')
-    .update([l.prevHash, l.streamId, String(l.revision), l.eventId, l.type, l.dataText, l.metadataText].join('\n'))
+    .update(
+      [l.prevHash, l.streamId, String(l.revision), l.eventId, l.type, l.dataText, l.metadataText].join('\n'),
+    )
     .digest('hex');
 
 /** A break found by {@link verifyChain}. */
@@ -78,7 +80,13 @@ export const verifyChain = (events: readonly RecordedEvent[]): ChainBreak | null
       };
     }
     if (e.metadata.prev_hash !== prev) {
-      return { streamId: e.streamId, revision: e.revision, reason: 'prev_hash_mismatch', expected: prev, actual: e.metadata.prev_hash };
+      return {
+        streamId: e.streamId,
+        revision: e.revision,
+        reason: 'prev_hash_mismatch',
+        expected: prev,
+        actual: e.metadata.prev_hash,
+      };
     }
     const hash = linkHash({
       prevHash: prev,
@@ -90,7 +98,13 @@ export const verifyChain = (events: readonly RecordedEvent[]): ChainBreak | null
       metadataText: canonicalJson(hashableMetadata(e.metadata)),
     });
     if (hash !== e.metadata.hash) {
-      return { streamId: e.streamId, revision: e.revision, reason: 'hash_mismatch', expected: hash, actual: e.metadata.hash };
+      return {
+        streamId: e.streamId,
+        revision: e.revision,
+        reason: 'hash_mismatch',
+        expected: hash,
+        actual: e.metadata.hash,
+      };
     }
     prev = hash;
     expectedRevision++;

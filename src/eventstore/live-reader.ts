@@ -1,4 +1,11 @@
-import type { AllSubscription, LogPosition, ReadAllOptions, ReadAllResult, RecordedEvent, SubscribeOptions } from './port';
+import type {
+  AllSubscription,
+  LogPosition,
+  ReadAllOptions,
+  ReadAllResult,
+  RecordedEvent,
+  SubscribeOptions,
+} from './port';
 import { START } from './port';
 
 /** What a {@link LiveReader} needs from its store. */
@@ -48,7 +55,9 @@ export class LiveReader {
     if (!this.unlisten && this.source.listen) {
       this.unlisten = this.source.listen((p) => this.wake(p)).catch(() => undefined);
     }
-    const sub = new LiveSubscription(this.source, options, this.options, () => this.subscriptions.delete(sub));
+    const sub = new LiveSubscription(this.source, options, this.options, () =>
+      this.subscriptions.delete(sub),
+    );
     this.subscriptions.add(sub);
     return sub;
   }

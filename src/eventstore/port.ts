@@ -18,7 +18,15 @@ export const START: LogPosition = Object.freeze({ commit: 0n, prepare: 0n });
 
 /** Compares two positions: negative when `a` is before `b`, 0 when equal, positive after. */
 export const comparePositions = (a: LogPosition, b: LogPosition): number =>
-  a.commit !== b.commit ? (a.commit < b.commit ? -1 : 1) : a.prepare < b.prepare ? -1 : a.prepare > b.prepare ? 1 : 0;
+  a.commit !== b.commit
+    ? a.commit < b.commit
+      ? -1
+      : 1
+    : a.prepare < b.prepare
+      ? -1
+      : a.prepare > b.prepare
+        ? 1
+        : 0;
 
 /** Serialises a position as `"commit/prepare"` (used in checkpoints on the wire and in the CLI). */
 export const formatPosition = (p: LogPosition): string => `${p.commit}/${p.prepare}`;
@@ -175,7 +183,11 @@ export interface EventStore {
    * Appends events atomically to one stream. Throws {@link WrongExpectedRevisionError} when
    * `expectedRevision` does not match; nothing is written then.
    */
-  append(streamId: string, events: NewEvent[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  append(
+    streamId: string,
+    events: NewEvent[],
+    options?: { expectedRevision?: ExpectedRevision },
+  ): Promise<AppendResult>;
   /** Events of one stream in revision order; `[]` when the stream does not exist. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** The stream's current revision, -1 when it does not exist. */

@@ -85,7 +85,10 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
     if (events.length === 0) throw new RangeError('append needs at least one event');
     const expected = expectedCode(options.expectedRevision);
     const ids = events.map((e) => (e.eventId ?? randomUUID()).toLowerCase());
-    const metas = events.map((e) => ({ ...e.metadata, occurred_at: e.metadata?.occurred_at ?? new Date().toISOString() }));
+    const metas = events.map((e) => ({
+      ...e.metadata,
+      occurred_at: e.metadata?.occurred_at ?? new Date().toISOString(),
+    }));
     const dataTexts = events.map((e) => canonicalJson(e.data ?? null));
     const metaTexts = metas.map((m) => canonicalJson(m));
     const types = events.map((e) => e.type);
@@ -113,7 +116,11 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
       // Two first appends to a new stream race on the streams primary key: the loser sees a conflict.
       if (code === '23505') {
         if (expected === -2 && executor === db) return append(streamId, events, options, executor);
-        throw new WrongExpectedRevisionError(streamId, options.expectedRevision ?? 'any', await streamRevision(streamId));
+        throw new WrongExpectedRevisionError(
+          streamId,
+          options.expectedRevision ?? 'any',
+          await streamRevision(streamId),
+        );
       }
       throw error;
     }
@@ -129,7 +136,12 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
     }));
     const last = recorded[recorded.length - 1]!;
     if (executor === db) live.wake(last.position.prepare);
-    return { nextRevision: last.revision, position: last.position, lastHash: last.metadata.hash, events: recorded };
+    return {
+      nextRevision: last.revision,
+      position: last.position,
+      lastHash: last.metadata.hash,
+      events: recorded,
+    };
   };
 
   const readStream = async (streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> => {
@@ -152,7 +164,11 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
   };
 
   const streamRevision = async (streamId: string): Promise<number> => {
-    const row = await db.selectFrom('streams').select('revision').where('stream_id', '=', streamId).executeTakeFirst();
+    const row = await db
+      .selectFrom('streams')
+      .select('revision')
+      .where('stream_id', '=', streamId)
+      .executeTakeFirst();
     return row ? Number(row.revision) : -1;
   };
 

@@ -1,0 +1,42 @@
+/**
+ * A bounded LRU of aggregate states with their stream revision (ARCHITECTURE §4): the next command on a
+ * stream reads only the events after the cached revision. States are immutable values (deciders' `evolve`
+ * returns new objects), so sharing them is safe.
+ */
+export class StateCache<State> {
+  private readonly entries = new Map<string, { state: State; revision: number }>();
+
+  /** @param capacity most streams kept (least recently used evicted first). */
+  constructor(readonly capacity = 10_000) {}
+
+  get(streamId: string): { state: State; revision: number } | undefined {
+    const entry = this.entries.get(streamId);
+    if (entry) {
+      // Re-insert to mark it most recently used (Map keeps insertion order).
+      this.entries.delete(streamId);
+      this.entries.set(streamId, entry);
+    }
+    return entry;
+  }
+
+  set(streamId: string, state: State, revision: number): void {
+    this.entries.delete(streamId);
+    this.entries.set(streamId, { state, revision });
+    if (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+
+  delete(streamId: string): void {
+    this.entries.delete(streamId);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,238 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../src/db/schema';
+import {
+  comparePositions,
+  type EventStore,
+  type LogPosition,
+  type RecordedEvent,
+} from '../src/eventstore/port';
+import {
+  applyBatch,
+  createGeneration,
+  dropSchema,
+  ensureRegistered,
+  type Generation,
+  liveGeneration,
+  promote,
+  readGeneration,
+} from './generations';
+import type { Projection } from './projection';
+
+/** Progress of a rebuild, reported after each batch. */
+export interface RebuildProgress {
+  processed: number;
+  /** Events in the log when the rebuild started, when the adapter can tell cheaply. */
+  total?: number;
+  eventsPerSecond: number;
+}
+
+/** Options of {@link rebuildProjection}. */
+export interface RebuildOptions {
+  /** Events per transaction (default 5,000). */
+  batchSize?: number;
+  /** Compare the rebuilt tables with the live ones row by row before swapping; swap only when identical. */
+  verify?: boolean;
+  onProgress?: (progress: RebuildProgress) => void;
+}
+
+/** Differences of one table found by `--verify`. */
+export interface TableDifference {
+  table: string;
+  /** Rows in the rebuilt table missing from the live one. */
+  onlyInRebuilt: number;
+  /** Rows in the live table missing from the rebuilt one. */
+  onlyInLive: number;
+  /** Up to 5 example rows of each side. */
+  samples: { rebuilt: unknown[]; live: unknown[] };
+}
+
+/** Outcome of {@link rebuildProjection}. */
+export interface RebuildResult {
+  generation: Generation;
+  processed: number;
+  seconds: number;
+  /** False when `verify` found differences (the live generation stays and the rebuilt one is dropped). */
+  swapped: boolean;
+  /** Per-table comparison when `verify` was set (only tables with differences are listed). */
+  differences?: TableDifference[];
+  /** Tables compared by `verify`. */
+  comparedTables?: number;
+}
+
+/**
+ * Rebuilds a projection without downtime (ARCHITECTURE §6): builds the next generation's tables from position
+ * 0 beside the live ones, catches up, then in one transaction locks the live generation (pausing its runner),
+ * brings both to the same position, optionally verifies them row by row, and swaps the public views. The old
+ * generation's schema is dropped after the commit. Runners in other processes notice the swap at their next
+ * batch and follow the new generation.
+ */
+export const rebuildProjection = async (
+  store: EventStore,
+  db: Kysely<Database>,
+  projection: Projection,
+  options: RebuildOptions = {},
+): Promise<RebuildResult> => {
+  const started = performance.now();
+  const batchSize = options.batchSize ?? 5_000;
+  await ensureRegistered(db, projection.name);
+  const gen = await createGeneration(db, projection);
+  const total = await countEvents(db);
+  let processed = 0;
+  let checkpoint: LogPosition = gen.checkpoint;
+  try {
+    for (;;) {
+      const page = await store.readAll({ after: checkpoint, maxCount: batchSize });
+      if (page.events.length === 0) break;
+      const result = await db.transaction().execute((trx) => applyBatch(trx, projection, gen, page.events));
+      if (result === 'retired')
+        throw new Error(`generation ${gen.generation} of ${projection.name} was retired`);
+      checkpoint = result;
+      processed += page.events.length;
+      options.onProgress?.({
+        processed,
+        ...(total !== undefined ? { total } : {}),
+        eventsPerSecond: processed / ((performance.now() - started) / 1000),
+      });
+      if (page.events.length < batchSize) break;
+    }
+
+    // Prefetch outside the swap transaction (PGlite has one connection: a read through `db` inside the
+    // transaction would wait for itself), then swap only if neither checkpoint moved meanwhile.
+    let outcome:
+      | { swapped: boolean; differences: TableDifference[] | undefined; retired: string[] }
+      | undefined;
+    for (let attempt = 0; attempt < 20 && !outcome; attempt++) {
+      const liveBefore = await liveGeneration(db, projection.name);
+      const target =
+        liveBefore && comparePositions(liveBefore.checkpoint, checkpoint) > 0
+          ? liveBefore.checkpoint
+          : checkpoint;
+      const forMine = await eventsBetween(store, checkpoint, target);
+      const canVerify = options.verify && liveBefore && liveBefore.version === projection.version;
+      const forLive =
+        canVerify && liveBefore ? await eventsBetween(store, liveBefore.checkpoint, target) : [];
+      const mineBefore = checkpoint;
+      outcome = await db.transaction().execute(async (trx) => {
+        await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
+        const live = await liveGeneration(trx, projection.name);
+        const locked = live ? await readGeneration(trx, projection.name, live.generation, true) : undefined;
+        const mine = (await readGeneration(trx, projection.name, gen.generation, true))!;
+        const moved =
+          live?.generation !== liveBefore?.generation ||
+          (locked && liveBefore && comparePositions(locked.checkpoint, liveBefore.checkpoint) !== 0) ||
+          comparePositions(mine.checkpoint, mineBefore) !== 0;
+        if (moved) return undefined;
+        if (forMine.length) {
+          const r = await applyBatch(trx, projection, gen, forMine);
+          if (r !== 'retired') checkpoint = r;
+          processed += forMine.length;
+        }
+        let differences: TableDifference[] | undefined;
+        if (canVerify && locked) {
+          if (forLive.length) await applyBatch(trx, projection, locked, forLive);
+          differences = await compareGenerations(trx, projection, gen.schema, locked.schema);
+          if (differences.length > 0) return { swapped: false, differences, retired: [] };
+        }
+        const retired = await promote(trx, projection, { ...gen, checkpoint });
+        return { swapped: true, differences, retired };
+      });
+    }
+    if (!outcome) throw new Error(`could not swap ${projection.name}: the live generation kept moving`);
+    if (!outcome.swapped) {
+      await db
+        .updateTable('projection_generations')
+        .set({ status: 'retired', updated_at: new Date() })
+        .where('name', '=', projection.name)
+        .where('generation', '=', gen.generation)
+        .execute();
+      await dropSchema(db, gen.schema);
+    }
+    for (const schema of outcome.retired) await dropSchema(db, schema);
+    return {
+      generation: {
+        ...gen,
+        status: outcome.swapped ? 'live' : 'retired',
+        checkpoint,
+        eventsProcessed: processed,
+      },
+      processed,
+      seconds: (performance.now() - started) / 1000,
+      swapped: outcome.swapped,
+      ...(options.verify
+        ? { differences: outcome.differences ?? [], comparedTables: projection.tables.length }
+        : {}),
+    };
+  } catch (error) {
+    await db
+      .updateTable('projection_generations')
+      .set({ status: 'retired', updated_at: new Date() })
+      .where('name', '=', projection.name)
+      .where('generation', '=', gen.generation)
+      .execute()
+      .catch(() => {});
+    await dropSchema(db, gen.schema).catch(() => {});
+    throw error;
+  }
+};
+
+/** Events after `from` up to and including `to`. */
+const eventsBetween = async (
+  store: EventStore,
+  from: LogPosition,
+  to: LogPosition,
+): Promise<RecordedEvent[]> => {
+  const out: RecordedEvent[] = [];
+  let after = from;
+  while (comparePositions(after, to) < 0) {
+    const page = await store.readAll({ after, maxCount: 5_000 });
+    if (page.events.length === 0) break;
+    for (const e of page.events) {
+      if (comparePositions(e.position, to) > 0) return out;
+      out.push(e);
+    }
+    after = page.next;
+  }
+  return out;
+};
+
+const countEvents = async (db: Kysely<Database>): Promise<number | undefined> => {
+  try {
+    const row = await db
+      .selectFrom('events')
+      .select(sql<string>`count(*)::text`.as('n'))
+      .executeTakeFirstOrThrow();
+    const n = Number(row.n);
+    return n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Row-by-row comparison (`EXCEPT ALL` both ways) of every table of two generations. */
+export const compareGenerations = async (
+  db: Kysely<Database>,
+  projection: Projection,
+  rebuiltSchema: string,
+  liveSchema: string,
+): Promise<TableDifference[]> => {
+  const out: TableDifference[] = [];
+  for (const table of projection.tables) {
+    const a = sql.id(rebuiltSchema, table);
+    const b = sql.id(liveSchema, table);
+    const onlyRebuilt = await sql<
+      Record<string, unknown>
+    >`(select * from ${a} except all select * from ${b})`.execute(db);
+    const onlyLive = await sql<
+      Record<string, unknown>
+    >`(select * from ${b} except all select * from ${a})`.execute(db);
+    if (onlyRebuilt.rows.length || onlyLive.rows.length) {
+      out.push({
+        table,
+        onlyInRebuilt: onlyRebuilt.rows.length,
+        onlyInLive: onlyLive.rows.length,
+        samples: { rebuilt: onlyRebuilt.rows.slice(0, 5), live: onlyLive.rows.slice(0, 5) },
+      });
+    }
+  }
+  return out;
+};

@@ -1,0 +1,5 @@
+import type { Projection } from './projection';
+import { streamSummariesProjection } from './stream-summaries';
+
+/** Every projection the application runs, in start order. Capabilities append theirs. */
+export const allProjections: Projection[] = [streamSummariesProjection];

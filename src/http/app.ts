@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Services } from '../services';
+import { VERSION } from '../version';
+import { errorHandler, notFoundHandler } from './errors';
+import { registerOpenApi } from './openapi';
+import { registerRateLimit } from './rate-limit';
+import { healthRoutes } from './routes/health';
+import { apiRoutes, rootRoutes } from './routes/index';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The runtime's services (STYLE: plugins as dependency injection). */
+    services: Services;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Builds the HTTP application (ARCHITECTURE §3, STYLE: fastify/demo): zod validation and serialisation,
+ * OpenAPI at `/openapi.json` with docs at `/docs`, the error envelope for every error and unknown route,
+ * request ids (`X-Request-Id`, taken from the client when well-formed), rate limits on `/api/v1`,
+ * `/health`, WebSocket support, then every capability's routes. Tests call it with `inject`.
+ */
+export const buildApp = async (services: Services): Promise<FastifyInstance> => {
+  const app = Fastify({
+    loggerInstance: services.logger as FastifyBaseLogger,
+    bodyLimit: services.config.BODY_LIMIT_BYTES,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    trustProxy: false,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.decorate('services', services);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await registerOpenApi(app as unknown as FastifyInstance, VERSION);
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(healthRoutes);
+  for (const { plugin } of rootRoutes) await app.register(plugin);
+  await app.register(
+    async (api) => {
+      await registerRateLimit(api as unknown as FastifyInstance);
+      for (const { plugin } of apiRoutes) await api.register(plugin);
+    },
+    { prefix: '/api/v1' },
+  );
+  await app.ready();
+  return app as unknown as FastifyInstance;
+};

@@ -1,0 +1,116 @@
+import { Command, Option } from 'commander';
+import { eventsTail } from './cli/events';
+import { projectionsRebuild, projectionsStatus } from './cli/projections';
+import { serve, worker } from './cli/serve';
+import { ConfigError, loadConfig } from './config';
+import { createLogger } from './logger';
+import { VERSION } from './version';
+
+/**
+ * The single entry point (ARCHITECTURE §14): `npm start` runs `serve`; `npm run cli -- <command>` the rest.
+ * Global flags override the environment variables of the same name.
+ */
+const program = new Command()
+  .name('ptv')
+  .description('Paper-trading venue for automated trading agents')
+  .version(VERSION)
+  .addOption(new Option('--host <host>', 'listen address (HOST)'))
+  .addOption(new Option('--port <port>', 'listen port (PORT)'))
+  .addOption(new Option('--data-dir <dir>', 'data directory for the embedded database (DATA_DIR)'))
+  .addOption(
+    new Option('--database-url <url>', 'PostgreSQL server instead of the embedded PGlite (DATABASE_URL)'),
+  )
+  .addOption(new Option('--event-store <kind>', 'postgres or esdb (EVENT_STORE)'))
+  .addOption(new Option('--esdb-url <url>', 'EventStoreDB/KurrentDB connection string (ESDB_URL)'))
+  .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)'));
+
+const context = (commandLogLevel?: string) => {
+  const o = program.opts();
+  const config = loadConfig(process.env, {
+    HOST: o.host,
+    PORT: o.port,
+    DATA_DIR: o.dataDir,
+    DATABASE_URL: o.databaseUrl,
+    EVENT_STORE: o.eventStore,
+    ESDB_URL: o.esdbUrl,
+    LOG_LEVEL: o.logLevel ?? commandLogLevel,
+  });
+  return { config, logger: createLogger(config.LOG_LEVEL) };
+};
+
+program
+  .command('serve', { isDefault: true })
+  .description('run the HTTP API (and projections unless PROJECTIONS=false)')
+  .action(async () => {
+    const { config, logger } = context();
+    await serve(config, logger);
+  });
+
+program
+  .command('worker')
+  .description('run projections without HTTP (scaled deployments)')
+  .action(async () => {
+    const { config, logger } = context();
+    await worker(config, logger);
+  });
+
+program
+  .command('migrate')
+  .description('apply database migrations and exit')
+  .action(async () => {
+    const { config, logger } = context();
+    const { openDatabase } = await import('./db/database');
+    const { migrateToLatest } = await import('./db/migrate');
+    const db = await openDatabase(config);
+    try {
+      const applied = await migrateToLatest(db.db);
+      console.log(
+        applied.length ? `applied: ${applied.map((m) => m.migrationName).join(', ')}` : 'up to date',
+      );
+    } finally {
+      await db.close();
+    }
+    logger.flush();
+  });
+
+const projections = program.command('projections').description('inspect and rebuild read models');
+projections
+  .command('status')
+  .description('generation, checkpoint and lag of each projection')
+  .action(async () => {
+    const { config, logger } = context('warn');
+    await projectionsStatus(config, logger);
+  });
+projections
+  .command('rebuild [name]')
+  .description('rebuild one projection (or all) beside the live tables and swap without downtime')
+  .option('--verify', 'compare the rebuilt tables with the live ones row by row; swap only when identical')
+  .action(async (name: string | undefined, opts: { verify?: boolean }) => {
+    const { config, logger } = context('warn');
+    process.exitCode = await projectionsRebuild(config, logger, name, opts);
+  });
+
+program
+  .command('events')
+  .description('read the event log')
+  .command('tail')
+  .description('print the last events of the log or of one stream')
+  .option('--stream <stream>', 'only this stream')
+  .option('-n, --limit <n>', 'how many events', '20')
+  .option('-f, --follow', 'keep printing new events')
+  .action(async (opts: { stream?: string; limit: string; follow?: boolean }) => {
+    const { config, logger } = context('warn');
+    const limit = Number(opts.limit);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new ConfigError(`--limit must be a positive integer, got ${opts.limit}`);
+    await eventsTail(config, logger, { ...opts, limit });
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});
