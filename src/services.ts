@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { ProjectionRunner } from '../projections/runner';
 import type { Config } from './config';
@@ -19,6 +20,11 @@ export interface Services {
   startedAt: number;
   /** Extra health checks contributed by capabilities (market feed, matching engine). */
   healthChecks: HealthCheck[];
+  /**
+   * Maps a request's credential to a stable rate-limit identity (spec "Limits": per credential); `undefined`
+   * counts the client IP. Default: a fingerprint of the raw API key or bearer token.
+   */
+  rateLimitIdentity?: (request: FastifyRequest) => Promise<string | undefined> | string | undefined;
 }
 
 /** A named check shown by `/health`; `ok: false` makes the service `degraded`. */

@@ -26,10 +26,6 @@ declare module 'fastify' {
     /** The rate-limit group of the route (default `general`). */
     rateLimitGroup?: RateLimitGroup;
   }
-  interface FastifyInstance {
-    /** Turns a request's credential into a stable rate-limit identity; capabilities may replace it. */
-    rateLimitIdentity: (request: FastifyRequest) => Promise<string | undefined> | string | undefined;
-  }
 }
 
 const WINDOW_MS = 60_000;
@@ -37,8 +33,11 @@ const WINDOW_MS = 60_000;
 const groupOf = (request: FastifyRequest): RateLimitGroup =>
   request.routeOptions.config?.rateLimitGroup ?? 'general';
 
-/** Fingerprint of the credential the request carries, or undefined (then the client IP counts). */
-const credentialFingerprint = (request: FastifyRequest): string | undefined => {
+/**
+ * Fingerprint of the credential the request carries, or undefined (then the client IP counts). Used unless
+ * the runtime provides `services.rateLimitIdentity` (the auth capability maps a JWT to its account).
+ */
+export const credentialFingerprint = (request: FastifyRequest): string | undefined => {
   const key = request.headers['x-api-key'];
   const auth = request.headers.authorization;
   const raw =
@@ -53,7 +52,6 @@ const credentialFingerprint = (request: FastifyRequest): string | undefined => {
  * Auth routes always count per client IP.
  */
 export const registerRateLimit = async (app: FastifyInstance): Promise<void> => {
-  if (!app.hasDecorator('rateLimitIdentity')) app.decorate('rateLimitIdentity', credentialFingerprint);
   await app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
@@ -61,7 +59,8 @@ export const registerRateLimit = async (app: FastifyInstance): Promise<void> => 
     max: (request) => RATE_LIMIT_GROUPS[groupOf(request)],
     keyGenerator: async (request) => {
       const group = groupOf(request);
-      const identity = group === 'auth' ? undefined : await app.rateLimitIdentity(request);
+      const identify = app.services.rateLimitIdentity ?? credentialFingerprint;
+      const identity = group === 'auth' ? undefined : await identify(request);
       return `${group}:${identity ?? `ip:${request.ip}`}`;
     },
     addHeadersOnExceeding: {
