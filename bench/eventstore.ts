@@ -135,11 +135,40 @@ const percentiles = (values: number[]): Percentiles => {
   };
 };
 
-/** CPU time this Node process used since `from`, as a share of one core over `seconds`. */
-const cpuShare = (from: NodeJS.CpuUsage, seconds: number): number => {
-  const d = process.cpuUsage(from);
-  return (d.user + d.system) / 1e6 / seconds;
+/** CPU use during a phase: this Node process (share of one core) and the whole machine (share of all cores). */
+interface CpuUse {
+  node: number;
+  machine: number;
+}
+
+const machineTimes = () => {
+  let busy = 0;
+  let total = 0;
+  for (const { times: t } of os.cpus()) {
+    busy += t.user + t.nice + t.sys + t.irq;
+    total += t.user + t.nice + t.sys + t.irq + t.idle;
+  }
+  return { busy, total };
 };
+
+/** Starts measuring CPU use; call the result at the end of the phase. */
+const cpuMeter = (): (() => CpuUse) => {
+  const node = process.cpuUsage();
+  const machine = machineTimes();
+  const started = performance.now();
+  return () => {
+    const d = process.cpuUsage(node);
+    const m = machineTimes();
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      node: (d.user + d.system) / 1e6 / seconds,
+      machine: m.total > machine.total ? (m.busy - machine.busy) / (m.total - machine.total) : NaN,
+    };
+  };
+};
+
+const cpuText = (c: CpuUse): string =>
+  `CPU: node ${fmt(c.node * 100)}% of a core, machine ${fmt(c.machine * 100)}% busy`;
 
 /** A realistic event: an order as the venue records it (money as decimal strings). */
 const orderPlaced = (worker: number, n: number): NewEvent => ({
@@ -172,7 +201,7 @@ interface AppendResultStats {
   seconds: number;
   perSecond: number;
   latencyMs: Percentiles;
-  nodeCpu: number;
+  cpu: CpuUse;
 }
 
 const benchAppends = async (store: EventStore, label: string): Promise<AppendResultStats> => {
@@ -190,7 +219,7 @@ const benchAppends = async (store: EventStore, label: string): Promise<AppendRes
   log(`${label}: appends, ${opts.streams} streams, up to ${opts.appends} appends or ${opts.appendSeconds} s`);
   const latencies: number[] = [];
   let issued = 0;
-  const cpu = process.cpuUsage();
+  const cpu = cpuMeter();
   const started = performance.now();
   const deadline = started + opts.appendSeconds * 1000;
   await Promise.all(
@@ -212,7 +241,7 @@ const benchAppends = async (store: EventStore, label: string): Promise<AppendRes
     seconds,
     perSecond: latencies.length / seconds,
     latencyMs: percentiles(latencies),
-    nodeCpu: cpuShare(cpu, seconds),
+    cpu: cpu(),
   };
 };
 
@@ -262,7 +291,7 @@ interface ReadStats {
   pages: number;
   seconds: number;
   perSecond: number;
-  nodeCpu: number;
+  cpu: CpuUse;
 }
 
 const benchReadAll = async (
@@ -274,7 +303,7 @@ const benchReadAll = async (
   let after: LogPosition = START;
   let events = 0;
   let pages = 0;
-  const cpu = process.cpuUsage();
+  const cpu = cpuMeter();
   const started = performance.now();
   while (pages < maxPages) {
     const page = await store.readAll({ after, maxCount: pageSize });
@@ -284,7 +313,7 @@ const benchReadAll = async (
     after = page.next;
   }
   const seconds = (performance.now() - started) / 1000;
-  return { pageSize, events, pages, seconds, perSecond: events / seconds, nodeCpu: cpuShare(cpu, seconds) };
+  return { pageSize, events, pages, seconds, perSecond: events / seconds, cpu: cpu() };
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -302,7 +331,10 @@ interface SubscriberStats {
   outOfOrder: number;
   exactlyOnce: boolean;
   latencyMs: Percentiles;
+  /** Latency of the events sent after the first second (without the subscription's start-up). */
+  steadyLatencyMs: Percentiles;
   appendLatencyMs: Percentiles;
+  cpu: CpuUse;
 }
 
 /**
@@ -322,7 +354,9 @@ const benchSubscriber = async (
   const appendedIds = new Set<string>();
   const seen = new Set<string>();
   const latencies: number[] = [];
+  const steadyLatencies: number[] = [];
   const appendLatencies: number[] = [];
+  let steadyFrom = Number.POSITIVE_INFINITY;
   let duplicates = 0;
   let outOfOrder = 0;
   let writersDone = false;
@@ -349,13 +383,16 @@ const benchSubscriber = async (
         }
         seen.add(e.eventId);
         latencies.push(at - data.t!);
+        if (data.t! >= steadyFrom) steadyLatencies.push(at - data.t!);
       }
       if (writersDone && seen.size >= appendedIds.size) checkDone();
     }
   })();
 
   const interval = (opts.writers * 1000) / opts.rate;
+  const cpu = cpuMeter();
   const started = performance.now();
+  steadyFrom = nowMs() + 1000;
   const end = started + opts.seconds * 1000;
   await Promise.all(
     Array.from({ length: opts.writers }, async (_, w) => {
@@ -377,6 +414,7 @@ const benchSubscriber = async (
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuUse = cpu();
   writersDone = true;
   checkDone();
   // Wait for the stragglers (bounded), then give late duplicates a moment to show up.
@@ -399,7 +437,9 @@ const benchSubscriber = async (
     outOfOrder,
     exactlyOnce: duplicates === 0 && missing === 0 && seen.size === appendedIds.size,
     latencyMs: percentiles(latencies),
+    steadyLatencyMs: percentiles(steadyLatencies),
     appendLatencyMs: percentiles(appendLatencies),
+    cpu: cpuUse,
   };
 };
 
@@ -472,6 +512,7 @@ const main = async (): Promise<Results> => {
       cpus: os.cpus().length,
       cpuModel: os.cpus()[0]?.model,
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
       platform: `${os.type()} ${os.release()} ${os.arch()}`,
       node: process.version,
       postgres: settings.rows[0],
@@ -550,7 +591,7 @@ const report = (r: Results): string => {
       backend,
       `single-event appends, ${a.streams} concurrent streams`,
       `${fmt(a.perSecond)} appends/s`,
-      `${fmt(a.appends)} in ${fmt(a.seconds, 1)} s; latency p50 ${fmt(a.latencyMs.p50, 1)} ms, p99 ${fmt(a.latencyMs.p99, 1)} ms; node CPU ${fmt(a.nodeCpu * 100)}%`,
+      `${fmt(a.appends)} in ${fmt(a.seconds, 1)} s; latency p50 ${fmt(a.latencyMs.p50, 1)} ms, p99 ${fmt(a.latencyMs.p99, 1)} ms; ${cpuText(a.cpu)}`,
       target ? `>= 3,000/s: ${verdict(a.perSecond >= 3000)}` : '-',
     ]);
   };
@@ -574,17 +615,23 @@ const report = (r: Results): string => {
       'PostgreSQL',
       `$all read, readAll pages of ${fmt(x.pageSize)}`,
       `${fmt(x.perSecond)} events/s`,
-      `${fmt(x.events)} events in ${fmt(x.seconds, 2)} s (${fmt(x.pages)} pages); node CPU ${fmt(x.nodeCpu * 100)}%`,
+      `${fmt(x.events)} events in ${fmt(x.seconds, 2)} s (${fmt(x.pages)} pages); ${cpuText(x.cpu)}`,
       `>= 100,000/s: ${verdict(x.perSecond >= 100_000)}`,
     ]);
   }
   const subRow = (backend: string, s: SubscriberStats, target: boolean) => {
+    const inOrder = s.outOfOrder === 0;
     rows.push([
       backend,
       `subscriber latency (${s.variant}), ${s.writers} writers at ${fmt(s.targetRate)}/s`,
       `p50 ${fmt(s.latencyMs.p50, 1)} / p99 ${fmt(s.latencyMs.p99, 1)} / max ${fmt(s.latencyMs.max, 1)} ms`,
-      `appended ${fmt(s.appended)} (${fmt(s.appended / s.seconds)}/s), delivered ${fmt(s.delivered)}, dup ${s.duplicates}, missing ${s.missing}, out of order ${s.outOfOrder}: ${s.exactlyOnce ? 'exactly once' : 'NOT exactly once'}; append p50 ${fmt(s.appendLatencyMs.p50, 1)} ms`,
-      target ? `p99 <= 50 ms: ${verdict(s.latencyMs.p99 <= 50 && s.exactlyOnce)}` : '-',
+      [
+        `after the first second p99 ${fmt(s.steadyLatencyMs.p99, 1)} ms`,
+        `appended ${fmt(s.appended)} (${fmt(s.appended / s.seconds)}/s), delivered ${fmt(s.delivered)}, duplicates ${s.duplicates}, missing ${s.missing}, out of order ${s.outOfOrder}: ${s.exactlyOnce ? 'exactly once' : 'NOT exactly once'}, ${inOrder ? 'in order' : 'NOT in order'}`,
+        `append p50 ${fmt(s.appendLatencyMs.p50, 1)} ms`,
+        cpuText(s.cpu),
+      ].join('; '),
+      target ? `p99 <= 50 ms: ${verdict(s.latencyMs.p99 <= 50 && s.exactlyOnce && inOrder)}` : '-',
     ]);
   };
   for (const s of r.postgres.subscriber) subRow('PostgreSQL', s, true);

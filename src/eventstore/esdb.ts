@@ -269,7 +269,8 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
           id: ids[i]!,
           contentType: 'application/json',
           type: e.type,
-          // The client JSON.stringify()s the data, so any JSON value works although its type says object/array/string.
+          // The client JSON.stringify()s the data, so any JSON value works, although its type names only
+          // objects, arrays and strings.
           data: data as JSONType,
           metadata: { ...metadata, [REVISION_KEY]: revision },
         });

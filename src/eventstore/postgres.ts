@@ -58,6 +58,7 @@ const toRecorded = (r: EventRow): RecordedEvent => ({
   recordedAt: r.recorded_at instanceof Date ? r.recorded_at : new Date(r.recorded_at),
 });
 
+// Output names equal the column names: ORDER BY must qualify `events.` or it would sort the text aliases.
 const EVENT_COLUMNS = sql`global_position::text as global_position, transaction_id::text as transaction_id,
   stream_id, revision::text as revision, event_id::text as event_id, type, data, metadata, recorded_at`;
 
@@ -155,7 +156,7 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
       const { rows } = await sql<EventRow>`
         select ${EVENT_COLUMNS} from events
         where stream_id = ${streamId} and revision >= ${next}
-        order by revision limit ${want}`.execute(db);
+        order by events.revision limit ${want}`.execute(db);
       for (const r of rows) out.push(toRecorded(r));
       if (rows.length < want) break;
       next = out[out.length - 1]!.revision + 1;
@@ -179,7 +180,7 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
       select ${EVENT_COLUMNS} from events
       where (transaction_id, global_position) > (${after.commit.toString()}::xid8, ${after.prepare.toString()}::bigint)
         and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-      order by transaction_id, global_position
+      order by events.transaction_id, events.global_position
       limit ${max}`.execute(db);
     const events = rows.map(toRecorded);
     return { events, next: events.length ? events[events.length - 1]!.position : after };
@@ -189,7 +190,7 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
     const { rows } = await sql<{ transaction_id: string; global_position: string }>`
       select transaction_id::text as transaction_id, global_position::text as global_position from events
       where transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-      order by transaction_id desc, global_position desc limit 1`.execute(db);
+      order by events.transaction_id desc, events.global_position desc limit 1`.execute(db);
     const r = rows[0];
     return r ? { commit: BigInt(r.transaction_id), prepare: BigInt(r.global_position) } : START;
   };

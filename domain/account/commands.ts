@@ -1,0 +1,30 @@
+import type { RiskProfile } from '../shared/risk-profile';
+
+/**
+ * Commands of the account aggregate. Credentials arrive already hashed (the command layer hashes; the decider
+ * never sees a plaintext secret, key or password).
+ */
+export type AccountCommand =
+  | { type: 'RegisterAccount'; data: RegisterAccountData }
+  | { type: 'SetAccountPassword'; data: { passwordHash: string } }
+  | { type: 'UpdateAccountRiskProfile'; data: { riskProfile: Partial<RiskProfile> } }
+  | { type: 'SuspendAccount'; data: { reason: string | null } }
+  | { type: 'ReactivateAccount'; data: Record<string, never> }
+  | { type: 'ArchiveAccount'; data: { reason: string | null } };
+
+/** What registration records. */
+export interface RegisterAccountData {
+  accountId: string;
+  displayName: string;
+  /** Already lower-cased; null when none. */
+  email: string | null;
+  /** SHA-256 (hex) of the API key. */
+  apiKeyHash: string;
+  apiKeyPreview: string;
+  /** scrypt hash of the API secret. */
+  apiSecretHash: string;
+  /** scrypt hash of the password, null when none. */
+  passwordHash: string | null;
+  /** Normalised decimal string (8 places). */
+  startingBalance: string;
+}

@@ -1,0 +1,44 @@
+import BigNumber from 'bignumber.js';
+import { DomainError } from './errors';
+
+/** Default starting balance of accounts and agents, USDT (spec "Limits"). */
+export const DEFAULT_STARTING_BALANCE = '10000.00000000';
+
+/** Largest starting balance accepted, USDT (a design bound: keeps every later sum inside `numeric(38, 8)`). */
+export const MAX_STARTING_BALANCE = '1000000000000';
+
+const DECIMAL = /^\d{1,13}(\.\d{1,8})?$/;
+
+/**
+ * Normalises a starting balance to a decimal string with 8 places (STYLE: money as decimal strings).
+ * Accepts a plain decimal string (up to 8 decimal places, no sign, no exponent) or a finite JS number (spec:
+ * floats are accepted but lose precision). Must be > 0 and ≤ {@link MAX_STARTING_BALANCE}.
+ * Throws `DomainError('VALIDATION_ERROR')` otherwise.
+ */
+export const normalizeStartingBalance = (value: string | number | undefined): string => {
+  if (value === undefined) return DEFAULT_STARTING_BALANCE;
+  const text = typeof value === 'number' ? numberToPlain(value) : value.trim();
+  if (text === undefined || !DECIMAL.test(text)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      'starting_balance must be a positive decimal string with at most 8 decimal places, e.g. "10000.00"',
+      { field: 'starting_balance' },
+    );
+  }
+  const amount = new BigNumber(text);
+  if (amount.lte(0) || amount.gt(MAX_STARTING_BALANCE)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `starting_balance must be greater than 0 and at most ${MAX_STARTING_BALANCE}`,
+      { field: 'starting_balance' },
+    );
+  }
+  return amount.toFixed(8, BigNumber.ROUND_DOWN);
+};
+
+const numberToPlain = (n: number): string | undefined => {
+  if (!Number.isFinite(n)) return undefined;
+  const b = new BigNumber(n);
+  // A float with more than 8 places is rounded down to 8: the documented precision loss of float input.
+  return b.decimalPlaces(8, BigNumber.ROUND_DOWN).toFixed();
+};

@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyChain } from '../../src/eventstore/hash-chain';
+import {
+  comparePositions,
+  DELETIONS_STREAM,
+  type EventStore,
+  type RecordedEvent,
+  StreamNotFoundError,
+  WrongExpectedRevisionError,
+} from '../../src/eventstore/port';
+
+/** What the contract needs from an adapter under test. */
+export interface ContractSubject {
+  store: EventStore;
+  /** Changes a stored event's data behind the store's back (tamper test); absent when impossible. */
+  tamper?: (streamId: string, revision: number) => Promise<void>;
+  close(): Promise<void>;
+}
+
+const uniqueStream = (prefix: string) => `${prefix}-${randomUUID()}`;
+
+/** Collects `count` events of the given streams from a subscription (or fails after `timeoutMs`). */
+const collect = async (
+  store: EventStore,
+  predicate: (e: RecordedEvent) => boolean,
+  count: number,
+  start: () => Promise<void>,
+  timeoutMs = 30_000,
+): Promise<RecordedEvent[]> => {
+  const head = await store.headPosition();
+  const sub = store.subscribeToAll({ after: head, maxBatch: 500 });
+  const seen: RecordedEvent[] = [];
+  const timer = setTimeout(() => void sub.close(), timeoutMs);
+  const consumer = (async () => {
+    for await (const batch of sub) {
+      for (const e of batch) if (predicate(e)) seen.push(e);
+      if (seen.length >= count) break;
+    }
+  })();
+  await start();
+  await consumer;
+  clearTimeout(timer);
+  await sub.close();
+  return seen;
+};
+
+/**
+ * The event store contract (ARCHITECTURE §5): every adapter must pass it. `open` gives a fresh, empty store.
+ */
+export const eventStoreContract = (name: string, open: () => Promise<ContractSubject>) => {
+  describe(`event store contract: ${name}`, () => {
+    let subject: ContractSubject;
+    let store: EventStore;
+    beforeAll(async () => {
+      subject = await open();
+      store = subject.store;
+    });
+    afterAll(async () => {
+      await subject?.close();
+    });
+
+    it('appends and reads back a stream in order, with 0-based revisions and metadata', async () => {
+      const stream = uniqueStream('order');
+      const result = await store.append(
+        stream,
+        [
+          { type: 'Opened', data: { amount: '10.00000000', nested: { b: 1, a: [1, 2] } } },
+          { type: 'Deposited', data: { amount: '5.50000000' }, metadata: { actor: 'acc-1', correlation_id: 'req-1' } },
+          { type: 'Closed', data: {} },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      expect(result.nextRevision).toBe(2);
+      expect(result.events.map((e) => e.revision)).toEqual([0, 1, 2]);
+      const events = await store.readStream(stream);
+      expect(events.map((e) => [e.type, e.revision])).toEqual([
+        ['Opened', 0],
+        ['Deposited', 1],
+        ['Closed', 2],
+      ]);
+      expect(events[0]!.data).toEqual({ amount: '10.00000000', nested: { b: 1, a: [1, 2] } });
+      expect(events[1]!.metadata).toMatchObject({ actor: 'acc-1', correlation_id: 'req-1' });
+      expect(Date.parse(events[1]!.metadata.occurred_at)).not.toBeNaN();
+      expect(events.map((e) => e.eventId)).toEqual(result.events.map((e) => e.eventId));
+      expect(comparePositions(events[2]!.position, result.position)).toBe(0);
+      expect(events[0]!.metadata.prev_hash).toBe('');
+      expect(events[1]!.metadata.prev_hash).toBe(events[0]!.metadata.hash);
+      expect(result.lastHash).toBe(events[2]!.metadata.hash);
+      expect(await store.streamRevision(stream)).toBe(2);
+      expect(await store.readStream(stream, { fromRevision: 1, maxCount: 1 })).toHaveLength(1);
+      expect(await store.readStream(uniqueStream('missing'))).toEqual([]);
+      expect(await store.streamRevision(uniqueStream('missing'))).toBe(-1);
+    });
+
+    it('enforces the expected revision and writes nothing on a conflict', async () => {
+      const stream = uniqueStream('occ');
+      await expect(
+        store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 'stream_exists' }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 0 })).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
+      await store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 'no_stream' });
+      const conflict = await store
+        .append(stream, [{ type: 'B', data: {} }], { expectedRevision: 'no_stream' })
+        .catch((e) => e);
+      expect(conflict).toBeInstanceOf(WrongExpectedRevisionError);
+      expect((conflict as WrongExpectedRevisionError).actual).toBe(0);
+      const stale = await store.append(stream, [{ type: 'B', data: {} }], { expectedRevision: 5 }).catch((e) => e);
+      expect(stale).toBeInstanceOf(WrongExpectedRevisionError);
+      await store.append(stream, [{ type: 'B', data: {} }], { expectedRevision: 0 });
+      await store.append(stream, [{ type: 'C', data: {} }], { expectedRevision: 'stream_exists' });
+      await store.append(stream, [{ type: 'D', data: {} }], { expectedRevision: 'any' });
+      const events = await store.readStream(stream);
+      expect(events.map((e) => e.type)).toEqual(['A', 'B', 'C', 'D']);
+      expect(verifyChain(events)).toBeNull();
+    });
+
+    it('reads $all in pages without gaps or repeats and reports the head', async () => {
+      const streams = [uniqueStream('all'), uniqueStream('all')];
+      for (let i = 0; i < 10; i++) {
+        await store.append(streams[i % 2]!, [{ type: 'Tick', data: { i } }]);
+      }
+      const head = await store.headPosition();
+      const all: RecordedEvent[] = [];
+      let after: RecordedEvent['position'] | undefined;
+      for (;;) {
+        const page = await store.readAll({ ...(after ? { after } : {}), maxCount: 3 });
+        all.push(...page.events);
+        if (page.events.length === 0) break;
+        after = page.next;
+      }
+      for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1]!.position, all[i]!.position)).toBeLessThan(0);
+      expect(new Set(all.map((e) => e.eventId)).size).toBe(all.length);
+      const mine = all.filter((e) => streams.includes(e.streamId));
+      expect(mine.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(comparePositions(all[all.length - 1]!.position, head)).toBe(0);
+    });
+
+    it('delivers every committed event exactly once to a live subscriber under 32 concurrent writers', async () => {
+      const tag = randomUUID();
+      const shared = [uniqueStream('shared'), uniqueStream('shared')];
+      const perWriter = 12;
+      const acked = new Set<string>();
+      let conflicts = 0;
+      const writer = async (w: number) => {
+        const own = uniqueStream(`writer${w}`);
+        for (let i = 0; i < perWriter; i++) {
+          const eventId = randomUUID();
+          if (i % 3 === 2) {
+            // Shared stream: read the revision, append with it, retry on conflict (like the command handler).
+            const stream = shared[w % 2]!;
+            for (;;) {
+              const revision = await store.streamRevision(stream);
+              const id = randomUUID();
+              try {
+                await store.append(stream, [{ type: 'Shared', data: { tag, w, i }, eventId: id }], {
+                  expectedRevision: revision === -1 ? 'no_stream' : revision,
+                });
+                acked.add(id);
+                break;
+              } catch (error) {
+                if (!(error instanceof WrongExpectedRevisionError)) throw error;
+                conflicts++;
+              }
+            }
+          } else {
+            await store.append(own, [{ type: 'Own', data: { tag, w, i }, eventId }], {
+              expectedRevision: i === 0 ? 'no_stream' : i - 1 - Math.floor(i / 3),
+            });
+            acked.add(eventId);
+          }
+        }
+      };
+      const total = 32 * perWriter;
+      const seen = await collect(
+        store,
+        (e) => (e.data as { tag?: string }).tag === tag,
+        total,
+        async () => {
+          await Promise.all(Array.from({ length: 32 }, (_, w) => writer(w)));
+        },
+      );
+      expect(acked.size).toBe(total);
+      expect(seen).toHaveLength(total);
+      const ids = seen.map((e) => e.eventId);
+      expect(new Set(ids).size).toBe(total);
+      for (const id of ids) expect(acked.has(id)).toBe(true);
+      for (let i = 1; i < seen.length; i++) {
+        expect(comparePositions(seen[i - 1]!.position, seen[i]!.position)).toBeLessThan(0);
+      }
+      // Per stream the revisions arrive in order without holes.
+      const byStream = new Map<string, number[]>();
+      for (const e of seen) byStream.set(e.streamId, [...(byStream.get(e.streamId) ?? []), e.revision]);
+      for (const revisions of byStream.values()) expect(revisions).toEqual(revisions.map((_, i) => i));
+      for (const stream of shared) expect(verifyChain(await store.readStream(stream))).toBeNull();
+      expect(conflicts).toBeGreaterThanOrEqual(0);
+    });
+
+    it('resumes a subscription from a checkpoint without repeats', async () => {
+      const stream = uniqueStream('resume');
+      await store.append(stream, [{ type: 'A', data: {} }]);
+      const checkpoint = await store.headPosition();
+      await store.append(stream, [
+        { type: 'B', data: {} },
+        { type: 'C', data: {} },
+      ]);
+      const sub = store.subscribeToAll({ after: checkpoint });
+      const got: string[] = [];
+      for await (const batch of sub) {
+        for (const e of batch) if (e.streamId === stream) got.push(e.type);
+        if (got.length >= 2) break;
+      }
+      await sub.close();
+      expect(got).toEqual(['B', 'C']);
+    });
+
+    it('deletes a stream, records the deletion, and lets the id be reused', async () => {
+      const stream = uniqueStream('gone');
+      await store.append(stream, [
+        { type: 'Secret', data: { key_ciphertext: 'abc' } },
+        { type: 'More', data: {} },
+      ]);
+      await expect(store.deleteStream(stream, { expectedRevision: 0 })).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
+      await store.deleteStream(stream, { expectedRevision: 1 });
+      expect(await store.readStream(stream)).toEqual([]);
+      expect(await store.streamRevision(stream)).toBe(-1);
+      const deletions = await store.readStream(DELETIONS_STREAM);
+      const mine = deletions.find((e) => (e.data as { stream_id: string }).stream_id === stream);
+      expect(mine?.type).toBe('StreamDeleted');
+      expect(mine?.data).toMatchObject({ stream_id: stream, last_revision: 1 });
+      await expect(store.deleteStream(stream)).rejects.toBeInstanceOf(StreamNotFoundError);
+      await store.append(stream, [{ type: 'Reborn', data: {} }], { expectedRevision: 'no_stream' });
+      const reborn = await store.readStream(stream);
+      expect(reborn.map((e) => [e.type, e.revision])).toEqual([['Reborn', 0]]);
+      expect(verifyChain(reborn)).toBeNull();
+    });
+
+    it('holds a 100,000-event stream and reads it back in order with an intact chain', async () => {
+      const stream = uniqueStream('big');
+      const batch = 1_000;
+      for (let b = 0; b < 100; b++) {
+        await store.append(
+          stream,
+          Array.from({ length: batch }, (_, i) => ({ type: 'Step', data: { n: b * batch + i } })),
+          { expectedRevision: b === 0 ? 'no_stream' : b * batch - 1 },
+        );
+      }
+      const events = await store.readStream(stream);
+      expect(events).toHaveLength(100_000);
+      expect(events.every((e, i) => e.revision === i && (e.data as { n: number }).n === i)).toBe(true);
+      expect(verifyChain(events)).toBeNull();
+      expect(await store.readStream(stream, { fromRevision: 99_990 })).toHaveLength(10);
+    }, 180_000);
+
+    it('detects a tampered event through the hash chain', async (ctx) => {
+      if (!subject.tamper) {
+        console.log(`[contract:${name}] tamper test skipped: the adapter offers no way to edit a stored event`);
+        ctx.skip();
+        return;
+      }
+      const stream = uniqueStream('audit');
+      await store.append(stream, [
+        { type: 'Deposited', data: { amount: '100.00000000' } },
+        { type: 'Withdrawn', data: { amount: '40.00000000' } },
+        { type: 'Deposited', data: { amount: '1.00000000' } },
+      ]);
+      expect(verifyChain(await store.readStream(stream))).toBeNull();
+      await subject.tamper(stream, 1);
+      const broken = verifyChain(await store.readStream(stream));
+      expect(broken).toMatchObject({ streamId: stream, revision: 1, reason: 'hash_mismatch' });
+    });
+  });
+};
