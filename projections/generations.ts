@@ -145,7 +145,11 @@ export const applyBatch = async (
   const relevant = types ? events.filter((e) => types.includes(e.type)) : events;
   // Skip what an earlier (crashed or raced) run already folded: the checkpoint is the truth.
   const fresh = relevant.filter((e) => isAfter(e.position, current.checkpoint));
-  if (fresh.length > 0) await projection.apply(trx.withSchema(gen.schema), fresh);
+  if (fresh.length > 0) {
+    // Raw SQL in a projector must hit this generation's tables too, not the public views of the live one.
+    await sql`select set_config('search_path', ${`${gen.schema}, public`}, true)`.execute(trx);
+    await projection.apply(trx.withSchema(gen.schema), fresh);
+  }
   const last = events[events.length - 1];
   if (!last || !isAfter(last.position, current.checkpoint)) return current.checkpoint;
   await trx

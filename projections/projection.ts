@@ -24,7 +24,8 @@ export interface Projection {
   createTables(db: Kysely<any>, schema: string): Promise<void>;
   /**
    * Folds a batch of events into the tables. `db` is the batch's transaction already scoped with
-   * `withSchema(schema)`, so plain table names hit this generation. Must be deterministic: a rebuild from
+   * `withSchema(schema)`, and the transaction's `search_path` starts with the generation's schema, so plain
+   * table names hit this generation both in the query builder and in raw `sql`. Must be deterministic: a rebuild from
    * position 0 has to produce the same rows as the live run (use event data and metadata, never the clock).
    */
   apply(db: Kysely<any>, events: readonly RecordedEvent[]): Promise<void>;

@@ -77,10 +77,13 @@ export const rebuildProjection = async (
   await ensureRegistered(db, projection.name);
   const gen = await createGeneration(db, projection);
   const total = await countEvents(db);
+  // Catch up to the head seen now; what arrives later is folded just before the swap. Stopping at a fixed
+  // target keeps a busy log from starving the rebuild.
+  const head = await store.headPosition();
   let processed = 0;
   let checkpoint: LogPosition = gen.checkpoint;
   try {
-    for (;;) {
+    while (comparePositions(checkpoint, head) < 0) {
       const page = await store.readAll({ after: checkpoint, maxCount: batchSize });
       if (page.events.length === 0) break;
       const result = await db.transaction().execute((trx) => applyBatch(trx, projection, gen, page.events));
@@ -93,35 +96,35 @@ export const rebuildProjection = async (
         ...(total !== undefined ? { total } : {}),
         eventsPerSecond: processed / ((performance.now() - started) / 1000),
       });
-      if (page.events.length < batchSize) break;
     }
 
     // Prefetch outside the swap transaction (PGlite has one connection: a read through `db` inside the
-    // transaction would wait for itself), then swap only if neither checkpoint moved meanwhile.
+    // transaction would wait for itself). Without --verify the new generation may be a few events behind the
+    // live one when swapped: the runner folds them right after (reads are briefly that much older).
+    // With --verify both must stand at the same position, so the swap retries if the live one moved.
     let outcome:
       | { swapped: boolean; differences: TableDifference[] | undefined; retired: string[] }
       | undefined;
-    for (let attempt = 0; attempt < 20 && !outcome; attempt++) {
+    for (let attempt = 0; attempt < 50 && !outcome; attempt++) {
       const liveBefore = await liveGeneration(db, projection.name);
+      const canVerify = Boolean(options.verify && liveBefore && liveBefore.version === projection.version);
       const target =
-        liveBefore && comparePositions(liveBefore.checkpoint, checkpoint) > 0
-          ? liveBefore.checkpoint
-          : checkpoint;
+        canVerify && liveBefore ? maxPosition(liveBefore.checkpoint, checkpoint) : await store.headPosition();
       const forMine = await eventsBetween(store, checkpoint, target);
-      const canVerify = options.verify && liveBefore && liveBefore.version === projection.version;
       const forLive =
         canVerify && liveBefore ? await eventsBetween(store, liveBefore.checkpoint, target) : [];
-      const mineBefore = checkpoint;
       outcome = await db.transaction().execute(async (trx) => {
         await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
         const live = await liveGeneration(trx, projection.name);
         const locked = live ? await readGeneration(trx, projection.name, live.generation, true) : undefined;
-        const mine = (await readGeneration(trx, projection.name, gen.generation, true))!;
-        const moved =
-          live?.generation !== liveBefore?.generation ||
-          (locked && liveBefore && comparePositions(locked.checkpoint, liveBefore.checkpoint) !== 0) ||
-          comparePositions(mine.checkpoint, mineBefore) !== 0;
-        if (moved) return undefined;
+        if (canVerify) {
+          const moved =
+            live?.generation !== liveBefore?.generation ||
+            !locked ||
+            !liveBefore ||
+            comparePositions(locked.checkpoint, liveBefore.checkpoint) !== 0;
+          if (moved) return undefined;
+        }
         if (forMine.length) {
           const r = await applyBatch(trx, projection, gen, forMine);
           if (r !== 'retired') checkpoint = r;
@@ -174,6 +177,8 @@ export const rebuildProjection = async (
     throw error;
   }
 };
+
+const maxPosition = (a: LogPosition, b: LogPosition): LogPosition => (comparePositions(a, b) >= 0 ? a : b);
 
 /** Events after `from` up to and including `to`. */
 const eventsBetween = async (

@@ -66,7 +66,11 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
         stream,
         [
           { type: 'Opened', data: { amount: '10.00000000', nested: { b: 1, a: [1, 2] } } },
-          { type: 'Deposited', data: { amount: '5.50000000' }, metadata: { actor: 'acc-1', correlation_id: 'req-1' } },
+          {
+            type: 'Deposited',
+            data: { amount: '5.50000000' },
+            metadata: { actor: 'acc-1', correlation_id: 'req-1' },
+          },
           { type: 'Closed', data: {} },
         ],
         { expectedRevision: 'no_stream' },
@@ -98,16 +102,18 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
       await expect(
         store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 'stream_exists' }),
       ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
-      await expect(store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 0 })).rejects.toBeInstanceOf(
-        WrongExpectedRevisionError,
-      );
+      await expect(
+        store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 0 }),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
       await store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 'no_stream' });
       const conflict = await store
         .append(stream, [{ type: 'B', data: {} }], { expectedRevision: 'no_stream' })
         .catch((e) => e);
       expect(conflict).toBeInstanceOf(WrongExpectedRevisionError);
       expect((conflict as WrongExpectedRevisionError).actual).toBe(0);
-      const stale = await store.append(stream, [{ type: 'B', data: {} }], { expectedRevision: 5 }).catch((e) => e);
+      const stale = await store
+        .append(stream, [{ type: 'B', data: {} }], { expectedRevision: 5 })
+        .catch((e) => e);
       expect(stale).toBeInstanceOf(WrongExpectedRevisionError);
       await store.append(stream, [{ type: 'B', data: {} }], { expectedRevision: 0 });
       await store.append(stream, [{ type: 'C', data: {} }], { expectedRevision: 'stream_exists' });
@@ -131,7 +137,8 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
         if (page.events.length === 0) break;
         after = page.next;
       }
-      for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1]!.position, all[i]!.position)).toBeLessThan(0);
+      for (let i = 1; i < all.length; i++)
+        expect(comparePositions(all[i - 1]!.position, all[i]!.position)).toBeLessThan(0);
       expect(new Set(all.map((e) => e.eventId)).size).toBe(all.length);
       const mine = all.filter((e) => streams.includes(e.streamId));
       expect(mine.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -258,7 +265,9 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
 
     it('detects a tampered event through the hash chain', async (ctx) => {
       if (!subject.tamper) {
-        console.log(`[contract:${name}] tamper test skipped: the adapter offers no way to edit a stored event`);
+        console.log(
+          `[contract:${name}] tamper test skipped: the adapter offers no way to edit a stored event`,
+        );
         ctx.skip();
         return;
       }

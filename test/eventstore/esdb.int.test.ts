@@ -23,7 +23,9 @@ const resolveServer = async (): Promise<{ url: string; stop: () => Promise<void>
       },
     };
   } catch (error) {
-    return { skip: `no ESDB_URL and no Docker engine for testcontainers (${(error as Error).message.split('\n')[0]})` };
+    return {
+      skip: `no ESDB_URL and no Docker engine for testcontainers (${(error as Error).message.split('\n')[0]})`,
+    };
   }
 };
 

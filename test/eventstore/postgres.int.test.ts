@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { type RecordedEvent, START } from '../../src/eventstore/port';
+import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import {
   createPGliteTestDatabase,
   createPostgresTestDatabase,

@@ -1,0 +1,143 @@
+import type { ColumnType, Kysely } from 'kysely';
+import type { AccountEvent } from '../domain/account/events';
+import { ACCOUNT_EVENT_TYPES } from '../domain/account/events';
+import type { RiskProfile } from '../domain/shared/risk-profile';
+import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
+import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { Projection } from './projection';
+
+/** A timestamp column: read as `Date`, written as an ISO string. */
+type Timestamp = ColumnType<Date, string, string>;
+
+/**
+ * Row of the `accounts` read model: one per registered account. Holds no credential material beyond the key
+ * preview (the secret and password hashes stay in the account stream; `has_password` only says whether one is set).
+ */
+export interface AccountsTable {
+  account_id: string;
+  display_name: string;
+  /** Lower-cased contact email, or null. */
+  email: string | null;
+  status: 'active' | 'suspended' | 'archived';
+  /** numeric(38, 8), read as a string. */
+  starting_balance: string;
+  session_id: string;
+  session_started_at: Timestamp;
+  max_position_size_pct: number;
+  daily_loss_limit_pct: number;
+  max_open_orders: number;
+  max_order_size_pct: number;
+  has_password: boolean;
+  api_key_preview: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+const riskColumns = (p: RiskProfile) => ({
+  max_position_size_pct: p.max_position_size_pct,
+  daily_loss_limit_pct: p.daily_loss_limit_pct,
+  max_open_orders: p.max_open_orders,
+  max_order_size_pct: p.max_order_size_pct,
+});
+
+/**
+ * `accounts` (ARCHITECTURE §6): the account resource for `/account/info`, status checks of credentials and the
+ * trading capability's risk limits. Deterministic: every value comes from event data.
+ */
+export const accountsProjection: Projection = {
+  name: 'accounts',
+  version: 1,
+  tables: ['accounts'],
+  eventTypes: [...ACCOUNT_EVENT_TYPES, 'StreamDeleted'],
+  async createTables(db, schema) {
+    await db.schema
+      .withSchema(schema)
+      .createTable('accounts')
+      .addColumn('account_id', 'uuid', (c) => c.primaryKey())
+      .addColumn('display_name', 'text', (c) => c.notNull())
+      .addColumn('email', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('session_id', 'uuid', (c) => c.notNull())
+      .addColumn('session_started_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('max_position_size_pct', 'integer', (c) => c.notNull())
+      .addColumn('daily_loss_limit_pct', 'integer', (c) => c.notNull())
+      .addColumn('max_open_orders', 'integer', (c) => c.notNull())
+      .addColumn('max_order_size_pct', 'integer', (c) => c.notNull())
+      .addColumn('has_password', 'boolean', (c) => c.notNull())
+      .addColumn('api_key_preview', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await db.schema.withSchema(schema).createIndex('accounts_email').on('accounts').column('email').execute();
+  },
+  async apply(db: Kysely<{ accounts: AccountsTable }>, events: readonly RecordedEvent[]) {
+    for (const e of events) {
+      if (e.streamId === DELETIONS_STREAM) {
+        const { stream_id } = e.data as StreamDeletedData;
+        if (stream_id.startsWith('account-')) {
+          await db
+            .deleteFrom('accounts')
+            .where('account_id', '=', stream_id.slice('account-'.length))
+            .execute();
+        }
+        continue;
+      }
+      if (!e.streamId.startsWith('account-')) continue;
+      const event = { type: e.type, data: e.data } as AccountEvent;
+      switch (event.type) {
+        case 'AccountRegistered': {
+          const d = event.data;
+          await db
+            .insertInto('accounts')
+            .values({
+              account_id: d.account_id,
+              display_name: d.display_name,
+              email: d.email,
+              status: 'active',
+              starting_balance: d.starting_balance,
+              session_id: d.session_id,
+              session_started_at: d.registered_at,
+              ...riskColumns(d.risk_profile),
+              has_password: d.password_hash !== null,
+              api_key_preview: d.api_key_preview,
+              created_at: d.registered_at,
+              updated_at: d.registered_at,
+            })
+            .execute();
+          break;
+        }
+        case 'AccountPasswordSet':
+          await db
+            .updateTable('accounts')
+            .set({ has_password: true, updated_at: event.data.set_at })
+            .where('account_id', '=', event.data.account_id)
+            .execute();
+          break;
+        case 'AccountRiskProfileUpdated':
+          await db
+            .updateTable('accounts')
+            .set({ ...riskColumns(event.data.risk_profile), updated_at: event.data.updated_at })
+            .where('account_id', '=', event.data.account_id)
+            .execute();
+          break;
+        case 'AccountSuspended':
+          await setStatus(db, event.data.account_id, 'suspended', event.data.suspended_at);
+          break;
+        case 'AccountReactivated':
+          await setStatus(db, event.data.account_id, 'active', event.data.reactivated_at);
+          break;
+        case 'AccountArchived':
+          await setStatus(db, event.data.account_id, 'archived', event.data.archived_at);
+          break;
+      }
+    }
+  },
+};
+
+const setStatus = (
+  db: Kysely<{ accounts: AccountsTable }>,
+  accountId: string,
+  status: AccountsTable['status'],
+  at: string,
+) => db.updateTable('accounts').set({ status, updated_at: at }).where('account_id', '=', accountId).execute();

@@ -1,0 +1,182 @@
+import type { ColumnType, Kysely } from 'kysely';
+import { AGENT_EVENT_TYPES, type AgentEvent, type AgentProfileFields } from '../domain/agent/events';
+import type { RiskProfile } from '../domain/shared/risk-profile';
+import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
+import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { Projection } from './projection';
+
+type Timestamp = ColumnType<Date, string, string>;
+type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
+
+/** Row of the `agents` read model: one per agent that has not been deleted (spec "Agent" resource). */
+export interface AgentsTable {
+  agent_id: string;
+  account_id: string;
+  display_name: string;
+  api_key_preview: string;
+  /** numeric(38, 8), read as a string. */
+  starting_balance: string;
+  llm_model: string | null;
+  framework: string | null;
+  /** jsonb array of strings. */
+  strategy_tags: ColumnType<string[], string, string>;
+  max_position_size_pct: number;
+  daily_loss_limit_pct: number;
+  max_open_orders: number;
+  max_order_size_pct: number;
+  avatar_url: string | null;
+  color: string | null;
+  status: 'active' | 'archived';
+  session_id: string;
+  session_started_at: Timestamp;
+  cloned_from: string | null;
+  archived_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+const riskColumns = (p: RiskProfile) => ({
+  max_position_size_pct: p.max_position_size_pct,
+  daily_loss_limit_pct: p.daily_loss_limit_pct,
+  max_open_orders: p.max_open_orders,
+  max_order_size_pct: p.max_order_size_pct,
+});
+
+const profileColumns = (changes: Partial<AgentProfileFields>) => {
+  const { strategy_tags, ...rest } = changes;
+  return {
+    ...rest,
+    ...(strategy_tags !== undefined ? { strategy_tags: JSON.stringify(strategy_tags) } : {}),
+  };
+};
+
+/**
+ * `agents` (ARCHITECTURE §6): the Agent resource for the `/agents` endpoints and the trading capability.
+ * A `StreamDeleted` of `agent-{id}` (agent deletion) removes the row. Deterministic: values from event data.
+ */
+export const agentsProjection: Projection = {
+  name: 'agents',
+  version: 1,
+  tables: ['agents'],
+  eventTypes: [...AGENT_EVENT_TYPES, 'StreamDeleted'],
+  async createTables(db, schema) {
+    await db.schema
+      .withSchema(schema)
+      .createTable('agents')
+      .addColumn('agent_id', 'uuid', (c) => c.primaryKey())
+      .addColumn('account_id', 'uuid', (c) => c.notNull())
+      .addColumn('display_name', 'text', (c) => c.notNull())
+      .addColumn('api_key_preview', 'text', (c) => c.notNull())
+      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('llm_model', 'text')
+      .addColumn('framework', 'text')
+      .addColumn('strategy_tags', 'jsonb', (c) => c.notNull())
+      .addColumn('max_position_size_pct', 'integer', (c) => c.notNull())
+      .addColumn('daily_loss_limit_pct', 'integer', (c) => c.notNull())
+      .addColumn('max_open_orders', 'integer', (c) => c.notNull())
+      .addColumn('max_order_size_pct', 'integer', (c) => c.notNull())
+      .addColumn('avatar_url', 'text')
+      .addColumn('color', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'uuid', (c) => c.notNull())
+      .addColumn('session_started_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('cloned_from', 'uuid')
+      .addColumn('archived_at', 'timestamptz')
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .withSchema(schema)
+      .createIndex('agents_account_created')
+      .on('agents')
+      .columns(['account_id', 'created_at', 'agent_id'])
+      .execute();
+  },
+  async apply(db: Kysely<{ agents: AgentsTable }>, events: readonly RecordedEvent[]) {
+    for (const e of events) {
+      if (e.streamId === DELETIONS_STREAM) {
+        const { stream_id } = e.data as StreamDeletedData;
+        if (stream_id.startsWith('agent-')) {
+          await db.deleteFrom('agents').where('agent_id', '=', stream_id.slice('agent-'.length)).execute();
+        }
+        continue;
+      }
+      if (!e.streamId.startsWith('agent-')) continue;
+      const event = { type: e.type, data: e.data } as AgentEvent;
+      switch (event.type) {
+        case 'AgentCreated': {
+          const d = event.data;
+          await db
+            .insertInto('agents')
+            .values({
+              agent_id: d.agent_id,
+              account_id: d.account_id,
+              display_name: d.display_name,
+              api_key_preview: d.api_key_preview,
+              starting_balance: d.starting_balance,
+              llm_model: d.llm_model,
+              framework: d.framework,
+              strategy_tags: JSON.stringify(d.strategy_tags),
+              ...riskColumns(d.risk_profile),
+              avatar_url: d.avatar_url,
+              color: d.color,
+              status: 'active',
+              session_id: d.session_id,
+              session_started_at: d.created_at,
+              cloned_from: d.cloned_from,
+              archived_at: null,
+              created_at: d.created_at,
+              updated_at: d.created_at,
+            })
+            .execute();
+          break;
+        }
+        case 'AgentProfileUpdated':
+          await db
+            .updateTable('agents')
+            .set({ ...profileColumns(event.data.changes), updated_at: event.data.updated_at })
+            .where('agent_id', '=', event.data.agent_id)
+            .execute();
+          break;
+        case 'AgentRiskProfileUpdated':
+          await db
+            .updateTable('agents')
+            .set({ ...riskColumns(event.data.risk_profile), updated_at: event.data.updated_at })
+            .where('agent_id', '=', event.data.agent_id)
+            .execute();
+          break;
+        case 'AgentKeyRegenerated':
+          await db
+            .updateTable('agents')
+            .set({ api_key_preview: event.data.api_key_preview, updated_at: event.data.regenerated_at })
+            .where('agent_id', '=', event.data.agent_id)
+            .execute();
+          break;
+        case 'AgentReset':
+          await db
+            .updateTable('agents')
+            .set({
+              status: 'active',
+              archived_at: null,
+              session_id: event.data.session_id,
+              session_started_at: event.data.reset_at,
+              updated_at: event.data.reset_at,
+            })
+            .where('agent_id', '=', event.data.agent_id)
+            .execute();
+          break;
+        case 'AgentArchived':
+          await db
+            .updateTable('agents')
+            .set({
+              status: 'archived',
+              archived_at: event.data.archived_at,
+              updated_at: event.data.archived_at,
+            })
+            .where('agent_id', '=', event.data.agent_id)
+            .execute();
+          break;
+      }
+    }
+  },
+};

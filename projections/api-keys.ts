@@ -1,0 +1,132 @@
+import type { ColumnType, Kysely } from 'kysely';
+import type { AccountRegisteredData } from '../domain/account/events';
+import type { AgentCreatedData, AgentKeyRegeneratedData } from '../domain/agent/events';
+import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
+import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { Projection } from './projection';
+
+/**
+ * Row of the `api_keys` read model: the lookup from a key's SHA-256 to its owner (ARCHITECTURE §6, §12). Only
+ * valid keys have a row: a regenerated key's row is replaced, a deleted agent's row removed. The owner's status
+ * (suspended account, archived agent) lives in `accounts` / `agents`.
+ */
+export interface ApiKeysTable {
+  /** SHA-256 (hex) of the key. */
+  key_hash: string;
+  owner_type: 'account' | 'agent';
+  account_id: string;
+  /** Null for an account key. */
+  agent_id: string | null;
+  key_preview: string;
+  created_at: ColumnType<Date, string, string>;
+}
+
+/** `api_keys`: key hash → owner. Deterministic: values from event data. */
+export const apiKeysProjection: Projection = {
+  name: 'api_keys',
+  version: 1,
+  tables: ['api_keys'],
+  eventTypes: ['AccountRegistered', 'AgentCreated', 'AgentKeyRegenerated', 'StreamDeleted'],
+  async createTables(db, schema) {
+    await db.schema
+      .withSchema(schema)
+      .createTable('api_keys')
+      .addColumn('key_hash', 'text', (c) => c.primaryKey())
+      .addColumn('owner_type', 'text', (c) => c.notNull())
+      .addColumn('account_id', 'uuid', (c) => c.notNull())
+      .addColumn('agent_id', 'uuid')
+      .addColumn('key_preview', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await db.schema
+      .withSchema(schema)
+      .createIndex('api_keys_agent')
+      .on('api_keys')
+      .column('agent_id')
+      .execute();
+    await db.schema
+      .withSchema(schema)
+      .createIndex('api_keys_account')
+      .on('api_keys')
+      .column('account_id')
+      .execute();
+  },
+  async apply(db: Kysely<{ api_keys: ApiKeysTable }>, events: readonly RecordedEvent[]) {
+    for (const e of events) {
+      switch (e.type) {
+        case 'StreamDeleted': {
+          if (e.streamId !== DELETIONS_STREAM) break;
+          const { stream_id } = e.data as StreamDeletedData;
+          if (stream_id.startsWith('agent-')) {
+            await db
+              .deleteFrom('api_keys')
+              .where('agent_id', '=', stream_id.slice('agent-'.length))
+              .execute();
+          } else if (stream_id.startsWith('account-')) {
+            await db
+              .deleteFrom('api_keys')
+              .where('account_id', '=', stream_id.slice('account-'.length))
+              .execute();
+          }
+          break;
+        }
+        case 'AccountRegistered': {
+          if (!e.streamId.startsWith('account-')) break;
+          const d = e.data as AccountRegisteredData;
+          await db
+            .insertInto('api_keys')
+            .values({
+              key_hash: d.api_key_hash,
+              owner_type: 'account',
+              account_id: d.account_id,
+              agent_id: null,
+              key_preview: d.api_key_preview,
+              created_at: d.registered_at,
+            })
+            .execute();
+          break;
+        }
+        case 'AgentCreated': {
+          if (!e.streamId.startsWith('agent-')) break;
+          const d = e.data as AgentCreatedData;
+          await db
+            .insertInto('api_keys')
+            .values({
+              key_hash: d.api_key_hash,
+              owner_type: 'agent',
+              account_id: d.account_id,
+              agent_id: d.agent_id,
+              key_preview: d.api_key_preview,
+              created_at: d.created_at,
+            })
+            .execute();
+          break;
+        }
+        case 'AgentKeyRegenerated': {
+          if (!e.streamId.startsWith('agent-')) break;
+          const d = e.data as AgentKeyRegeneratedData;
+          // One valid key per agent: drop every key of the agent (the previous one), keep its owner.
+          const removed = await db
+            .deleteFrom('api_keys')
+            .where('agent_id', '=', d.agent_id)
+            .returning(['account_id'])
+            .execute();
+          const accountId = removed[0]?.account_id;
+          if (!accountId) break;
+          await db
+            .insertInto('api_keys')
+            .values({
+              key_hash: d.api_key_hash,
+              owner_type: 'agent',
+              account_id: accountId,
+              agent_id: d.agent_id,
+              key_preview: d.api_key_preview,
+              created_at: d.regenerated_at,
+            })
+            .execute();
+          break;
+        }
+      }
+    }
+  },
+};

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCommandHandler } from '../../commands/handler';
+import { DomainError } from '../../domain/shared/errors';
+import type { EventStore } from '../../src/eventstore/port';
+import { WrongExpectedRevisionError } from '../../src/eventstore/port';
+import { createPostgresEventStore } from '../../src/eventstore/postgres';
+import { cashDecider } from '../support/counter-decider';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+
+let db: TestDatabase;
+let store: EventStore;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  store = createPostgresEventStore(db);
+});
+afterAll(async () => {
+  await store.close();
+  await db.close();
+});
+
+const context = () => ({ now: new Date(), newId: randomUUID });
+
+describe('command handler', () => {
+  it('loads, decides, appends with the expected revision and stamps metadata', async () => {
+    const handler = createCommandHandler(store, cashDecider);
+    const stream = `cash-${randomUUID()}`;
+    const first = await handler.handle(stream, { type: 'Fund', amount: 10 }, context, {
+      metadata: { actor: 'tester', correlation_id: 'req-9' },
+    });
+    expect(first.revision).toBe(0);
+    expect(first.state.balance).toBe(10);
+    const second = await handler.handle(stream, { type: 'Spend', amount: 3 }, context);
+    expect(second.revision).toBe(1);
+    const events = await store.readStream(stream);
+    expect(events.map((e) => e.type)).toEqual(['Funded', 'Spent']);
+    expect(events[0]!.metadata).toMatchObject({ actor: 'tester', correlation_id: 'req-9' });
+  });
+
+  it('passes the decider error through and appends nothing', async () => {
+    const handler = createCommandHandler(store, cashDecider);
+    const stream = `cash-${randomUUID()}`;
+    await handler.handle(stream, { type: 'Fund', amount: 1 }, context);
+    await expect(handler.handle(stream, { type: 'Spend', amount: 5 }, context)).rejects.toBeInstanceOf(
+      DomainError,
+    );
+    expect(await store.streamRevision(stream)).toBe(0);
+  });
+
+  it('never overspends under concurrent commands: conflicts are retried against fresh state', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const setup = createCommandHandler(store, cashDecider);
+    await setup.handle(stream, { type: 'Fund', amount: 10 }, context);
+    // Two handlers (two processes' caches) and 30 concurrent spends of 1: exactly 10 succeed.
+    const handlers = [createCommandHandler(store, cashDecider, { maxAttempts: 50 }), setup];
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        handlers[i % 2]!.handle(stream, { type: 'Spend', amount: 1 }, context),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 'fulfilled').length;
+    const refused = results.filter(
+      (r) => r.status === 'rejected' && (r.reason as DomainError).code === 'INSUFFICIENT_BALANCE',
+    ).length;
+    expect(ok).toBe(10);
+    expect(refused).toBe(20);
+    const final = await createCommandHandler(store, cashDecider).load(stream);
+    expect(final.state).toEqual({ balance: 0, spends: 10 });
+  });
+
+  it('reads only the events after the cached revision, and heals a stale cache', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const a = createCommandHandler(store, cashDecider);
+    const b = createCommandHandler(store, cashDecider);
+    await a.handle(stream, { type: 'Fund', amount: 5 }, context);
+    await b.handle(stream, { type: 'Fund', amount: 5 }, context); // a's cache is now one revision behind
+    const r = await a.handle(stream, { type: 'Spend', amount: 10 }, context);
+    expect(r.state.balance).toBe(0);
+    expect(r.revision).toBe(2);
+  });
+
+  it('gives up after the bounded attempts when an explicit expected revision is wrong', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const handler = createCommandHandler(store, cashDecider);
+    await handler.handle(stream, { type: 'Fund', amount: 5 }, context);
+    await expect(
+      handler.handle(stream, { type: 'Fund', amount: 1 }, context, { expectedRevision: 7 }),
+    ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+  });
+});

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { liveGeneration } from '../../projections/generations';
+import type { Projection } from '../../projections/projection';
+import { rebuildProjection } from '../../projections/rebuild';
+import { ProjectionRunner } from '../../projections/runner';
+import { streamSummariesProjection } from '../../projections/stream-summaries';
+import type { EventStore, RecordedEvent } from '../../src/eventstore/port';
+import { createPostgresEventStore } from '../../src/eventstore/postgres';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+
+let db: TestDatabase;
+let store: EventStore;
+let runners: ProjectionRunner[] = [];
+beforeEach(async () => {
+  db = await createTestDatabase();
+  store = createPostgresEventStore(db);
+  runners = [];
+});
+afterEach(async () => {
+  for (const r of runners) await r.stop();
+  await store.close();
+  await db.close();
+});
+
+const runner = (projections: Projection[], batchSize = 50) => {
+  const r = new ProjectionRunner(store, db.db, projections, { batchSize });
+  runners.push(r);
+  return r;
+};
+
+const seed = async (streams: number, perStream: number) => {
+  let last: RecordedEvent['position'] | undefined;
+  for (let s = 0; s < streams; s++) {
+    for (let i = 0; i < perStream; i++) {
+      const r = await store.append(`acct-${s}`, [{ type: i === 0 ? 'Opened' : 'Touched', data: { s, i } }]);
+      last = r.position;
+    }
+  }
+  return last!;
+};
+
+const summaries = (k: Kysely<any>) =>
+  sql<{ stream_id: string; event_count: number; last_revision: number }>`
+    select stream_id, event_count, last_revision from stream_summaries order by stream_id`.execute(k);
+
+/** A projection counting events per type, with a switchable version and a poison type. */
+const counting = (version: number, poison?: string): Projection => ({
+  name: 'type_counts',
+  version,
+  tables: ['type_counts'],
+  async createTables(k, schema) {
+    await sql`create table ${sql.id(schema, 'type_counts')} (type text primary key, n int not null)`.execute(
+      k,
+    );
+  },
+  async apply(k, events) {
+    for (const e of events) {
+      if (e.type === poison) throw new Error(`cannot fold ${e.type}`);
+      await sql`insert into type_counts (type, n) values (${e.type}, ${version})
+                on conflict (type) do update set n = type_counts.n + ${version}`.execute(k);
+    }
+  },
+});
+
+describe('projection runner', () => {
+  it('catches up on history, then follows live appends; waitFor resolves once rows are visible', async () => {
+    await seed(3, 4);
+    const r = runner([streamSummariesProjection]);
+    await r.start();
+    const live = await store.append('acct-new', [{ type: 'Opened', data: {} }]);
+    expect(await r.waitFor(live.position, 10_000)).toBe(true);
+    const rows = (await summaries(db.db)).rows;
+    expect(rows.map((x) => [x.stream_id, x.event_count])).toEqual([
+      ['acct-0', 4],
+      ['acct-1', 4],
+      ['acct-2', 4],
+      ['acct-new', 1],
+    ]);
+    const [status] = await r.status();
+    expect(status).toMatchObject({ name: 'stream_summaries', generation: 1, lag_events: 0, state: 'live' });
+  });
+
+  it('waitFor gives up after its bound and answers false', async () => {
+    const r = runner([streamSummariesProjection]);
+    const pos = await seed(1, 1);
+    // Not started: nothing folds, so the bounded wait must time out.
+    const started = Date.now();
+    expect(await r.waitFor(pos, 150)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('keeps rows and checkpoint in one transaction: a failing batch leaves neither behind', async () => {
+    await store.append('s-1', [{ type: 'Good', data: {} }]);
+    const r = runner([counting(1, 'Poison')], 10);
+    await r.start();
+    const good = await store.append('s-1', [{ type: 'Good', data: {} }]);
+    expect(await r.waitFor(good.position, 10_000)).toBe(true);
+    await store.append('s-1', [
+      { type: 'Good', data: {} },
+      { type: 'Poison', data: {} },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const rows = (await sql<{ type: string; n: number }>`select type, n from type_counts`.execute(db.db))
+      .rows;
+    // The Good event folded in the same batch as Poison was rolled back with it.
+    expect(rows).toEqual([{ type: 'Good', n: 2 }]);
+    const gen = await liveGeneration(db.db, 'type_counts');
+    expect(gen?.checkpoint).toEqual(good.position);
+    const [status] = await r.status();
+    expect(status?.state).toBe('failed');
+    expect(status?.last_error).toContain('cannot fold Poison');
+  });
+
+  it('rebuilds beside the live tables, verifies row by row and swaps the views', async () => {
+    await seed(5, 3);
+    const r = runner([streamSummariesProjection]);
+    await r.start();
+    const pos = await store.append('acct-0', [{ type: 'Touched', data: {} }]);
+    await r.waitFor(pos.position, 10_000);
+    const before = (await summaries(db.db)).rows;
+    const progress: number[] = [];
+    const result = await rebuildProjection(store, db.db, streamSummariesProjection, {
+      verify: true,
+      batchSize: 4,
+      onProgress: (p) => progress.push(p.processed),
+    });
+    expect(result.swapped).toBe(true);
+    expect(result.differences).toEqual([]);
+    expect(result.generation.generation).toBe(2);
+    expect(progress.length).toBeGreaterThan(1);
+    expect((await summaries(db.db)).rows).toEqual(before);
+    const schemas = await sql<{ n: string }>`
+      select nspname as n from pg_namespace where nspname like 'proj_stream_summaries_g%' order by 1`.execute(
+      db.db,
+    );
+    expect(schemas.rows.map((x) => x.n)).toEqual(['proj_stream_summaries_g2']);
+    // The live runner follows the new generation: a new event shows up in the swapped tables.
+    const next = await store.append('acct-9', [{ type: 'Opened', data: {} }]);
+    expect(await r.waitFor(next.position, 10_000)).toBe(true);
+    expect((await summaries(db.db)).rows.map((x) => x.stream_id)).toContain('acct-9');
+    expect((await liveGeneration(db.db, 'stream_summaries'))?.generation).toBe(2);
+  });
+
+  it('--verify refuses to swap when the live rows differ from a rebuild', async () => {
+    await seed(2, 2);
+    const r = runner([streamSummariesProjection]);
+    await r.start();
+    const pos = await store.append('acct-1', [{ type: 'Touched', data: {} }]);
+    await r.waitFor(pos.position, 10_000);
+    await r.stop();
+    // Corrupt the live read model behind the projector's back.
+    await sql`update proj_stream_summaries_g1.stream_summaries set event_count = 99 where stream_id = 'acct-0'`.execute(
+      db.db,
+    );
+    const result = await rebuildProjection(store, db.db, streamSummariesProjection, { verify: true });
+    expect(result.swapped).toBe(false);
+    expect(result.differences).toHaveLength(1);
+    expect(result.differences![0]).toMatchObject({
+      table: 'stream_summaries',
+      onlyInRebuilt: 1,
+      onlyInLive: 1,
+    });
+    expect((await liveGeneration(db.db, 'stream_summaries'))?.generation).toBe(1);
+    // Without --verify the rebuild repairs it.
+    const repaired = await rebuildProjection(store, db.db, streamSummariesProjection);
+    expect(repaired.swapped).toBe(true);
+    const row = (await summaries(db.db)).rows.find((x) => x.stream_id === 'acct-0');
+    expect(row?.event_count).toBe(2);
+  });
+
+  it('rebuilds while writers keep appending, without losing or doubling an event', async () => {
+    const r = runner([streamSummariesProjection]);
+    await r.start();
+    let stop = false;
+    let appended = 0;
+    const writers = Array.from({ length: 4 }, (_, w) =>
+      (async () => {
+        while (!stop) {
+          await store.append(`busy-${w}`, [{ type: 'Tick', data: { n: appended } }]);
+          appended++;
+          // PGlite runs queries on this thread and resolves them as microtasks: let timers run.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })(),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const result = await rebuildProjection(store, db.db, streamSummariesProjection, { batchSize: 7 });
+    expect(result.swapped).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stop = true;
+    await Promise.all(writers);
+    const last = await store.headPosition();
+    expect(await r.waitFor(last, 10_000)).toBe(true);
+    const rows = (await summaries(db.db)).rows;
+    const total = rows.reduce((sum, x) => sum + x.event_count, 0);
+    expect(total).toBe(appended);
+    for (const x of rows) expect(x.event_count).toBe(x.last_revision + 1);
+  });
+
+  it('rebuilds in the background when the code version changes, serving the old tables meanwhile', async () => {
+    await store.append('x', [
+      { type: 'A', data: {} },
+      { type: 'A', data: {} },
+      { type: 'B', data: {} },
+    ]);
+    const v1 = runner([counting(1)]);
+    await v1.start();
+    await v1.waitFor(await store.headPosition(), 10_000);
+    await v1.stop();
+    const v2 = runner([counting(2)]);
+    await v2.start();
+    const pos = await store.append('x', [{ type: 'B', data: {} }]);
+    const deadline = Date.now() + 10_000;
+    while ((await liveGeneration(db.db, 'type_counts'))?.version !== 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await v2.waitFor(pos.position, 10_000)).toBe(true);
+    const rows = (
+      await sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(db.db)
+    ).rows;
+    expect(rows).toEqual([
+      { type: 'A', n: 4 },
+      { type: 'B', n: 4 },
+    ]);
+    expect((await liveGeneration(db.db, 'type_counts'))?.generation).toBe(2);
+  });
+
+  it('removes the rows of a deleted stream', async () => {
+    const r = runner([streamSummariesProjection]);
+    await r.start();
+    const id = `gone-${randomUUID()}`;
+    await store.append(id, [{ type: 'Opened', data: {} }]);
+    await store.deleteStream(id);
+    expect(await r.waitFor(await store.headPosition(), 10_000)).toBe(true);
+    expect((await summaries(db.db)).rows.map((x) => x.stream_id)).not.toContain(id);
+  });
+});
