@@ -40,6 +40,8 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  // JSON only: a text/plain body is refused with 415 instead of reaching a schema as a string.
+  app.removeContentTypeParser('text/plain');
   app.decorate('services', services);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

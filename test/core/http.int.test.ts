@@ -1,0 +1,186 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { DomainError } from '../../domain/shared/errors';
+import { apiRoutes } from '../../src/http/routes/index';
+import { createTestApp, type TestApp } from '../support/runtime';
+
+// A probe route exercising validation, domain errors and crashes through the real stack.
+const probe: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/_probe/echo',
+    {
+      schema: {
+        body: z.object({ name: z.string().min(1).max(5), qty: z.string().regex(/^\d+(\.\d{1,8})?$/) }),
+        querystring: z.object({ limit: z.coerce.number().int().min(1).max(10).default(3) }),
+        response: { 200: z.object({ name: z.string(), qty: z.string(), limit: z.number() }) },
+      },
+    },
+    async (request) => ({ ...request.body, limit: request.query.limit }),
+  );
+  app.get('/_probe/domain', async () => {
+    throw new DomainError('ORDER_NOT_FOUND', 'order 42 not found', { order_id: '42' });
+  });
+  app.get('/_probe/crash', async () => {
+    throw new Error('secret internal detail');
+  });
+  app.get('/_probe/orders', { config: { rateLimitGroup: 'orders' } }, async () => ({ ok: true }));
+};
+apiRoutes.push({ name: 'probe', plugin: probe });
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ BODY_LIMIT_BYTES: '2048' });
+  // Count per raw credential fingerprint: these probes use made-up keys that no account owns.
+  t.runtime.services.rateLimitIdentity = undefined;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('HTTP runtime', () => {
+  it('answers unknown routes in the error envelope', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: { code: 'NOT_FOUND', message: 'no route GET /api/v1/nope' } });
+  });
+
+  it('turns schema failures into VALIDATION_ERROR 422 naming the field', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/_probe/echo', payload: { name: '', qty: '1' } });
+    expect(res.statusCode).toBe(422);
+    const body = res.json();
+    expect(body.error.code).toBe('VALIDATION_ERROR');
+    expect(body.error.details.issues[0]).toMatchObject({ field: 'name', location: 'body' });
+    const query = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo?limit=99',
+      payload: { name: 'a', qty: '1' },
+    });
+    expect(query.statusCode).toBe(422);
+    expect(query.json().error.details.issues[0]).toMatchObject({ field: 'limit', location: 'querystring' });
+  });
+
+  it('accepts valid input and applies query defaults', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/_probe/echo', payload: { name: 'ab', qty: '1.5' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ name: 'ab', qty: '1.5', limit: 3 });
+  });
+
+  it('answers malformed, empty, oversized and non-JSON bodies in the envelope, never 500', async () => {
+    const malformed = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name": "a",',
+    });
+    expect(malformed.statusCode).toBe(422);
+    expect(malformed.json().error.code).toBe('VALIDATION_ERROR');
+    const empty = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(empty.statusCode).toBe(422);
+    expect(empty.json().error.code).toBe('VALIDATION_ERROR');
+    const big = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo',
+      payload: { name: 'a', qty: '1', pad: 'x'.repeat(5000) },
+    });
+    expect(big.statusCode).toBe(413);
+    expect(big.json().error).toMatchObject({ code: 'VALIDATION_ERROR', details: { limit_bytes: 2048 } });
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
+    expect(text.statusCode).toBe(415);
+    expect(text.json().error.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('renders domain errors with their code, status and details', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/domain' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({
+      error: { code: 'ORDER_NOT_FOUND', message: 'order 42 not found', details: { order_id: '42' } },
+    });
+  });
+
+  it('hides internals of unexpected errors behind INTERNAL_ERROR 500', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/crash' });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+    expect(res.body).not.toContain('secret');
+  });
+
+  it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {
+    const given = await t.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'req-abc.1' } });
+    expect(given.headers['x-request-id']).toBe('req-abc.1');
+    const bad = await t.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('puts X-RateLimit-* on every /api/v1 response, Reset as a Unix time', async () => {
+    for (const url of ['/api/v1/_probe/domain', '/api/v1/_probe/orders']) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': 'ak_live_headers' } });
+      expect(Number(res.headers['x-ratelimit-limit'])).toBeGreaterThan(0);
+      expect(Number(res.headers['x-ratelimit-remaining'])).toBeGreaterThanOrEqual(0);
+      const reset = Number(res.headers['x-ratelimit-reset']);
+      const now = Date.now() / 1000;
+      expect(reset).toBeGreaterThanOrEqual(Math.floor(now));
+      expect(reset).toBeLessThanOrEqual(now + 61);
+    }
+  });
+
+  it('limits per credential and group, then answers 429 RATE_LIMIT_EXCEEDED with Retry-After', async () => {
+    const headers = { 'x-api-key': 'ak_live_flood' };
+    let last = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
+    expect(last.headers['x-ratelimit-limit']).toBe('100');
+    for (let i = 1; i < 100; i++) last = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
+    expect(last.statusCode).toBe(200);
+    expect(last.headers['x-ratelimit-remaining']).toBe('0');
+    const limited = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error).toMatchObject({
+      code: 'RATE_LIMIT_EXCEEDED',
+      details: { limit: 100, window_seconds: 60 },
+    });
+    expect(limited.json().error.details.retry_after_seconds).toBeGreaterThan(0);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Another credential and another group are counted separately.
+    const other = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers: { 'x-api-key': 'ak_live_x' } });
+    expect(other.statusCode).toBe(200);
+    const general = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/domain', headers });
+    expect(general.statusCode).toBe(404);
+    expect(general.headers['x-ratelimit-limit']).toBe('600');
+  });
+
+  it('serves the OpenAPI document generated from the zod schemas, and the docs UI', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.openapi).toMatch(/^3\./);
+    const echo = doc.paths['/api/v1/_probe/echo'].post;
+    expect(echo.requestBody.content['application/json'].schema.properties.name).toMatchObject({ minLength: 1 });
+    expect(doc.paths['/health']).toBeDefined();
+    const ui = await t.app.inject({ method: 'GET', url: '/docs/' });
+    expect(ui.statusCode).toBe(200);
+    expect(ui.headers['content-type']).toContain('text/html');
+  });
+
+  it('reports health: event store, database and projection lag', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({
+      status: 'ok',
+      event_store: { status: 'ok' },
+      database: { status: 'ok' },
+    });
+    expect(body.projections.find((p: { name: string }) => p.name === 'stream_summaries')).toMatchObject({
+      generation: expect.any(Number),
+      lag_events: expect.any(Number),
+    });
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+});
