@@ -5,7 +5,12 @@ import { ConfigError, loadConfig } from '../../src/config';
 describe('configuration', () => {
   it('has defaults that run on a bare machine', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ HOST: '127.0.0.1', PORT: 8000, EVENT_STORE: 'postgres', LOG_LEVEL: 'info' });
+    expect(config).toMatchObject({
+      HOST: '127.0.0.1',
+      PORT: 8000,
+      EVENT_STORE: 'postgres',
+      LOG_LEVEL: 'info',
+    });
     expect(config.DATA_DIR).toBe(path.resolve('./data'));
     expect(config.DATABASE_URL).toBeUndefined();
   });

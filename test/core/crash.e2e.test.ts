@@ -24,7 +24,10 @@ const crashRun = async (env: Record<string, string>, minAcks: number): Promise<S
     stderr += d;
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`appender too slow: ${acked.size} acks; ${stderr}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`appender too slow: ${acked.size} acks; ${stderr}`)),
+      60_000,
+    );
     child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       const lines = buffer.split('\n');
@@ -40,7 +43,9 @@ const crashRun = async (env: Record<string, string>, minAcks: number): Promise<S
       if (acked.size < minAcks) reject(new Error(`appender exited early (${code}): ${stderr}`));
     });
   });
-  await new Promise((resolve) => (child.exitCode !== null || child.signalCode ? resolve(null) : child.once('exit', resolve)));
+  await new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode ? resolve(null) : child.once('exit', resolve),
+  );
   expect(child.signalCode).toBe('SIGKILL');
   return acked;
 };

@@ -46,7 +46,11 @@ describe('HTTP runtime', () => {
   });
 
   it('turns schema failures into VALIDATION_ERROR 422 naming the field', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/_probe/echo', payload: { name: '', qty: '1' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo',
+      payload: { name: '', qty: '1' },
+    });
     expect(res.statusCode).toBe(422);
     const body = res.json();
     expect(body.error.code).toBe('VALIDATION_ERROR');
@@ -61,7 +65,11 @@ describe('HTTP runtime', () => {
   });
 
   it('accepts valid input and applies query defaults', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/_probe/echo', payload: { name: 'ab', qty: '1.5' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/echo',
+      payload: { name: 'ab', qty: '1.5' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ name: 'ab', qty: '1.5', limit: 3 });
   });
@@ -116,9 +124,17 @@ describe('HTTP runtime', () => {
   });
 
   it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {
-    const given = await t.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'req-abc.1' } });
+    const given = await t.app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'req-abc.1' },
+    });
     expect(given.headers['x-request-id']).toBe('req-abc.1');
-    const bad = await t.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id with spaces' } });
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
     expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -138,7 +154,8 @@ describe('HTTP runtime', () => {
     const headers = { 'x-api-key': 'ak_live_flood' };
     let last = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
     expect(last.headers['x-ratelimit-limit']).toBe('100');
-    for (let i = 1; i < 100; i++) last = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
+    for (let i = 1; i < 100; i++)
+      last = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
     expect(last.statusCode).toBe(200);
     expect(last.headers['x-ratelimit-remaining']).toBe('0');
     const limited = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers });
@@ -150,7 +167,11 @@ describe('HTTP runtime', () => {
     expect(limited.json().error.details.retry_after_seconds).toBeGreaterThan(0);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // Another credential and another group are counted separately.
-    const other = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/orders', headers: { 'x-api-key': 'ak_live_x' } });
+    const other = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/_probe/orders',
+      headers: { 'x-api-key': 'ak_live_x' },
+    });
     expect(other.statusCode).toBe(200);
     const general = await t.app.inject({ method: 'GET', url: '/api/v1/_probe/domain', headers });
     expect(general.statusCode).toBe(404);
@@ -161,7 +182,9 @@ describe('HTTP runtime', () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(doc.openapi).toMatch(/^3\./);
     const echo = doc.paths['/api/v1/_probe/echo'].post;
-    expect(echo.requestBody.content['application/json'].schema.properties.name).toMatchObject({ minLength: 1 });
+    expect(echo.requestBody.content['application/json'].schema.properties.name).toMatchObject({
+      minLength: 1,
+    });
     expect(doc.paths['/health']).toBeDefined();
     const ui = await t.app.inject({ method: 'GET', url: '/docs/' });
     expect(ui.statusCode).toBe(200);

@@ -21,7 +21,7 @@ describe('the real server process', () => {
         body: JSON.stringify({ display_name: 'Restart Probe' }),
       });
       expect(reg.status).toBe(201);
-      credentials = await reg.json();
+      credentials = (await reg.json()) as typeof credentials;
       expect(await first.stop()).toBe(0);
     } catch (error) {
       await first.kill();
@@ -36,7 +36,9 @@ describe('the real server process', () => {
         body: JSON.stringify(credentials),
       });
       expect(login.status).toBe(200);
-      const health = await (await fetch(`${second.url}/health`)).json();
+      const health = (await (await fetch(`${second.url}/health`)).json()) as {
+        event_store: { head: string };
+      };
       expect(health.event_store.head).not.toBe('0/0');
     } finally {
       await second.stop();

@@ -28,7 +28,10 @@ export const freePort = (): Promise<number> =>
  * Starts `node --import tsx src/main.ts serve` with `env` on a free port and resolves once `/health` answers
  * 200 (or rejects with the process output after `timeoutMs`).
  */
-export const startServer = async (env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> => {
+export const startServer = async (
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<ServerProcess> => {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -42,7 +45,10 @@ export const startServer = async (env: Record<string, string>, timeoutMs = 60_00
     out += d;
   });
   const url = `http://127.0.0.1:${port}`;
-  const exited = () => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode ? resolve() : child.once('exit', () => resolve())));
+  const exited = () =>
+    new Promise<void>((resolve) =>
+      child.exitCode !== null || child.signalCode ? resolve() : child.once('exit', () => resolve()),
+    );
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${out}`);
