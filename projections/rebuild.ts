@@ -83,9 +83,18 @@ export const rebuildProjection = async (
   let processed = 0;
   let checkpoint: LogPosition = gen.checkpoint;
   try {
-    while (comparePositions(checkpoint, head) < 0) {
-      const page = await store.readAll({ after: checkpoint, maxCount: batchSize });
+    // Read page k+1 while page k is folded: reading and writing overlap on a server (separate connections).
+    let next =
+      comparePositions(checkpoint, head) < 0
+        ? store.readAll({ after: checkpoint, maxCount: batchSize })
+        : undefined;
+    while (next) {
+      const page = await next;
       if (page.events.length === 0) break;
+      next =
+        comparePositions(page.next, head) < 0
+          ? store.readAll({ after: page.next, maxCount: batchSize })
+          : undefined;
       const result = await db.transaction().execute((trx) => applyBatch(trx, projection, gen, page.events));
       if (result === 'retired')
         throw new Error(`generation ${gen.generation} of ${projection.name} was retired`);
