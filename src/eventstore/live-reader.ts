@@ -87,7 +87,9 @@ class LiveSubscription implements AllSubscription {
   ) {}
 
   wake(position?: bigint): void {
-    if (position !== undefined && !this.delivered.has(position)) this.pending.set(position, Date.now());
+    // Our own append and its NOTIFY both announce the same event: once delivered, ignore the echo.
+    if (position !== undefined && this.delivered.has(position)) return;
+    if (position !== undefined) this.pending.set(position, Date.now());
     this.woken = true;
     this.wakeUp?.();
   }

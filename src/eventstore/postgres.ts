@@ -24,8 +24,41 @@ import {
   WrongExpectedRevisionError,
 } from './port';
 
-/** NOTIFY channel `append_events` signals on commit; the payload is the last global position. */
+/** NOTIFY channel the adapter signals after each commit; the payload is the last global position. */
 export const EVENTS_CHANNEL = 'events_appended';
+
+/**
+ * Sends the post-commit wake-up to other processes: at most one NOTIFY in flight, always carrying the highest
+ * position committed so far, so a burst of appends costs a few NOTIFYs. Each runs with
+ * `synchronous_commit = off` (it carries no data, only a hint). PGlite is single-process: nothing to send.
+ */
+const createNotifier = (handle: DatabaseHandle) => {
+  let inFlight = false;
+  let pending: bigint | undefined;
+  const send = async (): Promise<void> => {
+    while (pending !== undefined) {
+      const position = pending;
+      pending = undefined;
+      try {
+        await handle.db.transaction().execute(async (trx) => {
+          await sql`set local synchronous_commit = off`.execute(trx);
+          await sql`select pg_notify(${EVENTS_CHANNEL}, ${position.toString()})`.execute(trx);
+        });
+      } catch {
+        // A lost wake-up only delays readers until their idle poll.
+      }
+    }
+    inFlight = false;
+  };
+  return (position: bigint) => {
+    if (handle.kind === 'pglite') return;
+    if (pending === undefined || position > pending) pending = position;
+    if (!inFlight) {
+      inFlight = true;
+      void send();
+    }
+  };
+};
 
 const expectedCode = (e: ExpectedRevision | undefined): number => {
   if (e === undefined || e === 'any') return -2;
@@ -65,13 +98,14 @@ const EVENT_COLUMNS = sql`global_position::text as global_position, transaction_
 /**
  * The PostgreSQL event store adapter (ARCHITECTURE §5), on a `pg` pool or on PGlite.
  * - Appends go through the `append_events` function: one round trip, row lock on the stream head, optimistic
- *   concurrency, hash chain, NOTIFY.
+ *   concurrency, hash chain; the NOTIFY wake-up follows the commit (see `createNotifier`).
  * - `$all` is read in `(transaction_id, global_position)` order and only below
  *   `pg_snapshot_xmin(pg_current_snapshot())`, so an event whose transaction commits late is never skipped.
  * - Subscriptions are woken by LISTEN/NOTIFY and by this process's own appends, and poll as a fallback.
  */
 export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => {
   const db = handle.db;
+  const notifyOthers = createNotifier(handle);
   const live = new LiveReader({
     readAll: (o) => readAll(o),
     listen: (onWake) => handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload))),
@@ -136,7 +170,10 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
       recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at),
     }));
     const last = recorded[recorded.length - 1]!;
-    if (executor === db) live.wake(last.position.prepare);
+    if (executor === db) {
+      live.wake(last.position.prepare);
+      notifyOthers(last.position.prepare);
+    }
     return {
       nextRevision: last.revision,
       position: last.position,
@@ -224,7 +261,10 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
       );
       position = result.position;
     });
-    if (position) live.wake(position.prepare);
+    if (position) {
+      live.wake(position.prepare);
+      notifyOthers(position.prepare);
+    }
   };
 
   return {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { openPostgres } from '../../src/db/database';
 import { type RecordedEvent, START } from '../../src/eventstore/port';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import {
@@ -36,6 +37,39 @@ if (pgReason) {
   });
 } else {
   eventStoreContract('PostgreSQL server', async () => subjectOn(await createPostgresTestDatabase()));
+
+  describe('PostgreSQL wake-ups across processes', () => {
+    it('wakes a subscriber on another connection pool through NOTIFY, well before its idle poll', async () => {
+      const db = await createPostgresTestDatabase();
+      const writer = createPostgresEventStore(db);
+      const otherPool = openPostgres(db.url!);
+      const reader = createPostgresEventStore(otherPool);
+      try {
+        await writer.append('warm-1', [{ type: 'Warm', data: {} }]);
+        const sub = reader.subscribeToAll({ after: await reader.headPosition() });
+        const iterator = sub[Symbol.asyncIterator]();
+        // Let the subscription go idle (its fallback poll is 1 s) before appending.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const latencies: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const started = performance.now();
+          const pending = iterator.next();
+          await writer.append('notify-1', [{ type: 'Ping', data: { i } }]);
+          const { value } = await pending;
+          latencies.push(performance.now() - started);
+          expect((value as RecordedEvent[])[0]?.type).toBe('Ping');
+          await new Promise((resolve) => setTimeout(resolve, 150));
+        }
+        await sub.close();
+        expect(Math.max(...latencies)).toBeLessThan(500);
+      } finally {
+        await reader.close();
+        await otherPool.close();
+        await writer.close();
+        await db.close();
+      }
+    });
+  });
 
   describe('PostgreSQL $all reader and late commits', () => {
     it('never skips an event whose transaction commits after a later one (xid8 horizon)', async () => {
