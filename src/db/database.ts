@@ -65,10 +65,17 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   };
 };
 
-/** Opens PGlite persisted in `dir` (created if missing), or in memory when `dir` is undefined. */
-export const openPGlite = async (dir?: string): Promise<DatabaseHandle> => {
+/**
+ * Opens PGlite persisted in `dir` (created if missing), or in memory when `dir` is undefined. `loadDataDir`
+ * starts from a data-directory dump (`PGlite.dumpDataDir`) instead of running initdb (tests use a migrated
+ * template: ~1 s instead of ~10 s on this machine).
+ */
+export const openPGlite = async (
+  dir?: string,
+  options: { loadDataDir?: Blob } = {},
+): Promise<DatabaseHandle> => {
   if (dir) fs.mkdirSync(dir, { recursive: true });
-  const pglite = new PGlite(dir);
+  const pglite = new PGlite(dir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   let closed = false;

@@ -1,7 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { type DatabaseHandle, openPGlite, openPostgres } from '../../src/db/database';
-import { migrateToLatest } from '../../src/db/migrate';
+import { migrateToLatest, migrations } from '../../src/db/migrate';
 
 /** Server the PostgreSQL tests use: `DATABASE_URL` when set, else the local server of this machine. */
 export const postgresServerUrl = (): string =>
@@ -59,9 +65,34 @@ export const createPostgresTestDatabase = async (options: { max?: number } = {})
   };
 };
 
-/** An in-memory PGlite, migrated. */
+/**
+ * Path of a migrated PGlite data-directory dump shared by every test process, keyed by the migrations' source
+ * and the PGlite version so any change makes a new one. Written once (atomically) by whoever needs it first.
+ */
+const pgliteTemplate = async (): Promise<Blob> => {
+  const dir = path.resolve(import.meta.dirname, '../../src/db/migrations');
+  const hash = createHash('sha256');
+  for (const f of fs.readdirSync(dir).sort()) hash.update(f).update(fs.readFileSync(path.join(dir, f)));
+  hash.update(JSON.stringify(Object.keys(migrations)));
+  const pkg = path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json');
+  hash.update(fs.readFileSync(pkg));
+  const file = path.join(os.tmpdir(), `ptv-pglite-template-${hash.digest('hex').slice(0, 16)}.tar`);
+  if (!fs.existsSync(file)) {
+    const pglite = new PGlite();
+    const db = new Kysely<any>({ dialect: new PGliteDialect(pglite) });
+    await migrateToLatest(db);
+    const dump = await pglite.dumpDataDir('none');
+    await db.destroy();
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    fs.writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+    fs.renameSync(tmp, file);
+  }
+  return new Blob([fs.readFileSync(file)]);
+};
+
+/** An in-memory PGlite, migrated (started from a shared migrated template; see `pgliteTemplate`). */
 export const createPGliteTestDatabase = async (): Promise<TestDatabase> => {
-  const handle = await openPGlite();
+  const handle = await openPGlite(undefined, { loadDataDir: await pgliteTemplate() });
   await migrateToLatest(handle.db);
   return handle;
 };
