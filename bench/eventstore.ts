@@ -3,10 +3,17 @@
  * subscriber end-to-end latency, on a PostgreSQL server (a fresh database, dropped at the end) and, for
  * comparison, on in-memory PGlite.
  *
- *   npx tsx bench/eventstore.ts [--events 200000] [--json out.json]
+ *   npx tsx bench/eventstore.ts [--events 200000] [--json out.json] [--pool 20] [--wait-quiet 30] [--no-pglite]
+ *
+ * (a) single-event appends from 64 concurrent streams with exact expected revisions; (b) `readAll` over a log
+ * pre-filled to `--events` with batched appends, pages of 1,000 and 5,000; (c) latency from just before `append`
+ * to delivery by `subscribeToAll`, with an exactly-once and in-order check. (a) and (c) also run on PGlite.
+ * Each phase reports CPU use (Node, machine, and the PostgreSQL backends of the scratch database) because other
+ * work on the machine distorts throughput; `--wait-quiet` waits for an idle machine first.
  *
  * Durability stays as the server is configured (no `synchronous_commit = off`): the numbers are for commits
- * that survive a crash. Results and the machine they came from are recorded in `docs/benchmarks.md`.
+ * that survive a crash. Results and the machine they came from are recorded in `docs/benchmarks.md`, raw
+ * results in `bench/results/`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -55,6 +62,7 @@ interface Options {
   json?: string;
   pglite: boolean;
   timeout: number;
+  waitQuiet: number;
 }
 
 const program = new Command()
@@ -88,6 +96,16 @@ const program = new Command()
   )
   .option('--json <file>', 'also write the results as JSON to this file')
   .option('--no-pglite', 'skip the PGlite comparison runs')
+  .option(
+    '--wait-quiet <s>',
+    'wait up to this many seconds for the machine to be idle (< 25% CPU busy) before starting',
+    (v: string) => {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number >= 0');
+      return n;
+    },
+    0,
+  )
   .option(
     '--timeout <s>',
     'abort (and drop the scratch database) after this many seconds',
@@ -135,10 +153,16 @@ const percentiles = (values: number[]): Percentiles => {
   };
 };
 
-/** CPU use during a phase: this Node process (share of one core) and the whole machine (share of all cores). */
+/**
+ * CPU use during a phase: this Node process (share of one core), the whole machine (share of all cores busy),
+ * and CPU time in ms of this Node process and of the PostgreSQL backends serving the scratch database (when the
+ * server runs on this machine: read from `/proc`; undefined otherwise and for PGlite, which runs inside Node).
+ */
 interface CpuUse {
   node: number;
   machine: number;
+  nodeMs: number;
+  postgresMs?: number;
 }
 
 const machineTimes = () => {
@@ -151,24 +175,63 @@ const machineTimes = () => {
   return { busy, total };
 };
 
+/** CPU ticks (1/100 s) of each backend connected to `handle`'s database, when they are local processes. */
+const backendTicks = async (handle?: DatabaseHandle): Promise<Map<number, number> | undefined> => {
+  if (handle?.kind !== 'postgres' || !fs.existsSync('/proc/self/stat')) return undefined;
+  const { rows } = await sql<{ pid: number }>`
+    select pid from pg_stat_activity where datname = current_database()`.execute(handle.db);
+  const ticks = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // Not a process of this machine (remote server) or already gone.
+    }
+  }
+  return ticks.size ? ticks : undefined;
+};
+
 /** Starts measuring CPU use; call the result at the end of the phase. */
-const cpuMeter = (): (() => CpuUse) => {
+const cpuMeter = async (handle?: DatabaseHandle): Promise<() => Promise<CpuUse>> => {
+  const backends = await backendTicks(handle);
   const node = process.cpuUsage();
   const machine = machineTimes();
   const started = performance.now();
-  return () => {
+  return async () => {
     const d = process.cpuUsage(node);
     const m = machineTimes();
     const seconds = (performance.now() - started) / 1000;
+    const after = backends ? await backendTicks(handle) : undefined;
+    let postgresTicks: number | undefined;
+    if (after) {
+      postgresTicks = 0;
+      for (const [pid, t] of after) postgresTicks += t - (backends?.get(pid) ?? 0);
+    }
     return {
       node: (d.user + d.system) / 1e6 / seconds,
       machine: m.total > machine.total ? (m.busy - machine.busy) / (m.total - machine.total) : NaN,
+      nodeMs: (d.user + d.system) / 1e3,
+      ...(postgresTicks === undefined ? {} : { postgresMs: postgresTicks * 10 }),
     };
   };
 };
 
-const cpuText = (c: CpuUse): string =>
-  `CPU: node ${fmt(c.node * 100)}% of a core, machine ${fmt(c.machine * 100)}% busy`;
+/** CPU summary; with `per` (operations and their name) also the CPU time per operation. */
+const cpuText = (c: CpuUse, per?: { count: number; unit: string; scale?: number }): string => {
+  const parts = [`CPU: node ${fmt(c.node * 100)}% of a core, machine ${fmt(c.machine * 100)}% busy`];
+  if (per && per.count > 0) {
+    const scale = per.scale ?? 1;
+    const perOp = (ms: number) => fmt((ms / per.count) * scale, 3);
+    parts.push(
+      `CPU ms per ${per.unit}: node ${perOp(c.nodeMs)}` +
+        (c.postgresMs === undefined ? '' : `, PostgreSQL backends ${perOp(c.postgresMs)}`),
+    );
+  }
+  return parts.join('; ');
+};
 
 /** A realistic event: an order as the venue records it (money as decimal strings). */
 const orderPlaced = (worker: number, n: number): NewEvent => ({
@@ -204,7 +267,11 @@ interface AppendResultStats {
   cpu: CpuUse;
 }
 
-const benchAppends = async (store: EventStore, label: string): Promise<AppendResultStats> => {
+const benchAppends = async (
+  store: EventStore,
+  handle: DatabaseHandle,
+  label: string,
+): Promise<AppendResultStats> => {
   const run = randomBytes(3).toString('hex');
   const streams = Array.from({ length: opts.streams }, (_, w) => `bench-append-${run}-${w}`);
   const expected: ExpectedRevision[] = streams.map(() => 'no_stream');
@@ -219,7 +286,7 @@ const benchAppends = async (store: EventStore, label: string): Promise<AppendRes
   log(`${label}: appends, ${opts.streams} streams, up to ${opts.appends} appends or ${opts.appendSeconds} s`);
   const latencies: number[] = [];
   let issued = 0;
-  const cpu = cpuMeter();
+  const cpu = await cpuMeter(handle);
   const started = performance.now();
   const deadline = started + opts.appendSeconds * 1000;
   await Promise.all(
@@ -241,7 +308,7 @@ const benchAppends = async (store: EventStore, label: string): Promise<AppendRes
     seconds,
     perSecond: latencies.length / seconds,
     latencyMs: percentiles(latencies),
-    cpu: cpu(),
+    cpu: await cpu(),
   };
 };
 
@@ -296,6 +363,7 @@ interface ReadStats {
 
 const benchReadAll = async (
   store: EventStore,
+  handle: DatabaseHandle,
   pageSize: number,
   expectedTotal: number,
 ): Promise<ReadStats> => {
@@ -303,7 +371,7 @@ const benchReadAll = async (
   let after: LogPosition = START;
   let events = 0;
   let pages = 0;
-  const cpu = cpuMeter();
+  const cpu = await cpuMeter(handle);
   const started = performance.now();
   while (pages < maxPages) {
     const page = await store.readAll({ after, maxCount: pageSize });
@@ -313,7 +381,7 @@ const benchReadAll = async (
     after = page.next;
   }
   const seconds = (performance.now() - started) / 1000;
-  return { pageSize, events, pages, seconds, perSecond: events / seconds, cpu: cpu() };
+  return { pageSize, events, pages, seconds, perSecond: events / seconds, cpu: await cpu() };
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -335,7 +403,57 @@ interface SubscriberStats {
   steadyLatencyMs: Percentiles;
   appendLatencyMs: Percentiles;
   cpu: CpuUse;
+  /** Write transactions of other databases on the server during the run (postgres only). */
+  foreignTransactions?: ForeignTransactions;
 }
+
+interface ForeignTransactions {
+  samples: number;
+  /** Samples that saw at least one. */
+  withForeign: number;
+  /** Age of the oldest one seen (ms). */
+  maxAgeMs: number;
+}
+
+/**
+ * Samples, every 50 ms, the oldest transaction holding a transaction id in another database of the server.
+ * `$all` readers see only events below the oldest running transaction id of the whole cluster, so such a
+ * transaction (a test suite, a migration, a batch job) delays delivery here; reported so that a slow run can be
+ * told apart from a slow store.
+ */
+const sampleForeignTransactions = async (): Promise<() => Promise<ForeignTransactions>> => {
+  const client = new pg.Client({ connectionString: serverUrl });
+  client.on('error', () => {});
+  await client.connect();
+  const stats: ForeignTransactions = { samples: 0, withForeign: 0, maxAgeMs: 0 };
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await client.query<{ age: number | null }>(
+        `select max(extract(epoch from clock_timestamp() - xact_start) * 1000)::float8 as age
+         from pg_stat_activity where backend_xid is not null and datname is distinct from $1`,
+        [dbName],
+      );
+      stats.samples++;
+      const age = rows[0]?.age;
+      if (age !== null && age !== undefined) {
+        stats.withForeign++;
+        stats.maxAgeMs = Math.max(stats.maxAgeMs, age);
+      }
+    } catch {
+      // A failed sample is skipped.
+    } finally {
+      busy = false;
+    }
+  }, 50);
+  return async () => {
+    clearInterval(timer);
+    await client.end().catch(() => {});
+    return stats;
+  };
+};
 
 /**
  * Writers append at a steady total rate (open loop: each event has a scheduled send time); a subscription from
@@ -344,6 +462,7 @@ interface SubscriberStats {
 const benchSubscriber = async (
   writer: EventStore,
   reader: EventStore,
+  handle: DatabaseHandle,
   label: string,
   variant: string,
 ): Promise<SubscriberStats> => {
@@ -390,7 +509,8 @@ const benchSubscriber = async (
   })();
 
   const interval = (opts.writers * 1000) / opts.rate;
-  const cpu = cpuMeter();
+  const foreign = handle.kind === 'postgres' ? await sampleForeignTransactions() : undefined;
+  const cpu = await cpuMeter(handle);
   const started = performance.now();
   steadyFrom = nowMs() + 1000;
   const end = started + opts.seconds * 1000;
@@ -414,7 +534,8 @@ const benchSubscriber = async (
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  const cpuUse = cpu();
+  const cpuUse = await cpu();
+  const foreignTransactions = await foreign?.();
   writersDone = true;
   checkDone();
   // Wait for the stragglers (bounded), then give late duplicates a moment to show up.
@@ -440,6 +561,7 @@ const benchSubscriber = async (
     steadyLatencyMs: percentiles(steadyLatencies),
     appendLatencyMs: percentiles(appendLatencies),
     cpu: cpuUse,
+    ...(foreignTransactions ? { foreignTransactions } : {}),
   };
 };
 
@@ -476,7 +598,10 @@ const abort = (reason: string, code: number) => {
 };
 process.once('SIGINT', () => abort('interrupted', 130));
 process.once('SIGTERM', () => abort('terminated', 143));
-setTimeout(() => abort(`timed out after ${opts.timeout} s`, 2), opts.timeout * 1000).unref();
+setTimeout(
+  () => abort(`timed out after ${opts.timeout} s`, 2),
+  (opts.timeout + opts.waitQuiet) * 1000,
+).unref();
 
 // ---------------------------------------------------------------------------------------------------------------
 // Main
@@ -498,7 +623,30 @@ interface Results {
   };
 }
 
+/**
+ * Share of the machine's CPU busy over one second. Other work on the machine (a test run, a compiler) distorts
+ * every number here, so it is measured before starting and reported.
+ */
+const machineBusy = async (): Promise<number> => {
+  const meter = await cpuMeter();
+  await sleep(1000);
+  return (await meter()).machine;
+};
+
+const waitForQuiet = async (): Promise<number> => {
+  const until = performance.now() + opts.waitQuiet * 1000;
+  let busy = await machineBusy();
+  while (busy >= 0.25 && performance.now() < until) {
+    log(`machine ${fmt(busy * 100)}% busy, waiting for it to settle`);
+    busy = await machineBusy();
+  }
+  if (busy >= 0.25)
+    log(`WARNING: machine ${fmt(busy * 100)}% busy before start: other work distorts the results`);
+  return busy;
+};
+
 const main = async (): Promise<Results> => {
+  const busyBefore = await waitForQuiet();
   const settings = await adminQuery(
     `select current_setting('server_version') as version, current_setting('synchronous_commit') as synchronous_commit,
             current_setting('fsync') as fsync, current_setting('wal_sync_method') as wal_sync_method,
@@ -513,6 +661,7 @@ const main = async (): Promise<Results> => {
       cpuModel: os.cpus()[0]?.model,
       memoryGiB: Math.round(os.totalmem() / 2 ** 30),
       loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
+      busyBeforeStart: Number(busyBefore.toFixed(3)),
       platform: `${os.type()} ${os.release()} ${os.arch()}`,
       node: process.version,
       postgres: settings.rows[0],
@@ -534,20 +683,21 @@ const main = async (): Promise<Results> => {
   let readerStore: EventStore | undefined;
   try {
     await migrateToLatest(handle.db);
-    results.postgres.appends = await benchAppends(store, 'postgres');
+    results.postgres.appends = await benchAppends(store, handle, 'postgres');
     results.postgres.populate = await populate(store, handle);
     const total = await countEvents(handle);
     await sql`vacuum analyze events`.execute(handle.db);
     log(`postgres: reading $all (${total} events), pages of 1,000 and 5,000 (after an untimed warm-up pass)`);
-    await benchReadAll(store, 1000, total);
-    for (const size of [1000, 5000]) results.postgres.readAll.push(await benchReadAll(store, size, total));
+    await benchReadAll(store, handle, 1000, total);
+    for (const size of [1000, 5000])
+      results.postgres.readAll.push(await benchReadAll(store, handle, size, total));
     // Same store: woken by its own append (in-process) and by NOTIFY.
-    results.postgres.subscriber.push(await benchSubscriber(store, store, 'postgres', 'same store'));
+    results.postgres.subscriber.push(await benchSubscriber(store, store, handle, 'postgres', 'same store'));
     // A separate store on its own pool: woken by LISTEN/NOTIFY only, as a subscriber in another process would be.
     reader = openPostgres(url.toString(), { max: 4 });
     readerStore = createPostgresEventStore(reader);
     results.postgres.subscriber.push(
-      await benchSubscriber(store, readerStore, 'postgres', 'separate store, NOTIFY'),
+      await benchSubscriber(store, readerStore, handle, 'postgres', 'separate store, NOTIFY'),
     );
   } finally {
     await readerStore?.close();
@@ -562,8 +712,10 @@ const main = async (): Promise<Results> => {
     const liteStore = createPostgresEventStore(lite);
     try {
       await migrateToLatest(lite.db);
-      results.pglite.appends = await benchAppends(liteStore, 'pglite');
-      results.pglite.subscriber.push(await benchSubscriber(liteStore, liteStore, 'pglite', 'same store'));
+      results.pglite.appends = await benchAppends(liteStore, lite, 'pglite');
+      results.pglite.subscriber.push(
+        await benchSubscriber(liteStore, liteStore, lite, 'pglite', 'same store'),
+      );
     } finally {
       await liteStore.close();
       await lite.close();
@@ -591,7 +743,7 @@ const report = (r: Results): string => {
       backend,
       `single-event appends, ${a.streams} concurrent streams`,
       `${fmt(a.perSecond)} appends/s`,
-      `${fmt(a.appends)} in ${fmt(a.seconds, 1)} s; latency p50 ${fmt(a.latencyMs.p50, 1)} ms, p99 ${fmt(a.latencyMs.p99, 1)} ms; ${cpuText(a.cpu)}`,
+      `${fmt(a.appends)} in ${fmt(a.seconds, 1)} s; latency p50 ${fmt(a.latencyMs.p50, 1)} ms, p99 ${fmt(a.latencyMs.p99, 1)} ms; ${cpuText(a.cpu, { count: a.appends, unit: 'append' })}`,
       target ? `>= 3,000/s: ${verdict(a.perSecond >= 3000)}` : '-',
     ]);
   };
@@ -615,7 +767,7 @@ const report = (r: Results): string => {
       'PostgreSQL',
       `$all read, readAll pages of ${fmt(x.pageSize)}`,
       `${fmt(x.perSecond)} events/s`,
-      `${fmt(x.events)} events in ${fmt(x.seconds, 2)} s (${fmt(x.pages)} pages); ${cpuText(x.cpu)}`,
+      `${fmt(x.events)} events in ${fmt(x.seconds, 2)} s (${fmt(x.pages)} pages); ${cpuText(x.cpu, { count: x.events, unit: '1,000 events', scale: 1000 })}`,
       `>= 100,000/s: ${verdict(x.perSecond >= 100_000)}`,
     ]);
   }
@@ -629,7 +781,12 @@ const report = (r: Results): string => {
         `after the first second p99 ${fmt(s.steadyLatencyMs.p99, 1)} ms`,
         `appended ${fmt(s.appended)} (${fmt(s.appended / s.seconds)}/s), delivered ${fmt(s.delivered)}, duplicates ${s.duplicates}, missing ${s.missing}, out of order ${s.outOfOrder}: ${s.exactlyOnce ? 'exactly once' : 'NOT exactly once'}, ${inOrder ? 'in order' : 'NOT in order'}`,
         `append p50 ${fmt(s.appendLatencyMs.p50, 1)} ms`,
-        cpuText(s.cpu),
+        cpuText(s.cpu, { count: s.appended, unit: 'event' }),
+        ...(s.foreignTransactions
+          ? [
+              `write transactions of other databases open in ${fmt((100 * s.foreignTransactions.withForeign) / Math.max(1, s.foreignTransactions.samples))}% of samples, oldest ${fmt(s.foreignTransactions.maxAgeMs)} ms`,
+            ]
+          : []),
       ].join('; '),
       target ? `p99 <= 50 ms: ${verdict(s.latencyMs.p99 <= 50 && s.exactlyOnce && inOrder)}` : '-',
     ]);
@@ -642,6 +799,7 @@ const report = (r: Results): string => {
   return [
     `Event store benchmark, ${r.date}`,
     `Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}; Node ${m.node}; PostgreSQL ${pgs.version} (synchronous_commit=${pgs.synchronous_commit}, fsync=${pgs.fsync}, wal_sync_method=${pgs.wal_sync_method}, shared_buffers=${pgs.shared_buffers})`,
+    `Before start: machine ${fmt(Number(m.busyBeforeStart) * 100)}% CPU busy, load average ${(m.loadAverageAtStart as number[]).join(' ')}`,
     '',
     table(rows),
   ].join('\n');

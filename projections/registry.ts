@@ -1,8 +1,10 @@
 import { accountsProjection } from './accounts';
 import { agentsProjection } from './agents';
 import { apiKeysProjection } from './api-keys';
+import { ordersProjection } from './orders';
 import type { Projection } from './projection';
 import { streamSummariesProjection } from './stream-summaries';
+import { walletsProjection } from './wallets';
 
 /** Every projection the application runs, in start order. Capabilities append theirs. */
 export const allProjections: Projection[] = [
@@ -10,4 +12,6 @@ export const allProjections: Projection[] = [
   accountsProjection,
   agentsProjection,
   apiKeysProjection,
+  ordersProjection,
+  walletsProjection,
 ];

@@ -48,7 +48,57 @@ const configSchema = z.object({
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
+  /**
+   * Market price source (ARCHITECTURE §7, §14): `files` replays stored candles, `binance` follows the exchange,
+   * `synthetic` is a seeded random walk. Unset: `files` when MARKET_DATA_DIR is set, else `synthetic`.
+   */
+  MARKET_SOURCE: z.preprocess(emptyToUndefined, z.enum(['files', 'binance', 'synthetic']).optional()),
+  /** Directory of market data in Binance's formats (see docs/market-data.md), imported at start. */
+  MARKET_DATA_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
+  /** Comma-separated symbols the live source follows (default: every pair it has data for). */
+  MARKET_SYMBOLS: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^\s*[A-Za-z0-9]+(\s*,\s*[A-Za-z0-9]+)*\s*$/, 'must be a comma-separated list of symbols')
+      .optional(),
+  ),
+  /** Seed of the `synthetic` source's random walk. */
+  MARKET_SEED: z.coerce.number().int().default(42),
+  /** Binance REST base URL (`binance` source). */
+  BINANCE_REST_URL: z.string().url().default('https://api.binance.com'),
+  /** Binance WebSocket base URL; combined streams are read from `{url}/stream?streams=...`. */
+  BINANCE_WS_URL: z
+    .string()
+    .regex(/^wss?:\/\//, 'must be a ws:// or wss:// URL')
+    .default('wss://stream.binance.com:9443'),
+  /** `trade`: `<symbol>@trade` streams of MARKET_SYMBOLS (or all active pairs); `miniTicker`: `!miniTicker@arr`. */
+  BINANCE_STREAM: z.enum(['trade', 'miniTicker']).default('trade'),
+  /** Reconnect back-off of the `binance` source: first and largest wait (ms). */
+  BINANCE_RECONNECT_MIN_MS: z.coerce.number().int().min(10).max(600_000).default(1_000),
+  BINANCE_RECONNECT_MAX_MS: z.coerce.number().int().min(10).max(600_000).default(30_000),
+  /** WebSocket `/ws/v1` heartbeat period (ms). */
+  WS_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /**
+   * HS256 signing secret of JWTs (ARCHITECTURE §12), at least 32 characters. Unset: generated once into
+   * `DATA_DIR/secrets.json`. Processes sharing a `DATABASE_URL` must all set the same value.
+   */
+  JWT_SECRET: z.preprocess(emptyToUndefined, z.string().min(32, 'must be at least 32 characters').optional()),
+  /**
+   * AES-256-GCM key that encrypts agent API keys (ARCHITECTURE §12): 32 bytes as 64 hex characters or base64.
+   * Unset: generated once into `DATA_DIR/secrets.json`. Processes sharing a `DATABASE_URL` must set the same.
+   */
+  ENCRYPTION_KEY: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes as 64 hex characters or base64')
+      .optional(),
+  ),
 });
+
+/** Configuration values never echoed in an error message or a log line. */
+const SECRET_SETTINGS = new Set(['JWT_SECRET', 'ENCRYPTION_KEY']);
 
 /** The validated configuration. Paths are absolute. */
 export type Config = z.infer<typeof configSchema> & { DATA_DIR: string };
@@ -78,7 +128,8 @@ export const loadConfig = (
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const name = String(issue.path[0] ?? 'configuration');
-    const shown = input[name] === undefined ? '' : ` (got ${JSON.stringify(input[name])})`;
+    const shown =
+      input[name] === undefined || SECRET_SETTINGS.has(name) ? '' : ` (got ${JSON.stringify(input[name])})`;
     throw new ConfigError(`invalid configuration: ${name}${shown}: ${issue.message}`);
   }
   if (result.data.EVENT_STORE === 'esdb' && !result.data.ESDB_URL) {

@@ -1,5 +1,8 @@
 import { Command, Option } from 'commander';
+import { accountsCli } from './cli/accounts';
+import { auditReplay, auditVerify } from './cli/audit';
 import { eventsTail } from './cli/events';
+import { importMarketData } from './cli/market';
 import { projectionsRebuild, projectionsStatus } from './cli/projections';
 import { serve, worker } from './cli/serve';
 import { ConfigError, loadConfig } from './config';
@@ -104,6 +107,53 @@ program
     if (!Number.isInteger(limit) || limit < 1)
       throw new ConfigError(`--limit must be a positive integer, got ${opts.limit}`);
     await eventsTail(config, logger, { ...opts, limit });
+  });
+
+const accounts = program.command('accounts').description('operator commands for accounts');
+for (const action of ['suspend', 'reactivate', 'archive'] as const) {
+  accounts
+    .command(`${action} <id>`)
+    .description(
+      action === 'reactivate'
+        ? 'make a suspended or archived account active again'
+        : `${action} an account (its logins then answer ACCOUNT_SUSPENDED)`,
+    )
+    .option('--reason <text>', 'why (recorded in the event)')
+    .action(async (id: string, opts: { reason?: string }) => {
+      const { config, logger } = context('warn');
+      process.exitCode = await accountsCli(config, logger, action, id, opts);
+    });
+}
+
+const audit = program.command('audit').description('auditor tools: replay a wallet, verify the hash chains');
+audit
+  .command('replay')
+  .description("print a wallet's timeline and folded state; check it against the read models")
+  .option('--agent <id>', "the agent's wallet")
+  .option('--account <id>', "the account's own wallet")
+  .option('--as-of <time>', 'fold only the events at or before this ISO 8601 time')
+  .option('--json', 'print a JSON summary instead of the timeline')
+  .action(async (opts: { agent?: string; account?: string; asOf?: string; json?: boolean }) => {
+    const { config, logger } = context('warn');
+    process.exitCode = await auditReplay(config, logger, opts);
+  });
+audit
+  .command('verify')
+  .description('recompute the SHA-256 hash chain of every stream (or of --stream S, repeatable)')
+  .option('--stream <stream...>', 'only these streams')
+  .action(async (opts: { stream?: string[] }) => {
+    const { config, logger } = context('warn');
+    process.exitCode = await auditVerify(config, logger, opts);
+  });
+
+program
+  .command('import-market-data <dir>')
+  .description(
+    'import market data in Binance formats (exchangeInfo.json, ticker_24hr.json, klines/) into the store',
+  )
+  .action(async (dir: string) => {
+    const { config, logger } = context('warn');
+    process.exitCode = await importMarketData(config, logger, dir);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -2,13 +2,17 @@ import type { Logger } from 'pino';
 import type { Projection } from '../projections/projection';
 import { allProjections } from '../projections/registry';
 import { ProjectionRunner } from '../projections/runner';
+import { installIdentity } from './auth/install';
+import { loadServerKeys } from './auth/server-keys';
 import type { Config } from './config';
 import { type DatabaseHandle, openDatabase } from './db/database';
 import { migrateToLatest } from './db/migrate';
 import { createEsdbEventStore } from './eventstore/esdb';
 import type { EventStore } from './eventstore/port';
 import { createPostgresEventStore } from './eventstore/postgres';
+import { createMarketServices } from './market/services';
 import type { Services } from './services';
+import { installTrading } from './trading/install';
 
 /** A started runtime: the services plus how to stop them in order. */
 export interface Runtime {
@@ -25,6 +29,10 @@ export interface RuntimeOptions {
   projections?: Projection[];
   /** Start the projection loops (default: `config.PROJECTIONS`). */
   runProjections?: boolean;
+  /** Start market data (default true): loads pairs and candles, starts the `MARKET_SOURCE` feed. */
+  market?: boolean;
+  /** Run the matching engine (default: when projections run; it needs market data). */
+  matching?: boolean;
 }
 
 /**
@@ -37,6 +45,7 @@ export const createRuntime = async (
   logger: Logger,
   options: RuntimeOptions = {},
 ): Promise<Runtime> => {
+  const serverKeys = loadServerKeys(config, logger);
   const database = options.database ?? (await openDatabase(config));
   let eventStore: EventStore | undefined;
   let projections: ProjectionRunner | undefined;
@@ -66,12 +75,41 @@ export const createRuntime = async (
     startedAt: Date.now(),
     healthChecks: [],
   };
+  installIdentity(services, serverKeys);
+  if (options.market ?? true) {
+    const market = createMarketServices(config, { db: database.db, logger });
+    try {
+      await market.start();
+    } catch (error) {
+      await market.stop().catch(() => {});
+      await projections.stop().catch(() => {});
+      await eventStore.close().catch(() => {});
+      if (!options.database) await database.close().catch(() => {});
+      throw error;
+    }
+    services.market = market;
+    services.healthChecks.push(market.healthCheck);
+  }
+  const tradingServices = installTrading(services, {
+    matching: options.matching ?? options.runProjections ?? config.PROJECTIONS,
+  });
+  try {
+    await tradingServices.start();
+  } catch (error) {
+    await services.market?.stop().catch(() => {});
+    await projections.stop().catch(() => {});
+    await eventStore.close().catch(() => {});
+    if (!options.database) await database.close().catch(() => {});
+    throw error;
+  }
   let closed = false;
   return {
     services,
     async close() {
       if (closed) return;
       closed = true;
+      await services.trading?.stop();
+      await services.market?.stop();
       await services.projections.stop();
       await services.eventStore.close();
       if (!options.database) await database.close();

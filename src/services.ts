@@ -1,9 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccountCommands } from '../commands/accounts';
+import type { AgentCommands } from '../commands/agents';
 import type { ProjectionRunner } from '../projections/runner';
+import type { AuthService } from './auth/service';
 import type { Config } from './config';
 import type { DatabaseHandle } from './db/database';
 import type { EventStore } from './eventstore/port';
+import type { MarketServices } from './market/services';
+import type { TradingServices } from './trading/install';
 
 /**
  * Everything a request handler or CLI command may use, built once by `createRuntime` and handed to the HTTP
@@ -25,6 +30,16 @@ export interface Services {
    * counts the client IP. Default: a fingerprint of the raw API key or bearer token.
    */
   rateLimitIdentity?: (request: FastifyRequest) => Promise<string | undefined> | string | undefined;
+  /** Who is calling: API keys and JWTs to a principal (`resolveCredential` also serves the WebSocket). */
+  auth?: AuthService;
+  /** Account commands: registration, password, risk profile, status. */
+  accounts?: AccountCommands;
+  /** Agent commands: the agent lifecycle and its keys. */
+  agents?: AgentCommands;
+  /** Market data: pairs, prices, tickers, candles, the tick stream (ARCHITECTURE §7; `src/market`). */
+  market?: MarketServices;
+  /** Trading: wallet commands and the matching engine (ARCHITECTURE §8; `src/trading`, `src/matching`). */
+  trading?: TradingServices;
 }
 
 /** A named check shown by `/health`; `ok: false` makes the service `degraded`. */

@@ -25,6 +25,6 @@ export interface RegisterAccountData {
   apiSecretHash: string;
   /** scrypt hash of the password, null when none. */
   passwordHash: string | null;
-  /** Normalised decimal string (8 places). */
-  startingBalance: string;
+  /** Decimal string or number; normalised to 8 places (default `10000.00000000`). */
+  startingBalance: string | number | undefined;
 }

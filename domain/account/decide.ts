@@ -76,7 +76,10 @@ export const decideAccount = (
       const next = resolveRiskProfile(command.data.riskProfile, current);
       if (sameRiskProfile(current, next)) return [];
       return [
-        { type: 'AccountRiskProfileUpdated', data: { account_id: accountId, risk_profile: next, updated_at: now } },
+        {
+          type: 'AccountRiskProfileUpdated',
+          data: { account_id: accountId, risk_profile: next, updated_at: now },
+        },
       ];
     }
     case 'SuspendAccount':
@@ -101,7 +104,10 @@ export const decideAccount = (
     case 'ArchiveAccount':
       if (state.status === 'archived') return [];
       return [
-        { type: 'AccountArchived', data: { account_id: accountId, reason: command.data.reason, archived_at: now } },
+        {
+          type: 'AccountArchived',
+          data: { account_id: accountId, reason: command.data.reason, archived_at: now },
+        },
       ];
   }
 };

@@ -40,10 +40,14 @@ export const emailReservationDecider: Decider<
       if (state.holder !== null) {
         throw new DomainError('DUPLICATE_ACCOUNT', 'an account with this email is already registered');
       }
-      return [{ type: 'EmailReserved', data: { email_hash: emailHash, account_id: accountId, reserved_at: at } }];
+      return [
+        { type: 'EmailReserved', data: { email_hash: emailHash, account_id: accountId, reserved_at: at } },
+      ];
     }
     if (state.holder !== accountId) return [];
-    return [{ type: 'EmailReleased', data: { email_hash: emailHash, account_id: accountId, released_at: at } }];
+    return [
+      { type: 'EmailReleased', data: { email_hash: emailHash, account_id: accountId, released_at: at } },
+    ];
   },
 };
 

@@ -1,5 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { StreamSummariesTable } from '../../projections/stream-summaries';
+import type { MarketTables } from '../market/tables';
+import type { IdentityTables } from './identity-tables';
+import type { TradingTables } from './trading-tables';
 
 /**
  * Table types for kysely, declared once (STYLE: kysely). Each capability adds its tables as its own interface
@@ -59,4 +62,4 @@ export interface CoreTables {
 }
 
 /** Every table and read-model view the application queries. */
-export interface Database extends CoreTables {}
+export interface Database extends CoreTables, IdentityTables, MarketTables, TradingTables {}

@@ -1,10 +1,10 @@
+import BigNumber from 'bignumber.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Candle } from '../../domain/market/candle';
 import { toUnits } from '../../domain/market/decimal';
 import { parseKlineCsv } from '../../domain/market/klines';
 import { parseExchangeInfo } from '../../domain/market/pair';
 import { replayTime } from '../../domain/market/replay-clock';
-import { tickerValues } from '../../domain/market/rolling-window';
 import { MarketFeed } from '../../src/market/feed';
 import { MarketData } from '../../src/market/market-data';
 import { createFilesSource } from '../../src/market/sources/files';
@@ -114,22 +114,12 @@ describe('files source', () => {
     await source.start();
     await source.stop();
     const day = btc.slice(3000 - 23, 3001);
-    const t = tickerValues(
-      (feed as unknown as { windows: Map<string, { stats(n: number): any }> }).windows
-        .get('BTCUSDT')!
-        .stats(clock),
-    );
+    const t = feed.ticker('BTCUSDT', clock)!;
     expect(t.open).toBe(day[0]!.open);
     expect(t.close).toBe(lastOfDay.close);
-    expect(t.volume).toBe(
-      day
-        .reduce((s, c) => s + toUnits(c.volume), 0n)
-        .toString()
-        .replace(/(\d{8})$/, '.$1')
-        .padStart(11, '0'),
-    );
-    expect(feed.ticker('BTCUSDT', clock)!.high).toBe(
-      day.map((c) => c.high).reduce((a, b) => (toUnits(a) >= toUnits(b) ? a : b)),
-    );
+    expect(t.volume).toBe(day.reduce((s, c) => s.plus(c.volume), new BigNumber(0)).toFixed(8));
+    expect(t.high).toBe(BigNumber.max(...day.map((c) => c.high)).toFixed(8));
+    expect(t.low).toBe(BigNumber.min(...day.map((c) => c.low)).toFixed(8));
+    expect(t.tradeCount).toBe(24 * 3600);
   });
 });

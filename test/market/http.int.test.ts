@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
+import { candlesResponse, priceResponse } from '../../src/http/routes/market';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
@@ -94,6 +95,8 @@ describe('GET /market/price/{symbol} and /market/prices', () => {
     const r = await get('/market/price/btcusdt');
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['price', 'symbol', 'timestamp']);
+    expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(priceResponse.strict().parse(r.body)).toEqual(r.body); // pre-serialized, still the schema's shape
     expect(r.body.symbol).toBe('BTCUSDT');
     expect(r.body.price).toMatch(DECIMAL8);
     expect(r.body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
@@ -214,6 +217,8 @@ describe('GET /market/candles/{symbol}', () => {
     expect(r.body.symbol).toBe('BTCUSDT');
     expect(r.body.interval).toBe('1h');
     expect(r.body.count).toBe(100);
+    expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(candlesResponse.parse(r.body)).toEqual(r.body);
     expect(r.body.candles).toEqual(rows.slice(-100).map(asCandle));
   });
 

@@ -1,10 +1,29 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { authPlugin } from '../../auth/plugin';
+import { websocketRoutes } from '../ws/plugin';
+import { accountRoutes } from './account';
+import { agentRoutes } from './agents';
+import { authRoutes } from './auth';
+import { marketRoutes } from './market';
+import { tradeRoutes } from './trade';
+import { walletRoutes } from './wallet';
 
 /**
  * The `/api/v1` route plugins, one per resource group (ARCHITECTURE §3). Each capability appends its plugin
  * here; `buildApp` registers them inside the versioned scope, where the rate limiter and auth hooks apply.
  */
-export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [];
+export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
+  // First: the auth hook (skip-override) covers every route plugin registered after it in `/api/v1`.
+  { name: 'auth-hook', plugin: authPlugin },
+  { name: 'auth', plugin: authRoutes as FastifyPluginAsync },
+  { name: 'account', plugin: accountRoutes as FastifyPluginAsync },
+  { name: 'agents', plugin: agentRoutes as FastifyPluginAsync },
+  { name: 'market', plugin: marketRoutes as FastifyPluginAsync },
+  { name: 'trade', plugin: tradeRoutes as FastifyPluginAsync },
+  { name: 'wallet', plugin: walletRoutes as FastifyPluginAsync },
+];
 
 /** Plugins mounted at the root (outside `/api/v1`), e.g. the WebSocket endpoint `/ws/v1`. */
-export const rootRoutes: { name: string; plugin: FastifyPluginAsync }[] = [];
+export const rootRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
+  { name: 'websocket', plugin: websocketRoutes },
+];

@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { AgentCommand, AgentKeyInput } from '../domain/agent/commands';
+import { agentDecider, requireOwned } from '../domain/agent/decide';
+import { type AgentProfileFields, agentStreamId } from '../domain/agent/events';
+import { AGENT_LIMITS } from '../domain/agent/profile';
+import type { AgentState } from '../domain/agent/state';
+import { DomainError } from '../domain/shared/errors';
+import type { RiskProfile } from '../domain/shared/risk-profile';
+import { countAgents } from '../queries/agents';
+import { generateApiKey, keyPreview, sha256Hex } from '../src/auth/credentials';
+import type { Keyring } from '../src/auth/keyring';
+import type { Database } from '../src/db/schema';
+import { type EventStore, type LogPosition, StreamNotFoundError } from '../src/eventstore/port';
+import type { CredentialsChangeListener } from './credentials-change';
+import { createCommandHandler } from './handler';
+import { KeyedMutex } from './keyed-mutex';
+import { type CommandMeta, eventMetadata, liveContext } from './metadata';
+
+/** Most agents one account may hold, active or archived (ARCHITECTURE §14b). */
+export const MAX_AGENTS_PER_ACCOUNT = 100;
+
+/** Input of {@link AgentCommands.create} (spec `POST /agents` body). */
+export interface CreateAgentInput {
+  displayName: string;
+  startingBalance?: string | number;
+  llmModel?: string | null;
+  framework?: string | null;
+  strategyTags?: string[];
+  riskProfile?: Partial<RiskProfile>;
+  color?: string | null;
+  avatarUrl?: string | null;
+}
+
+/** A command's outcome; `apiKey` is set when a new key was made (create, clone, regenerate). */
+export interface AgentCommandResult {
+  agent: AgentState;
+  /** Position of the last new event; absent when nothing changed. */
+  position?: LogPosition;
+  apiKey?: string;
+}
+
+/** Agent commands (the write side of agents, spec "Agent" endpoints, ARCHITECTURE §4, §12). */
+export interface AgentCommands {
+  /** Creates an agent with a fresh key; `VALIDATION_ERROR` for bad fields or past 100 agents. */
+  create(
+    accountId: string,
+    input: CreateAgentInput,
+    meta: CommandMeta,
+  ): Promise<Required<AgentCommandResult>>;
+  /**
+   * Copies `risk_profile`, `strategy_tags`, `llm_model`, `framework` and the starting balance of an owned agent
+   * into a new agent with a fresh key, named `newName` or "<name> (copy)".
+   */
+  clone(
+    accountId: string,
+    sourceAgentId: string,
+    newName: string | undefined,
+    meta: CommandMeta,
+  ): Promise<Required<AgentCommandResult>>;
+  /** Partial update of the labels (only supplied fields change). */
+  update(
+    accountId: string,
+    agentId: string,
+    changes: Partial<AgentProfileFields>,
+    meta: CommandMeta,
+  ): Promise<AgentCommandResult>;
+  /** Replaces the risk profile. */
+  updateRiskProfile(
+    accountId: string,
+    agentId: string,
+    riskProfile: Partial<RiskProfile>,
+    meta: CommandMeta,
+  ): Promise<AgentCommandResult>;
+  /** New key; the old one is refused from now on in this process, and everywhere once read models catch up. */
+  regenerateKey(accountId: string, agentId: string, meta: CommandMeta): Promise<Required<AgentCommandResult>>;
+  /** New session at the starting balance, status `active`. */
+  reset(accountId: string, agentId: string, meta: CommandMeta): Promise<AgentCommandResult>;
+  /** Archives (idempotent). */
+  archive(accountId: string, agentId: string, meta: CommandMeta): Promise<AgentCommandResult>;
+  /**
+   * Deletes the agent for good: its stream (with the encrypted key: the key material is destroyed) and its
+   * `wallet-{id}` stream when there is one. Resolves to the log position after the deletions.
+   */
+  remove(accountId: string, agentId: string, meta: CommandMeta): Promise<{ position: LogPosition }>;
+  /** Decrypts the agent's current key for its owner (`GET /agents/{id}/api-key`, `skill.md`). */
+  revealKey(accountId: string, agentId: string): Promise<{ apiKey: string; agent: AgentState }>;
+  /** The agent's state from its stream (status `none` when unknown). */
+  load(agentId: string): Promise<AgentState>;
+}
+
+/** Dependencies of {@link createAgentCommands}. */
+export interface AgentCommandDeps {
+  store: EventStore;
+  /** Read models (for the per-account agent count). */
+  db: Kysely<Database>;
+  keyring: Keyring;
+  /** Waits until read models include `position` (so the next count sees the new agent). */
+  waitForReadModels: (position: LogPosition) => Promise<boolean>;
+  onCredentialsChanged?: CredentialsChangeListener;
+  /** Default {@link MAX_AGENTS_PER_ACCOUNT}. */
+  maxAgents?: number;
+}
+
+/** Builds the agent commands. */
+export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
+  const agents = createCommandHandler(deps.store, agentDecider);
+  const perAccount = new KeyedMutex();
+  const maxAgents = deps.maxAgents ?? MAX_AGENTS_PER_ACCOUNT;
+
+  const newKey = (agentId: string): { apiKey: string; key: AgentKeyInput } => {
+    const apiKey = generateApiKey();
+    return {
+      apiKey,
+      key: {
+        hash: sha256Hex(apiKey),
+        preview: keyPreview(apiKey),
+        ciphertext: deps.keyring.encrypt(apiKey, agentId),
+      },
+    };
+  };
+
+  const run = async (agentId: string, command: AgentCommand, meta: CommandMeta) => {
+    const now = new Date();
+    const result = await agents.handle(agentStreamId(agentId), command, liveContext(now), {
+      metadata: eventMetadata(meta, now),
+    });
+    return {
+      agent: result.state,
+      events: result.events,
+      ...(result.append ? { position: result.append.position } : {}),
+    };
+  };
+
+  const load = async (agentId: string) => (await agents.load(agentStreamId(agentId))).state;
+
+  const createWithKey = (
+    accountId: string,
+    data: CreateAgentInput,
+    clonedFrom: string | null,
+    meta: CommandMeta,
+  ): Promise<Required<AgentCommandResult>> =>
+    perAccount.run(accountId, async () => {
+      const count = await countAgents(deps.db, accountId);
+      if (count >= maxAgents) {
+        throw new DomainError(
+          'VALIDATION_ERROR',
+          `an account can hold at most ${maxAgents} agents (active or archived); delete one first`,
+          { limit: maxAgents, current: count },
+        );
+      }
+      const agentId = randomUUID();
+      const { apiKey, key } = newKey(agentId);
+      const now = new Date();
+      const result = await agents.handle(
+        agentStreamId(agentId),
+        {
+          type: 'CreateAgent',
+          data: {
+            agentId,
+            accountId,
+            profile: {
+              display_name: data.displayName,
+              ...(data.llmModel !== undefined ? { llm_model: data.llmModel } : {}),
+              ...(data.framework !== undefined ? { framework: data.framework } : {}),
+              ...(data.strategyTags !== undefined ? { strategy_tags: data.strategyTags } : {}),
+              ...(data.color !== undefined ? { color: data.color } : {}),
+              ...(data.avatarUrl !== undefined ? { avatar_url: data.avatarUrl } : {}),
+            },
+            startingBalance: data.startingBalance,
+            riskProfile: data.riskProfile,
+            key,
+            clonedFrom,
+          },
+        },
+        liveContext(now),
+        { metadata: eventMetadata(meta, now), expectedRevision: 'no_stream' },
+      );
+      const position = result.append!.position;
+      // The next create of this account counts from the read model: let it include this agent first.
+      await deps.waitForReadModels(position);
+      return { agent: result.state, position, apiKey };
+    });
+
+  return {
+    create(accountId, input, meta) {
+      return createWithKey(accountId, input, null, meta);
+    },
+
+    async clone(accountId, sourceAgentId, newName, meta) {
+      const source = await load(sourceAgentId);
+      requireOwned(source, accountId);
+      const name = newName ?? copyName(source.profile.display_name);
+      return createWithKey(
+        accountId,
+        {
+          displayName: name,
+          startingBalance: source.startingBalance,
+          llmModel: source.profile.llm_model,
+          framework: source.profile.framework,
+          strategyTags: source.profile.strategy_tags,
+          ...(source.riskProfile ? { riskProfile: source.riskProfile } : {}),
+        },
+        sourceAgentId,
+        meta,
+      );
+    },
+
+    update(accountId, agentId, changes, meta) {
+      return run(agentId, { type: 'UpdateAgentProfile', data: { accountId, changes } }, meta);
+    },
+
+    updateRiskProfile(accountId, agentId, riskProfile, meta) {
+      return run(agentId, { type: 'UpdateAgentRiskProfile', data: { accountId, riskProfile } }, meta);
+    },
+
+    async regenerateKey(accountId, agentId, meta) {
+      const { apiKey, key } = newKey(agentId);
+      const result = await run(agentId, { type: 'RegenerateAgentKey', data: { accountId, key } }, meta);
+      const event = result.events.find((e) => e.type === 'AgentKeyRegenerated');
+      deps.onCredentialsChanged?.({
+        accountId,
+        agentId,
+        revokedKeyHashes: event?.type === 'AgentKeyRegenerated' ? [event.data.previous_key_hash] : [],
+        ...(result.position ? { position: result.position } : {}),
+      });
+      return { agent: result.agent, position: result.position!, apiKey };
+    },
+
+    async reset(accountId, agentId, meta) {
+      const result = await run(agentId, { type: 'ResetAgent', data: { accountId } }, meta);
+      deps.onCredentialsChanged?.({
+        accountId,
+        agentId,
+        ...(result.position ? { position: result.position } : {}),
+      });
+      return result;
+    },
+
+    async archive(accountId, agentId, meta) {
+      const result = await run(agentId, { type: 'ArchiveAgent', data: { accountId } }, meta);
+      deps.onCredentialsChanged?.({
+        accountId,
+        agentId,
+        ...(result.position ? { position: result.position } : {}),
+      });
+      return result;
+    },
+
+    async remove(accountId, agentId, _meta) {
+      const state = await load(agentId);
+      requireOwned(state, accountId);
+      // Refuse the key at once, before the streams (and so the key material) are gone.
+      deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash] });
+      const gone = (error: unknown) => {
+        if (!(error instanceof StreamNotFoundError)) throw error;
+      };
+      // A concurrent delete of the same agent wins; this one then answers as for an unknown agent.
+      const deleted = await deps.store.deleteStream(agentStreamId(agentId)).then(
+        () => true,
+        (e: unknown) => {
+          gone(e);
+          return false;
+        },
+      );
+      agents.forget(agentStreamId(agentId));
+      if (!deleted) throw new DomainError('NOT_FOUND', 'agent not found');
+      const wallet = `wallet-${agentId}`;
+      if ((await deps.store.streamRevision(wallet)) >= 0) await deps.store.deleteStream(wallet).catch(gone);
+      const position = await deps.store.headPosition();
+      deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash], position });
+      return { position };
+    },
+
+    async revealKey(accountId, agentId) {
+      const agent = await load(agentId);
+      requireOwned(agent, accountId);
+      return { apiKey: deps.keyring.decrypt(agent.apiKeyCiphertext, agent.agentId), agent };
+    },
+
+    load,
+  };
+};
+
+/** "<name> (copy)", shortened so the result stays within the 100-character limit. */
+export const copyName = (name: string): string => {
+  const suffix = ' (copy)';
+  const chars = [...name];
+  const room = AGENT_LIMITS.displayName - suffix.length;
+  return (chars.length > room ? chars.slice(0, room).join('').trimEnd() : name) + suffix;
+};

@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import type { BaseContext } from '../domain/shared/decider';
+import type { EventMetadataInput } from '../src/eventstore/port';
+
+/** Who issued a command and in which request (event metadata `actor`, `correlation_id`, `causation_id`). */
+export interface CommandMeta {
+  /** Account or agent id that issued the command, or `system` (operator CLI). */
+  actor: string;
+  /** The HTTP request id, when the command came over HTTP. */
+  requestId?: string;
+}
+
+/** The live command context (ARCHITECTURE §4): wall-clock `now` and UUID v4 ids. */
+export const liveContext = (now: Date = new Date()): BaseContext => ({ now, newId: randomUUID });
+
+/** Event metadata of a command issued at `now` (business time = wall clock for these live commands). */
+export const eventMetadata = (meta: CommandMeta, now: Date): EventMetadataInput => ({
+  occurred_at: now.toISOString(),
+  actor: meta.actor,
+  ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
+});

@@ -1,0 +1,131 @@
+import type { BaseContext, Decider } from '../shared/decider';
+import { DomainError } from '../shared/errors';
+import { DEFAULT_RISK_PROFILE, resolveRiskProfile, sameRiskProfile } from '../shared/risk-profile';
+import { normalizeStartingBalance } from '../shared/starting-balance';
+import type { AgentCommand } from './commands';
+import type { AgentEvent, AgentProfileFields } from './events';
+import { normalizeProfileChanges } from './profile';
+import { type AgentState, evolveAgent, initialAgentState } from './state';
+
+/**
+ * Decides an agent command (spec "Agent" states and endpoints; ARCHITECTURE §4, §12). Rules:
+ * - `CreateAgent` only on an empty stream (`CONFLICT`); labels and risk bounds validated (`VALIDATION_ERROR`),
+ *   defaults filled (balance `10000.00000000`, risk profile 25/20/50/50); a session id from the context.
+ * - every other command: unknown agent → `NOT_FOUND`; another account's agent → `PERMISSION_DENIED`.
+ * - profile update records only the fields that change (nothing when none does).
+ * - risk profile replace: bounds checked; unchanged → nothing.
+ * - regenerate key: always a new `AgentKeyRegenerated` naming the replaced key's hash.
+ * - reset: from any status, a new session at the starting balance, status `active`.
+ * - archive: from `active`; already archived → nothing.
+ */
+export const decideAgent = (command: AgentCommand, state: AgentState, context: BaseContext): AgentEvent[] => {
+  const now = context.now.toISOString();
+  if (command.type === 'CreateAgent') {
+    if (state.status !== 'none') throw new DomainError('CONFLICT', 'agent already exists');
+    const d = command.data;
+    const profile = normalizeProfileChanges(d.profile) as Partial<AgentProfileFields> & {
+      display_name: string;
+    };
+    return [
+      {
+        type: 'AgentCreated',
+        data: {
+          agent_id: d.agentId,
+          account_id: d.accountId,
+          display_name: profile.display_name,
+          llm_model: profile.llm_model ?? null,
+          framework: profile.framework ?? null,
+          strategy_tags: profile.strategy_tags ?? [],
+          avatar_url: profile.avatar_url ?? null,
+          color: profile.color ?? null,
+          starting_balance: normalizeStartingBalance(d.startingBalance),
+          risk_profile: resolveRiskProfile(d.riskProfile, DEFAULT_RISK_PROFILE),
+          api_key_hash: d.key.hash,
+          api_key_preview: d.key.preview,
+          api_key_ciphertext: d.key.ciphertext,
+          session_id: context.newId(),
+          cloned_from: d.clonedFrom,
+          created_at: now,
+        },
+      },
+    ];
+  }
+  requireOwned(state, command.data.accountId);
+  const agentId = state.agentId;
+  switch (command.type) {
+    case 'UpdateAgentProfile': {
+      const normalized = normalizeProfileChanges(command.data.changes);
+      const changes = changedFields(state.profile, normalized);
+      if (Object.keys(changes).length === 0) return [];
+      return [{ type: 'AgentProfileUpdated', data: { agent_id: agentId, changes, updated_at: now } }];
+    }
+    case 'UpdateAgentRiskProfile': {
+      const current = state.riskProfile ?? DEFAULT_RISK_PROFILE;
+      const next = resolveRiskProfile(command.data.riskProfile, current);
+      if (sameRiskProfile(current, next)) return [];
+      return [
+        { type: 'AgentRiskProfileUpdated', data: { agent_id: agentId, risk_profile: next, updated_at: now } },
+      ];
+    }
+    case 'RegenerateAgentKey':
+      return [
+        {
+          type: 'AgentKeyRegenerated',
+          data: {
+            agent_id: agentId,
+            api_key_hash: command.data.key.hash,
+            api_key_preview: command.data.key.preview,
+            api_key_ciphertext: command.data.key.ciphertext,
+            previous_key_hash: state.apiKeyHash,
+            regenerated_at: now,
+          },
+        },
+      ];
+    case 'ResetAgent':
+      return [
+        {
+          type: 'AgentReset',
+          data: {
+            agent_id: agentId,
+            session_id: context.newId(),
+            previous_session_id: state.sessionId,
+            starting_balance: state.startingBalance,
+            reset_at: now,
+          },
+        },
+      ];
+    case 'ArchiveAgent':
+      if (state.status === 'archived') return [];
+      return [{ type: 'AgentArchived', data: { agent_id: agentId, archived_at: now } }];
+  }
+};
+
+/**
+ * Ownership rule shared by commands and reads (ARCHITECTURE §12): throws `NOT_FOUND` for an unknown agent and
+ * `PERMISSION_DENIED` for an agent of another account.
+ */
+export const requireOwned = (state: Pick<AgentState, 'status' | 'accountId'>, accountId: string): void => {
+  if (state.status === 'none') throw new DomainError('NOT_FOUND', 'agent not found');
+  if (state.accountId !== accountId) {
+    throw new DomainError('PERMISSION_DENIED', 'this agent belongs to another account');
+  }
+};
+
+const changedFields = (
+  current: AgentProfileFields,
+  next: Partial<AgentProfileFields>,
+): Partial<AgentProfileFields> => {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(next)) {
+    const before = current[field as keyof AgentProfileFields];
+    if (JSON.stringify(before) !== JSON.stringify(value)) out[field] = value;
+  }
+  return out as Partial<AgentProfileFields>;
+};
+
+/** The agent decider (`agent-{agent_id}` streams). */
+export const agentDecider: Decider<AgentState, AgentCommand, AgentEvent, BaseContext> = {
+  initialState: initialAgentState,
+  evolve: evolveAgent,
+  decide: decideAgent,
+};

@@ -1,0 +1,34 @@
+/**
+ * Candle intervals the venue stores and serves (spec "Market data endpoints": `intervals_available`).
+ * Each interval divides the next coarser one, so a coarser candle is an exact aggregation of finer ones
+ * (ARCHITECTURE §7). Bucket boundaries are UTC-aligned multiples of the interval since the Unix epoch, as on
+ * Binance (4h candles open at 00:00, 04:00, ... UTC; 1d candles at 00:00 UTC).
+ */
+export const INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+
+/** One of {@link INTERVALS}. */
+export type Interval = (typeof INTERVALS)[number];
+
+/** Length of each interval in milliseconds. */
+export const INTERVAL_MS: Readonly<Record<Interval, number>> = {
+  '1m': 60_000,
+  '5m': 300_000,
+  '15m': 900_000,
+  '1h': 3_600_000,
+  '4h': 14_400_000,
+  '1d': 86_400_000,
+};
+
+/** True when `value` names a supported interval (case-sensitive, like Binance: `1m` is not `1M`). */
+export const isInterval = (value: unknown): value is Interval =>
+  typeof value === 'string' && (INTERVALS as readonly string[]).includes(value);
+
+/** Open time (ms) of the `interval` bucket containing `timeMs`. */
+export const bucketStart = (timeMs: number, interval: Interval): number => {
+  const ms = INTERVAL_MS[interval];
+  return Math.floor(timeMs / ms) * ms;
+};
+
+/** Intervals finer than `interval` that divide it, finest first (all finer ones do, see {@link INTERVALS}). */
+export const finerIntervals = (interval: Interval): Interval[] =>
+  INTERVALS.filter((i) => INTERVAL_MS[i] < INTERVAL_MS[interval]);

@@ -1,0 +1,19 @@
+import { type Dec, dec, roundDown8 } from './decimal';
+
+/** Fee rate per fill when none is configured: 0.1% of notional (ARCHITECTURE §8, §14b). */
+export const DEFAULT_FEE_RATE = '0.001';
+
+/**
+ * The fee of a fill, in USDT: `notional × feeRate`, rounded down to 8 decimal places (ARCHITECTURE §2.3:
+ * fees round down). Charged on both sides: a buy pays `notional + fee`, a sell receives `notional − fee`.
+ */
+export const feeFor = (notional: Dec, feeRate: Dec): Dec => roundDown8(notional.times(feeRate));
+
+/** Checks a configured fee rate: a decimal from 0 to 0.1 (10%). Throws `RangeError` otherwise. */
+export const parseFeeRate = (value: string): Dec => {
+  const rate = dec(value);
+  if (!rate.isFinite() || rate.isNegative() || rate.gt('0.1')) {
+    throw new RangeError(`fee rate must be a decimal from 0 to 0.1, got ${value}`);
+  }
+  return rate;
+};

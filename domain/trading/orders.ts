@@ -1,0 +1,54 @@
+import { type Dec, HUNDRED, ONE, roundUp8 } from './decimal';
+import { MAX_SLIPPAGE_PCT } from './slippage';
+
+/** Order sides and types (spec "Order"). */
+export type OrderSide = 'buy' | 'sell';
+export type OrderType = 'market' | 'limit' | 'stop_loss' | 'take_profit';
+export const ORDER_SIDES = ['buy', 'sell'] as const satisfies readonly OrderSide[];
+export const ORDER_TYPES = [
+  'market',
+  'limit',
+  'stop_loss',
+  'take_profit',
+] as const satisfies readonly OrderType[];
+
+/** The price that decides a pending order: the limit price of a limit order, the trigger of a stop. */
+export interface PendingTerms {
+  side: OrderSide;
+  type: Exclude<OrderType, 'market'>;
+  /** Limit price (limit) or trigger price (stop_loss, take_profit). */
+  level: Dec;
+}
+
+/**
+ * In which direction a pending order fires (ARCHITECTURE §8, §16: stops are side-aware):
+ * - `at_or_below`: buy limit (price ≤ limit), sell stop_loss (price ≤ trigger), buy take_profit (price ≤ trigger);
+ * - `at_or_above`: sell limit (price ≥ limit), buy stop_loss (price ≥ trigger), sell take_profit (price ≥ trigger).
+ */
+export const triggerDirection = (
+  side: OrderSide,
+  type: PendingTerms['type'],
+): 'at_or_below' | 'at_or_above' => {
+  const below = type === 'limit' ? side === 'buy' : type === 'stop_loss' ? side === 'sell' : side === 'buy';
+  return below ? 'at_or_below' : 'at_or_above';
+};
+
+/** True when `price` reaches the order's limit or trigger. */
+export const isTriggered = (terms: PendingTerms, price: Dec): boolean =>
+  triggerDirection(terms.side, terms.type) === 'at_or_below'
+    ? price.lte(terms.level)
+    : price.gte(terms.level);
+
+/**
+ * The collateral a pending order locks (ARCHITECTURE §8 "Locks"), rounded up to 8 decimal places:
+ * - buy limit: `qty × limit × (1 + fee rate)` USDT (the notional `qty × limit` rounded up first);
+ * - buy stop_loss / take_profit: `qty × trigger × (1 + fee rate + max slippage)` USDT (max slippage 0.5%);
+ * - any sell: the base quantity itself.
+ */
+export const lockFor = (terms: PendingTerms, quantity: Dec, feeRate: Dec): Dec => {
+  if (terms.side === 'sell') return quantity;
+  const margin = terms.type === 'limit' ? feeRate : feeRate.plus(MAX_SLIPPAGE_PCT.div(HUNDRED));
+  // Rounding the notional up first makes the lock cover the fill exactly: a limit buy's fill costs
+  // round(qty × limit) + fee ≤ roundUp(qty × limit) × (1 + fee rate) ≤ lock.
+  return roundUp8(roundUp8(quantity.times(terms.level)).times(ONE.plus(margin)));
+};

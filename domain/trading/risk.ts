@@ -1,0 +1,228 @@
+import type { ErrorCode } from '../shared/errors';
+import type { RiskProfile } from '../shared/risk-profile';
+import { type Dec, dec, HUNDRED } from './decimal';
+import type { OrderSide, OrderType } from './orders';
+import { checkQuantity, type PairFilters } from './quantity';
+
+/** The eight rules of the risk validation chain, in order (ARCHITECTURE §8; spec "Limits": eight steps). */
+export type RiskRule =
+  | 'account_active'
+  | 'daily_loss_limit'
+  | 'symbol_and_quantity'
+  | 'min_notional'
+  | 'max_order_size'
+  | 'position_size_limit'
+  | 'max_open_orders'
+  | 'balance';
+
+/** One step of the chain: its number, rule name and the error code a failure answers with. */
+export interface RiskStep {
+  step: number;
+  rule: RiskRule;
+  /** The code of a failure (step 1 may also answer `PERMISSION_DENIED`, step 3 `INVALID_QUANTITY`). */
+  code: ErrorCode;
+  title: string;
+}
+
+/** The chain (first failure wins). */
+export const RISK_CHAIN: readonly RiskStep[] = [
+  { step: 1, rule: 'account_active', code: 'ACCOUNT_SUSPENDED', title: 'account or agent active' },
+  { step: 2, rule: 'daily_loss_limit', code: 'DAILY_LOSS_LIMIT', title: 'daily loss circuit breaker' },
+  { step: 3, rule: 'symbol_and_quantity', code: 'INVALID_SYMBOL', title: 'symbol and quantity valid' },
+  { step: 4, rule: 'min_notional', code: 'ORDER_REJECTED', title: 'minimum notional value' },
+  { step: 5, rule: 'max_order_size', code: 'ORDER_REJECTED', title: 'maximum order size' },
+  { step: 6, rule: 'position_size_limit', code: 'POSITION_LIMIT_EXCEEDED', title: 'position size limit' },
+  { step: 7, rule: 'max_open_orders', code: 'ORDER_REJECTED', title: 'maximum open orders' },
+  { step: 8, rule: 'balance', code: 'INSUFFICIENT_BALANCE', title: 'balance check' },
+];
+
+/** A failed step: what the rejection records and the error answers (`details.rule`, `details.step`). */
+export interface RiskFailure {
+  step: number;
+  rule: RiskRule;
+  code: ErrorCode;
+  /** Names the rule, then says why. */
+  message: string;
+  details: Record<string, unknown>;
+}
+
+type Status = 'active' | 'suspended' | 'archived';
+
+/**
+ * What the chain reads. Values that cost something (prices, equity) are functions, evaluated only when the
+ * chain reaches the step that needs them: an order refused at step 1 never asks for a price. A function may
+ * throw a `DomainError` (`PRICE_NOT_AVAILABLE`): the order is then not decided at all.
+ */
+export interface RiskInput {
+  owner: { type: 'account' | 'agent'; status: Status; accountStatus: Status };
+  order: { side: OrderSide; type: OrderType; symbol: string; quantity: Dec };
+  profile: RiskProfile;
+  /** The pair and its filters; undefined when unknown. */
+  pair: PairFilters | undefined;
+  /** Starting balance of the wallet's session (base of the daily loss limit). */
+  startingBalance: Dec;
+  /** Equity at the opening of the current UTC trading day (`TradingDayOpened`). */
+  dayOpeningEquity: () => Dec;
+  /** Current equity: cash + locked cash + Σ quantity × current price. */
+  equity: () => Dec;
+  /** Price of the order's notional: current price (market), limit price (limit), trigger price (stops). */
+  referencePrice: () => Dec;
+  /** Price the position is valued at for the position limit (current price, else the reference price). */
+  markPrice: () => Dec;
+  /** Free USDT. */
+  availableCash: Dec;
+  /** Base quantity already held plus open buy orders of this symbol (what the order adds to). */
+  exposureQuantity: () => Dec;
+  /** Open (pending) orders now. */
+  openOrders: number;
+  /** What the order needs free (USDT for buys incl. fee and, for market buys, slippage; base for sells). */
+  requirement: () => { asset: string; required: Dec; available: Dec };
+}
+
+const fail = (
+  rule: RiskRule,
+  reason: string,
+  details: Record<string, unknown>,
+  code?: ErrorCode,
+): RiskFailure => {
+  const step = RISK_CHAIN.find((s) => s.rule === rule)!;
+  return {
+    step: step.step,
+    rule,
+    code: code ?? step.code,
+    message: `risk rule ${step.step} (${rule}): ${reason}`,
+    details: { rule, step: step.step, ...details },
+  };
+};
+
+const pct = (value: Dec, percent: number): Dec => value.times(percent).div(HUNDRED);
+const s = (v: Dec) => v.toFixed();
+
+/** Each rule as a check; undefined means passed. */
+const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
+  account_active({ owner }) {
+    if (owner.accountStatus !== 'active') {
+      return fail('account_active', `the account is ${owner.accountStatus}`, { status: owner.accountStatus });
+    }
+    if (owner.status !== 'active') {
+      return fail(
+        'account_active',
+        `the ${owner.type} is ${owner.status}`,
+        { status: owner.status, reason: `${owner.type}_${owner.status}` },
+        owner.type === 'agent' ? 'PERMISSION_DENIED' : 'ACCOUNT_SUSPENDED',
+      );
+    }
+    return undefined;
+  },
+  daily_loss_limit(input) {
+    const opening = input.dayOpeningEquity();
+    const equity = input.equity();
+    const limit = pct(input.startingBalance, input.profile.daily_loss_limit_pct);
+    if (equity.lt(opening.minus(limit))) {
+      return fail(
+        'daily_loss_limit',
+        `today's loss ${s(opening.minus(equity))} USDT exceeds ${input.profile.daily_loss_limit_pct}% of the starting balance (${s(limit)} USDT); trading resumes at 00:00 UTC`,
+        {
+          day_opening_equity: s(opening),
+          equity: s(equity),
+          loss_limit: s(limit),
+          daily_loss_limit_pct: input.profile.daily_loss_limit_pct,
+        },
+      );
+    }
+    return undefined;
+  },
+  symbol_and_quantity({ pair, order }) {
+    if (!pair) return fail('symbol_and_quantity', `unknown symbol ${order.symbol}`, { symbol: order.symbol });
+    if (pair.status !== 'active') {
+      return fail('symbol_and_quantity', `pair ${pair.symbol} is not active`, {
+        symbol: pair.symbol,
+        status: pair.status,
+      });
+    }
+    const problem = checkQuantity(order.quantity, pair);
+    if (problem) {
+      const { message, ...rest } = problem;
+      return fail('symbol_and_quantity', message, { symbol: pair.symbol, ...rest }, 'INVALID_QUANTITY');
+    }
+    return undefined;
+  },
+  min_notional(input) {
+    const notional = input.order.quantity.times(input.referencePrice());
+    const minimum = input.pair!.minNotional;
+    if (notional.lt(minimum)) {
+      return fail(
+        'min_notional',
+        `order value ${s(notional)} USDT is below the minimum ${s(dec(minimum))} USDT of ${input.pair!.symbol}`,
+        { notional: s(notional), min_notional: minimum },
+      );
+    }
+    return undefined;
+  },
+  max_order_size(input) {
+    if (input.order.side !== 'buy') return undefined;
+    const notional = input.order.quantity.times(input.referencePrice());
+    const cap = pct(input.availableCash, input.profile.max_order_size_pct);
+    if (notional.gt(cap)) {
+      return fail(
+        'max_order_size',
+        `order value ${s(notional)} USDT exceeds ${input.profile.max_order_size_pct}% of available cash (${s(cap)} USDT)`,
+        {
+          notional: s(notional),
+          max_order_value: s(cap),
+          max_order_size_pct: input.profile.max_order_size_pct,
+        },
+      );
+    }
+    return undefined;
+  },
+  position_size_limit(input) {
+    if (input.order.side !== 'buy') return undefined;
+    const after = input.exposureQuantity().plus(input.order.quantity).times(input.markPrice());
+    const cap = pct(input.equity(), input.profile.max_position_size_pct);
+    if (after.gt(cap)) {
+      return fail(
+        'position_size_limit',
+        `the ${input.pair!.baseAsset} position would be worth ${s(after)} USDT, above ${input.profile.max_position_size_pct}% of equity (${s(cap)} USDT)`,
+        {
+          symbol: input.pair!.symbol,
+          position_value_after: s(after),
+          max_position_value: s(cap),
+          max_position_size_pct: input.profile.max_position_size_pct,
+        },
+      );
+    }
+    return undefined;
+  },
+  max_open_orders(input) {
+    if (input.order.type === 'market') return undefined;
+    if (input.openOrders >= input.profile.max_open_orders) {
+      return fail(
+        'max_open_orders',
+        `${input.openOrders} orders are already open, the limit is ${input.profile.max_open_orders}`,
+        { open_orders: input.openOrders, max_open_orders: input.profile.max_open_orders },
+      );
+    }
+    return undefined;
+  },
+  balance(input) {
+    const { asset, required, available } = input.requirement();
+    if (required.gt(available)) {
+      return fail('balance', `${s(required)} ${asset} needed, ${s(available)} ${asset} available`, {
+        asset,
+        required: s(required),
+        available: s(available),
+      });
+    }
+    return undefined;
+  },
+};
+
+/** Runs the chain in order; the first failing step's failure, or undefined when the order passes. */
+export const runRiskChain = (input: RiskInput): RiskFailure | undefined => {
+  for (const { rule } of RISK_CHAIN) {
+    const failure = RULES[rule](input);
+    if (failure) return failure;
+  }
+  return undefined;
+};

@@ -1,0 +1,81 @@
+import type { BaseContext } from '../shared/decider';
+import type { RiskProfile } from '../shared/risk-profile';
+import type { Dec } from '../trading/decimal';
+import type { OrderSide, OrderType } from '../trading/orders';
+import type { PairFilters } from '../trading/quantity';
+import type { OwnerType } from './events';
+
+type Status = 'active' | 'suspended' | 'archived';
+
+/**
+ * The owner record as the accounts capability knows it when the command is issued (status, starting balance,
+ * session). The wallet opens its first session from it and follows a new owner session (an agent reset).
+ */
+export interface OwnerSnapshot {
+  ownerId: string;
+  ownerType: OwnerType;
+  accountId: string;
+  status: Status;
+  accountStatus: Status;
+  /** The owner record's current session id. */
+  sessionId: string;
+  /** USDT, decimal string. */
+  startingBalance: string;
+}
+
+/** An order as the client asked for it (decimal strings; validated by the decider). */
+export interface OrderRequest {
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  quantity: string;
+  /** Limit price: required for `limit`, ignored otherwise. */
+  price?: string | null;
+  /** Trigger price: required for `stop_loss` and `take_profit`, ignored otherwise. */
+  triggerPrice?: string | null;
+  /** Hash of credential + `Idempotency-Key` and of the body (recorded for idempotent replays). */
+  idempotencyKey?: string | null;
+  requestHash?: string | null;
+}
+
+/** Commands of the wallet aggregate. */
+export type WalletCommand =
+  /** Opens the wallet (or follows a new owner session); nothing when already in step. */
+  | { type: 'OpenWallet'; data: { owner: OwnerSnapshot } }
+  /** `POST /trade/order`: the risk chain, then a fill (market) or a pending order with its lock. */
+  | { type: 'PlaceOrder'; data: { owner: OwnerSnapshot; order: OrderRequest } }
+  /**
+   * The matching engine saw `price` (at `time`, from `source`) reach a pending order: fill it. Idempotent: an
+   * order that is no longer open, or a price that does not reach it, decides nothing.
+   */
+  | { type: 'FillOrder'; data: { orderId: string; price: string; time: string; source: string } }
+  /** `DELETE /trade/order/{id}`. */
+  | { type: 'CancelOrder'; data: { orderId: string } }
+  /** `DELETE /trade/orders/open`: every open order, in one append (atomic). */
+  | { type: 'CancelAllOrders'; data: Record<string, never> }
+  /** `POST /account/reset`: close at market, cancel, new session at `startingBalance` (default: the owner's). */
+  | { type: 'ResetWallet'; data: { owner: OwnerSnapshot; startingBalance?: string } };
+
+/** A price as market data serves it: value, observation time (ISO 8601) and source. */
+export interface QuotedPrice {
+  price: string;
+  timestamp: string;
+  source: string;
+}
+
+/**
+ * The context of a wallet command (ARCHITECTURE §4): business time, ids, market data and the owner's risk
+ * profile. Live, the handler builds it from the price cache and the read models; in backtests from the virtual
+ * clock and preloaded candles. The decider reads nothing else.
+ */
+export interface WalletContext extends BaseContext {
+  /** Current price of a symbol, undefined when none is known. */
+  prices: (symbol: string) => QuotedPrice | undefined;
+  /** A pair's filters, undefined when unknown. */
+  pairs: (symbol: string) => PairFilters | undefined;
+  /** 24h quote volume (USDT) of a symbol, undefined when unknown (slippage then takes its maximum). */
+  quoteVolume24h: (symbol: string) => Dec | undefined;
+  riskProfile: RiskProfile;
+  /** Fee per fill as a fraction of notional (0.001 = 0.1%). */
+  feeRate: Dec;
+}

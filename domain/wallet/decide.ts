@@ -1,0 +1,609 @@
+import type { Decider } from '../shared/decider';
+import { DomainError } from '../shared/errors';
+import { type Dec, dec, fmt, fmtOrNull, max, parseDecimal, roundHalfEven8, ZERO } from '../trading/decimal';
+import { feeFor } from '../trading/fees';
+import { isTriggered, lockFor, type OrderSide, type OrderType, type PendingTerms } from '../trading/orders';
+import { runRiskChain } from '../trading/risk';
+import { participationPct, slippagePct, slippedPrice } from '../trading/slippage';
+import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
+import type { CancelReason, FillTrigger, OrderFilledData, SessionReason, WalletEvent } from './events';
+import { evolveWallet, initialWalletState, type OpenOrder, type WalletState, walletEquity } from './state';
+
+/**
+ * Accumulates the events of one decision and the state they lead to, so later steps of the same decision
+ * (an order after opening the wallet, a close after a cancel) see the effect of the earlier ones.
+ */
+class Decision {
+  readonly events: WalletEvent[] = [];
+  constructor(public state: WalletState) {}
+  emit(event: WalletEvent): void {
+    this.events.push(event);
+    this.state = evolveWallet(this.state, event);
+  }
+}
+
+const utcDay = (now: Date): string => now.toISOString().slice(0, 10);
+
+const priceOf = (ctx: WalletContext) => (symbol: string) => {
+  const p = ctx.prices(symbol);
+  return p ? dec(p.price) : undefined;
+};
+
+const normalizeSymbol = (raw: string): string => raw.trim().toUpperCase();
+
+const requireSession = (state: WalletState) => {
+  if (!state.session) throw new DomainError('INTERNAL_ERROR', 'wallet has no session');
+  return state.session;
+};
+
+/** Parses a decimal field of the request: `VALIDATION_ERROR` when it is not a plain decimal with ≤ 8 places. */
+const parseField = (value: string, field: string): Dec => {
+  const parsed = parseDecimal(value);
+  if (!parsed) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `${field} must be a decimal string with at most 8 decimal places, e.g. "0.001"`,
+      { field },
+    );
+  }
+  return parsed;
+};
+
+const positivePrice = (value: string | null | undefined, field: string, type: OrderType): Dec => {
+  if (value === null || value === undefined || value === '') {
+    throw new DomainError('VALIDATION_ERROR', `${field} is required for ${type} orders`, { field });
+  }
+  const parsed = parseField(value, field);
+  if (parsed.lte(0)) throw new DomainError('VALIDATION_ERROR', `${field} must be greater than 0`, { field });
+  return parsed;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Opening, following the owner's session, resets
+// ---------------------------------------------------------------------------------------------------------
+
+/** Opens the wallet on first use; follows a new owner session (agent reset) by resetting to it. */
+const prelude = (d: Decision, owner: OwnerSnapshot, ctx: WalletContext): void => {
+  const at = ctx.now.toISOString();
+  if (!d.state.opened) {
+    d.emit({
+      type: 'WalletOpened',
+      data: {
+        owner_id: owner.ownerId,
+        owner_type: owner.ownerType,
+        account_id: owner.accountId,
+        opened_at: at,
+      },
+    });
+    startSession(d, owner.sessionId, dec(owner.startingBalance), owner.sessionId, 'opened', at);
+    return;
+  }
+  if (d.state.session?.ownerSessionId !== owner.sessionId) {
+    reset(d, ctx, {
+      reason: 'owner_reset',
+      sessionId: owner.sessionId,
+      startingBalance: dec(owner.startingBalance),
+      ownerSessionId: owner.sessionId,
+    });
+  }
+};
+
+const startSession = (
+  d: Decision,
+  sessionId: string,
+  startingBalance: Dec,
+  ownerSessionId: string,
+  reason: SessionReason,
+  at: string,
+): void => {
+  d.emit({
+    type: 'SessionStarted',
+    data: {
+      session_id: sessionId,
+      starting_balance: fmt(startingBalance),
+      owner_session_id: ownerSessionId,
+      reason,
+      started_at: at,
+    },
+  });
+};
+
+/**
+ * Ends the session (ARCHITECTURE §8 "Reset"): cancels every open order, closes every position at market (a
+ * fill with slippage and fee; at the average entry price, source `avg_entry`, when no price is known), records
+ * the session's result and starts the new session.
+ */
+const reset = (
+  d: Decision,
+  ctx: WalletContext,
+  next: { reason: 'reset' | 'owner_reset'; sessionId: string; startingBalance: Dec; ownerSessionId: string },
+): void => {
+  const at = ctx.now.toISOString();
+  const session = requireSession(d.state);
+  for (const order of Object.values(d.state.openOrders)) {
+    cancel(d, order, next.reason === 'reset' ? 'reset' : 'owner_reset', at);
+  }
+  for (const holding of Object.values(d.state.holdings)) {
+    const quoted = ctx.prices(holding.symbol);
+    const reference: QuotedPrice = quoted ?? {
+      price: fmt(roundHalfEven8(holding.cost.div(holding.quantity))),
+      timestamp: at,
+      source: 'avg_entry',
+    };
+    const quote = quoteFill(d.state, ctx, {
+      symbol: holding.symbol,
+      baseAsset: holding.asset,
+      side: 'sell',
+      quantity: holding.quantity,
+      reference,
+      slippage: quoted !== undefined,
+    });
+    d.emit({
+      type: 'OrderFilled',
+      data: fillData(quote, {
+        orderId: ctx.newId(),
+        tradeId: ctx.newId(),
+        sessionId: session.id,
+        type: 'market',
+        trigger: 'reset',
+        lockedAmount: ZERO,
+        at,
+      }),
+    });
+  }
+  const ending = roundHalfEven8(walletEquity(d.state, priceOf(ctx)));
+  d.emit({
+    type: 'WalletReset',
+    data: {
+      previous_session_id: session.id,
+      previous_started_at: session.startedAt,
+      ending_equity: fmt(ending),
+      total_pnl: fmt(ending.minus(session.startingBalance)),
+      realized_pnl: fmt(d.state.realizedPnl),
+      fees_paid: fmt(d.state.feesPaid),
+      reason: next.reason,
+      reset_at: at,
+    },
+  });
+  startSession(d, next.sessionId, next.startingBalance, next.ownerSessionId, next.reason, at);
+};
+
+const cancel = (d: Decision, order: OpenOrder, reason: CancelReason, at: string, extra = {}): void => {
+  d.emit({
+    type: 'OrderCancelled',
+    data: {
+      order_id: order.orderId,
+      session_id: order.sessionId,
+      symbol: order.symbol,
+      reason,
+      unlocked_amount: fmt(order.lockedAmount),
+      unlocked_asset: order.lockAsset,
+      ...extra,
+      cancelled_at: at,
+    },
+  });
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Fills
+// ---------------------------------------------------------------------------------------------------------
+
+/** A fill computed from the rules (ARCHITECTURE §8), before it is recorded. */
+interface FillQuote {
+  symbol: string;
+  baseAsset: string;
+  side: OrderSide;
+  quantity: Dec;
+  reference: QuotedPrice;
+  quoteVolume: Dec | null;
+  participation: Dec | null;
+  slippage: Dec;
+  executedPrice: Dec;
+  notional: Dec;
+  feeRate: Dec;
+  fee: Dec;
+  /** Buy: notional + fee (paid). Sell: notional − fee (received). */
+  total: Dec;
+  costBasis: Dec;
+  realizedPnl: Dec;
+  positionAfter: { quantity: Dec; cost: Dec };
+}
+
+/**
+ * Prices a fill: with `slippage`, at the reference price moved by the participation-based slippage (market
+ * orders, triggered stops, reset closes); without, at `executedPrice` (limit orders fill at their limit).
+ */
+const quoteFill = (
+  state: WalletState,
+  ctx: WalletContext,
+  args: {
+    symbol: string;
+    baseAsset: string;
+    side: OrderSide;
+    quantity: Dec;
+    reference: QuotedPrice;
+    slippage: boolean;
+    executedPrice?: Dec;
+  },
+): FillQuote => {
+  const reference = dec(args.reference.price);
+  let quoteVolume: Dec | null = null;
+  let participation: Dec | null = null;
+  let slippage = ZERO;
+  let executedPrice = args.executedPrice ?? reference;
+  if (args.slippage) {
+    quoteVolume = ctx.quoteVolume24h(args.symbol) ?? null;
+    participation = participationPct(args.quantity.times(reference), quoteVolume ?? undefined);
+    slippage = slippagePct(participation);
+    executedPrice = slippedPrice(reference, args.side, slippage);
+  }
+  const notional = roundHalfEven8(args.quantity.times(executedPrice));
+  const fee = feeFor(notional, ctx.feeRate);
+  const held = state.holdings[args.baseAsset];
+  const heldQty = held?.quantity ?? ZERO;
+  const heldCost = held?.cost ?? ZERO;
+  if (args.side === 'buy') {
+    return {
+      ...args,
+      quoteVolume,
+      participation,
+      slippage,
+      executedPrice,
+      notional,
+      feeRate: ctx.feeRate,
+      fee,
+      total: notional.plus(fee),
+      costBasis: notional,
+      realizedPnl: ZERO,
+      positionAfter: { quantity: heldQty.plus(args.quantity), cost: heldCost.plus(notional) },
+    };
+  }
+  // The sold share of the cost basis; the whole of it when the position is closed, so a flat position has
+  // no cost left over from rounding.
+  const costBasis = args.quantity.eq(heldQty)
+    ? heldCost
+    : roundHalfEven8(heldCost.times(args.quantity).div(heldQty));
+  return {
+    ...args,
+    quoteVolume,
+    participation,
+    slippage,
+    executedPrice,
+    notional,
+    feeRate: ctx.feeRate,
+    fee,
+    total: notional.minus(fee),
+    costBasis,
+    realizedPnl: notional.minus(costBasis),
+    positionAfter: { quantity: heldQty.minus(args.quantity), cost: heldCost.minus(costBasis) },
+  };
+};
+
+const fillData = (
+  q: FillQuote,
+  o: {
+    orderId: string;
+    tradeId: string;
+    sessionId: string;
+    type: OrderType;
+    trigger: FillTrigger;
+    lockedAmount: Dec;
+    at: string;
+  },
+): OrderFilledData => {
+  const avg = q.positionAfter.quantity.isZero()
+    ? ZERO
+    : roundHalfEven8(q.positionAfter.cost.div(q.positionAfter.quantity));
+  return {
+    order_id: o.orderId,
+    trade_id: o.tradeId,
+    session_id: o.sessionId,
+    symbol: q.symbol,
+    base_asset: q.baseAsset,
+    side: q.side,
+    type: o.type,
+    trigger: o.trigger,
+    quantity: fmt(q.quantity),
+    reference_price: fmt(dec(q.reference.price)),
+    reference_time: q.reference.timestamp,
+    price_source: q.reference.source,
+    quote_volume_24h: fmtOrNull(q.quoteVolume === null ? null : roundHalfEven8(q.quoteVolume)),
+    participation_pct: fmtOrNull(q.participation),
+    slippage_pct: fmt(q.slippage),
+    executed_price: fmt(q.executedPrice),
+    notional: fmt(q.notional),
+    fee_rate: q.feeRate.toFixed(),
+    fee: fmt(q.fee),
+    total: fmt(q.total),
+    cost_basis: fmt(q.costBasis),
+    realized_pnl: fmt(q.realizedPnl),
+    locked_amount: fmt(o.lockedAmount),
+    released_amount: fmt(q.side === 'buy' ? max(o.lockedAmount.minus(q.total), ZERO) : ZERO),
+    position_after: {
+      quantity: fmt(q.positionAfter.quantity),
+      cost_basis: fmt(q.positionAfter.cost),
+      avg_entry_price: fmt(avg),
+    },
+    filled_at: o.at,
+  };
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Placing orders
+// ---------------------------------------------------------------------------------------------------------
+
+const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx: WalletContext): void => {
+  const at = ctx.now.toISOString();
+  const symbol = normalizeSymbol(request.symbol);
+  const { side, type } = request;
+  const quantity = parseField(request.quantity, 'quantity');
+  const price = type === 'limit' ? positivePrice(request.price, 'price', type) : null;
+  const trigger =
+    type === 'stop_loss' || type === 'take_profit'
+      ? positivePrice(request.triggerPrice, 'trigger_price', type)
+      : null;
+  const pair = ctx.pairs(symbol);
+  const session = requireSession(d.state);
+
+  // The first order of a UTC day records the day's opening equity (daily loss breaker, ARCHITECTURE §8).
+  const day = utcDay(ctx.now);
+  if (d.state.tradingDay?.day !== day) {
+    d.emit({
+      type: 'TradingDayOpened',
+      data: {
+        session_id: session.id,
+        day,
+        equity: fmt(roundHalfEven8(walletEquity(d.state, priceOf(ctx)))),
+        opened_at: at,
+      },
+    });
+  }
+  const state = d.state;
+  const baseAsset = pair?.baseAsset ?? symbol.replace(/USDT$/, '');
+  const market = (): QuotedPrice => {
+    const quoted = ctx.prices(symbol);
+    if (!quoted) throw new DomainError('PRICE_NOT_AVAILABLE', `no price for ${symbol} yet`, { symbol });
+    return quoted;
+  };
+  const reference = (): Dec => (type === 'market' ? dec(market().price) : (price ?? trigger!));
+  const holding = state.holdings[baseAsset];
+  const terms: PendingTerms | null = type === 'market' ? null : { side, type, level: (price ?? trigger)! };
+  let marketQuote: FillQuote | undefined;
+  const quoteMarket = (): FillQuote => {
+    marketQuote ??= quoteFill(state, ctx, {
+      symbol,
+      baseAsset,
+      side,
+      quantity,
+      reference: market(),
+      slippage: true,
+    });
+    return marketQuote;
+  };
+  const lock = (): Dec => (terms ? lockFor(terms, quantity, ctx.feeRate) : ZERO);
+
+  const failure = runRiskChain({
+    owner: { type: owner.ownerType, status: owner.status, accountStatus: owner.accountStatus },
+    order: { side, type, symbol, quantity },
+    profile: ctx.riskProfile,
+    pair,
+    startingBalance: session.startingBalance,
+    dayOpeningEquity: () => state.tradingDay!.openingEquity,
+    equity: () => walletEquity(state, priceOf(ctx)),
+    referencePrice: reference,
+    markPrice: () => {
+      const quoted = ctx.prices(symbol);
+      return quoted ? dec(quoted.price) : reference();
+    },
+    availableCash: state.cash,
+    exposureQuantity: () => {
+      let exposure = holding?.quantity ?? ZERO;
+      for (const o of Object.values(state.openOrders)) {
+        if (o.symbol === symbol && o.side === 'buy') exposure = exposure.plus(o.quantity);
+      }
+      return exposure;
+    },
+    openOrders: Object.keys(state.openOrders).length,
+    requirement: () => {
+      if (side === 'sell') {
+        const free = holding ? holding.quantity.minus(holding.locked) : ZERO;
+        return { asset: baseAsset, required: quantity, available: free };
+      }
+      return {
+        asset: 'USDT',
+        required: type === 'market' ? quoteMarket().total : lock(),
+        available: state.cash,
+      };
+    },
+  });
+
+  const orderId = ctx.newId();
+  if (failure) {
+    d.emit({
+      type: 'OrderRejected',
+      data: {
+        order_id: orderId,
+        session_id: session.id,
+        symbol,
+        side,
+        type,
+        quantity: fmt(quantity),
+        price: fmtOrNull(price),
+        trigger_price: fmtOrNull(trigger),
+        step: failure.step,
+        rule: failure.rule,
+        code: failure.code,
+        message: failure.message,
+        details: failure.details,
+        idempotency_key: request.idempotencyKey ?? null,
+        request_hash: request.requestHash ?? null,
+        rejected_at: at,
+      },
+    });
+    return;
+  }
+
+  const locked = lock();
+  d.emit({
+    type: 'OrderPlaced',
+    data: {
+      order_id: orderId,
+      session_id: session.id,
+      symbol,
+      base_asset: baseAsset,
+      side,
+      type,
+      quantity: fmt(quantity),
+      price: fmtOrNull(price),
+      trigger_price: fmtOrNull(trigger),
+      locked_amount: fmt(locked),
+      lock_asset: side === 'buy' ? 'USDT' : baseAsset,
+      fee_rate: ctx.feeRate.toFixed(),
+      idempotency_key: request.idempotencyKey ?? null,
+      request_hash: request.requestHash ?? null,
+      placed_at: at,
+    },
+  });
+  if (type === 'market') {
+    d.emit({
+      type: 'OrderFilled',
+      data: fillData(quoteMarket(), {
+        orderId,
+        tradeId: ctx.newId(),
+        sessionId: session.id,
+        type,
+        trigger: 'market',
+        lockedAmount: ZERO,
+        at,
+      }),
+    });
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Matching: a pending order reached
+// ---------------------------------------------------------------------------------------------------------
+
+const fillPending = (
+  d: Decision,
+  command: Extract<WalletCommand, { type: 'FillOrder' }>['data'],
+  ctx: WalletContext,
+): void => {
+  const order = d.state.openOrders[command.orderId];
+  if (!order) return; // already filled or cancelled: nothing to do (idempotent)
+  const price = parseField(command.price, 'price');
+  const level = (order.type === 'limit' ? order.price : order.triggerPrice)!;
+  if (!isTriggered({ side: order.side, type: order.type, level }, price)) return;
+  const at = ctx.now.toISOString();
+  const reference: QuotedPrice = { price: fmt(price), timestamp: command.time, source: command.source };
+  const quote = quoteFill(d.state, ctx, {
+    symbol: order.symbol,
+    baseAsset: order.baseAsset,
+    side: order.side,
+    quantity: order.quantity,
+    reference,
+    // A limit order fills at its limit price; a triggered stop like a market order at the triggering price.
+    slippage: order.type !== 'limit',
+    ...(order.type === 'limit' ? { executedPrice: order.price! } : {}),
+  });
+  if (order.side === 'buy' && quote.total.gt(order.lockedAmount.plus(d.state.cash))) {
+    // A price gap made the fill dearer than the lock plus the free cash (ARCHITECTURE §8): cancel, release.
+    cancel(d, order, 'insufficient_balance', at, {
+      trigger_price_seen: fmt(price),
+      required: fmt(quote.total),
+    });
+    return;
+  }
+  d.emit({
+    type: 'OrderFilled',
+    data: fillData(quote, {
+      orderId: order.orderId,
+      tradeId: ctx.newId(),
+      sessionId: order.sessionId,
+      type: order.type,
+      trigger: order.type,
+      lockedAmount: order.lockedAmount,
+      at,
+    }),
+  });
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// The decider
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * Decides a wallet command (ARCHITECTURE §8, the trading rules; `docs/trading-rules.md`):
+ * - every command that names the owner first opens the wallet (`WalletOpened`, `SessionStarted`) or, when the
+ *   owner's session changed (agent reset), resets to it;
+ * - `PlaceOrder`: opens the UTC trading day if needed, runs the 8-step risk chain (a failure is recorded as
+ *   `OrderRejected`, the command layer then answers with its error), then places the order with its lock and,
+ *   for a market order, fills it at once; a market order without a price is refused (`PRICE_NOT_AVAILABLE`,
+ *   nothing recorded); bad decimals and a missing limit/trigger price are `VALIDATION_ERROR` (nothing recorded);
+ * - `FillOrder`: fills an open order the price reaches (limit at its limit, stops at the price with slippage), or
+ *   cancels a buy whose gap-priced fill exceeds lock + cash; anything else decides nothing;
+ * - `CancelOrder`: an open order → `OrderCancelled`; not open → `ORDER_NOT_FOUND` (the command layer tells a
+ *   finished order, `ORDER_NOT_CANCELLABLE`, from an unknown one with the read model);
+ * - `CancelAllOrders`: every open order, in one decision;
+ * - `ResetWallet`: cancels, closes at market, records the session's result, starts a new session.
+ */
+export const decideWallet = (
+  command: WalletCommand,
+  state: WalletState,
+  ctx: WalletContext,
+): WalletEvent[] => {
+  const d = new Decision(state);
+  switch (command.type) {
+    case 'OpenWallet':
+      prelude(d, command.data.owner, ctx);
+      break;
+    case 'PlaceOrder':
+      prelude(d, command.data.owner, ctx);
+      placeOrder(d, command.data.order, command.data.owner, ctx);
+      break;
+    case 'FillOrder':
+      fillPending(d, command.data, ctx);
+      break;
+    case 'CancelOrder': {
+      const order = state.openOrders[command.data.orderId];
+      if (!order) {
+        throw new DomainError('ORDER_NOT_FOUND', 'no open order with this id', {
+          order_id: command.data.orderId,
+        });
+      }
+      cancel(d, order, 'user', ctx.now.toISOString());
+      break;
+    }
+    case 'CancelAllOrders':
+      for (const order of Object.values(state.openOrders))
+        cancel(d, order, 'cancel_all', ctx.now.toISOString());
+      break;
+    case 'ResetWallet': {
+      prelude(d, command.data.owner, ctx);
+      const starting =
+        command.data.startingBalance !== undefined
+          ? parseField(command.data.startingBalance, 'new_starting_balance')
+          : dec(command.data.owner.startingBalance);
+      if (starting.lte(0)) {
+        throw new DomainError('VALIDATION_ERROR', 'new_starting_balance must be greater than 0', {
+          field: 'new_starting_balance',
+        });
+      }
+      reset(d, ctx, {
+        reason: 'reset',
+        sessionId: ctx.newId(),
+        startingBalance: starting,
+        ownerSessionId: d.state.session!.ownerSessionId,
+      });
+      break;
+    }
+  }
+  return d.events;
+};
+
+/** The wallet decider (`wallet-{owner_id}` streams). */
+export const walletDecider: Decider<WalletState, WalletCommand, WalletEvent, WalletContext> = {
+  initialState: initialWalletState,
+  evolve: evolveWallet,
+  decide: decideWallet,
+};

@@ -1,0 +1,218 @@
+import type { DomainEvent } from '../shared/decider';
+import type { ErrorCode } from '../shared/errors';
+import type { OrderSide, OrderType } from '../trading/orders';
+import type { RiskRule } from '../trading/risk';
+
+/**
+ * Events of the `wallet-{owner_id}` stream: the trading ledger of an account or an agent (ARCHITECTURE §4, §8;
+ * catalogue in `docs/events.md`). Money, prices and quantities are decimal strings with 8 places, never floats;
+ * timestamps ISO 8601 UTC (business time: virtual in backtests). Every figure a fill changes is recorded with
+ * the inputs that produced it, so an auditor can recompute it from the event alone.
+ */
+export type WalletEvent =
+  | DomainEvent<'WalletOpened', WalletOpenedData>
+  | DomainEvent<'SessionStarted', SessionStartedData>
+  | DomainEvent<'TradingDayOpened', TradingDayOpenedData>
+  | DomainEvent<'OrderPlaced', OrderPlacedData>
+  | DomainEvent<'OrderFilled', OrderFilledData>
+  | DomainEvent<'OrderCancelled', OrderCancelledData>
+  | DomainEvent<'OrderRejected', OrderRejectedData>
+  | DomainEvent<'WalletReset', WalletResetData>;
+
+/** Who owns a wallet. */
+export type OwnerType = 'account' | 'agent';
+
+/** The wallet's first event. */
+export interface WalletOpenedData {
+  /** The owner: the account id or the agent id (the stream is `wallet-{owner_id}`). */
+  owner_id: string;
+  owner_type: OwnerType;
+  account_id: string;
+  opened_at: string;
+}
+
+/** Why a session started. */
+export type SessionReason = 'opened' | 'reset' | 'owner_reset';
+
+/**
+ * A trading session started: cash is the starting balance, nothing held, nothing open. Follows `WalletOpened`
+ * (reason `opened`) or `WalletReset` (reason `reset`: `POST /account/reset`; `owner_reset`: the agent was reset,
+ * `POST /agents/{id}/reset`, and the wallet follows the agent's new session).
+ */
+export interface SessionStartedData {
+  session_id: string;
+  /** USDT. */
+  starting_balance: string;
+  /** The owner record's session this wallet follows (the account's or agent's `session_id`). */
+  owner_session_id: string;
+  reason: SessionReason;
+  started_at: string;
+}
+
+/** The first order of a UTC day: the equity the daily loss breaker measures against (ARCHITECTURE §8). */
+export interface TradingDayOpenedData {
+  session_id: string;
+  /** `YYYY-MM-DD` (UTC). */
+  day: string;
+  /** cash + locked cash + Σ quantity × price at that moment, USDT. */
+  equity: string;
+  opened_at: string;
+}
+
+/** An order passed the risk chain. A market order's `OrderFilled` follows in the same append. */
+export interface OrderPlacedData {
+  order_id: string;
+  session_id: string;
+  symbol: string;
+  base_asset: string;
+  side: OrderSide;
+  type: OrderType;
+  quantity: string;
+  /** Limit price (limit orders), else null. */
+  price: string | null;
+  /** Trigger price (stop_loss, take_profit), else null. */
+  trigger_price: string | null;
+  /** Collateral held while the order is open: USDT for buys, the base quantity for sells; 0 for market. */
+  locked_amount: string;
+  /** `USDT` or the base asset. */
+  lock_asset: string;
+  /** Fee rate the lock was sized with. */
+  fee_rate: string;
+  /** SHA-256 of the credential and the client's `Idempotency-Key`, or null. */
+  idempotency_key: string | null;
+  /** SHA-256 of the canonical request body (same key + other body → 409). */
+  request_hash: string | null;
+  placed_at: string;
+}
+
+/** What made a fill happen. */
+export type FillTrigger = 'market' | 'limit' | 'stop_loss' | 'take_profit' | 'reset';
+
+/** Where a fill's reference price came from (`files`, `binance`, `synthetic`; `avg_entry` for a reset without price). */
+export type PriceSource = string;
+
+/** The position of the fill's base asset after the fill. */
+export interface PositionAfter {
+  quantity: string;
+  cost_basis: string;
+  /** cost_basis / quantity rounded half-even to 8 places; 0 when flat. */
+  avg_entry_price: string;
+}
+
+/**
+ * An order filled (whole). Buys: `total = notional + fee` leaves the wallet (from the order's lock first; the
+ * unused rest of the lock, `released_amount`, returns to available cash). Sells: `total = notional − fee` comes
+ * in, `realized_pnl = notional − cost_basis` (the sold share of the position's cost).
+ */
+export interface OrderFilledData {
+  order_id: string;
+  trade_id: string;
+  session_id: string;
+  symbol: string;
+  base_asset: string;
+  side: OrderSide;
+  type: OrderType;
+  trigger: FillTrigger;
+  quantity: string;
+  /** The market price the fill was decided on, its time and source (ARCHITECTURE §7, §17). */
+  reference_price: string;
+  reference_time: string;
+  price_source: PriceSource;
+  /** Slippage inputs: the pair's 24h quote volume and the participation in % (null: none known / no slippage). */
+  quote_volume_24h: string | null;
+  participation_pct: string | null;
+  slippage_pct: string;
+  executed_price: string;
+  /** quantity × executed_price, rounded half-even to 8 places. */
+  notional: string;
+  fee_rate: string;
+  fee: string;
+  total: string;
+  /** Cost added to the position (buy: the notional) or removed from it (sell: its sold share). */
+  cost_basis: string;
+  /** Sell: notional − cost_basis; buy: 0. Fees are separate (`net = total − fees`). */
+  realized_pnl: string;
+  /** The order's lock consumed by the fill (0 for market orders). */
+  locked_amount: string;
+  /** Buy: the part of the lock returned to available cash (lock − total, not below 0). Sell: 0. */
+  released_amount: string;
+  position_after: PositionAfter;
+  filled_at: string;
+}
+
+/** Why an order was cancelled. */
+export type CancelReason = 'user' | 'cancel_all' | 'reset' | 'owner_reset' | 'insufficient_balance';
+
+/** An open order was cancelled; its whole lock is released. */
+export interface OrderCancelledData {
+  order_id: string;
+  session_id: string;
+  symbol: string;
+  reason: CancelReason;
+  unlocked_amount: string;
+  unlocked_asset: string;
+  /** Set for `insufficient_balance`: the triggering price and what the fill would have cost. */
+  trigger_price_seen?: string;
+  required?: string;
+  cancelled_at: string;
+}
+
+/** An order failed the risk chain (ARCHITECTURE §8): recorded, status `rejected`, listed by `GET /trade/orders`. */
+export interface OrderRejectedData {
+  order_id: string;
+  session_id: string;
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  quantity: string;
+  price: string | null;
+  trigger_price: string | null;
+  /** Step 1–8 of the chain and its rule name. */
+  step: number;
+  rule: RiskRule;
+  code: ErrorCode;
+  message: string;
+  details: Record<string, unknown>;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  rejected_at: string;
+}
+
+/**
+ * The session ended by a reset: every order was cancelled and every position closed at market (those events
+ * precede this one); a `SessionStarted` follows. History is kept.
+ */
+export interface WalletResetData {
+  previous_session_id: string;
+  previous_started_at: string;
+  /** Equity when the session ended (after closing), USDT. */
+  ending_equity: string;
+  /** ending equity − the session's starting balance (net of fees). */
+  total_pnl: string;
+  realized_pnl: string;
+  fees_paid: string;
+  reason: Exclude<SessionReason, 'opened'>;
+  reset_at: string;
+}
+
+/** Every wallet event type, for projections' `eventTypes`. */
+export const WALLET_EVENT_TYPES = [
+  'WalletOpened',
+  'SessionStarted',
+  'TradingDayOpened',
+  'OrderPlaced',
+  'OrderFilled',
+  'OrderCancelled',
+  'OrderRejected',
+  'WalletReset',
+] as const satisfies readonly WalletEvent['type'][];
+
+/** The stream category of wallets. */
+export const WALLET_CATEGORY = 'wallet';
+
+/** Stream of one owner's wallet. */
+export const walletStreamId = (ownerId: string): string => `${WALLET_CATEGORY}-${ownerId}`;
+
+/** The owner id of a wallet stream, or undefined for another stream. */
+export const walletOwnerOf = (streamId: string): string | undefined =>
+  streamId.startsWith(`${WALLET_CATEGORY}-`) ? streamId.slice(WALLET_CATEGORY.length + 1) : undefined;

@@ -1,0 +1,267 @@
+import { type Dec, dec, ZERO } from '../trading/decimal';
+import type { OrderSide, OrderType } from '../trading/orders';
+import type { OwnerType, WalletEvent } from './events';
+
+/** A held base asset (a position: spot only, never negative). */
+export interface Holding {
+  asset: string;
+  /** The pair it trades in (`{asset}USDT`). */
+  symbol: string;
+  /** Total held, including what open sell orders lock. */
+  quantity: Dec;
+  /** Locked by open sell orders. */
+  locked: Dec;
+  /** Cost basis: Σ notional of buys minus the sold shares (fees excluded), USDT. */
+  cost: Dec;
+  /** When the position was opened (first fill after being flat). */
+  openedAt: string;
+}
+
+/** An order that is pending (open). */
+export interface OpenOrder {
+  orderId: string;
+  sessionId: string;
+  symbol: string;
+  baseAsset: string;
+  side: OrderSide;
+  type: Exclude<OrderType, 'market'>;
+  quantity: Dec;
+  price: Dec | null;
+  triggerPrice: Dec | null;
+  /** USDT (buys) or base quantity (sells). */
+  lockedAmount: Dec;
+  lockAsset: string;
+  placedAt: string;
+}
+
+/** The current session. */
+export interface Session {
+  id: string;
+  startingBalance: Dec;
+  startedAt: string;
+  /** The owner record's session this wallet follows (see `SessionStartedData.owner_session_id`). */
+  ownerSessionId: string;
+}
+
+/**
+ * The state of one wallet (the fold of its stream). Only what decisions need: open orders (bounded by
+ * `max_open_orders`) and holdings; filled, cancelled and rejected orders live in the read models.
+ * Figures of realized PnL and fees are those of the current session.
+ */
+export interface WalletState {
+  opened: boolean;
+  ownerId: string | null;
+  ownerType: OwnerType | null;
+  accountId: string | null;
+  session: Session | null;
+  /** Available (free) USDT. */
+  cash: Dec;
+  /** USDT locked by open buy orders. */
+  lockedCash: Dec;
+  holdings: Readonly<Record<string, Holding>>;
+  openOrders: Readonly<Record<string, OpenOrder>>;
+  realizedPnl: Dec;
+  feesPaid: Dec;
+  /** Closing fills (sells) this session and how many realized a profit (> 0). */
+  closedTrades: number;
+  winningTrades: number;
+  /** The current UTC trading day and its opening equity (daily loss breaker). */
+  tradingDay: { day: string; openingEquity: Dec } | null;
+  /** Time of the last event (business time). */
+  updatedAt: string | null;
+}
+
+/** The state of a wallet with no events. */
+export const initialWalletState = (): WalletState => ({
+  opened: false,
+  ownerId: null,
+  ownerType: null,
+  accountId: null,
+  session: null,
+  cash: ZERO,
+  lockedCash: ZERO,
+  holdings: {},
+  openOrders: {},
+  realizedPnl: ZERO,
+  feesPaid: ZERO,
+  closedTrades: 0,
+  winningTrades: 0,
+  tradingDay: null,
+  updatedAt: null,
+});
+
+const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
+  const { [key]: _removed, ...rest } = record;
+  return rest;
+};
+
+/**
+ * Folds one wallet event (pure; never mutates `state`). Amounts are taken from the event as recorded: the
+ * decider computed them, `evolve` only books them.
+ */
+export const evolveWallet = (state: WalletState, event: WalletEvent): WalletState => {
+  switch (event.type) {
+    case 'WalletOpened': {
+      const d = event.data;
+      return {
+        ...state,
+        opened: true,
+        ownerId: d.owner_id,
+        ownerType: d.owner_type,
+        accountId: d.account_id,
+        updatedAt: d.opened_at,
+      };
+    }
+    case 'SessionStarted': {
+      const d = event.data;
+      return {
+        ...state,
+        session: {
+          id: d.session_id,
+          startingBalance: dec(d.starting_balance),
+          startedAt: d.started_at,
+          ownerSessionId: d.owner_session_id,
+        },
+        cash: dec(d.starting_balance),
+        lockedCash: ZERO,
+        holdings: {},
+        openOrders: {},
+        realizedPnl: ZERO,
+        feesPaid: ZERO,
+        closedTrades: 0,
+        winningTrades: 0,
+        tradingDay: null,
+        updatedAt: d.started_at,
+      };
+    }
+    case 'TradingDayOpened':
+      return {
+        ...state,
+        tradingDay: { day: event.data.day, openingEquity: dec(event.data.equity) },
+        updatedAt: event.data.opened_at,
+      };
+    case 'OrderPlaced': {
+      const d = event.data;
+      if (d.type === 'market') return { ...state, updatedAt: d.placed_at };
+      const lock = dec(d.locked_amount);
+      const order: OpenOrder = {
+        orderId: d.order_id,
+        sessionId: d.session_id,
+        symbol: d.symbol,
+        baseAsset: d.base_asset,
+        side: d.side,
+        type: d.type,
+        quantity: dec(d.quantity),
+        price: d.price === null ? null : dec(d.price),
+        triggerPrice: d.trigger_price === null ? null : dec(d.trigger_price),
+        lockedAmount: lock,
+        lockAsset: d.lock_asset,
+        placedAt: d.placed_at,
+      };
+      const next = {
+        ...state,
+        openOrders: { ...state.openOrders, [d.order_id]: order },
+        updatedAt: d.placed_at,
+      };
+      if (d.side === 'buy')
+        return { ...next, cash: state.cash.minus(lock), lockedCash: state.lockedCash.plus(lock) };
+      const holding = state.holdings[d.base_asset];
+      if (!holding) return next; // unreachable: the decider only places sells of held quantity
+      return {
+        ...next,
+        holdings: { ...state.holdings, [d.base_asset]: { ...holding, locked: holding.locked.plus(lock) } },
+      };
+    }
+    case 'OrderFilled': {
+      const d = event.data;
+      const wasOpen = state.openOrders[d.order_id] !== undefined;
+      const openOrders = wasOpen ? without(state.openOrders, d.order_id) : state.openOrders;
+      const locked = dec(d.locked_amount);
+      const total = dec(d.total);
+      const prev = state.holdings[d.base_asset];
+      const after = d.position_after;
+      const holdings: Record<string, Holding> = { ...state.holdings };
+      if (dec(after.quantity).isZero()) {
+        delete holdings[d.base_asset];
+      } else {
+        holdings[d.base_asset] = {
+          asset: d.base_asset,
+          symbol: d.symbol,
+          quantity: dec(after.quantity),
+          locked: d.side === 'sell' ? (prev?.locked ?? ZERO).minus(locked) : (prev?.locked ?? ZERO),
+          cost: dec(after.cost_basis),
+          openedAt: prev?.openedAt ?? d.filled_at,
+        };
+      }
+      const realized = dec(d.realized_pnl);
+      const base = {
+        ...state,
+        openOrders,
+        holdings,
+        feesPaid: state.feesPaid.plus(d.fee),
+        updatedAt: d.filled_at,
+      };
+      if (d.side === 'buy') {
+        return {
+          ...base,
+          lockedCash: state.lockedCash.minus(locked),
+          cash: state.cash.plus(locked).minus(total),
+        };
+      }
+      return {
+        ...base,
+        cash: state.cash.plus(total),
+        realizedPnl: state.realizedPnl.plus(realized),
+        closedTrades: state.closedTrades + 1,
+        winningTrades: state.winningTrades + (realized.gt(0) ? 1 : 0),
+      };
+    }
+    case 'OrderCancelled': {
+      const d = event.data;
+      const order = state.openOrders[d.order_id];
+      if (!order) return { ...state, updatedAt: d.cancelled_at };
+      const amount = dec(d.unlocked_amount);
+      const next = { ...state, openOrders: without(state.openOrders, d.order_id), updatedAt: d.cancelled_at };
+      if (order.side === 'buy') {
+        return { ...next, cash: state.cash.plus(amount), lockedCash: state.lockedCash.minus(amount) };
+      }
+      const holding = state.holdings[order.baseAsset];
+      if (!holding) return next;
+      return {
+        ...next,
+        holdings: {
+          ...state.holdings,
+          [order.baseAsset]: { ...holding, locked: holding.locked.minus(amount) },
+        },
+      };
+    }
+    case 'OrderRejected':
+      return { ...state, updatedAt: event.data.rejected_at };
+    case 'WalletReset':
+      // The new session's `SessionStarted` (same append) restores cash and clears the rest.
+      return { ...state, updatedAt: event.data.reset_at };
+  }
+};
+
+/** Price lookup for valuation: the current price of a symbol, or undefined when none is known. */
+export type PriceOf = (symbol: string) => Dec | undefined;
+
+/**
+ * Equity: available cash + locked cash + Σ quantity × current price (spec "Balance": `total_equity_usdt`).
+ * A holding without a known price is valued at its cost basis. Exact (not rounded).
+ */
+export const walletEquity = (state: WalletState, priceOf: PriceOf): Dec => {
+  let equity = state.cash.plus(state.lockedCash);
+  for (const h of Object.values(state.holdings)) {
+    const price = priceOf(h.symbol);
+    equity = equity.plus(price ? h.quantity.times(price) : h.cost);
+  }
+  return equity;
+};
+
+/** Σ cost basis of all holdings. */
+export const totalCost = (state: WalletState): Dec => {
+  let total = ZERO;
+  for (const h of Object.values(state.holdings)) total = total.plus(h.cost);
+  return total;
+};

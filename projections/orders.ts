@@ -1,0 +1,383 @@
+import { type ColumnType, type Insertable, type Kysely, sql } from 'kysely';
+import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
+import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
+import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { Projection } from './projection';
+
+type Timestamp = ColumnType<Date, string, string>;
+type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
+type Numeric = string;
+
+/** Order statuses (spec "Order"). `partially_filled` is reserved for liquidity-capped fills. */
+export type OrderStatus = 'pending' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
+
+/** Row of `orders`: one per order of every wallet (placed, rejected, or a reset's closing fill). */
+export interface OrdersTable {
+  order_id: string;
+  /** The wallet owner (account or agent id): ownership checks compare it with the caller. */
+  owner_id: string;
+  session_id: string;
+  /** Stream revision of the order's first event: orders of a wallet in placement order. */
+  seq: number;
+  symbol: string;
+  side: 'buy' | 'sell';
+  type: 'market' | 'limit' | 'stop_loss' | 'take_profit';
+  status: OrderStatus;
+  quantity: Numeric;
+  price: Numeric | null;
+  trigger_price: Numeric | null;
+  locked_amount: Numeric;
+  lock_asset: string;
+  executed_price: Numeric | null;
+  executed_qty: Numeric | null;
+  reference_price: Numeric | null;
+  price_source: string | null;
+  slippage_pct: Numeric | null;
+  fee: Numeric | null;
+  total_cost: Numeric | null;
+  realized_pnl: Numeric | null;
+  /** What filled it: `market`, `limit`, `stop_loss`, `take_profit`, `reset`. */
+  fill_trigger: string | null;
+  unlocked_amount: Numeric | null;
+  cancel_reason: string | null;
+  reject_code: string | null;
+  reject_rule: string | null;
+  reject_step: number | null;
+  reject_message: string | null;
+  reject_details: ColumnType<unknown, string | null, string | null>;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  created_at: Timestamp;
+  filled_at: NullableTimestamp;
+  cancelled_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
+/** Row of `trades`: one per fill (spec "Trade fill"), with the fill's slippage inputs and realized PnL. */
+export interface TradesTable {
+  trade_id: string;
+  order_id: string;
+  owner_id: string;
+  session_id: string;
+  /** Stream revision of the fill: newest first ordering. */
+  seq: number;
+  symbol: string;
+  side: 'buy' | 'sell';
+  type: string;
+  fill_trigger: string;
+  quantity: Numeric;
+  price: Numeric;
+  reference_price: Numeric;
+  price_source: string;
+  participation_pct: Numeric | null;
+  slippage_pct: Numeric;
+  notional: Numeric;
+  fee: Numeric;
+  total: Numeric;
+  cost_basis: Numeric;
+  realized_pnl: Numeric;
+  executed_at: Timestamp;
+}
+
+type OrderRow = Required<Insertable<OrdersTable>>;
+type TradeRow = Insertable<TradesTable>;
+
+const emptyOrder = (): Omit<
+  OrderRow,
+  | 'order_id'
+  | 'owner_id'
+  | 'session_id'
+  | 'seq'
+  | 'symbol'
+  | 'side'
+  | 'type'
+  | 'status'
+  | 'quantity'
+  | 'created_at'
+  | 'updated_at'
+> => ({
+  price: null,
+  trigger_price: null,
+  locked_amount: '0',
+  lock_asset: 'USDT',
+  executed_price: null,
+  executed_qty: null,
+  reference_price: null,
+  price_source: null,
+  slippage_pct: null,
+  fee: null,
+  total_cost: null,
+  realized_pnl: null,
+  fill_trigger: null,
+  unlocked_amount: null,
+  cancel_reason: null,
+  reject_code: null,
+  reject_rule: null,
+  reject_step: null,
+  reject_message: null,
+  reject_details: null,
+  idempotency_key: null,
+  request_hash: null,
+  filled_at: null,
+  cancelled_at: null,
+});
+
+type DB = Kysely<{ orders: OrdersTable; trades: TradesTable }>;
+
+const chunks = <T>(rows: T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+};
+
+/**
+ * `orders` and `trades` (ARCHITECTURE §6): every order of every wallet with its status, fill and cancel or
+ * rejection details, and every fill. A batch is folded in memory first (an order placed and filled in the same
+ * batch is one insert), then written with multi-row inserts. A `StreamDeleted` of `wallet-{owner}` removes the
+ * owner's rows. Deterministic: values from event data, ordering from stream revisions.
+ */
+export const ordersProjection: Projection = {
+  name: 'orders',
+  version: 1,
+  tables: ['orders', 'trades'],
+  eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
+  async createTables(db, schema) {
+    const s = db.schema.withSchema(schema);
+    await s
+      .createTable('orders')
+      .addColumn('order_id', 'text', (c) => c.primaryKey())
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('symbol', 'text', (c) => c.notNull())
+      .addColumn('side', 'text', (c) => c.notNull())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('price', 'numeric(38, 8)')
+      .addColumn('trigger_price', 'numeric(38, 8)')
+      .addColumn('locked_amount', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('lock_asset', 'text', (c) => c.notNull())
+      .addColumn('executed_price', 'numeric(38, 8)')
+      .addColumn('executed_qty', 'numeric(38, 8)')
+      .addColumn('reference_price', 'numeric(38, 8)')
+      .addColumn('price_source', 'text')
+      .addColumn('slippage_pct', 'numeric(38, 8)')
+      .addColumn('fee', 'numeric(38, 8)')
+      .addColumn('total_cost', 'numeric(38, 8)')
+      .addColumn('realized_pnl', 'numeric(38, 8)')
+      .addColumn('fill_trigger', 'text')
+      .addColumn('unlocked_amount', 'numeric(38, 8)')
+      .addColumn('cancel_reason', 'text')
+      .addColumn('reject_code', 'text')
+      .addColumn('reject_rule', 'text')
+      .addColumn('reject_step', 'integer')
+      .addColumn('reject_message', 'text')
+      .addColumn('reject_details', 'jsonb')
+      .addColumn('idempotency_key', 'text')
+      .addColumn('request_hash', 'text')
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('filled_at', 'timestamptz')
+      .addColumn('cancelled_at', 'timestamptz')
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await s.createIndex('orders_owner_seq').on('orders').columns(['owner_id', 'seq']).execute();
+    await s.createIndex('orders_owner_status').on('orders').columns(['owner_id', 'status', 'seq']).execute();
+    await s
+      .createIndex('orders_owner_idempotency')
+      .on('orders')
+      .columns(['owner_id', 'idempotency_key'])
+      .where(sql.ref('idempotency_key'), 'is not', null)
+      .execute();
+    await s
+      .createTable('trades')
+      .addColumn('trade_id', 'text', (c) => c.primaryKey())
+      .addColumn('order_id', 'text', (c) => c.notNull())
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('symbol', 'text', (c) => c.notNull())
+      .addColumn('side', 'text', (c) => c.notNull())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('fill_trigger', 'text', (c) => c.notNull())
+      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('reference_price', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('price_source', 'text', (c) => c.notNull())
+      .addColumn('participation_pct', 'numeric(38, 8)')
+      .addColumn('slippage_pct', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('notional', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('fee', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('total', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('cost_basis', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await s.createIndex('trades_owner_seq').on('trades').columns(['owner_id', 'seq']).execute();
+    await s.createIndex('trades_owner_time').on('trades').columns(['owner_id', 'executed_at']).execute();
+  },
+  async apply(db: DB, events: readonly RecordedEvent[]) {
+    let inserts = new Map<string, OrderRow>();
+    let updates: { orderId: string; set: Partial<OrderRow> }[] = [];
+    let trades: TradeRow[] = [];
+
+    const flush = async () => {
+      for (const rows of chunks([...inserts.values()], 500))
+        await db.insertInto('orders').values(rows).execute();
+      for (const u of updates)
+        await db.updateTable('orders').set(u.set).where('order_id', '=', u.orderId).execute();
+      for (const rows of chunks(trades, 1000)) await db.insertInto('trades').values(rows).execute();
+      inserts = new Map();
+      updates = [];
+      trades = [];
+    };
+    const change = (orderId: string, set: Partial<OrderRow>) => {
+      const row = inserts.get(orderId);
+      if (row) Object.assign(row, set);
+      else updates.push({ orderId, set });
+    };
+
+    for (const e of events) {
+      if (e.streamId === DELETIONS_STREAM) {
+        const owner = walletOwnerOf((e.data as StreamDeletedData).stream_id);
+        if (!owner) continue;
+        await flush();
+        await db.deleteFrom('orders').where('owner_id', '=', owner).execute();
+        await db.deleteFrom('trades').where('owner_id', '=', owner).execute();
+        continue;
+      }
+      const owner = walletOwnerOf(e.streamId);
+      if (!owner) continue;
+      const event = { type: e.type, data: e.data } as WalletEvent;
+      switch (event.type) {
+        case 'OrderPlaced': {
+          const d = event.data;
+          inserts.set(d.order_id, {
+            ...emptyOrder(),
+            order_id: d.order_id,
+            owner_id: owner,
+            session_id: d.session_id,
+            seq: e.revision,
+            symbol: d.symbol,
+            side: d.side,
+            type: d.type,
+            status: 'pending',
+            quantity: d.quantity,
+            price: d.price,
+            trigger_price: d.trigger_price,
+            locked_amount: d.locked_amount,
+            lock_asset: d.lock_asset,
+            idempotency_key: d.idempotency_key,
+            request_hash: d.request_hash,
+            created_at: d.placed_at,
+            updated_at: d.placed_at,
+          });
+          break;
+        }
+        case 'OrderRejected': {
+          const d = event.data;
+          inserts.set(d.order_id, {
+            ...emptyOrder(),
+            order_id: d.order_id,
+            owner_id: owner,
+            session_id: d.session_id,
+            seq: e.revision,
+            symbol: d.symbol,
+            side: d.side,
+            type: d.type,
+            status: 'rejected',
+            quantity: d.quantity,
+            price: d.price,
+            trigger_price: d.trigger_price,
+            reject_code: d.code,
+            reject_rule: d.rule,
+            reject_step: d.step,
+            reject_message: d.message,
+            reject_details: JSON.stringify(d.details),
+            idempotency_key: d.idempotency_key,
+            request_hash: d.request_hash,
+            created_at: d.rejected_at,
+            updated_at: d.rejected_at,
+          });
+          break;
+        }
+        case 'OrderFilled': {
+          const d = event.data;
+          const filled: Partial<OrderRow> = {
+            status: 'filled',
+            executed_price: d.executed_price,
+            executed_qty: d.quantity,
+            reference_price: d.reference_price,
+            price_source: d.price_source,
+            slippage_pct: d.slippage_pct,
+            fee: d.fee,
+            total_cost: d.total,
+            realized_pnl: d.realized_pnl,
+            fill_trigger: d.trigger,
+            filled_at: d.filled_at,
+            updated_at: d.filled_at,
+          };
+          if (d.trigger === 'reset') {
+            // A reset's closing fill has no OrderPlaced: it is its own (market) order.
+            inserts.set(d.order_id, {
+              ...emptyOrder(),
+              order_id: d.order_id,
+              owner_id: owner,
+              session_id: d.session_id,
+              seq: e.revision,
+              symbol: d.symbol,
+              side: d.side,
+              type: d.type,
+              status: 'filled',
+              quantity: d.quantity,
+              lock_asset: d.side === 'buy' ? 'USDT' : d.base_asset,
+              created_at: d.filled_at,
+              updated_at: d.filled_at,
+              ...filled,
+            } as OrderRow);
+          } else {
+            change(d.order_id, filled);
+          }
+          trades.push({
+            trade_id: d.trade_id,
+            order_id: d.order_id,
+            owner_id: owner,
+            session_id: d.session_id,
+            seq: e.revision,
+            symbol: d.symbol,
+            side: d.side,
+            type: d.type,
+            fill_trigger: d.trigger,
+            quantity: d.quantity,
+            price: d.executed_price,
+            reference_price: d.reference_price,
+            price_source: d.price_source,
+            participation_pct: d.participation_pct,
+            slippage_pct: d.slippage_pct,
+            notional: d.notional,
+            fee: d.fee,
+            total: d.total,
+            cost_basis: d.cost_basis,
+            realized_pnl: d.realized_pnl,
+            executed_at: d.filled_at,
+          });
+          break;
+        }
+        case 'OrderCancelled': {
+          const d = event.data;
+          change(d.order_id, {
+            status: 'cancelled',
+            unlocked_amount: d.unlocked_amount,
+            cancel_reason: d.reason,
+            cancelled_at: d.cancelled_at,
+            updated_at: d.cancelled_at,
+          });
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    await flush();
+  },
+};

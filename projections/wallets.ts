@@ -1,0 +1,457 @@
+import { type ColumnType, type Kysely, sql } from 'kysely';
+import { type Dec, dec, fmt, ZERO } from '../domain/trading/decimal';
+import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
+import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
+import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { Projection } from './projection';
+
+type Timestamp = ColumnType<Date, string, string>;
+type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
+type Numeric = string;
+
+/** Row of `wallets`: one per wallet (account or agent): its current session and trading day. */
+export interface WalletsTable {
+  owner_id: string;
+  owner_type: 'account' | 'agent';
+  account_id: string;
+  session_id: string;
+  /** The owner record's session the wallet follows (an agent reset changes the agent's; see SessionStarted). */
+  owner_session_id: string;
+  /** Current UTC trading day and the equity it opened with (daily loss breaker), or null. */
+  trading_day: string | null;
+  day_opening_equity: Numeric | null;
+  opened_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Row of `wallet_sessions`: one per session of each wallet; history is kept across resets. */
+export interface WalletSessionsTable {
+  owner_id: string;
+  session_id: string;
+  starting_balance: Numeric;
+  reason: string;
+  started_at: Timestamp;
+  /** Set when a reset ended the session. */
+  ended_at: NullableTimestamp;
+  end_reason: string | null;
+  ending_equity: Numeric | null;
+  total_pnl: Numeric | null;
+  realized_pnl: Numeric;
+  fees_paid: Numeric;
+  fills: number;
+  closed_trades: number;
+  winning_trades: number;
+}
+
+/** Row of `balances`: USDT and each held base asset of a wallet's current session. */
+export interface BalancesTable {
+  owner_id: string;
+  asset: string;
+  available: Numeric;
+  locked: Numeric;
+  updated_at: Timestamp;
+}
+
+/** Row of `positions`: each non-zero holding (spec "Position": any non-zero holding of a base asset). */
+export interface PositionsTable {
+  owner_id: string;
+  asset: string;
+  symbol: string;
+  session_id: string;
+  quantity: Numeric;
+  cost_basis: Numeric;
+  avg_entry_price: Numeric;
+  opened_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+type DB = Kysely<{
+  wallets: WalletsTable;
+  wallet_sessions: WalletSessionsTable;
+  balances: BalancesTable;
+  positions: PositionsTable;
+}>;
+
+/** A wallet's changes within one batch, folded before writing. */
+interface OwnerBatch {
+  /** A session started in this batch: the balances and positions before it are replaced. */
+  replaced: boolean;
+  balances: Map<string, { available: Dec; locked: Dec; at: string }>;
+  positions: Map<
+    string,
+    {
+      symbol: string;
+      sessionId: string;
+      quantity: string;
+      cost: string;
+      avg: string;
+      openedAt: string;
+      at: string;
+      reopened: boolean;
+    }
+  >;
+  /** Assets whose position went flat during the batch (deleted unless reopened). */
+  flat: Set<string>;
+  sessions: Map<string, SessionDelta>;
+  at: string;
+}
+
+interface SessionDelta {
+  realized: Dec;
+  fees: Dec;
+  fills: number;
+  closed: number;
+  wins: number;
+}
+
+/**
+ * `wallets`, `wallet_sessions`, `balances`, `positions` (ARCHITECTURE §6). Balances move by the amounts the
+ * events record (locks, fills, releases); positions take the fill's `position_after`; a `SessionStarted`
+ * replaces a wallet's balances and positions with the new session's cash. A batch is folded per wallet in memory
+ * and written with one upsert per table. Deterministic: values from event data only. A `StreamDeleted` of
+ * `wallet-{owner}` removes the owner's rows.
+ */
+export const walletsProjection: Projection = {
+  name: 'wallets',
+  version: 1,
+  tables: ['wallets', 'wallet_sessions', 'balances', 'positions'],
+  eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
+  async createTables(db, schema) {
+    const s = db.schema.withSchema(schema);
+    await s
+      .createTable('wallets')
+      .addColumn('owner_id', 'text', (c) => c.primaryKey())
+      .addColumn('owner_type', 'text', (c) => c.notNull())
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('owner_session_id', 'text', (c) => c.notNull())
+      .addColumn('trading_day', 'text')
+      .addColumn('day_opening_equity', 'numeric(38, 8)')
+      .addColumn('opened_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await s.createIndex('wallets_account').on('wallets').column('account_id').execute();
+    await s
+      .createTable('wallet_sessions')
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('reason', 'text', (c) => c.notNull())
+      .addColumn('started_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('ended_at', 'timestamptz')
+      .addColumn('end_reason', 'text')
+      .addColumn('ending_equity', 'numeric(38, 8)')
+      .addColumn('total_pnl', 'numeric(38, 8)')
+      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('fees_paid', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('fills', 'integer', (c) => c.notNull())
+      .addColumn('closed_trades', 'integer', (c) => c.notNull())
+      .addColumn('winning_trades', 'integer', (c) => c.notNull())
+      .addPrimaryKeyConstraint('wallet_sessions_pk', ['owner_id', 'session_id'])
+      .execute();
+    await s
+      .createTable('balances')
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('asset', 'text', (c) => c.notNull())
+      .addColumn('available', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('locked', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .addPrimaryKeyConstraint('balances_pk', ['owner_id', 'asset'])
+      .execute();
+    await s
+      .createTable('positions')
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('asset', 'text', (c) => c.notNull())
+      .addColumn('symbol', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('cost_basis', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('avg_entry_price', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('opened_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .addPrimaryKeyConstraint('positions_pk', ['owner_id', 'asset'])
+      .execute();
+  },
+  async apply(db: DB, events: readonly RecordedEvent[]) {
+    let batches = new Map<string, OwnerBatch>();
+    const batchOf = (owner: string, at: string): OwnerBatch => {
+      let b = batches.get(owner);
+      if (!b) {
+        b = {
+          replaced: false,
+          balances: new Map(),
+          positions: new Map(),
+          flat: new Set(),
+          sessions: new Map(),
+          at,
+        };
+        batches.set(owner, b);
+      }
+      b.at = at;
+      return b;
+    };
+    const move = (b: OwnerBatch, asset: string, available: Dec, locked: Dec) => {
+      const cur = b.balances.get(asset) ?? { available: ZERO, locked: ZERO, at: b.at };
+      b.balances.set(asset, {
+        available: cur.available.plus(available),
+        locked: cur.locked.plus(locked),
+        at: b.at,
+      });
+    };
+    const session = (b: OwnerBatch, id: string): SessionDelta => {
+      let s = b.sessions.get(id);
+      if (!s) {
+        s = { realized: ZERO, fees: ZERO, fills: 0, closed: 0, wins: 0 };
+        b.sessions.set(id, s);
+      }
+      return s;
+    };
+
+    const flush = async () => {
+      for (const [owner, b] of batches) await writeOwner(db, owner, b);
+      batches = new Map();
+    };
+
+    for (const e of events) {
+      if (e.streamId === DELETIONS_STREAM) {
+        const owner = walletOwnerOf((e.data as StreamDeletedData).stream_id);
+        if (!owner) continue;
+        await flush();
+        for (const table of ['wallets', 'wallet_sessions', 'balances', 'positions'] as const) {
+          await db.deleteFrom(table).where('owner_id', '=', owner).execute();
+        }
+        continue;
+      }
+      const owner = walletOwnerOf(e.streamId);
+      if (!owner) continue;
+      const event = { type: e.type, data: e.data } as WalletEvent;
+      switch (event.type) {
+        case 'WalletOpened': {
+          const d = event.data;
+          // The session id is filled by the SessionStarted of the same append.
+          await flush();
+          await db
+            .insertInto('wallets')
+            .values({
+              owner_id: d.owner_id,
+              owner_type: d.owner_type,
+              account_id: d.account_id,
+              session_id: '',
+              owner_session_id: '',
+              trading_day: null,
+              day_opening_equity: null,
+              opened_at: d.opened_at,
+              updated_at: d.opened_at,
+            })
+            .execute();
+          break;
+        }
+        case 'SessionStarted': {
+          const d = event.data;
+          await flush();
+          await db
+            .updateTable('wallets')
+            .set({
+              session_id: d.session_id,
+              owner_session_id: d.owner_session_id,
+              trading_day: null,
+              day_opening_equity: null,
+              updated_at: d.started_at,
+            })
+            .where('owner_id', '=', owner)
+            .execute();
+          await db
+            .insertInto('wallet_sessions')
+            .values({
+              owner_id: owner,
+              session_id: d.session_id,
+              starting_balance: d.starting_balance,
+              reason: d.reason,
+              started_at: d.started_at,
+              ended_at: null,
+              end_reason: null,
+              ending_equity: null,
+              total_pnl: null,
+              realized_pnl: '0',
+              fees_paid: '0',
+              fills: 0,
+              closed_trades: 0,
+              winning_trades: 0,
+            })
+            .execute();
+          const b = batchOf(owner, d.started_at);
+          b.replaced = true;
+          b.balances.set('USDT', { available: dec(d.starting_balance), locked: ZERO, at: d.started_at });
+          break;
+        }
+        case 'WalletReset': {
+          const d = event.data;
+          await flush();
+          await db
+            .updateTable('wallet_sessions')
+            .set({
+              ended_at: d.reset_at,
+              end_reason: d.reason,
+              ending_equity: d.ending_equity,
+              total_pnl: d.total_pnl,
+            })
+            .where('owner_id', '=', owner)
+            .where('session_id', '=', d.previous_session_id)
+            .execute();
+          break;
+        }
+        case 'TradingDayOpened': {
+          const d = event.data;
+          await db
+            .updateTable('wallets')
+            .set({ trading_day: d.day, day_opening_equity: d.equity, updated_at: d.opened_at })
+            .where('owner_id', '=', owner)
+            .execute();
+          break;
+        }
+        case 'OrderPlaced': {
+          const d = event.data;
+          if (d.type === 'market') break;
+          const lock = dec(d.locked_amount);
+          move(batchOf(owner, d.placed_at), d.lock_asset, lock.negated(), lock);
+          break;
+        }
+        case 'OrderCancelled': {
+          const d = event.data;
+          const amount = dec(d.unlocked_amount);
+          move(batchOf(owner, d.cancelled_at), d.unlocked_asset, amount, amount.negated());
+          break;
+        }
+        case 'OrderFilled': {
+          const d = event.data;
+          const b = batchOf(owner, d.filled_at);
+          const qty = dec(d.quantity);
+          const locked = dec(d.locked_amount);
+          const total = dec(d.total);
+          if (d.side === 'buy') {
+            move(b, 'USDT', locked.minus(total), locked.negated());
+            move(b, d.base_asset, qty, ZERO);
+          } else {
+            move(b, d.base_asset, locked.minus(qty), locked.negated());
+            move(b, 'USDT', total, ZERO);
+          }
+          const after = d.position_after;
+          const prev = b.positions.get(d.base_asset);
+          if (dec(after.quantity).isZero()) {
+            b.positions.delete(d.base_asset);
+            b.flat.add(d.base_asset);
+          } else {
+            const reopened = b.replaced || b.flat.has(d.base_asset) || (prev?.reopened ?? false);
+            b.positions.set(d.base_asset, {
+              symbol: d.symbol,
+              sessionId: d.session_id,
+              quantity: after.quantity,
+              cost: after.cost_basis,
+              avg: after.avg_entry_price,
+              // A position opened in this batch opens at this fill; an existing one keeps its stored time.
+              openedAt: prev?.openedAt ?? d.filled_at,
+              at: d.filled_at,
+              reopened,
+            });
+          }
+          const s = session(b, d.session_id);
+          s.fees = s.fees.plus(d.fee);
+          s.fills += 1;
+          if (d.side === 'sell') {
+            const realized = dec(d.realized_pnl);
+            s.realized = s.realized.plus(realized);
+            s.closed += 1;
+            if (realized.gt(0)) s.wins += 1;
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    await flush();
+  },
+};
+
+const writeOwner = async (db: DB, owner: string, b: OwnerBatch): Promise<void> => {
+  if (b.replaced) {
+    await db.deleteFrom('balances').where('owner_id', '=', owner).execute();
+    await db.deleteFrom('positions').where('owner_id', '=', owner).execute();
+  }
+  const balances = [...b.balances].map(([asset, v]) => ({
+    owner_id: owner,
+    asset,
+    available: fmt(v.available),
+    locked: fmt(v.locked),
+    updated_at: v.at,
+  }));
+  if (balances.length > 0) {
+    await db
+      .insertInto('balances')
+      .values(balances)
+      .onConflict((oc) =>
+        oc.columns(['owner_id', 'asset']).doUpdateSet({
+          available: sql`balances.available + excluded.available`,
+          locked: sql`balances.locked + excluded.locked`,
+          updated_at: sql`excluded.updated_at`,
+        }),
+      )
+      .execute();
+    // A base asset sold out and unlocked is no longer a balance.
+    await db
+      .deleteFrom('balances')
+      .where('owner_id', '=', owner)
+      .where('asset', '!=', 'USDT')
+      .where('available', '=', '0')
+      .where('locked', '=', '0')
+      .execute();
+  }
+  const flat = [...b.flat].filter((asset) => !b.positions.has(asset));
+  if (flat.length > 0) {
+    await db.deleteFrom('positions').where('owner_id', '=', owner).where('asset', 'in', flat).execute();
+  }
+  const reopened = [...b.positions].filter(([, p]) => p.reopened).map(([asset]) => asset);
+  if (reopened.length > 0 && !b.replaced) {
+    await db.deleteFrom('positions').where('owner_id', '=', owner).where('asset', 'in', reopened).execute();
+  }
+  const positions = [...b.positions].map(([asset, p]) => ({
+    owner_id: owner,
+    asset,
+    symbol: p.symbol,
+    session_id: p.sessionId,
+    quantity: p.quantity,
+    cost_basis: p.cost,
+    avg_entry_price: p.avg,
+    opened_at: p.openedAt,
+    updated_at: p.at,
+  }));
+  if (positions.length > 0) {
+    await db
+      .insertInto('positions')
+      .values(positions)
+      .onConflict((oc) =>
+        oc.columns(['owner_id', 'asset']).doUpdateSet({
+          quantity: sql`excluded.quantity`,
+          cost_basis: sql`excluded.cost_basis`,
+          avg_entry_price: sql`excluded.avg_entry_price`,
+          session_id: sql`excluded.session_id`,
+          updated_at: sql`excluded.updated_at`,
+        }),
+      )
+      .execute();
+  }
+  for (const [sessionId, s] of b.sessions) {
+    await db
+      .updateTable('wallet_sessions')
+      .set({
+        realized_pnl: sql`realized_pnl + ${fmt(s.realized)}::numeric`,
+        fees_paid: sql`fees_paid + ${fmt(s.fees)}::numeric`,
+        fills: sql`fills + ${s.fills}`,
+        closed_trades: sql`closed_trades + ${s.closed}`,
+        winning_trades: sql`winning_trades + ${s.wins}`,
+      })
+      .where('owner_id', '=', owner)
+      .where('session_id', '=', sessionId)
+      .execute();
+  }
+};

@@ -1,0 +1,63 @@
+import type { Kysely } from 'kysely';
+import type { AccountStatus } from '../domain/account/state';
+import type { RiskProfile } from '../domain/shared/risk-profile';
+import type { Database } from '../src/db/schema';
+import { decimal8, iso } from './format';
+
+/** An account as the read side shows it (spec "Account" resource). */
+export interface AccountView {
+  accountId: string;
+  displayName: string;
+  email: string | null;
+  status: AccountStatus;
+  /** USDT, 8 decimal places. */
+  startingBalance: string;
+  sessionId: string;
+  /** ISO 8601. */
+  sessionStartedAt: string;
+  riskProfile: RiskProfile;
+  hasPassword: boolean;
+  apiKeyPreview: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The account `accountId` from the `accounts` read model, or `undefined`. */
+export const getAccount = async (
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<AccountView | undefined> => {
+  const row = await db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    accountId: row.account_id,
+    displayName: row.display_name,
+    email: row.email,
+    status: row.status,
+    startingBalance: decimal8(row.starting_balance),
+    sessionId: row.session_id,
+    sessionStartedAt: iso(row.session_started_at),
+    riskProfile: {
+      max_position_size_pct: row.max_position_size_pct,
+      daily_loss_limit_pct: row.daily_loss_limit_pct,
+      max_open_orders: row.max_open_orders,
+      max_order_size_pct: row.max_order_size_pct,
+    },
+    hasPassword: row.has_password,
+    apiKeyPreview: row.api_key_preview,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+};
+
+/** Status of an account, or `undefined` when there is none (cheap: used on every authenticated request). */
+export const getAccountStatus = async (
+  db: Kysely<Database>,
+  accountId: string,
+): Promise<AccountStatus | undefined> =>
+  (await db.selectFrom('accounts').select('status').where('account_id', '=', accountId).executeTakeFirst())
+    ?.status;

@@ -1,0 +1,66 @@
+import type { Kysely } from 'kysely';
+import type { RiskProfile } from '../domain/shared/risk-profile';
+import type { Database } from '../src/db/schema';
+import { getAccount } from './accounts';
+import { getAgent } from './agents';
+
+/**
+ * What the trading capability needs about the owner of a wallet (spec "Authentication" rule 4: an agent key
+ * scopes to that agent and enforces its risk profile; the account key gives the account level): its status,
+ * starting balance, current session and risk profile. `status` is the owner's own status; `accountStatus` the
+ * owning account's (an agent of a suspended account must not trade either).
+ */
+export interface TradingProfile {
+  ownerType: 'account' | 'agent';
+  /** The wallet owner: the account id or the agent id (`wallet-{ownerId}`). */
+  ownerId: string;
+  accountId: string;
+  agentId: string | null;
+  status: 'active' | 'suspended' | 'archived';
+  accountStatus: 'active' | 'suspended' | 'archived';
+  /** USDT, 8 decimal places. */
+  startingBalance: string;
+  sessionId: string;
+  sessionStartedAt: string;
+  riskProfile: RiskProfile;
+}
+
+/**
+ * The trading profile of an account (no `agentId`) or of one of its agents. `undefined` when the account or
+ * the agent does not exist, or the agent belongs to another account.
+ */
+export const getTradingProfile = async (
+  db: Kysely<Database>,
+  owner: { accountId: string; agentId?: string | null },
+): Promise<TradingProfile | undefined> => {
+  const account = await getAccount(db, owner.accountId);
+  if (!account) return undefined;
+  if (!owner.agentId) {
+    return {
+      ownerType: 'account',
+      ownerId: account.accountId,
+      accountId: account.accountId,
+      agentId: null,
+      status: account.status,
+      accountStatus: account.status,
+      startingBalance: account.startingBalance,
+      sessionId: account.sessionId,
+      sessionStartedAt: account.sessionStartedAt,
+      riskProfile: account.riskProfile,
+    };
+  }
+  const agent = await getAgent(db, owner.agentId);
+  if (!agent || agent.accountId !== account.accountId) return undefined;
+  return {
+    ownerType: 'agent',
+    ownerId: agent.agentId,
+    accountId: account.accountId,
+    agentId: agent.agentId,
+    status: agent.status,
+    accountStatus: account.status,
+    startingBalance: agent.startingBalance,
+    sessionId: agent.sessionId,
+    sessionStartedAt: agent.sessionStartedAt,
+    riskProfile: agent.riskProfile,
+  };
+};

@@ -1,0 +1,55 @@
+import { type AccountCommands, createAccountCommands } from '../../commands/accounts';
+import { type AgentCommands, createAgentCommands } from '../../commands/agents';
+import type { Services } from '../services';
+import { createKeyring } from './keyring';
+import type { ServerKeys } from './server-keys';
+import { type AuthService, createAuthService } from './service';
+import { createTokenService } from './tokens';
+
+/** How long the auth cache bypass after a change waits for the read models at most (ms). */
+const INVALIDATION_WAIT_MS = 30_000;
+
+/** The identity capability's members of {@link Services}. */
+export interface IdentityServices {
+  auth: AuthService;
+  accounts: AccountCommands;
+  agents: AgentCommands;
+}
+
+/**
+ * Wires accounts, agents and authentication into the runtime's services (ARCHITECTURE §12): the token service
+ * and keyring over the server keys, the auth service (also the rate limiter's identity: the account for a JWT,
+ * the key for an API key), and the account and agent commands, whose credential changes invalidate the auth
+ * cache synchronously.
+ */
+export const installIdentity = (services: Services, keys: ServerKeys): IdentityServices => {
+  const { database, eventStore, projections, config } = services;
+  const tokens = createTokenService(keys.jwtSecret);
+  const keyring = createKeyring(keys.encryptionKey);
+  const auth = createAuthService({
+    db: database.db,
+    tokens,
+    waitForReadModels: (position) => projections.waitFor(position, INVALIDATION_WAIT_MS),
+  });
+  const onCredentialsChanged = auth.invalidate;
+  const accounts = createAccountCommands({ store: eventStore, onCredentialsChanged });
+  const agents = createAgentCommands({
+    store: eventStore,
+    db: database.db,
+    keyring,
+    waitForReadModels: (position) => projections.waitFor(position, config.READ_MODEL_WAIT_MS),
+    onCredentialsChanged,
+  });
+  Object.assign(services, { auth, accounts, agents });
+  services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);
+  return { auth, accounts, agents };
+};
+
+/** The identity services, or `SERVICE_UNAVAILABLE` when the runtime was built without them. */
+export const identity = (services: Services): IdentityServices => {
+  const { auth, accounts, agents } = services;
+  if (!auth || !accounts || !agents) {
+    throw Object.assign(new Error('identity services are not installed'), { statusCode: 500 });
+  }
+  return { auth, accounts, agents };
+};

@@ -1,0 +1,278 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { CredentialsChange } from '../../commands/credentials-change';
+import type { AccountStatus } from '../../domain/account/state';
+import type { AgentStatus } from '../../domain/agent/state';
+import { DomainError } from '../../domain/shared/errors';
+import { getAccountStatus } from '../../queries/accounts';
+import { getAgentOwnership } from '../../queries/agents';
+import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
+import type { Database } from '../db/schema';
+import type { LogPosition } from '../eventstore/port';
+import { isWellFormedApiKey, sha256Hex } from './credentials';
+import type { AuthMode, Principal } from './principal';
+import type { TokenService } from './tokens';
+import { TtlCache } from './ttl-cache';
+
+/** A credential given to {@link AuthService.resolveCredential}: an API key, a JWT, or either as a string. */
+export type Credential = string | { apiKey?: string | undefined; token?: string | undefined };
+
+/** Who is calling (ARCHITECTURE §12): resolves API keys and JWTs to a {@link Principal}. */
+export interface AuthService {
+  readonly tokens: TokenService;
+  /**
+   * Resolves one credential (for the WebSocket `?api_key=` / `?token=` and the HTTP hook). A string starting
+   * with `ak_live_` is taken as an API key, anything else as a JWT. Throws `DomainError`: `INVALID_API_KEY`
+   * (missing, malformed, unknown, replaced or deleted key), `INVALID_TOKEN` (expired, malformed, wrongly signed),
+   * `ACCOUNT_NOT_FOUND` (token of an unknown account), `ACCOUNT_SUSPENDED` (account suspended or archived).
+   * An archived agent's key resolves, with `agentStatus: 'archived'` (reads work; trading must refuse it).
+   */
+  resolveCredential(credential: Credential): Promise<Principal>;
+  /**
+   * Authenticates a request for a route's mode: `jwt` needs `Authorization: Bearer` (an API key alone gives
+   * `INVALID_TOKEN`); `key-or-jwt` takes the bearer token when present, else `X-API-Key` (none →
+   * `INVALID_API_KEY`), then applies `X-Agent-Id` (`VALIDATION_ERROR` when not a UUID, `PERMISSION_DENIED` when
+   * not an agent of the account, or not the agent of an agent key).
+   */
+  authenticate(request: FastifyRequest, mode: Exclude<AuthMode, 'public'>): Promise<Principal>;
+  /**
+   * The rate-limit identity of a request (spec "Limits": per credential): `acct:<id>` for a valid JWT (all
+   * tokens of an account share it), `key:<hash prefix>` for a known API key, `undefined` otherwise (the client
+   * IP counts).
+   */
+  rateLimitIdentity(request: FastifyRequest): Promise<string | undefined>;
+  /** Applies a {@link CredentialsChange}: drops cached lookups and refuses revoked key hashes at once. */
+  invalidate(change: CredentialsChange): void;
+}
+
+/** Options of {@link createAuthService}. */
+export interface AuthServiceOptions {
+  db: Kysely<Database>;
+  tokens: TokenService;
+  /** Waits until read models include a position (ends the cache bypass after a change). */
+  waitForReadModels: (position: LogPosition) => Promise<boolean>;
+  /**
+   * Lifetime of cached lookups (ms, default 2,000): how long a change made by another process (operator CLI,
+   * another API process) can take to reach this one. Changes made in this process apply at once.
+   */
+  cacheTtlMs?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const REVOKED_CAPACITY = 100_000;
+
+type Resolution = { principal: Principal } | { error: DomainError };
+
+/**
+ * Builds the auth service over the `api_keys`, `accounts` and `agents` read models, with a short-lived cache of
+ * hot lookups. Invalidation is synchronous in this process: a regenerated or deleted agent's old key hash goes
+ * into a revoked set at once, and lookups of changed owners bypass the cache until the read models include the
+ * change; other processes rely on the read model (and the cache TTL).
+ */
+export const createAuthService = (options: AuthServiceOptions): AuthService => {
+  const { db, tokens } = options;
+  const cache = new TtlCache<unknown>(options.cacheTtlMs ?? 2_000);
+  const revoked = new Set<string>();
+  const bypass = new Map<string, number>();
+  const memo = new WeakMap<FastifyRequest, Promise<Resolution>>();
+
+  const cached = async <V>(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> => {
+    if (!bypass.has(key)) {
+      const hit = cache.get(key) as V | undefined;
+      if (hit !== undefined) return hit;
+    }
+    const value = await load();
+    if (value !== undefined && !bypass.has(key)) cache.set(key, value);
+    return value;
+  };
+
+  const accountStatus = (accountId: string) =>
+    cached<AccountStatus>(`acct:${accountId}`, () => getAccountStatus(db, accountId));
+  const agentOwnership = (agentId: string) =>
+    cached<{ accountId: string; status: AgentStatus }>(`agent:${agentId}`, () =>
+      getAgentOwnership(db, agentId),
+    );
+  const keyOwner = (hash: string) => cached<ApiKeyOwner>(`key:${hash}`, () => findApiKeyOwner(db, hash));
+
+  const requireActiveAccount = async (accountId: string): Promise<void> => {
+    const status = await accountStatus(accountId);
+    if (!status) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
+    if (status !== 'active') {
+      throw new DomainError('ACCOUNT_SUSPENDED', `account is ${status}`, { status });
+    }
+  };
+
+  const resolveKey = async (apiKey: string): Promise<Principal> => {
+    if (!isWellFormedApiKey(apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
+    const hash = sha256Hex(apiKey);
+    if (revoked.has(hash)) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
+    const owner = await keyOwner(hash);
+    if (!owner) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
+    await requireActiveAccount(owner.accountId);
+    if (!owner.agentId) return { accountId: owner.accountId, via: 'account_key' };
+    const agent = await agentOwnership(owner.agentId);
+    if (!agent || agent.accountId !== owner.accountId) {
+      throw new DomainError('INVALID_API_KEY', 'API key is not valid');
+    }
+    return {
+      accountId: owner.accountId,
+      agentId: owner.agentId,
+      via: 'agent_key',
+      agentStatus: agent.status,
+    };
+  };
+
+  const resolveToken = async (token: string): Promise<Principal> => {
+    const claims = tokens.verify(token);
+    await requireActiveAccount(claims.accountId);
+    return { accountId: claims.accountId, via: 'jwt', tokenId: claims.tokenId };
+  };
+
+  const resolveCredential = (credential: Credential): Promise<Principal> => {
+    const { apiKey, token } =
+      typeof credential === 'string'
+        ? credential.startsWith('ak_live_')
+          ? { apiKey: credential, token: undefined }
+          : { apiKey: undefined, token: credential }
+        : credential;
+    if (token) return resolveToken(token);
+    if (apiKey) return resolveKey(apiKey);
+    return Promise.reject(
+      new DomainError('INVALID_API_KEY', 'missing credentials: send X-API-Key or a bearer token'),
+    );
+  };
+
+  /** The request's credential resolved once (the rate limiter and the auth hook both ask). */
+  const resolveRequest = (request: FastifyRequest): Promise<Resolution> => {
+    let pending = memo.get(request);
+    if (!pending) {
+      const creds = requestCredentials(request);
+      pending = (
+        creds.bearerError
+          ? Promise.reject(creds.bearerError)
+          : resolveCredential({ token: creds.bearer, apiKey: creds.apiKey })
+      ).then(
+        (principal): Resolution => ({ principal }),
+        (error: unknown): Resolution => {
+          if (error instanceof DomainError) return { error };
+          throw error;
+        },
+      );
+      memo.set(request, pending);
+    }
+    return pending;
+  };
+
+  const scopeToAgent = async (request: FastifyRequest, principal: Principal): Promise<Principal> => {
+    const raw = request.headers['x-agent-id'];
+    const header = Array.isArray(raw) ? raw[0] : raw;
+    if (header === undefined || header === '') return principal;
+    if (!UUID.test(header)) {
+      throw new DomainError('VALIDATION_ERROR', 'X-Agent-Id must be an agent id (UUID)', {
+        field: 'X-Agent-Id',
+      });
+    }
+    const agentId = header.toLowerCase();
+    if (principal.via === 'agent_key') {
+      if (agentId !== principal.agentId) {
+        throw new DomainError('PERMISSION_DENIED', 'an agent key can only act for its own agent');
+      }
+      return principal;
+    }
+    const agent = await agentOwnership(agentId);
+    if (!agent || agent.accountId !== principal.accountId) {
+      throw new DomainError('PERMISSION_DENIED', 'X-Agent-Id names no agent of this account');
+    }
+    return { ...principal, agentId, agentStatus: agent.status };
+  };
+
+  return {
+    tokens,
+    resolveCredential,
+
+    async authenticate(request, mode) {
+      const creds = requestCredentials(request);
+      if (mode === 'jwt' && !creds.bearer && !creds.bearerError) {
+        throw new DomainError(
+          'INVALID_TOKEN',
+          creds.apiKey
+            ? 'this endpoint needs a bearer token (JWT); API keys are not accepted here: POST /auth/login first'
+            : 'missing bearer token: send Authorization: Bearer <token> (POST /auth/login)',
+        );
+      }
+      if (mode === 'key-or-jwt' && !creds.bearer && !creds.bearerError && !creds.apiKey) {
+        throw new DomainError(
+          'INVALID_API_KEY',
+          'missing credentials: send X-API-Key or Authorization: Bearer',
+        );
+      }
+      const resolution = await resolveRequest(request);
+      if ('error' in resolution) throw resolution.error;
+      return mode === 'key-or-jwt' ? scopeToAgent(request, resolution.principal) : resolution.principal;
+    },
+
+    async rateLimitIdentity(request) {
+      const resolution = await resolveRequest(request);
+      if ('error' in resolution) {
+        // A suspended account's credential is still a verified credential: count it as such.
+        if (resolution.error.code !== 'ACCOUNT_SUSPENDED') return undefined;
+        const creds = requestCredentials(request);
+        return creds.bearer
+          ? undefined
+          : creds.apiKey
+            ? `key:${sha256Hex(creds.apiKey).slice(0, 32)}`
+            : undefined;
+      }
+      const { principal } = resolution;
+      if (principal.via === 'jwt') return `acct:${principal.accountId}`;
+      const { apiKey } = requestCredentials(request);
+      return apiKey ? `key:${sha256Hex(apiKey).slice(0, 32)}` : undefined;
+    },
+
+    invalidate(change) {
+      const keys: string[] = [];
+      if (change.accountId) keys.push(`acct:${change.accountId}`);
+      if (change.agentId) keys.push(`agent:${change.agentId}`);
+      for (const hash of change.revokedKeyHashes ?? []) {
+        if (!hash) continue;
+        revoked.add(hash);
+        keys.push(`key:${hash}`);
+        if (revoked.size > REVOKED_CAPACITY) {
+          const oldest = revoked.values().next().value;
+          if (oldest !== undefined) revoked.delete(oldest);
+        }
+      }
+      for (const key of keys) cache.delete(key);
+      if (!change.position) return;
+      for (const key of keys) bypass.set(key, (bypass.get(key) ?? 0) + 1);
+      void options
+        .waitForReadModels(change.position)
+        .catch(() => false)
+        .then(() => {
+          for (const key of keys) {
+            const n = (bypass.get(key) ?? 1) - 1;
+            if (n <= 0) bypass.delete(key);
+            else bypass.set(key, n);
+            cache.delete(key);
+          }
+        });
+    },
+  };
+};
+
+/** The credentials a request carries. A non-Bearer `Authorization` header is an `INVALID_TOKEN`. */
+const requestCredentials = (
+  request: FastifyRequest,
+): { bearer?: string; bearerError?: DomainError; apiKey?: string } => {
+  const out: { bearer?: string; bearerError?: DomainError; apiKey?: string } = {};
+  const key = request.headers['x-api-key'];
+  const apiKey = Array.isArray(key) ? key[0] : key;
+  if (apiKey) out.apiKey = apiKey.trim();
+  const auth = request.headers.authorization;
+  if (auth) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (match) out.bearer = match[1]!;
+    else out.bearerError = new DomainError('INVALID_TOKEN', 'Authorization must be "Bearer <token>"');
+  }
+  return out;
+};

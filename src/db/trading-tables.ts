@@ -1,0 +1,17 @@
+import type { OrdersTable, TradesTable } from '../../projections/orders';
+import type {
+  BalancesTable,
+  PositionsTable,
+  WalletSessionsTable,
+  WalletsTable,
+} from '../../projections/wallets';
+
+/** Read models of the trading ledger (joined into `Database` in `schema.ts`). */
+export interface TradingTables {
+  orders: OrdersTable;
+  trades: TradesTable;
+  wallets: WalletsTable;
+  wallet_sessions: WalletSessionsTable;
+  balances: BalancesTable;
+  positions: PositionsTable;
+}

@@ -1,0 +1,112 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { DomainError } from '../../../domain/shared/errors';
+import { getAccount } from '../../../queries/accounts';
+import { getAgent } from '../../../queries/agents';
+import { identity } from '../../auth/install';
+import { assertAgentActive, principalOf } from '../../auth/principal';
+import { awaitReadModels } from '../read-your-writes';
+import {
+  decimalOutput,
+  errorResponses,
+  riskProfileOut,
+  riskProfileSchema,
+  timestamp,
+} from '../schemas/common';
+
+const accountInfoResponse = z.object({
+  account_id: z.uuid(),
+  agent_id: z
+    .uuid()
+    .nullable()
+    .describe('the agent this view is scoped to (agent key or X-Agent-Id), else null'),
+  display_name: z.string(),
+  status: z.enum(['active', 'suspended', 'archived']),
+  starting_balance: decimalOutput,
+  current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
+  risk_profile: riskProfileSchema,
+  created_at: timestamp,
+});
+
+/**
+ * Account endpoints of this capability (spec "Account endpoints", key/JWT): `GET /account/info` and
+ * `PUT /account/risk-profile`. With an agent key, or a JWT/account key plus `X-Agent-Id`, both act on that
+ * agent (spec "Authentication" rules 4 and 5); otherwise on the account.
+ */
+export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get(
+    '/account/info',
+    {
+      config: { auth: 'key-or-jwt' },
+      schema: {
+        tags: ['account'],
+        summary: 'The account (or the scoped agent): status, starting balance, current session, risk profile',
+        security: [{ apiKey: [] }, { bearer: [] }],
+        response: { 200: accountInfoResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const db = app.services.database.db;
+      if (principal.agentId) {
+        const agent = await getAgent(db, principal.agentId);
+        if (!agent) throw new DomainError('ACCOUNT_NOT_FOUND', 'no agent for these credentials');
+        return {
+          account_id: agent.accountId,
+          agent_id: agent.agentId,
+          display_name: agent.displayName,
+          status: agent.status,
+          starting_balance: agent.startingBalance,
+          current_session: { session_id: agent.sessionId, started_at: agent.sessionStartedAt },
+          risk_profile: riskProfileOut(agent.riskProfile),
+          created_at: agent.createdAt,
+        };
+      }
+      const account = await getAccount(db, principal.accountId);
+      if (!account) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
+      return {
+        account_id: account.accountId,
+        agent_id: null,
+        display_name: account.displayName,
+        status: account.status,
+        starting_balance: account.startingBalance,
+        current_session: { session_id: account.sessionId, started_at: account.sessionStartedAt },
+        risk_profile: riskProfileOut(account.riskProfile),
+        created_at: account.createdAt,
+      };
+    },
+  );
+
+  app.put(
+    '/account/risk-profile',
+    {
+      config: { auth: 'key-or-jwt' },
+      schema: {
+        tags: ['account'],
+        summary: 'Replace the risk limits of the account (or the scoped agent); applies to the next order',
+        security: [{ apiKey: [] }, { bearer: [] }],
+        body: riskProfileSchema,
+        response: { 200: riskProfileSchema, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      assertAgentActive(principal);
+      const { accounts, agents } = identity(app.services);
+      const meta = { actor: principal.agentId ?? principal.accountId, requestId: request.id };
+      if (principal.agentId) {
+        const result = await agents.updateRiskProfile(
+          principal.accountId,
+          principal.agentId,
+          request.body,
+          meta,
+        );
+        await awaitReadModels(app.services, reply, result.position);
+        return riskProfileOut(result.agent.riskProfile!);
+      }
+      const result = await accounts.updateRiskProfile(principal.accountId, request.body, meta);
+      await awaitReadModels(app.services, reply, result.position);
+      return riskProfileOut(result.account.riskProfile!);
+    },
+  );
+};

@@ -1,0 +1,526 @@
+import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Candle } from '../../../domain/market/candle';
+import { INTERVALS, isInterval } from '../../../domain/market/intervals';
+import { normalizeSymbol, type Pair } from '../../../domain/market/pair';
+import { isoMicros, isoMillis, parseIsoTime } from '../../../domain/market/time';
+import { DomainError } from '../../../domain/shared/errors';
+import type { Ticker } from '../../market/feed';
+import type { CachedPrice } from '../../market/price-cache';
+import type { MarketServices } from '../../market/services';
+import { decimalOutput, errorResponses, timestamp } from '../schemas/common';
+
+/**
+ * The nine public market-data endpoints (spec "Market data endpoints", "Limits", "Errors"; ARCHITECTURE §7).
+ * No credential; their own rate-limit group (`market`, 1,200 requests per minute). Symbols are
+ * case-insensitive. Unknown symbols, unsupported candle intervals and invalid order-book depths are
+ * `INVALID_SYMBOL` 400 (checked in the handlers, since the spec gives them that code rather than
+ * `VALIDATION_ERROR`); `limit` outside its bounds is `VALIDATION_ERROR` 422; no price yet is
+ * `PRICE_NOT_AVAILABLE` 503. Values are 8-decimal strings; timestamps ISO 8601 UTC, `/market/price` with
+ * microseconds.
+ */
+
+const symbolParams = z.object({
+  symbol: z.string().min(1).max(32).describe('pair symbol, case-insensitive, e.g. BTCUSDT'),
+});
+
+const pairSchema = z.object({
+  symbol: z.string(),
+  base_asset: z.string(),
+  quote_asset: z.literal('USDT'),
+  status: z.enum(['active', 'inactive']),
+  min_qty: decimalOutput.describe('minimum order quantity (base asset)'),
+  step_size: decimalOutput.describe('quantity increment'),
+  min_notional: decimalOutput.describe('minimum order value in USDT'),
+  tick_size: decimalOutput.describe('price increment'),
+});
+
+const tickerSchema = z.object({
+  symbol: z.string(),
+  open: decimalOutput.describe('first price of the rolling 24-hour window'),
+  high: decimalOutput,
+  low: decimalOutput,
+  close: decimalOutput.describe('last price'),
+  volume: decimalOutput.describe('base-asset volume over 24 h'),
+  quote_volume: decimalOutput.describe('USDT volume over 24 h'),
+  change: decimalOutput.describe('close − open'),
+  change_pct: decimalOutput.describe('(close − open) / open × 100'),
+  trade_count: z.number().int(),
+  timestamp: timestamp.describe('time of the last tick in the window'),
+});
+
+const batchTickerSchema = tickerSchema.pick({
+  symbol: true,
+  open: true,
+  high: true,
+  low: true,
+  close: true,
+  volume: true,
+  change_pct: true,
+  trade_count: true,
+});
+
+const candleSchema = z.object({
+  time: timestamp.describe('open time of the candle'),
+  open: decimalOutput,
+  high: decimalOutput,
+  low: decimalOutput,
+  close: decimalOutput,
+  volume: decimalOutput.describe('base-asset volume'),
+  trade_count: z.number().int().describe('number of trades; 0 when the source file lacks the column'),
+});
+
+/** `GET /market/price/{symbol}` response. */
+export const priceResponse = z.object({
+  symbol: z.string(),
+  price: decimalOutput,
+  timestamp: timestamp.describe('when the price was observed, microsecond precision'),
+});
+
+/** `GET /market/candles/{symbol}` response. */
+export const candlesResponse = z.object({
+  symbol: z.string(),
+  interval: z.enum(INTERVALS),
+  candles: z.array(candleSchema),
+  count: z.number().int(),
+});
+
+const tradeSchema = z.object({
+  trade_id: z.number().int(),
+  price: decimalOutput,
+  quantity: decimalOutput,
+  time: timestamp,
+  is_buyer_maker: z.boolean(),
+});
+
+const levelSchema = z.tuple([decimalOutput, decimalOutput]).describe('[price, quantity]');
+
+const gapSchema = z.object({
+  interval: z.enum(INTERVALS),
+  start: timestamp.describe('open time of the first missing candle'),
+  end: timestamp.describe('open time of the next stored candle (the gap is [start, end))'),
+  missing_candles: z.number().int(),
+  symbols: z.array(z.string()).describe('pairs with this gap'),
+});
+
+const marketOf = (app: FastifyInstance): MarketServices => {
+  const market = app.services.market;
+  if (!market) throw new DomainError('SERVICE_UNAVAILABLE', 'market data is not running');
+  return market;
+};
+
+const pairOut = (p: Pair) => ({
+  symbol: p.symbol,
+  base_asset: p.baseAsset,
+  quote_asset: p.quoteAsset,
+  status: p.status,
+  min_qty: p.minQty,
+  step_size: p.stepSize,
+  min_notional: p.minNotional,
+  tick_size: p.tickSize,
+});
+
+const tickerOut = (t: Ticker) => ({
+  symbol: t.symbol,
+  open: t.open,
+  high: t.high,
+  low: t.low,
+  close: t.close,
+  volume: t.volume,
+  quote_volume: t.quoteVolume,
+  change: t.change,
+  change_pct: t.changePct,
+  trade_count: t.tradeCount,
+  timestamp: isoMillis(t.time),
+});
+
+const candleOut = (c: Candle) => ({
+  time: isoMillis(c.openTime),
+  open: c.open,
+  high: c.high,
+  low: c.low,
+  close: c.close,
+  volume: c.volume,
+  trade_count: c.tradeCount ?? 0,
+});
+
+/**
+ * Hot paths (`/market/price`, `/market/candles`) send pre-serialized JSON: a price's body is built once per
+ * price update, a candle's JSON once per candle (stored candles never change), and the last
+ * {@link CANDLE_RESPONSES} candle responses are kept whole (keyed by the query and the store's version, so
+ * an import invalidates them). The bodies have exactly the shapes of the response schemas above (tests parse
+ * them with those schemas), which still document the routes.
+ */
+const CANDLE_RESPONSES = 64;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const priceBodies = new WeakMap<CachedPrice, string>();
+const candleBodies = new WeakMap<Candle, string>();
+const candleJson = (c: Candle): string => {
+  let json = candleBodies.get(c);
+  if (!json) {
+    json = JSON.stringify(candleOut(c));
+    candleBodies.set(c, json);
+  }
+  return json;
+};
+
+/** Splits a comma-separated symbol list: normalized, de-duplicated, empty items dropped. */
+const symbolList = (raw: string): string[] => [
+  ...new Set(
+    raw
+      .split(',')
+      .map((s) => normalizeSymbol(s))
+      .filter(Boolean),
+  ),
+];
+
+/** An ISO 8601 query time (or epoch milliseconds) to ms; `VALIDATION_ERROR` otherwise. */
+const queryTime = (name: string, raw: string | undefined): number | undefined => {
+  if (raw === undefined || raw === '') return undefined;
+  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : parseIsoTime(raw);
+  if (ms === undefined) {
+    throw new DomainError('VALIDATION_ERROR', `invalid querystring: ${name}: expected an ISO 8601 UTC time`, {
+      issues: [{ field: name, location: 'querystring', message: 'expected an ISO 8601 UTC time' }],
+    });
+  }
+  return ms;
+};
+
+const DEPTHS = [5, 10, 20] as const;
+const MAX_TICKER_SYMBOLS = 100;
+const market = { rateLimitGroup: 'market' as const };
+const tags = ['market'];
+
+/** The `/market/*` route plugin. */
+export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
+  const candleResponses = new Map<string, string>();
+  app.get(
+    '/market/pairs',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Trading pairs (all quoted in USDT) with their order filters',
+        querystring: z.object({ status: z.enum(['active', 'inactive']).optional() }),
+        response: {
+          200: z.object({ pairs: z.array(pairSchema), total: z.number().int() }),
+          ...errorResponses(422, 429),
+        },
+      },
+    },
+    async (request) => {
+      const pairs = marketOf(app).pairs(request.query.status).map(pairOut);
+      return { pairs, total: pairs.length };
+    },
+  );
+
+  app.get(
+    '/market/price/:symbol',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Current price of one pair (microsecond timestamp)',
+        params: symbolParams,
+        response: {
+          200: priceResponse,
+          ...errorResponses(400, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const p = marketOf(app).getPrice(request.params.symbol);
+      let body = priceBodies.get(p);
+      if (!body) {
+        body = JSON.stringify({ symbol: p.symbol, price: p.price, timestamp: isoMicros(p.time) });
+        priceBodies.set(p, body);
+      }
+      return reply.type(JSON_TYPE).send(body as never);
+    },
+  );
+
+  app.get(
+    '/market/prices',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Current prices of several pairs (all when `symbols` is omitted)',
+        querystring: z.object({
+          symbols: z.string().max(20_000).optional().describe('comma-separated symbols'),
+        }),
+        response: {
+          200: z.object({
+            prices: z.record(z.string(), decimalOutput),
+            timestamp,
+            count: z.number().int(),
+          }),
+          ...errorResponses(400, 422, 429),
+        },
+      },
+    },
+    async (request) => {
+      const m = marketOf(app);
+      const prices: Record<string, string> = {};
+      if (request.query.symbols === undefined) {
+        for (const p of m.prices().sort((a, b) => (a.symbol < b.symbol ? -1 : 1))) prices[p.symbol] = p.price;
+      } else {
+        for (const symbol of symbolList(request.query.symbols)) {
+          m.requirePair(symbol);
+          const p = m.feed.prices.get(symbol);
+          if (p) prices[symbol] = p.price;
+        }
+      }
+      return { prices, timestamp: isoMillis(Date.now()), count: Object.keys(prices).length };
+    },
+  );
+
+  app.get(
+    '/market/ticker/:symbol',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Rolling 24-hour statistics of one pair',
+        params: symbolParams,
+        response: { 200: tickerSchema, ...errorResponses(400, 429, 503) },
+      },
+    },
+    async (request) => tickerOut(marketOf(app).ticker(request.params.symbol)),
+  );
+
+  app.get(
+    '/market/tickers',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Rolling 24-hour statistics of up to 100 pairs, keyed by symbol',
+        description: 'Pairs without a ticker yet are left out of the object.',
+        querystring: z.object({
+          symbols: z.string().min(1).max(20_000).describe('comma-separated symbols, at most 100'),
+        }),
+        response: { 200: z.record(z.string(), batchTickerSchema), ...errorResponses(400, 422, 429) },
+      },
+    },
+    async (request) => {
+      const m = marketOf(app);
+      const symbols = symbolList(request.query.symbols);
+      if (symbols.length === 0 || symbols.length > MAX_TICKER_SYMBOLS) {
+        throw new DomainError(
+          'VALIDATION_ERROR',
+          `invalid querystring: symbols: give 1 to ${MAX_TICKER_SYMBOLS} symbols, got ${symbols.length}`,
+          {
+            issues: [
+              { field: 'symbols', location: 'querystring', message: `1 to ${MAX_TICKER_SYMBOLS} symbols` },
+            ],
+          },
+        );
+      }
+      const out: Record<string, z.infer<typeof batchTickerSchema>> = {};
+      for (const symbol of symbols) {
+        m.requirePair(symbol);
+        let t: Ticker;
+        try {
+          t = m.ticker(symbol);
+        } catch {
+          continue;
+        }
+        out[symbol] = {
+          symbol,
+          open: t.open,
+          high: t.high,
+          low: t.low,
+          close: t.close,
+          volume: t.volume,
+          change_pct: t.changePct,
+          trade_count: t.tradeCount,
+        };
+      }
+      return out;
+    },
+  );
+
+  app.get(
+    '/market/candles/:symbol',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Historical candles, oldest first',
+        description:
+          'Without `start_time` the newest `limit` candles (up to `end_time` when given); with it the first ' +
+          '`limit` candles from it. Bounds are inclusive and compare with the candle open time. Intervals ' +
+          '`1m`, `5m`, `15m`, `1h`, `4h`, `1d`; coarser ones are aggregated from the finest stored data.',
+        params: symbolParams,
+        querystring: z.object({
+          interval: z.string().max(8).optional().describe('1m, 5m, 15m, 1h, 4h or 1d (default 1h)'),
+          limit: z.coerce.number().int().min(1).max(1000).default(100),
+          start_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
+          end_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
+        }),
+        response: {
+          200: candlesResponse,
+          ...errorResponses(400, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const m = marketOf(app);
+      const { limit } = request.query;
+      const interval = request.query.interval ?? '1h';
+      const pair = m.requirePair(request.params.symbol);
+      if (!isInterval(interval)) {
+        throw new DomainError(
+          'INVALID_SYMBOL',
+          `unsupported candle interval ${interval}: use one of ${INTERVALS.join(', ')}`,
+          { interval, supported: INTERVALS },
+        );
+      }
+      const start = queryTime('start_time', request.query.start_time);
+      const end = queryTime('end_time', request.query.end_time);
+      if (start !== undefined && end !== undefined && start > end) {
+        throw new DomainError('VALIDATION_ERROR', 'invalid querystring: start_time is after end_time', {
+          issues: [{ field: 'start_time', location: 'querystring', message: 'after end_time' }],
+        });
+      }
+      const key = `${pair.symbol}|${interval}|${start}|${end}|${limit}|${m.data.candles.version}`;
+      let body = candleResponses.get(key);
+      if (body === undefined) {
+        const candles = m.candles(pair.symbol, interval, { start, end, limit });
+        body = `{"symbol":${JSON.stringify(pair.symbol)},"interval":"${interval}","candles":[${candles
+          .map(candleJson)
+          .join(',')}],"count":${candles.length}}`;
+        candleResponses.set(key, body);
+        if (candleResponses.size > CANDLE_RESPONSES)
+          candleResponses.delete(candleResponses.keys().next().value!);
+      }
+      return reply.type(JSON_TYPE).send(body as never);
+    },
+  );
+
+  app.get(
+    '/market/trades/:symbol',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Recent public trades, newest first',
+        params: symbolParams,
+        querystring: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+        response: {
+          200: z.object({ symbol: z.string(), trades: z.array(tradeSchema) }),
+          ...errorResponses(400, 422, 429),
+        },
+      },
+    },
+    async (request) => {
+      const m = marketOf(app);
+      const pair = m.requirePair(request.params.symbol);
+      const trades = m.recentTrades(pair.symbol, request.query.limit).map((t) => ({
+        trade_id: t.tradeId,
+        price: t.price,
+        quantity: t.quantity,
+        time: isoMillis(t.time),
+        is_buyer_maker: t.isBuyerMaker,
+      }));
+      return { symbol: pair.symbol, trades };
+    },
+  );
+
+  app.get(
+    '/market/orderbook/:symbol',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Synthetic order book around the current price',
+        description:
+          'Synthetic: levels are generated deterministically around the current mid-price, with spread and ' +
+          'depth scaled by the pair’s 24h volume; they do not reflect real liquidity.',
+        params: symbolParams,
+        querystring: z.object({ depth: z.string().max(8).optional().describe('5, 10 or 20 (default 10)') }),
+        response: {
+          200: z.object({
+            symbol: z.string(),
+            bids: z.array(levelSchema).describe('highest price first'),
+            asks: z.array(levelSchema).describe('lowest price first'),
+            timestamp,
+          }),
+          ...errorResponses(400, 429, 503),
+        },
+      },
+    },
+    async (request) => {
+      const m = marketOf(app);
+      const pair = m.requirePair(request.params.symbol);
+      const raw = request.query.depth ?? '10';
+      const depth = Number(raw);
+      if (!/^\d+$/.test(raw) || !(DEPTHS as readonly number[]).includes(depth)) {
+        throw new DomainError('INVALID_SYMBOL', `invalid order book depth ${raw}: use 5, 10 or 20`, {
+          depth: raw,
+          supported: DEPTHS,
+        });
+      }
+      const book = m.orderBook(pair.symbol, depth);
+      return { symbol: book.symbol, bids: book.bids, asks: book.asks, timestamp: isoMillis(book.time) };
+    },
+  );
+
+  app.get(
+    '/market/data-range',
+    {
+      config: market,
+      schema: {
+        tags,
+        summary: 'Range of the historical candle data, its intervals and its gaps',
+        description:
+          '`earliest` is the first candle’s open time, `latest` the end of the last candle. `data_gaps` lists ' +
+          'runs of missing candles inside each stored series, merged across the pairs they affect.',
+        response: {
+          200: z.object({
+            earliest: timestamp.nullable(),
+            latest: timestamp.nullable(),
+            total_pairs: z.number().int().describe('pairs with historical candles'),
+            intervals_available: z.array(z.enum(INTERVALS)),
+            data_gaps: z.array(gapSchema),
+            pairs: z.array(
+              z.object({
+                symbol: z.string(),
+                earliest: timestamp,
+                latest: timestamp,
+                intervals: z.array(z.enum(INTERVALS)).describe('intervals served'),
+                stored_intervals: z.array(z.enum(INTERVALS)).describe('intervals stored as imported'),
+              }),
+            ),
+          }),
+          ...errorResponses(429),
+        },
+      },
+    },
+    async () => {
+      const r = marketOf(app).dataRange();
+      return {
+        earliest: r.earliest === null ? null : isoMillis(r.earliest),
+        latest: r.latest === null ? null : isoMillis(r.latest),
+        total_pairs: r.totalPairs,
+        intervals_available: r.intervalsAvailable,
+        data_gaps: r.gaps.map((g) => ({
+          interval: g.interval,
+          start: isoMillis(g.start),
+          end: isoMillis(g.end),
+          missing_candles: g.missingCandles,
+          symbols: g.symbols,
+        })),
+        pairs: r.pairs.map((p) => ({
+          symbol: p.symbol,
+          earliest: isoMillis(p.earliest),
+          latest: isoMillis(p.latest),
+          intervals: p.intervals,
+          stored_intervals: p.stored,
+        })),
+      };
+    },
+  );
+};

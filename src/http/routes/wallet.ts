@@ -1,0 +1,385 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { DomainError } from '../../../domain/shared/errors';
+import { normalizeStartingBalance } from '../../../domain/shared/starting-balance';
+import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../../domain/trading/decimal';
+import { walletDecider } from '../../../domain/wallet/decide';
+import {
+  type SessionStartedData,
+  type WalletEvent,
+  type WalletResetData,
+  walletStreamId,
+} from '../../../domain/wallet/events';
+import { getBalances, getPositions, getWallet, tradeStats } from '../../../queries/trading';
+import { type Principal, principalOf } from '../../auth/principal';
+import { trading } from '../../trading/install';
+import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../../trading/present';
+import { awaitReadModels } from '../read-your-writes';
+import { errorResponses } from '../schemas/common';
+import {
+  balanceResponse,
+  eventsQuery,
+  eventsResponse,
+  pnlQuery,
+  pnlResponse,
+  portfolioQuery,
+  portfolioResponse,
+  positionsResponse,
+  resetBody,
+  resetResponse,
+} from '../schemas/trading';
+
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
+const tags = ['account'];
+const read = { auth: 'key-or-jwt' } as const;
+
+const PERIOD_MS = { '1d': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+
+const ownerOf = (p: Principal) => ({ accountId: p.accountId, agentId: p.agentId ?? null });
+const meta = (p: Principal, requestId: string) => ({ actor: p.agentId ?? p.accountId, requestId });
+
+/**
+ * Account endpoints of the trading ledger (spec "Account endpoints"): balance, positions, portfolio (also as of
+ * a past time, folded from the log), PnL by period, reset; plus the auditor's view of the wallet's events. Scoped
+ * like every trading figure: the agent's wallet with an agent key or `X-Agent-Id`, else the account's.
+ * (`/account/info` and `PUT /account/risk-profile` live in `account.ts`.)
+ */
+export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
+  const services = app.services;
+  const db = () => services.database.db;
+
+  const markOf = (symbol: string): Mark | undefined => {
+    const p = services.market?.feed.prices.get(symbol);
+    return p ? { price: dec(p.price), source: p.source } : undefined;
+  };
+
+  /**
+   * The owner's profile and wallet read model. A wallet that still follows an older owner session (the agent
+   * was reset by `POST /agents/{id}/reset`) is brought into step first, so balances show the new session.
+   */
+  const prepare = async (principal: Principal, requestId: string) => {
+    const { wallets } = trading(services);
+    const owner = ownerOf(principal);
+    const profile = await wallets.profile(owner);
+    let wallet = await getWallet(db(), profile.ownerId);
+    if (wallet && wallet.wallet.owner_session_id !== profile.sessionId) {
+      const synced = await wallets.sync(owner, meta(principal, requestId));
+      if (synced.position)
+        await services.projections.waitFor(synced.position, services.config.READ_MODEL_WAIT_MS);
+      wallet = await getWallet(db(), profile.ownerId);
+    }
+    return { profile, wallet };
+  };
+
+  app.get(
+    '/account/balance',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'Balances (USDT and held assets: available, locked, total) and total equity in USDT',
+        response: { 200: balanceResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { profile, wallet } = await prepare(principal, request.id);
+      if (!wallet) {
+        const start = fmt(dec(profile.startingBalance));
+        return {
+          balances: [{ asset: 'USDT', available: start, locked: '0.00000000', total: start }],
+          total_equity_usdt: start,
+        };
+      }
+      const [rows, positions] = await Promise.all([
+        getBalances(db(), profile.ownerId),
+        getPositions(db(), profile.ownerId),
+      ]);
+      const symbolOf = new Map(positions.map((p) => [p.asset, p.symbol]));
+      let equity = ZERO;
+      const balances = rows.map((b) => {
+        const total = dec(b.available).plus(b.locked);
+        if (b.asset === 'USDT') equity = equity.plus(total);
+        else {
+          const position = positions.find((p) => p.asset === b.asset);
+          const mark = markOf(symbolOf.get(b.asset) ?? `${b.asset}USDT`);
+          equity = equity.plus(mark ? total.times(mark.price) : dec(position?.cost_basis ?? 0));
+        }
+        return {
+          asset: b.asset,
+          available: fmt(dec(b.available)),
+          locked: fmt(dec(b.locked)),
+          total: fmt(total),
+        };
+      });
+      return { balances, total_equity_usdt: fmt(roundHalfEven8(equity)) };
+    },
+  );
+
+  app.get(
+    '/account/positions',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'Open positions valued at live prices',
+        response: { 200: positionsResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { profile, wallet } = await prepare(principal, request.id);
+      const rows = wallet ? await getPositions(db(), profile.ownerId) : [];
+      const positions = holdingsOf(rows).map((h) => positionOut(h, markOf(h.symbol)));
+      const unrealized = positions.reduce((s, p) => s.plus(p._unrealized), ZERO);
+      return {
+        positions: positions.map(publicPosition),
+        total_unrealized_pnl: fmt(roundHalfEven8(unrealized)),
+      };
+    },
+  );
+
+  app.get(
+    '/account/portfolio',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'Portfolio snapshot; with `as_of`, the portfolio at a past time folded from the event log',
+        description:
+          'With `as_of` (auditors, ARCHITECTURE §6 time travel) the wallet stream is folded up to that time and ' +
+          'positions are valued at the last reference price of a fill of that symbol at or before it.',
+        querystring: portfolioQuery,
+        response: { 200: portfolioResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { profile, wallet } = await prepare(principal, request.id);
+      const stream = walletStreamId(profile.ownerId);
+      if (request.query.as_of) {
+        const asOf = new Date(request.query.as_of);
+        const events = await services.eventStore.readStream(stream);
+        let state = walletDecider.initialState();
+        let revision = -1;
+        const marks = new Map<string, Mark>();
+        for (const e of events) {
+          if (Date.parse(e.metadata.occurred_at) > asOf.getTime()) break;
+          const event = { type: e.type, data: e.data } as WalletEvent;
+          state = walletDecider.evolve(state, event);
+          revision = e.revision;
+          if (event.type === 'OrderFilled') {
+            marks.set(event.data.symbol, { price: dec(event.data.reference_price), source: 'last_fill' });
+          }
+        }
+        return portfolioOut({
+          cash: state.session ? state.cash : dec(profile.startingBalance),
+          locked: state.lockedCash,
+          holdings: holdingsOf(state),
+          markOf: (s) => marks.get(s),
+          realizedPnl: state.realizedPnl,
+          feesPaid: state.feesPaid,
+          startingBalance: state.session?.startingBalance ?? dec(profile.startingBalance),
+          sessionId: state.session?.id ?? null,
+          timestamp: asOf.toISOString(),
+          asOf: asOf.toISOString(),
+          revision,
+        });
+      }
+      const revision = await services.eventStore.streamRevision(stream);
+      if (!wallet) {
+        const start = dec(profile.startingBalance);
+        return portfolioOut({
+          cash: start,
+          locked: ZERO,
+          holdings: [],
+          markOf,
+          realizedPnl: ZERO,
+          feesPaid: ZERO,
+          startingBalance: start,
+          sessionId: null,
+          timestamp: new Date().toISOString(),
+          asOf: null,
+          revision,
+        });
+      }
+      const [balances, positions] = await Promise.all([
+        getBalances(db(), profile.ownerId),
+        getPositions(db(), profile.ownerId),
+      ]);
+      const usdt = balances.find((b) => b.asset === 'USDT');
+      const session = wallet.session;
+      return portfolioOut({
+        cash: dec(usdt?.available ?? 0),
+        locked: dec(usdt?.locked ?? 0),
+        holdings: holdingsOf(positions),
+        markOf,
+        realizedPnl: dec(session?.realized_pnl ?? 0),
+        feesPaid: dec(session?.fees_paid ?? 0),
+        startingBalance: dec(session?.starting_balance ?? profile.startingBalance),
+        sessionId: wallet.wallet.session_id,
+        timestamp: new Date().toISOString(),
+        asOf: null,
+        revision,
+      });
+    },
+  );
+
+  app.get(
+    '/account/pnl',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'PnL breakdown of the current session for a period (realized in the period, unrealized now)',
+        querystring: pnlQuery,
+        response: { 200: pnlResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const period = request.query.period;
+      const { profile, wallet } = await prepare(principal, request.id);
+      const zero = '0.00000000';
+      if (!wallet) {
+        return {
+          period,
+          realized_pnl: zero,
+          unrealized_pnl: zero,
+          total_pnl: zero,
+          fees_paid: zero,
+          net_pnl: zero,
+          winning_trades: 0,
+          losing_trades: 0,
+          win_rate: zero,
+        };
+      }
+      const since = period === 'all' ? undefined : new Date(Date.now() - PERIOD_MS[period]);
+      const [stats, positions] = await Promise.all([
+        tradeStats(db(), profile.ownerId, wallet.wallet.session_id, since),
+        getPositions(db(), profile.ownerId),
+      ]);
+      const unrealized = holdingsOf(positions)
+        .map((h) => positionOut(h, markOf(h.symbol))._unrealized)
+        .reduce((s: Dec, v) => s.plus(v), ZERO);
+      const realized = dec(stats.realizedPnl);
+      const fees = dec(stats.feesPaid);
+      const total = realized.plus(unrealized);
+      const losing = stats.closedTrades - stats.winningTrades;
+      return {
+        period,
+        realized_pnl: fmt(roundHalfEven8(realized)),
+        unrealized_pnl: fmt(roundHalfEven8(unrealized)),
+        total_pnl: fmt(roundHalfEven8(total)),
+        fees_paid: fmt(roundHalfEven8(fees)),
+        net_pnl: fmt(roundHalfEven8(total.minus(fees))),
+        winning_trades: stats.winningTrades,
+        losing_trades: losing,
+        win_rate: fmt(
+          stats.closedTrades === 0
+            ? ZERO
+            : roundHalfEven8(dec(stats.winningTrades).div(stats.closedTrades).times(HUNDRED)),
+        ),
+      };
+    },
+  );
+
+  app.post(
+    '/account/reset',
+    {
+      config: { auth: 'key-or-jwt', rateLimitGroup: 'orders' },
+      schema: {
+        tags,
+        security,
+        summary: 'Close every position at market, cancel every order, start a new session (history kept)',
+        body: resetBody.optional(),
+        response: { 200: resetResponse, ...errorResponses(400, 401, 403, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body ?? {};
+      if (body.confirm !== true) {
+        throw new DomainError(
+          'VALIDATION_ERROR',
+          'reset needs "confirm": true: it closes every position and cancels every order',
+          { issues: [{ field: 'confirm', location: 'body', message: 'must be true' }] },
+          400,
+        );
+      }
+      const startingBalance =
+        body.new_starting_balance === undefined
+          ? undefined
+          : normalizeStartingBalance(body.new_starting_balance);
+      const outcome = await trading(services).wallets.reset(
+        ownerOf(principal),
+        startingBalance,
+        meta(principal, request.id),
+      );
+      await awaitReadModels(services, reply, outcome.position);
+      const ended = outcome.events.find((e) => e.type === 'WalletReset')?.data as WalletResetData;
+      const started = [...outcome.events].reverse().find((e) => e.type === 'SessionStarted')
+        ?.data as SessionStartedData;
+      const days = (Date.parse(ended.reset_at) - Date.parse(ended.previous_started_at)) / 86_400_000;
+      return {
+        message: 'positions closed at market, orders cancelled, a new session started; history is kept',
+        previous_session: {
+          session_id: ended.previous_session_id,
+          ending_equity: ended.ending_equity,
+          total_pnl: ended.total_pnl,
+          duration_days: Math.round(days * 10_000) / 10_000,
+        },
+        new_session: {
+          session_id: started.session_id,
+          starting_balance: started.starting_balance,
+          started_at: started.started_at,
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/account/events',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: "The wallet's events with revision, time and hash chain (auditors), paginated with `after`",
+        querystring: eventsQuery,
+        response: { 200: eventsResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const profile = await trading(services).wallets.profile(ownerOf(principal));
+      const stream = walletStreamId(profile.ownerId);
+      const { after, limit } = request.query;
+      const events = await services.eventStore.readStream(stream, {
+        fromRevision: after + 1,
+        maxCount: limit + 1,
+      });
+      const page = events.slice(0, limit);
+      return {
+        stream_id: stream,
+        events: page.map((e) => ({
+          revision: e.revision,
+          event_id: e.eventId,
+          type: e.type,
+          data: e.data as Record<string, unknown>,
+          occurred_at: e.metadata.occurred_at,
+          recorded_at: e.recordedAt.toISOString(),
+          actor: typeof e.metadata.actor === 'string' ? e.metadata.actor : null,
+          correlation_id: typeof e.metadata.correlation_id === 'string' ? e.metadata.correlation_id : null,
+          prev_hash: e.metadata.prev_hash,
+          hash: e.metadata.hash,
+        })),
+        next_after: page.length ? page[page.length - 1]!.revision : after,
+        has_more: events.length > limit,
+      };
+    },
+  );
+};

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { AGENT_LIMITS, COLOR_PATTERN } from '../../../domain/agent/profile';
+import type { AgentState } from '../../../domain/agent/state';
+import { DEFAULT_RISK_PROFILE } from '../../../domain/shared/risk-profile';
+import type { AgentView } from '../../../queries/agents';
+import {
+  decimalInput,
+  decimalOutput,
+  partialRiskProfileSchema,
+  riskProfileOut,
+  riskProfileSchema,
+  timestamp,
+} from './common';
+
+/** `{agent_id}` path parameter. */
+export const agentIdParams = z.object({ agent_id: z.uuid().describe('agent id (UUID)') });
+
+const label = z.string().max(AGENT_LIMITS.label);
+const tags = z
+  .array(z.string().min(1).max(AGENT_LIMITS.tag))
+  .max(AGENT_LIMITS.tags)
+  .describe(`at most ${AGENT_LIMITS.tags} tags of 1–${AGENT_LIMITS.tag} characters`);
+const color = z
+  .string()
+  .regex(COLOR_PATTERN, 'must be a hex colour #RRGGBB')
+  .describe('hex colour `#RRGGBB`');
+const avatarUrl = z
+  .string()
+  .max(AGENT_LIMITS.avatarUrl)
+  .regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');
+const displayName = z.string().trim().min(1).max(AGENT_LIMITS.displayName);
+
+/** `POST /agents` body (spec "Agent endpoints"). */
+export const createAgentBody = z
+  .object({
+    display_name: displayName.describe('1–100 characters'),
+    starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
+    llm_model: label.nullable().optional(),
+    framework: label.nullable().optional(),
+    strategy_tags: tags.optional(),
+    risk_profile: partialRiskProfileSchema.optional().describe('missing fields take the defaults'),
+    color: color.nullable().optional(),
+    avatar_url: avatarUrl.nullable().optional(),
+  })
+  .strict();
+
+/** `PUT /agents/{id}` body: every field optional; only supplied fields change (null clears a label). */
+export const updateAgentBody = z
+  .object({
+    display_name: displayName.optional(),
+    llm_model: label.nullable().optional(),
+    framework: label.nullable().optional(),
+    strategy_tags: tags.optional().describe('replaces the tags'),
+    color: color.nullable().optional(),
+    avatar_url: avatarUrl.nullable().optional(),
+  })
+  .strict();
+
+/** `POST /agents/{id}/clone` query. */
+export const cloneQuery = z.object({
+  new_name: displayName.optional().describe('default: the original name followed by " (copy)"'),
+});
+
+const booleanQuery = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+  .transform((v) => v === true || v === 'true' || v === '1');
+
+/** `GET /agents` query (spec: `include_archived`, `limit` 1–500 default 100, `offset` default 0). */
+export const listAgentsQuery = z.object({
+  include_archived: booleanQuery.default(false),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** `GET /agents/overview` query: paging only (archived agents are always excluded). */
+export const overviewQuery = listAgentsQuery.omit({ include_archived: true });
+
+/** AgentResponse (spec "Agent"). */
+export const agentResponse = z.object({
+  id: z.uuid(),
+  account_id: z.uuid(),
+  display_name: z.string(),
+  api_key_preview: z.string().describe('first 12 characters of the key, then an ellipsis'),
+  starting_balance: decimalOutput,
+  llm_model: z.string().nullable(),
+  framework: z.string().nullable(),
+  strategy_tags: z.array(z.string()),
+  risk_profile: riskProfileSchema,
+  avatar_url: z.string().nullable(),
+  color: z.string().nullable(),
+  status: z.enum(['active', 'archived']),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+/** `GET /agents` and `/agents/overview` response. */
+export const agentListResponse = z.object({ agents: z.array(agentResponse), total: z.number().int() });
+
+/** `POST /agents` and clone response 201. */
+export const createdAgentResponse = z.object({
+  agent_id: z.uuid(),
+  api_key: z.string().describe('the agent key; also readable later via GET /agents/{id}/api-key'),
+  display_name: z.string(),
+  starting_balance: decimalOutput,
+});
+
+/** `GET /agents/{id}/api-key` and regenerate response. */
+export const agentKeyResponse = z.object({
+  agent_id: z.uuid(),
+  api_key: z.string(),
+  api_key_preview: z.string(),
+  message: z.string(),
+});
+
+/** The wire form of an agent (one mapping layer: camelCase inside, spec names outside). */
+export const agentOut = (a: AgentView): z.infer<typeof agentResponse> => ({
+  id: a.agentId,
+  account_id: a.accountId,
+  display_name: a.displayName,
+  api_key_preview: a.apiKeyPreview,
+  starting_balance: a.startingBalance,
+  llm_model: a.llmModel,
+  framework: a.framework,
+  strategy_tags: a.strategyTags,
+  risk_profile: riskProfileOut(a.riskProfile),
+  avatar_url: a.avatarUrl,
+  color: a.color,
+  status: a.status,
+  created_at: a.createdAt,
+  updated_at: a.updatedAt,
+});
+
+/** The wire form of an agent from its write-side state (command responses do not wait on read models). */
+export const agentStateOut = (s: AgentState): z.infer<typeof agentResponse> => ({
+  id: s.agentId,
+  account_id: s.accountId,
+  display_name: s.profile.display_name,
+  api_key_preview: s.apiKeyPreview,
+  starting_balance: s.startingBalance,
+  llm_model: s.profile.llm_model,
+  framework: s.profile.framework,
+  strategy_tags: s.profile.strategy_tags,
+  risk_profile: riskProfileOut(s.riskProfile ?? DEFAULT_RISK_PROFILE),
+  avatar_url: s.profile.avatar_url,
+  color: s.profile.color,
+  status: s.status === 'archived' ? 'archived' : 'active',
+  created_at: s.createdAt,
+  updated_at: s.updatedAt,
+});

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { RISK_PROFILE_BOUNDS } from '../../../domain/shared/risk-profile';
+
+/** The error envelope (spec "Errors"), for the OpenAPI document of error responses. */
+export const errorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: z.string().describe('machine-readable code; branch on this (several codes share a status)'),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  })
+  .describe('Error envelope');
+
+/** Error responses of the given statuses, all in the envelope. */
+export const errorResponses = <S extends number>(...statuses: S[]): Record<S, typeof errorEnvelopeSchema> =>
+  Object.fromEntries(statuses.map((s) => [s, errorEnvelopeSchema])) as Record<S, typeof errorEnvelopeSchema>;
+
+/** A decimal amount on input: a decimal string (the contract) or a number (accepted, loses precision). */
+export const decimalInput = z
+  .union([z.string().max(40), z.number()])
+  .describe(
+    'decimal string with up to 8 decimal places, e.g. "10000.00" (numbers accepted, may lose precision)',
+  );
+
+/** A decimal amount on output: a string with 8 decimal places. */
+export const decimalOutput = z.string().describe('decimal string, 8 decimal places');
+
+/** ISO 8601 UTC timestamp on output. */
+export const timestamp = z.string().describe('ISO 8601 UTC timestamp');
+
+const bounded = (field: keyof typeof RISK_PROFILE_BOUNDS, description: string) => {
+  const [min, max] = RISK_PROFILE_BOUNDS[field];
+  return z.number().int().min(min).max(max).describe(`${description} (integer ${min}–${max})`);
+};
+
+/** The three risk fields of the wire (spec "Risk profile"), all required. */
+export const riskProfileSchema = z.object({
+  max_position_size_pct: bounded(
+    'max_position_size_pct',
+    'largest single-coin position as % of total equity',
+  ),
+  daily_loss_limit_pct: bounded('daily_loss_limit_pct', 'daily loss limit as % of starting balance'),
+  max_open_orders: bounded('max_open_orders', 'simultaneous pending orders'),
+});
+
+/** The risk fields on create: any subset, the rest default (25 / 20 / 50). */
+export const partialRiskProfileSchema = riskProfileSchema.partial();
+
+/** The wire form of a risk profile (the three spec fields). */
+export const riskProfileOut = (p: {
+  max_position_size_pct: number;
+  daily_loss_limit_pct: number;
+  max_open_orders: number;
+}): z.infer<typeof riskProfileSchema> => ({
+  max_position_size_pct: p.max_position_size_pct,
+  daily_loss_limit_pct: p.daily_loss_limit_pct,
+  max_open_orders: p.max_open_orders,
+});

@@ -1,0 +1,273 @@
+import { z } from 'zod';
+import { ORDER_SIDES, ORDER_TYPES } from '../../../domain/trading/orders';
+import { decimalInput, decimalOutput, timestamp } from './common';
+
+/** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
+export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
+
+/** `POST /trade/order` body (spec "Trading endpoints"). */
+export const placeOrderBody = z
+  .object({
+    symbol: z.string().trim().min(1).max(30).describe('pair symbol, case-insensitive, e.g. "BTCUSDT"'),
+    side: z.enum(ORDER_SIDES),
+    type: z.enum(ORDER_TYPES),
+    quantity: decimalInput.describe('base asset quantity: > 0, ≥ min_qty, a multiple of step_size'),
+    price: decimalInput.nullable().optional().describe('limit price: required for `limit`'),
+    trigger_price: decimalInput
+      .nullable()
+      .optional()
+      .describe('trigger price: required for `stop_loss` and `take_profit`'),
+  })
+  .strict();
+
+/** `Idempotency-Key` header (ARCHITECTURE §8). */
+export const idempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe('same key and body within 24 h return the original response; another body → 409'),
+});
+
+/** Response 201 of a filled market order (spec). */
+export const filledOrderResponse = z.object({
+  order_id: z.string(),
+  status: z.literal('filled'),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  type: z.enum(ORDER_TYPES),
+  requested_quantity: decimalOutput,
+  executed_quantity: decimalOutput,
+  executed_price: decimalOutput,
+  slippage_pct: decimalOutput,
+  fee: decimalOutput,
+  total_cost: decimalOutput.describe('buy: notional + fee; sell: notional − fee (proceeds)'),
+  reference_price: decimalOutput.describe('the market price the fill was decided on'),
+  price_source: z.string(),
+  filled_at: timestamp,
+});
+
+/** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
+export const pendingOrderResponse = z.object({
+  order_id: z.string(),
+  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled']),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  type: z.enum(ORDER_TYPES),
+  quantity: decimalOutput,
+  price: decimalOutput.nullable(),
+  trigger_price: decimalOutput.nullable(),
+  locked_amount: decimalOutput.describe('USDT for buys, the base quantity for sells'),
+  created_at: timestamp,
+});
+
+/** An order as `GET /trade/order/{id}` and the lists return it (spec). */
+export const orderResponse = z.object({
+  order_id: z.string(),
+  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  type: z.enum(ORDER_TYPES),
+  quantity: decimalOutput,
+  price: decimalOutput.nullable(),
+  trigger_price: decimalOutput.nullable(),
+  executed_price: decimalOutput.nullable(),
+  executed_qty: decimalOutput.nullable(),
+  slippage_pct: decimalOutput.nullable(),
+  fee: decimalOutput.nullable(),
+  total_cost: decimalOutput.nullable(),
+  locked_amount: decimalOutput,
+  session_id: z.string(),
+  created_at: timestamp,
+  filled_at: timestamp.nullable(),
+  cancelled_at: timestamp.nullable(),
+  cancel_reason: z.string().nullable(),
+  rejection: z
+    .object({ code: z.string(), rule: z.string(), step: z.number().int(), message: z.string() })
+    .nullable()
+    .describe('for rejected orders: the risk rule that refused it'),
+});
+
+/** `GET /trade/orders` query. */
+export const listOrdersQuery = z.object({
+  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
+  symbol: z.string().trim().min(1).max(30).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** `GET /trade/orders/open` query. */
+export const openOrdersQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const orderListResponse = z.object({
+  orders: z.array(orderResponse),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const cancelResponse = z.object({
+  order_id: z.string(),
+  status: z.literal('cancelled'),
+  unlocked_amount: decimalOutput,
+  unlocked_asset: z.string(),
+  cancelled_at: timestamp,
+});
+
+export const cancelAllResponse = z.object({
+  cancelled_count: z.number().int(),
+  total_unlocked: decimalOutput.describe('USDT released by the cancelled buy orders'),
+  unlocked: z.record(z.string(), decimalOutput).describe('everything released, by asset'),
+});
+
+/** `GET /trade/history` query. */
+export const historyQuery = z.object({
+  symbol: z.string().trim().min(1).max(30).optional(),
+  side: z.enum(ORDER_SIDES).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const tradeResponse = z.object({
+  trade_id: z.string(),
+  order_id: z.string(),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  quantity: decimalOutput,
+  price: decimalOutput,
+  fee: decimalOutput,
+  total: decimalOutput,
+  realized_pnl: decimalOutput,
+  slippage_pct: decimalOutput,
+  reference_price: decimalOutput,
+  price_source: z.string(),
+  trigger: z.string(),
+  executed_at: timestamp,
+});
+
+export const historyResponse = z.object({
+  trades: z.array(tradeResponse),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+/** Balance (spec "Balance"). */
+export const balanceEntry = z.object({
+  asset: z.string(),
+  available: decimalOutput,
+  locked: decimalOutput,
+  total: decimalOutput,
+});
+
+export const balanceResponse = z.object({
+  balances: z.array(balanceEntry),
+  total_equity_usdt: decimalOutput,
+});
+
+/** Position (spec "Position"). */
+export const positionEntry = z.object({
+  symbol: z.string(),
+  asset: z.string(),
+  quantity: decimalOutput,
+  avg_entry_price: decimalOutput,
+  current_price: decimalOutput,
+  market_value: decimalOutput,
+  unrealized_pnl: decimalOutput,
+  unrealized_pnl_pct: decimalOutput,
+  price_source: z.string().describe('where current_price comes from (`avg_entry` when no price is known)'),
+  opened_at: timestamp,
+});
+
+export const positionsResponse = z.object({
+  positions: z.array(positionEntry),
+  total_unrealized_pnl: decimalOutput,
+});
+
+/** Portfolio snapshot (spec). */
+export const portfolioResponse = z.object({
+  total_equity: decimalOutput,
+  available_cash: decimalOutput,
+  locked_cash: decimalOutput,
+  total_position_value: decimalOutput,
+  unrealized_pnl: decimalOutput,
+  realized_pnl: decimalOutput,
+  total_pnl: decimalOutput,
+  fees_paid: decimalOutput,
+  net_pnl: decimalOutput,
+  roi_pct: decimalOutput,
+  starting_balance: decimalOutput,
+  session_id: z.string().nullable(),
+  positions: z.array(positionEntry),
+  timestamp,
+  as_of: timestamp.nullable().describe('the past time this snapshot was folded up to, or null for now'),
+  revision: z.number().int().describe('the wallet stream revision the snapshot includes (-1: no events)'),
+});
+
+export const portfolioQuery = z.object({
+  as_of: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('ISO 8601: fold the wallet history up to this time'),
+});
+
+export const pnlQuery = z.object({ period: z.enum(['1d', '7d', '30d', 'all']).default('all') });
+
+export const pnlResponse = z.object({
+  period: z.enum(['1d', '7d', '30d', 'all']),
+  realized_pnl: decimalOutput,
+  unrealized_pnl: decimalOutput,
+  total_pnl: decimalOutput,
+  fees_paid: decimalOutput,
+  net_pnl: decimalOutput,
+  winning_trades: z.number().int(),
+  losing_trades: z.number().int(),
+  win_rate: decimalOutput,
+});
+
+export const resetBody = z
+  .object({
+    confirm: z.boolean().optional().describe('must be true'),
+    new_starting_balance: decimalInput.optional().describe('USDT; default the original starting balance'),
+  })
+  .strict();
+
+export const resetResponse = z.object({
+  message: z.string(),
+  previous_session: z.object({
+    session_id: z.string(),
+    ending_equity: decimalOutput,
+    total_pnl: decimalOutput,
+    duration_days: z.number(),
+  }),
+  new_session: z.object({ session_id: z.string(), starting_balance: decimalOutput, started_at: timestamp }),
+});
+
+export const eventsQuery = z.object({
+  after: z.coerce.number().int().min(-1).default(-1).describe('return events after this stream revision'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const eventsResponse = z.object({
+  stream_id: z.string(),
+  events: z.array(
+    z.object({
+      revision: z.number().int(),
+      event_id: z.string(),
+      type: z.string(),
+      data: z.record(z.string(), z.unknown()),
+      occurred_at: timestamp,
+      recorded_at: timestamp,
+      actor: z.string().nullable(),
+      correlation_id: z.string().nullable(),
+      prev_hash: z.string(),
+      hash: z.string(),
+    }),
+  ),
+  next_after: z.number().int().describe('pass as `after` for the next page'),
+  has_more: z.boolean(),
+});

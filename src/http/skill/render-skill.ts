@@ -1,0 +1,222 @@
+import type { RiskProfile } from '../../../domain/shared/risk-profile';
+import { TOKEN_TTL_SECONDS } from '../../auth/tokens';
+import { RATE_LIMIT_GROUPS } from '../rate-limit';
+
+/** What {@link renderSkill} needs about the agent. */
+export interface SkillInput {
+  agentId: string;
+  accountId: string;
+  name: string;
+  /** The agent's full key (the skill file is the agent's credential sheet; served to its owner only). */
+  apiKey: string;
+  apiKeyPreview: string;
+  status: 'active' | 'archived';
+  /** USDT, decimal string. */
+  startingBalance: string;
+  riskProfile: RiskProfile;
+  /** `{scheme}://{host}/api/v1`. */
+  baseUrl: string;
+  /** Fee per fill as a fraction (ARCHITECTURE §8: 0.001). */
+  feeRate?: number;
+}
+
+/**
+ * The agent's `skill.md` (spec "Agent endpoints"): a Markdown guide an LLM agent can follow on its own. It opens
+ * with header lines naming the agent, its id and key preview, then gives the base URL, authentication with the
+ * agent's real key, the trading rules and limits in effect for this agent, the endpoints with examples, the
+ * errors and the retry advice (spec "Errors", "Limits"; ARCHITECTURE §8, §14b).
+ */
+export const renderSkill = (s: SkillInput): string => {
+  const r = s.riskProfile;
+  const fee = ((s.feeRate ?? 0.001) * 100).toString();
+  const base = s.baseUrl;
+  const curl = (method: string, path: string, body?: string) =>
+    [
+      `curl -s -X ${method} "${base}${path}" \\`,
+      `  -H "X-API-Key: ${s.apiKey}"${body ? ' \\' : ''}`,
+      ...(body ? ['  -H "Content-Type: application/json" \\', `  -d '${body}'`] : []),
+    ].join('\n');
+  return `# Trading skill: ${s.name}
+
+- **Agent name:** ${s.name}
+- **Agent ID:** ${s.agentId}
+- **API key:** ${s.apiKeyPreview}
+- **Account ID:** ${s.accountId}
+- **Status:** ${s.status}${s.status === 'archived' ? ' (archived: the key still reads, but new orders are refused until the agent is reset)' : ''}
+
+You are a trading agent on a **paper-trading venue**: real market prices, simulated fills with slippage and fees,
+no real money. Everything you do is scoped to this agent: its own balances, orders, positions and history.
+
+## Base URL
+
+\`\`\`
+${base}
+\`\`\`
+
+All paths below are relative to it. Requests and responses are JSON. Money, prices and quantities are **decimal
+strings** (up to 8 decimal places), e.g. \`"0.015"\`, never floats. Timestamps are ISO 8601 UTC.
+
+## Authentication
+
+Send your agent key in the \`X-API-Key\` header on every request:
+
+\`\`\`
+X-API-Key: ${s.apiKey}
+\`\`\`
+
+- Keep this key secret: it trades for this agent. It is not valid for agent management (\`/agents/*\`), which
+  needs the owner's login token.
+- If the owner regenerates the key, this one stops working at once (\`401 INVALID_API_KEY\`): ask for the new
+  skill file.
+- Market data endpoints (\`/market/*\`) need no credential.
+
+## Your trading rules and limits
+
+| Rule | Value for this agent |
+|---|---|
+| Starting balance | ${s.startingBalance} USDT |
+| Quote asset | every pair is quoted in USDT (e.g. \`BTCUSDT\`) |
+| Max position per coin | ${r.max_position_size_pct}% of total equity |
+| Daily loss limit | ${r.daily_loss_limit_pct}% of the starting balance; when tripped, new orders get \`403 DAILY_LOSS_LIMIT\` until 00:00 UTC (reads keep working) |
+| Max open (pending) orders | ${r.max_open_orders} |
+| Max single order | ${r.max_order_size_pct}% of available cash |
+| Fee | ${fee}% of notional per fill, charged in USDT |
+| Slippage (market orders, triggered stops) | about 0.01% for small orders, up to 0.5% for orders large relative to 24h volume; buys fill above, sells below the price |
+| Order types | \`market\`, \`limit\` (needs \`price\`), \`stop_loss\` and \`take_profit\` (need \`trigger_price\`) |
+| Spot only | no shorting; you cannot sell more than you hold |
+| Quantity | > 0, at least the pair's \`min_qty\`, a multiple of its \`step_size\`; order value at least \`min_notional\` |
+
+Every order passes a risk chain in this order: account/agent active → daily loss breaker → symbol and quantity →
+minimum notional → max order size → position limit → max open orders → balance. The first failure rejects the
+order and its error names the rule.
+
+### Rate limits (per key, per minute)
+
+| Group | Limit |
+|---|---|
+| Orders and cancels | ${RATE_LIMIT_GROUPS.orders} |
+| Market data | ${RATE_LIMIT_GROUPS.market} |
+| Analytics | ${RATE_LIMIT_GROUPS.analytics} |
+| Everything else | ${RATE_LIMIT_GROUPS.general} |
+
+Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix time).
+
+## Endpoints
+
+### Market data (no credential)
+
+| Method | Path | Notes |
+|---|---|---|
+| GET | \`/market/pairs\` | tradable pairs with \`min_qty\`, \`step_size\`, \`min_notional\` |
+| GET | \`/market/price/{symbol}\` | current price |
+| GET | \`/market/prices?symbols=BTCUSDT,ETHUSDT\` | several prices (omit \`symbols\` for all) |
+| GET | \`/market/ticker/{symbol}\` | 24h statistics |
+| GET | \`/market/candles/{symbol}?interval=1h&limit=100\` | candles, oldest first (\`1m\`, \`5m\`, \`1h\`, \`1d\`) |
+| GET | \`/market/orderbook/{symbol}?depth=10\` | synthetic order book |
+
+\`\`\`bash
+curl -s "${base}/market/price/BTCUSDT"
+\`\`\`
+
+### Account (your agent's view)
+
+| Method | Path | Notes |
+|---|---|---|
+| GET | \`/account/info\` | status, starting balance, session, risk profile |
+| GET | \`/account/balance\` | balances per asset, \`total_equity_usdt\` |
+| GET | \`/account/positions\` | open positions with unrealized PnL |
+| GET | \`/account/portfolio\` | equity, cash, PnL, ROI |
+| GET | \`/account/pnl?period=1d\` | PnL breakdown (\`1d\`, \`7d\`, \`30d\`, \`all\`) |
+| PUT | \`/account/risk-profile\` | replace your three risk limits |
+
+\`\`\`bash
+${curl('GET', '/account/balance')}
+\`\`\`
+
+### Trading
+
+| Method | Path | Notes |
+|---|---|---|
+| POST | \`/trade/order\` | place an order |
+| GET | \`/trade/order/{order_id}\` | one order |
+| GET | \`/trade/orders?status=filled&limit=100\` | your orders |
+| GET | \`/trade/orders/open\` | pending orders |
+| DELETE | \`/trade/order/{order_id}\` | cancel one pending order |
+| DELETE | \`/trade/orders/open\` | cancel all pending orders |
+| GET | \`/trade/history?limit=50\` | your fills, newest first |
+
+Market buy:
+
+\`\`\`bash
+${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"buy","type":"market","quantity":"0.001"}')}
+\`\`\`
+
+Limit sell (pending until the price reaches it; the base quantity is locked meanwhile):
+
+\`\`\`bash
+${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"sell","type":"limit","quantity":"0.001","price":"75000.00"}')}
+\`\`\`
+
+Stop loss (sells at market once the price falls to the trigger):
+
+\`\`\`bash
+${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"sell","type":"stop_loss","quantity":"0.001","trigger_price":"60000.00"}')}
+\`\`\`
+
+Send an \`Idempotency-Key\` header with each order: retrying with the same key and body returns the original
+result instead of placing a second order.
+
+### Analytics
+
+| Method | Path | Notes |
+|---|---|---|
+| GET | \`/analytics/performance?period=30d\` | Sharpe, Sortino, drawdown, win rate... |
+| GET | \`/analytics/portfolio/history?interval=1h\` | equity snapshots |
+| GET | \`/analytics/leaderboard\` | top accounts by ROI |
+
+### Backtesting
+
+Create a session with \`POST /backtest/create\` (\`start_time\`, \`end_time\`, \`starting_balance\`,
+\`candle_interval\`, \`agent_id\`: \`${s.agentId}\`), start it with \`POST /backtest/{id}/start\`, then advance with
+\`POST /backtest/{id}/step\` or \`/step/batch\` and trade with \`POST /backtest/{id}/trade/order\`. Only candles
+closed at the virtual time are visible. Results: \`GET /backtest/{id}/results\`.
+
+## Errors
+
+Every error has the shape \`{"error": {"code": "...", "message": "...", "details": {...}}}\`. Branch on \`code\`:
+
+| Code | HTTP | What to do |
+|---|---|---|
+| \`INVALID_API_KEY\` | 401 | the key is wrong, replaced or deleted: stop and ask for a new key |
+| \`PERMISSION_DENIED\` | 403 | not allowed (e.g. the agent is archived): stop trading |
+| \`ACCOUNT_SUSPENDED\` | 403 | the account is suspended: stop |
+| \`VALIDATION_ERROR\` | 422 | fix the request (\`details.issues\` names each bad field) |
+| \`INVALID_SYMBOL\` | 400/404 | unknown or inactive pair: check \`/market/pairs\` |
+| \`INVALID_QUANTITY\` | 400 | respect \`min_qty\` and \`step_size\` |
+| \`INSUFFICIENT_BALANCE\` | 400 | reduce the size or free funds (cancel pending orders) |
+| \`POSITION_LIMIT_EXCEEDED\` | 400 | the position would exceed ${r.max_position_size_pct}% of equity |
+| \`ORDER_REJECTED\` | 400 | a risk rule failed; \`message\` and \`details.rule\` name it |
+| \`DAILY_LOSS_LIMIT\` | 403 | breaker tripped: no new orders until 00:00 UTC |
+| \`ORDER_NOT_FOUND\` | 404 | wrong order id |
+| \`ORDER_NOT_CANCELLABLE\` | 409 | the order is already filled, cancelled or rejected |
+| \`RATE_LIMIT_EXCEEDED\` | 429 | wait \`Retry-After\` seconds (\`details.retry_after_seconds\`) |
+| \`PRICE_NOT_AVAILABLE\` | 503 | retry with back-off |
+| \`INTERNAL_ERROR\` | 500 | retry with back-off |
+
+## Retry advice
+
+- **429:** wait the \`Retry-After\` header's seconds, then continue; slow down to stay under the limits above.
+- **500 and 503:** exponential back-off with jitter: wait about 1, 2, 4 and 8 seconds, then stop and report.
+- **4xx other than 429:** do not retry unchanged; read \`error.message\` and fix the request.
+- Re-send an order only with the same \`Idempotency-Key\`, so a retry never doubles it.
+
+## Good practice
+
+1. Read \`/account/info\` and \`/account/balance\` before trading; read \`/market/pairs\` for the filters.
+2. Size orders from your available cash and the limits above; keep a stop loss on every position.
+3. Check \`/trade/orders/open\` before placing more pending orders (limit: ${r.max_open_orders}).
+4. Log each decision with the order id you get back.
+
+_Owner sessions (JWT, valid ${TOKEN_TTL_SECONDS / 60} minutes) manage this agent under \`/agents/${s.agentId}\`._
+`;
+};

@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { DomainError, isDomainError } from '../../../domain/shared/errors';
+import type { Principal } from '../../auth/principal';
+import { type WsChannel, type WsClientMessage, type WsConnection, wsChannels } from './registry';
+import { tickerChannels } from './ticker-channels';
+
+/**
+ * `GET /ws/v1` (ARCHITECTURE §13, §14b). Protocol:
+ * - Optional credential `?api_key=…` or `?token=<JWT>` (needed only by private channels); a bad one closes
+ *   the socket with code 4401 after an error message.
+ * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`),
+ *   `{action: 'ping'}`.
+ * - Server → client: `{channel, type, data}`. `system` messages: `welcome` on connect, `subscribed` /
+ *   `unsubscribed` acknowledgements (on the subscribed channel), `pong`, `heartbeat` (every WS_HEARTBEAT_MS,
+ *   with a protocol ping; a socket that missed the previous pong is closed), and `error` with `{code, message,
+ *   details?}` for a bad message (the socket stays open).
+ * - At most {@link MAX_SUBSCRIPTIONS} subscriptions per socket.
+ */
+export const MAX_SUBSCRIPTIONS = 10;
+/** A socket whose unsent data exceeds this drops further channel messages until it catches up. */
+const MAX_BUFFERED_BYTES = 1 << 20;
+
+const WS_CLOSE_UNAUTHORIZED = 4401;
+
+for (const factory of tickerChannels) {
+  if (!wsChannels.some((f) => f.name === factory.name)) wsChannels.push(factory);
+}
+
+const credentialOf = (request: FastifyRequest): { apiKey?: string; token?: string } | undefined => {
+  const q = request.query as Record<string, unknown>;
+  const apiKey = typeof q['api_key'] === 'string' && q['api_key'] ? q['api_key'] : undefined;
+  const token = typeof q['token'] === 'string' && q['token'] ? q['token'] : undefined;
+  return apiKey || token ? { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) } : undefined;
+};
+
+/** Parses a client message; `channel: "name:target"` becomes `channel: name` plus `symbol` (or `target`). */
+const parseMessage = (raw: string): WsClientMessage => {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new DomainError('VALIDATION_ERROR', 'message is not valid JSON');
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new DomainError('VALIDATION_ERROR', 'message must be a JSON object {action, channel, ...}');
+  }
+  const m = value as Record<string, unknown>;
+  if (typeof m['action'] !== 'string') throw new DomainError('VALIDATION_ERROR', 'missing "action"');
+  if (m['action'] === 'ping') return { ...m, action: 'ping', channel: 'system' };
+  if (m['action'] !== 'subscribe' && m['action'] !== 'unsubscribe') {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `unknown action ${JSON.stringify(m['action'])}: use subscribe, unsubscribe or ping`,
+    );
+  }
+  if (typeof m['channel'] !== 'string' || m['channel'] === '') {
+    throw new DomainError('VALIDATION_ERROR', 'missing "channel"');
+  }
+  const [name, target] = m['channel'].split(':', 2) as [string, string | undefined];
+  if (target !== undefined) {
+    return { ...m, action: m['action'], channel: name, symbol: m['symbol'] ?? target, target };
+  }
+  return { ...m, action: m['action'], channel: name };
+};
+
+/** The `/ws/v1` plugin (registered at the root). */
+export const websocketRoutes: FastifyPluginAsync = async (app) => {
+  const channels = new Map<string, WsChannel>();
+  for (const factory of wsChannels) {
+    const channel = factory.create(app.services);
+    if (channel) channels.set(channel.name, channel);
+  }
+  app.addHook('onClose', async () => {
+    for (const c of channels.values()) c.close?.();
+  });
+  const heartbeatMs = app.services.config.WS_HEARTBEAT_MS;
+
+  app.get('/ws/v1', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
+    const subscriptions = new Map<string, () => void>();
+    let principal: Principal | null = null;
+    let closed = false;
+    const send = (message: string) => {
+      if (closed || socket.readyState !== socket.OPEN) return;
+      if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
+      socket.send(message);
+    };
+    const connection: WsConnection = {
+      id: randomUUID(),
+      request,
+      get principal() {
+        return principal;
+      },
+      send: (channel, type, data) => send(JSON.stringify({ channel, type, data })),
+      sendRaw: send,
+    };
+    const error = (e: unknown, context: Record<string, unknown> = {}) => {
+      const d = isDomainError(e) ? e : new DomainError('INTERNAL_ERROR', 'internal error');
+      if (!isDomainError(e)) request.log.error({ err: e }, 'websocket message failed');
+      connection.send('system', 'error', {
+        code: d.code,
+        message: d.message,
+        ...(d.details ? { details: d.details } : {}),
+        ...context,
+      });
+    };
+
+    const handle = (raw: string) => {
+      let message: WsClientMessage;
+      try {
+        message = parseMessage(raw);
+      } catch (e) {
+        error(e);
+        return;
+      }
+      const context = { action: message.action, channel: message.channel };
+      try {
+        if (message.action === 'ping') {
+          connection.send('system', 'pong', { timestamp: new Date().toISOString() });
+          return;
+        }
+        const channel = channels.get(message.channel);
+        if (!channel) {
+          throw new DomainError('VALIDATION_ERROR', `unknown channel ${message.channel}`, {
+            channels: [...channels.keys()],
+          });
+        }
+        if (channel.requiresAuth && !principal) {
+          throw new DomainError(
+            'INVALID_API_KEY',
+            `channel ${channel.name} needs ?api_key= or ?token= on connect`,
+          );
+        }
+        const sub = channel.subscription(message, connection);
+        if (message.action === 'subscribe') {
+          if (!subscriptions.has(sub.key)) {
+            if (subscriptions.size >= MAX_SUBSCRIPTIONS) {
+              throw new DomainError(
+                'VALIDATION_ERROR',
+                `at most ${MAX_SUBSCRIPTIONS} subscriptions per socket`,
+                {
+                  limit: MAX_SUBSCRIPTIONS,
+                },
+              );
+            }
+            connection.send(channel.name, 'subscribed', sub.ack);
+            subscriptions.set(sub.key, sub.start());
+          } else {
+            connection.send(channel.name, 'subscribed', sub.ack);
+          }
+        } else {
+          const stop = subscriptions.get(sub.key);
+          if (!stop) throw new DomainError('VALIDATION_ERROR', `not subscribed to ${sub.key}`);
+          stop();
+          subscriptions.delete(sub.key);
+          connection.send(channel.name, 'unsubscribed', sub.ack);
+        }
+      } catch (e) {
+        error(e, context);
+      }
+    };
+
+    // Listeners are attached synchronously (messages sent before authentication finishes are queued).
+    const queue: string[] = [];
+    let ready = false;
+    socket.on('message', (data, isBinary) => {
+      const text = isBinary ? '' : data.toString();
+      if (isBinary) {
+        error(new DomainError('VALIDATION_ERROR', 'binary messages are not supported; send JSON text'));
+        return;
+      }
+      if (ready) handle(text);
+      else queue.push(text);
+    });
+    let alive = true;
+    socket.on('pong', () => {
+      alive = true;
+    });
+    const heartbeat = setInterval(() => {
+      if (!alive) {
+        socket.terminate();
+        return;
+      }
+      alive = false;
+      socket.ping();
+      connection.send('system', 'heartbeat', { timestamp: new Date().toISOString() });
+    }, heartbeatMs);
+    heartbeat.unref();
+    socket.on('close', () => {
+      closed = true;
+      clearInterval(heartbeat);
+      for (const stop of subscriptions.values()) stop();
+      subscriptions.clear();
+    });
+
+    const open = () => {
+      connection.send('system', 'welcome', {
+        connection_id: connection.id,
+        authenticated: principal !== null,
+        channels: [...channels.values()].map((c) => ({
+          name: c.name,
+          requires_auth: c.requiresAuth ?? false,
+        })),
+        max_subscriptions: MAX_SUBSCRIPTIONS,
+        heartbeat_ms: heartbeatMs,
+      });
+      ready = true;
+      for (const text of queue.splice(0)) handle(text);
+    };
+
+    const credential = credentialOf(request);
+    if (!credential) {
+      setImmediate(open); // after the client has seen the upgrade complete
+      return;
+    }
+    const auth = app.services.auth;
+    if (!auth) {
+      error(new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available'));
+      socket.close(WS_CLOSE_UNAUTHORIZED, 'authentication unavailable');
+      return;
+    }
+    auth.resolveCredential(credential).then(
+      (p) => {
+        principal = p;
+        open();
+      },
+      (e: unknown) => {
+        error(e);
+        socket.close(WS_CLOSE_UNAUTHORIZED, isDomainError(e) ? e.code : 'unauthorized');
+      },
+    );
+  });
+};

@@ -1,0 +1,59 @@
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../../auth/principal';
+import type { Services } from '../../services';
+
+/**
+ * The channel registry of the `/ws/v1` WebSocket (ARCHITECTURE §13). A capability adds a channel by pushing a
+ * factory onto {@link wsChannels} (like `apiRoutes` for HTTP): market data registers `ticker` and `ticker_all`;
+ * battles, orders and portfolio add theirs the same way. The socket plugin owns the protocol (parsing,
+ * acknowledgements, errors, the 10-subscription limit, heartbeat); a channel only validates a subscription and
+ * delivers messages.
+ */
+
+/** A client's message, as received (`{action, channel, ...params}`). */
+export type WsClientMessage = Record<string, unknown> & { action: string; channel: string };
+
+/** One connected socket, as channels see it. */
+export interface WsConnection {
+  readonly id: string;
+  readonly request: FastifyRequest;
+  /** The caller when the socket was opened with `?api_key=` or `?token=`, else null. */
+  readonly principal: Principal | null;
+  /** Sends `{channel, type, data}` to this socket (dropped when the client is too slow to read). */
+  send(channel: string, type: string, data: unknown): void;
+  /** Sends an already serialized message (fan-out: serialize once, send to many). */
+  sendRaw(message: string): void;
+}
+
+/** A validated subscription, not yet started. */
+export interface WsSubscription {
+  /** Unique per socket and subscription target, e.g. `ticker:BTCUSDT`; a second subscribe is a no-op. */
+  key: string;
+  /** `data` of the `subscribed` / `unsubscribed` acknowledgement, e.g. `{symbol: 'BTCUSDT'}`. */
+  ack: Record<string, unknown>;
+  /** Starts delivering to the connection; returns the function that stops it. */
+  start(): () => void;
+}
+
+/** A channel of the socket. */
+export interface WsChannel {
+  readonly name: string;
+  /** True when only authenticated sockets may subscribe (orders, portfolio). */
+  readonly requiresAuth?: boolean;
+  /**
+   * Validates a subscribe or unsubscribe message and names its target. Throws a `DomainError` (its code is
+   * sent back in the error message), e.g. `INVALID_SYMBOL`.
+   */
+  subscription(message: WsClientMessage, connection: WsConnection): WsSubscription;
+  /** Releases the channel's resources when the server closes. */
+  close?(): void;
+}
+
+/** Builds a channel for one application instance. */
+export interface WsChannelFactory {
+  name: string;
+  create(services: Services): WsChannel | undefined;
+}
+
+/** The channels `/ws/v1` offers; capabilities append theirs. */
+export const wsChannels: WsChannelFactory[] = [];

@@ -1,0 +1,239 @@
+import type { Logger } from 'pino';
+import { type Candle, lowerBound } from '../../../domain/market/candle';
+import { fromUnits, toUnitsNumber } from '../../../domain/market/decimal';
+import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';
+import { type ReplayWindow, replayTime, replayWindow } from '../../../domain/market/replay-clock';
+import { type CandlePath, candlePath } from '../../../domain/market/tick-path';
+import type { MarketFeed } from '../feed';
+import type { MarketData } from '../market-data';
+import type { PriceTick } from '../ticks';
+import type { MarketSource } from './port';
+import { everySecond } from './second-timer';
+
+/**
+ * The `files` source (ARCHITECTURE §7, issue item 3): replays the stored candles as a live feed. The replay
+ * interval is the native interval stored for the most symbols (the finer one on a tie); its data window is
+ * replayed at real speed, time-shifted to now by a whole number of days (`replay-clock.ts`). Every second each
+ * symbol with data gets one tick on its candle's deterministic path (`tick-path.ts`), so prices pass through
+ * each real candle's open, high, low and close. Inside a data gap (or after a symbol's last candle) the last
+ * close is forward-filled as a price-only tick; before a symbol's first candle it has no price. At start the
+ * previous 24 hours of replayed ticks are backfilled so the 24h ticker, recent trades and price exist at once.
+ */
+export interface FilesSourceOptions {
+  feed: MarketFeed;
+  data: MarketData;
+  logger?: Logger | undefined;
+  /** Only these symbols (default: every symbol with candles at the replay interval). */
+  symbols?: readonly string[] | undefined;
+  /** Wall clock (tests). */
+  now?: () => number;
+  /** Timer period (ms) for tests; default: just after each wall-clock second. */
+  timerMs?: number;
+}
+
+interface Replayed {
+  symbol: string;
+  candles: readonly Candle[];
+  tickUnits: number;
+  path: CandlePath | undefined;
+  cursor: number;
+}
+
+const SECOND = 1000;
+const BACKFILL_SECONDS = 86_400;
+/** After a stall longer than this, skipped seconds are not replayed one by one. */
+const MAX_CATCH_UP_SECONDS = 120;
+
+/** Picks the replay interval: stored natively for the most symbols, finer on a tie. */
+export const replayInterval = (data: MarketData, symbols?: readonly string[]): Interval | undefined => {
+  let best: { interval: Interval; count: number } | undefined;
+  for (const interval of INTERVALS) {
+    const count = (symbols ?? data.candles.symbols()).filter(
+      (s) => data.candles.nativeSeries(s, interval).length > 0,
+    ).length;
+    if (count > 0 && (!best || count > best.count)) best = { interval, count };
+  }
+  return best?.interval;
+};
+
+/** Creates the `files` source. */
+export const createFilesSource = (
+  options: FilesSourceOptions,
+): MarketSource & {
+  /** The replay window and interval (for `/health` and tests). */
+  replay(): { interval: Interval; window: ReplayWindow } | undefined;
+  /** The tick of `symbol` at wall time `wallMs` (a whole second), as the live feed would emit it. */
+  tickAt(symbol: string, wallMs: number): PriceTick | undefined;
+} => {
+  const { feed, data, logger } = options;
+  const now = options.now ?? Date.now;
+  let interval: Interval | undefined;
+  let window: ReplayWindow | undefined;
+  let series = new Map<string, Replayed>();
+  let timer: { stop(): void } | undefined;
+  let lastSecond = 0;
+  let started = false;
+
+  const setup = () => {
+    interval = replayInterval(data, options.symbols);
+    series = new Map();
+    if (!interval) return;
+    const ms = INTERVAL_MS[interval];
+    let first = Number.POSITIVE_INFINITY;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const symbol of options.symbols ?? data.candles.symbols()) {
+      const candles = data.candles.nativeSeries(symbol, interval);
+      if (candles.length === 0) continue;
+      const tickSize = data.pair(symbol)?.tickSize;
+      series.set(symbol, {
+        symbol,
+        candles,
+        tickUnits: tickSize ? Math.max(1, toUnitsNumber(tickSize)) : 1,
+        path: undefined,
+        cursor: 0,
+      });
+      first = Math.min(first, candles[0]!.openTime);
+      last = Math.max(last, candles[candles.length - 1]!.openTime + ms);
+    }
+    window = series.size ? replayWindow(first, last) : undefined;
+  };
+
+  /** Index of the candle covering replayed time `t`, or -(index of the next candle) - 1 when `t` is not covered. */
+  const locate = (r: Replayed, t: number, ms: number): number => {
+    const c = r.candles[r.cursor];
+    if (c && c.openTime <= t && t < c.openTime + ms) return r.cursor;
+    const next = r.candles[r.cursor + 1];
+    if (next && next.openTime <= t && t < next.openTime + ms) {
+      r.cursor++;
+      return r.cursor;
+    }
+    const at = lowerBound(r.candles, t + 1) - 1; // last candle opening at or before t
+    if (at >= 0 && t < r.candles[at]!.openTime + ms) {
+      r.cursor = at;
+      return at;
+    }
+    return -(at + 1) - 1;
+  };
+
+  /** Price, quantity and maker flag of `symbol` at replayed time `t`, in units; undefined before its data. */
+  const sample = (r: Replayed, t: number) => {
+    const ms = INTERVAL_MS[interval!];
+    const at = locate(r, t, ms);
+    if (at >= 0) {
+      const candle = r.candles[at]!;
+      if (!r.path || r.path.openTime !== candle.openTime) {
+        r.path = candlePath(candle, { symbol: r.symbol, intervalMs: ms, tickUnits: r.tickUnits });
+      }
+      const k = Math.min(r.path.prices.length - 1, Math.floor((t - candle.openTime) / r.path.stepMs));
+      return {
+        price: r.path.prices[k]!,
+        quantity: r.path.quantities[k]!,
+        buyerMaker: r.path.buyerMaker[k] === 1,
+        trade: true,
+      };
+    }
+    const previous = -(at + 1) - 1; // index of the last candle before t, or -1
+    if (previous < 0) return undefined;
+    return {
+      price: toUnitsNumber(r.candles[previous]!.close),
+      quantity: 0n,
+      buyerMaker: false,
+      trade: false,
+    };
+  };
+
+  const tickAt = (symbol: string, wallMs: number): PriceTick | undefined => {
+    const r = series.get(symbol);
+    if (!r || !window) return undefined;
+    const t = replayTime(window, wallMs);
+    const s = sample(r, t);
+    if (!s) return undefined;
+    return {
+      symbol,
+      price: fromUnits(s.price),
+      priceUnits: s.price,
+      quantity: fromUnits(s.quantity),
+      quantityUnits: s.quantity,
+      time: wallMs,
+      tradeId: Math.floor(t / SECOND),
+      isBuyerMaker: s.buyerMaker,
+      trade: s.trade,
+      source: 'files',
+    };
+  };
+
+  const backfill = (nowSecond: number) => {
+    const detailed = 500; // the last seconds also go to recent trades and the price cache
+    for (const r of series.values()) {
+      r.cursor = 0;
+      for (let s = nowSecond - BACKFILL_SECONDS + 1; s <= nowSecond; s++) {
+        const wall = s * SECOND;
+        if (s > nowSecond - detailed) {
+          const tick = tickAt(r.symbol, wall);
+          if (tick) feed.backfill(tick);
+        } else {
+          const x = sample(r, replayTime(window!, wall));
+          if (x) feed.backfillWindow(r.symbol, wall, x.price, x.quantity, x.trade);
+        }
+      }
+    }
+  };
+
+  const pump = () => {
+    const target = Math.floor(now() / SECOND);
+    if (target <= lastSecond) return;
+    const from = Math.max(lastSecond + 1, target - MAX_CATCH_UP_SECONDS);
+    for (let s = from; s <= target; s++) {
+      for (const symbol of series.keys()) {
+        const tick = tickAt(symbol, s * SECOND);
+        if (tick) feed.ingest(tick);
+      }
+    }
+    lastSecond = target;
+  };
+
+  return {
+    name: 'files',
+    async start() {
+      if (started) return;
+      started = true;
+      setup();
+      if (!window) {
+        logger?.warn('files market source: no candles to replay (import a directory with klines)');
+        return;
+      }
+      const startedAt = performance.now();
+      const nowSecond = Math.floor(now() / SECOND);
+      backfill(nowSecond);
+      lastSecond = nowSecond;
+      logger?.info(
+        {
+          symbols: series.size,
+          interval,
+          window_start: new Date(window.start).toISOString(),
+          window_days: window.length / 86_400_000,
+          replayed_now: new Date(replayTime(window, now())).toISOString(),
+          backfill_ms: Math.round(performance.now() - startedAt),
+        },
+        'files market source replaying',
+      );
+      timer = everySecond(pump, options.timerMs);
+    },
+    async stop() {
+      timer?.stop();
+      timer = undefined;
+    },
+    status() {
+      const age = feed.lastTickAt ? Date.now() - feed.lastTickAt : undefined;
+      return {
+        ok: series.size > 0 && timer !== undefined && (age === undefined || age < 10_000),
+        symbols: series.size,
+        replay_interval: interval ?? null,
+        replayed_time: window ? new Date(replayTime(window, now())).toISOString() : null,
+        last_tick_age_ms: age ?? null,
+      };
+    },
+    replay: () => (interval && window ? { interval, window } : undefined),
+    tickAt,
+  };
+};

@@ -1,0 +1,198 @@
+import type { Logger } from 'pino';
+import type { Observable, Subscription } from 'rxjs';
+import type { WalletCommands } from '../../commands/wallet';
+import { isDomainError } from '../../domain/shared/errors';
+import type { WalletEvent } from '../../domain/wallet/events';
+import { walletOwnerOf } from '../../domain/wallet/events';
+import {
+  type AllSubscription,
+  comparePositions,
+  DELETIONS_STREAM,
+  type EventStore,
+  type RecordedEvent,
+  START,
+  type StreamDeletedData,
+} from '../eventstore/port';
+import type { PriceTick } from '../market/ticks';
+import type { Leadership } from './leader';
+import { type IndexedOrder, indexedOrder, OrderIndex } from './order-index';
+
+/** Dependencies of {@link MatchingEngine}. */
+export interface MatchingEngineDeps {
+  store: EventStore;
+  wallets: WalletCommands;
+  /** The live tick stream (market data). */
+  ticks$: Observable<PriceTick>;
+  /** The latest price of a symbol (offered to a new pending order at once). */
+  lastTick: (
+    symbol: string,
+  ) => { price: string; priceUnits: number; time: number; source: string } | undefined;
+  leadership: Leadership;
+  logger?: Logger;
+}
+
+/** What `/health` shows of the engine. */
+export interface MatchingStatus {
+  ok: boolean;
+  leader: boolean;
+  /** The index has caught up with the log seen at start. */
+  ready: boolean;
+  pending_orders: number;
+  fills_in_flight: number;
+  fills: number;
+  ticks: number;
+  last_error?: string;
+}
+
+/**
+ * The matching engine (ARCHITECTURE §8, issue item 3). Pending orders are indexed in memory by symbol and
+ * trigger price (`OrderIndex`), built by following the event log from its start (so a restart rebuilds it, and
+ * orders placed by other processes are seen too). Every price tick takes out the orders it reaches and fills
+ * them through the wallet command path (`FillOrder`: idempotent, so an order filled or cancelled meanwhile is
+ * left alone; the unused lock is released by the fill). A new pending order is offered the current price at
+ * once. Only the leader (PostgreSQL advisory lock) matches; followers keep their index warm.
+ */
+export class MatchingEngine {
+  readonly index = new OrderIndex();
+  private subscription: AllSubscription | undefined;
+  private ticksSub: Subscription | undefined;
+  private following: Promise<void> | undefined;
+  private ready = false;
+  private stopped = false;
+  private inFlight = new Set<Promise<void>>();
+  private fills = 0;
+  private ticks = 0;
+  private lastError: string | undefined;
+
+  constructor(private readonly deps: MatchingEngineDeps) {}
+
+  /** Starts following the log and the ticks; resolves once the index has caught up with the log's head. */
+  async start(): Promise<void> {
+    await this.deps.leadership.start();
+    const head = await this.deps.store.headPosition();
+    let caughtUp!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      caughtUp = resolve;
+    });
+    if (comparePositions(head, START) === 0) {
+      this.ready = true;
+      caughtUp();
+    }
+    this.subscription = this.deps.store.subscribeToAll({ after: START, maxBatch: 5_000 });
+    this.following = (async () => {
+      try {
+        for await (const batch of this.subscription!) {
+          for (const e of batch) this.apply(e);
+          const last = batch[batch.length - 1];
+          if (!this.ready && last && comparePositions(last.position, head) >= 0) {
+            this.ready = true;
+            caughtUp();
+          }
+        }
+      } catch (error) {
+        if (!this.stopped) {
+          this.lastError = (error as Error).message;
+          this.deps.logger?.error({ err: error }, 'matching engine: log subscription failed');
+        }
+      }
+    })();
+    this.ticksSub = this.deps.ticks$.subscribe((tick) => this.onTick(tick));
+    await Promise.race([ready, this.following]);
+  }
+
+  /** Stops matching, waits for the fills in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.ticksSub?.unsubscribe();
+    await this.subscription?.close();
+    await this.following;
+    await Promise.allSettled([...this.inFlight]);
+    await this.deps.leadership.stop();
+  }
+
+  status(): MatchingStatus {
+    return {
+      ok: this.lastError === undefined,
+      leader: this.deps.leadership.isLeader(),
+      ready: this.ready,
+      pending_orders: this.index.size,
+      fills_in_flight: this.inFlight.size,
+      fills: this.fills,
+      ticks: this.ticks,
+      ...(this.lastError ? { last_error: this.lastError } : {}),
+    };
+  }
+
+  /** Waits until every fill started so far has finished (tests). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Matches a price against the index (the tick handler; also used by benchmarks). */
+  onTick(tick: Pick<PriceTick, 'symbol' | 'price' | 'priceUnits' | 'time' | 'source'>): IndexedOrder[] {
+    this.ticks++;
+    if (this.stopped || !this.ready || !this.deps.leadership.isLeader()) return [];
+    const reached = this.index.reached(tick.symbol, tick.priceUnits);
+    for (const order of reached) this.fill(order, tick);
+    return reached;
+  }
+
+  private apply(e: RecordedEvent): void {
+    if (e.streamId === DELETIONS_STREAM) {
+      const owner = walletOwnerOf((e.data as StreamDeletedData).stream_id);
+      if (owner) this.index.removeOwner(owner);
+      return;
+    }
+    const ownerId = walletOwnerOf(e.streamId);
+    if (!ownerId) return;
+    const event = { type: e.type, data: e.data } as WalletEvent;
+    switch (event.type) {
+      case 'OrderPlaced': {
+        const d = event.data;
+        if (d.type === 'market') return;
+        const order = indexedOrder({
+          orderId: d.order_id,
+          ownerId,
+          symbol: d.symbol,
+          side: d.side,
+          type: d.type,
+          level: (d.type === 'limit' ? d.price : d.trigger_price)!,
+        });
+        this.index.add(order);
+        // Offer the current price at once: an order placed at or through the market fills without waiting.
+        if (this.ready) {
+          const last = this.deps.lastTick(d.symbol);
+          if (last) this.onTick({ symbol: d.symbol, ...last, source: last.source as PriceTick['source'] });
+        }
+        return;
+      }
+      case 'OrderFilled':
+      case 'OrderCancelled':
+        this.index.remove(event.data.order_id);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private fill(order: IndexedOrder, tick: Pick<PriceTick, 'price' | 'time' | 'source'>): void {
+    const job = (async () => {
+      try {
+        const outcome = await this.deps.wallets.fill(
+          order.ownerId,
+          order.orderId,
+          { price: tick.price, time: new Date(tick.time).toISOString(), source: tick.source },
+          { actor: 'matching-engine' },
+        );
+        if (outcome.events.some((e) => e.type === 'OrderFilled')) this.fills++;
+      } catch (error) {
+        // Transient (storage): put it back, the next tick retries. FillOrder is idempotent.
+        this.lastError = (error as Error).message;
+        this.deps.logger?.warn({ err: error, order_id: order.orderId }, 'matching engine: fill failed');
+        if (!this.stopped && !isDomainError(error)) this.index.add(order);
+      }
+    })();
+    this.inFlight.add(job);
+    void job.finally(() => this.inFlight.delete(job));
+  }
+}

@@ -1,0 +1,91 @@
+import { createWalletCommands, type MarketView, type WalletCommands } from '../../commands/wallet';
+import { toUnitsNumber } from '../../domain/market/decimal';
+import { normalizeSymbol } from '../../domain/market/pair';
+import type { Dec } from '../../domain/trading/decimal';
+import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
+import type { MarketServices } from '../market/services';
+import { MatchingEngine } from '../matching/engine';
+import { createLeadership } from '../matching/leader';
+import type { Services } from '../services';
+
+/** The trading capability's members of {@link Services}. */
+export interface TradingServices {
+  wallets: WalletCommands;
+  /** The matching engine, when this runtime matches (it needs market data). */
+  engine?: MatchingEngine;
+  feeRate: Dec;
+  /** Starts the matching engine (if any). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Market data as the trading commands read it: the price cache (never the database), filters, 24h volume. */
+export const marketView = (market: MarketServices): MarketView => ({
+  price(symbol) {
+    const p = market.feed.prices.get(normalizeSymbol(symbol));
+    return p ? { price: p.price, timestamp: new Date(p.time).toISOString(), source: p.source } : undefined;
+  },
+  pair: (symbol) => market.pair(symbol),
+  quoteVolume24h: (symbol) => market.quoteVolume24h(symbol),
+});
+
+/**
+ * Wires trading into the runtime's services (ARCHITECTURE §3, §8): the wallet commands over the event store,
+ * the read models (risk profile, status, starting balance of the owner from the accounts capability) and the
+ * market data; and, with `matching`, the matching engine driven by the market's tick stream, with leader
+ * election on PostgreSQL. The fee rate comes from `FEE_RATE` (default 0.001 = 0.1%).
+ */
+export const installTrading = (services: Services, options: { matching: boolean }): TradingServices => {
+  const feeRate = parseFeeRate(process.env.FEE_RATE?.trim() || DEFAULT_FEE_RATE);
+  let view: MarketView | undefined;
+  const wallets = createWalletCommands({
+    store: services.eventStore,
+    db: services.database.db,
+    feeRate,
+    market: () => {
+      if (!services.market) return undefined;
+      view ??= marketView(services.market);
+      return view;
+    },
+  });
+  const market = services.market;
+  const engine =
+    options.matching && market
+      ? new MatchingEngine({
+          store: services.eventStore,
+          wallets,
+          ticks$: market.ticks$,
+          lastTick: (symbol) => {
+            const p = market.feed.prices.get(symbol);
+            return p
+              ? { price: p.price, priceUnits: toUnitsNumber(p.price), time: p.time, source: p.source }
+              : undefined;
+          },
+          leadership: createLeadership(services.database, { logger: services.logger }),
+          logger: services.logger,
+        })
+      : undefined;
+  const trading: TradingServices = {
+    wallets,
+    ...(engine ? { engine } : {}),
+    feeRate,
+    start: async () => {
+      await engine?.start();
+    },
+    stop: async () => {
+      await engine?.stop();
+    },
+  };
+  if (engine) {
+    services.healthChecks.push({ name: 'matching_engine', check: async () => ({ ...engine.status() }) });
+  }
+  services.trading = trading;
+  return trading;
+};
+
+/** The trading services, or an error when the runtime was built without them. */
+export const trading = (services: Services): TradingServices => {
+  if (!services.trading)
+    throw Object.assign(new Error('trading services are not installed'), { statusCode: 500 });
+  return services.trading;
+};

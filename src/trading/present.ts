@@ -1,0 +1,252 @@
+import type { PlaceOrderOutcome } from '../../commands/wallet';
+import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
+import type { OrderFilledData, OrderPlacedData, WalletEvent } from '../../domain/wallet/events';
+import type { Holding, WalletState } from '../../domain/wallet/state';
+import type { OrderRow, PositionRow, TradeRow } from '../../queries/trading';
+
+/**
+ * The one mapping layer between the ledger (events, read-model rows, folded state) and the wire (STYLE:
+ * snake_case on the wire, 8-place decimal strings, ISO timestamps).
+ */
+
+const d8 = (v: string | number | Dec): string => fmt(roundHalfEven8(dec(v)));
+const d8OrNull = (v: string | null | undefined): string | null => (v == null ? null : d8(v));
+const iso = (v: Date | string): string => (v instanceof Date ? v.toISOString() : new Date(v).toISOString());
+const isoOrNull = (v: Date | string | null | undefined): string | null => (v == null ? null : iso(v));
+
+/** A decimal from the request (string, or a number: accepted, may lose precision) as plain text. */
+export const decimalText = (value: string | number): string =>
+  typeof value === 'number' ? (Number.isFinite(value) ? dec(value).toFixed() : 'NaN') : value.trim();
+
+/** Response of a filled market order (spec `POST /trade/order` 201). */
+export const filledOrderOut = (placed: OrderPlacedData, fill: OrderFilledData) => ({
+  order_id: placed.order_id,
+  status: 'filled' as const,
+  symbol: placed.symbol,
+  side: placed.side,
+  type: placed.type,
+  requested_quantity: placed.quantity,
+  executed_quantity: fill.quantity,
+  executed_price: fill.executed_price,
+  slippage_pct: fill.slippage_pct,
+  fee: fill.fee,
+  total_cost: fill.total,
+  reference_price: fill.reference_price,
+  price_source: fill.price_source,
+  filled_at: fill.filled_at,
+});
+
+/** Response of a pending order (spec `POST /trade/order` 201). */
+export const pendingOrderOut = (placed: OrderPlacedData) => ({
+  order_id: placed.order_id,
+  status: 'pending' as const,
+  symbol: placed.symbol,
+  side: placed.side,
+  type: placed.type,
+  quantity: placed.quantity,
+  price: placed.price,
+  trigger_price: placed.trigger_price,
+  locked_amount: placed.locked_amount,
+  created_at: placed.placed_at,
+});
+
+/** The placement response from a command outcome's events (also for an in-memory idempotent replay). */
+export const placementOut = (events: readonly WalletEvent[], orderId: string) => {
+  const placed = events.find((e) => e.type === 'OrderPlaced' && e.data.order_id === orderId)?.data as
+    | OrderPlacedData
+    | undefined;
+  if (!placed) return undefined;
+  const fill = events.find((e) => e.type === 'OrderFilled' && e.data.order_id === orderId)?.data as
+    | OrderFilledData
+    | undefined;
+  return placed.type === 'market' && fill ? filledOrderOut(placed, fill) : pendingOrderOut(placed);
+};
+
+/** The placement response rebuilt from the order's read-model row (idempotent replay after a restart). */
+export const placementFromRow = (row: OrderRow) =>
+  row.type === 'market' && row.status === 'filled'
+    ? {
+        order_id: row.order_id,
+        status: 'filled' as const,
+        symbol: row.symbol,
+        side: row.side,
+        type: row.type,
+        requested_quantity: d8(row.quantity),
+        executed_quantity: d8(row.executed_qty ?? row.quantity),
+        executed_price: d8(row.executed_price ?? '0'),
+        slippage_pct: d8(row.slippage_pct ?? '0'),
+        fee: d8(row.fee ?? '0'),
+        total_cost: d8(row.total_cost ?? '0'),
+        reference_price: d8(row.reference_price ?? '0'),
+        price_source: row.price_source ?? '',
+        filled_at: iso(row.filled_at ?? row.created_at),
+      }
+    : {
+        order_id: row.order_id,
+        status: row.status === 'rejected' ? ('cancelled' as const) : row.status,
+        symbol: row.symbol,
+        side: row.side,
+        type: row.type,
+        quantity: d8(row.quantity),
+        price: d8OrNull(row.price),
+        trigger_price: d8OrNull(row.trigger_price),
+        locked_amount: d8(row.locked_amount),
+        created_at: iso(row.created_at),
+      };
+
+/** An order (spec `GET /trade/order/{id}` and the lists). */
+export const orderOut = (row: OrderRow) => ({
+  order_id: row.order_id,
+  status: row.status,
+  symbol: row.symbol,
+  side: row.side,
+  type: row.type,
+  quantity: d8(row.quantity),
+  price: d8OrNull(row.price),
+  trigger_price: d8OrNull(row.trigger_price),
+  executed_price: d8OrNull(row.executed_price),
+  executed_qty: d8OrNull(row.executed_qty),
+  slippage_pct: d8OrNull(row.slippage_pct),
+  fee: d8OrNull(row.fee),
+  total_cost: d8OrNull(row.total_cost),
+  locked_amount: d8(row.locked_amount),
+  session_id: row.session_id,
+  created_at: iso(row.created_at),
+  filled_at: isoOrNull(row.filled_at),
+  cancelled_at: isoOrNull(row.cancelled_at),
+  cancel_reason: row.cancel_reason,
+  rejection:
+    row.status === 'rejected'
+      ? {
+          code: row.reject_code ?? '',
+          rule: row.reject_rule ?? '',
+          step: row.reject_step ?? 0,
+          message: row.reject_message ?? '',
+        }
+      : null,
+});
+
+/** A fill (spec "Trade fill"). */
+export const tradeOut = (row: TradeRow) => ({
+  trade_id: row.trade_id,
+  order_id: row.order_id,
+  symbol: row.symbol,
+  side: row.side,
+  quantity: d8(row.quantity),
+  price: d8(row.price),
+  fee: d8(row.fee),
+  total: d8(row.total),
+  realized_pnl: d8(row.realized_pnl),
+  slippage_pct: d8(row.slippage_pct),
+  reference_price: d8(row.reference_price),
+  price_source: row.price_source,
+  trigger: row.fill_trigger,
+  executed_at: iso(row.executed_at),
+});
+
+/** A price with where it came from. */
+export interface Mark {
+  price: Dec;
+  source: string;
+}
+
+/** A holding valued at a mark (spec "Position"); without a mark, at its average entry price. */
+export const positionOut = (
+  p: { asset: string; symbol: string; quantity: Dec; cost: Dec; openedAt: string },
+  mark: Mark | undefined,
+) => {
+  const avg = p.quantity.isZero() ? ZERO : roundHalfEven8(p.cost.div(p.quantity));
+  const price = mark?.price ?? avg;
+  const value = roundHalfEven8(p.quantity.times(price));
+  const unrealized = mark ? value.minus(p.cost) : ZERO;
+  return {
+    symbol: p.symbol,
+    asset: p.asset,
+    quantity: fmt(p.quantity),
+    avg_entry_price: fmt(avg),
+    current_price: fmt(roundHalfEven8(price)),
+    market_value: fmt(value),
+    unrealized_pnl: fmt(unrealized),
+    unrealized_pnl_pct: fmt(p.cost.isZero() ? ZERO : roundHalfEven8(unrealized.div(p.cost).times(HUNDRED))),
+    price_source: mark?.source ?? 'avg_entry',
+    opened_at: iso(p.openedAt),
+    // exact figures for totals
+    _value: mark ? p.quantity.times(price) : p.cost,
+    _unrealized: mark ? p.quantity.times(price).minus(p.cost) : ZERO,
+  };
+};
+
+/** Strips the exact helper figures of {@link positionOut}. */
+export const publicPosition = ({ _value, _unrealized, ...rest }: ReturnType<typeof positionOut>) => rest;
+
+/** Holdings of a folded state or position rows, in one shape. */
+export const holdingsOf = (source: WalletState | PositionRow[]) =>
+  Array.isArray(source)
+    ? source.map((r) => ({
+        asset: r.asset,
+        symbol: r.symbol,
+        quantity: dec(r.quantity),
+        cost: dec(r.cost_basis),
+        openedAt: iso(r.opened_at),
+      }))
+    : Object.values(source.holdings)
+        .sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0))
+        .map((h: Holding) => ({
+          asset: h.asset,
+          symbol: h.symbol,
+          quantity: h.quantity,
+          cost: h.cost,
+          openedAt: h.openedAt,
+        }));
+
+/** Figures of a portfolio snapshot (spec "Portfolio snapshot"). */
+export const portfolioOut = (input: {
+  cash: Dec;
+  locked: Dec;
+  holdings: ReturnType<typeof holdingsOf>;
+  markOf: (symbol: string) => Mark | undefined;
+  realizedPnl: Dec;
+  feesPaid: Dec;
+  startingBalance: Dec;
+  sessionId: string | null;
+  timestamp: string;
+  asOf: string | null;
+  revision: number;
+}) => {
+  const positions = input.holdings.map((h) => positionOut(h, input.markOf(h.symbol)));
+  const positionValue = positions.reduce((s, p) => s.plus(p._value), ZERO);
+  const unrealized = positions.reduce((s, p) => s.plus(p._unrealized), ZERO);
+  const equity = input.cash.plus(input.locked).plus(positionValue);
+  const totalPnl = input.realizedPnl.plus(unrealized);
+  const start = input.startingBalance;
+  return {
+    total_equity: d8(equity),
+    available_cash: d8(input.cash),
+    locked_cash: d8(input.locked),
+    total_position_value: d8(positionValue),
+    unrealized_pnl: d8(unrealized),
+    realized_pnl: d8(input.realizedPnl),
+    total_pnl: d8(totalPnl),
+    fees_paid: d8(input.feesPaid),
+    net_pnl: d8(totalPnl.minus(input.feesPaid)),
+    roi_pct: d8(start.isZero() ? ZERO : equity.minus(start).div(start).times(HUNDRED)),
+    starting_balance: d8(start),
+    session_id: input.sessionId,
+    positions: positions.map(publicPosition),
+    timestamp: input.timestamp,
+    as_of: input.asOf,
+    revision: input.revision,
+  };
+};
+
+/** What a placement outcome answers (the route sends it with 201, or throws the rejection). */
+export const outcomeBody = (
+  outcome: PlaceOrderOutcome,
+): ReturnType<typeof placementOut> | ReturnType<typeof placementFromRow> => {
+  if (outcome.kind === 'replayed') {
+    if (outcome.original) return outcomeBody(outcome.original);
+    return outcome.row ? placementFromRow(outcome.row) : undefined;
+  }
+  if (outcome.kind === 'rejected') return undefined;
+  return placementOut(outcome.events, outcome.orderId);
+};

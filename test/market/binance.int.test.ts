@@ -1,0 +1,243 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config';
+import { buildApp } from '../../src/http/app';
+import { createLogger } from '../../src/logger';
+import { marketSettings } from '../../src/market/config';
+import { MarketFeed } from '../../src/market/feed';
+import { MarketData } from '../../src/market/market-data';
+import { createBinanceSource } from '../../src/market/sources/binance';
+import { reconnectingSocket } from '../../src/market/sources/reconnecting-socket';
+import { createRuntime } from '../../src/runtime';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
+
+/**
+ * The `binance` source against a local fake server serving the recorded real REST responses and WebSocket
+ * frames (no network): pairs, trade ticks, kline backfill into the store, a dropped connection and its
+ * reconnect, the mini-ticker mode, and the whole runtime serving `/market/price` from it.
+ */
+let fake: FakeBinance;
+let database: TestDatabase;
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-binance-'));
+
+beforeAll(async () => {
+  fake = await startFakeBinance();
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await fake?.close();
+  await database?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const until = async (check: () => boolean, timeoutMs = 5000) => {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+const settingsFor = (env: Record<string, string>) =>
+  marketSettings(
+    loadConfig({
+      DATA_DIR: dataDir,
+      MARKET_SOURCE: 'binance',
+      BINANCE_REST_URL: fake.restUrl,
+      BINANCE_WS_URL: fake.wsUrl,
+      BINANCE_RECONNECT_MIN_MS: '50',
+      BINANCE_RECONNECT_MAX_MS: '200',
+      ...env,
+    }),
+  );
+
+describe('binance source (trade streams)', () => {
+  it('loads pairs, backfills klines, turns trades into ticks, and reconnects after a dropped connection', async () => {
+    const feed = new MarketFeed();
+    const data = new MarketData();
+    const source = createBinanceSource({
+      feed,
+      data,
+      db: database.db,
+      settings: settingsFor({ MARKET_SYMBOLS: 'btcusdt,ETHUSDT' }),
+    });
+    await source.start();
+    try {
+      expect(data.pairs()).toHaveLength(456);
+      expect(data.referenceTicker('BTCUSDT')?.quoteVolume).toBe('2167538240.48367050');
+      expect(fake.connections.at(-1)).toBe('btcusdt@trade/ethusdt@trade');
+
+      // The recorded trade frame becomes the price, with its own time and source, and a public trade.
+      await until(() => feed.prices.get('BTCUSDT')?.price === '102571.17000000');
+      expect(feed.prices.get('BTCUSDT')).toEqual({
+        symbol: 'BTCUSDT',
+        price: '102571.17000000',
+        time: RECORDED.trade.data['T'],
+        source: 'binance',
+      });
+      expect(feed.trades.latest('BTCUSDT', 1)[0]).toMatchObject({
+        tradeId: RECORDED.trade.data['t'],
+        quantity: '0.00100000',
+        isBuyerMaker: true,
+      });
+
+      // Kline backfill over REST, stored append-only with source `binance`.
+      await source.backfilled();
+      expect(
+        fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT&interval=1m')),
+      ).toHaveLength(1);
+      expect(data.candles.nativeSeries('BTCUSDT', '1m')).toHaveLength(10);
+      const stored = await sql<{ n: string }>`
+        select count(*)::text as n from market_candles where symbol = 'BTCUSDT' and source = 'binance'`.execute(
+        database.db,
+      );
+      expect(stored.rows[0]!.n).toBe('10');
+
+      // A dropped connection: reconnect with back-off, backfill again, and keep receiving.
+      const ticksBefore = feed.tickCount;
+      fake.drop();
+      await until(() => fake.connections.length === 2);
+      await until(() => feed.tickCount > ticksBefore);
+      expect(source.status()).toMatchObject({ ok: true, connected: true, connections: 2 });
+      await source.backfilled();
+      expect(fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT'))).toHaveLength(2);
+
+      // Frames from the recorded set arriving live are decoded too (aggTrade uses its aggregate id).
+      fake.broadcast(RECORDED.aggTrade);
+      await until(() => feed.trades.latest('BTCUSDT', 1)[0]?.tradeId === RECORDED.aggTrade.data['a']);
+      // Garbage frames are ignored, not fatal.
+      fake.broadcast('not json');
+      fake.broadcast({ stream: 'x', data: { e: 'trade', s: 'BTCUSDT', p: 'NaN' } });
+      fake.broadcast(RECORDED.trade);
+      await until(() => feed.trades.latest('BTCUSDT', 1)[0]?.tradeId === RECORDED.trade.data['t']);
+    } finally {
+      await source.stop();
+    }
+    expect(source.status().connected).toBe(false);
+  });
+
+  it('reconnects after each of several drops', async () => {
+    const feed = new MarketFeed();
+    const source = createBinanceSource({
+      feed,
+      data: new MarketData(),
+      db: database.db,
+      settings: settingsFor({
+        MARKET_SYMBOLS: 'BTCUSDT',
+        BINANCE_RECONNECT_MIN_MS: '30',
+        BINANCE_RECONNECT_MAX_MS: '100',
+      }),
+    });
+    await source.start();
+    try {
+      await until(() => source.status().connected === true);
+      const before = fake.connections.length;
+      for (let i = 0; i < 3; i++) {
+        fake.drop();
+        await until(() => fake.connections.length === before + i + 1);
+      }
+      expect(source.status().connections).toBe(4);
+    } finally {
+      await source.stop();
+    }
+  });
+});
+
+describe('reconnecting socket', () => {
+  it('backs off exponentially (with jitter, capped) while nothing answers', async () => {
+    const net = await import('node:net');
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((r) => probe.close(() => r())); // a port where nothing listens
+    const waits: number[] = [];
+    const socket = reconnectingSocket({
+      url: () => `ws://127.0.0.1:${port}/stream`,
+      minDelayMs: 20,
+      maxDelayMs: 160,
+      onMessage: () => {},
+      onClose: (_reason, retryInMs) => waits.push(retryInMs),
+    });
+    socket.start();
+    await until(() => waits.length >= 6, 5000);
+    await socket.stop();
+    waits.slice(0, 6).forEach((w, i) => {
+      const base = Math.min(160, 20 * 2 ** i);
+      expect(w).toBeGreaterThanOrEqual(base / 2);
+      expect(w).toBeLessThanOrEqual(base);
+    });
+    expect(socket.connected).toBe(false);
+  });
+});
+
+describe('binance source (!miniTicker@arr)', () => {
+  it('serves the exchange’s own rolling 24h ticker and price for every pair', async () => {
+    const feed = new MarketFeed();
+    const source = createBinanceSource({
+      feed,
+      data: new MarketData(),
+      db: database.db,
+      settings: settingsFor({ BINANCE_STREAM: 'miniTicker' }),
+    });
+    await source.start();
+    try {
+      expect(fake.connections.at(-1)).toBe('!miniTicker@arr');
+      await until(() => feed.ticker('BTCUSDT') !== undefined);
+      expect(feed.ticker('BTCUSDT')).toMatchObject({
+        basis: 'exchange',
+        open: '102339.76000000',
+        high: '104096.36000000',
+        low: '99260.86000000',
+        close: '102571.17000000',
+        volume: '30195.39867000',
+        quoteVolume: '3065280135.28113970',
+        change: '231.41000000',
+      });
+      expect(feed.prices.get('BTCUSDT')).toMatchObject({
+        price: '102571.17000000',
+        time: RECORDED.miniTicker.data['E'],
+      });
+      expect(feed.trades.latest('BTCUSDT', 10)).toEqual([]); // quotes are not trades
+    } finally {
+      await source.stop();
+    }
+  });
+});
+
+describe('runtime with MARKET_SOURCE=binance', () => {
+  it('serves /market/price from the live feed and reports the feed in /health', async () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      MARKET_SOURCE: 'binance',
+      MARKET_SYMBOLS: 'BTCUSDT',
+      BINANCE_REST_URL: fake.restUrl,
+      BINANCE_WS_URL: fake.wsUrl,
+    });
+    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), { database });
+    const app = await buildApp(runtime.services);
+    try {
+      await until(() => runtime.services.market!.feed.prices.get('BTCUSDT')?.price === '102571.17000000');
+      const r = await app.inject({ method: 'GET', url: '/api/v1/market/price/btcusdt' });
+      expect(r.json()).toEqual({
+        symbol: 'BTCUSDT',
+        price: '102571.17000000',
+        timestamp: `${new Date(RECORDED.trade.data['T'] as number).toISOString().slice(0, -1)}000Z`,
+      });
+      const health = (await app.inject({ method: 'GET', url: '/health' })).json();
+      expect(health.checks.market_feed).toMatchObject({
+        status: 'ok',
+        source: 'binance',
+        connected: true,
+        pairs: 456,
+      });
+    } finally {
+      await app.close();
+      await runtime.close();
+    }
+  });
+});

@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { BINANCE } from './support';
+
+/**
+ * A local stand-in for Binance (127.0.0.1, random port) serving the recorded real data of
+ * `../shared/market-data/binance`: `GET /api/v3/exchangeInfo`, `/api/v3/ticker/24hr`, `/api/v3/klines` (the
+ * recorded BTCUSDT 1m response; an empty array for other symbols), and combined streams at
+ * `/stream?streams=...` that send the recorded frame of each subscribed stream on connect.
+ */
+export interface FakeBinance {
+  restUrl: string;
+  wsUrl: string;
+  /** Every REST path+query requested. */
+  requests: string[];
+  /** The `streams` query of every WebSocket connection. */
+  connections: string[];
+  /** Sends a frame to every open stream connection. */
+  broadcast(frame: unknown): void;
+  /** Drops every open stream connection (no close handshake). */
+  drop(): void;
+  close(): Promise<void>;
+}
+
+const ws = (name: string) => JSON.parse(fs.readFileSync(path.join(BINANCE, 'ws', name), 'utf8'));
+
+/** The recorded frames, by stream name. */
+export const RECORDED = {
+  trade: ws('btcusdt-trade.json') as { stream: string; data: Record<string, unknown> },
+  aggTrade: ws('btcusdt-aggTrade.json') as { stream: string; data: Record<string, unknown> },
+  miniTicker: ws('btcusdt-miniTicker.json') as { stream: string; data: Record<string, unknown> },
+};
+
+const framesFor = (stream: string): unknown[] => {
+  if (stream === 'btcusdt@trade') return [RECORDED.trade];
+  if (stream === 'btcusdt@aggTrade') return [RECORDED.aggTrade];
+  if (stream === 'btcusdt@miniTicker') return [RECORDED.miniTicker];
+  // `!miniTicker@arr` carries the same events as the single-symbol stream, as an array.
+  if (stream === '!miniTicker@arr') return [{ stream, data: [RECORDED.miniTicker.data] }];
+  return [];
+};
+
+export const startFakeBinance = async (): Promise<FakeBinance> => {
+  const requests: string[] = [];
+  const connections: string[] = [];
+  const files = {
+    '/api/v3/exchangeInfo': fs.readFileSync(path.join(BINANCE, 'exchangeInfo.json')),
+    '/api/v3/ticker/24hr': fs.readFileSync(path.join(BINANCE, 'ticker_24hr.json')),
+  } as Record<string, Buffer>;
+  const klines = fs.readFileSync(path.join(BINANCE, 'rest-klines-btcusdt-1m.json'));
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    requests.push(`${url.pathname}${url.search}`);
+    const body =
+      files[url.pathname] ??
+      (url.pathname === '/api/v3/klines'
+        ? url.searchParams.get('symbol') === 'BTCUSDT' && url.searchParams.get('interval') === '1m'
+          ? klines
+          : Buffer.from('[]')
+        : undefined);
+    if (!body) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":-1,"msg":"not found"}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  });
+  const wss = new WebSocketServer({ server, path: '/stream' });
+  const sockets = new Set<WebSocket>();
+  wss.on('connection', (socket, req) => {
+    const streams = new URL(req.url ?? '/', 'http://localhost').searchParams.get('streams') ?? '';
+    connections.push(streams);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    for (const stream of streams.split('/'))
+      for (const f of framesFor(stream)) socket.send(JSON.stringify(f));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    restUrl: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    requests,
+    connections,
+    broadcast(frame) {
+      for (const s of sockets) s.send(JSON.stringify(frame));
+    },
+    drop() {
+      for (const s of sockets) s.terminate();
+    },
+    async close() {
+      for (const s of sockets) s.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};

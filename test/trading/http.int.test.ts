@@ -1,0 +1,599 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromUnits, toUnits, toUnitsNumber } from '../../domain/market/decimal';
+import { dec } from '../../domain/trading/decimal';
+import type { MatchingEngine } from '../../src/matching/engine';
+import {
+  api,
+  bearer,
+  createAgent,
+  keyHeader,
+  registerAccount,
+  startApp,
+  type TestAccount,
+  type TestApp,
+} from '../accounts/support';
+import { committedHead } from './log-head';
+
+/**
+ * The trading endpoints through the real stack (`app.inject`): routes, auth, risk chain, event store, projections
+ * and the matching engine, on PGlite (or PostgreSQL with DATABASE_URL). Prices are driven by ticks ingested into
+ * the market feed, exactly as a market source would publish them; the synthetic source only walks SOLUSDT here,
+ * so BTCUSDT and ETHUSDT move only when a test says so.
+ */
+
+let t: TestApp;
+let engine: MatchingEngine;
+let clock = Date.now();
+let tradeId = 1;
+
+const tick = (symbol: string, price: string, quantity = '0') => {
+  clock = Math.max(clock + 1, Date.now());
+  const units = toUnits(price);
+  t.app.services.market!.feed.ingest({
+    symbol,
+    price: fromUnits(units),
+    priceUnits: toUnitsNumber(price),
+    quantity: fromUnits(toUnits(quantity)),
+    quantityUnits: toUnits(quantity),
+    time: clock,
+    tradeId: tradeId++,
+    isBuyerMaker: false,
+    trade: quantity !== '0',
+    source: 'synthetic',
+  });
+};
+
+/** Waits for the fills the engine started and for the read models to include everything. */
+const settle = async () => {
+  await engine.idle();
+  const head = await committedHead(t.database.db);
+  expect(await t.runtime.services.projections.waitFor(head, 15_000)).toBe(true);
+};
+
+const order = (key: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  api(t.app, { method: 'POST', url: '/trade/order', headers: { ...keyHeader(key), ...headers }, payload });
+const get = (key: string, url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(key) });
+
+beforeAll(async () => {
+  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  engine = t.app.services.trading!.engine!;
+  expect(engine).toBeDefined();
+  // 24h quote volumes of 400M and 100M USDT: small orders pay the minimum slippage (0.01%).
+  tick('BTCUSDT', '40000', '10000');
+  tick('ETHUSDT', '2000', '50000');
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('POST /trade/order and the account views', () => {
+  let account: TestAccount;
+  beforeAll(async () => {
+    account = await registerAccount(t.app, {}, { plain: true });
+  });
+
+  it('fills a market buy at once with slippage and fee, in the spec shape', async () => {
+    const res = await order(account.apiKey, {
+      symbol: 'btcusdt',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.05',
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.headers['x-log-position']).toBeDefined();
+    expect(res.json()).toMatchObject({
+      status: 'filled',
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      requested_quantity: '0.05000000',
+      executed_quantity: '0.05000000',
+      executed_price: '40004.00000000',
+      slippage_pct: '0.01000000',
+      fee: '2.00020000',
+      total_cost: '2002.20020000',
+      reference_price: '40000.00000000',
+      price_source: 'synthetic',
+    });
+    const one = await get(account.apiKey, `/trade/order/${res.json().order_id}`);
+    expect(one.json()).toMatchObject({
+      status: 'filled',
+      executed_qty: '0.05000000',
+      price: null,
+      rejection: null,
+    });
+  });
+
+  it('shows balances, positions at live prices, portfolio and PnL that satisfy the spec identities', async () => {
+    tick('BTCUSDT', '42000');
+    const sell = await order(account.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'sell',
+      type: 'market',
+      quantity: '0.01',
+    });
+    expect(sell.statusCode, sell.body).toBe(201);
+    const balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance.balances).toEqual([
+      { asset: 'USDT', available: expect.any(String), locked: '0.00000000', total: expect.any(String) },
+      { asset: 'BTC', available: '0.04000000', locked: '0.00000000', total: '0.04000000' },
+    ]);
+    const positions = (await get(account.apiKey, '/account/positions')).json();
+    expect(positions.positions).toHaveLength(1);
+    expect(positions.positions[0]).toMatchObject({
+      symbol: 'BTCUSDT',
+      asset: 'BTC',
+      quantity: '0.04000000',
+      avg_entry_price: '40004.00000000',
+      current_price: '42000.00000000',
+      market_value: '1680.00000000',
+      unrealized_pnl: '79.84000000', // 1,680 − 0.04 × 40,004
+    });
+    const p = (await get(account.apiKey, '/account/portfolio')).json();
+    const n = (v: string) => dec(v);
+    expect(n(p.total_equity).toFixed()).toBe(
+      n(p.available_cash).plus(p.locked_cash).plus(p.total_position_value).toFixed(),
+    );
+    expect(n(p.total_equity).toFixed()).toBe(n(balance.total_equity_usdt).toFixed());
+    expect(n(p.roi_pct).toFixed(8)).toBe(
+      n(p.total_equity).minus(p.starting_balance).div(p.starting_balance).times(100).toFixed(8),
+    );
+    expect(n(p.net_pnl).toFixed()).toBe(n(p.total_pnl).minus(p.fees_paid).toFixed());
+    expect(n(p.total_pnl).toFixed()).toBe(n(p.realized_pnl).plus(p.unrealized_pnl).toFixed());
+    // total equity = starting balance + net PnL (conservation)
+    expect(n(p.total_equity).toFixed()).toBe(n(p.starting_balance).plus(p.net_pnl).toFixed());
+    const pnl = (await get(account.apiKey, '/account/pnl?period=1d')).json();
+    expect(pnl).toMatchObject({
+      period: '1d',
+      winning_trades: 1,
+      losing_trades: 0,
+      win_rate: '100.00000000',
+    });
+    expect(pnl.realized_pnl).toBe(p.realized_pnl);
+    expect(n(pnl.net_pnl).toFixed()).toBe(n(pnl.total_pnl).minus(pnl.fees_paid).toFixed());
+    const history = (await get(account.apiKey, '/trade/history?side=sell')).json();
+    expect(history).toMatchObject({ total: 1, limit: 50, offset: 0 });
+    expect(history.trades[0]).toMatchObject({ side: 'sell', quantity: '0.01000000', trigger: 'market' });
+  });
+
+  it('answers the rejections of the risk chain with the rule named, and records them', async () => {
+    const bad = await order(account.apiKey, {
+      symbol: 'NOPEUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '1',
+    });
+    expect(bad.statusCode).toBe(404);
+    expect(bad.json().error).toMatchObject({
+      code: 'INVALID_SYMBOL',
+      details: { rule: 'symbol_and_quantity', step: 3 },
+    });
+    const qty = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.00001',
+    });
+    expect(qty.statusCode).toBe(400);
+    expect(qty.json().error.code).toBe('INVALID_QUANTITY');
+    const small = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.001',
+    });
+    expect(small.statusCode).toBe(400);
+    expect(small.json().error).toMatchObject({
+      code: 'ORDER_REJECTED',
+      details: { rule: 'min_notional', step: 4 },
+    });
+    expect(small.json().error.message).toMatch(/min_notional/);
+    const big = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '2',
+    });
+    expect(big.json().error).toMatchObject({
+      code: 'POSITION_LIMIT_EXCEEDED',
+      details: { rule: 'position_size_limit' },
+    });
+    const broke = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'sell',
+      type: 'market',
+      quantity: '1',
+    });
+    expect(broke.json().error).toMatchObject({ code: 'INSUFFICIENT_BALANCE', details: { asset: 'ETH' } });
+    const rejected = (await get(account.apiKey, '/trade/orders?status=rejected')).json();
+    expect(rejected.total).toBe(5);
+    expect(rejected.orders[0]).toMatchObject({
+      status: 'rejected',
+      rejection: { code: 'INSUFFICIENT_BALANCE', step: 8 },
+    });
+    // Schema validation: 422, nothing recorded.
+    const noPrice = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+    });
+    expect(noPrice.statusCode).toBe(422);
+    expect(noPrice.json().error.code).toBe('VALIDATION_ERROR');
+    const bogus = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'hold',
+      type: 'market',
+      quantity: '0.01',
+    });
+    expect(bogus.statusCode).toBe(422);
+    expect((await get(account.apiKey, '/trade/orders?status=rejected')).json().total).toBe(5);
+  });
+
+  it('honours Idempotency-Key: same key and body → the original answer; another body → 409', async () => {
+    const body = { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.01' };
+    const first = await order(account.apiKey, body, { 'idempotency-key': 'abc-1' });
+    expect(first.statusCode).toBe(201);
+    const again = await order(account.apiKey, body, { 'idempotency-key': 'abc-1' });
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    const other = await order(account.apiKey, { ...body, quantity: '0.02' }, { 'idempotency-key': 'abc-1' });
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error.code).toBe('CONFLICT');
+    const fills = (await get(account.apiKey, '/trade/history?symbol=ETHUSDT')).json();
+    expect(fills.total).toBe(1);
+  });
+});
+
+describe('pending orders, matching and cancels', () => {
+  let account: TestAccount;
+  beforeAll(async () => {
+    account = await registerAccount(t.app, {}, { plain: true });
+    tick('ETHUSDT', '2000');
+  });
+
+  it('places a limit buy with its lock, fills it when the price crosses, releases the rest', async () => {
+    const res = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.5',
+      price: '1990',
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({
+      status: 'pending',
+      quantity: '0.50000000',
+      price: '1990.00000000',
+      locked_amount: '995.99500000', // 0.5 × 1,990 × 1.001
+    });
+    const id = res.json().order_id;
+    let balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance.balances[0]).toMatchObject({
+      asset: 'USDT',
+      available: '9004.00500000',
+      locked: '995.99500000',
+    });
+    expect((await get(account.apiKey, '/trade/orders/open')).json().total).toBe(1);
+    tick('ETHUSDT', '1995');
+    await settle();
+    expect((await get(account.apiKey, `/trade/order/${id}`)).json().status).toBe('pending');
+    tick('ETHUSDT', '1989.5');
+    await settle();
+    const filled = (await get(account.apiKey, `/trade/order/${id}`)).json();
+    expect(filled).toMatchObject({
+      status: 'filled',
+      executed_price: '1990.00000000',
+      slippage_pct: '0.00000000',
+    });
+    balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance.balances[0]).toMatchObject({ locked: '0.00000000' });
+    expect((await get(account.apiKey, '/trade/orders/open')).json().total).toBe(0);
+  });
+
+  it('triggers a sell stop-loss when the price falls to it, at the price with slippage', async () => {
+    const res = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'sell',
+      type: 'stop_loss',
+      quantity: '0.5',
+      trigger_price: '1900',
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({
+      status: 'pending',
+      trigger_price: '1900.00000000',
+      locked_amount: '0.50000000',
+    });
+    const balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance.balances.find((b: { asset: string }) => b.asset === 'ETH')).toMatchObject({
+      available: '0.00000000',
+      locked: '0.50000000',
+    });
+    tick('ETHUSDT', '1950');
+    await settle();
+    expect((await get(account.apiKey, `/trade/order/${res.json().order_id}`)).json().status).toBe('pending');
+    tick('ETHUSDT', '1890');
+    await settle();
+    const filled = (await get(account.apiKey, `/trade/order/${res.json().order_id}`)).json();
+    expect(filled).toMatchObject({ status: 'filled', executed_price: '1889.81100000' }); // 1,890 × (1 − 0.01%)
+    expect((await get(account.apiKey, '/account/positions')).json().positions).toEqual([]);
+  });
+
+  it('cancels one order (unlocked amount), refuses finished and foreign orders, cancels all atomically', async () => {
+    tick('ETHUSDT', '2000');
+    const a = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.1',
+      price: '1500',
+    });
+    const b = await order(account.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'take_profit',
+      quantity: '0.001',
+      trigger_price: '30000',
+    });
+    const c = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'stop_loss',
+      quantity: '0.1',
+      trigger_price: '2500',
+    });
+    for (const r of [a, b, c]) expect(r.statusCode, r.body).toBe(201);
+    const cancel = await api(t.app, {
+      method: 'DELETE',
+      url: `/trade/order/${a.json().order_id}`,
+      headers: keyHeader(account.apiKey),
+    });
+    expect(cancel.statusCode, cancel.body).toBe(200);
+    expect(cancel.json()).toMatchObject({
+      status: 'cancelled',
+      unlocked_amount: '150.15000000',
+      unlocked_asset: 'USDT',
+    });
+    const again = await api(t.app, {
+      method: 'DELETE',
+      url: `/trade/order/${a.json().order_id}`,
+      headers: keyHeader(account.apiKey),
+    });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.code).toBe('ORDER_NOT_CANCELLABLE');
+    const stranger = await registerAccount(t.app, {}, { plain: true });
+    const foreign = await api(t.app, {
+      method: 'DELETE',
+      url: `/trade/order/${b.json().order_id}`,
+      headers: keyHeader(stranger.apiKey),
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().error.code).toBe('ORDER_NOT_FOUND');
+    expect((await get(stranger.apiKey, `/trade/order/${b.json().order_id}`)).statusCode).toBe(404);
+    const all = await api(t.app, {
+      method: 'DELETE',
+      url: '/trade/orders/open',
+      headers: keyHeader(account.apiKey),
+    });
+    expect(all.statusCode).toBe(200);
+    // 0.001 × 30,000 × 1.006 + 0.1 × 2,500 × 1.006
+    expect(all.json()).toMatchObject({ cancelled_count: 2, total_unlocked: '281.68000000' });
+    const balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance.balances[0].locked).toBe('0.00000000');
+    expect((await get(account.apiKey, '/trade/orders?status=cancelled')).json().total).toBe(3);
+  });
+});
+
+describe('reset, the daily loss breaker and the auditor views', () => {
+  it('needs confirm; closes positions at market, cancels orders, starts a new session, keeps history', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    tick('BTCUSDT', '40000');
+    await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' });
+    await order(account.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '30000',
+    });
+    const missing = await api(t.app, {
+      method: 'POST',
+      url: '/account/reset',
+      headers: keyHeader(account.apiKey),
+      payload: {},
+    });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().error.code).toBe('VALIDATION_ERROR');
+    const no = await api(t.app, {
+      method: 'POST',
+      url: '/account/reset',
+      headers: keyHeader(account.apiKey),
+      payload: { confirm: false },
+    });
+    expect(no.statusCode).toBe(400);
+    const res = await api(t.app, {
+      method: 'POST',
+      url: '/account/reset',
+      headers: keyHeader(account.apiKey),
+      payload: { confirm: true, new_starting_balance: '5000' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      previous_session: {
+        session_id: expect.any(String),
+        ending_equity: expect.any(String),
+        total_pnl: expect.any(String),
+      },
+      new_session: { session_id: expect.any(String), starting_balance: '5000.00000000' },
+    });
+    const balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance).toEqual({
+      balances: [{ asset: 'USDT', available: '5000.00000000', locked: '0.00000000', total: '5000.00000000' }],
+      total_equity_usdt: '5000.00000000',
+    });
+    const history = (await get(account.apiKey, '/trade/history')).json();
+    expect(history.trades.map((x: { trigger: string }) => x.trigger)).toEqual(['reset', 'market']);
+    const orders = (await get(account.apiKey, '/trade/orders?status=cancelled')).json();
+    expect(orders.orders[0].cancel_reason).toBe('reset');
+    const portfolio = (await get(account.apiKey, '/account/portfolio')).json();
+    expect(portfolio).toMatchObject({
+      starting_balance: '5000.00000000',
+      total_equity: '5000.00000000',
+      roi_pct: '0.00000000',
+    });
+  });
+
+  it('trips the daily loss breaker (403 on new orders, reads still work)', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const profile = await api(t.app, {
+      method: 'PUT',
+      url: '/account/risk-profile',
+      headers: keyHeader(account.apiKey),
+      payload: { max_position_size_pct: 25, daily_loss_limit_pct: 1, max_open_orders: 50 },
+    });
+    expect(profile.statusCode).toBe(200);
+    tick('BTCUSDT', '40000');
+    expect(
+      (await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' }))
+        .statusCode,
+    ).toBe(201);
+    tick('BTCUSDT', '30000'); // −500 USDT > 1% of 10,000
+    const refused = await order(account.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'sell',
+      type: 'market',
+      quantity: '0.01',
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error).toMatchObject({
+      code: 'DAILY_LOSS_LIMIT',
+      details: { rule: 'daily_loss_limit', step: 2 },
+    });
+    expect((await get(account.apiKey, '/account/balance')).statusCode).toBe(200);
+    expect((await get(account.apiKey, '/account/positions')).statusCode).toBe(200);
+    tick('BTCUSDT', '40000');
+  });
+
+  it('serves the wallet events with revisions and hashes, and the portfolio as of a past time', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    tick('BTCUSDT', '40000');
+    await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' });
+    const between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 5));
+    await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.02' });
+    const page1 = (await get(account.apiKey, '/account/events?limit=3')).json();
+    expect(page1.events.map((e: { type: string }) => e.type)).toEqual([
+      'WalletOpened',
+      'SessionStarted',
+      'TradingDayOpened',
+    ]);
+    expect(page1).toMatchObject({ has_more: true, next_after: 2 });
+    expect(page1.events[1].prev_hash).toBe(page1.events[0].hash);
+    const page2 = (await get(account.apiKey, `/account/events?after=${page1.next_after}&limit=100`)).json();
+    expect(page2.events.map((e: { type: string }) => e.type)).toEqual([
+      'OrderPlaced',
+      'OrderFilled',
+      'OrderPlaced',
+      'OrderFilled',
+    ]);
+    expect(page2.has_more).toBe(false);
+    const then = (
+      await get(account.apiKey, `/account/portfolio?as_of=${encodeURIComponent(between)}`)
+    ).json();
+    expect(then).toMatchObject({ as_of: between, revision: 4 });
+    expect(then.positions[0]).toMatchObject({ quantity: '0.01000000', price_source: 'last_fill' });
+    const now = (await get(account.apiKey, '/account/portfolio')).json();
+    expect(now.positions[0].quantity).toBe('0.03000000');
+  });
+});
+
+describe('agents and concurrency', () => {
+  it('scopes to the agent (agent key, or JWT with X-Agent-Id)', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account, { starting_balance: '2000' });
+    tick('BTCUSDT', '40000');
+    const res = await order(agent.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.001',
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const viaJwt = await api(t.app, {
+      method: 'GET',
+      url: '/account/balance',
+      headers: { ...bearer(account), 'x-agent-id': agent.agentId },
+    });
+    expect(viaJwt.json().balances[1]).toMatchObject({ asset: 'BTC', total: '0.00100000' });
+    const accountView = (await get(account.apiKey, '/account/balance')).json();
+    expect(accountView.balances).toHaveLength(1);
+    expect(accountView.total_equity_usdt).toBe('10000.00000000');
+    // The agent's order is not the account's.
+    expect((await get(account.apiKey, `/trade/order/${res.json().order_id}`)).statusCode).toBe(404);
+  });
+
+  it('fills exactly the affordable ones of 50 simultaneous orders; the rest get INSUFFICIENT_BALANCE; nothing overspent', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account, { starting_balance: '10000' });
+    tick('BTCUSDT', '40000');
+    // The agent holds 0.025 BTC: enough for 10 sells of 0.0025.
+    const buy = await order(agent.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.025',
+    });
+    expect(buy.statusCode, buy.body).toBe(201);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        order(agent.apiKey, { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: '0.0025' }),
+      ),
+    );
+    const filled = results.filter((r) => r.statusCode === 201);
+    const refused = results.filter((r) => r.statusCode !== 201);
+    expect(filled).toHaveLength(10);
+    expect(refused).toHaveLength(40);
+    for (const r of refused) expect(r.json().error.code).toBe('INSUFFICIENT_BALANCE');
+    await settle();
+    const balance = (await get(agent.apiKey, '/account/balance')).json();
+    expect(balance.balances.map((b: { asset: string }) => b.asset)).toEqual(['USDT']);
+    const { state } = await t.app.services.trading!.wallets.load(agent.agentId);
+    expect(state.holdings).toEqual({});
+    expect(state.cash.gte(0)).toBe(true);
+  });
+
+  it('never overspends cash under 50 simultaneous buys that the balance covers 10 of', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const { agent } = await t.app.services.agents!.create(
+      account.accountId,
+      {
+        displayName: 'Spender',
+        startingBalance: '1001.2',
+        riskProfile: { max_position_size_pct: 100, max_order_size_pct: 100 },
+      },
+      { actor: account.accountId },
+    );
+    const key = (await t.app.services.agents!.revealKey(account.accountId, agent.agentId)).apiKey;
+    await t.runtime.services.projections.waitFor(await committedHead(t.database.db), 10_000);
+    tick('BTCUSDT', '40000');
+    // each costs 0.0025 × 40,004 + fee = 100.11001; 10 of them cost 1,001.1001 ≤ 1,001.2
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        order(key, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.0025' }),
+      ),
+    );
+    const filled = results.filter((r) => r.statusCode === 201);
+    expect(filled).toHaveLength(10);
+    for (const r of results.filter((x) => x.statusCode !== 201)) {
+      // the order-size rule (5) sees the order exceed the remaining cash before the balance rule (8) does
+      expect(['INSUFFICIENT_BALANCE', 'ORDER_REJECTED']).toContain(r.json().error.code);
+    }
+    await settle();
+    const usdt = (await get(key, '/account/balance')).json().balances[0];
+    expect(usdt.available).toBe('0.09990000');
+    expect((await get(key, '/account/positions')).json().positions[0].quantity).toBe('0.02500000');
+  });
+});

@@ -1,0 +1,161 @@
+import { foldEvents } from '../../domain/shared/decider';
+import { DEFAULT_RISK_PROFILE, type RiskProfile } from '../../domain/shared/risk-profile';
+import { type Dec, dec } from '../../domain/trading/decimal';
+import type { PairFilters } from '../../domain/trading/quantity';
+import type { OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from '../../domain/wallet/commands';
+import { walletDecider } from '../../domain/wallet/decide';
+import type { WalletEvent } from '../../domain/wallet/events';
+
+/** Pairs of the decider tests (filters as Binance reports them for these symbols, simplified). */
+export const PAIRS: Record<string, PairFilters> = {
+  BTCUSDT: {
+    symbol: 'BTCUSDT',
+    baseAsset: 'BTC',
+    status: 'active',
+    minQty: '0.00001000',
+    stepSize: '0.00001000',
+    minNotional: '5.00000000',
+  },
+  ETHUSDT: {
+    symbol: 'ETHUSDT',
+    baseAsset: 'ETH',
+    status: 'active',
+    minQty: '0.00010000',
+    stepSize: '0.00010000',
+    minNotional: '5.00000000',
+  },
+  LUNAUSDT: {
+    symbol: 'LUNAUSDT',
+    baseAsset: 'LUNA',
+    status: 'inactive',
+    minQty: '0.01000000',
+    stepSize: '0.01000000',
+    minNotional: '5.00000000',
+  },
+};
+
+export const OWNER_ID = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+export const SESSION_ID = 'ssssssss-0000-4000-8000-000000000001';
+
+export const owner = (over: Partial<OwnerSnapshot> = {}): OwnerSnapshot => ({
+  ownerId: OWNER_ID,
+  ownerType: 'account',
+  accountId: OWNER_ID,
+  status: 'active',
+  accountStatus: 'active',
+  sessionId: SESSION_ID,
+  startingBalance: '10000.00000000',
+  ...over,
+});
+
+export const NOW = new Date('2024-01-05T10:00:00.000Z');
+export const AT = NOW.toISOString();
+
+/** A mutable market for tests: prices and 24h quote volumes by symbol. */
+export interface TestMarket {
+  prices: Map<string, string>;
+  volumes: Map<string, string>;
+}
+
+export const market = (
+  prices: Record<string, string> = { BTCUSDT: '40000', ETHUSDT: '2000' },
+): TestMarket => ({
+  prices: new Map(Object.entries(prices)),
+  volumes: new Map([
+    ['BTCUSDT', '400000000'],
+    ['ETHUSDT', '100000000'],
+  ]),
+});
+
+/** A context with sequential ids (`id-1`, `id-2`, …). */
+export const context = (
+  m: TestMarket = market(),
+  over: Partial<Omit<WalletContext, 'newId' | 'riskProfile'>> & {
+    riskProfile?: Partial<RiskProfile>;
+    ids?: string;
+  } = {},
+): WalletContext => {
+  let n = 0;
+  const prefix = over.ids ?? 'id';
+  return {
+    now: over.now ?? NOW,
+    newId: () => `${prefix}-${++n}`,
+    prices: (symbol): QuotedPrice | undefined => {
+      const p = m.prices.get(symbol);
+      return p === undefined
+        ? undefined
+        : { price: p, timestamp: '2024-01-05T09:59:59.000Z', source: 'files' };
+    },
+    pairs: (symbol) => PAIRS[symbol],
+    quoteVolume24h: (symbol): Dec | undefined => {
+      const v = m.volumes.get(symbol);
+      return v === undefined ? undefined : dec(v);
+    },
+    riskProfile: { ...DEFAULT_RISK_PROFILE, ...over.riskProfile },
+    feeRate: over.feeRate ?? dec('0.001'),
+  };
+};
+
+/** Shorthands for commands. */
+export const place = (
+  order: Partial<Extract<WalletCommand, { type: 'PlaceOrder' }>['data']['order']>,
+  o: Partial<OwnerSnapshot> = {},
+): WalletCommand => ({
+  type: 'PlaceOrder',
+  data: {
+    owner: owner(o),
+    order: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01', ...order },
+  },
+});
+
+export const fill = (orderId: string, price: string, time = AT, source = 'files'): WalletCommand => ({
+  type: 'FillOrder',
+  data: { orderId, price, time, source },
+});
+
+/** The opening events of a fresh wallet (account owner, 10,000 USDT), and the day opened at 10,000. */
+export const opened = (startingBalance = '10000.00000000'): WalletEvent[] => [
+  {
+    type: 'WalletOpened',
+    data: { owner_id: OWNER_ID, owner_type: 'account', account_id: OWNER_ID, opened_at: AT },
+  },
+  {
+    type: 'SessionStarted',
+    data: {
+      session_id: SESSION_ID,
+      starting_balance: startingBalance,
+      owner_session_id: SESSION_ID,
+      reason: 'opened',
+      started_at: AT,
+    },
+  },
+];
+
+export const dayOpened = (equity = '10000.00000000', day = '2024-01-05'): WalletEvent => ({
+  type: 'TradingDayOpened',
+  data: { session_id: SESSION_ID, day, equity, opened_at: AT },
+});
+
+/** Runs commands one after another from `given` events; returns every event and the final state. */
+export const run = (commands: WalletCommand[], ctx: WalletContext = context(), given: WalletEvent[] = []) => {
+  let state = foldEvents(walletDecider, given);
+  const events: WalletEvent[] = [...given];
+  const produced: WalletEvent[][] = [];
+  for (const command of commands) {
+    const out = walletDecider.decide(command, state, ctx);
+    produced.push(out);
+    events.push(...out);
+    state = foldEvents(walletDecider, out, state);
+  }
+  return { events, state, produced, last: produced[produced.length - 1] ?? [] };
+};
+
+/** The data of the first event of `type` in `events`. */
+export const dataOf = <T extends WalletEvent['type']>(
+  events: WalletEvent[],
+  type: T,
+): Extract<WalletEvent, { type: T }>['data'] => {
+  const e = events.find((x) => x.type === type);
+  if (!e) throw new Error(`no ${type} in ${events.map((x) => x.type).join(', ')}`);
+  return e.data as never;
+};
