@@ -15,6 +15,12 @@ import type {
 import { walletDecider } from '../domain/wallet/decide';
 import type { OrderCancelledData, OrderRejectedData, WalletEvent } from '../domain/wallet/events';
 import { walletStreamId } from '../domain/wallet/events';
+import {
+  modeStreamId,
+  type TradingMode,
+  type TradingModeState,
+  tradingModeDecider,
+} from '../domain/wallet/mode';
 import type { WalletState } from '../domain/wallet/state';
 import { findOrderByIdempotencyKey, getOrder, OPEN_STATUSES, type OrderRow } from '../queries/trading';
 import { getTradingProfile, type TradingProfile } from '../queries/trading-profile';
@@ -97,6 +103,15 @@ export interface WalletCommands {
   load(ownerId: string): Promise<{ state: WalletState; revision: number }>;
   /** The owner's trading profile (status, starting balance, session, risk profile); `ACCOUNT_NOT_FOUND`. */
   profile(owner: OwnerRef): Promise<TradingProfile>;
+  /** Sets the owner's primary mode and strategy label (`POST /account/mode`). */
+  setMode(
+    owner: OwnerRef,
+    mode: TradingMode,
+    strategyLabel: string | null,
+    meta: CommandMeta,
+  ): Promise<{ state: TradingModeState; position?: LogPosition }>;
+  /** The owner's mode as recorded (default `live`). */
+  mode(ownerId: string): Promise<TradingModeState>;
   /** Forgets cached state of a wallet (after its stream was deleted). */
   forget(ownerId: string): void;
 }
@@ -152,6 +167,7 @@ export const rejectionError = (r: Pick<OrderRejectedData, 'code' | 'message' | '
  */
 export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands => {
   const handler = createCommandHandler(deps.store, walletDecider, { cacheSize: deps.cacheSize ?? 10_000 });
+  const modes = createCommandHandler(deps.store, tradingModeDecider, { cacheSize: 1_000 });
   const perWallet = new KeyedMutex();
   const feeRate = deps.feeRate ?? dec(DEFAULT_FEE_RATE);
   const now = deps.now ?? (() => new Date());
@@ -345,6 +361,19 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
       );
     },
 
+    async setMode(owner, mode, strategyLabel, meta) {
+      const profile = await requireProfile(owner);
+      const at = now();
+      const result = await modes.handle(
+        modeStreamId(profile.ownerId),
+        { type: 'SetTradingMode', data: { ownerId: profile.ownerId, mode, strategyLabel } },
+        { now: at, newId: () => crypto.randomUUID() },
+        { metadata: eventMetadata(meta, at) },
+      );
+      return { state: result.state, ...(result.append ? { position: result.append.position } : {}) };
+    },
+
+    mode: async (ownerId) => (await modes.load(modeStreamId(ownerId))).state,
     load: (ownerId) => handler.load(walletStreamId(ownerId)),
     profile: requireProfile,
     forget: (ownerId) => handler.forget(walletStreamId(ownerId)),

@@ -1,6 +1,7 @@
 import { accountsProjection } from './accounts';
 import { agentsProjection } from './agents';
 import { apiKeysProjection } from './api-keys';
+import { backtestsProjection } from './backtests';
 import { ordersProjection } from './orders';
 import type { Projection } from './projection';
 import { streamSummariesProjection } from './stream-summaries';
@@ -14,4 +15,5 @@ export const allProjections: Projection[] = [
   apiKeysProjection,
   ordersProjection,
   walletsProjection,
+  backtestsProjection,
 ];

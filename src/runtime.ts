@@ -4,6 +4,7 @@ import { allProjections } from '../projections/registry';
 import { ProjectionRunner } from '../projections/runner';
 import { installIdentity } from './auth/install';
 import { loadServerKeys } from './auth/server-keys';
+import { installBacktest } from './backtest/install';
 import type { Config } from './config';
 import { type DatabaseHandle, openDatabase } from './db/database';
 import { migrateToLatest } from './db/migrate';
@@ -102,6 +103,7 @@ export const createRuntime = async (
     if (!options.database) await database.close().catch(() => {});
     throw error;
   }
+  installBacktest(services);
   let closed = false;
   return {
     services,

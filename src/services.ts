@@ -4,6 +4,7 @@ import type { AccountCommands } from '../commands/accounts';
 import type { AgentCommands } from '../commands/agents';
 import type { ProjectionRunner } from '../projections/runner';
 import type { AuthService } from './auth/service';
+import type { BacktestServices } from './backtest/install';
 import type { Config } from './config';
 import type { DatabaseHandle } from './db/database';
 import type { EventStore } from './eventstore/port';
@@ -40,6 +41,8 @@ export interface Services {
   market?: MarketServices;
   /** Trading: wallet commands and the matching engine (ARCHITECTURE §8; `src/trading`, `src/matching`). */
   trading?: TradingServices;
+  /** Backtests: sessions on a virtual clock (ARCHITECTURE §9; `src/backtest`, `commands/backtest.ts`). */
+  backtest?: BacktestServices;
 }
 
 /** A named check shown by `/health`; `ok: false` makes the service `degraded`. */

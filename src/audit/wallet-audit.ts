@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
+import { dec, fmt } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import { dec, fmt } from '../../domain/trading/decimal';
 import { getBalances, getPositions, getWallet, listOrders, OPEN_STATUSES } from '../../queries/trading';
 import type { Database } from '../db/schema';
-import { verifyChain, type ChainBreak } from '../eventstore/hash-chain';
+import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
 import type { EventStore, RecordedEvent } from '../eventstore/port';
 
 /** One line of a wallet's timeline: what happened, in words an auditor reads. */
@@ -125,7 +125,8 @@ export const replayWallet = async (
       eq(`${h.asset} cost basis`, h.cost.toFixed(), p?.cost_basis);
     }
     for (const p of positions) {
-      if (!state.holdings[p.asset]) mismatches.push(`${p.asset} position ${p.quantity} in the read model, none in the log`);
+      if (!state.holdings[p.asset])
+        mismatches.push(`${p.asset} position ${p.quantity} in the read model, none in the log`);
     }
     for (const b of balances) {
       if (b.asset !== 'USDT' && !state.holdings[b.asset]) {
@@ -134,10 +135,14 @@ export const replayWallet = async (
     }
     const logOpen = new Set(Object.keys(state.openOrders));
     const modelOpen = new Set(open.rows.map((o) => o.order_id));
-    for (const id of logOpen) if (!modelOpen.has(id)) mismatches.push(`order ${id} open in the log, not in the read model`);
-    for (const id of modelOpen) if (!logOpen.has(id)) mismatches.push(`order ${id} open in the read model, not in the log`);
+    for (const id of logOpen)
+      if (!modelOpen.has(id)) mismatches.push(`order ${id} open in the log, not in the read model`);
+    for (const id of modelOpen)
+      if (!logOpen.has(id)) mismatches.push(`order ${id} open in the read model, not in the log`);
     if (wallet?.wallet.session_id !== state.session?.id) {
-      mismatches.push(`session: log ${state.session?.id}, read model ${wallet?.wallet.session_id ?? 'missing'}`);
+      mismatches.push(
+        `session: log ${state.session?.id}, read model ${wallet?.wallet.session_id ?? 'missing'}`,
+      );
     }
     eq('realized PnL', state.realizedPnl.toFixed(), wallet?.session?.realized_pnl);
     eq('fees paid', state.feesPaid.toFixed(), wallet?.session?.fees_paid);

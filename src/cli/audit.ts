@@ -16,7 +16,8 @@ export const auditReplay = async (
   const ownerId = options.agent ?? options.account;
   if (!ownerId) throw new ConfigError('give --agent ID or --account ID');
   const asOf = options.asOf ? new Date(options.asOf) : undefined;
-  if (asOf && Number.isNaN(asOf.getTime())) throw new ConfigError(`--as-of must be an ISO 8601 time, got ${options.asOf}`);
+  if (asOf && Number.isNaN(asOf.getTime()))
+    throw new ConfigError(`--as-of must be an ISO 8601 time, got ${options.asOf}`);
   const runtime = await createRuntime(config, logger, { runProjections: false, market: false });
   try {
     const { eventStore, database } = runtime.services;
@@ -37,14 +38,20 @@ export const auditReplay = async (
             events: replay.events.length,
             state: stateSummary(replay.state),
             chain: replay.chainBreak ?? 'intact',
-            read_models: replay.checkedReadModels ? (replay.mismatches.length ? replay.mismatches : 'match') : 'not compared (as of a past time)',
+            read_models: replay.checkedReadModels
+              ? replay.mismatches.length
+                ? replay.mismatches
+                : 'match'
+              : 'not compared (as of a past time)',
           },
           null,
           2,
         ),
       );
     } else {
-      console.log(`${replay.streamId}${asOf ? ` as of ${asOf.toISOString()}` : ''}: ${replay.events.length} events`);
+      console.log(
+        `${replay.streamId}${asOf ? ` as of ${asOf.toISOString()}` : ''}: ${replay.events.length} events`,
+      );
       for (const line of replay.timeline) console.log(line);
       console.log('\nfolded state:');
       console.log(JSON.stringify(stateSummary(replay.state), null, 2));
@@ -66,7 +73,11 @@ export const auditReplay = async (
 };
 
 /** `audit verify [--stream S]`: recomputes the hash chain of every stream; exit code 1 on any break. */
-export const auditVerify = async (config: Config, logger: Logger, options: { stream?: string[] }): Promise<number> => {
+export const auditVerify = async (
+  config: Config,
+  logger: Logger,
+  options: { stream?: string[] },
+): Promise<number> => {
   const runtime = await createRuntime(config, logger, { runProjections: false, market: false });
   try {
     const { eventStore, database } = runtime.services;
@@ -74,9 +85,15 @@ export const auditVerify = async (config: Config, logger: Logger, options: { str
       await runtime.services.projections.start();
       await runtime.services.projections.waitFor(await eventStore.headPosition(), 60_000);
     }
-    const audit = await verifyAllChains(eventStore, database.db, options.stream?.length ? options.stream : undefined);
+    const audit = await verifyAllChains(
+      eventStore,
+      database.db,
+      options.stream?.length ? options.stream : undefined,
+    );
     for (const b of audit.breaks) {
-      console.log(`BROKEN ${b.streamId} at revision ${b.revision}: ${b.reason} (expected ${b.expected}, found ${b.actual})`);
+      console.log(
+        `BROKEN ${b.streamId} at revision ${b.revision}: ${b.reason} (expected ${b.expected}, found ${b.actual})`,
+      );
     }
     console.log(
       `${audit.streams} streams, ${audit.events} events: ${audit.breaks.length ? `${audit.breaks.length} broken chain(s)` : 'every hash chain intact'}`,

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { BacktestTables } from '../../projections/backtests';
 import type { StreamSummariesTable } from '../../projections/stream-summaries';
 import type { MarketTables } from '../market/tables';
 import type { IdentityTables } from './identity-tables';
@@ -62,4 +63,4 @@ export interface CoreTables {
 }
 
 /** Every table and read-model view the application queries. */
-export interface Database extends CoreTables, IdentityTables, MarketTables, TradingTables {}
+export interface Database extends CoreTables, IdentityTables, MarketTables, TradingTables, BacktestTables {}

@@ -194,7 +194,16 @@ export const importDirectory = async (
   }
 
   const persisted = (async () => {
-    if (writes.length && deps.writeDelayMs) await new Promise((r) => setTimeout(r, deps.writeDelayMs));
+    if (writes.length && deps.writeDelayMs) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, deps.writeDelayMs);
+        timer.unref();
+        deps.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
     const started = performance.now();
     for (const write of writes) {
       if (deps.signal?.aborted) {

@@ -118,6 +118,12 @@ export interface MarketDeps {
   settings?: Partial<MarketSettings>;
 }
 
+/**
+ * Files imported at start are served from memory at once; writing them to the store (seconds of work on
+ * embedded PGlite, which runs on this thread) waits until the start-up burst has settled.
+ */
+const STORE_WRITE_DELAY_MS = 15_000;
+
 /** Builds the market services from the configuration (not started; see `start`). */
 export const createMarketServices = (config: Config, deps: MarketDeps): MarketServices => {
   const settings: MarketSettings = { ...marketSettings(config), ...deps.settings };
@@ -162,7 +168,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
   };
 
   const runImport = (dir: string) =>
-    importDirectory(dir, { db, data, logger, signal: shutdown.signal, writeDelayMs: 1000 });
+    importDirectory(dir, { db, data, logger, signal: shutdown.signal, writeDelayMs: STORE_WRITE_DELAY_MS });
 
   const services: MarketServices = {
     get source() {

@@ -17,6 +17,16 @@ import type { PriceTick } from '../market/ticks';
 import type { Leadership } from './leader';
 import { type IndexedOrder, indexedOrder, OrderIndex } from './order-index';
 
+/** Fills running at once; the rest wait in the queue (a big price move must not flood the database). */
+export const MAX_FILLS_IN_FLIGHT = 64;
+
+/** The triggering price of a queued fill. */
+interface QueuedTick {
+  price: string;
+  time: string;
+  source: string;
+}
+
 /** Dependencies of {@link MatchingEngine}. */
 export interface MatchingEngineDeps {
   store: EventStore;
@@ -39,6 +49,7 @@ export interface MatchingStatus {
   ready: boolean;
   pending_orders: number;
   fills_in_flight: number;
+  fills_queued: number;
   fills: number;
   ticks: number;
   last_error?: string;
@@ -60,6 +71,9 @@ export class MatchingEngine {
   private ready = false;
   private stopped = false;
   private inFlight = new Set<Promise<void>>();
+  private queue: { order: IndexedOrder; tick: QueuedTick }[] = [];
+  private queueHead = 0;
+  private draining = false;
   private fills = 0;
   private ticks = 0;
   private lastError: string | undefined;
@@ -106,6 +120,8 @@ export class MatchingEngine {
     this.ticksSub?.unsubscribe();
     await this.subscription?.close();
     await this.following;
+    this.queue = [];
+    this.queueHead = 0;
     await Promise.allSettled([...this.inFlight]);
     await this.deps.leadership.stop();
   }
@@ -117,24 +133,57 @@ export class MatchingEngine {
       ready: this.ready,
       pending_orders: this.index.size,
       fills_in_flight: this.inFlight.size,
+      fills_queued: this.queue.length - this.queueHead,
       fills: this.fills,
       ticks: this.ticks,
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
   }
 
-  /** Waits until every fill started so far has finished (tests). */
+  /** Waits until every queued fill has finished (tests). */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    for (;;) {
+      if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      else if (this.queueHead < this.queue.length || this.draining) await new Promise((r) => setImmediate(r));
+      else return;
+    }
   }
 
-  /** Matches a price against the index (the tick handler; also used by benchmarks). */
+  /**
+   * Matches a price against the index (the tick handler; also used by benchmarks). Synchronous and cheap: the
+   * reached orders are queued, and their fills run after the tick handler returned (the market feed calls every
+   * subscriber synchronously), at most {@link MAX_FILLS_IN_FLIGHT} at a time.
+   */
   onTick(tick: Pick<PriceTick, 'symbol' | 'price' | 'priceUnits' | 'time' | 'source'>): IndexedOrder[] {
     this.ticks++;
     if (this.stopped || !this.ready || !this.deps.leadership.isLeader()) return [];
     const reached = this.index.reached(tick.symbol, tick.priceUnits);
-    for (const order of reached) this.fill(order, tick);
+    if (reached.length === 0) return reached;
+    const at = { price: tick.price, time: new Date(tick.time).toISOString(), source: tick.source };
+    for (const order of reached) this.queue.push({ order, tick: at });
+    this.schedule();
     return reached;
+  }
+
+  private schedule(): void {
+    if (this.draining) return;
+    this.draining = true;
+    setImmediate(() => {
+      this.draining = false;
+      this.drain();
+    });
+  }
+
+  /** Starts queued fills while fewer than the maximum are in flight. */
+  private drain(): void {
+    while (this.inFlight.size < MAX_FILLS_IN_FLIGHT && this.queueHead < this.queue.length) {
+      const next = this.queue[this.queueHead++]!;
+      this.fill(next.order, next.tick);
+    }
+    if (this.queueHead === this.queue.length) {
+      this.queue = [];
+      this.queueHead = 0;
+    }
   }
 
   private apply(e: RecordedEvent): void {
@@ -175,15 +224,12 @@ export class MatchingEngine {
     }
   }
 
-  private fill(order: IndexedOrder, tick: Pick<PriceTick, 'price' | 'time' | 'source'>): void {
+  private fill(order: IndexedOrder, tick: QueuedTick): void {
     const job = (async () => {
       try {
-        const outcome = await this.deps.wallets.fill(
-          order.ownerId,
-          order.orderId,
-          { price: tick.price, time: new Date(tick.time).toISOString(), source: tick.source },
-          { actor: 'matching-engine' },
-        );
+        const outcome = await this.deps.wallets.fill(order.ownerId, order.orderId, tick, {
+          actor: 'matching-engine',
+        });
         if (outcome.events.some((e) => e.type === 'OrderFilled')) this.fills++;
       } catch (error) {
         // Transient (storage): put it back, the next tick retries. FillOrder is idempotent.
@@ -193,6 +239,9 @@ export class MatchingEngine {
       }
     })();
     this.inFlight.add(job);
-    void job.finally(() => this.inFlight.delete(job));
+    void job.finally(() => {
+      this.inFlight.delete(job);
+      this.drain();
+    });
   }
 }

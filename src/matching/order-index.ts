@@ -29,44 +29,63 @@ export const indexedOrder = (o: {
   direction: triggerDirection(o.side, o.type),
 });
 
-/** A binary heap ordered by `before(a, b)` (a comes out first). */
-class Heap<T> {
-  private readonly items: T[] = [];
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
+/**
+ * A binary min-heap of orders keyed by a number (the level, negated for "highest first"), with the keys in a
+ * parallel array so the hot path compares plain numbers and allocates nothing.
+ */
+class Heap {
+  private readonly keys: number[] = [];
+  private readonly items: IndexedOrder[] = [];
+  /** @param sign 1: lowest level first; -1: highest level first. */
+  constructor(private readonly sign: 1 | -1) {}
+
   get size(): number {
     return this.items.length;
   }
-  peek(): T | undefined {
+
+  peek(): IndexedOrder | undefined {
     return this.items[0];
   }
-  push(item: T): void {
-    const a = this.items;
-    a.push(item);
-    let i = a.length - 1;
+
+  push(item: IndexedOrder): void {
+    const keys = this.keys;
+    const items = this.items;
+    const key = this.sign * item.levelUnits;
+    let i = items.length;
+    keys.push(key);
+    items.push(item);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(a[i]!, a[parent]!)) break;
-      [a[i], a[parent]] = [a[parent]!, a[i]!];
+      if (keys[parent]! <= key) break;
+      keys[i] = keys[parent]!;
+      items[i] = items[parent]!;
       i = parent;
     }
+    keys[i] = key;
+    items[i] = item;
   }
-  pop(): T | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last !== undefined) {
-      a[0] = last;
+
+  pop(): IndexedOrder | undefined {
+    const keys = this.keys;
+    const items = this.items;
+    const top = items[0];
+    const lastKey = keys.pop();
+    const last = items.pop();
+    const n = items.length;
+    if (n > 0 && last !== undefined && lastKey !== undefined) {
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
+        if (l >= n) break;
         const r = l + 1;
-        let m = i;
-        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
+        const c = r < n && keys[r]! < keys[l]! ? r : l;
+        if (keys[c]! >= lastKey) break;
+        keys[i] = keys[c]!;
+        items[i] = items[c]!;
+        i = c;
       }
+      keys[i] = lastKey;
+      items[i] = last;
     }
     return top;
   }
@@ -74,9 +93,9 @@ class Heap<T> {
 
 interface SymbolBook {
   /** Orders that fire when the price falls to their level: highest level first. */
-  below: Heap<IndexedOrder>;
+  below: Heap;
   /** Orders that fire when the price rises to their level: lowest level first. */
-  above: Heap<IndexedOrder>;
+  above: Heap;
 }
 
 /**
@@ -109,10 +128,7 @@ export class OrderIndex {
     owned.add(order.orderId);
     let book = this.books.get(order.symbol);
     if (!book) {
-      book = {
-        below: new Heap((a, b) => a.levelUnits > b.levelUnits),
-        above: new Heap((a, b) => a.levelUnits < b.levelUnits),
-      };
+      book = { below: new Heap(-1), above: new Heap(1) };
       this.books.set(order.symbol, book);
     }
     (order.direction === 'at_or_below' ? book.below : book.above).push(order);
@@ -142,8 +158,8 @@ export class OrderIndex {
     const book = this.books.get(symbol);
     if (!book) return [];
     const out: IndexedOrder[] = [];
-    this.drain(book.below, (o) => o.levelUnits >= priceUnits, out);
-    this.drain(book.above, (o) => o.levelUnits <= priceUnits, out);
+    this.drain(book.below, true, priceUnits, out);
+    this.drain(book.above, false, priceUnits, out);
     return out;
   }
 
@@ -152,17 +168,14 @@ export class OrderIndex {
     return this.live.values();
   }
 
-  private drain(
-    heap: Heap<IndexedOrder>,
-    reachedBy: (o: IndexedOrder) => boolean,
-    out: IndexedOrder[],
-  ): void {
+  /** Pops the orders at the top of `heap` while `price` reaches them (`below`: level ≥ price; else ≤). */
+  private drain(heap: Heap, below: boolean, price: number, out: IndexedOrder[]): void {
     for (let top = heap.peek(); top; top = heap.peek()) {
       if (this.live.get(top.orderId) !== top) {
         heap.pop(); // removed or replaced: skip
         continue;
       }
-      if (!reachedBy(top)) return;
+      if (below ? top.levelUnits < price : top.levelUnits > price) return;
       heap.pop();
       this.remove(top.orderId);
       out.push(top);

@@ -6,7 +6,7 @@ import { importDirectory, problemLines } from '../../src/market/importer';
 import { MarketData } from '../../src/market/market-data';
 import { loadCandleSeries, loadLatestPairs, loadReferenceTickers } from '../../src/market/repository';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
-import { BINANCE, csvRows, linkedDataDir, readData, writeFile } from './support';
+import { BINANCE, linkedDataDir, readData, writeFile } from './support';
 
 /**
  * `import-market-data` on the real files (linked, not copied) and on malformed copies: idempotent re-import,
@@ -15,7 +15,6 @@ import { BINANCE, csvRows, linkedDataDir, readData, writeFile } from './support'
 const REAL = [
   'exchangeInfo.json',
   'ticker_24hr.json',
-  'klines/1h/BTCUSDT-1h.csv',
   'klines/1m/BTCUSDT-1m-2020-01-01.csv',
   'klines/1m/BTCUSDT-1m-2020-01-02.csv',
 ];
@@ -48,23 +47,32 @@ describe('import-market-data', () => {
     expect(first.files.map((f) => [f.file, f.status])).toEqual([
       ['exchangeInfo.json', 'imported'],
       ['ticker_24hr.json', 'imported'],
-      [path.join('klines', '1h', 'BTCUSDT-1h.csv'), 'imported'],
       [path.join('klines', '1m', 'BTCUSDT-1m-2020-01-01.csv'), 'imported'],
       [path.join('klines', '1m', 'BTCUSDT-1m-2020-01-02.csv'), 'imported'],
     ]);
-    const hourly = csvRows('klines/1h/BTCUSDT-1h.csv');
-    expect(await countCandles()).toBe(hourly.length + 2 * 1440);
+    expect(await countCandles()).toBe(2 * 1440);
 
     const again = await importDirectory(dir, { db: database.db, data: new MarketData() });
     await again.persisted;
     expect(again.files.every((f) => f.status === 'unchanged')).toBe(true);
-    expect(await countCandles()).toBe(hourly.length + 2 * 1440);
+    expect(await countCandles()).toBe(2 * 1440);
 
-    // The store reloads to the same candles, exact strings (numeric(38,8) read back as text).
+    // The store reloads to the same candles, exact strings (numeric(38,8) read back as text), all 12 columns
+    // kept where the file has them.
     const series = await loadCandleSeries(database.db);
-    const btc1h = series.find((s) => s.symbol === 'BTCUSDT' && s.interval === '1h')!;
-    expect(btc1h.candles).toEqual(data.candles.nativeSeries('BTCUSDT', '1h'));
-    expect(btc1h.candles[0]).toMatchObject({ open: hourly[0]![1], volume: hourly[0]![5] });
+    const btc1m = series.find((s) => s.symbol === 'BTCUSDT' && s.interval === '1m')!;
+    expect(btc1m.candles).toEqual(data.candles.nativeSeries('BTCUSDT', '1m'));
+    const row = readData('klines/1m/BTCUSDT-1m-2020-01-01.csv').split('\n')[0]!.split(',');
+    expect(btc1m.candles[0]).toEqual({
+      openTime: Number(row[0]),
+      open: row[1],
+      high: row[2],
+      low: row[3],
+      close: row[4],
+      volume: row[5],
+      quoteVolume: row[7],
+      tradeCount: Number(row[8]),
+    });
     const pairs = await loadLatestPairs(database.db, 'files');
     expect(pairs?.pairs).toHaveLength(456);
     expect(pairs?.pairs.find((p) => p.symbol === 'ETHUSDT')).toEqual(data.pair('ETHUSDT'));

@@ -477,6 +477,35 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     tick('BTCUSDT', '40000');
   });
 
+  it('reads and switches the primary mode', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const before = (await get(account.apiKey, '/account/mode')).json();
+    expect(before).toMatchObject({
+      mode: 'live',
+      live_session: { current_equity: '10000.00000000', strategy_label: null },
+      active_backtests: 0,
+    });
+    const set = await api(t.app, {
+      method: 'POST',
+      url: '/account/mode',
+      headers: keyHeader(account.apiKey),
+      payload: { mode: 'backtest', strategy_label: 'momentum-v2' },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toMatchObject({ mode: 'backtest', strategy_label: 'momentum-v2' });
+    expect((await get(account.apiKey, '/account/mode')).json()).toMatchObject({
+      mode: 'backtest',
+      live_session: { strategy_label: 'momentum-v2' },
+    });
+    const bad = await api(t.app, {
+      method: 'POST',
+      url: '/account/mode',
+      headers: keyHeader(account.apiKey),
+      payload: { mode: 'paper' },
+    });
+    expect(bad.statusCode).toBe(422);
+  });
+
   it('serves the wallet events with revisions and hashes, and the portfolio as of a past time', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     tick('BTCUSDT', '40000');

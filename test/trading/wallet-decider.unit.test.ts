@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldEvents } from '../../domain/shared/decider';
 import { walletDecider } from '../../domain/wallet/decide';
 import type { WalletEvent } from '../../domain/wallet/events';
+import { tradingModeDecider } from '../../domain/wallet/mode';
 import { deciderSpec } from '../support/decider-spec';
 import {
   AT,
@@ -779,5 +780,37 @@ describe('wallet decider: resets and sessions', () => {
     spec.given(opened()).when(open, context()).thenEmits([]);
     expect(foldEvents(walletDecider, opened()).ownerId).toBe(OWNER_ID);
     expect(NOW.toISOString()).toBe(AT);
+  });
+});
+
+describe('trading mode', () => {
+  const modeSpec = deciderSpec(tradingModeDecider);
+  const set = (mode: 'live' | 'backtest', strategyLabel: string | null = null) => ({
+    type: 'SetTradingMode' as const,
+    data: { ownerId: OWNER_ID, mode, strategyLabel },
+  });
+  const changed = (mode: 'live' | 'backtest', label: string | null = null) => ({
+    type: 'TradingModeChanged' as const,
+    data: { owner_id: OWNER_ID, mode, strategy_label: label, changed_at: AT },
+  });
+
+  it('records a change of mode or label, nothing otherwise', () => {
+    const ctx = { now: NOW, newId: () => 'x' };
+    modeSpec
+      .given([])
+      .when(set('live'), ctx)
+      .thenEmits([changed('live')]);
+    modeSpec
+      .given([changed('live')])
+      .when(set('live'), ctx)
+      .thenEmits([]);
+    modeSpec
+      .given([changed('live')])
+      .when(set('backtest', 'v2'), ctx)
+      .thenEmits([changed('backtest', 'v2')]);
+    modeSpec
+      .given([changed('backtest', 'v2')])
+      .when(set('backtest', 'v3'), ctx)
+      .thenEmits([changed('backtest', 'v3')]);
   });
 });

@@ -19,6 +19,9 @@ import {
   balanceResponse,
   eventsQuery,
   eventsResponse,
+  modeBody,
+  modeResponse,
+  modeSetResponse,
   pnlQuery,
   pnlResponse,
   portfolioQuery,
@@ -68,6 +71,19 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
       wallet = await getWallet(db(), profile.ownerId);
     }
     return { profile, wallet };
+  };
+
+  /** Current equity (cash + locked + positions at live prices) of a prepared owner. */
+  const equityOf = async (profile: { ownerId: string; startingBalance: string }, hasWallet: boolean) => {
+    if (!hasWallet) return dec(profile.startingBalance);
+    const [balances, positions] = await Promise.all([
+      getBalances(db(), profile.ownerId),
+      getPositions(db(), profile.ownerId),
+    ]);
+    const usdt = balances.find((b) => b.asset === 'USDT');
+    let equity = dec(usdt?.available ?? 0).plus(usdt?.locked ?? 0);
+    for (const h of holdingsOf(positions)) equity = equity.plus(positionOut(h, markOf(h.symbol))._value);
+    return equity;
   };
 
   app.get(
@@ -337,6 +353,66 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
           starting_balance: started.starting_balance,
           started_at: started.started_at,
         },
+      };
+    },
+  );
+
+  app.get(
+    '/account/mode',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'The primary mode (live or backtest) and the live session',
+        description:
+          '`active_backtests` and `total_backtests_completed` are 0 until the backtest capability provides them.',
+        response: { 200: modeResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { profile, wallet } = await prepare(principal, request.id);
+      const mode = await trading(services).wallets.mode(profile.ownerId);
+      const equity = await equityOf(profile, wallet !== undefined);
+      return {
+        mode: mode.mode,
+        live_session: {
+          started_at: new Date(wallet?.session?.started_at ?? profile.sessionStartedAt).toISOString(),
+          current_equity: fmt(roundHalfEven8(equity)),
+          strategy_label: mode.strategyLabel,
+        },
+        active_backtests: 0,
+        total_backtests_completed: 0,
+      };
+    },
+  );
+
+  app.post(
+    '/account/mode',
+    {
+      config: { auth: 'key-or-jwt' },
+      schema: {
+        tags,
+        security,
+        summary: 'Switch the primary mode (`live` or `backtest`); active backtests keep running',
+        body: modeBody,
+        response: { 200: modeSetResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const result = await trading(services).wallets.setMode(
+        ownerOf(principal),
+        request.body.mode,
+        request.body.strategy_label ?? null,
+        meta(principal, request.id),
+      );
+      await awaitReadModels(services, reply, result.position);
+      return {
+        mode: result.state.mode,
+        strategy_label: result.state.strategyLabel,
+        changed_at: result.state.changedAt ?? new Date().toISOString(),
       };
     },
   );

@@ -271,3 +271,33 @@ export const eventsResponse = z.object({
   next_after: z.number().int().describe('pass as `after` for the next page'),
   has_more: z.boolean(),
 });
+
+export const modeBody = z
+  .object({
+    mode: z.enum(['live', 'backtest']),
+    strategy_label: z
+      .string()
+      .trim()
+      .max(100)
+      .nullable()
+      .optional()
+      .describe('free label, up to 100 characters'),
+  })
+  .strict();
+
+export const modeSetResponse = z.object({
+  mode: z.enum(['live', 'backtest']),
+  strategy_label: z.string().nullable(),
+  changed_at: timestamp,
+});
+
+export const modeResponse = z.object({
+  mode: z.enum(['live', 'backtest']),
+  live_session: z.object({
+    started_at: timestamp,
+    current_equity: decimalOutput,
+    strategy_label: z.string().nullable(),
+  }),
+  active_backtests: z.number().int(),
+  total_backtests_completed: z.number().int(),
+});

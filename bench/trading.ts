@@ -1,0 +1,360 @@
+/**
+ * Trading benchmark (issue "Done when"; ARCHITECTURE §8):
+ *
+ * (a) Market orders through HTTP with durable events and projections: the real server (`bench/trading-server.ts`,
+ *     i.e. `createRuntime` + `buildApp`) on a fresh scratch database of the local PostgreSQL server
+ *     (`ptv_bench_trading_*`, dropped at the end), `synchronous_commit` as configured. `--agents` agents (default
+ *     64) each place market orders back to back (buy then sell 0.0002 BTC, alternating) with their own API key, one
+ *     order in flight per agent. Every response is sent only after the projections have folded the order (read
+ *     your writes), so the latency includes the append, the fill and the read models. Reports orders/s and
+ *     p50/p90/p99/max latency of the measured window (after `--warmup` seconds).
+ * (b) The matching engine with `--pending` pending orders (default 100,000) over 10 symbols: time per tick of
+ *     `MatchingEngine.onTick` (index lookup and fill dispatch; the fills themselves go to a stub), for ticks that
+ *     reach nothing and for ticks that reach orders.
+ *
+ *   npx tsx bench/trading.ts [--agents 64] [--duration 15] [--warmup 3] [--pending 100000] [--json out.json]
+ *
+ * Targets: ≥ 1,000 orders/s with p99 ≤ 50 ms; ≤ 1 ms per tick. Results: `docs/benchmarks.md` ("Trading").
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import pg from 'pg';
+import { EMPTY } from 'rxjs';
+import type { WalletCommands } from '../commands/wallet';
+import { fromUnits } from '../domain/market/decimal';
+import { type AllSubscription, type EventStore, START } from '../src/eventstore/port';
+import { MatchingEngine } from '../src/matching/engine';
+import { indexedOrder } from '../src/matching/order-index';
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+};
+
+const options = new Command()
+  .option('--agents <n>', 'concurrent agents placing orders', positiveInt, 64)
+  .option('--duration <s>', 'measured seconds of the HTTP run', positiveInt, 15)
+  .option('--warmup <s>', 'seconds before measuring', positiveInt, 3)
+  .option('--pending <n>', 'pending orders in the matching index', positiveInt, 100_000)
+  .option('--ticks <n>', 'ticks measured on the matching engine', positiveInt, 20_000)
+  .option(
+    '--url <url>',
+    'PostgreSQL server',
+    process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
+  )
+  .option('--skip-http', 'only the matching engine')
+  .option('--read-model-wait <ms>', 'READ_MODEL_WAIT_MS of the server (diagnostics; default as configured)')
+  .option('--json <file>', 'also write the results as JSON')
+  .parse()
+  .opts<{
+    agents: number;
+    duration: number;
+    warmup: number;
+    pending: number;
+    ticks: number;
+    url: string;
+    skipHttp?: boolean;
+    readModelWait?: string;
+    json?: string;
+  }>();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
+const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
+const stats = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  return {
+    count: s.length,
+    mean: round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length), 3),
+    p50: round(percentile(s, 50), 3),
+    p90: round(percentile(s, 90), 3),
+    p99: round(percentile(s, 99), 3),
+    max: round(s[s.length - 1] ?? Number.NaN, 3),
+  };
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// (a) HTTP market orders
+
+const startServer = async (
+  databaseUrl: string,
+  dataDir: string,
+): Promise<{ child: ChildProcess; url: string }> => {
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/trading-server.ts'], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      MARKET_SOURCE: 'synthetic',
+      MARKET_SYMBOLS: 'BTCUSDT',
+      MARKET_DATA_DIR: '',
+      LOG_LEVEL: 'warn',
+      ...(options.readModelWait !== undefined ? { READ_MODEL_WAIT_MS: options.readModelWait } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += String(chunk);
+      const m = /\{"listening":"([^"]+)"\}/.exec(buffer);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { child, url };
+};
+
+const http = async (url: string, method: string, headers: Record<string, string>, body?: unknown) => {
+  const res = await fetch(url, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+};
+
+const httpBenchmark = async () => {
+  const name = `ptv_bench_trading_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: options.url });
+  await admin.connect();
+  const version = (await admin.query('show server_version')).rows[0].server_version as string;
+  const syncCommit = (await admin.query('show synchronous_commit')).rows[0].synchronous_commit as string;
+  await admin.query(`create database ${name}`);
+  const dbUrl = new URL(options.url);
+  dbUrl.pathname = `/${name}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-bench-trading-'));
+  let server: { child: ChildProcess; url: string } | undefined;
+  try {
+    server = await startServer(dbUrl.toString(), dataDir);
+    const api = `${server.url}/api/v1`;
+    for (let i = 0; ; i++) {
+      if ((await fetch(`${api}/market/price/BTCUSDT`)).status === 200) break;
+      if (i > 100) throw new Error('no BTCUSDT price');
+      await sleep(200);
+    }
+    const reg = await http(`${api}/auth/register`, 'POST', {}, { display_name: 'bench' });
+    let login = await http(
+      `${api}/auth/login`,
+      'POST',
+      {},
+      { api_key: reg.body.api_key, api_secret: reg.body.api_secret },
+    );
+    for (let i = 0; login.status !== 200 && i < 50; i++) {
+      await sleep(100); // with --read-model-wait 0 the account may not be readable yet
+      login = await http(
+        `${api}/auth/login`,
+        'POST',
+        {},
+        { api_key: reg.body.api_key, api_secret: reg.body.api_secret },
+      );
+    }
+    const jwt = { authorization: `Bearer ${login.body.token}` };
+    const keys: string[] = [];
+    for (let i = 0; i < options.agents; i++) {
+      const agent = await http(`${api}/agents`, 'POST', jwt, {
+        display_name: `bench-${i}`,
+        starting_balance: '1000000',
+      });
+      if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
+      keys.push(agent.body.api_key);
+    }
+    await sleep(500); // the agents' keys must be in the read models
+    const latencies: number[] = [];
+    const statuses = new Map<number, number>();
+    let stale = 0;
+    let measuring = false;
+    let running = true;
+    let n = 0;
+    const loop = async (key: string, index: number) => {
+      for (let i = 0; running; i++) {
+        const side = i % 2 === 0 ? 'buy' : 'sell';
+        const t0 = performance.now();
+        const res = await fetch(`${api}/trade/order`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-api-key': key,
+            'x-bench-client': `${index}-${n++}`,
+          },
+          body: JSON.stringify({ symbol: 'BTCUSDT', side, type: 'market', quantity: '0.0002' }),
+        });
+        await res.arrayBuffer();
+        const ms = performance.now() - t0;
+        if (measuring) {
+          latencies.push(ms);
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (res.headers.get('x-read-model-stale')) stale++;
+        }
+      }
+    };
+    const loops = keys.map((k, i) => loop(k, i));
+    await sleep(options.warmup * 1000);
+    measuring = true;
+    const t0 = performance.now();
+    await sleep(options.duration * 1000);
+    measuring = false;
+    const seconds = (performance.now() - t0) / 1000;
+    running = false;
+    await Promise.all(loops);
+    const ok = statuses.get(201) ?? 0;
+    const health = (await (await fetch(`${server.url}/health`)).json()) as any;
+    return {
+      agents: options.agents,
+      seconds: round(seconds),
+      orders: latencies.length,
+      filled: ok,
+      orders_per_second: round(latencies.length / seconds, 1),
+      filled_per_second: round(ok / seconds, 1),
+      statuses: Object.fromEntries(statuses),
+      read_model_stale: stale,
+      latency_ms: stats(latencies),
+      postgres: { version, synchronous_commit: syncCommit },
+      projections: health.projections?.map((p: any) => ({ name: p.name, lag: p.lag_events, state: p.state })),
+    };
+  } finally {
+    if (server) {
+      const exited = new Promise((r) => server!.child.once('exit', r));
+      server.child.kill('SIGTERM');
+      await Promise.race([exited, sleep(15_000)]);
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    }
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// (b) Matching engine
+
+const matchingBenchmark = async () => {
+  // A store with an empty log (the index is filled directly) and a leader that always leads.
+  let end: (() => void) | undefined;
+  const closed = new Promise<IteratorResult<never>>((resolve) => {
+    end = () => resolve({ done: true, value: undefined });
+  });
+  const idleSubscription = {
+    close: async () => end?.(),
+    [Symbol.asyncIterator]: () => ({ next: () => closed }),
+  } as unknown as AllSubscription;
+  const store = {
+    headPosition: async () => START,
+    subscribeToAll: () => idleSubscription,
+  } as unknown as EventStore;
+  let fills = 0;
+  const wallets = {
+    fill: async () => {
+      fills++;
+      return { ownerId: '', events: [{ type: 'OrderFilled' }], state: {} } as never;
+    },
+  } as unknown as WalletCommands;
+  const engine = new MatchingEngine({
+    store,
+    wallets,
+    ticks$: EMPTY,
+    lastTick: () => undefined,
+    leadership: { isLeader: () => true, start: async () => {}, stop: async () => {} },
+  });
+  await engine.start();
+  const symbols = Array.from({ length: 10 }, (_, i) => `SYM${i}USDT`);
+  const base = 100 * 1e8; // 100 USDT in units
+  // Deterministic levels: ±5% around 100, every side and type.
+  let seed = 42;
+  const rand = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const memBefore = process.memoryUsage().heapUsed;
+  const tBuild = performance.now();
+  const kinds = [
+    ['buy', 'limit', -1],
+    ['sell', 'limit', 1],
+    ['sell', 'stop_loss', -1],
+    ['buy', 'stop_loss', 1],
+    ['sell', 'take_profit', 1],
+    ['buy', 'take_profit', -1],
+  ] as const;
+  for (let i = 0; i < options.pending; i++) {
+    const [side, type, sign] = kinds[i % kinds.length]!;
+    // Orders away from the price in the direction they wait for: 0.5%–5% away.
+    const level = Math.round(base * (1 + sign * (0.005 + rand() * 0.045)));
+    engine.index.add(
+      indexedOrder({
+        orderId: `o${i}`,
+        ownerId: `w${i % 1000}`,
+        symbol: symbols[i % symbols.length]!,
+        side,
+        type,
+        level: fromUnits(level),
+      }),
+    );
+  }
+  const buildMs = performance.now() - tBuild;
+  const heapMb = (process.memoryUsage().heapUsed - memBefore) / 2 ** 20;
+  const quiet: number[] = [];
+  const active: number[] = [];
+  const prices = new Map(symbols.map((s) => [s, base]));
+  let reachedTotal = 0;
+  for (let i = 0; i < options.ticks; i++) {
+    const symbol = symbols[i % symbols.length]!;
+    // A random walk of ±0.02% per tick, drifting through the band of pending orders.
+    const next = Math.round(
+      prices.get(symbol)! * (1 + (rand() - 0.5) * 0.0004 + (i < options.ticks / 2 ? -0.00002 : 0.00004)),
+    );
+    prices.set(symbol, next);
+    const t0 = performance.now();
+    const reached = engine.onTick({
+      symbol,
+      price: fromUnits(next),
+      priceUnits: next,
+      time: Date.now(),
+      source: 'synthetic',
+    });
+    const ms = performance.now() - t0;
+    (reached.length ? active : quiet).push(ms);
+    reachedTotal += reached.length;
+  }
+  await engine.idle();
+  await engine.stop();
+  return {
+    pending_orders: options.pending,
+    symbols: symbols.length,
+    build_ms: round(buildMs, 1),
+    heap_mb: round(heapMb, 1),
+    ticks: options.ticks,
+    reached: reachedTotal,
+    fills_dispatched: fills,
+    left_pending: engine.index.size,
+    tick_ms_no_fill: stats(quiet),
+    tick_ms_with_fills: stats(active),
+    tick_ms_all: stats([...quiet, ...active]),
+  };
+};
+
+const machine = {
+  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
+  memory_gb: round(os.totalmem() / 2 ** 30, 1),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+  date: new Date().toISOString(),
+};
+const matching = await matchingBenchmark();
+console.log('matching engine:', JSON.stringify(matching, null, 2));
+const orders = options.skipHttp ? undefined : await httpBenchmark();
+if (orders) console.log('market orders over HTTP:', JSON.stringify(orders, null, 2));
+const result = { machine, options, orders, matching };
+if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
+process.exit(0);

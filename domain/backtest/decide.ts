@@ -1,0 +1,497 @@
+import { fromUnits } from '../market/decimal';
+import { INTERVAL_MS, INTERVALS, isInterval } from '../market/intervals';
+import { normalizeSymbol } from '../market/pair';
+import type { Decider } from '../shared/decider';
+import { DomainError } from '../shared/errors';
+import { normalizeStartingBalance } from '../shared/starting-balance';
+import { dec } from '../trading/decimal';
+import type { OwnerSnapshot, WalletContext } from '../wallet/commands';
+import { walletDecider } from '../wallet/decide';
+import type { WalletEvent } from '../wallet/events';
+import { evolveWallet, type WalletState } from '../wallet/state';
+import { MAX_BATCH_STEPS, totalSteps } from './clock';
+import type { BacktestCommand, BacktestContext } from './commands';
+import { EquityMeter } from './equity';
+import type { BacktestEndedData, BacktestStreamEvent } from './events';
+import { closedCount, lastClosed, quoteVolume24h, type SessionMarket } from './market';
+import { directionOf, firstCrossing, pathPoints } from './path';
+import {
+  type BacktestConfig,
+  type BacktestState,
+  type BacktestStatus,
+  evolveBacktest,
+  initialBacktestState,
+} from './state';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Price sources recorded on sandbox fills: a market order at the last close, a pending order on the path. */
+export const SOURCE_CLOSE = 'candle_close';
+export const SOURCE_PATH = 'candle_path';
+
+const requireStatus = (state: BacktestState, allowed: readonly BacktestStatus[], action: string) => {
+  if (!state.config || !state.status) {
+    throw new DomainError('BACKTEST_NOT_FOUND', 'no backtest session with this id');
+  }
+  if (!allowed.includes(state.status)) {
+    throw new DomainError(
+      'BACKTEST_INVALID_STATE',
+      `cannot ${action}: the session is ${state.status} (needs ${allowed.join(' or ')})`,
+      { status: state.status, allowed: [...allowed] },
+    );
+  }
+  return state.config;
+};
+
+const requireMarket = (ctx: BacktestContext): SessionMarket => {
+  if (!ctx.market) throw new DomainError('INTERNAL_ERROR', 'the session market is not loaded');
+  return ctx.market;
+};
+
+/** The sandbox wallet's owner: the session's agent, in a session of its own, always active inside it. */
+export const sandboxOwner = (config: BacktestConfig): OwnerSnapshot => ({
+  ownerId: config.agentId,
+  ownerType: 'agent',
+  accountId: config.accountId,
+  status: 'active',
+  accountStatus: 'active',
+  sessionId: config.sessionId,
+  startingBalance: config.startingBalance,
+});
+
+/**
+ * The live wallet decider's context on the virtual clock (ARCHITECTURE §2.2, §9): business time `at`, prices
+ * the close of each pair's last candle closed by `at` (forward-filled), the session's pairs with their filters,
+ * the 24h quote volume of the candles closed in the 24 hours before `at`, the risk profile copied from the agent
+ * and the session's fee rate. Nothing after `at` is reachable through it.
+ */
+export const sandboxContext = (
+  config: BacktestConfig,
+  market: SessionMarket,
+  at: number,
+  newId: () => string,
+): WalletContext => ({
+  now: new Date(at),
+  newId,
+  prices: (symbol) => {
+    const c = lastClosed(market, symbol, at);
+    return c
+      ? { price: c.close, timestamp: iso(c.openTime + market.intervalMs), source: SOURCE_CLOSE }
+      : undefined;
+  },
+  pairs: (symbol) => market.bySymbol.get(symbol)?.filters,
+  quoteVolume24h: (symbol) => quoteVolume24h(market, symbol, at),
+  riskProfile: config.riskProfile,
+  feeRate: dec(config.feeRate),
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Create and start
+// ---------------------------------------------------------------------------------------------------------
+
+const create = (
+  command: Extract<BacktestCommand, { type: 'CreateBacktest' }>['data'],
+  state: BacktestState,
+  ctx: BacktestContext,
+): BacktestStreamEvent[] => {
+  if (state.config) throw new DomainError('CONFLICT', 'a session with this id exists');
+  const catalog = ctx.catalog;
+  if (!catalog) throw new DomainError('INTERNAL_ERROR', 'no market catalog in the context');
+  const r = command.request;
+  if (!isInterval(r.candleInterval)) {
+    throw new DomainError('VALIDATION_ERROR', `candle_interval must be one of ${INTERVALS.join(', ')}`, {
+      field: 'candle_interval',
+    });
+  }
+  const interval = r.candleInterval;
+  if (!Number.isFinite(r.startTime) || !Number.isFinite(r.endTime) || r.startTime >= r.endTime) {
+    throw new DomainError('VALIDATION_ERROR', 'start_time must be before end_time', { field: 'start_time' });
+  }
+  const steps = totalSteps(r.startTime, r.endTime, interval);
+  if (steps < 1) {
+    throw new DomainError('VALIDATION_ERROR', `end_time must be at least one ${interval} after start_time`, {
+      field: 'end_time',
+    });
+  }
+  const startingBalance = normalizeStartingBalance(r.startingBalance);
+  const overlaps = (range: { earliest: number; latest: number } | undefined) =>
+    range !== undefined && range.earliest < r.endTime && range.latest > r.startTime;
+
+  let pairs: string[];
+  if (r.pairs === null) {
+    pairs = catalog.symbolsWithData(interval).filter((s) => overlaps(catalog.range(s, interval)));
+    if (pairs.length === 0) {
+      throw new DomainError(
+        'BACKTEST_NO_DATA',
+        `no pair has ${interval} candles between start_time and end_time`,
+        {
+          candle_interval: interval,
+        },
+      );
+    }
+  } else {
+    if (r.pairs.length === 0) {
+      throw new DomainError(
+        'VALIDATION_ERROR',
+        'pairs must name at least one symbol (or be null for all pairs)',
+        {
+          field: 'pairs',
+        },
+      );
+    }
+    pairs = [...new Set(r.pairs.map(normalizeSymbol))].sort();
+    for (const symbol of pairs) {
+      if (!catalog.pair(symbol))
+        throw new DomainError('INVALID_SYMBOL', `unknown symbol ${symbol}`, { symbol });
+      if (!overlaps(catalog.range(symbol, interval))) {
+        const range = catalog.range(symbol, interval);
+        throw new DomainError(
+          'BACKTEST_NO_DATA',
+          `no ${interval} candles of ${symbol} between start_time and end_time`,
+          {
+            symbol,
+            candle_interval: interval,
+            earliest: range ? iso(range.earliest) : null,
+            latest: range ? iso(range.latest) : null,
+          },
+        );
+      }
+    }
+  }
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const symbol of pairs) {
+    const range = catalog.range(symbol, interval)!;
+    earliest = Math.min(earliest, range.earliest);
+    latest = Math.max(latest, range.latest);
+  }
+  if (r.startTime < earliest || r.endTime > latest) {
+    throw new DomainError(
+      'BACKTEST_NO_DATA',
+      `start_time and end_time must lie inside the data range ${iso(earliest)} – ${iso(latest)} of the pairs`,
+      { earliest: iso(earliest), latest: iso(latest), candle_interval: interval },
+    );
+  }
+  return [
+    {
+      type: 'BacktestCreated',
+      data: {
+        session_id: command.sessionId,
+        account_id: command.accountId,
+        agent_id: command.agentId,
+        strategy_label: r.strategyLabel,
+        start_time: iso(r.startTime),
+        end_time: iso(r.endTime),
+        candle_interval: interval,
+        starting_balance: startingBalance,
+        pairs,
+        pairs_requested: r.pairs === null ? null : r.pairs.map(normalizeSymbol),
+        total_steps: steps,
+        risk_profile: command.riskProfile,
+        fee_rate: command.feeRate,
+        created_at: ctx.now.toISOString(),
+      },
+    },
+  ];
+};
+
+const start = (
+  command: Extract<BacktestCommand, { type: 'StartBacktest' }>['data'],
+  state: BacktestState,
+  ctx: BacktestContext,
+): BacktestStreamEvent[] => {
+  const config = requireStatus(state, ['created'], 'start');
+  if (command.loadError !== undefined || !ctx.market) {
+    return [
+      {
+        type: 'BacktestFailed',
+        data: {
+          session_id: config.sessionId,
+          reason: command.loadError ?? 'the session market could not be loaded',
+          failed_at: ctx.now.toISOString(),
+        },
+      },
+    ];
+  }
+  const market = ctx.market;
+  const opened = walletDecider.decide(
+    { type: 'OpenWallet', data: { owner: sandboxOwner(config) } },
+    state.wallet,
+    sandboxContext(config, market, config.startTime, ctx.newId),
+  );
+  return [
+    {
+      type: 'BacktestStarted',
+      data: {
+        session_id: config.sessionId,
+        virtual_time: iso(config.startTime),
+        total_steps: config.totalSteps,
+        pairs: market.series.map((s) => ({
+          symbol: s.symbol,
+          candles: s.candles.length,
+          first_open_time: s.candles.length ? iso(s.candles[0]!.openTime) : null,
+          last_open_time: s.candles.length ? iso(s.candles[s.candles.length - 1]!.openTime) : null,
+        })),
+        data_fingerprint: command.fingerprint,
+        started_at: ctx.now.toISOString(),
+      },
+    },
+    ...opened,
+  ];
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Stepping
+// ---------------------------------------------------------------------------------------------------------
+
+interface Pending {
+  orderId: string;
+  /** Placement order: orders reached at the same point fill in the order they were placed. */
+  seq: number;
+  direction: 1 | -1;
+  /** Limit or trigger price in units. */
+  level: number;
+}
+
+const pendingBySeries = (wallet: WalletState, market: SessionMarket): Pending[][] => {
+  const out: Pending[][] = market.series.map(() => []);
+  let seq = 0;
+  for (const o of Object.values(wallet.openOrders)) {
+    const index = market.series.findIndex((s) => s.symbol === o.symbol);
+    const level = o.type === 'limit' ? o.price : o.triggerPrice;
+    if (index < 0 || !level) continue;
+    out[index]!.push({
+      orderId: o.orderId,
+      seq: seq++,
+      direction: directionOf(o.side, o.type),
+      level: Number(level.times(100_000_000).toFixed(0)),
+    });
+  }
+  return out;
+};
+
+/** Prices and equity when a session ends at the state given by `closed` counts. */
+const ended = (
+  config: BacktestConfig,
+  market: SessionMarket,
+  closed: Int32Array,
+  equity: string,
+  step: number,
+  state: BacktestState,
+  ctx: BacktestContext,
+): BacktestEndedData => {
+  const finalPrices: Record<string, string> = {};
+  market.series.forEach((s, i) => {
+    const n = closed[i]!;
+    if (n > 0) finalPrices[s.symbol] = s.candles[n - 1]!.close;
+  });
+  const started = state.startedAt ? Date.parse(state.startedAt) : null;
+  return {
+    session_id: config.sessionId,
+    step,
+    virtual_time: iso(config.startTime + step * config.intervalMs),
+    final_equity: equity,
+    final_prices: finalPrices,
+    ended_at: ctx.now.toISOString(),
+    duration_real_seconds:
+      started === null ? '0.000' : (Math.max(0, ctx.now.getTime() - started) / 1000).toFixed(3),
+  };
+};
+
+const closedAt = (market: SessionMarket, at: number): Int32Array => {
+  const closed = new Int32Array(market.series.length);
+  market.series.forEach((s, i) => {
+    closed[i] = closedCount(s, market.intervalMs, at);
+  });
+  return closed;
+};
+
+/**
+ * Advances the virtual clock `steps` steps (ARCHITECTURE §9). At each step k the virtual time becomes
+ * start + k × interval and every candle that closes in (previous time, new time] is passed, pair by pair in
+ * symbol order: the pending orders of its pair are walked along the candle's documented path (O→L→H→C when
+ * close ≥ open, else O→H→L→C) and each order reached is offered to the live wallet decider as a `FillOrder` at the
+ * price it was reached at — in the order they are reached along the path, ties in placement order. Then the
+ * equity is valued at the closes. The fills precede the `BacktestStepped` event; the last step completes.
+ */
+const stepSession = (
+  command: Extract<BacktestCommand, { type: 'StepBacktest' }>['data'],
+  state: BacktestState,
+  ctx: BacktestContext,
+): BacktestStreamEvent[] => {
+  const config = requireStatus(state, ['running'], 'step');
+  if (!Number.isInteger(command.steps) || command.steps < 1 || command.steps > MAX_BATCH_STEPS) {
+    throw new DomainError('VALIDATION_ERROR', `steps must be an integer from 1 to ${MAX_BATCH_STEPS}`, {
+      field: 'steps',
+    });
+  }
+  const market = requireMarket(ctx);
+  const n = Math.min(command.steps, config.totalSteps - state.step);
+  const interval = config.intervalMs;
+  const series = market.series;
+  const closed = closedAt(market, state.virtualTime);
+  const events: BacktestStreamEvent[] = [];
+  let wallet = state.wallet;
+  const meter = new EquityMeter(market);
+  meter.load(wallet);
+  let pending = pendingBySeries(wallet, market);
+  const equity: string[] = new Array(n);
+  let fills = 0;
+
+  const passCandle = (p: number, i: number, at: number) => {
+    const s = series[p]!;
+    const points = pathPoints(s.open[i]!, s.high[i]!, s.low[i]!, s.close[i]!);
+    const hits: { order: Pending; position: number; price: number }[] = [];
+    for (const order of pending[p]!) {
+      const c = firstCrossing(points, order.direction, order.level);
+      if (c) hits.push({ order, position: c.position, price: c.price });
+    }
+    if (hits.length === 0) return;
+    hits.sort((a, b) => a.position - b.position || a.order.seq - b.order.seq);
+    const walletCtx = sandboxContext(config, market, at, ctx.newId);
+    for (const hit of hits) {
+      const out: WalletEvent[] = walletDecider.decide(
+        {
+          type: 'FillOrder',
+          data: {
+            orderId: hit.order.orderId,
+            price: fromUnits(hit.price),
+            time: iso(s.openTime[i]!),
+            source: SOURCE_PATH,
+          },
+        },
+        wallet,
+        walletCtx,
+      );
+      for (const e of out) {
+        events.push(e);
+        wallet = evolveWallet(wallet, e);
+        if (e.type === 'OrderFilled') fills++;
+      }
+    }
+    pending = pendingBySeries(wallet, market);
+    meter.load(wallet);
+  };
+
+  let at = state.virtualTime;
+  for (let k = 1; k <= n; k++) {
+    at = config.startTime + (state.step + k) * interval;
+    for (let p = 0; p < series.length; p++) {
+      const times = series[p]!.openTime;
+      let i = closed[p]!;
+      while (i < times.length && times[i]! + interval <= at) {
+        if (pending[p]!.length > 0) passCandle(p, i, at);
+        i++;
+      }
+      closed[p] = i;
+    }
+    equity[k - 1] = meter.at(closed);
+  }
+  const toStep = state.step + n;
+  events.push({
+    type: 'BacktestStepped',
+    data: {
+      session_id: config.sessionId,
+      from_step: state.step,
+      to_step: toStep,
+      from_time: iso(state.virtualTime),
+      to_time: iso(at),
+      equity,
+      fills,
+    },
+  });
+  if (toStep === config.totalSteps) {
+    events.push({
+      type: 'BacktestCompleted',
+      data: ended(config, market, closed, equity[n - 1]!, toStep, state, ctx),
+    });
+  }
+  return events;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// The decider
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * Decides a backtest command (ARCHITECTURE §9; `docs/backtesting.md`):
+ * - `CreateBacktest`: validates the configuration (interval one of the six, start < end with at least one step,
+ *   starting balance, pairs known and with data in the range, or every pair with data for null, the range inside
+ *   the data) → `BacktestCreated`;
+ * - `StartBacktest` (created): `BacktestStarted` and the sandbox wallet's opening at `start_time`, or
+ *   `BacktestFailed` when the candles could not be loaded;
+ * - `StepBacktest` (running): see {@link stepSession}; completes on the last step;
+ * - `PlaceSandboxOrder` / `CancelSandboxOrder` (running): the live wallet decider at virtual time;
+ * - `CancelBacktest` (created or running): `BacktestCancelled` with the equity and prices at virtual time.
+ * A session in another status answers `BACKTEST_INVALID_STATE`; an unknown one `BACKTEST_NOT_FOUND`.
+ */
+export const decideBacktest = (
+  command: BacktestCommand,
+  state: BacktestState,
+  ctx: BacktestContext,
+): BacktestStreamEvent[] => {
+  switch (command.type) {
+    case 'CreateBacktest':
+      return create(command.data, state, ctx);
+    case 'StartBacktest':
+      return start(command.data, state, ctx);
+    case 'StepBacktest':
+      return stepSession(command.data, state, ctx);
+    case 'PlaceSandboxOrder': {
+      const config = requireStatus(state, ['running'], 'trade');
+      const market = requireMarket(ctx);
+      return walletDecider.decide(
+        { type: 'PlaceOrder', data: { owner: sandboxOwner(config), order: command.data.order } },
+        state.wallet,
+        sandboxContext(config, market, state.virtualTime, ctx.newId),
+      );
+    }
+    case 'CancelSandboxOrder': {
+      const config = requireStatus(state, ['running'], 'cancel an order');
+      const market = requireMarket(ctx);
+      return walletDecider.decide(
+        { type: 'CancelOrder', data: { orderId: command.data.orderId } },
+        state.wallet,
+        sandboxContext(config, market, state.virtualTime, ctx.newId),
+      );
+    }
+    case 'CancelBacktest': {
+      const config = requireStatus(state, ['created', 'running'], 'cancel');
+      if (state.status === 'created') {
+        // Never started: nothing was traded, the equity is the starting balance.
+        const equity = config.startingBalance;
+        return [
+          {
+            type: 'BacktestCancelled',
+            data: ended(config, emptyMarket(config), new Int32Array(0), equity, state.step, state, ctx),
+          },
+        ];
+      }
+      const market = requireMarket(ctx);
+      const closed = closedAt(market, state.virtualTime);
+      const meter = new EquityMeter(market);
+      meter.load(state.wallet);
+      return [
+        {
+          type: 'BacktestCancelled',
+          data: ended(config, market, closed, meter.at(closed), state.step, state, ctx),
+        },
+      ];
+    }
+  }
+};
+
+const emptyMarket = (config: BacktestConfig): SessionMarket => ({
+  interval: config.interval,
+  intervalMs: INTERVAL_MS[config.interval],
+  series: [],
+  bySymbol: new Map(),
+});
+
+/** The backtest decider (`backtest-{session_id}` streams). */
+export const backtestDecider: Decider<BacktestState, BacktestCommand, BacktestStreamEvent, BacktestContext> =
+  {
+    initialState: initialBacktestState,
+    evolve: evolveBacktest,
+    decide: decideBacktest,
+  };

@@ -1,0 +1,140 @@
+import type { Interval } from '../market/intervals';
+import type { DomainEvent } from '../shared/decider';
+import type { RiskProfile } from '../shared/risk-profile';
+import { WALLET_EVENT_TYPES, type WalletEvent } from '../wallet/events';
+
+/**
+ * Events of the `backtest-{session_id}` stream (ARCHITECTURE §4, §9; catalogue in `docs/events.md`): the session's
+ * configuration, start, every step or batch (from, to, virtual time and the equity at each step), completion,
+ * cancel or failure — and, interleaved, the sandbox wallet's own events (`WalletOpened`, `OrderPlaced`,
+ * `OrderFilled`, ...), the same types a live wallet records, with every time field in virtual time. Money is
+ * decimal strings with 8 places; times ISO 8601 UTC.
+ */
+export type BacktestEvent =
+  | DomainEvent<'BacktestCreated', BacktestCreatedData>
+  | DomainEvent<'BacktestStarted', BacktestStartedData>
+  | DomainEvent<'BacktestStepped', BacktestSteppedData>
+  | DomainEvent<'BacktestCompleted', BacktestEndedData>
+  | DomainEvent<'BacktestCancelled', BacktestEndedData>
+  | DomainEvent<'BacktestFailed', BacktestFailedData>;
+
+/** Everything a backtest stream holds. */
+export type BacktestStreamEvent = BacktestEvent | WalletEvent;
+
+/** A session was created (status `created`). */
+export interface BacktestCreatedData {
+  /** `bt_` + 32 hex digits. */
+  session_id: string;
+  account_id: string;
+  /** The agent whose risk profile the sandbox copies (and who owns the session with the account). */
+  agent_id: string;
+  strategy_label: string | null;
+  start_time: string;
+  end_time: string;
+  candle_interval: Interval;
+  /** USDT. */
+  starting_balance: string;
+  /** The pairs the session trades, resolved (null in the request means every pair with data). */
+  pairs: string[];
+  /** What the client asked for: a list, or null for all pairs. */
+  pairs_requested: string[] | null;
+  /** floor((end − start) / interval). */
+  total_steps: number;
+  /** Copied from the agent at creation. */
+  risk_profile: RiskProfile;
+  /** Fee per fill as a fraction of notional, fixed for the session. */
+  fee_rate: string;
+  /** Wall clock. */
+  created_at: string;
+}
+
+/** What was loaded for one pair at start. */
+export interface LoadedPair {
+  symbol: string;
+  /** Candles of the session's interval loaded (every candle up to `end_time`, history before the start included). */
+  candles: number;
+  /** Open time of the first and last candle loaded. */
+  first_open_time: string | null;
+  last_open_time: string | null;
+}
+
+/** The session started (status `running`): candles in memory, the virtual clock at `start_time`. */
+export interface BacktestStartedData {
+  session_id: string;
+  /** Virtual time after the start: `start_time`. */
+  virtual_time: string;
+  total_steps: number;
+  pairs: LoadedPair[];
+  /** SHA-256 (hex) over every loaded candle: a continuation after a restart checks it still holds. */
+  data_fingerprint: string;
+  /** Wall clock (the base of `duration_real_seconds`). */
+  started_at: string;
+}
+
+/**
+ * The virtual clock advanced from step `from_step` to `to_step` (one step or a batch). The sandbox's fills and
+ * gap cancels of those candles precede this event in the same append. `equity[i]` is the equity at step
+ * `from_step + 1 + i`, at virtual time `start_time + (from_step + 1 + i) × interval`.
+ */
+export interface BacktestSteppedData {
+  session_id: string;
+  from_step: number;
+  to_step: number;
+  from_time: string;
+  to_time: string;
+  equity: string[];
+  /** Fills during these steps. */
+  fills: number;
+}
+
+/**
+ * The session ended: completed on its last step, or cancelled (partial results). `final_prices` are the closes
+ * of every pair's last candle closed by `virtual_time` (the marks of open positions in the results).
+ */
+export interface BacktestEndedData {
+  session_id: string;
+  step: number;
+  virtual_time: string;
+  final_equity: string;
+  final_prices: Record<string, string>;
+  /** Wall clock. */
+  ended_at: string;
+  /** Wall-clock seconds from start to end (3 decimal places); 0 for a session never started. */
+  duration_real_seconds: string;
+}
+
+/** The session could not start: its data could not be loaded (status `failed`). */
+export interface BacktestFailedData {
+  session_id: string;
+  reason: string;
+  failed_at: string;
+}
+
+/** The backtest's own event types (projections add the wallet types of `backtest-` streams). */
+export const BACKTEST_EVENT_TYPES = [
+  'BacktestCreated',
+  'BacktestStarted',
+  'BacktestStepped',
+  'BacktestCompleted',
+  'BacktestCancelled',
+  'BacktestFailed',
+] as const satisfies readonly BacktestEvent['type'][];
+
+/** Every event type a backtest stream may hold. */
+export const BACKTEST_STREAM_EVENT_TYPES = [...BACKTEST_EVENT_TYPES, ...WALLET_EVENT_TYPES] as const;
+
+/** The stream category of backtests. */
+export const BACKTEST_CATEGORY = 'backtest';
+
+/** Stream of one session. */
+export const backtestStreamId = (sessionId: string): string => `${BACKTEST_CATEGORY}-${sessionId}`;
+
+/** The session id of a backtest stream, or undefined for another stream. */
+export const backtestOf = (streamId: string): string | undefined =>
+  streamId.startsWith(`${BACKTEST_CATEGORY}-`) ? streamId.slice(BACKTEST_CATEGORY.length + 1) : undefined;
+
+/** Shape of a session id: `bt_` and 32 lower-case hex digits. */
+export const SESSION_ID_PATTERN = /^bt_[0-9a-f]{32}$/;
+
+/** True when a stream event is one of the backtest's own (not a sandbox wallet event). */
+export const isBacktestEvent = (e: BacktestStreamEvent): e is BacktestEvent => e.type.startsWith('Backtest');

@@ -1,0 +1,165 @@
+import type { OrderSide, OrderType } from '../trading/orders';
+import type { WalletEvent } from '../wallet/events';
+
+/** An order of the sandbox as the read endpoints show it (wire strings, 8 decimal places; times virtual). */
+export interface SandboxOrder {
+  order_id: string;
+  status: 'pending' | 'filled' | 'cancelled' | 'rejected';
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  quantity: string;
+  price: string | null;
+  trigger_price: string | null;
+  executed_price: string | null;
+  executed_qty: string | null;
+  slippage_pct: string | null;
+  fee: string | null;
+  total_cost: string | null;
+  locked_amount: string;
+  created_at: string;
+  filled_at: string | null;
+  cancelled_at: string | null;
+  cancel_reason: string | null;
+  rejection: { code: string; rule: string; step: number; message: string } | null;
+}
+
+/** A fill of the sandbox (spec "Trade fill" plus what produced it). */
+export interface SandboxFill {
+  trade_id: string;
+  order_id: string;
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  trigger: string;
+  quantity: string;
+  price: string;
+  notional: string;
+  fee: string;
+  total: string;
+  realized_pnl: string;
+  slippage_pct: string;
+  reference_price: string;
+  reference_time: string;
+  price_source: string;
+  executed_at: string;
+}
+
+/**
+ * The sandbox's orders and fills in memory, folded from the wallet events of a backtest stream alongside the
+ * decider's state. It serves the sandbox read endpoints without a read-model round trip, so a client always reads
+ * what its last command did. Append-only: `apply` is called once per recorded event, in stream order.
+ */
+export class SandboxLog {
+  readonly orders: SandboxOrder[] = [];
+  readonly fills: SandboxFill[] = [];
+  private readonly byId = new Map<string, SandboxOrder>();
+
+  apply(event: WalletEvent): void {
+    switch (event.type) {
+      case 'OrderPlaced': {
+        const d = event.data;
+        const order: SandboxOrder = {
+          order_id: d.order_id,
+          status: 'pending',
+          symbol: d.symbol,
+          side: d.side,
+          type: d.type,
+          quantity: d.quantity,
+          price: d.price,
+          trigger_price: d.trigger_price,
+          executed_price: null,
+          executed_qty: null,
+          slippage_pct: null,
+          fee: null,
+          total_cost: null,
+          locked_amount: d.locked_amount,
+          created_at: d.placed_at,
+          filled_at: null,
+          cancelled_at: null,
+          cancel_reason: null,
+          rejection: null,
+        };
+        this.orders.push(order);
+        this.byId.set(order.order_id, order);
+        break;
+      }
+      case 'OrderRejected': {
+        const d = event.data;
+        const order: SandboxOrder = {
+          order_id: d.order_id,
+          status: 'rejected',
+          symbol: d.symbol,
+          side: d.side,
+          type: d.type,
+          quantity: d.quantity,
+          price: d.price,
+          trigger_price: d.trigger_price,
+          executed_price: null,
+          executed_qty: null,
+          slippage_pct: null,
+          fee: null,
+          total_cost: null,
+          locked_amount: '0.00000000',
+          created_at: d.rejected_at,
+          filled_at: null,
+          cancelled_at: null,
+          cancel_reason: null,
+          rejection: { code: d.code, rule: d.rule, step: d.step, message: d.message },
+        };
+        this.orders.push(order);
+        this.byId.set(order.order_id, order);
+        break;
+      }
+      case 'OrderFilled': {
+        const d = event.data;
+        const order = this.byId.get(d.order_id);
+        if (order) {
+          order.status = 'filled';
+          order.executed_price = d.executed_price;
+          order.executed_qty = d.quantity;
+          order.slippage_pct = d.slippage_pct;
+          order.fee = d.fee;
+          order.total_cost = d.total;
+          order.filled_at = d.filled_at;
+        }
+        this.fills.push({
+          trade_id: d.trade_id,
+          order_id: d.order_id,
+          symbol: d.symbol,
+          side: d.side,
+          type: d.type,
+          trigger: d.trigger,
+          quantity: d.quantity,
+          price: d.executed_price,
+          notional: d.notional,
+          fee: d.fee,
+          total: d.total,
+          realized_pnl: d.realized_pnl,
+          slippage_pct: d.slippage_pct,
+          reference_price: d.reference_price,
+          reference_time: d.reference_time,
+          price_source: d.price_source,
+          executed_at: d.filled_at,
+        });
+        break;
+      }
+      case 'OrderCancelled': {
+        const order = this.byId.get(event.data.order_id);
+        if (order) {
+          order.status = 'cancelled';
+          order.cancelled_at = event.data.cancelled_at;
+          order.cancel_reason = event.data.reason;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /** One order, or undefined. */
+  order(orderId: string): SandboxOrder | undefined {
+    return this.byId.get(orderId);
+  }
+}

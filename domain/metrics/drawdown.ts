@@ -1,0 +1,78 @@
+import { DAY_MS, M_HUNDRED, M_ZERO, type MDec } from './decimal';
+
+/** The deepest drawdown of an equity curve. */
+export interface Drawdown {
+  /** max over t of (running peak − Eₜ) / running peak × 100; 0 when equity never fell below a peak. */
+  pct: MDec;
+  /** Time (ms) of the peak the deepest drawdown is measured from; null without a drawdown. */
+  peakAt: number | null;
+  /** Time (ms) of its lowest point. */
+  troughAt: number | null;
+  /** First time (ms) after the trough the equity is back at or above that peak; null if it never recovered. */
+  recoveredAt: number | null;
+  /** From the peak to the recovery, or to the last snapshot when it never recovered (ms). */
+  durationMs: number;
+  /** {@link durationMs} in whole days (rounded down). */
+  durationDays: number;
+}
+
+/**
+ * Maximum drawdown (ARCHITECTURE §11): the running peak is the highest equity so far (first reached at
+ * `peakAt`); the drawdown at t is (peak − Eₜ) / peak × 100. The deepest one wins (the first, on a tie). Its
+ * duration runs from its peak to the first later snapshot at or above that peak, or to the last snapshot if the
+ * equity never recovered.
+ */
+export const maxDrawdown = (points: readonly { time: number; equity: MDec }[]): Drawdown => {
+  const none: Drawdown = {
+    pct: M_ZERO,
+    peakAt: null,
+    troughAt: null,
+    recoveredAt: null,
+    durationMs: 0,
+    durationDays: 0,
+  };
+  const first = points[0];
+  if (!first) return none;
+  let peak = first.equity;
+  let peakAt = first.time;
+  // The deepest drawdown so far as the fraction bestDrop / bestPeak, compared by cross-multiplication so that
+  // only the winner is divided (one division instead of one per snapshot).
+  let bestDrop = M_ZERO;
+  let bestPeak = peak;
+  let bestPeakAt = peakAt;
+  let bestIndex = -1;
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i]!;
+    if (p.equity.gt(peak)) {
+      peak = p.equity;
+      peakAt = p.time;
+      continue;
+    }
+    if (peak.lte(0)) continue;
+    const drop = peak.minus(p.equity);
+    if (drop.gt(0) && drop.times(bestPeak).gt(bestDrop.times(peak))) {
+      bestDrop = drop;
+      bestPeak = peak;
+      bestPeakAt = peakAt;
+      bestIndex = i;
+    }
+  }
+  if (bestIndex < 0) return none;
+  let recoveredAt: number | null = null;
+  for (let i = bestIndex + 1; i < points.length; i++) {
+    if (points[i]!.equity.gte(bestPeak)) {
+      recoveredAt = points[i]!.time;
+      break;
+    }
+  }
+  const end = recoveredAt ?? points[points.length - 1]!.time;
+  const durationMs = end - bestPeakAt;
+  return {
+    pct: bestDrop.div(bestPeak).times(M_HUNDRED),
+    peakAt: bestPeakAt,
+    troughAt: points[bestIndex]!.time,
+    recoveredAt,
+    durationMs,
+    durationDays: Math.floor(durationMs / DAY_MS),
+  };
+};

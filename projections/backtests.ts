@@ -1,0 +1,453 @@
+import { type ColumnType, type Kysely, sql } from 'kysely';
+import {
+  BACKTEST_STREAM_EVENT_TYPES,
+  type BacktestEndedData,
+  type BacktestStreamEvent,
+  backtestOf,
+} from '../domain/backtest/events';
+import { INTERVAL_MS } from '../domain/market/intervals';
+import { computePerformance, type Performance } from '../domain/metrics/performance';
+import type { MetricsFill } from '../domain/metrics/trades';
+import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
+import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { Projection } from './projection';
+
+type Timestamp = ColumnType<Date, string, string>;
+type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
+type Numeric = string;
+type Json<T> = ColumnType<T, string, string>;
+
+/** Status of a session (spec "Backtest session"). */
+export type BacktestStatusValue = 'created' | 'running' | 'completed' | 'cancelled' | 'failed';
+
+/** Results of an ended session (spec `GET /backtest/{id}/results`: `summary`, `metrics`, `by_pair`). */
+export interface BacktestResults {
+  summary: Performance['summary'] & { duration_real_seconds: string };
+  metrics: Performance['metrics'];
+  by_pair: Performance['by_pair'];
+}
+
+/** Row of `backtests`: one per session, its configuration, progress and, once ended, its results. */
+export interface BacktestsTable {
+  session_id: string;
+  account_id: string;
+  agent_id: string;
+  strategy_label: string | null;
+  status: BacktestStatusValue;
+  candle_interval: string;
+  start_time: Timestamp;
+  end_time: Timestamp;
+  starting_balance: Numeric;
+  pairs: Json<string[]>;
+  pairs_requested: Json<string[] | null>;
+  total_steps: number;
+  step: number;
+  virtual_time: Timestamp;
+  risk_profile: Json<Record<string, number>>;
+  fee_rate: string;
+  created_at: Timestamp;
+  started_at: NullableTimestamp;
+  ended_at: NullableTimestamp;
+  failure_reason: string | null;
+  final_equity: Numeric | null;
+  roi_pct: Numeric | null;
+  sharpe_ratio: Numeric | null;
+  sortino_ratio: Numeric | null;
+  max_drawdown_pct: Numeric | null;
+  win_rate: Numeric | null;
+  profit_factor: Numeric | null;
+  total_trades: number;
+  results: Json<BacktestResults | null>;
+  updated_at: Timestamp;
+}
+
+/** Row of `backtest_equity`: the equity at one step (step 0 = the start). */
+export interface BacktestEquityTable {
+  session_id: string;
+  step: number;
+  time: Timestamp;
+  equity: Numeric;
+}
+
+/** Row of `backtest_trades`: one per sandbox fill, in execution order (`seq` = stream revision). */
+export interface BacktestTradesTable {
+  session_id: string;
+  seq: number;
+  trade_id: string;
+  order_id: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  type: string;
+  fill_trigger: string;
+  quantity: Numeric;
+  price: Numeric;
+  notional: Numeric;
+  fee: Numeric;
+  total: Numeric;
+  realized_pnl: Numeric;
+  slippage_pct: Numeric;
+  reference_price: Numeric;
+  reference_time: Timestamp;
+  price_source: string;
+  executed_at: Timestamp;
+}
+
+/** The read models of backtests (joined into `Database` in `src/db/schema.ts`). */
+export interface BacktestTables {
+  backtests: BacktestsTable;
+  backtest_equity: BacktestEquityTable;
+  backtest_trades: BacktestTradesTable;
+}
+
+type DB = Kysely<BacktestTables>;
+
+interface EquityRow {
+  session_id: string;
+  step: number;
+  time: string;
+  equity: string;
+}
+
+/** Results of a session from its rows (deterministic: the event data only). */
+const computeResults = async (db: DB, sessionId: string, ended: BacktestEndedData): Promise<BacktestResults> => {
+  const row = await db
+    .selectFrom('backtests')
+    .select(['start_time', 'candle_interval', 'starting_balance'])
+    .where('session_id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  const interval = INTERVAL_MS[row.candle_interval as keyof typeof INTERVAL_MS];
+  const start = new Date(row.start_time).getTime();
+  const equityRows = await db
+    .selectFrom('backtest_equity')
+    .select(['step', sql<string>`equity::text`.as('equity')])
+    .where('session_id', '=', sessionId)
+    .orderBy('step')
+    .execute();
+  const equity = equityRows.map((r) => ({ time: start + r.step * interval, equity: r.equity }));
+  if (equity.length === 0) equity.push({ time: start, equity: row.starting_balance });
+  const trades = await db
+    .selectFrom('backtest_trades')
+    .select([
+      'symbol',
+      'side',
+      sql<string>`quantity::text`.as('quantity'),
+      sql<string>`price::text`.as('price'),
+      sql<string>`notional::text`.as('notional'),
+      sql<string>`fee::text`.as('fee'),
+      sql<string>`realized_pnl::text`.as('realized_pnl'),
+      'executed_at',
+    ])
+    .where('session_id', '=', sessionId)
+    .orderBy('seq')
+    .execute();
+  const fills: MetricsFill[] = trades.map((t) => ({
+    symbol: t.symbol,
+    side: t.side,
+    quantity: t.quantity,
+    price: t.price,
+    notional: t.notional,
+    fee: t.fee,
+    realizedPnl: t.realized_pnl,
+    time: new Date(t.executed_at).getTime(),
+  }));
+  const performance = computePerformance({
+    startingBalance: row.starting_balance,
+    equity,
+    intervalMs: interval,
+    fills,
+    marks: ended.final_prices,
+    period: { start, end: Date.parse(ended.virtual_time) },
+  });
+  return {
+    summary: { ...performance.summary, duration_real_seconds: ended.duration_real_seconds },
+    metrics: performance.metrics,
+    by_pair: performance.by_pair,
+  };
+};
+
+/**
+ * `backtests`, `backtest_equity`, `backtest_trades` (ARCHITECTURE §6, §9): sessions with their status and
+ * progress, the equity at every step (from the `equity` arrays of `BacktestStepped`), the sandbox's fills, and —
+ * when a session completes or is cancelled — its results, computed from those rows by `domain/metrics` (a rebuild
+ * recomputes them: a corrected formula reaches every past session). Rows are written in bulk per batch.
+ */
+export const backtestsProjection: Projection = {
+  name: 'backtests',
+  version: 1,
+  tables: ['backtests', 'backtest_equity', 'backtest_trades'],
+  eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
+  async createTables(db, schema) {
+    const s = db.schema.withSchema(schema);
+    await s
+      .createTable('backtests')
+      .addColumn('session_id', 'text', (c) => c.primaryKey())
+      .addColumn('account_id', 'text', (c) => c.notNull())
+      .addColumn('agent_id', 'text', (c) => c.notNull())
+      .addColumn('strategy_label', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('candle_interval', 'text', (c) => c.notNull())
+      .addColumn('start_time', 'timestamptz', (c) => c.notNull())
+      .addColumn('end_time', 'timestamptz', (c) => c.notNull())
+      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('pairs', 'jsonb', (c) => c.notNull())
+      .addColumn('pairs_requested', 'jsonb')
+      .addColumn('total_steps', 'integer', (c) => c.notNull())
+      .addColumn('step', 'integer', (c) => c.notNull())
+      .addColumn('virtual_time', 'timestamptz', (c) => c.notNull())
+      .addColumn('risk_profile', 'jsonb', (c) => c.notNull())
+      .addColumn('fee_rate', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('started_at', 'timestamptz')
+      .addColumn('ended_at', 'timestamptz')
+      .addColumn('failure_reason', 'text')
+      .addColumn('final_equity', 'numeric(38, 8)')
+      .addColumn('roi_pct', 'numeric(38, 8)')
+      .addColumn('sharpe_ratio', 'numeric(38, 8)')
+      .addColumn('sortino_ratio', 'numeric(38, 8)')
+      .addColumn('max_drawdown_pct', 'numeric(38, 8)')
+      .addColumn('win_rate', 'numeric(38, 8)')
+      .addColumn('profit_factor', 'numeric(38, 8)')
+      .addColumn('total_trades', 'integer', (c) => c.notNull())
+      .addColumn('results', 'jsonb')
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await s.createIndex('backtests_account').on('backtests').columns(['account_id', 'created_at']).execute();
+    await s
+      .createTable('backtest_equity')
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('step', 'integer', (c) => c.notNull())
+      .addColumn('time', 'timestamptz', (c) => c.notNull())
+      .addColumn('equity', 'numeric(38, 8)', (c) => c.notNull())
+      .addPrimaryKeyConstraint('backtest_equity_pk', ['session_id', 'step'])
+      .execute();
+    await s
+      .createTable('backtest_trades')
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('trade_id', 'text', (c) => c.notNull())
+      .addColumn('order_id', 'text', (c) => c.notNull())
+      .addColumn('symbol', 'text', (c) => c.notNull())
+      .addColumn('side', 'text', (c) => c.notNull())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('fill_trigger', 'text', (c) => c.notNull())
+      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('notional', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('fee', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('total', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('slippage_pct', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('reference_price', 'numeric(38, 8)', (c) => c.notNull())
+      .addColumn('reference_time', 'timestamptz', (c) => c.notNull())
+      .addColumn('price_source', 'text', (c) => c.notNull())
+      .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
+      .addPrimaryKeyConstraint('backtest_trades_pk', ['session_id', 'seq'])
+      .execute();
+  },
+  async apply(db: DB, events: readonly RecordedEvent[]) {
+    let equity: EquityRow[] = [];
+    let trades: Record<string, unknown>[] = [];
+    /** Per session: the latest step of the batch and the fills it added. */
+    const progress = new Map<string, { step?: number; virtual_time?: string; trades: number; at: string }>();
+    const progressOf = (id: string, at: string) => {
+      let p = progress.get(id);
+      if (!p) {
+        p = { trades: 0, at };
+        progress.set(id, p);
+      }
+      p.at = at;
+      return p;
+    };
+
+    const flush = async () => {
+      if (equity.length) {
+        await sql`insert into backtest_equity (session_id, step, time, equity)
+          select session_id, step, time, equity
+          from jsonb_to_recordset(${JSON.stringify(equity)}::jsonb)
+            as x(session_id text, step integer, time timestamptz, equity numeric)`.execute(db);
+        equity = [];
+      }
+      if (trades.length) {
+        await sql`insert into backtest_trades (session_id, seq, trade_id, order_id, symbol, side, type, fill_trigger,
+            quantity, price, notional, fee, total, realized_pnl, slippage_pct, reference_price, reference_time,
+            price_source, executed_at)
+          select session_id, seq, trade_id, order_id, symbol, side, type, fill_trigger, quantity, price, notional,
+                 fee, total, realized_pnl, slippage_pct, reference_price, reference_time, price_source, executed_at
+          from jsonb_to_recordset(${JSON.stringify(trades)}::jsonb)
+            as x(session_id text, seq integer, trade_id text, order_id text, symbol text, side text, type text,
+                 fill_trigger text, quantity numeric, price numeric, notional numeric, fee numeric, total numeric,
+                 realized_pnl numeric, slippage_pct numeric, reference_price numeric, reference_time timestamptz,
+                 price_source text, executed_at timestamptz)`.execute(db);
+        trades = [];
+      }
+      for (const [id, p] of progress) {
+        await db
+          .updateTable('backtests')
+          .set({
+            ...(p.step !== undefined && p.virtual_time !== undefined
+              ? { step: p.step, virtual_time: p.virtual_time }
+              : {}),
+            total_trades: sql`total_trades + ${p.trades}`,
+            updated_at: p.at,
+          })
+          .where('session_id', '=', id)
+          .execute();
+      }
+      progress.clear();
+    };
+
+    for (const e of events) {
+      if (e.streamId === DELETIONS_STREAM) {
+        const id = backtestOf((e.data as StreamDeletedData).stream_id);
+        if (!id) continue;
+        await flush();
+        for (const table of ['backtests', 'backtest_equity', 'backtest_trades'] as const) {
+          await db.deleteFrom(table).where('session_id', '=', id).execute();
+        }
+        continue;
+      }
+      const id = backtestOf(e.streamId);
+      if (!id) continue;
+      const event = { type: e.type, data: e.data } as BacktestStreamEvent;
+      const at = e.metadata.occurred_at;
+      switch (event.type) {
+        case 'BacktestCreated': {
+          const d = event.data;
+          await db
+            .insertInto('backtests')
+            .values({
+              session_id: d.session_id,
+              account_id: d.account_id,
+              agent_id: d.agent_id,
+              strategy_label: d.strategy_label,
+              status: 'created',
+              candle_interval: d.candle_interval,
+              start_time: d.start_time,
+              end_time: d.end_time,
+              starting_balance: d.starting_balance,
+              pairs: JSON.stringify(d.pairs),
+              pairs_requested: JSON.stringify(d.pairs_requested),
+              total_steps: d.total_steps,
+              step: 0,
+              virtual_time: d.start_time,
+              risk_profile: JSON.stringify(d.risk_profile),
+              fee_rate: d.fee_rate,
+              created_at: d.created_at,
+              started_at: null,
+              ended_at: null,
+              failure_reason: null,
+              final_equity: null,
+              roi_pct: null,
+              sharpe_ratio: null,
+              sortino_ratio: null,
+              max_drawdown_pct: null,
+              win_rate: null,
+              profit_factor: null,
+              total_trades: 0,
+              results: JSON.stringify(null),
+              updated_at: d.created_at,
+            })
+            .execute();
+          break;
+        }
+        case 'BacktestStarted': {
+          const d = event.data;
+          const row = await db
+            .updateTable('backtests')
+            .set({ status: 'running', started_at: d.started_at, virtual_time: d.virtual_time, updated_at: at })
+            .where('session_id', '=', id)
+            .returning(['starting_balance'])
+            .executeTakeFirst();
+          equity.push({ session_id: id, step: 0, time: d.virtual_time, equity: row?.starting_balance ?? '0' });
+          break;
+        }
+        case 'BacktestStepped': {
+          const d = event.data;
+          const from = Date.parse(d.from_time);
+          const interval = d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
+          d.equity.forEach((value, i) => {
+            equity.push({
+              session_id: id,
+              step: d.from_step + 1 + i,
+              time: new Date(from + (i + 1) * interval).toISOString(),
+              equity: value,
+            });
+          });
+          const p = progressOf(id, at);
+          p.step = d.to_step;
+          p.virtual_time = d.to_time;
+          break;
+        }
+        case 'OrderFilled': {
+          const d = event.data;
+          trades.push({
+            session_id: id,
+            seq: e.revision,
+            trade_id: d.trade_id,
+            order_id: d.order_id,
+            symbol: d.symbol,
+            side: d.side,
+            type: d.type,
+            fill_trigger: d.trigger,
+            quantity: d.quantity,
+            price: d.executed_price,
+            notional: d.notional,
+            fee: d.fee,
+            total: d.total,
+            realized_pnl: d.realized_pnl,
+            slippage_pct: d.slippage_pct,
+            reference_price: d.reference_price,
+            reference_time: d.reference_time,
+            price_source: d.price_source,
+            executed_at: d.filled_at,
+          });
+          progressOf(id, at).trades++;
+          break;
+        }
+        case 'BacktestCompleted':
+        case 'BacktestCancelled': {
+          await flush();
+          const d = event.data;
+          const results = await computeResults(db, id, d);
+          await db
+            .updateTable('backtests')
+            .set({
+              status: event.type === 'BacktestCompleted' ? 'completed' : 'cancelled',
+              step: d.step,
+              virtual_time: d.virtual_time,
+              ended_at: d.ended_at,
+              final_equity: results.summary.final_equity,
+              roi_pct: results.summary.roi_pct,
+              sharpe_ratio: results.metrics.sharpe_ratio,
+              sortino_ratio: results.metrics.sortino_ratio,
+              max_drawdown_pct: results.metrics.max_drawdown_pct,
+              win_rate: results.metrics.win_rate,
+              profit_factor: results.metrics.profit_factor,
+              total_trades: results.summary.total_trades,
+              results: JSON.stringify(results),
+              updated_at: at,
+            })
+            .where('session_id', '=', id)
+            .execute();
+          break;
+        }
+        case 'BacktestFailed':
+          await flush();
+          await db
+            .updateTable('backtests')
+            .set({
+              status: 'failed',
+              failure_reason: event.data.reason,
+              ended_at: event.data.failed_at,
+              updated_at: at,
+            })
+            .where('session_id', '=', id)
+            .execute();
+          break;
+        default:
+          break;
+      }
+    }
+    await flush();
+  },
+};

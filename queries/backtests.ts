@@ -1,0 +1,151 @@
+import { type Kysely, sql } from 'kysely';
+import type { BacktestStatusValue } from '../projections/backtests';
+import type { Database } from '../src/db/schema';
+
+/** A session row as the queries return it (numerics as text, times as dates). */
+export type BacktestRow = Awaited<ReturnType<typeof getBacktest>> & {};
+
+const columns = [
+  'session_id',
+  'account_id',
+  'agent_id',
+  'strategy_label',
+  'status',
+  'candle_interval',
+  'start_time',
+  'end_time',
+  sql<string>`starting_balance::text`.as('starting_balance'),
+  'pairs',
+  'total_steps',
+  'step',
+  'virtual_time',
+  'created_at',
+  'started_at',
+  'ended_at',
+  'failure_reason',
+  sql<string | null>`final_equity::text`.as('final_equity'),
+  sql<string | null>`roi_pct::text`.as('roi_pct'),
+  sql<string | null>`sharpe_ratio::text`.as('sharpe_ratio'),
+  sql<string | null>`sortino_ratio::text`.as('sortino_ratio'),
+  sql<string | null>`max_drawdown_pct::text`.as('max_drawdown_pct'),
+  sql<string | null>`win_rate::text`.as('win_rate'),
+  sql<string | null>`profit_factor::text`.as('profit_factor'),
+  'total_trades',
+  'results',
+] as const;
+
+/** One session's row, or undefined. */
+export const getBacktest = (db: Kysely<Database>, sessionId: string) =>
+  db.selectFrom('backtests').select(columns).where('session_id', '=', sessionId).executeTakeFirst();
+
+/** Whose sessions a list or search covers: an account, or one of its agents. */
+export interface BacktestScope {
+  accountId: string;
+  agentId?: string | null;
+}
+
+/** Sort keys of `GET /backtest/list` (descending; sessions without the metric last). */
+export type BacktestSort = 'roi_pct' | 'sharpe_ratio' | 'created_at';
+
+/** Sessions of a scope, filtered and sorted (ties: newest first, then by id). */
+export const listBacktests = async (
+  db: Kysely<Database>,
+  scope: BacktestScope,
+  options: { strategyLabel?: string; status?: BacktestStatusValue; sortBy: BacktestSort; limit: number; offset?: number },
+) => {
+  let q = db.selectFrom('backtests').where('account_id', '=', scope.accountId);
+  if (scope.agentId) q = q.where('agent_id', '=', scope.agentId);
+  if (options.strategyLabel !== undefined) q = q.where('strategy_label', '=', options.strategyLabel);
+  if (options.status) q = q.where('status', '=', options.status);
+  const total = await q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  let sorted = q.select(columns);
+  sorted =
+    options.sortBy === 'created_at'
+      ? sorted.orderBy('created_at', 'desc')
+      : sorted.orderBy(sql`${sql.ref(options.sortBy)} desc nulls last`).orderBy('created_at', 'desc');
+  const rows = await sorted
+    .orderBy('session_id')
+    .limit(options.limit)
+    .offset(options.offset ?? 0)
+    .execute();
+  return { rows, total: Number(total.n) };
+};
+
+/** Metrics `GET /backtest/best` can rank by (higher is better). */
+export type BestMetric = 'roi_pct' | 'sharpe_ratio' | 'win_rate' | 'profit_factor';
+
+/** The completed session of a scope with the highest `metric` (ties: the earliest created), or undefined. */
+export const bestBacktest = (
+  db: Kysely<Database>,
+  scope: BacktestScope,
+  metric: BestMetric,
+  strategyLabel?: string,
+) => {
+  let q = db
+    .selectFrom('backtests')
+    .select(columns)
+    .where('account_id', '=', scope.accountId)
+    .where('status', '=', 'completed')
+    .where(metric, 'is not', null);
+  if (scope.agentId) q = q.where('agent_id', '=', scope.agentId);
+  if (strategyLabel !== undefined) q = q.where('strategy_label', '=', strategyLabel);
+  return q.orderBy(metric, 'desc').orderBy('created_at').orderBy('session_id').limit(1).executeTakeFirst();
+};
+
+/** A page of a session's equity curve, oldest first. */
+export const equityCurve = async (
+  db: Kysely<Database>,
+  sessionId: string,
+  page: { limit: number; offset: number },
+) => {
+  const rows = await db
+    .selectFrom('backtest_equity')
+    .select(['step', 'time', sql<string>`equity::text`.as('equity')])
+    .where('session_id', '=', sessionId)
+    .orderBy('step')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  const total = await db
+    .selectFrom('backtest_equity')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('session_id', '=', sessionId)
+    .executeTakeFirstOrThrow();
+  return { rows, total: Number(total.n) };
+};
+
+/** A page of a session's trade log, in execution order. */
+export const backtestTrades = async (
+  db: Kysely<Database>,
+  sessionId: string,
+  page: { limit: number; offset: number; symbol?: string },
+) => {
+  let q = db.selectFrom('backtest_trades').where('session_id', '=', sessionId);
+  if (page.symbol) q = q.where('symbol', '=', page.symbol);
+  const total = await q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const rows = await q
+    .select([
+      'trade_id',
+      'order_id',
+      'symbol',
+      'side',
+      'type',
+      'fill_trigger',
+      sql<string>`quantity::text`.as('quantity'),
+      sql<string>`price::text`.as('price'),
+      sql<string>`notional::text`.as('notional'),
+      sql<string>`fee::text`.as('fee'),
+      sql<string>`total::text`.as('total'),
+      sql<string>`realized_pnl::text`.as('realized_pnl'),
+      sql<string>`slippage_pct::text`.as('slippage_pct'),
+      sql<string>`reference_price::text`.as('reference_price'),
+      'reference_time',
+      'price_source',
+      'executed_at',
+    ])
+    .orderBy('seq')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return { rows, total: Number(total.n) };
+};

@@ -1,0 +1,42 @@
+import { type BacktestCommands, createBacktestCommands } from '../../commands/backtest';
+import { getTradingProfile } from '../../queries/trading-profile';
+import type { Services } from '../services';
+import { backtestMarketSource } from './market-source';
+
+/** The backtest capability's member of {@link Services}. */
+export interface BacktestServices {
+  commands: BacktestCommands;
+}
+
+/**
+ * Wires backtests into the runtime (ARCHITECTURE §9): the command handler over the event store, the agents' risk
+ * profiles from the read models, the market services' candle index, and the trading capability's fee rate
+ * (`FEE_RATE`, default 0.1%), fixed per session at creation.
+ */
+export const installBacktest = (services: Services): BacktestServices => {
+  let source: ReturnType<typeof backtestMarketSource> | undefined;
+  const commands = createBacktestCommands({
+    store: services.eventStore,
+    market: () => {
+      if (!services.market) return undefined;
+      source ??= backtestMarketSource(services.market);
+      return source;
+    },
+    agentProfile: async (accountId, agentId) => {
+      const profile = await getTradingProfile(services.database.db, { accountId, agentId });
+      if (!profile || profile.ownerType !== 'agent') return undefined;
+      return { agentId, accountId, status: profile.status, riskProfile: profile.riskProfile };
+    },
+    feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
+  });
+  const backtest: BacktestServices = { commands };
+  services.backtest = backtest;
+  return backtest;
+};
+
+/** The backtest services, or an error when the runtime was built without them. */
+export const backtest = (services: Services): BacktestServices => {
+  if (!services.backtest)
+    throw Object.assign(new Error('backtest services are not installed'), { statusCode: 500 });
+  return services.backtest;
+};

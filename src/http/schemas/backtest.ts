@@ -1,0 +1,480 @@
+import { z } from 'zod';
+import { MAX_BATCH_STEPS } from '../../../domain/backtest/clock';
+import { INTERVALS } from '../../../domain/market/intervals';
+import { ORDER_SIDES, ORDER_TYPES } from '../../../domain/trading/orders';
+import { decimalInput, decimalOutput, timestamp } from './common';
+
+/** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
+export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
+export const sessionOrderParams = sessionParams.extend({ order_id: z.string().min(1).max(100) });
+export const sessionSymbolParams = sessionParams.extend({ symbol: z.string().trim().min(1).max(30) });
+
+export const STATUSES = ['created', 'running', 'completed', 'failed', 'cancelled'] as const;
+
+/** `POST /backtest/create` body (spec). */
+export const createBody = z
+  .object({
+    start_time: z.string().min(1).max(40).describe('ISO 8601; UTC when no zone is given'),
+    end_time: z.string().min(1).max(40),
+    starting_balance: decimalInput.describe('USDT'),
+    candle_interval: z.string().max(10).describe(`one of ${INTERVALS.join(', ')}`),
+    agent_id: z.string().uuid().describe('an agent of the caller: its risk profile is copied'),
+    strategy_label: z.string().trim().min(1).max(100).nullable().optional(),
+    pairs: z.array(z.string().trim().min(1).max(30)).max(1000).nullable().optional().describe('null: every pair with data'),
+  })
+  .strict();
+
+export const createResponse = z.object({
+  session_id: z.string(),
+  status: z.literal('created'),
+  total_steps: z.number().int(),
+  estimated_pairs: z.number().int(),
+  pairs: z.array(z.string()),
+  candle_interval: z.string(),
+  start_time: timestamp,
+  end_time: timestamp,
+  starting_balance: decimalOutput,
+  agent_id: z.string(),
+  strategy_label: z.string().nullable(),
+  created_at: timestamp,
+});
+
+export const startResponse = z.object({
+  session_id: z.string(),
+  status: z.enum(STATUSES),
+  total_steps: z.number().int(),
+  virtual_time: timestamp,
+  pairs: z.array(z.object({ symbol: z.string(), candles: z.number().int() })),
+  failure_reason: z.string().nullable(),
+});
+
+export const batchBody = z
+  .object({ steps: z.number().int().min(1).max(MAX_BATCH_STEPS).describe(`1 to ${MAX_BATCH_STEPS}`) })
+  .strict();
+
+const positionOut = z.object({
+  symbol: z.string(),
+  asset: z.string(),
+  quantity: decimalOutput,
+  avg_entry_price: decimalOutput,
+  current_price: decimalOutput,
+  market_value: decimalOutput,
+  unrealized_pnl: decimalOutput,
+  unrealized_pnl_pct: decimalOutput,
+  opened_at: timestamp,
+});
+
+const candlePrices = z.object({
+  open: decimalOutput,
+  high: decimalOutput,
+  low: decimalOutput,
+  close: decimalOutput,
+  volume: decimalOutput,
+  time: timestamp.describe('open time of the candle (closed at or before virtual time)'),
+});
+
+export const stepResponse = z.object({
+  session_id: z.string(),
+  virtual_time: timestamp,
+  step: z.number().int(),
+  total_steps: z.number().int(),
+  progress_pct: z.number(),
+  remaining_steps: z.number().int(),
+  is_complete: z.boolean(),
+  status: z.enum(STATUSES),
+  prices: z.record(z.string(), candlePrices),
+  orders_filled: z.array(
+    z.object({
+      order_id: z.string(),
+      trade_id: z.string(),
+      symbol: z.string(),
+      side: z.enum(ORDER_SIDES),
+      type: z.enum(ORDER_TYPES),
+      quantity: decimalOutput,
+      executed_price: decimalOutput,
+      reference_price: decimalOutput,
+      slippage_pct: decimalOutput,
+      fee: decimalOutput,
+      total: decimalOutput,
+      realized_pnl: decimalOutput,
+      candle_time: timestamp,
+      filled_at: timestamp,
+    }),
+  ),
+  orders_cancelled: z.array(
+    z.object({
+      order_id: z.string(),
+      symbol: z.string(),
+      reason: z.string(),
+      unlocked_amount: decimalOutput,
+      cancelled_at: timestamp,
+    }),
+  ),
+  portfolio: z.object({
+    total_equity: decimalOutput,
+    available_cash: decimalOutput,
+    locked_cash: decimalOutput,
+    unrealized_pnl: decimalOutput,
+    positions: z.array(positionOut),
+  }),
+});
+
+const summary = z.object({
+  starting_balance: decimalOutput,
+  final_equity: decimalOutput,
+  total_pnl: decimalOutput,
+  roi_pct: decimalOutput,
+  total_trades: z.number().int(),
+  total_fees: decimalOutput,
+  duration_simulated_days: decimalOutput,
+  duration_real_seconds: z.string(),
+});
+
+export const cancelResponse = z.object({
+  session_id: z.string(),
+  status: z.literal('cancelled'),
+  step: z.number().int(),
+  virtual_time: timestamp,
+  summary,
+});
+
+export const statusResponse = z.object({
+  session_id: z.string(),
+  status: z.enum(STATUSES),
+  step: z.number().int(),
+  total_steps: z.number().int(),
+  progress_pct: z.number(),
+  virtual_time: timestamp,
+  strategy_label: z.string().nullable(),
+  agent_id: z.string(),
+  candle_interval: z.string(),
+  start_time: timestamp,
+  end_time: timestamp,
+  pairs: z.array(z.string()),
+  created_at: timestamp,
+  started_at: timestamp.nullable(),
+  completed_at: timestamp.nullable(),
+  ended_at: timestamp.nullable(),
+  failure_reason: z.string().nullable(),
+});
+
+export const sandboxOrder = z.object({
+  order_id: z.string(),
+  status: z.enum(['pending', 'filled', 'cancelled', 'rejected']),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  type: z.enum(ORDER_TYPES),
+  quantity: decimalOutput,
+  price: decimalOutput.nullable(),
+  trigger_price: decimalOutput.nullable(),
+  executed_price: decimalOutput.nullable(),
+  executed_qty: decimalOutput.nullable(),
+  slippage_pct: decimalOutput.nullable(),
+  fee: decimalOutput.nullable(),
+  total_cost: decimalOutput.nullable(),
+  locked_amount: decimalOutput,
+  created_at: timestamp,
+  filled_at: timestamp.nullable(),
+  cancelled_at: timestamp.nullable(),
+  cancel_reason: z.string().nullable(),
+  rejection: z.object({ code: z.string(), rule: z.string(), step: z.number(), message: z.string() }).nullable(),
+});
+
+export const ordersQuery = z.object({
+  status: z.enum(['pending', 'filled', 'cancelled', 'rejected']).optional(),
+  symbol: z.string().trim().max(30).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export const openOrdersQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export const ordersResponse = z.object({
+  orders: z.array(sandboxOrder),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const sandboxCancelResponse = z.object({
+  order_id: z.string(),
+  status: z.literal('cancelled'),
+  unlocked_amount: decimalOutput,
+  unlocked_asset: z.string(),
+  cancelled_at: timestamp,
+});
+
+export const sandboxFill = z.object({
+  trade_id: z.string(),
+  order_id: z.string(),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  type: z.string(),
+  trigger: z.string(),
+  quantity: decimalOutput,
+  price: decimalOutput,
+  notional: decimalOutput,
+  fee: decimalOutput,
+  total: decimalOutput,
+  realized_pnl: decimalOutput,
+  slippage_pct: decimalOutput,
+  reference_price: decimalOutput,
+  reference_time: timestamp,
+  price_source: z.string(),
+  executed_at: timestamp,
+});
+
+export const historyQuery = z.object({
+  symbol: z.string().trim().max(30).optional(),
+  side: z.enum(ORDER_SIDES).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export const historyResponse = z.object({
+  trades: z.array(sandboxFill),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const priceResponse = z.object({
+  symbol: z.string(),
+  price: decimalOutput,
+  timestamp: timestamp.describe('close time of the candle the price comes from (≤ virtual time)'),
+  virtual_time: timestamp,
+});
+
+export const pricesQuery = z.object({ symbols: z.string().max(2000).optional() });
+export const pricesResponse = z.object({
+  prices: z.record(z.string(), decimalOutput),
+  timestamp: timestamp.describe('virtual time'),
+  count: z.number().int(),
+});
+
+export const tickerResponse = z.object({
+  symbol: z.string(),
+  open: decimalOutput,
+  high: decimalOutput,
+  low: decimalOutput,
+  close: decimalOutput,
+  volume: decimalOutput,
+  quote_volume: decimalOutput,
+  change: decimalOutput,
+  change_pct: decimalOutput,
+  trade_count: z.number().int(),
+  timestamp: timestamp,
+  virtual_time: timestamp,
+});
+
+export const candlesQuery = z.object({
+  interval: z.enum(INTERVALS).optional().describe('default: the session interval'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  start_time: z.string().max(40).optional(),
+  end_time: z.string().max(40).optional(),
+});
+export const candlesResponse = z.object({
+  symbol: z.string(),
+  interval: z.string(),
+  candles: z.array(
+    z.object({
+      time: timestamp,
+      open: decimalOutput,
+      high: decimalOutput,
+      low: decimalOutput,
+      close: decimalOutput,
+      volume: decimalOutput,
+      trade_count: z.number().int(),
+    }),
+  ),
+  count: z.number().int(),
+  virtual_time: timestamp,
+});
+
+export const balanceResponse = z.object({
+  balances: z.array(
+    z.object({ asset: z.string(), available: decimalOutput, locked: decimalOutput, total: decimalOutput }),
+  ),
+  total_equity_usdt: decimalOutput,
+  virtual_time: timestamp,
+});
+
+export const positionsResponse = z.object({
+  positions: z.array(positionOut),
+  total_unrealized_pnl: decimalOutput,
+  virtual_time: timestamp,
+});
+
+export const portfolioResponse = z.object({
+  total_equity: decimalOutput,
+  available_cash: decimalOutput,
+  locked_cash: decimalOutput,
+  total_position_value: decimalOutput,
+  unrealized_pnl: decimalOutput,
+  realized_pnl: decimalOutput,
+  total_pnl: decimalOutput,
+  fees_paid: decimalOutput,
+  net_pnl: decimalOutput,
+  roi_pct: decimalOutput,
+  starting_balance: decimalOutput,
+  positions: z.array(positionOut),
+  timestamp: timestamp.describe('virtual time'),
+});
+
+const nullableDecimal = decimalOutput.nullable();
+
+export const resultsResponse = z.object({
+  session_id: z.string(),
+  status: z.enum(STATUSES),
+  config: z.object({
+    start_time: timestamp,
+    end_time: timestamp,
+    starting_balance: decimalOutput,
+    strategy_label: z.string().nullable(),
+    candle_interval: z.string(),
+    pairs: z.array(z.string()),
+    agent_id: z.string(),
+  }),
+  summary,
+  metrics: z.object({
+    sharpe_ratio: nullableDecimal,
+    sortino_ratio: nullableDecimal,
+    max_drawdown_pct: decimalOutput,
+    max_drawdown_duration_days: z.number().int(),
+    max_drawdown_peak_at: timestamp.nullable(),
+    max_drawdown_trough_at: timestamp.nullable(),
+    max_drawdown_recovered_at: timestamp.nullable(),
+    win_rate: nullableDecimal,
+    profit_factor: nullableDecimal,
+    avg_win: nullableDecimal,
+    avg_loss: nullableDecimal,
+    best_trade: nullableDecimal,
+    worst_trade: nullableDecimal,
+    avg_trade_duration_minutes: nullableDecimal,
+    trades_per_day: nullableDecimal,
+    closed_trades: z.number().int(),
+    winning_trades: z.number().int(),
+    losing_trades: z.number().int(),
+    gross_profit: decimalOutput,
+    gross_loss: decimalOutput,
+    current_streak: z.number().int(),
+    longest_win_streak: z.number().int(),
+    longest_loss_streak: z.number().int(),
+    returns_count: z.number().int(),
+    periods_per_year: decimalOutput,
+  }),
+  by_pair: z.array(
+    z.object({
+      symbol: z.string(),
+      trades: z.number().int(),
+      closed_trades: z.number().int(),
+      win_rate: nullableDecimal,
+      realized_pnl: decimalOutput,
+      fees: decimalOutput,
+      open_quantity: decimalOutput,
+      net_pnl: decimalOutput,
+    }),
+  ),
+});
+
+export const pageQuery = (max: number, fallback: number) =>
+  z.object({
+    limit: z.coerce.number().int().min(1).max(max).default(fallback),
+    offset: z.coerce.number().int().min(0).default(0),
+  });
+
+export const equityCurveResponse = z.object({
+  session_id: z.string(),
+  candle_interval: z.string(),
+  points: z.array(z.object({ step: z.number().int(), time: timestamp, equity: decimalOutput })),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const tradesQuery = pageQuery(1000, 100).extend({ symbol: z.string().trim().max(30).optional() });
+export const tradesResponse = z.object({
+  session_id: z.string(),
+  trades: z.array(sandboxFill),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+const listItem = z.object({
+  session_id: z.string(),
+  status: z.enum(STATUSES),
+  strategy_label: z.string().nullable(),
+  agent_id: z.string(),
+  candle_interval: z.string(),
+  start_time: timestamp,
+  end_time: timestamp,
+  pairs: z.array(z.string()),
+  step: z.number().int(),
+  total_steps: z.number().int(),
+  final_equity: nullableDecimal,
+  roi_pct: nullableDecimal,
+  sharpe_ratio: nullableDecimal,
+  max_drawdown_pct: nullableDecimal,
+  win_rate: nullableDecimal,
+  profit_factor: nullableDecimal,
+  total_trades: z.number().int(),
+  created_at: timestamp,
+  ended_at: timestamp.nullable(),
+});
+
+export const listQuery = z.object({
+  strategy_label: z.string().max(100).optional(),
+  status: z.enum(STATUSES).optional(),
+  sort_by: z.enum(['roi_pct', 'sharpe_ratio', 'created_at']).default('created_at'),
+  limit: z.coerce.number().int().min(1).max(200).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export const listResponse = z.object({
+  backtests: z.array(listItem),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const compareQuery = z.object({
+  sessions: z.string().min(1).max(2200).describe('comma-separated session ids (1 to 20)'),
+});
+export const compareResponse = z.object({
+  comparisons: z.array(
+    z.object({
+      session_id: z.string(),
+      strategy_label: z.string().nullable(),
+      status: z.enum(STATUSES),
+      roi_pct: nullableDecimal,
+      sharpe_ratio: nullableDecimal,
+      sortino_ratio: nullableDecimal,
+      max_drawdown_pct: nullableDecimal,
+      win_rate: nullableDecimal,
+      profit_factor: nullableDecimal,
+      total_trades: z.number().int(),
+      final_equity: nullableDecimal,
+    }),
+  ),
+  best_by_roi: z.string().nullable(),
+  best_by_sharpe: z.string().nullable(),
+  best_by_drawdown: z.string().nullable(),
+  recommendation: z.string(),
+});
+
+export const bestQuery = z.object({
+  metric: z.enum(['roi_pct', 'sharpe_ratio', 'win_rate', 'profit_factor']).default('roi_pct'),
+  strategy_label: z.string().max(100).optional(),
+});
+export const bestResponse = z.object({
+  session_id: z.string(),
+  metric: z.string(),
+  value: decimalOutput,
+  strategy_label: z.string().nullable(),
+  status: z.enum(STATUSES),
+  roi_pct: nullableDecimal,
+  sharpe_ratio: nullableDecimal,
+  win_rate: nullableDecimal,
+  profit_factor: nullableDecimal,
+  created_at: timestamp,
+});

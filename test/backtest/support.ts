@@ -1,0 +1,62 @@
+import type { BacktestCatalog } from '../../domain/backtest/commands';
+import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
+import type { Candle } from '../../domain/market/candle';
+import { normalizeDecimal } from '../../domain/market/decimal';
+import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
+import type { PairFilters } from '../../domain/trading/quantity';
+import { PAIRS } from '../trading/support';
+
+export const H = 3_600_000;
+/** 2024-01-01T00:00:00Z */
+export const T0 = Date.UTC(2024, 0, 1);
+
+const d8 = (v: string | number): string => normalizeDecimal(String(v))!;
+
+/** A candle from plain numbers: [open, high, low, close] and a volume. */
+export const candle = (openTime: number, ohlc: [number, number, number, number], volume = 100): Candle => ({
+  openTime,
+  open: d8(ohlc[0]),
+  high: d8(ohlc[1]),
+  low: d8(ohlc[2]),
+  close: d8(ohlc[3]),
+  volume: d8(volume),
+  quoteVolume: null,
+  tradeCount: null,
+});
+
+/** Hourly candles from `start`, one per OHLC tuple (a `null` leaves a gap). */
+export const series = (
+  start: number,
+  ohlc: ([number, number, number, number] | null)[],
+  interval = H,
+): Candle[] => ohlc.flatMap((p, i) => (p ? [candle(start + i * interval, p, 1_000_000)] : []));
+
+/** A market of BTCUSDT and ETHUSDT (filters of the trading tests). */
+export const testMarket = (candles: Record<string, Candle[]>, interval: Interval = '1h'): SessionMarket =>
+  buildSessionMarket(
+    interval,
+    Object.entries(candles).map(([symbol, list]) => ({
+      filters: PAIRS[symbol] as PairFilters,
+      candles: list,
+    })),
+  );
+
+/** A catalog over the same candles. */
+export const testCatalog = (
+  candles: Record<string, Candle[]>,
+  interval: Interval = '1h',
+): BacktestCatalog => ({
+  pair: (symbol) => PAIRS[symbol],
+  range: (symbol, i) => {
+    const list = candles[symbol];
+    if (!list?.length || i !== interval) return undefined;
+    return { earliest: list[0]!.openTime, latest: list[list.length - 1]!.openTime + INTERVAL_MS[interval] };
+  },
+  symbolsWithData: (i) => (i === interval ? Object.keys(candles).sort() : []),
+});
+
+/** Sequential ids `id-1`, `id-2`, … */
+export const sequentialIds = (prefix = 'id') => {
+  let n = 0;
+  return () => `${prefix}-${++n}`;
+};
