@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database';
 import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
+import { startServer } from '../support/server-process';
 
 /**
  * Durability (issue: foundation, done-when): a process appending with 8 writers is killed with SIGKILL;
@@ -87,4 +88,45 @@ describe('crash safety', () => {
       await target.close();
     }
   }, 120_000);
+
+  it('keeps every registration the real server acknowledged before it was SIGKILLed', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-crash-http-'));
+    try {
+      const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: '', MARKET_DATA_DIR: '' });
+      const acked: string[] = [];
+      let stop = false;
+      const client = async (c: number) => {
+        for (let i = 0; !stop; i++) {
+          try {
+            const res = await fetch(`${server.url}/api/v1/auth/register`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ display_name: `crash ${c}-${i}` }),
+            });
+            if (res.status === 201) acked.push(((await res.json()) as { account_id: string }).account_id);
+            else if (res.status === 429) break; // the auth group allows 60 a minute per IP
+          } catch {
+            break; // the server is gone
+          }
+        }
+      };
+      const clients = Array.from({ length: 6 }, (_, c) => client(c));
+      const deadline = Date.now() + 60_000;
+      while (acked.length < 30 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await server.kill();
+      stop = true;
+      await Promise.all(clients);
+      expect(acked.length).toBeGreaterThanOrEqual(30);
+      const db = await openDatabase({ DATA_DIR: dataDir });
+      try {
+        const { rows } = await sql<{ stream_id: string }>`select stream_id from streams`.execute(db.db);
+        const streams = new Set(rows.map((r) => r.stream_id));
+        expect(acked.filter((id) => !streams.has(`account-${id}`))).toEqual([]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
