@@ -70,7 +70,12 @@ export interface BacktestOutcome {
 
 /** The backtest write side (ARCHITECTURE §4, §9). Every method checks that the caller owns the session. */
 export interface BacktestCommands {
-  create(caller: Caller, agentId: string, request: BacktestRequest, meta: CommandMeta): Promise<BacktestOutcome>;
+  create(
+    caller: Caller,
+    agentId: string,
+    request: BacktestRequest,
+    meta: CommandMeta,
+  ): Promise<BacktestOutcome>;
   start(caller: Caller, id: string, meta: CommandMeta): Promise<BacktestOutcome>;
   step(caller: Caller, id: string, steps: number, meta: CommandMeta): Promise<BacktestOutcome>;
   cancel(caller: Caller, id: string, meta: CommandMeta): Promise<BacktestOutcome>;
@@ -142,8 +147,10 @@ const occurredAt = (e: BacktestStreamEvent): string => {
       return e.data.rejected_at;
     case 'WalletReset':
       return e.data.reset_at;
-    default:
-      return (e satisfies never, '');
+    default: {
+      const unknown: never = e;
+      throw new Error(`unknown backtest stream event ${JSON.stringify(unknown)}`);
+    }
   }
 };
 
@@ -207,7 +214,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
       return cached;
     }
     const session = await loadFresh(id);
-    if (!session || !session.state.config) throw notFound();
+    if (!session?.state.config) throw notFound();
     remember(session);
     return session;
   };
@@ -215,9 +222,13 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
   const authorize = (session: LoadedSession, caller: Caller) => {
     const config = session.state.config!;
     if (config.accountId !== caller.accountId || (caller.agentId && caller.agentId !== config.agentId)) {
-      throw new DomainError('PERMISSION_DENIED', 'this backtest session belongs to another account or agent', {
-        session_id: session.id,
-      });
+      throw new DomainError(
+        'PERMISSION_DENIED',
+        'this backtest session belongs to another account or agent',
+        {
+          session_id: session.id,
+        },
+      );
     }
   };
 
@@ -228,7 +239,8 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
     const source = deps.market();
     if (!source) throw new DomainError('BACKTEST_NO_DATA', 'market data is not available on this server');
     const loaded = source.load(config.pairs, config.interval, config.endTime);
-    if ('error' in loaded) throw new DomainError('BACKTEST_NO_DATA', loaded.error, { session_id: session.id });
+    if ('error' in loaded)
+      throw new DomainError('BACKTEST_NO_DATA', loaded.error, { session_id: session.id });
     if (session.state.fingerprint !== null && loaded.fingerprint !== session.state.fingerprint) {
       throw new DomainError(
         'BACKTEST_NO_DATA',
@@ -295,7 +307,8 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
   /** The start: loads the candles now; a failure to load is decided as the session's failure. */
   const startCommand = (session: LoadedSession): { command: BacktestCommand; market?: SessionMarket } => {
     const config = session.state.config!;
-    if (session.state.status !== 'created') return { command: { type: 'StartBacktest', data: { fingerprint: '' } } };
+    if (session.state.status !== 'created')
+      return { command: { type: 'StartBacktest', data: { fingerprint: '' } } };
     const source = deps.market();
     const loaded = source
       ? source.load(config.pairs, config.interval, config.endTime)
@@ -304,19 +317,28 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
       return { command: { type: 'StartBacktest', data: { fingerprint: '', loadError: loaded.error } } };
     }
     session.market = loaded.market;
-    return { command: { type: 'StartBacktest', data: { fingerprint: loaded.fingerprint } }, market: loaded.market };
+    return {
+      command: { type: 'StartBacktest', data: { fingerprint: loaded.fingerprint } },
+      market: loaded.market,
+    };
   };
 
   return {
     async create(caller, agentId, request, meta) {
       if (caller.agentId && caller.agentId !== agentId) {
-        throw new DomainError('PERMISSION_DENIED', 'an agent credential can only create backtests for its agent', {
-          agent_id: agentId,
-        });
+        throw new DomainError(
+          'PERMISSION_DENIED',
+          'an agent credential can only create backtests for its agent',
+          {
+            agent_id: agentId,
+          },
+        );
       }
       const agent = await deps.agentProfile(caller.accountId, agentId);
       if (!agent) {
-        throw new DomainError('PERMISSION_DENIED', 'agent_id is not an agent of this account', { agent_id: agentId });
+        throw new DomainError('PERMISSION_DENIED', 'agent_id is not an agent of this account', {
+          agent_id: agentId,
+        });
       }
       if (agent.status === 'archived') {
         throw new DomainError('PERMISSION_DENIED', 'this agent is archived', {

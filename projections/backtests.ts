@@ -109,7 +109,11 @@ interface EquityRow {
 }
 
 /** Results of a session from its rows (deterministic: the event data only). */
-const computeResults = async (db: DB, sessionId: string, ended: BacktestEndedData): Promise<BacktestResults> => {
+const computeResults = async (
+  db: DB,
+  sessionId: string,
+  ended: BacktestEndedData,
+): Promise<BacktestResults> => {
   const row = await db
     .selectFrom('backtests')
     .select(['start_time', 'candle_interval', 'starting_balance'])
@@ -354,17 +358,28 @@ export const backtestsProjection: Projection = {
           const d = event.data;
           const row = await db
             .updateTable('backtests')
-            .set({ status: 'running', started_at: d.started_at, virtual_time: d.virtual_time, updated_at: at })
+            .set({
+              status: 'running',
+              started_at: d.started_at,
+              virtual_time: d.virtual_time,
+              updated_at: at,
+            })
             .where('session_id', '=', id)
             .returning(['starting_balance'])
             .executeTakeFirst();
-          equity.push({ session_id: id, step: 0, time: d.virtual_time, equity: row?.starting_balance ?? '0' });
+          equity.push({
+            session_id: id,
+            step: 0,
+            time: d.virtual_time,
+            equity: row?.starting_balance ?? '0',
+          });
           break;
         }
         case 'BacktestStepped': {
           const d = event.data;
           const from = Date.parse(d.from_time);
-          const interval = d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
+          const interval =
+            d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
           d.equity.forEach((value, i) => {
             equity.push({
               session_id: id,

@@ -3,7 +3,7 @@ import type { BacktestStatusValue } from '../projections/backtests';
 import type { Database } from '../src/db/schema';
 
 /** A session row as the queries return it (numerics as text, times as dates). */
-export type BacktestRow = Awaited<ReturnType<typeof getBacktest>> & {};
+export type BacktestRow = NonNullable<Awaited<ReturnType<typeof getBacktest>>>;
 
 const columns = [
   'session_id',
@@ -51,7 +51,13 @@ export type BacktestSort = 'roi_pct' | 'sharpe_ratio' | 'created_at';
 export const listBacktests = async (
   db: Kysely<Database>,
   scope: BacktestScope,
-  options: { strategyLabel?: string; status?: BacktestStatusValue; sortBy: BacktestSort; limit: number; offset?: number },
+  options: {
+    strategyLabel?: string;
+    status?: BacktestStatusValue;
+    sortBy: BacktestSort;
+    limit: number;
+    offset?: number;
+  },
 ) => {
   let q = db.selectFrom('backtests').where('account_id', '=', scope.accountId);
   if (scope.agentId) q = q.where('agent_id', '=', scope.agentId);
@@ -62,7 +68,9 @@ export const listBacktests = async (
   sorted =
     options.sortBy === 'created_at'
       ? sorted.orderBy('created_at', 'desc')
-      : sorted.orderBy(sql`${sql.ref(options.sortBy)} desc nulls last`).orderBy('created_at', 'desc');
+      : sorted
+          .orderBy(sql`${sql.ref(`backtests.${options.sortBy}`)} desc nulls last`)
+          .orderBy('created_at', 'desc');
   const rows = await sorted
     .orderBy('session_id')
     .limit(options.limit)
@@ -86,10 +94,16 @@ export const bestBacktest = (
     .select(columns)
     .where('account_id', '=', scope.accountId)
     .where('status', '=', 'completed')
-    .where(metric, 'is not', null);
+    .where(`backtests.${metric}`, 'is not', null);
   if (scope.agentId) q = q.where('agent_id', '=', scope.agentId);
   if (strategyLabel !== undefined) q = q.where('strategy_label', '=', strategyLabel);
-  return q.orderBy(metric, 'desc').orderBy('created_at').orderBy('session_id').limit(1).executeTakeFirst();
+  // Qualified: the selected text aliases have the same names and would sort as text.
+  return q
+    .orderBy(`backtests.${metric}`, 'desc')
+    .orderBy('created_at')
+    .orderBy('session_id')
+    .limit(1)
+    .executeTakeFirst();
 };
 
 /** A page of a session's equity curve, oldest first. */

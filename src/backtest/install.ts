@@ -24,7 +24,7 @@ export const installBacktest = (services: Services): BacktestServices => {
     },
     agentProfile: async (accountId, agentId) => {
       const profile = await getTradingProfile(services.database.db, { accountId, agentId });
-      if (!profile || profile.ownerType !== 'agent') return undefined;
+      if (profile?.ownerType !== 'agent') return undefined;
       return { agentId, accountId, status: profile.status, riskProfile: profile.riskProfile };
     },
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',

@@ -23,9 +23,12 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
         const list = store.series(normalizeSymbol(symbol), interval);
         const first = list[0];
         const last = list[list.length - 1];
-        return first && last ? { earliest: first.openTime, latest: last.openTime + INTERVAL_MS[interval] } : undefined;
+        return first && last
+          ? { earliest: first.openTime, latest: last.openTime + INTERVAL_MS[interval] }
+          : undefined;
       },
-      symbolsWithData: (interval: Interval) => store.symbols().filter((s) => store.series(s, interval).length > 0),
+      symbolsWithData: (interval: Interval) =>
+        store.symbols().filter((s) => store.series(s, interval).length > 0),
     }),
     load(pairs, interval, end) {
       const loaded = [];
@@ -36,7 +39,9 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
         const list = store.series(symbol, interval);
         const candles = list.slice(0, lowerBound(list, end - INTERVAL_MS[interval] + 1));
         if (candles.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
-        hash.update(`${symbol}:${candles.length}:${candles[0]!.openTime}:${candles[candles.length - 1]!.openTime}\n`);
+        hash.update(
+          `${symbol}:${candles.length}:${candles[0]!.openTime}:${candles[candles.length - 1]!.openTime}\n`,
+        );
         loaded.push({ filters, candles });
       }
       return { market: buildSessionMarket(interval, loaded), fingerprint: hash.digest('hex') };

@@ -118,14 +118,28 @@ export const candleOut = (c: Candle) => ({
 });
 
 /** The step response (spec `POST /backtest/{id}/step`), from the session after the step and its new events. */
-export const stepOut = (session: LoadedSession, market: SessionMarket, events: readonly BacktestStreamEvent[]) => {
+export const stepOut = (
+  session: LoadedSession,
+  market: SessionMarket,
+  events: readonly BacktestStreamEvent[],
+) => {
   const config = session.state.config!;
   const at = virtualTimeOf(session);
-  const prices: Record<string, { open: string; high: string; low: string; close: string; volume: string; time: string }> =
-    {};
+  const prices: Record<
+    string,
+    { open: string; high: string; low: string; close: string; volume: string; time: string }
+  > = {};
   for (const s of market.series) {
     const c = lastClosed(market, s.symbol, at);
-    if (c) prices[s.symbol] = { open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume, time: iso(c.openTime) };
+    if (c)
+      prices[s.symbol] = {
+        open: c.open,
+        high: c.high,
+        low: c.low,
+        close: c.close,
+        volume: c.volume,
+        time: iso(c.openTime),
+      };
   }
   const portfolio = portfolioOut(session, market);
   const filled = [];
@@ -240,9 +254,13 @@ export const tickerOut = (market: SessionMarket, symbol: string, at: number) => 
   const first = window[0];
   const last = window[window.length - 1];
   if (!first || !last) {
-    throw new DomainError('PRICE_NOT_AVAILABLE', `no ${symbol} candle closed in the 24 hours before virtual time`, {
-      symbol,
-    });
+    throw new DomainError(
+      'PRICE_NOT_AVAILABLE',
+      `no ${symbol} candle closed in the 24 hours before virtual time`,
+      {
+        symbol,
+      },
+    );
   }
   let high = dec(first.high);
   let low = dec(first.low);

@@ -4,6 +4,7 @@ import { websocketRoutes } from '../ws/plugin';
 import { accountRoutes } from './account';
 import { agentRoutes } from './agents';
 import { authRoutes } from './auth';
+import { backtestRoutes } from './backtest';
 import { marketRoutes } from './market';
 import { tradeRoutes } from './trade';
 import { walletRoutes } from './wallet';
@@ -21,6 +22,7 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'market', plugin: marketRoutes as FastifyPluginAsync },
   { name: 'trade', plugin: tradeRoutes as FastifyPluginAsync },
   { name: 'wallet', plugin: walletRoutes as FastifyPluginAsync },
+  { name: 'backtest', plugin: backtestRoutes as FastifyPluginAsync },
 ];
 
 /** Plugins mounted at the root (outside `/api/v1`), e.g. the WebSocket endpoint `/ws/v1`. */

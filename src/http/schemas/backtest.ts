@@ -17,10 +17,18 @@ export const createBody = z
     start_time: z.string().min(1).max(40).describe('ISO 8601; UTC when no zone is given'),
     end_time: z.string().min(1).max(40),
     starting_balance: decimalInput.describe('USDT'),
-    candle_interval: z.string().max(10).describe(`one of ${INTERVALS.join(', ')}`),
+    candle_interval: z
+      .string()
+      .max(10)
+      .describe(`one of ${INTERVALS.join(', ')}`),
     agent_id: z.string().uuid().describe('an agent of the caller: its risk profile is copied'),
     strategy_label: z.string().trim().min(1).max(100).nullable().optional(),
-    pairs: z.array(z.string().trim().min(1).max(30)).max(1000).nullable().optional().describe('null: every pair with data'),
+    pairs: z
+      .array(z.string().trim().min(1).max(30))
+      .max(1000)
+      .nullable()
+      .optional()
+      .describe('null: every pair with data'),
   })
   .strict();
 
@@ -177,7 +185,9 @@ export const sandboxOrder = z.object({
   filled_at: timestamp.nullable(),
   cancelled_at: timestamp.nullable(),
   cancel_reason: z.string().nullable(),
-  rejection: z.object({ code: z.string(), rule: z.string(), step: z.number(), message: z.string() }).nullable(),
+  rejection: z
+    .object({ code: z.string(), rule: z.string(), step: z.number(), message: z.string() })
+    .nullable(),
 });
 
 export const ordersQuery = z.object({

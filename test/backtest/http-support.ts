@@ -1,0 +1,91 @@
+import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
+import { api, bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
+import { csvRows, linkedDataDir } from '../market/support';
+import type { TestDatabase } from '../support/databases';
+
+/** The real hourly files of BTCUSDT and ETHUSDT and the exchangeInfo, linked into a temporary data directory. */
+export const dataDirectory = () =>
+  linkedDataDir(['exchangeInfo.json', 'klines/1h/BTCUSDT-1h.csv', 'klines/1h/ETHUSDT-1h.csv']);
+
+/**
+ * An app on the market data directory; for a restart, on a given database and server data directory (its keys:
+ * tokens issued before stay valid).
+ */
+export const startBacktestApp = async (
+  marketDir: string,
+  restart?: { database: TestDatabase; dataDir?: string },
+) => {
+  const t = await startApp({
+    env: { MARKET_DATA_DIR: marketDir },
+    ...(restart ? { database: restart.database } : {}),
+    ...(restart?.dataDir ? { dataDir: restart.dataDir } : {}),
+  });
+  await t.app.services.market!.persisted();
+  return t;
+};
+
+/** An account with one agent, calling with its JWT scoped to nothing (account level). */
+export interface Trader {
+  account: TestAccount;
+  agentId: string;
+  agentKey: string;
+  headers: Record<string, string>;
+}
+
+export const trader = async (app: FastifyInstance, risk?: Record<string, number>): Promise<Trader> => {
+  const account = await registerAccount(app, {}, { plain: true });
+  const agent = await createAgent(app, account, risk ? { risk_profile: risk } : {});
+  return { account, agentId: agent.agentId, agentKey: agent.apiKey, headers: bearer(account) };
+};
+
+/** Calls `/api/v1{url}` and returns status and JSON. */
+export const call = async (
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  payload?: unknown,
+) => {
+  const res = await api(app, {
+    method,
+    url,
+    headers,
+    ...(payload !== undefined ? { payload: payload as never } : {}),
+  });
+  return { status: res.statusCode, body: res.json() as any, raw: res.body, headers: res.headers };
+};
+
+/** Calls and expects `status`; returns the body. */
+export const ok = async (
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  payload?: unknown,
+  status = 200,
+) => {
+  const r = await call(app, headers, method, url, payload);
+  expect(r.status, `${method} ${url}: ${r.raw}`).toBe(status);
+  return r.body;
+};
+
+/** The raw hourly candles of a symbol, read straight from the CSV file (independent of the code under test). */
+export const rawCandles = (symbol: string) => {
+  const out = new Map<
+    number,
+    { open: number; high: number; low: number; close: number; closeText: string }
+  >();
+  for (const row of csvRows(`klines/1h/${symbol}-1h.csv`)) {
+    out.set(Number(row[0]), {
+      open: Number(row[1]),
+      high: Number(row[2]),
+      low: Number(row[3]),
+      close: Number(row[4]),
+      closeText: row[4]!,
+    });
+  }
+  return out;
+};
+
+export const H = 3_600_000;
