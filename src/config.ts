@@ -53,6 +53,12 @@ const configSchema = z.object({
    * `synthetic` is a seeded random walk. Unset: `files` when MARKET_DATA_DIR is set, else `synthetic`.
    */
   MARKET_SOURCE: z.preprocess(emptyToUndefined, z.enum(['files', 'binance', 'synthetic']).optional()),
+  /** Fee per fill as a fraction of notional, charged in USDT (ARCHITECTURE §8: 0.001 = 0.1 %), 0 to 0.1. */
+  FEE_RATE: z
+    .string()
+    .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction such as 0.001')
+    .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)')
+    .default('0.001'),
   /** Directory of market data in Binance's formats (see docs/market-data.md), imported at start. */
   MARKET_DATA_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
   /** Comma-separated symbols the live source follows (default: every pair it has data for). */

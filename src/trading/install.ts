@@ -36,7 +36,7 @@ export const marketView = (market: MarketServices): MarketView => ({
  * election on PostgreSQL. The fee rate comes from `FEE_RATE` (default 0.001 = 0.1%).
  */
 export const installTrading = (services: Services, options: { matching: boolean }): TradingServices => {
-  const feeRate = parseFeeRate(process.env.FEE_RATE?.trim() || DEFAULT_FEE_RATE);
+  const feeRate = parseFeeRate(services.config.FEE_RATE ?? DEFAULT_FEE_RATE);
   let view: MarketView | undefined;
   const wallets = createWalletCommands({
     store: services.eventStore,
