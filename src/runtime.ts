@@ -48,73 +48,60 @@ export const createRuntime = async (
 ): Promise<Runtime> => {
   const serverKeys = loadServerKeys(config, logger);
   const database = options.database ?? (await openDatabase(config));
-  let eventStore: EventStore | undefined;
-  let projections: ProjectionRunner | undefined;
+  // Everything started so far, stopped in reverse order on close or when a later step fails.
+  const stops: (() => Promise<void>)[] = [];
+  if (!options.database) stops.push(() => database.close());
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse())
+      await stop().catch((e) => logger.error({ err: e }, 'stop failed'));
+  };
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length) logger.info({ migrations: applied.map((m) => m.migrationName) }, 'database migrated');
-    eventStore =
+    const eventStore =
       config.EVENT_STORE === 'esdb'
         ? createEsdbEventStore(config.ESDB_URL!)
         : createPostgresEventStore(database);
-    projections = new ProjectionRunner(eventStore, database.db, options.projections ?? allProjections, {
+    stops.push(() => eventStore.close());
+    const projections = new ProjectionRunner(eventStore, database.db, options.projections ?? allProjections, {
       logger,
     });
+    stops.push(() => projections.stop());
     if (options.runProjections ?? config.PROJECTIONS) await projections.start();
-  } catch (error) {
-    await projections?.stop().catch(() => {});
-    await eventStore?.close().catch(() => {});
-    if (!options.database) await database.close().catch(() => {});
-    throw error;
-  }
-  const services: Services = {
-    config,
-    logger,
-    database,
-    eventStore,
-    projections,
-    startedAt: Date.now(),
-    healthChecks: [],
-  };
-  installIdentity(services, serverKeys);
-  if (options.market ?? true) {
-    const market = createMarketServices(config, { db: database.db, logger });
-    try {
+    const services: Services = {
+      config,
+      logger,
+      database,
+      eventStore,
+      projections,
+      startedAt: Date.now(),
+      healthChecks: [],
+    };
+    installIdentity(services, serverKeys);
+    if (options.market ?? true) {
+      const market = createMarketServices(config, { db: database.db, logger });
+      stops.push(() => market.stop());
       await market.start();
-    } catch (error) {
-      await market.stop().catch(() => {});
-      await projections.stop().catch(() => {});
-      await eventStore.close().catch(() => {});
-      if (!options.database) await database.close().catch(() => {});
-      throw error;
+      services.market = market;
+      services.healthChecks.push(market.healthCheck);
     }
-    services.market = market;
-    services.healthChecks.push(market.healthCheck);
-  }
-  const tradingServices = installTrading(services, {
-    matching: options.matching ?? options.runProjections ?? config.PROJECTIONS,
-  });
-  try {
-    await tradingServices.start();
+    const trading = installTrading(services, {
+      matching: options.matching ?? options.runProjections ?? config.PROJECTIONS,
+    });
+    stops.push(() => trading.stop());
+    await trading.start();
+    installBacktest(services);
+    let closed = false;
+    return {
+      services,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await stopAll();
+      },
+    };
   } catch (error) {
-    await services.market?.stop().catch(() => {});
-    await projections.stop().catch(() => {});
-    await eventStore.close().catch(() => {});
-    if (!options.database) await database.close().catch(() => {});
+    await stopAll();
     throw error;
   }
-  installBacktest(services);
-  let closed = false;
-  return {
-    services,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await services.trading?.stop();
-      await services.market?.stop();
-      await services.projections.stop();
-      await services.eventStore.close();
-      if (!options.database) await database.close();
-    },
-  };
 };
