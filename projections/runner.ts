@@ -237,6 +237,7 @@ export class ProjectionRunner {
     if (!live) return;
     loop.generation = live;
     loop.checkpoint = live.checkpoint;
+    this.notifyWaiters();
     this.options.logger?.info(
       { projection: loop.projection.name, generation: live.generation },
       'projection generation swapped',
@@ -253,6 +254,8 @@ export class ProjectionRunner {
       .then(async (result) => {
         loop.generation = result.generation;
         loop.checkpoint = result.generation.checkpoint;
+        // The rebuild may already have folded what a waiter waits for: no later batch would tell it.
+        this.notifyWaiters();
         if (this.running) void this.run(loop);
       })
       .catch((error) => {
