@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import pg from 'pg';
 import pino from 'pino';
 import type { BacktestCommand, BacktestContext } from '../domain/backtest/commands';
 import { backtestDecider } from '../domain/backtest/decide';
@@ -46,9 +47,22 @@ const options = new Command()
   .option('--batch <n>', 'steps per batch call in the HTTP batch run', positiveInt, 1000)
   .option('--rounds <n>', 'repetitions of each in-process scenario', positiveInt, 5)
   .option('--skip-http', 'only the in-process measurements')
+  .option('--skip-in-process', 'only the HTTP measurements')
+  .option(
+    '--postgres <url>',
+    'run the HTTP part on a scratch database of this PostgreSQL server instead of PGlite',
+  )
   .option('--json <file>', 'also write the results as JSON')
   .parse()
-  .opts<{ steps: number; batch: number; rounds: number; skipHttp?: boolean; json?: string }>();
+  .opts<{
+    steps: number;
+    batch: number;
+    rounds: number;
+    skipHttp?: boolean;
+    skipInProcess?: boolean;
+    postgres?: string;
+    json?: string;
+  }>();
 
 const DATA = path.resolve(process.env.MARKET_DATA_DIR ?? '../shared/market-data');
 const BINANCE = fs.existsSync(path.join(DATA, 'binance')) ? path.join(DATA, 'binance') : DATA;
@@ -70,21 +84,30 @@ const results: Record<string, unknown> = {
 // ---------------------------------------------------------------------------------------------------------
 
 const inProcess = () => {
-  const pairs = parseExchangeInfo(JSON.parse(fs.readFileSync(path.join(BINANCE, 'exchangeInfo.json'), 'utf8')));
+  const pairs = parseExchangeInfo(
+    JSON.parse(fs.readFileSync(path.join(BINANCE, 'exchangeInfo.json'), 'utf8')),
+  );
   const dir = path.join(BINANCE, 'klines', '1h');
   const loaded: { filters: NonNullable<ReturnType<typeof pairs.pairs.find>>; candles: Candle[] }[] = [];
   for (const file of fs.readdirSync(dir).sort()) {
     const symbol = file.split('-')[0]!;
     const filters = pairs.pairs.find((p) => p.symbol === symbol);
     if (!filters) continue;
-    loaded.push({ filters, candles: parseKlineCsv(fs.readFileSync(path.join(dir, file), 'utf8'), '1h').candles });
+    loaded.push({
+      filters,
+      candles: parseKlineCsv(fs.readFileSync(path.join(dir, file), 'utf8'), '1h').candles,
+    });
   }
   let t = performance.now();
   const market = buildSessionMarket('1h', loaded);
   const loadMs = performance.now() - t;
   const symbols = market.series.map((s) => s.symbol);
 
-  const scenario = (name: string, setup: (place: (order: Record<string, string>) => void) => void, grid = false) => {
+  const scenario = (
+    name: string,
+    setup: (place: (order: Record<string, string>) => void) => void,
+    grid = false,
+  ) => {
     const times: number[] = [];
     let fills = 0;
     let steps = 0;
@@ -112,14 +135,38 @@ const inProcess = () => {
           sessionId: 'bt_bench',
           accountId: 'account',
           agentId: 'agent',
-          request: { startTime: START, endTime: END, candleInterval: '1h', startingBalance: '1000000', strategyLabel: null, pairs: null },
-          riskProfile: { max_position_size_pct: 100, daily_loss_limit_pct: 100, max_open_orders: 200, max_order_size_pct: 100 },
+          request: {
+            startTime: START,
+            endTime: END,
+            candleInterval: '1h',
+            startingBalance: '1000000',
+            strategyLabel: null,
+            pairs: null,
+          },
+          riskProfile: {
+            max_position_size_pct: 100,
+            daily_loss_limit_pct: 100,
+            max_open_orders: 200,
+            max_order_size_pct: 100,
+          },
           feeRate: '0.001',
         },
       });
       apply({ type: 'StartBacktest', data: { fingerprint: '' } });
       const place = (o: Record<string, string>) => {
-        apply({ type: 'PlaceSandboxOrder', data: { order: { symbol: o.symbol!, side: o.side as 'buy', type: o.type as 'limit', quantity: o.quantity!, price: o.price ?? null, triggerPrice: o.trigger ?? null } } });
+        apply({
+          type: 'PlaceSandboxOrder',
+          data: {
+            order: {
+              symbol: o.symbol!,
+              side: o.side as 'buy',
+              type: o.type as 'limit',
+              quantity: o.quantity!,
+              price: o.price ?? null,
+              triggerPrice: o.trigger ?? null,
+            },
+          },
+        });
       };
       setup(place);
       let spent = 0;
@@ -138,7 +185,13 @@ const inProcess = () => {
               const price = Number(e.data.executed_price);
               const side = e.data.side === 'buy' ? 'sell' : 'buy';
               const level = side === 'sell' ? price * 1.02 : price * 0.98;
-              place({ symbol: e.data.symbol, side, type: 'limit', quantity: e.data.quantity, price: level.toFixed(2) });
+              place({
+                symbol: e.data.symbol,
+                side,
+                type: 'limit',
+                quantity: e.data.quantity,
+                price: level.toFixed(2),
+              });
             }
           }
         }
@@ -173,7 +226,13 @@ const inProcess = () => {
     scenario('16 positions held, 16 pending orders never reached', (place) => {
       for (const s of symbols) {
         place({ symbol: s, side: 'buy', type: 'market', quantity: qty(s, 20_000) });
-        place({ symbol: s, side: 'buy', type: 'limit', quantity: qty(s, 1000), price: (price(s) / 1000).toFixed(4) });
+        place({
+          symbol: s,
+          side: 'buy',
+          type: 'limit',
+          quantity: qty(s, 1000),
+          price: (price(s) / 1000).toFixed(4),
+        });
       }
     }),
     scenario(
@@ -181,14 +240,30 @@ const inProcess = () => {
       (place) => {
         for (const s of symbols) {
           place({ symbol: s, side: 'buy', type: 'market', quantity: qty(s, 20_000) });
-          place({ symbol: s, side: 'buy', type: 'limit', quantity: qty(s, 2000), price: (price(s) * 0.98).toFixed(4) });
-          place({ symbol: s, side: 'sell', type: 'limit', quantity: qty(s, 2000), price: (price(s) * 1.02).toFixed(4) });
+          place({
+            symbol: s,
+            side: 'buy',
+            type: 'limit',
+            quantity: qty(s, 2000),
+            price: (price(s) * 0.98).toFixed(4),
+          });
+          place({
+            symbol: s,
+            side: 'sell',
+            type: 'limit',
+            quantity: qty(s, 2000),
+            price: (price(s) * 1.02).toFixed(4),
+          });
         }
       },
       true,
     ),
   ];
-  results.in_process = { load_session_market_ms: round(loadMs), candles: market.series.reduce((n, s) => n + s.candles.length, 0), scenarios };
+  results.in_process = {
+    load_session_market_ms: round(loadMs),
+    candles: market.series.reduce((n, s) => n + s.candles.length, 0),
+    scenarios,
+  };
   console.log(JSON.stringify(results.in_process, null, 2));
 };
 
@@ -196,18 +271,50 @@ const inProcess = () => {
 // (b) Through HTTP
 // ---------------------------------------------------------------------------------------------------------
 
+/** A scratch database on the server (`ptv_bench_backtest_*`), dropped by the returned function. */
+const scratchDatabase = async (serverUrl: string) => {
+  const name = `ptv_bench_backtest_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const a = new pg.Client({ connectionString: serverUrl });
+      await a.connect();
+      await a.query(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+};
+
 const http = async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-bench-backtest-'));
-  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, MARKET_DATA_DIR: DATA, LOG_LEVEL: 'warn', PORT: '0' });
+  const scratch = options.postgres ? await scratchDatabase(options.postgres) : undefined;
+  const config = loadConfig({
+    ...process.env,
+    DATA_DIR: dataDir,
+    MARKET_DATA_DIR: DATA,
+    LOG_LEVEL: 'error',
+    DATABASE_URL: scratch?.url ?? '',
+  });
   let t = performance.now();
-  const runtime = await createRuntime(config, pino({ level: 'warn' }));
+  const runtime = await createRuntime(config, pino({ level: 'error' }));
   const app = await buildApp(runtime.services);
   await runtime.services.market!.persisted();
   const startupMs = performance.now() - t;
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const base = `${address}/api/v1`;
   try {
-    const request = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const request = async (
+      method: string,
+      url: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ) => {
       const res = await fetch(`${base}${url}`, {
         method,
         headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -220,7 +327,12 @@ const http = async () => {
     const reg = await request('POST', '/auth/register', { display_name: 'bench' });
     const login = await request('POST', '/auth/login', { api_key: reg.api_key, api_secret: reg.api_secret });
     const auth = { authorization: `Bearer ${login.token}` };
-    const agent = await request('POST', '/agents', { display_name: 'bench agent', risk_profile: { max_position_size_pct: 100 } }, auth);
+    const agent = await request(
+      'POST',
+      '/agents',
+      { display_name: 'bench agent', risk_profile: { max_position_size_pct: 100 } },
+      auth,
+    );
     const create = (pairs: string[] | null) =>
       request(
         'POST',
@@ -247,9 +359,16 @@ const http = async () => {
     const id = created.session_id;
     const [, startMs] = await timed(() => request('POST', `/backtest/${id}/start`, undefined, auth));
     for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
-      await request('POST', `/backtest/${id}/trade/order`, { symbol, side: 'buy', type: 'market', quantity: symbol === 'BTCUSDT' ? '0.5' : '5' }, auth);
+      await request(
+        'POST',
+        `/backtest/${id}/trade/order`,
+        { symbol, side: 'buy', type: 'market', quantity: symbol === 'BTCUSDT' ? '0.5' : '5' },
+        auth,
+      );
     }
-    const [last, batchMs] = await timed(() => request('POST', `/backtest/${id}/step/batch`, { steps: 100_000 }, auth));
+    const [last, batchMs] = await timed(() =>
+      request('POST', `/backtest/${id}/step/batch`, { steps: 100_000 }, auth),
+    );
     const [res, resultsMs] = await timed(() => request('GET', `/backtest/${id}/results`, undefined, auth));
     const whole = {
       pairs: created.estimated_pairs,
@@ -305,14 +424,21 @@ const http = async () => {
       max_ms: round(latencies.at(-1) ?? Number.NaN, 3),
     };
     console.log('single steps', single);
-    results.http = { database: config.DATABASE_URL ? 'postgresql' : 'pglite', startup_ms: round(startupMs), whole_run: whole, batches, single_step: single };
+    results.http = {
+      database: config.DATABASE_URL ? 'postgresql' : 'pglite',
+      startup_ms: round(startupMs),
+      whole_run: whole,
+      batches,
+      single_step: single,
+    };
   } finally {
     await app.close();
     await runtime.close();
+    await scratch?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 };
 
-inProcess();
+if (!options.skipInProcess) inProcess();
 if (!options.skipHttp) await http();
 if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);

@@ -9,7 +9,6 @@ import type { Config } from './config';
 import { type DatabaseHandle, openDatabase } from './db/database';
 import { migrateToLatest } from './db/migrate';
 import { createEsdbEventStore } from './eventstore/esdb';
-import type { EventStore } from './eventstore/port';
 import { createPostgresEventStore } from './eventstore/postgres';
 import { createMarketServices } from './market/services';
 import type { Services } from './services';

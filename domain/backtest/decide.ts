@@ -8,7 +8,7 @@ import { dec } from '../trading/decimal';
 import type { OwnerSnapshot, WalletContext } from '../wallet/commands';
 import { walletDecider } from '../wallet/decide';
 import type { WalletEvent } from '../wallet/events';
-import { evolveWallet, type WalletState } from '../wallet/state';
+import { evolveWallet, type OpenOrder, type WalletState } from '../wallet/state';
 import { MAX_BATCH_STEPS, totalSteps } from './clock';
 import type { BacktestCommand, BacktestContext } from './commands';
 import { EquityMeter } from './equity';
@@ -253,19 +253,29 @@ interface Pending {
   level: number;
 }
 
+/** Direction and level (units) of each open order, computed once per order object (orders are immutable). */
+const orderTerms = new WeakMap<OpenOrder, { direction: 1 | -1; level: number } | null>();
+
+const termsOf = (o: OpenOrder) => {
+  let terms = orderTerms.get(o);
+  if (terms === undefined) {
+    const level = o.type === 'limit' ? o.price : o.triggerPrice;
+    terms = level
+      ? { direction: directionOf(o.side, o.type), level: Number(level.times(100_000_000).toFixed(0)) }
+      : null;
+    orderTerms.set(o, terms);
+  }
+  return terms;
+};
+
 const pendingBySeries = (wallet: WalletState, market: SessionMarket): Pending[][] => {
   const out: Pending[][] = market.series.map(() => []);
   let seq = 0;
   for (const o of Object.values(wallet.openOrders)) {
     const index = market.series.findIndex((s) => s.symbol === o.symbol);
-    const level = o.type === 'limit' ? o.price : o.triggerPrice;
-    if (index < 0 || !level) continue;
-    out[index]!.push({
-      orderId: o.orderId,
-      seq: seq++,
-      direction: directionOf(o.side, o.type),
-      level: Number(level.times(100_000_000).toFixed(0)),
-    });
+    const terms = termsOf(o);
+    if (index < 0 || !terms) continue;
+    out[index]!.push({ orderId: o.orderId, seq: seq++, direction: terms.direction, level: terms.level });
   }
   return out;
 };

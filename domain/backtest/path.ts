@@ -37,12 +37,13 @@ export const firstCrossing = (
   direction: 1 | -1,
   level: number,
 ): Crossing | undefined => {
-  const reached = (p: number) => (direction < 0 ? p <= level : p >= level);
-  if (reached(points[0])) return { position: 0, price: points[0] };
+  // Written without closures: this runs for every pending order on every candle passed.
+  const open = points[0];
+  if (direction < 0 ? open <= level : open >= level) return { position: 0, price: open };
   for (let j = 0; j < 3; j++) {
     const a = points[j]!;
     const b = points[j + 1]!;
-    if (reached(b)) return { position: j + (a - level) / (a - b), price: level };
+    if (direction < 0 ? b <= level : b >= level) return { position: j + (a - level) / (a - b), price: level };
   }
   return undefined;
 };

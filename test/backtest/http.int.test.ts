@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computePerformance } from '../../domain/metrics/performance';
 import type { TestApp } from '../accounts/support';
 import { keyHeader } from '../accounts/support';
 import {
@@ -284,6 +285,36 @@ describe('stepping', () => {
     expect(trades.trades.map((x: { side: string }) => x.side)).toEqual(['buy', 'buy']);
     const history = await ok(t.app, h, 'GET', `/backtest/${id}/trade/history`);
     expect(history.trades[0].side).toBe('sell');
+    // The results are the documented formulas (docs/metrics.md) applied to the published equity curve and trade log.
+    const curve = await ok(t.app, h, 'GET', `/backtest/${id}/results/equity-curve?limit=10000`);
+    const log = await ok(t.app, h, 'GET', `/backtest/${id}/results/trades?limit=1000`);
+    const recomputed = computePerformance({
+      startingBalance: '10000',
+      intervalMs: H,
+      equity: curve.points.map((p: { time: string; equity: string }) => ({
+        time: Date.parse(p.time),
+        equity: p.equity,
+      })),
+      fills: log.trades.map((x: Record<string, string>) => ({
+        symbol: x.symbol!,
+        side: x.side as 'buy' | 'sell',
+        quantity: x.quantity!,
+        price: x.price!,
+        notional: x.notional!,
+        fee: x.fee!,
+        realizedPnl: x.realized_pnl!,
+        time: Date.parse(x.executed_at!),
+      })),
+      marks: Object.fromEntries(
+        Object.entries(end.prices).map(([symbol, p]) => [symbol, (p as { close: string }).close]),
+      ),
+    });
+    expect(results.metrics).toEqual(recomputed.metrics);
+    expect(results.by_pair).toEqual(recomputed.by_pair);
+    expect(results.summary).toMatchObject({
+      ...recomputed.summary,
+      duration_real_seconds: expect.any(String),
+    });
     const orders = await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders`);
     expect(orders.orders.map((o: { status: string }) => o.status)).toEqual([
       'filled',
