@@ -487,10 +487,11 @@ export const agentsSuite = (use: () => TestApp): void => {
       const { eventStore, projections } = t.runtime.services;
       const ids: string[] = [];
       const at = new Date().toISOString();
+      let seeded: Awaited<ReturnType<typeof eventStore.append>> | undefined;
       for (let i = 0; i < 99; i++) {
         const agentId = randomUUID();
         ids.push(agentId);
-        await eventStore.append(
+        seeded = await eventStore.append(
           `agent-${agentId}`,
           [
             {
@@ -523,7 +524,7 @@ export const agentsSuite = (use: () => TestApp): void => {
           { expectedRevision: 'no_stream' },
         );
       }
-      expect(await projections.waitFor(await eventStore.headPosition(), 20_000)).toBe(true);
+      expect(await projections.waitFor(seeded!.position, 20_000)).toBe(true);
       // ...the 100th is accepted over HTTP, and an archived agent still counts.
       expect((await req('POST', '/agents', { display_name: 'the 100th' }, account)).statusCode).toBe(201);
       expect((await req('GET', '/agents?limit=500', undefined, account)).json().total).toBe(100);

@@ -125,10 +125,17 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
 
     it('reads $all in pages without gaps or repeats and reports the head', async () => {
       const streams = [uniqueStream('all'), uniqueStream('all')];
+      let last: RecordedEvent['position'] | undefined;
       for (let i = 0; i < 10; i++) {
-        await store.append(streams[i % 2]!, [{ type: 'Tick', data: { i } }]);
+        last = (await store.append(streams[i % 2]!, [{ type: 'Tick', data: { i } }])).position;
       }
-      const head = await store.headPosition();
+      // `$all` shows an event once no older transaction on the server is still open (the xid8 horizon):
+      // other databases' transactions on a shared server can hold it back for a moment.
+      let head = await store.headPosition();
+      for (let waited = 0; comparePositions(head, last!) < 0 && waited < 15_000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        head = await store.headPosition();
+      }
       const all: RecordedEvent[] = [];
       let after: RecordedEvent['position'] | undefined;
       for (;;) {
@@ -142,7 +149,7 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
       expect(new Set(all.map((e) => e.eventId)).size).toBe(all.length);
       const mine = all.filter((e) => streams.includes(e.streamId));
       expect(mine.map((e) => (e.data as { i: number }).i)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-      expect(comparePositions(all[all.length - 1]!.position, head)).toBe(0);
+      expect(comparePositions(all[all.length - 1]!.position, head)).toBeGreaterThanOrEqual(0);
     });
 
     it('delivers every committed event exactly once to a live subscriber under 32 concurrent writers', async () => {
@@ -207,8 +214,7 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
 
     it('resumes a subscription from a checkpoint without repeats', async () => {
       const stream = uniqueStream('resume');
-      await store.append(stream, [{ type: 'A', data: {} }]);
-      const checkpoint = await store.headPosition();
+      const checkpoint = (await store.append(stream, [{ type: 'A', data: {} }])).position;
       await store.append(stream, [
         { type: 'B', data: {} },
         { type: 'C', data: {} },

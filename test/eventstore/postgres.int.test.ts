@@ -45,8 +45,8 @@ if (pgReason) {
       const otherPool = openPostgres(db.url!);
       const reader = createPostgresEventStore(otherPool);
       try {
-        await writer.append('warm-1', [{ type: 'Warm', data: {} }]);
-        const sub = reader.subscribeToAll({ after: await reader.headPosition() });
+        const warm = await writer.append('warm-1', [{ type: 'Warm', data: {} }]);
+        const sub = reader.subscribeToAll({ after: warm.position });
         const iterator = sub[Symbol.asyncIterator]();
         // Let the subscription go idle (its fallback poll is 1 s) before appending.
         await new Promise((resolve) => setTimeout(resolve, 300));
