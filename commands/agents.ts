@@ -257,17 +257,20 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
       };
       // A concurrent delete of the same agent wins; this one then answers as for an unknown agent.
       const deleted = await deps.store.deleteStream(agentStreamId(agentId)).then(
-        () => true,
+        (r) => r.position,
         (e: unknown) => {
           gone(e);
-          return false;
+          return undefined;
         },
       );
       agents.forget(agentStreamId(agentId));
       if (!deleted) throw new DomainError('NOT_FOUND', 'agent not found');
       const wallet = `wallet-${agentId}`;
-      if ((await deps.store.streamRevision(wallet)) >= 0) await deps.store.deleteStream(wallet).catch(gone);
-      const position = await deps.store.headPosition();
+      let position = deleted;
+      if ((await deps.store.streamRevision(wallet)) >= 0) {
+        // The later deletion's position covers both (it is appended after the first).
+        position = (await deps.store.deleteStream(wallet).catch(gone))?.position ?? position;
+      }
       deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash], position });
       return { position };
     },

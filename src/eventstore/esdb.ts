@@ -389,14 +389,14 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
         }
         throw new WrongExpectedRevisionError(streamId, expected, await streamRevision(streamId));
       }
-      await append(DELETIONS_STREAM, [
+      const recorded = await append(DELETIONS_STREAM, [
         {
           type: 'StreamDeleted',
           data: { stream_id: streamId, last_revision: head.revision, deleted_at: new Date().toISOString() },
           metadata: { actor: 'system' },
         },
       ]);
-      return;
+      return { position: recorded.position };
     }
   };
 

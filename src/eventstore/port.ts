@@ -200,9 +200,13 @@ export interface EventStore {
   headPosition(): Promise<LogPosition>;
   /**
    * Deletes a stream and all its events (hard delete: key material in them is destroyed) and records a
-   * `StreamDeleted` event in {@link DELETIONS_STREAM}. Throws {@link StreamNotFoundError} when absent.
+   * `StreamDeleted` event in {@link DELETIONS_STREAM}; resolves to that event's position (wait for read
+   * models on it). Throws {@link StreamNotFoundError} when absent.
    */
-  deleteStream(streamId: string, options?: { expectedRevision?: ExpectedRevision }): Promise<void>;
+  deleteStream(
+    streamId: string,
+    options?: { expectedRevision?: ExpectedRevision },
+  ): Promise<{ position: LogPosition }>;
   /** Releases connections and stops subscriptions. */
   close(): Promise<void>;
 }

@@ -261,10 +261,10 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
       );
       position = result.position;
     });
-    if (position) {
-      live.wake(position.prepare);
-      notifyOthers(position.prepare);
-    }
+    if (!position) throw new Error(`deleting ${streamId} recorded no StreamDeleted event`);
+    live.wake(position.prepare);
+    notifyOthers(position.prepare);
+    return { position };
   };
 
   return {
