@@ -196,10 +196,8 @@ export const ordersQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });
-export const openOrdersQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+/** Same bounds as the live `GET /trade/orders/open` (spec "Limits"). */
+export { openOrdersQuery } from './trading';
 export const ordersResponse = z.object({
   orders: z.array(sandboxOrder),
   total: z.number().int(),
@@ -207,13 +205,8 @@ export const ordersResponse = z.object({
   offset: z.number().int(),
 });
 
-export const sandboxCancelResponse = z.object({
-  order_id: z.string(),
-  status: z.literal('cancelled'),
-  unlocked_amount: decimalOutput,
-  unlocked_asset: z.string(),
-  cancelled_at: timestamp,
-});
+/** A sandbox cancel answers exactly like a live one. */
+export { cancelResponse as sandboxCancelResponse } from './trading';
 
 export const sandboxFill = z.object({
   trade_id: z.string(),
