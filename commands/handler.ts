@@ -16,6 +16,13 @@ export interface CommandHandlerOptions {
   maxAttempts?: number;
   /** Base of the jittered exponential back-off between attempts (ms, default 2). */
   backoffMs?: number;
+  /**
+   * Decide on a cached state without first reading the stream for newer events (default true). Safe because
+   * the append carries the cached revision: if another process appended meanwhile, the append conflicts and
+   * the command is decided again on the re-read stream. A decision that appends nothing is re-checked
+   * against the stream before it is returned, so a stale cache never answers on its own.
+   */
+  trustCache?: boolean;
 }
 
 /** Per-call options of a command. */
@@ -56,7 +63,8 @@ export interface CommandHandler<State, Command, Event extends DomainEvent, Conte
  * The write-side workflow (ARCHITECTURE §4, Emmett's `CommandHandler`): load the stream (through a bounded
  * state cache, reading only events after the cached revision), call the pure decider with the injected context,
  * append with the expected revision, and on a conflict reload and decide again (bounded attempts, jittered
- * back-off). A context given as a function is rebuilt on every attempt (fresh prices and time).
+ * back-off). With `trustCache` (default) a cached state is decided on without a read first; anything but a
+ * successful append (a conflict, a refusal, no events) is then decided again on the re-read stream. A context given as a function is rebuilt on every attempt (fresh prices and time).
  * Throws the decider's `DomainError` unchanged; throws `WrongExpectedRevisionError` after the last attempt.
  */
 export const createCommandHandler = <State, Command, Event extends DomainEvent, Context>(
@@ -67,6 +75,7 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
   const cache = new StateCache<State>(options.cacheSize ?? 10_000);
   const maxAttempts = options.maxAttempts ?? 8;
   const backoffMs = options.backoffMs ?? 2;
+  const trustCache = options.trustCache ?? true;
 
   const load = async (streamId: string): Promise<{ state: State; revision: number }> => {
     const cached = cache.get(streamId);
@@ -88,10 +97,22 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
     handleOptions: HandleOptions = {},
   ): Promise<HandleResult<State, Event>> => {
     for (let attempt = 1; ; attempt++) {
-      const { state, revision } = await load(streamId);
+      // The first attempt may decide on the cached state alone (see `trustCache`); retries always re-read.
+      const cached = trustCache && attempt === 1 ? cache.get(streamId) : undefined;
+      const { state, revision } = cached ?? (await load(streamId));
       const ctx = typeof context === 'function' ? (context as () => Context)() : context;
-      const events = decider.decide(command, state, ctx);
-      if (events.length === 0) return { events, state, revision };
+      let events: Event[];
+      try {
+        events = decider.decide(command, state, ctx);
+      } catch (error) {
+        // A refusal on a state from the cache alone could be the cache's fault: decide again on the stream.
+        if (cached) continue;
+        throw error;
+      }
+      if (events.length === 0) {
+        if (cached) continue;
+        return { events, state, revision };
+      }
       const expected = handleOptions.expectedRevision ?? (revision === -1 ? 'no_stream' : revision);
       try {
         const append = await store.append(
@@ -107,6 +128,8 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         cache.delete(streamId);
         if (handleOptions.expectedRevision !== undefined || attempt >= maxAttempts) throw error;
+        // A conflict on a state taken from the cache alone only means the cache was behind: re-read at once.
+        if (cached) continue;
         const delay = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
         await new Promise((r) => setTimeout(r, delay));
       }

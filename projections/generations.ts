@@ -128,6 +128,12 @@ export const createGeneration = async (db: Kysely<Database>, projection: Project
     };
   });
 
+/** One projection generation taking part in {@link applyBatches}. */
+export interface BatchMember {
+  projection: Projection;
+  gen: Pick<Generation, 'generation' | 'schema'>;
+}
+
 /**
  * Folds `events` into generation `gen` and moves its checkpoint to the last event, inside the caller's
  * transaction `trx`. Locks the generation row first; returns `'retired'` (and folds nothing) when the
@@ -138,32 +144,91 @@ export const applyBatch = async (
   projection: Projection,
   gen: Pick<Generation, 'generation' | 'schema'>,
   events: readonly RecordedEvent[],
-): Promise<LogPosition | 'retired'> => {
-  const current = await readGeneration(trx, projection.name, gen.generation, true);
-  if (!current || current.status === 'retired') return 'retired';
-  const types = projection.eventTypes;
-  const relevant = types ? events.filter((e) => types.includes(e.type)) : events;
-  // Skip what an earlier (crashed or raced) run already folded: the checkpoint is the truth.
-  const fresh = relevant.filter((e) => isAfter(e.position, current.checkpoint));
-  if (fresh.length > 0) {
-    // Raw SQL in a projector must hit this generation's tables too, not the public views of the live one.
-    await sql`select set_config('search_path', ${`${gen.schema}, public`}, true)`.execute(trx);
-    await projection.apply(trx.withSchema(gen.schema), fresh);
-  }
-  const last = events[events.length - 1];
-  if (!last || !isAfter(last.position, current.checkpoint)) return current.checkpoint;
-  await trx
-    .updateTable('projection_generations')
-    .set({
-      checkpoint_commit: last.position.commit.toString(),
-      checkpoint_prepare: last.position.prepare.toString(),
-      events_processed: sql`events_processed + ${events.filter((e) => isAfter(e.position, current.checkpoint)).length}`,
-      updated_at: new Date(),
-    })
-    .where('name', '=', projection.name)
-    .where('generation', '=', gen.generation)
+): Promise<LogPosition | 'retired'> => (await applyBatches(trx, [{ projection, gen }], events))[0]!;
+
+/**
+ * Folds one page of `$all` into several projections inside the caller's transaction `trx` (ARCHITECTURE §6:
+ * rows and checkpoints commit together), so a page costs one transaction for every read model instead of one
+ * each. Locks all the generation rows in one statement, in (name, generation) order so that concurrent runners
+ * and a rebuild's swap never deadlock; each member folds only its event types after its own committed
+ * checkpoint (what an earlier or concurrent run already folded is skipped), then every member's checkpoint moves
+ * to the last event in one statement. Returns, per member in input order, `'retired'` (nothing folded: the
+ * generation was swapped out meanwhile) or its new checkpoint. Throws what a projector throws (the caller rolls
+ * the whole transaction back).
+ */
+export const applyBatches = async (
+  trx: Kysely<Database>,
+  members: readonly BatchMember[],
+  events: readonly RecordedEvent[],
+): Promise<(LogPosition | 'retired')[]> => {
+  if (members.length === 0) return [];
+  const locked = await selectGeneration(trx)
+    .where((eb) =>
+      eb.or(
+        members.map((m) =>
+          eb.and([eb('name', '=', m.projection.name), eb('generation', '=', m.gen.generation)]),
+        ),
+      ),
+    )
+    .orderBy('name')
+    .orderBy('generation')
+    .forUpdate()
     .execute();
-  return last.position;
+  const current = new Map(locked.map((r) => [`${r.name}/${r.generation}`, toGeneration(r)]));
+  const last = events[events.length - 1];
+  const out: (LogPosition | 'retired')[] = [];
+  const moved: { name: string; generation: number; processed: number }[] = [];
+  for (const m of members) {
+    const cur = current.get(`${m.projection.name}/${m.gen.generation}`);
+    if (!cur || cur.status === 'retired') {
+      out.push('retired');
+      continue;
+    }
+    const types = m.projection.eventTypes;
+    // Skip what an earlier (crashed or raced) run already folded: the checkpoint is the truth.
+    const fresh = events.filter(
+      (e) => isAfter(e.position, cur.checkpoint) && (!types || types.includes(e.type)),
+    );
+    if (fresh.length > 0) {
+      // Raw SQL in a projector must hit this generation's tables too, not the public views of the live one.
+      await sql`select set_config('search_path', ${`${m.gen.schema}, public`}, true)`.execute(trx);
+      await m.projection.apply(trx.withSchema(m.gen.schema), fresh);
+    }
+    if (!last || !isAfter(last.position, cur.checkpoint)) {
+      out.push(cur.checkpoint);
+      continue;
+    }
+    moved.push({
+      name: m.projection.name,
+      generation: m.gen.generation,
+      processed: events.filter((e) => isAfter(e.position, cur.checkpoint)).length,
+    });
+    out.push(last.position);
+  }
+  if (last && moved.length > 0) {
+    await sql`
+      update projection_generations as g
+      set checkpoint_commit = ${last.position.commit.toString()}::numeric,
+          checkpoint_prepare = ${last.position.prepare.toString()}::numeric,
+          events_processed = g.events_processed + m.processed,
+          updated_at = now()
+      from unnest(${moved.map((x) => x.name)}::text[], ${moved.map((x) => x.generation)}::int[],
+                  ${moved.map((x) => x.processed)}::bigint[]) as m(name, generation, processed)
+      where g.name = m.name and g.generation = m.generation`.execute(trx);
+  }
+  return out;
+};
+
+/** The checkpoint of each projection's live generation, by name (one query; API-only processes poll it). */
+export const liveCheckpoints = async (db: Kysely<Database>): Promise<Map<string, LogPosition>> => {
+  const rows = await selectGeneration(db).where('status', '=', 'live').execute();
+  const out = new Map<string, LogPosition>();
+  for (const r of rows) {
+    const g = toGeneration(r);
+    const seen = out.get(g.name);
+    if (!seen || isAfter(g.checkpoint, seen)) out.set(g.name, g.checkpoint);
+  }
+  return out;
 };
 
 const isAfter = (a: LogPosition, b: LogPosition): boolean =>

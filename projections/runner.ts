@@ -7,15 +7,17 @@ import {
   type EventStore,
   formatPosition,
   type LogPosition,
+  type RecordedEvent,
 } from '../src/eventstore/port';
 import {
   applyBatch,
+  applyBatches,
   createGeneration,
   ensureRegistered,
   type Generation,
+  liveCheckpoints,
   liveGeneration,
   promote,
-  readGeneration,
 } from './generations';
 import type { Projection } from './projection';
 import { rebuildProjection } from './rebuild';
@@ -39,27 +41,50 @@ export interface ProjectionStatus {
   last_error?: string;
 }
 
-interface Loop {
+/** Hears each committed page of the log, or `'swapped'` when a read model's tables were replaced. */
+export type FoldListener = (change: readonly RecordedEvent[] | 'swapped') => void;
+
+/** One projection inside the runner: its generation, committed checkpoint and health. */
+interface Member {
   projection: Projection;
   generation: Generation | undefined;
+  /** Committed checkpoint of `generation` (what waiters compare against). */
   checkpoint: LogPosition;
   state: ProjectionStatus['state'];
-  subscription?: AllSubscription;
   lastError?: string;
+  /** Consecutive failed batches (drives the back-off). */
+  failures: number;
+  /** While failed: when it may take part again (ms since epoch). */
+  retryAt?: number;
 }
 
+const isAfter = (a: LogPosition, b: LogPosition): boolean => comparePositions(a, b) > 0;
+
 /**
- * Runs projections as catch-up subscriptions (ARCHITECTURE §6): each batch of events is folded in one
- * transaction together with the checkpoint (effectively exactly once), first the history, then live.
- * `waitFor(position)` lets a command's response wait until read models include its events (read your writes).
- * A projection whose code `version` differs from its live generation is rebuilt in the background while the
- * old generation keeps serving reads; the views are swapped when the new one has caught up.
+ * Runs projections as one catch-up subscription (ARCHITECTURE §6): a single `$all` reader feeds every projection,
+ * and each page is folded into all of them in one transaction together with their checkpoints (effectively
+ * exactly once), first the history, then live. One reader and one commit per page instead of one per projection
+ * is what keeps read-your-writes cheap under load (docs/benchmarks.md, "Trading").
+ *
+ * Each projection keeps its own checkpoint: the reader starts at the lowest one and a projection skips what it
+ * already folded. A projection whose batch fails is isolated (the page is retried one projection per
+ * transaction), marked `failed` and retried with back-off while the others go on; a projection whose code
+ * `version` differs from its live generation is rebuilt in the background while the old generation keeps serving
+ * reads, and joins the shared reader when the views are swapped. `waitFor(position)` lets a command's response
+ * wait until every read model includes its events (read your writes).
  */
 export class ProjectionRunner {
-  private readonly loops = new Map<string, Loop>();
+  private readonly members = new Map<string, Member>();
   private readonly waiters = new Set<{ position: LogPosition; resolve: (ok: boolean) => void }>();
   private running = false;
   private readonly batchSize: number;
+  private subscription: AllSubscription | undefined;
+  /** Set when membership or a checkpoint moved backwards: the reader restarts from the lowest checkpoint. */
+  private restartRequested = false;
+  private wakeIdle: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly listeners = new Set<FoldListener>();
 
   constructor(
     private readonly store: EventStore,
@@ -70,17 +95,18 @@ export class ProjectionRunner {
     this.batchSize = options.batchSize ?? 500;
   }
 
-  /** Creates missing first generations and starts every projection's loop; resolves once they are started. */
+  /** Creates missing first generations and starts the shared reader; resolves once it is started. */
   async start(): Promise<void> {
     this.running = true;
     for (const projection of this.projections) {
-      const loop: Loop = {
+      const member: Member = {
         projection,
         generation: undefined,
         checkpoint: { commit: 0n, prepare: 0n },
         state: 'starting',
+        failures: 0,
       };
-      this.loops.set(projection.name, loop);
+      this.members.set(projection.name, member);
       await ensureRegistered(this.db, projection.name);
       let live = await liveGeneration(this.db, projection.name);
       if (!live) {
@@ -88,27 +114,54 @@ export class ProjectionRunner {
         await this.db.transaction().execute((trx) => promote(trx, projection, created));
         live = { ...created, status: 'live' };
       }
-      loop.generation = live;
-      loop.checkpoint = live.checkpoint;
-      if (live.version !== projection.version) {
-        this.rebuildInBackground(loop);
-      } else {
-        void this.run(loop);
+      member.generation = live;
+      member.checkpoint = live.checkpoint;
+      if (live.version !== projection.version) this.rebuildInBackground(member);
+      else member.state = 'catching_up';
+    }
+    this.loop = this.run();
+  }
+
+  /** True while this process folds the log itself (so {@link onFolded} hears every change). */
+  get folding(): boolean {
+    return this.running;
+  }
+
+  /**
+   * Calls `listener` after each committed page with its events, and with `'swapped'` when a read model's tables
+   * were replaced (a rebuild): caches over the read models use it to stay exact. Returns the unsubscribe.
+   */
+  onFolded(listener: FoldListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private tell(change: readonly RecordedEvent[] | 'swapped'): void {
+    for (const l of this.listeners) {
+      try {
+        l(change);
+      } catch (error) {
+        this.options.logger?.error({ err: error }, 'projection listener failed');
       }
     }
   }
 
-  /** Stops every loop (the current batch finishes or rolls back). */
+  /** Stops the reader after the batch in flight (committed or rolled back) and fails pending waits. */
   async stop(): Promise<void> {
     this.running = false;
-    await Promise.all([...this.loops.values()].map((l) => l.subscription?.close()));
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.wakeIdle?.();
+    await this.subscription?.close();
+    await this.loop;
+    for (const m of this.members.values()) if (m.state !== 'rebuilding') m.state = 'stopped';
     for (const w of this.waiters) w.resolve(false);
     this.waiters.clear();
   }
 
   /**
    * Resolves `true` once every projection has folded the log up to `position`, or `false` after `timeoutMs`
-   * (the caller answers anyway and says the read models may lag). Without local loops (an API-only process)
+   * (the caller answers anyway and says the read models may lag). Without a local reader (an API-only process)
    * it polls the checkpoints in the database.
    */
   waitFor(position: LogPosition, timeoutMs: number): Promise<boolean> {
@@ -133,18 +186,18 @@ export class ProjectionRunner {
   async status(): Promise<ProjectionStatus[]> {
     const out: ProjectionStatus[] = [];
     for (const p of this.projections) {
-      const loop = this.loops.get(p.name);
-      const gen = loop?.generation ?? (await liveGeneration(this.db, p.name));
-      const checkpoint = loop?.checkpoint ?? gen?.checkpoint ?? { commit: 0n, prepare: 0n };
+      const member = this.members.get(p.name);
+      const gen = member?.generation ?? (await liveGeneration(this.db, p.name));
+      const checkpoint = member?.checkpoint ?? gen?.checkpoint ?? { commit: 0n, prepare: 0n };
       const lag = await this.countAfter(checkpoint);
       out.push({
         name: p.name,
         version: p.version,
         generation: gen?.generation ?? null,
-        state: loop?.state === 'catching_up' && lag === 0 ? 'live' : (loop?.state ?? 'stopped'),
+        state: member?.state === 'catching_up' && lag === 0 ? 'live' : (member?.state ?? 'stopped'),
         checkpoint: formatPosition(checkpoint),
         lag_events: lag,
-        ...(loop?.lastError ? { last_error: loop.lastError } : {}),
+        ...(member?.lastError ? { last_error: member.lastError } : {}),
       });
     }
     return out;
@@ -164,8 +217,8 @@ export class ProjectionRunner {
   }
 
   private reached(position: LogPosition): boolean {
-    for (const loop of this.loops.values()) {
-      if (comparePositions(loop.checkpoint, position) < 0) return false;
+    for (const m of this.members.values()) {
+      if (comparePositions(m.checkpoint, position) < 0) return false;
     }
     return true;
   }
@@ -177,92 +230,178 @@ export class ProjectionRunner {
   private async pollCheckpoints(position: LogPosition, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      let all = true;
-      for (const p of this.projections) {
-        const gen = await liveGeneration(this.db, p.name);
-        if (!gen || comparePositions(gen.checkpoint, position) < 0) all = false;
-      }
+      const checkpoints = await liveCheckpoints(this.db);
+      const all = this.projections.every((p) => {
+        const c = checkpoints.get(p.name);
+        return c !== undefined && comparePositions(c, position) >= 0;
+      });
       if (all) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((r) => setTimeout(r, 20));
     }
   }
 
-  private async run(loop: Loop): Promise<void> {
-    let failures = 0;
-    while (this.running) {
-      const gen = loop.generation!;
-      loop.state = 'catching_up';
-      const subscription = this.store.subscribeToAll({ after: loop.checkpoint, maxBatch: this.batchSize });
-      loop.subscription = subscription;
-      try {
-        for await (const batch of subscription) {
-          const result = await this.db
-            .transaction()
-            .execute((trx) => applyBatch(trx, loop.projection, gen, batch));
-          if (result === 'retired') {
-            await subscription.close();
-            await this.switchToLive(loop);
-            break;
-          }
-          loop.checkpoint = result;
-          failures = 0;
-          loop.lastError = undefined;
-          if (batch.length < this.batchSize) loop.state = 'live';
-          this.notifyWaiters();
-        }
-      } catch (error) {
-        failures++;
-        loop.state = 'failed';
-        loop.lastError = (error as Error).message;
-        this.options.logger?.error(
-          { err: error, projection: loop.projection.name },
-          'projection batch failed',
-        );
-        await subscription.close();
-        // Restart from the committed checkpoint after a back-off; a poison event keeps failing visibly.
-        const committed = await readGeneration(this.db, loop.projection.name, gen.generation).catch(
-          () => undefined,
-        );
-        if (committed) loop.checkpoint = committed.checkpoint;
-        await new Promise((r) => setTimeout(r, Math.min(30_000, 100 * 2 ** failures)));
-      }
-    }
-    loop.state = 'stopped';
+  /** Members the shared reader feeds now: not rebuilding, not waiting out a failure's back-off. */
+  private active(): Member[] {
+    const now = Date.now();
+    return [...this.members.values()].filter(
+      (m) =>
+        m.generation !== undefined &&
+        m.state !== 'rebuilding' &&
+        !(m.state === 'failed' && (m.retryAt ?? 0) > now),
+    );
   }
 
-  /** The generation this loop folded was swapped out (a rebuild elsewhere): follow the new live one. */
-  private async switchToLive(loop: Loop): Promise<void> {
-    const live = await liveGeneration(this.db, loop.projection.name);
+  /** Makes the reader start again from the lowest checkpoint of the active members. */
+  private requestRestart(): void {
+    this.restartRequested = true;
+    void this.subscription?.close();
+    this.wakeIdle?.();
+  }
+
+  /** Sleeps `ms`, or less when a restart is requested or the runner stops. */
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.wakeIdle = resolve;
+      this.later(ms, resolve);
+    });
+    this.wakeIdle = undefined;
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      this.restartRequested = false;
+      const members = this.active();
+      if (members.length === 0) {
+        // Everything is rebuilding or backing off: wait for one of them to come back.
+        await this.pause(1000);
+        continue;
+      }
+      const from = members.map((m) => m.checkpoint).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
+      const subscription = this.store.subscribeToAll({ after: from, maxBatch: this.batchSize });
+      this.subscription = subscription;
+      try {
+        for await (const batch of subscription) {
+          await this.fold(batch);
+          failures = 0;
+          if (this.restartRequested || !this.running) break;
+        }
+      } catch (error) {
+        // The reader itself failed (the database went away): back off and read again from the checkpoints.
+        failures++;
+        this.options.logger?.error({ err: error }, 'projection reader failed');
+        await this.pause(Math.min(5_000, 100 * 2 ** failures));
+      } finally {
+        await subscription.close();
+        this.subscription = undefined;
+      }
+    }
+  }
+
+  /** Folds one page into every active member behind it, in one transaction (isolating a failing member). */
+  private async fold(batch: readonly RecordedEvent[]): Promise<void> {
+    const last = batch[batch.length - 1];
+    if (!last) return;
+    const members = this.active().filter((m) => isAfter(last.position, m.checkpoint));
+    if (members.length === 0) return;
+    let results: (LogPosition | 'retired' | 'failed')[];
+    try {
+      results = await this.db.transaction().execute((trx) =>
+        applyBatches(
+          trx,
+          members.map((m) => ({ projection: m.projection, gen: m.generation! })),
+          batch,
+        ),
+      );
+    } catch {
+      // Some projector failed and rolled the page back for all: fold it one projection per transaction so
+      // the healthy ones go on and only the failing one stops (and says why).
+      results = [];
+      for (const m of members) {
+        try {
+          results.push(
+            await this.db.transaction().execute((trx) => applyBatch(trx, m.projection, m.generation!, batch)),
+          );
+        } catch (error) {
+          this.fail(m, error);
+          results.push('failed');
+        }
+      }
+    }
+    for (const [i, m] of members.entries()) {
+      const r = results[i]!;
+      if (r === 'failed') continue;
+      if (r === 'retired') {
+        await this.switchToLive(m);
+        continue;
+      }
+      m.checkpoint = r;
+      m.failures = 0;
+      m.lastError = undefined;
+      m.retryAt = undefined;
+      m.state = batch.length < this.batchSize ? 'live' : 'catching_up';
+    }
+    this.tell(batch);
+    this.notifyWaiters();
+  }
+
+  private fail(m: Member, error: unknown): void {
+    m.failures++;
+    m.state = 'failed';
+    m.lastError = (error as Error).message;
+    const backoff = Math.min(30_000, 100 * 2 ** m.failures);
+    m.retryAt = Date.now() + backoff;
+    this.options.logger?.error({ err: error, projection: m.projection.name }, 'projection batch failed');
+    // Retry from its committed checkpoint once the back-off is over; a poison event keeps failing visibly.
+    this.later(backoff, () => this.requestRestart());
+  }
+
+  /** The generation this member folded was swapped out (a rebuild elsewhere): follow the new live one. */
+  private async switchToLive(m: Member): Promise<void> {
+    const live = await liveGeneration(this.db, m.projection.name);
     if (!live) return;
-    loop.generation = live;
-    loop.checkpoint = live.checkpoint;
+    m.generation = live;
+    m.checkpoint = live.checkpoint;
+    this.tell('swapped');
+    this.requestRestart();
     this.notifyWaiters();
     this.options.logger?.info(
-      { projection: loop.projection.name, generation: live.generation },
+      { projection: m.projection.name, generation: live.generation },
       'projection generation swapped',
     );
   }
 
-  private rebuildInBackground(loop: Loop): void {
-    loop.state = 'rebuilding';
+  private rebuildInBackground(m: Member): void {
+    m.state = 'rebuilding';
     this.options.logger?.info(
-      { projection: loop.projection.name, from: loop.generation?.version, to: loop.projection.version },
+      { projection: m.projection.name, from: m.generation?.version, to: m.projection.version },
       'projection version changed: rebuilding beside the live generation',
     );
-    rebuildProjection(this.store, this.db, loop.projection, { batchSize: 5_000 })
-      .then(async (result) => {
-        loop.generation = result.generation;
-        loop.checkpoint = result.generation.checkpoint;
+    rebuildProjection(this.store, this.db, m.projection, { batchSize: 5_000 })
+      .then((result) => {
+        m.generation = result.generation;
+        m.checkpoint = result.generation.checkpoint;
+        m.state = 'catching_up';
+        this.tell('swapped');
         // The rebuild may already have folded what a waiter waits for: no later batch would tell it.
         this.notifyWaiters();
-        if (this.running) void this.run(loop);
+        // Join the shared reader, which may have to go back to this member's checkpoint.
+        this.requestRestart();
       })
       .catch((error) => {
-        loop.state = 'failed';
-        loop.lastError = (error as Error).message;
+        m.state = 'failed';
+        m.lastError = (error as Error).message;
         this.options.logger?.error(
-          { err: error, projection: loop.projection.name },
+          { err: error, projection: m.projection.name },
           'projection rebuild failed',
         );
       });

@@ -208,7 +208,7 @@ export const walletsProjection: Projection = {
     };
 
     const flush = async () => {
-      for (const [owner, b] of batches) await writeOwner(db, owner, b);
+      await writeOwners(db, batches);
       batches = new Map();
     };
 
@@ -373,22 +373,41 @@ export const walletsProjection: Projection = {
   },
 };
 
-const writeOwner = async (db: DB, owner: string, b: OwnerBatch): Promise<void> => {
-  if (b.replaced) {
-    await db.deleteFrom('balances').where('owner_id', '=', owner).execute();
-    await db.deleteFrom('positions').where('owner_id', '=', owner).execute();
+/** Rows per multi-row statement (PostgreSQL takes at most 65,535 parameters per statement). */
+const CHUNK = 1_000;
+
+const chunks = <T>(rows: readonly T[]): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
+  return out;
+};
+
+/**
+ * Writes the accumulated deltas of every owner of a batch with a fixed number of statements (not a few per
+ * owner), in the order one owner's rows need: replaced sessions cleared, balance deltas added, empty non-USDT
+ * balances dropped, closed or reopened positions removed, positions upserted, session totals added.
+ */
+const writeOwners = async (db: DB, batches: ReadonlyMap<string, OwnerBatch>): Promise<void> => {
+  if (batches.size === 0) return;
+  const entries = [...batches];
+  const replaced = entries.filter(([, b]) => b.replaced).map(([owner]) => owner);
+  if (replaced.length > 0) {
+    await db.deleteFrom('balances').where('owner_id', 'in', replaced).execute();
+    await db.deleteFrom('positions').where('owner_id', 'in', replaced).execute();
   }
-  const balances = [...b.balances].map(([asset, v]) => ({
-    owner_id: owner,
-    asset,
-    available: fmt(v.available),
-    locked: fmt(v.locked),
-    updated_at: v.at,
-  }));
-  if (balances.length > 0) {
+  const balances = entries.flatMap(([owner, b]) =>
+    [...b.balances].map(([asset, v]) => ({
+      owner_id: owner,
+      asset,
+      available: fmt(v.available),
+      locked: fmt(v.locked),
+      updated_at: v.at,
+    })),
+  );
+  for (const rows of chunks(balances)) {
     await db
       .insertInto('balances')
-      .values(balances)
+      .values(rows)
       .onConflict((oc) =>
         oc.columns(['owner_id', 'asset']).doUpdateSet({
           available: sql`balances.available + excluded.available`,
@@ -397,38 +416,47 @@ const writeOwner = async (db: DB, owner: string, b: OwnerBatch): Promise<void> =
         }),
       )
       .execute();
-    // A base asset sold out and unlocked is no longer a balance.
+  }
+  const touched = [...new Set(balances.map((r) => r.owner_id))];
+  if (touched.length > 0) {
     await db
       .deleteFrom('balances')
-      .where('owner_id', '=', owner)
+      .where('owner_id', 'in', touched)
       .where('asset', '!=', 'USDT')
       .where('available', '=', '0')
       .where('locked', '=', '0')
       .execute();
   }
-  const flat = [...b.flat].filter((asset) => !b.positions.has(asset));
-  if (flat.length > 0) {
-    await db.deleteFrom('positions').where('owner_id', '=', owner).where('asset', 'in', flat).execute();
+  // Closed positions, and reopened ones (their opening time restarts) unless the whole owner was cleared.
+  const gone = entries.flatMap(([owner, b]) => [
+    ...[...b.flat].filter((asset) => !b.positions.has(asset)).map((asset) => ({ owner, asset })),
+    ...(b.replaced
+      ? []
+      : [...b.positions].filter(([, p]) => p.reopened).map(([asset]) => ({ owner, asset }))),
+  ]);
+  if (gone.length > 0) {
+    await sql`
+      delete from positions as p
+      using unnest(${gone.map((g) => g.owner)}::text[], ${gone.map((g) => g.asset)}::text[]) as g(owner_id, asset)
+      where p.owner_id = g.owner_id and p.asset = g.asset`.execute(db);
   }
-  const reopened = [...b.positions].filter(([, p]) => p.reopened).map(([asset]) => asset);
-  if (reopened.length > 0 && !b.replaced) {
-    await db.deleteFrom('positions').where('owner_id', '=', owner).where('asset', 'in', reopened).execute();
-  }
-  const positions = [...b.positions].map(([asset, p]) => ({
-    owner_id: owner,
-    asset,
-    symbol: p.symbol,
-    session_id: p.sessionId,
-    quantity: p.quantity,
-    cost_basis: p.cost,
-    avg_entry_price: p.avg,
-    opened_at: p.openedAt,
-    updated_at: p.at,
-  }));
-  if (positions.length > 0) {
+  const positions = entries.flatMap(([owner, b]) =>
+    [...b.positions].map(([asset, p]) => ({
+      owner_id: owner,
+      asset,
+      symbol: p.symbol,
+      session_id: p.sessionId,
+      quantity: p.quantity,
+      cost_basis: p.cost,
+      avg_entry_price: p.avg,
+      opened_at: p.openedAt,
+      updated_at: p.at,
+    })),
+  );
+  for (const rows of chunks(positions)) {
     await db
       .insertInto('positions')
-      .values(positions)
+      .values(rows)
       .onConflict((oc) =>
         oc.columns(['owner_id', 'asset']).doUpdateSet({
           quantity: sql`excluded.quantity`,
@@ -440,18 +468,20 @@ const writeOwner = async (db: DB, owner: string, b: OwnerBatch): Promise<void> =
       )
       .execute();
   }
-  for (const [sessionId, s] of b.sessions) {
-    await db
-      .updateTable('wallet_sessions')
-      .set({
-        realized_pnl: sql`realized_pnl + ${fmt(s.realized)}::numeric`,
-        fees_paid: sql`fees_paid + ${fmt(s.fees)}::numeric`,
-        fills: sql`fills + ${s.fills}`,
-        closed_trades: sql`closed_trades + ${s.closed}`,
-        winning_trades: sql`winning_trades + ${s.wins}`,
-      })
-      .where('owner_id', '=', owner)
-      .where('session_id', '=', sessionId)
-      .execute();
+  const sessions = entries.flatMap(([owner, b]) =>
+    [...b.sessions].map(([sessionId, d]) => ({ owner, sessionId, d })),
+  );
+  if (sessions.length > 0) {
+    const col = <T>(f: (x: (typeof sessions)[number]) => T) => sessions.map(f);
+    await sql`
+      update wallet_sessions as w
+      set realized_pnl = w.realized_pnl + d.realized, fees_paid = w.fees_paid + d.fees,
+          fills = w.fills + d.fills, closed_trades = w.closed_trades + d.closed,
+          winning_trades = w.winning_trades + d.wins
+      from unnest(${col((x) => x.owner)}::text[], ${col((x) => x.sessionId)}::text[],
+                  ${col((x) => fmt(x.d.realized))}::numeric[], ${col((x) => fmt(x.d.fees))}::numeric[],
+                  ${col((x) => x.d.fills)}::int[], ${col((x) => x.d.closed)}::int[], ${col((x) => x.d.wins)}::int[])
+        as d(owner_id, session_id, realized, fees, fills, closed, wins)
+      where w.owner_id = d.owner_id and w.session_id = d.session_id`.execute(db);
   }
 };

@@ -33,7 +33,11 @@ export const getTradingProfile = async (
   db: Kysely<Database>,
   owner: { accountId: string; agentId?: string | null },
 ): Promise<TradingProfile | undefined> => {
-  const account = await getAccount(db, owner.accountId);
+  // Both reads at once: an order waits on one round trip, not two.
+  const [account, agent] = await Promise.all([
+    getAccount(db, owner.accountId),
+    owner.agentId ? getAgent(db, owner.agentId) : undefined,
+  ]);
   if (!account) return undefined;
   if (!owner.agentId) {
     return {
@@ -49,7 +53,6 @@ export const getTradingProfile = async (
       riskProfile: account.riskProfile,
     };
   }
-  const agent = await getAgent(db, owner.agentId);
   if (!agent || agent.accountId !== account.accountId) return undefined;
   return {
     ownerType: 'agent',

@@ -1,8 +1,16 @@
-import { createWalletCommands, type MarketView, type WalletCommands } from '../../commands/wallet';
+import {
+  createWalletCommands,
+  type MarketView,
+  type OwnerRef,
+  type WalletCommands,
+} from '../../commands/wallet';
 import { toUnitsNumber } from '../../domain/market/decimal';
 import { normalizeSymbol } from '../../domain/market/pair';
 import type { Dec } from '../../domain/trading/decimal';
 import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
+import { ReadThroughCache } from '../../projections/read-through-cache';
+import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
+import { DELETIONS_STREAM } from '../eventstore/port';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
 import { createLeadership } from '../matching/leader';
@@ -30,6 +38,25 @@ export const marketView = (market: MarketServices): MarketView => ({
 });
 
 /**
+ * The owners' trading profiles through a cache that this process's projection runner keeps exact: an order then
+ * costs no read-model query for its owner's status, session and risk profile, and a change to an account or an
+ * agent (risk profile, archive, reset, delete) empties the cache as soon as its read models commit it, i.e.
+ * before the command that changed it answers (read your writes), so the next order sees it.
+ */
+const cachedProfiles = (services: Services) => {
+  const cache = new ReadThroughCache<TradingProfile>(
+    10_000,
+    (e) =>
+      e.streamId.startsWith('account-') || e.streamId.startsWith('agent-') || e.streamId === DELETIONS_STREAM,
+  );
+  services.projections.onFolded((change) => (change === 'swapped' ? cache.clear() : cache.observe(change)));
+  return (owner: OwnerRef) =>
+    cache.get(`${owner.accountId}/${owner.agentId ?? ''}`, () =>
+      getTradingProfile(services.database.db, owner),
+    );
+};
+
+/**
  * Wires trading into the runtime's services (ARCHITECTURE §3, §8): the wallet commands over the event store,
  * the read models (risk profile, status, starting balance of the owner from the accounts capability) and the
  * market data; and, with `matching`, the matching engine driven by the market's tick stream, with leader
@@ -42,6 +69,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     store: services.eventStore,
     db: services.database.db,
     feeRate,
+    ...(services.projections.folding ? { profileOf: cachedProfiles(services) } : {}),
     market: () => {
       if (!services.market) return undefined;
       view ??= marketView(services.market);

@@ -68,6 +68,27 @@ describe('command handler', () => {
     expect(final.state).toEqual({ balance: 0, spends: 10 });
   });
 
+  it('decides on the cached state without a read; a stale cache ends in a conflict and a re-decision', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const a = createCommandHandler(store, cashDecider);
+    const b = createCommandHandler(store, cashDecider);
+    await a.handle(stream, { type: 'Fund', amount: 5 }, context);
+    await b.handle(stream, { type: 'Fund', amount: 7 }, context); // a's cache: balance 5 at revision 0
+    // a spends on its cache (expected revision 0), conflicts with b's append, re-reads and spends on 12.
+    const r = await a.handle(stream, { type: 'Spend', amount: 1 }, context);
+    expect(r.revision).toBe(2);
+    expect(r.state.balance).toBe(11);
+    const events = await store.readStream(stream);
+    expect(events.map((e) => [e.type, e.revision])).toEqual([
+      ['Funded', 0],
+      ['Funded', 1],
+      ['Spent', 2],
+    ]);
+    // Without trusting the cache the same flow costs a read first and never conflicts.
+    const c = createCommandHandler(store, cashDecider, { trustCache: false });
+    expect((await c.handle(stream, { type: 'Spend', amount: 1 }, context)).state.balance).toBe(10);
+  });
+
   it('reads only the events after the cached revision, and heals a stale cache', async () => {
     const stream = `cash-${randomUUID()}`;
     const a = createCommandHandler(store, cashDecider);

@@ -243,4 +243,57 @@ describe('projection runner', () => {
     expect(await r.waitFor(deletions[deletions.length - 1]!.position, 10_000)).toBe(true);
     expect((await summaries(db.db)).rows.map((x) => x.stream_id)).not.toContain(id);
   });
+
+  it('feeds every projection from one reader and one transaction per page, with one checkpoint position', async () => {
+    await seed(2, 3);
+    const r = runner([streamSummariesProjection, counting(1)]);
+    await r.start();
+    const pos = await store.append('s-9', [{ type: 'A', data: {} }]);
+    expect(await r.waitFor(pos.position, 10_000)).toBe(true);
+    const gens = (
+      await sql<{ name: string; c: string; p: string; n: string }>`
+        select name, checkpoint_commit::text as c, checkpoint_prepare::text as p, events_processed::text as n
+        from projection_generations where status = 'live' order by name`.execute(db.db)
+    ).rows;
+    // Both committed the same checkpoint (the page's last event) and counted every event they passed.
+    expect(gens.map((g) => g.name)).toEqual(['stream_summaries', 'type_counts']);
+    expect(new Set(gens.map((g) => `${g.c}/${g.p}`)).size).toBe(1);
+    expect(gens.map((g) => Number(g.n))).toEqual([7, 7]);
+    const counts = (
+      await sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(db.db)
+    ).rows;
+    expect(counts).toEqual([
+      { type: 'A', n: 1 },
+      { type: 'Opened', n: 2 },
+      { type: 'Touched', n: 4 },
+    ]);
+  });
+
+  it('isolates a failing projection: the others keep folding, it retries from its own checkpoint', async () => {
+    const r = runner([streamSummariesProjection, counting(1, 'Poison')], 10);
+    await r.start();
+    const good = await store.append('p-1', [{ type: 'Good', data: {} }]);
+    expect(await r.waitFor(good.position, 10_000)).toBe(true);
+    await store.append('p-1', [{ type: 'Poison', data: {} }]);
+    const after = await store.append('p-2', [{ type: 'Good', data: {} }]);
+    // The healthy projection folds past the poison event; the failing one stays at its last good checkpoint.
+    const deadline = Date.now() + 10_000;
+    let rows: { stream_id: string; event_count: number }[] = [];
+    while (Date.now() < deadline) {
+      rows = (await summaries(db.db)).rows;
+      if (rows.some((x) => x.stream_id === 'p-2')) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(rows.map((x) => [x.stream_id, x.event_count])).toEqual([
+      ['p-1', 2],
+      ['p-2', 1],
+    ]);
+    expect((await liveGeneration(db.db, 'type_counts'))?.checkpoint).toEqual(good.position);
+    const status = await r.status();
+    expect(status.find((s) => s.name === 'type_counts')).toMatchObject({ state: 'failed' });
+    expect(status.find((s) => s.name === 'type_counts')?.last_error).toContain('cannot fold Poison');
+    expect(status.find((s) => s.name === 'stream_summaries')?.state).not.toBe('failed');
+    // Read your writes cannot be promised while a read model is stuck: the bounded wait says so.
+    expect(await r.waitFor(after.position, 300)).toBe(false);
+  });
 });

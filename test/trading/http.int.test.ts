@@ -477,6 +477,28 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     tick('BTCUSDT', '40000');
   });
 
+  it('applies a risk-profile change to the very next order (no stale profile in any cache)', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    tick('BTCUSDT', '40000');
+    const limitBuy = (price: string) =>
+      order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price });
+    expect((await limitBuy('30000')).statusCode).toBe(201);
+    expect((await limitBuy('30001')).statusCode).toBe(201);
+    const put = (max_open_orders: number) =>
+      api(t.app, {
+        method: 'PUT',
+        url: '/account/risk-profile',
+        headers: keyHeader(account.apiKey),
+        payload: { max_position_size_pct: 25, daily_loss_limit_pct: 20, max_open_orders },
+      });
+    expect((await put(2)).statusCode).toBe(200);
+    const refused = await limitBuy('30002');
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatchObject({ code: 'ORDER_REJECTED', details: { rule: 'max_open_orders' } });
+    expect((await put(3)).statusCode).toBe(200);
+    expect((await limitBuy('30003')).statusCode).toBe(201);
+  });
+
   it('reads and switches the primary mode', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const before = (await get(account.apiKey, '/account/mode')).json();
