@@ -79,6 +79,43 @@ const stats = (values: number[]) => {
   };
 };
 
+/** CPU seconds (user + system) of a local process, from `/proc`; undefined when it is not readable. */
+const processCpuSeconds = (pid: number): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * CPU meter of a measured window: the server process, the PostgreSQL backends serving the scratch database (a
+ * local server) and this load-generating process. Contention moves throughput a lot on a shared 2-core machine;
+ * CPU time per order barely moves, so it is the figure to compare between versions.
+ */
+const cpuMeter = async (admin: pg.Client, database: string, serverPid: number) => {
+  const backends = async () =>
+    (
+      await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [database])
+    ).rows.map((r) => r.pid);
+  const sum = (pids: number[]) => pids.reduce((a, pid) => a + (processCpuSeconds(pid) ?? 0), 0);
+  const pids = await backends();
+  const before = { server: processCpuSeconds(serverPid) ?? 0, pg: sum(pids), client: process.cpuUsage() };
+  return async () => {
+    // Backends that connected meanwhile started from zero; ones that left are not counted (pools keep theirs).
+    const now = await backends();
+    const fresh = now.filter((p) => !pids.includes(p));
+    const client = process.cpuUsage(before.client);
+    return {
+      server_s: (processCpuSeconds(serverPid) ?? 0) - before.server,
+      postgres_s: sum(now.filter((p) => pids.includes(p))) - before.pg + sum(fresh),
+      load_generator_s: (client.user + client.system) / 1e6,
+    };
+  };
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 // (a) HTTP market orders
 
@@ -202,11 +239,13 @@ const httpBenchmark = async () => {
     };
     const loops = keys.map((k, i) => loop(k, i));
     await sleep(options.warmup * 1000);
+    const cpu = await cpuMeter(admin, name, server.child.pid!);
     measuring = true;
     const t0 = performance.now();
     await sleep(options.duration * 1000);
     measuring = false;
     const seconds = (performance.now() - t0) / 1000;
+    const used = await cpu();
     running = false;
     await Promise.all(loops);
     const ok = statuses.get(201) ?? 0;
@@ -221,6 +260,12 @@ const httpBenchmark = async () => {
       statuses: Object.fromEntries(statuses),
       read_model_stale: stale,
       latency_ms: stats(latencies),
+      cpu_ms_per_order: {
+        server: round((used.server_s * 1000) / Math.max(1, latencies.length), 3),
+        postgres: round((used.postgres_s * 1000) / Math.max(1, latencies.length), 3),
+        load_generator: round((used.load_generator_s * 1000) / Math.max(1, latencies.length), 3),
+      },
+      machine: { cpus: os.cpus().length, load_average_1m: round(os.loadavg()[0]!, 2) },
       postgres: { version, synchronous_commit: syncCommit },
       projections: health.projections?.map((p: any) => ({ name: p.name, lag: p.lag_events, state: p.state })),
     };

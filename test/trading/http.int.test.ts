@@ -429,6 +429,13 @@ describe('reset, the daily loss breaker and the auditor views', () => {
       },
       new_session: { session_id: expect.any(String), starting_balance: '5000.00000000' },
     });
+    // The account now trades in the new session, with its new starting balance.
+    const info = (await get(account.apiKey, '/account/info')).json();
+    expect(info.current_session).toEqual({
+      session_id: res.json().new_session.session_id,
+      started_at: res.json().new_session.started_at,
+    });
+    expect(info.starting_balance).toBe('5000.00000000');
     const balance = (await get(account.apiKey, '/account/balance')).json();
     expect(balance).toEqual({
       balances: [{ asset: 'USDT', available: '5000.00000000', locked: '0.00000000', total: '5000.00000000' }],

@@ -1,10 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { DomainError } from '../../../domain/shared/errors';
 import { getAccount } from '../../../queries/accounts';
 import { getAgent } from '../../../queries/agents';
+import { decimal8, iso } from '../../../queries/format';
+import { getWallet } from '../../../queries/trading';
 import { identity } from '../../auth/install';
 import { assertAgentActive, principalOf } from '../../auth/principal';
+import type { Database } from '../../db/schema';
 import { awaitReadModels } from '../read-your-writes';
 import {
   decimalOutput,
@@ -29,6 +33,30 @@ const accountInfoResponse = z.object({
 });
 
 /**
+ * The session the owner trades in now, as its wallet records it: `POST /account/reset` starts a new wallet
+ * session (possibly with a new starting balance) without touching the account or agent stream, so the wallet
+ * is the truth once it exists and follows the owner's current session. Before the first trade, or while an
+ * agent reset is not yet followed by its wallet, the owner's own session is.
+ */
+const walletSession = async (
+  db: Kysely<Database>,
+  ownerId: string,
+  owner: { sessionId: string; sessionStartedAt: string; startingBalance: string },
+) => {
+  const w = await getWallet(db, ownerId);
+  if (w?.session && w.wallet.owner_session_id === owner.sessionId) {
+    return {
+      starting_balance: decimal8(w.session.starting_balance),
+      current_session: { session_id: w.session.session_id, started_at: iso(w.session.started_at) },
+    };
+  }
+  return {
+    starting_balance: owner.startingBalance,
+    current_session: { session_id: owner.sessionId, started_at: owner.sessionStartedAt },
+  };
+};
+
+/**
  * Account endpoints of this capability (spec "Account endpoints", key/JWT): `GET /account/info` and
  * `PUT /account/risk-profile`. With an agent key, or a JWT/account key plus `X-Agent-Id`, both act on that
  * agent (spec "Authentication" rules 4 and 5); otherwise on the account.
@@ -41,6 +69,9 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['account'],
         summary: 'The account (or the scoped agent): status, starting balance, current session, risk profile',
+        description:
+          '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
+          '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
         security: [{ apiKey: [] }, { bearer: [] }],
         response: { 200: accountInfoResponse, ...errorResponses(401, 403, 404, 429) },
       },
@@ -56,8 +87,7 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
           agent_id: agent.agentId,
           display_name: agent.displayName,
           status: agent.status,
-          starting_balance: agent.startingBalance,
-          current_session: { session_id: agent.sessionId, started_at: agent.sessionStartedAt },
+          ...(await walletSession(db, agent.agentId, agent)),
           risk_profile: riskProfileOut(agent.riskProfile),
           created_at: agent.createdAt,
         };
@@ -69,8 +99,7 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
         agent_id: null,
         display_name: account.displayName,
         status: account.status,
-        starting_balance: account.startingBalance,
-        current_session: { session_id: account.sessionId, started_at: account.sessionStartedAt },
+        ...(await walletSession(db, account.accountId, account)),
         risk_profile: riskProfileOut(account.riskProfile),
         created_at: account.createdAt,
       };

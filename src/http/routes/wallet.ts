@@ -9,6 +9,7 @@ import {
   type WalletResetData,
   walletStreamId,
 } from '../../../domain/wallet/events';
+import { backtestCounts } from '../../../queries/backtest-counts';
 import { getBalances, getPositions, getWallet, tradeStats } from '../../../queries/trading';
 import { type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
@@ -366,15 +367,20 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'The primary mode (live or backtest) and the live session',
         description:
-          '`active_backtests` and `total_backtests_completed` are 0 until the backtest capability provides them.',
+          '`active_backtests` counts backtest sessions not yet finished (`created` or `running`), ' +
+          "`total_backtests_completed` the completed ones: the agent's with an agent key or `X-Agent-Id`, else " +
+          'every session of the account.',
         response: { 200: modeResponse, ...errorResponses(401, 403, 404, 429) },
       },
     },
     async (request) => {
       const principal = principalOf(request);
       const { profile, wallet } = await prepare(principal, request.id);
-      const mode = await trading(services).wallets.mode(profile.ownerId);
-      const equity = await equityOf(profile, wallet !== undefined);
+      const [mode, equity, backtests] = await Promise.all([
+        trading(services).wallets.mode(profile.ownerId),
+        equityOf(profile, wallet !== undefined),
+        backtestCounts(db(), ownerOf(principal)),
+      ]);
       return {
         mode: mode.mode,
         live_session: {
@@ -382,8 +388,8 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
           current_equity: fmt(roundHalfEven8(equity)),
           strategy_label: mode.strategyLabel,
         },
-        active_backtests: 0,
-        total_backtests_completed: 0,
+        active_backtests: backtests.active,
+        total_backtests_completed: backtests.completed,
       };
     },
   );
