@@ -4,8 +4,10 @@
  * comparison, on in-memory PGlite.
  *
  *   npx tsx bench/eventstore.ts [--events 200000] [--json out.json] [--pool 20] [--wait-quiet 30] [--no-pglite]
+ *                               [--batch-in-flight 2] [--batch-max-appends 128] [--no-batching] [--compare-unbatched]
  *
- * (a) single-event appends from 64 concurrent streams with exact expected revisions; (b) `readAll` over a log
+ * (a) single-event appends from 64 concurrent streams with exact expected revisions, through the adapter's append
+ * batcher (reported: batches sent and their mean size; `--compare-unbatched` repeats (a) with batching off); (b) `readAll` over a log
  * pre-filled to `--events` with batched appends, pages of 1,000 and 5,000; (c) latency from just before `append`
  * to delivery by `subscribeToAll`, with an exactly-once and in-order check. (a) and (c) also run on PGlite.
  * Each phase reports CPU use (Node, machine, and the PostgreSQL backends of the scratch database) because other
@@ -31,7 +33,11 @@ import {
   type NewEvent,
   START,
 } from '../src/eventstore/port';
-import { createPostgresEventStore } from '../src/eventstore/postgres';
+import {
+  createPostgresEventStore,
+  type PostgresEventStore,
+  type PostgresEventStoreOptions,
+} from '../src/eventstore/postgres';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -63,6 +69,10 @@ interface Options {
   pglite: boolean;
   timeout: number;
   waitQuiet: number;
+  batching: boolean;
+  batchInFlight?: number;
+  batchMaxAppends?: number;
+  compareUnbatched: boolean;
 }
 
 const program = new Command()
@@ -106,6 +116,14 @@ const program = new Command()
     },
     0,
   )
+  .option('--no-batching', 'append one call per append (the append batcher off)')
+  .option(
+    '--batch-in-flight <n>',
+    'append batches in flight at once (adapter default when absent)',
+    positiveInt,
+  )
+  .option('--batch-max-appends <n>', 'most appends per batch (adapter default when absent)', positiveInt)
+  .option('--compare-unbatched', 'also run the append test with the batcher off, right after', false)
   .option(
     '--timeout <s>',
     'abort (and drop the scratch database) after this many seconds',
@@ -259,16 +277,20 @@ const fmt = (n: number, digits = 0): string =>
 // (a) single-event appends, many concurrent streams
 
 interface AppendResultStats {
+  /** Whether the append batcher was on. */
+  batching: boolean;
   streams: number;
   appends: number;
   seconds: number;
   perSecond: number;
   latencyMs: Percentiles;
   cpu: CpuUse;
+  /** Batches the adapter sent during the timed part (batcher on). */
+  batches?: { batches: number; meanAppends: number; largest: number };
 }
 
 const benchAppends = async (
-  store: EventStore,
+  store: PostgresEventStore,
   handle: DatabaseHandle,
   label: string,
 ): Promise<AppendResultStats> => {
@@ -286,6 +308,7 @@ const benchAppends = async (
   log(`${label}: appends, ${opts.streams} streams, up to ${opts.appends} appends or ${opts.appendSeconds} s`);
   const latencies: number[] = [];
   let issued = 0;
+  const batchesBefore = store.appendBatchStats();
   const cpu = await cpuMeter(handle);
   const started = performance.now();
   const deadline = started + opts.appendSeconds * 1000;
@@ -302,13 +325,26 @@ const benchAppends = async (
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuUse = await cpu();
+  const batchesAfter = store.appendBatchStats();
+  const sent = batchesAfter && batchesBefore ? batchesAfter.batches - batchesBefore.batches : 0;
   return {
+    batching: batchesAfter !== undefined,
     streams: opts.streams,
     appends: latencies.length,
     seconds,
     perSecond: latencies.length / seconds,
     latencyMs: percentiles(latencies),
-    cpu: await cpu(),
+    cpu: cpuUse,
+    ...(batchesAfter && batchesBefore && sent > 0
+      ? {
+          batches: {
+            batches: sent,
+            meanAppends: (batchesAfter.items - batchesBefore.items) / sent,
+            largest: batchesAfter.largest,
+          },
+        }
+      : {}),
   };
 };
 
@@ -613,6 +649,8 @@ interface Results {
   options: Options;
   postgres: {
     appends?: AppendResultStats;
+    /** The same test with the batcher off (`--compare-unbatched`). */
+    appendsUnbatched?: AppendResultStats;
     populate?: PopulateStats;
     readAll: ReadStats[];
     subscriber: SubscriberStats[];
@@ -643,6 +681,18 @@ const waitForQuiet = async (): Promise<number> => {
   if (busy >= 0.25)
     log(`WARNING: machine ${fmt(busy * 100)}% busy before start: other work distorts the results`);
   return busy;
+};
+
+/** The adapter's batching as the options ask: off, the adapter's defaults, or with the given overrides. */
+const storeOptions = (): PostgresEventStoreOptions => {
+  if (!opts.batching) return { batching: false };
+  if (opts.batchInFlight === undefined && opts.batchMaxAppends === undefined) return {};
+  return {
+    batching: {
+      ...(opts.batchInFlight === undefined ? {} : { maxInFlight: opts.batchInFlight }),
+      ...(opts.batchMaxAppends === undefined ? {} : { maxItems: opts.batchMaxAppends }),
+    },
+  };
 };
 
 const main = async (): Promise<Results> => {
@@ -678,12 +728,17 @@ const main = async (): Promise<Results> => {
   url.pathname = `/${dbName}`;
 
   const handle = openPostgres(url.toString(), { max: opts.pool });
-  const store = createPostgresEventStore(handle);
+  const store = createPostgresEventStore(handle, storeOptions());
   let reader: DatabaseHandle | undefined;
   let readerStore: EventStore | undefined;
   try {
     await migrateToLatest(handle.db);
     results.postgres.appends = await benchAppends(store, handle, 'postgres');
+    if (opts.compareUnbatched) {
+      const unbatched = createPostgresEventStore(handle, { batching: false });
+      results.postgres.appendsUnbatched = await benchAppends(unbatched, handle, 'postgres (batcher off)');
+      await unbatched.close();
+    }
     results.postgres.populate = await populate(store, handle);
     const total = await countEvents(handle);
     await sql`vacuum analyze events`.execute(handle.db);
@@ -709,7 +764,7 @@ const main = async (): Promise<Results> => {
 
   if (opts.pglite) {
     const lite = await openPGlite();
-    const liteStore = createPostgresEventStore(lite);
+    const liteStore = createPostgresEventStore(lite, storeOptions());
     try {
       await migrateToLatest(lite.db);
       results.pglite.appends = await benchAppends(liteStore, lite, 'pglite');
@@ -739,11 +794,16 @@ const report = (r: Results): string => {
   const rows: string[][] = [['Backend', 'Measurement', 'Result', 'Detail', 'Target']];
   const appendRow = (backend: string, a: AppendResultStats | undefined, target: boolean) => {
     if (!a) return;
+    const batching = a.batches
+      ? `batcher on: ${fmt(a.batches.batches)} batches, ${fmt(a.batches.meanAppends, 1)} appends each on average (largest ${fmt(a.batches.largest)}); `
+      : a.batching
+        ? 'batcher on; '
+        : 'batcher off; ';
     rows.push([
       backend,
       `single-event appends, ${a.streams} concurrent streams`,
       `${fmt(a.perSecond)} appends/s`,
-      `${fmt(a.appends)} in ${fmt(a.seconds, 1)} s; latency p50 ${fmt(a.latencyMs.p50, 1)} ms, p99 ${fmt(a.latencyMs.p99, 1)} ms; ${cpuText(a.cpu, { count: a.appends, unit: 'append' })}`,
+      `${fmt(a.appends)} in ${fmt(a.seconds, 1)} s; ${batching}latency p50 ${fmt(a.latencyMs.p50, 1)} ms, p99 ${fmt(a.latencyMs.p99, 1)} ms; ${cpuText(a.cpu, { count: a.appends, unit: 'append' })}`,
       target ? `>= 3,000/s: ${verdict(a.perSecond >= 3000)}` : '-',
     ]);
   };
@@ -752,6 +812,7 @@ const report = (r: Results): string => {
     r.postgres.appends,
     true,
   );
+  appendRow('PostgreSQL, batcher off (comparison)', r.postgres.appendsUnbatched, false);
   if (r.postgres.populate) {
     const p = r.postgres.populate;
     rows.push([

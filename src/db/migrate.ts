@@ -2,6 +2,7 @@ import { type Kysely, type Migration, type MigrationResult, Migrator } from 'kys
 import * as m0001 from './migrations/0001_event_store';
 import * as m0002 from './migrations/0002_projections';
 import * as m0003market from './migrations/0003_market_data';
+import * as m0004 from './migrations/0004_append_batch';
 
 /**
  * Ordered migrations (STYLE: kysely's `Migrator`). A static list rather than a folder scan so the same code
@@ -11,6 +12,7 @@ export const migrations: Record<string, Migration> = {
   '0001_event_store': m0001,
   '0002_projections': m0002,
   '0003_market_data': m0003market,
+  '0004_append_batch': m0004,
 };
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { DatabaseHandle } from '../db/database';
 import type { Database } from '../db/schema';
+import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
 import { canonicalJson } from './hash-chain';
 import { LiveReader } from './live-reader';
 import {
@@ -68,6 +69,144 @@ const expectedCode = (e: ExpectedRevision | undefined): number => {
   return e;
 };
 
+/** One append, validated and serialised, as `append_events_batch` takes it. */
+interface PreparedAppend {
+  streamId: string;
+  /** As the caller gave it (for the error). */
+  expectedRevision: ExpectedRevision | undefined;
+  /** As the SQL function takes it: >= 0 exact, -1 no stream, -2 any, -3 stream exists. */
+  expected: number;
+  ids: string[];
+  types: string[];
+  /** Canonical JSON of each event's data (hashed as is). */
+  dataTexts: string[];
+  /** Each event's metadata (with `occurred_at`) and its canonical JSON. */
+  metas: Record<string, unknown>[];
+  metaTexts: string[];
+  /** Its weight in a batch: the JSON texts' length plus {@link EVENT_OVERHEAD} per event. */
+  weight: number;
+}
+
+/** What an event weighs in a batch beyond its JSON (ids, type, row and index overhead), in bytes. */
+const EVENT_OVERHEAD = 256;
+
+/** A row of `append_events_batch`: an appended event, or the conflict of one append. */
+interface BatchRow {
+  o_append: number;
+  o_conflict: boolean;
+  o_revision: string;
+  o_global_position: string | null;
+  o_transaction_id: string | null;
+  o_prev_hash: string | null;
+  o_hash: string | null;
+  o_recorded_at: Date | string | null;
+}
+
+/** What became of one append of a batch. */
+type AppendOutcome = { conflict: false; rows: BatchRow[] } | { conflict: true; actual: number };
+
+/** Validates and serialises an append. Throws `RangeError` for no events or a bad expected revision. */
+const prepareAppend = (
+  streamId: string,
+  events: NewEvent[],
+  expectedRevision: ExpectedRevision | undefined,
+): PreparedAppend => {
+  if (events.length === 0) throw new RangeError('append needs at least one event');
+  const expected = expectedCode(expectedRevision);
+  const metas = events.map((e) => ({
+    ...e.metadata,
+    occurred_at: e.metadata?.occurred_at ?? new Date().toISOString(),
+  }));
+  const dataTexts = events.map((e) => canonicalJson(e.data ?? null));
+  const metaTexts = metas.map((m) => canonicalJson(m));
+  let weight = 0;
+  for (let i = 0; i < events.length; i++) {
+    weight += dataTexts[i]!.length + metaTexts[i]!.length + EVENT_OVERHEAD;
+  }
+  return {
+    streamId,
+    expectedRevision,
+    expected,
+    ids: events.map((e) => (e.eventId ?? randomUUID()).toLowerCase()),
+    types: events.map((e) => e.type),
+    dataTexts,
+    metas,
+    metaTexts,
+    weight,
+  };
+};
+
+/** The caller's result of one append; throws {@link WrongExpectedRevisionError} for a conflict. */
+const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult => {
+  if (outcome.conflict) {
+    throw new WrongExpectedRevisionError(a.streamId, a.expectedRevision ?? 'any', outcome.actual);
+  }
+  if (outcome.rows.length !== a.ids.length) {
+    throw new Error(`append to ${a.streamId}: ${a.ids.length} events sent, ${outcome.rows.length} recorded`);
+  }
+  const recorded: RecordedEvent[] = outcome.rows.map((r, i) => ({
+    eventId: a.ids[i]!,
+    streamId: a.streamId,
+    revision: Number(r.o_revision),
+    position: { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) },
+    type: a.types[i]!,
+    data: JSON.parse(a.dataTexts[i]!),
+    metadata: { ...(a.metas[i]! as RecordedMetadata), prev_hash: r.o_prev_hash!, hash: r.o_hash! },
+    recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at!),
+  }));
+  const last = recorded[recorded.length - 1]!;
+  return {
+    nextRevision: last.revision,
+    position: last.position,
+    lastHash: last.metadata.hash,
+    events: recorded,
+  };
+};
+
+/**
+ * True for an error the server reported for the statement (a `DatabaseError` of `pg` or PGlite: a SQLSTATE and a
+ * severity): the batch's implicit transaction rolled back, so its appends can be retried one by one.
+ * Connection errors (SQLSTATE class 08, or a socket error without a severity) leave the outcome of the commit
+ * unknown and are not retried.
+ */
+const isServerError = (error: unknown): boolean => {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return (
+    typeof severity === 'string' &&
+    typeof code === 'string' &&
+    /^[0-9A-Z]{5}$/.test(code) &&
+    !code.startsWith('08')
+  );
+};
+
+/** Most weight of one batch: about 1 MiB of events (at most ~4,000 small ones). */
+const MAX_BATCH_WEIGHT = 1 << 20;
+
+/**
+ * Batching on a server (measured with `bench/eventstore.ts`, docs/benchmarks.md): up to 2 batches in flight,
+ * each at most 128 appends and {@link MAX_BATCH_WEIGHT}.
+ */
+const POSTGRES_BATCHING: BatcherOptions = { maxInFlight: 2, maxItems: 128, maxWeight: MAX_BATCH_WEIGHT };
+
+/** PGlite runs queries one at a time in this process: one batch in flight, the rest queue behind it. */
+const PGLITE_BATCHING: BatcherOptions = { maxInFlight: 1, maxItems: 128, maxWeight: MAX_BATCH_WEIGHT };
+
+/** Options of {@link createPostgresEventStore}. */
+export interface PostgresEventStoreOptions {
+  /**
+   * The append batcher: concurrent appends (to any streams) share one call and one transaction. `false` sends
+   * each append alone (one transaction each). Default: on, tuned per backend; options given here override
+   * the defaults one by one.
+   */
+  batching?: BatcherOptions | false;
+}
+
+/** The PostgreSQL adapter: the {@link EventStore} port plus what benchmarks and tests look at. */
+export interface PostgresEventStore extends EventStore {
+  /** Batches sent by the append batcher so far (a copy); `undefined` when batching is off. */
+  appendBatchStats(): BatcherStats | undefined;
+}
+
 interface EventRow {
   global_position: string;
   transaction_id: string;
@@ -97,13 +236,19 @@ const EVENT_COLUMNS = sql`global_position::text as global_position, transaction_
 
 /**
  * The PostgreSQL event store adapter (ARCHITECTURE §5), on a `pg` pool or on PGlite.
- * - Appends go through the `append_events` function: one round trip, row lock on the stream head, optimistic
- *   concurrency, hash chain; the NOTIFY wake-up follows the commit (see `createNotifier`).
+ * - Appends go through the `append_events_batch` function (migration 0004): row locks on the stream heads,
+ *   optimistic concurrency per append, hash chain. Appends arriving while earlier ones are in flight are
+ *   batched (`AppendBatcher`): one round trip and one transaction (one commit flush) for many streams, each
+ *   append still succeeding or failing with {@link WrongExpectedRevisionError} on its own. The NOTIFY wake-up
+ *   follows the commit (see `createNotifier`), once per batch.
  * - `$all` is read in `(transaction_id, global_position)` order and only below
  *   `pg_snapshot_xmin(pg_current_snapshot())`, so an event whose transaction commits late is never skipped.
  * - Subscriptions are woken by LISTEN/NOTIFY and by this process's own appends, and poll as a fallback.
  */
-export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => {
+export const createPostgresEventStore = (
+  handle: DatabaseHandle,
+  options: PostgresEventStoreOptions = {},
+): PostgresEventStore => {
   const db = handle.db;
   const notifyOthers = createNotifier(handle);
   const live = new LiveReader({
@@ -111,75 +256,82 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
     listen: (onWake) => handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload))),
   });
 
+  /** Runs one batch through `append_events_batch` on `executor`; one outcome per append, in order. */
+  const sendBatch = async (
+    appends: PreparedAppend[],
+    executor: Kysely<Database> = db,
+  ): Promise<AppendOutcome[]> => {
+    const streams: string[] = [];
+    const expected: number[] = [];
+    const counts: number[] = [];
+    const ids: string[] = [];
+    const types: string[] = [];
+    const dataTexts: string[] = [];
+    const metaTexts: string[] = [];
+    for (const a of appends) {
+      streams.push(a.streamId);
+      expected.push(a.expected);
+      counts.push(a.ids.length);
+      ids.push(...a.ids);
+      types.push(...a.types);
+      dataTexts.push(...a.dataTexts);
+      metaTexts.push(...a.metaTexts);
+    }
+    const { rows } = await sql<BatchRow>`
+      select o_append, o_conflict, o_revision::text as o_revision, o_global_position::text as o_global_position,
+             o_transaction_id, o_prev_hash, o_hash, o_recorded_at
+      from append_events_batch(${streams}::text[], ${expected}::bigint[], ${counts}::int[], ${ids}::uuid[],
+                               ${types}::text[], ${dataTexts}::text[], ${metaTexts}::text[])`.execute(
+      executor,
+    );
+    const outcomes: AppendOutcome[] = appends.map(() => ({ conflict: false, rows: [] }));
+    let last: bigint | undefined;
+    for (const r of rows) {
+      const k = r.o_append - 1;
+      if (r.o_conflict) {
+        outcomes[k] = { conflict: true, actual: Number(r.o_revision) };
+        continue;
+      }
+      (outcomes[k] as { rows: BatchRow[] }).rows.push(r);
+      const position = BigInt(r.o_global_position!);
+      if (last === undefined || position > last) last = position;
+    }
+    // One wake-up per batch: its appends share one transaction, so they become readable together.
+    if (last !== undefined && executor === db) {
+      live.wake(last);
+      notifyOthers(last);
+    }
+    return outcomes;
+  };
+
+  const batcher =
+    options.batching === false
+      ? undefined
+      : new AppendBatcher<PreparedAppend, AppendOutcome>(
+          {
+            send: (appends) => sendBatch(appends),
+            weight: (a) => a.weight,
+            key: (a) => a.streamId,
+            isolatable: isServerError,
+          },
+          {
+            ...(handle.kind === 'pglite' ? PGLITE_BATCHING : POSTGRES_BATCHING),
+            ...options.batching,
+          },
+        );
+
   const append = async (
     streamId: string,
     events: NewEvent[],
-    options: { expectedRevision?: ExpectedRevision } = {},
+    appendOptions: { expectedRevision?: ExpectedRevision } = {},
     executor: Kysely<Database> = db,
   ): Promise<AppendResult> => {
-    if (events.length === 0) throw new RangeError('append needs at least one event');
-    const expected = expectedCode(options.expectedRevision);
-    const ids = events.map((e) => (e.eventId ?? randomUUID()).toLowerCase());
-    const metas = events.map((e) => ({
-      ...e.metadata,
-      occurred_at: e.metadata?.occurred_at ?? new Date().toISOString(),
-    }));
-    const dataTexts = events.map((e) => canonicalJson(e.data ?? null));
-    const metaTexts = metas.map((m) => canonicalJson(m));
-    const types = events.map((e) => e.type);
-    let rows: {
-      o_revision: string;
-      o_global_position: string;
-      o_transaction_id: string;
-      o_prev_hash: string;
-      o_hash: string;
-      o_recorded_at: Date | string;
-    }[];
-    try {
-      const result = await sql<(typeof rows)[number]>`
-        select o_revision::text as o_revision, o_global_position::text as o_global_position, o_transaction_id,
-               o_prev_hash, o_hash, o_recorded_at
-        from append_events(${streamId}, ${expected}::bigint, ${ids}::uuid[], ${types}::text[], ${dataTexts}::text[],
-                           ${metaTexts}::text[])`.execute(executor);
-      rows = result.rows;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code === 'EV409') {
-        const actual = Number((error as { detail?: string }).detail ?? -1);
-        throw new WrongExpectedRevisionError(streamId, options.expectedRevision ?? 'any', actual);
-      }
-      // Two first appends to a new stream race on the streams primary key: the loser sees a conflict.
-      if (code === '23505') {
-        if (expected === -2 && executor === db) return append(streamId, events, options, executor);
-        throw new WrongExpectedRevisionError(
-          streamId,
-          options.expectedRevision ?? 'any',
-          await streamRevision(streamId),
-        );
-      }
-      throw error;
-    }
-    const recorded: RecordedEvent[] = rows.map((r, i) => ({
-      eventId: ids[i]!,
-      streamId,
-      revision: Number(r.o_revision),
-      position: { commit: BigInt(r.o_transaction_id), prepare: BigInt(r.o_global_position) },
-      type: types[i]!,
-      data: JSON.parse(dataTexts[i]!),
-      metadata: { ...metas[i]!, prev_hash: r.o_prev_hash, hash: r.o_hash },
-      recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at),
-    }));
-    const last = recorded[recorded.length - 1]!;
-    if (executor === db) {
-      live.wake(last.position.prepare);
-      notifyOthers(last.position.prepare);
-    }
-    return {
-      nextRevision: last.revision,
-      position: last.position,
-      lastHash: last.metadata.hash,
-      events: recorded,
-    };
+    const prepared = prepareAppend(streamId, events, appendOptions.expectedRevision);
+    const outcome =
+      executor === db && batcher
+        ? await batcher.submit(prepared)
+        : (await sendBatch([prepared], executor))[0]!;
+    return toAppendResult(prepared, outcome);
   };
 
   const readStream = async (streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> => {
@@ -277,6 +429,7 @@ export const createPostgresEventStore = (handle: DatabaseHandle): EventStore => 
     headPosition,
     deleteStream,
     close: () => live.close(),
+    appendBatchStats: () => (batcher ? { ...batcher.stats } : undefined),
   };
 };
 

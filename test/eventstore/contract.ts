@@ -15,6 +15,16 @@ export interface ContractSubject {
   store: EventStore;
   /** Changes a stored event's data behind the store's back (tamper test); absent when impossible. */
   tamper?: (streamId: string, revision: number) => Promise<void>;
+  /**
+   * Batches sent by the adapter's append batcher so far, when it has one: the batching tests then also check
+   * that concurrent appends really shared batches (and transactions).
+   */
+  appendBatches?: () => number;
+  /**
+   * True when appends to one stream issued without waiting for each other are applied in the order they were
+   * issued (the PostgreSQL batcher); EventStoreDB gives no such promise for concurrent calls.
+   */
+  keepsSubmissionOrder?: boolean;
   close(): Promise<void>;
 }
 
@@ -268,6 +278,192 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
       expect(verifyChain(events)).toBeNull();
       expect(await store.readStream(stream, { fromRevision: 99_990 })).toHaveLength(10);
     }, 180_000);
+
+    it('batches concurrent appends to distinct streams: all succeed with correct revisions and hash chains', async () => {
+      const streams = Array.from({ length: 48 }, () => uniqueStream('batch'));
+      const first = await Promise.all(
+        streams.map((s, i) =>
+          store.append(s, [{ type: 'Opened', data: { i } }], { expectedRevision: 'no_stream' }),
+        ),
+      );
+      const batchesBefore = subject.appendBatches?.();
+      const second = await Promise.all(
+        streams.map((s, i) =>
+          store.append(
+            s,
+            [
+              { type: 'Deposited', data: { i, amount: '1.00000000' } },
+              { type: 'Withdrawn', data: { i, amount: '0.50000000' } },
+            ],
+            { expectedRevision: 0 },
+          ),
+        ),
+      );
+      for (let i = 0; i < streams.length; i++) {
+        expect(first[i]!.nextRevision).toBe(0);
+        expect(second[i]!.nextRevision).toBe(2);
+        expect(second[i]!.events.map((e) => [e.streamId, e.revision])).toEqual([
+          [streams[i], 1],
+          [streams[i], 2],
+        ]);
+        expect(second[i]!.events[0]!.metadata.prev_hash).toBe(first[i]!.lastHash);
+        const events = await store.readStream(streams[i]!);
+        expect(events.map((e) => [e.type, (e.data as { i: number }).i])).toEqual([
+          ['Opened', i],
+          ['Deposited', i],
+          ['Withdrawn', i],
+        ]);
+        expect(events.map((e) => e.metadata.hash)).toEqual([
+          first[i]!.lastHash,
+          ...second[i]!.events.map((e) => e.metadata.hash),
+        ]);
+        expect(verifyChain(events)).toBeNull();
+      }
+      if (batchesBefore !== undefined) {
+        // Batched: far fewer batches (and transactions) than appends.
+        expect(subject.appendBatches!() - batchesBefore).toBeLessThan(streams.length / 4);
+        expect(new Set(second.map((r) => r.position.commit)).size).toBeLessThan(streams.length / 4);
+      }
+    });
+
+    it('fails only the conflicting appends of a batch, each with its actual revision; their neighbours commit', async () => {
+      const streams = Array.from({ length: 12 }, () => uniqueStream('neighbour'));
+      await Promise.all(streams.map((s) => store.append(s, [{ type: 'Opened', data: {} }])));
+      const missing = uniqueStream('missing');
+      const batchesBefore = subject.appendBatches?.();
+      const attempts: [string, number | 'no_stream' | 'stream_exists' | 'any'][] = streams.map((s, i) => [
+        s,
+        i === 3 ? 5 : i === 7 ? 'no_stream' : 0,
+      ]);
+      attempts.splice(5, 0, [missing, 'stream_exists']);
+      const settled = await Promise.allSettled(
+        attempts.map(([s, expectedRevision]) =>
+          store.append(s, [{ type: 'Next', data: {} }], { expectedRevision }),
+        ),
+      );
+      const failed = settled.flatMap((r, i) => (r.status === 'rejected' ? [[i, r.reason] as const] : []));
+      expect(failed.map(([i]) => attempts[i]![0])).toEqual([streams[3], missing, streams[7]]);
+      for (const [i, error] of failed) {
+        expect(error).toBeInstanceOf(WrongExpectedRevisionError);
+        expect((error as WrongExpectedRevisionError).streamId).toBe(attempts[i]![0]);
+        expect((error as WrongExpectedRevisionError).expected).toBe(attempts[i]![1]);
+        expect((error as WrongExpectedRevisionError).actual).toBe(attempts[i]![0] === missing ? -1 : 0);
+      }
+      for (let i = 0; i < streams.length; i++) {
+        const events = await store.readStream(streams[i]!);
+        expect(events.map((e) => e.type)).toEqual(i === 3 || i === 7 ? ['Opened'] : ['Opened', 'Next']);
+        expect(verifyChain(events)).toBeNull();
+      }
+      expect(await store.readStream(missing)).toEqual([]);
+      expect(await store.streamRevision(missing)).toBe(-1);
+      if (batchesBefore !== undefined) {
+        // All thirteen were sent together: the ten that committed share one transaction.
+        expect(subject.appendBatches!() - batchesBefore).toBe(1);
+        const commits = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value.position.commit] : []));
+        expect(commits).toHaveLength(10);
+        expect(new Set(commits).size).toBe(1);
+      }
+    });
+
+    it('applies appends to one stream issued together in order, checking each against its predecessor', async (ctx) => {
+      if (!subject.keepsSubmissionOrder) {
+        console.log(`[contract:${name}] submission-order test skipped: the adapter does not promise it`);
+        ctx.skip();
+        return;
+      }
+      const stream = uniqueStream('ordered');
+      const neighbour = uniqueStream('ordered-neighbour');
+      await store.append(stream, [{ type: 'Opened', data: {} }], { expectedRevision: 'no_stream' });
+      const settled = await Promise.allSettled([
+        store.append(stream, [{ type: 'A', data: {} }], { expectedRevision: 0 }),
+        store.append(neighbour, [{ type: 'N', data: {} }], { expectedRevision: 'no_stream' }),
+        store.append(
+          stream,
+          [
+            { type: 'B', data: {} },
+            { type: 'C', data: {} },
+          ],
+          { expectedRevision: 1 },
+        ),
+        // Checked against what A, B and C left (3), not against the revision before the batch (0).
+        store.append(stream, [{ type: 'Stale', data: {} }], { expectedRevision: 1 }),
+        store.append(stream, [{ type: 'D', data: {} }], { expectedRevision: 3 }),
+        store.append(stream, [{ type: 'E', data: {} }], { expectedRevision: 'stream_exists' }),
+      ]);
+      expect(settled.map((r) => r.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+      ]);
+      const stale = (settled[3] as PromiseRejectedResult).reason;
+      expect(stale).toBeInstanceOf(WrongExpectedRevisionError);
+      expect((stale as WrongExpectedRevisionError).actual).toBe(3);
+      const values = settled.map((r) => (r.status === 'fulfilled' ? r.value.nextRevision : null));
+      expect(values).toEqual([1, 0, 3, null, 4, 5]);
+      const events = await store.readStream(stream);
+      expect(events.map((e) => e.type)).toEqual(['Opened', 'A', 'B', 'C', 'D', 'E']);
+      expect(verifyChain(events)).toBeNull();
+      for (let i = 1; i < events.length; i++) {
+        expect(comparePositions(events[i - 1]!.position, events[i]!.position)).toBeLessThan(0);
+      }
+    });
+
+    it('lets exactly one of many concurrent first appends to a new stream win with no_stream', async () => {
+      const contested = uniqueStream('contested');
+      const open = uniqueStream('open');
+      const settled = await Promise.allSettled(
+        Array.from({ length: 24 }, (_, i) =>
+          store.append(contested, [{ type: 'Claimed', data: { i } }], { expectedRevision: 'no_stream' }),
+        ),
+      );
+      const won = settled.filter((r) => r.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      expect((won[0] as PromiseFulfilledResult<{ nextRevision: number }>).value.nextRevision).toBe(0);
+      for (const r of settled) {
+        if (r.status === 'rejected') {
+          expect(r.reason).toBeInstanceOf(WrongExpectedRevisionError);
+          expect((r.reason as WrongExpectedRevisionError).actual).toBe(0);
+        }
+      }
+      const events = await store.readStream(contested);
+      expect(events).toHaveLength(1);
+      expect(verifyChain(events)).toBeNull();
+      // With `any`, every one of them lands, each at its own revision, in one intact chain.
+      const all = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => store.append(open, [{ type: 'Joined', data: { i } }])),
+      );
+      expect(all.map((r) => r.nextRevision).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 24 }, (_, i) => i),
+      );
+      const joined = await store.readStream(open);
+      expect(joined).toHaveLength(24);
+      expect(verifyChain(joined)).toBeNull();
+    });
+
+    it('keeps every chain intact when concurrent appends hit a few shared streams in every order', async () => {
+      const shared = Array.from({ length: 5 }, () => uniqueStream('crossed'));
+      const perWorker = 12;
+      const workers = 16;
+      await Promise.all(
+        Array.from({ length: workers }, async (_, w) => {
+          for (let i = 0; i < perWorker; i++) {
+            // Each round, every worker appends to a different shared stream, concurrently.
+            const s = shared[(w * 7 + i * 3) % shared.length]!;
+            await store.append(s, [{ type: 'Crossed', data: { w, i } }], { expectedRevision: 'any' });
+          }
+        }),
+      );
+      let total = 0;
+      for (const s of shared) {
+        const events = await store.readStream(s);
+        total += events.length;
+        expect(verifyChain(events)).toBeNull();
+      }
+      expect(total).toBe(workers * perWorker);
+    });
 
     it('detects a tampered event through the hash chain', async (ctx) => {
       if (!subject.tamper) {

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../src/db/database';
-import { type RecordedEvent, START } from '../../src/eventstore/port';
+import { verifyChain } from '../../src/eventstore/hash-chain';
+import { type RecordedEvent, START, WrongExpectedRevisionError } from '../../src/eventstore/port';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import {
   createPGliteTestDatabase,
@@ -16,6 +18,8 @@ const subjectOn = (db: TestDatabase): ContractSubject => {
   const store = createPostgresEventStore(db);
   return {
     store,
+    appendBatches: () => store.appendBatchStats()?.batches ?? 0,
+    keepsSubmissionOrder: true,
     tamper: async (streamId, revision) => {
       await sql`update events set data = jsonb_set(data, '{amount}', '"4000.00000000"')
                 where stream_id = ${streamId} and revision = ${revision}`.execute(db.db);
@@ -29,6 +33,62 @@ const subjectOn = (db: TestDatabase): ContractSubject => {
 
 eventStoreContract('PGlite (embedded)', async () => subjectOn(await createPGliteTestDatabase()));
 
+/** Batcher behaviour specific to this adapter, on PGlite and (when reachable) on the server. */
+const batcherTests = (name: string, open: () => Promise<TestDatabase>) => {
+  describe(`PostgreSQL adapter append batcher: ${name}`, () => {
+    it('resends a batch the database rejects append by append, so only the bad append fails', async () => {
+      const db = await open();
+      const store = createPostgresEventStore(db);
+      try {
+        const streams = Array.from({ length: 10 }, (_, i) => `isolate-${i}-${randomUUID()}`);
+        // jsonb refuses \u0000: the whole batch statement fails, not just one append.
+        const settled = await Promise.allSettled(
+          streams.map((s, i) =>
+            store.append(s, [{ type: 'T', data: { text: i === 4 ? 'a\u0000b' : 'ok' } }], {
+              expectedRevision: 'no_stream',
+            }),
+          ),
+        );
+        expect(settled.map((r) => r.status)).toEqual(
+          streams.map((_, i) => (i === 4 ? 'rejected' : 'fulfilled')),
+        );
+        const error = (settled[4] as PromiseRejectedResult).reason as { code?: string };
+        expect(error).not.toBeInstanceOf(WrongExpectedRevisionError);
+        expect(error.code).toBe('22P05');
+        expect(store.appendBatchStats()).toMatchObject({ isolated: 1 });
+        for (const [i, s] of streams.entries()) {
+          expect(await store.streamRevision(s)).toBe(i === 4 ? -1 : 0);
+        }
+      } finally {
+        await store.close();
+        await db.close();
+      }
+    });
+
+    it('appends one at a time with batching off, with the same results', async () => {
+      const db = await open();
+      const store = createPostgresEventStore(db, { batching: false });
+      try {
+        const stream = `unbatched-${randomUUID()}`;
+        const settled = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) =>
+            store.append(stream, [{ type: 'T', data: { i } }], { expectedRevision: 'no_stream' }),
+          ),
+        );
+        expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(store.appendBatchStats()).toBeUndefined();
+        await store.append(stream, [{ type: 'U', data: {} }], { expectedRevision: 0 });
+        expect(verifyChain(await store.readStream(stream))).toBeNull();
+      } finally {
+        await store.close();
+        await db.close();
+      }
+    });
+  });
+};
+
+batcherTests('PGlite', createPGliteTestDatabase);
+
 const pgReason = await postgresUnavailableReason();
 if (pgReason) {
   console.log(`[contract] PostgreSQL server run skipped: ${pgReason}`);
@@ -37,6 +97,99 @@ if (pgReason) {
   });
 } else {
   eventStoreContract('PostgreSQL server', async () => subjectOn(await createPostgresTestDatabase()));
+  batcherTests('PostgreSQL server', () => createPostgresTestDatabase());
+
+  describe('PostgreSQL batches from several processes', () => {
+    it('lets one first append win per new stream across pools, without aborting a batch or deadlocking', async () => {
+      const db = await createPostgresTestDatabase();
+      const pools = Array.from({ length: 4 }, () => openPostgres(db.url!, { max: 4 }));
+      const stores = pools.map((p) => createPostgresEventStore(p));
+      try {
+        for (let round = 0; round < 5; round++) {
+          const contested = Array.from({ length: 8 }, (_, i) => `race-${round}-${i}-${randomUUID()}`);
+          const open = Array.from({ length: 8 }, (_, i) => `open-${round}-${i}-${randomUUID()}`);
+          const settled = await Promise.all(
+            stores.map((store, p) => {
+              // Each pool touches the streams in its own order, so the batches' stream sets cross.
+              const order = p % 2 ? [...contested.keys()].reverse() : [...contested.keys()];
+              return Promise.allSettled(
+                order.flatMap((i) => [
+                  store.append(contested[i]!, [{ type: 'Claimed', data: { p } }], {
+                    expectedRevision: 'no_stream',
+                  }),
+                  store.append(open[i]!, [{ type: 'Joined', data: { p } }], { expectedRevision: 'any' }),
+                  store.append(`own-${p}-${randomUUID()}`, [{ type: 'Own', data: { p } }], {
+                    expectedRevision: 'no_stream',
+                  }),
+                ]),
+              );
+            }),
+          );
+          for (const results of settled) {
+            for (const [k, r] of results.entries()) {
+              if (k % 3 === 0) {
+                if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(WrongExpectedRevisionError);
+              } else {
+                expect(r.status).toBe('fulfilled');
+              }
+            }
+          }
+          const reader = stores[0]!;
+          for (const s of contested) {
+            const events = await reader.readStream(s);
+            expect(events).toHaveLength(1);
+            expect(verifyChain(events)).toBeNull();
+          }
+          const winners = settled.flatMap((results) =>
+            results.filter((r, k) => k % 3 === 0 && r.status === 'fulfilled'),
+          );
+          expect(winners).toHaveLength(contested.length);
+          for (const s of open) {
+            const events = await reader.readStream(s);
+            expect(events.map((e) => e.revision)).toEqual([0, 1, 2, 3]);
+            expect(verifyChain(events)).toBeNull();
+          }
+        }
+        // No batch failed as a whole (a unique violation on a new stream's head would have, and would have
+        // been resent append by append), and no placeholder head was left behind.
+        for (const store of stores) expect(store.appendBatchStats()?.isolated).toBe(0);
+        const { rows } = await sql<{ n: string }>`
+          select count(*)::text as n from streams where revision < 0`.execute(db.db);
+        expect(rows[0]!.n).toBe('0');
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+        await Promise.all(pools.map((p) => p.close()));
+        await db.close();
+      }
+    });
+
+    it('keeps append_events (one stream, raises EV409) as a wrapper with the same chain', async () => {
+      const db = await createPostgresTestDatabase();
+      const store = createPostgresEventStore(db);
+      try {
+        const stream = `wrapper-${randomUUID()}`;
+        await store.append(stream, [{ type: 'A', data: { x: 1 } }]);
+        const { rows } = await sql<{ o_revision: string }>`
+          select o_revision::text as o_revision from append_events(${stream}, 0, array[gen_random_uuid()],
+            array['B'], array['{"y":2}'], array['{"occurred_at":"2026-01-01T00:00:00.000Z"}'])`.execute(
+          db.db,
+        );
+        expect(rows.map((r) => r.o_revision)).toEqual(['1']);
+        const conflict = await sql`
+          select * from append_events(${stream}, 0, array[gen_random_uuid()], array['C'], array['{}'],
+            array['{"occurred_at":"2026-01-01T00:00:00.000Z"}'])`
+          .execute(db.db)
+          .catch((e) => e);
+        expect(conflict).toMatchObject({ code: 'EV409', detail: '1' });
+        const events = await store.readStream(stream);
+        expect(events.map((e) => e.type)).toEqual(['A', 'B']);
+        expect(verifyChain(events)).toBeNull();
+      } finally {
+        await store.close();
+        await db.close();
+      }
+    });
+  });
 
   describe('PostgreSQL wake-ups across processes', () => {
     it('wakes a subscriber on another connection pool through NOTIFY, well before its idle poll', async () => {
