@@ -178,6 +178,7 @@ export const applyBatches = async (
   const last = events[events.length - 1];
   const out: (LogPosition | 'retired')[] = [];
   const moved: { name: string; generation: number; processed: number }[] = [];
+  const work: { m: BatchMember; fresh: RecordedEvent[] }[] = [];
   for (const m of members) {
     const cur = current.get(`${m.projection.name}/${m.gen.generation}`);
     if (!cur || cur.status === 'retired') {
@@ -189,11 +190,7 @@ export const applyBatches = async (
     const fresh = events.filter(
       (e) => isAfter(e.position, cur.checkpoint) && (!types || types.includes(e.type)),
     );
-    if (fresh.length > 0) {
-      // Raw SQL in a projector must hit this generation's tables too, not the public views of the live one.
-      await sql`select set_config('search_path', ${`${m.gen.schema}, public`}, true)`.execute(trx);
-      await m.projection.apply(trx.withSchema(m.gen.schema), fresh);
-    }
+    if (fresh.length > 0) work.push({ m, fresh });
     if (!last || !isAfter(last.position, cur.checkpoint)) {
       out.push(cur.checkpoint);
       continue;
@@ -204,6 +201,13 @@ export const applyBatches = async (
       processed: events.filter((e) => isAfter(e.position, cur.checkpoint)).length,
     });
     out.push(last.position);
+  }
+  if (work.length > 0) {
+    // Raw SQL in a projector must hit this generation's tables too, not the public views of the live one. Table
+    // names are unique across projections (each is also a public view), so one search path serves them all.
+    const path = [...work.map((w) => w.m.gen.schema), 'public'].join(', ');
+    await sql`select set_config('search_path', ${path}, true)`.execute(trx);
+    for (const { m, fresh } of work) await m.projection.apply(trx.withSchema(m.gen.schema), fresh);
   }
   if (last && moved.length > 0) {
     await sql`
