@@ -1,12 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import { floorToStep } from '../../domain/trading/quantity';
-import { MARKET_DATA } from '../market/support';
-import { createPostgresTestDatabase, type TestDatabase } from '../support/databases';
+import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
  * The real server process (`src/main.ts serve`) on the real data set (`MARKET_DATA_DIR=../shared/market-data`)
@@ -14,62 +9,20 @@ import { createPostgresTestDatabase, type TestDatabase } from '../support/databa
  * engine when the replayed price crosses them, cancel-all, reset, and the portfolio identities of the spec.
  * Embedded PGlite in a temporary DATA_DIR, or a fresh database on DATABASE_URL's server when that is set.
  */
-const repoRoot = path.resolve(__dirname, '../..');
-let child: ChildProcess;
+let server: RealDataServer | undefined;
 let base = '';
-let dataDir = '';
-let database: TestDatabase | undefined;
-const output: string[] = [];
 let key = '';
 
 beforeAll(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-trading-e2e-'));
-  if (process.env.DATABASE_URL) database = await createPostgresTestDatabase();
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: dataDir,
-    MARKET_DATA_DIR: path.relative(repoRoot, MARKET_DATA),
-    LOG_LEVEL: 'info',
-  };
-  delete env.MARKET_SOURCE;
-  delete env.MARKET_SYMBOLS;
-  if (database?.url) env.DATABASE_URL = database.url;
-  else delete env.DATABASE_URL;
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output.join('')}`)), 110_000);
-    const onData = (chunk: Buffer) => {
-      output.push(String(chunk));
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output.join(''));
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output.join('')}`)));
-  });
+  server = await startRealDataServer('ptv-trading-e2e-');
+  base = server.url;
   const reg = await call('POST', '/auth/register', { display_name: 'E2E trader' });
   expect(reg.status).toBe(201);
   key = reg.body.api_key;
 }, 120_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
-  await database?.close();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await server?.close();
 }, 30_000);
 
 const call = async (method: string, url: string, body?: unknown) => {

@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MARKET_DATA } from '../market/support';
+import { createPostgresTestDatabase, type TestDatabase } from './databases';
+import { type ServerProcess, startServer } from './server-process';
+
+/** The real server process on the real data set, with its own storage; see {@link startRealDataServer}. */
+export interface RealDataServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  server: ServerProcess;
+  /** Stops the server (SIGTERM, SIGKILL after 15 s) and removes its data directory and database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `src/main.ts serve` replaying `../shared/market-data` (`MARKET_DATA_DIR`, source `files`) in a fresh
+ * temporary `DATA_DIR`: embedded PGlite, or a fresh database on `DATABASE_URL`'s server when that is set. Resolves
+ * once `/health` answers 200 (the end-to-end tests of market data and trading share it).
+ */
+export const startRealDataServer = async (prefix: string): Promise<RealDataServer> => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  let database: TestDatabase | undefined;
+  try {
+    if (process.env.DATABASE_URL) database = await createPostgresTestDatabase();
+    const server = await startServer(
+      {
+        DATA_DIR: dataDir,
+        MARKET_DATA_DIR: MARKET_DATA,
+        MARKET_SOURCE: '',
+        MARKET_SYMBOLS: '',
+        DATABASE_URL: database?.url ?? '',
+        LOG_LEVEL: 'info',
+      },
+      110_000,
+    );
+    return {
+      url: server.url,
+      server,
+      async close() {
+        const stopped = server.stop();
+        const timer = setTimeout(() => void server.kill(), 15_000);
+        await stopped;
+        clearTimeout(timer);
+        await database?.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await database?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+};
