@@ -501,7 +501,10 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     expect((await put(2)).statusCode).toBe(200);
     const refused = await limitBuy('30002');
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().error).toMatchObject({ code: 'ORDER_REJECTED', details: { rule: 'max_open_orders' } });
+    expect(refused.json().error).toMatchObject({
+      code: 'ORDER_REJECTED',
+      details: { rule: 'max_open_orders' },
+    });
     expect((await put(3)).statusCode).toBe(200);
     expect((await limitBuy('30003')).statusCode).toBe(201);
   });
