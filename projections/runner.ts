@@ -82,6 +82,8 @@ export class ProjectionRunner {
   /** Set when membership or a checkpoint moved backwards: the reader restarts from the lowest checkpoint. */
   private restartRequested = false;
   private wakeIdle: (() => void) | undefined;
+  /** Position of the last event the current subscription delivered (where its next page starts). */
+  private readPosition: LogPosition = { commit: 0n, prepare: 0n };
   private loop: Promise<void> | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly listeners = new Set<FoldListener>();
@@ -288,6 +290,7 @@ export class ProjectionRunner {
       }
       const from = members.map((m) => m.checkpoint).reduce((a, b) => (comparePositions(a, b) <= 0 ? a : b));
       const subscription = this.store.subscribeToAll({ after: from, maxBatch: this.batchSize });
+      this.readPosition = from;
       this.subscription = subscription;
       try {
         for await (const batch of subscription) {
@@ -311,7 +314,16 @@ export class ProjectionRunner {
   private async fold(batch: readonly RecordedEvent[]): Promise<void> {
     const last = batch[batch.length - 1];
     if (!last) return;
-    const members = this.active().filter((m) => isAfter(last.position, m.checkpoint));
+    // Only a member that has folded everything before this page may take part: one that came back from a
+    // back-off (or a rebuild) behind the reader would otherwise skip the events in between. It makes the reader
+    // start again from its checkpoint instead.
+    const pageStart = this.readPosition;
+    this.readPosition = last.position;
+    const active = this.active();
+    if (active.some((m) => comparePositions(m.checkpoint, pageStart) < 0)) this.requestRestart();
+    const members = active.filter(
+      (m) => comparePositions(m.checkpoint, pageStart) >= 0 && isAfter(last.position, m.checkpoint),
+    );
     if (members.length === 0) return;
     let results: (LogPosition | 'retired' | 'failed')[];
     try {

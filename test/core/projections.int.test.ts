@@ -296,4 +296,38 @@ describe('projection runner', () => {
     // Read your writes cannot be promised while a read model is stuck: the bounded wait says so.
     expect(await r.waitFor(after.position, 300)).toBe(false);
   });
+
+  it('a projection that recovers from failures folds every event it missed, none skipped or doubled', async () => {
+    let failuresLeft = 2;
+    const flaky: Projection = {
+      ...counting(1),
+      async apply(k, events) {
+        if (events.some((e) => e.type === 'Flaky') && failuresLeft > 0) {
+          failuresLeft--;
+          throw new Error('transient failure');
+        }
+        await counting(1).apply(k, events);
+      },
+    };
+    const r = runner([streamSummariesProjection, flaky], 5);
+    await r.start();
+    await store.append('f-1', [{ type: 'Flaky', data: {} }]);
+    // The healthy projection keeps folding while the flaky one backs off; then it comes back.
+    let last: RecordedEvent['position'] | undefined;
+    for (let i = 0; i < 30; i++) {
+      last = (await store.append(`f-${i % 3}`, [{ type: 'Good', data: {} }])).position;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await r.waitFor(last!, 15_000)).toBe(true);
+    expect(failuresLeft).toBe(0);
+    const counts = (
+      await sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(db.db)
+    ).rows;
+    expect(counts).toEqual([
+      { type: 'Flaky', n: 1 },
+      { type: 'Good', n: 30 },
+    ]);
+    const total = (await summaries(db.db)).rows.reduce((sum, x) => sum + x.event_count, 0);
+    expect(total).toBe(31);
+  });
 });
