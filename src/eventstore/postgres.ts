@@ -41,10 +41,11 @@ const createNotifier = (handle: DatabaseHandle) => {
       const position = pending;
       pending = undefined;
       try {
-        await handle.db.transaction().execute(async (trx) => {
-          await sql`set local synchronous_commit = off`.execute(trx);
-          await sql`select pg_notify(${EVENTS_CHANNEL}, ${position.toString()})`.execute(trx);
-        });
+        // One statement, so one round trip: its implicit transaction commits without waiting for the WAL
+        // flush (`set_config(..., true)` is the statement's `SET LOCAL`).
+        await sql`select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()})`.execute(
+          handle.db,
+        );
       } catch {
         // A lost wake-up only delays readers until their idle poll.
       }
