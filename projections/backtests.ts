@@ -173,7 +173,8 @@ const computeResults = async (
  * `backtests`, `backtest_equity`, `backtest_trades` (ARCHITECTURE §6, §9): sessions with their status and
  * progress, the equity at every step (from the `equity` arrays of `BacktestStepped`), the sandbox's fills, and —
  * when a session completes or is cancelled — its results, computed from those rows by `domain/metrics` (a rebuild
- * recomputes them: a corrected formula reaches every past session). Rows are written in bulk per batch.
+ * recomputes them: a corrected formula reaches every past session). Rows are written in bulk: the equity, fills
+ * and progress a batch adds go out in one statement.
  */
 export const backtestsProjection: Projection = {
   name: 'backtests',
@@ -263,16 +264,25 @@ export const backtestsProjection: Projection = {
       return p;
     };
 
+    /**
+     * Writes what the batch gathered in one statement (one round trip, however many sessions and steps): the
+     * equity rows and the fills are inserted by data-modifying CTEs, and each session's row gets its latest step,
+     * virtual time, added fills and `updated_at` from the same statement.
+     */
     const flush = async () => {
+      if (equity.length === 0 && trades.length === 0 && progress.size === 0) return;
+      const inserts = [];
       if (equity.length) {
-        await sql`insert into backtest_equity (session_id, step, time, equity)
+        inserts.push(sql`equity_rows as (
+          insert into backtest_equity (session_id, step, time, equity)
           select session_id, step, time, equity
           from jsonb_to_recordset(${JSON.stringify(equity)}::jsonb)
-            as x(session_id text, step integer, time timestamptz, equity numeric)`.execute(db);
+            as x(session_id text, step integer, time timestamptz, equity numeric))`);
         equity = [];
       }
       if (trades.length) {
-        await sql`insert into backtest_trades (session_id, seq, trade_id, order_id, symbol, side, type, fill_trigger,
+        inserts.push(sql`trade_rows as (
+          insert into backtest_trades (session_id, seq, trade_id, order_id, symbol, side, type, fill_trigger,
             quantity, price, notional, fee, total, realized_pnl, slippage_pct, reference_price, reference_time,
             price_source, executed_at)
           select session_id, seq, trade_id, order_id, symbol, side, type, fill_trigger, quantity, price, notional,
@@ -281,23 +291,23 @@ export const backtestsProjection: Projection = {
             as x(session_id text, seq integer, trade_id text, order_id text, symbol text, side text, type text,
                  fill_trigger text, quantity numeric, price numeric, notional numeric, fee numeric, total numeric,
                  realized_pnl numeric, slippage_pct numeric, reference_price numeric, reference_time timestamptz,
-                 price_source text, executed_at timestamptz)`.execute(db);
+                 price_source text, executed_at timestamptz))`);
         trades = [];
       }
-      for (const [id, p] of progress) {
-        await db
-          .updateTable('backtests')
-          .set({
-            ...(p.step !== undefined && p.virtual_time !== undefined
-              ? { step: p.step, virtual_time: p.virtual_time }
-              : {}),
-            total_trades: sql`total_trades + ${p.trades}`,
-            updated_at: p.at,
-          })
-          .where('session_id', '=', id)
-          .execute();
-      }
+      const sessions = [...progress].map(([id, p]) => ({
+        session_id: id,
+        step: p.step ?? null,
+        virtual_time: p.virtual_time ?? null,
+        trades: p.trades,
+        at: p.at,
+      }));
       progress.clear();
+      await sql`${inserts.length ? sql`with ${sql.join(inserts)} ` : sql``}update backtests as b
+        set step = coalesce(p.step, b.step), virtual_time = coalesce(p.virtual_time, b.virtual_time),
+            total_trades = b.total_trades + p.trades, updated_at = p.at
+        from jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb)
+          as p(session_id text, step integer, virtual_time timestamptz, trades integer, at timestamptz)
+        where b.session_id = p.session_id`.execute(db);
     };
 
     for (const e of events) {
