@@ -1,7 +1,12 @@
 import type { LoadedSession } from '../../commands/backtest';
 import { progressPct } from '../../domain/backtest/clock';
 import type { BacktestStreamEvent } from '../../domain/backtest/events';
-import { closedCandlesBetween, lastClosed, type SessionMarket } from '../../domain/backtest/market';
+import {
+  closedCandlesBetween,
+  lastClosed,
+  lastClosedIndex,
+  type SessionMarket,
+} from '../../domain/backtest/market';
 import type { Candle } from '../../domain/market/candle';
 import { computePerformance } from '../../domain/metrics/performance';
 import { DomainError } from '../../domain/shared/errors';
@@ -117,6 +122,35 @@ export const candleOut = (c: Candle) => ({
   trade_count: c.tradeCount ?? 0,
 });
 
+/** A pair's entry in the step response's `prices`: the last candle closed by virtual time. */
+interface StepPrice {
+  readonly open: string;
+  readonly high: string;
+  readonly low: string;
+  readonly close: string;
+  readonly volume: string;
+  readonly time: string;
+}
+
+/** Entries already built, per candle (candles are immutable; each is shown by many steps and sessions). */
+const stepPrices = new WeakMap<Candle, StepPrice>();
+
+const stepPrice = (c: Candle): StepPrice => {
+  let p = stepPrices.get(c);
+  if (!p) {
+    p = Object.freeze({
+      open: c.open,
+      high: c.high,
+      low: c.low,
+      close: c.close,
+      volume: c.volume,
+      time: iso(c.openTime),
+    });
+    stepPrices.set(c, p);
+  }
+  return p;
+};
+
 /** The step response (spec `POST /backtest/{id}/step`), from the session after the step and its new events. */
 export const stepOut = (
   session: LoadedSession,
@@ -125,21 +159,10 @@ export const stepOut = (
 ) => {
   const config = session.state.config!;
   const at = virtualTimeOf(session);
-  const prices: Record<
-    string,
-    { open: string; high: string; low: string; close: string; volume: string; time: string }
-  > = {};
+  const prices: Record<string, StepPrice> = {};
   for (const s of market.series) {
-    const c = lastClosed(market, s.symbol, at);
-    if (c)
-      prices[s.symbol] = {
-        open: c.open,
-        high: c.high,
-        low: c.low,
-        close: c.close,
-        volume: c.volume,
-        time: iso(c.openTime),
-      };
+    const i = lastClosedIndex(s, market.intervalMs, at);
+    if (i >= 0) prices[s.symbol] = stepPrice(s.candles[i]!);
   }
   const portfolio = portfolioOut(session, market);
   const filled = [];
