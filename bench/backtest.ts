@@ -6,21 +6,40 @@
  *     candle-updates/s = steps × pairs / time of the `StepBacktest` decisions, in three scenarios — nothing held,
  *     16 positions held and 16 pending orders that never fill (every candle walked along its path), and a grid of
  *     pending orders that fill and are replaced all the way. Also: loading the candles into the session market.
- * (b) Through HTTP: the real runtime (`createRuntime` + `buildApp`, projections running, embedded PGlite in a temp
- *     data directory unless `DATABASE_URL` is set) listening on a local port, on the real data set:
- *     - the whole 16-pair hourly run: create (pairs null = every pair), start, one `step/batch` of 100,000 steps
- *       (clamped at 23,976: the run completes), then `GET /results` — wall time of each call and in total;
- *     - batch stepping through HTTP: a 16-pair session stepped in batches of `--batch` steps to the end;
- *     - single steps: `--steps` `POST /step` calls one after another (keep-alive), latency p50/p99.
+ * (b) Through HTTP: the real runtime (`createRuntime` + `buildApp`, projections and matching engine running in
+ *     this process as with `npm start`) listening on a local port, on the real data set, on a scratch database
+ *     (`ptv_bench_backtest_*`, dropped at the end) of the PostgreSQL server named by `--postgres` or
+ *     `DATABASE_URL`, else on embedded PGlite in a temporary data directory (`--pglite` forces PGlite):
+ *     - `whole`: the whole 16-pair hourly run: create (pairs null = every pair), start, one `step/batch` of 100,000
+ *       steps (clamped at 23,976: the run completes), then `GET /results` — wall time of each call and in total;
+ *     - `batches`: a 16-pair session stepped in batches of `--batch` steps to the end;
+ *     - `single`: `--steps` `POST /step` calls one after another on a 16-pair session holding BTC and ETH, after
+ *       50 warm-up calls, alternating in blocks of 100 between two clients in this process (node:http with a
+ *       keep-alive agent, and `fetch`), so both see the same load: latency p50/p90/p99/max per client; where the
+ *       time of a call goes (server side: request arrival → command, the command (decision and durable append),
+ *       command → response written; the rest is the client and the loopback); CPU ms per step of this process
+ *       (server and client) and of the PostgreSQL backends of the scratch database; database statements sent
+ *       per step; event-loop delay. Then, unless `--no-breakdown`, the same single steps (node:http client) with
+ *       the matching engine stopped, and with the projections stopped too: what the background work each step
+ *       causes costs the step.
+ *     With `--worker` (PostgreSQL only) the API process runs with `PROJECTIONS=false` and a worker process
+ *     (`src/main.ts worker`: projections and matching engine) follows the log, as the api/worker deployment of
+ *     `docs/operations.md`; its CPU is reported too, and the breakdown is the same steps with the worker stopped.
  *
  *   MARKET_DATA_DIR=../shared/market-data npx tsx bench/backtest.ts [--steps 2000] [--batch 1000] [--json out.json]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres MARKET_DATA_DIR=../shared/market-data \
+ *     npx tsx bench/backtest.ts --skip-in-process --parts single --steps 1000
  *
  * Targets: ≥ 1,000,000 candle-updates/s in process, single step p50 ≤ 2 ms, the whole 16-pair run through batch
  * steps in ≤ 10 s. Results: `docs/benchmarks.md` ("Backtesting").
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PGlite } from '@electric-sql/pglite';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import pino from 'pino';
@@ -42,16 +61,27 @@ const positiveInt = (value: string): number => {
   return n;
 };
 
+const PARTS = ['whole', 'batches', 'single'] as const;
+
 const options = new Command()
   .option('--steps <n>', 'single steps timed through HTTP', positiveInt, 2000)
   .option('--batch <n>', 'steps per batch call in the HTTP batch run', positiveInt, 1000)
   .option('--rounds <n>', 'repetitions of each in-process scenario', positiveInt, 5)
   .option('--skip-http', 'only the in-process measurements')
   .option('--skip-in-process', 'only the HTTP measurements')
+  .option('--parts <list>', `HTTP parts to run, comma-separated: ${PARTS.join(', ')}`, PARTS.join(','))
   .option(
     '--postgres <url>',
-    'run the HTTP part on a scratch database of this PostgreSQL server instead of PGlite',
+    'run the HTTP part on a scratch database of this PostgreSQL server (default: DATABASE_URL)',
   )
+  .option('--pglite', 'run the HTTP part on embedded PGlite even when DATABASE_URL is set')
+  .option(
+    '--worker',
+    'PostgreSQL only: projections and matching engine in a separate worker process (src/main.ts worker), the API ' +
+      'process with PROJECTIONS=false, as the api/worker deployment of docs/operations.md',
+  )
+  .option('--no-breakdown', 'skip the single steps with the background work stopped')
+  .option('--breakdown-steps <n>', 'single steps per background configuration', positiveInt, 500)
   .option('--json <file>', 'also write the results as JSON')
   .parse()
   .opts<{
@@ -60,9 +90,23 @@ const options = new Command()
     rounds: number;
     skipHttp?: boolean;
     skipInProcess?: boolean;
+    parts: string;
     postgres?: string;
+    pglite?: boolean;
+    worker?: boolean;
+    breakdown: boolean;
+    breakdownSteps: number;
     json?: string;
   }>();
+
+const parts = new Set(options.parts.split(',').map((p) => p.trim()));
+for (const part of parts) {
+  if (!(PARTS as readonly string[]).includes(part)) throw new InvalidArgumentError(`unknown part ${part}`);
+}
+const postgresServer = options.pglite ? undefined : options.postgres || process.env.DATABASE_URL || undefined;
+if (options.worker && !postgresServer) {
+  throw new InvalidArgumentError('--worker needs a PostgreSQL server (--postgres or DATABASE_URL)');
+}
 
 const DATA = path.resolve(process.env.MARKET_DATA_DIR ?? '../shared/market-data');
 const BINANCE = fs.existsSync(path.join(DATA, 'binance')) ? path.join(DATA, 'binance') : DATA;
@@ -281,6 +325,7 @@ const scratchDatabase = async (serverUrl: string) => {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     drop: async () => {
       const a = new pg.Client({ connectionString: serverUrl });
@@ -291,23 +336,153 @@ const scratchDatabase = async (serverUrl: string) => {
   };
 };
 
-const http = async () => {
+/** CPU seconds (user + system) of a local process, from `/proc`; undefined when it is not readable. */
+const processCpuSeconds = (pid: number): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * CPU meter of a measured window: this process (server and client), the worker process when there is one and, on
+ * a local PostgreSQL server, the backends serving the scratch database. On a shared 2-core machine latency moves with the neighbours' load; CPU time per
+ * step barely does, so it is the figure to compare between versions.
+ */
+const cpuMeter = async (
+  serverUrl: string | undefined,
+  database: string | undefined,
+  workerPid: number | undefined,
+) => {
+  const admin = serverUrl ? new pg.Client({ connectionString: serverUrl }) : undefined;
+  await admin?.connect();
+  const backends = async () =>
+    admin
+      ? (
+          await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1', [
+            database,
+          ])
+        ).rows.map((r) => r.pid)
+      : [];
+  const sum = (pids: number[]) => pids.reduce((a, pid) => a + (processCpuSeconds(pid) ?? 0), 0);
+  const pids = await backends();
+  const before = {
+    pg: sum(pids),
+    node: process.cpuUsage(),
+    worker: workerPid ? processCpuSeconds(workerPid) : undefined,
+  };
+  return async (steps: number) => {
+    const now = await backends();
+    const fresh = now.filter((p) => !pids.includes(p));
+    const node = process.cpuUsage(before.node);
+    const postgres = sum(now.filter((p) => pids.includes(p))) - before.pg + sum(fresh);
+    const worker = workerPid && before.worker !== undefined ? processCpuSeconds(workerPid) : undefined;
+    await admin?.end();
+    return {
+      node_ms_per_step: round((node.user + node.system) / 1000 / steps, 3),
+      ...(worker !== undefined
+        ? { worker_ms_per_step: round(((worker - before.worker!) * 1000) / steps, 3) }
+        : {}),
+      ...(admin ? { postgres_ms_per_step: round((postgres * 1000) / steps, 3) } : {}),
+    };
+  };
+};
+
+/** Counts the statements this process sends to the database (pg clients and PGlite) while `counting`. */
+const statementCounter = (() => {
+  let count = 0;
+  let counting = false;
+  for (const proto of [pg.Client.prototype, PGlite.prototype] as { query: (...a: unknown[]) => unknown }[]) {
+    const query = proto.query;
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      if (counting) count++;
+      return query.apply(this, args);
+    };
+  }
+  return {
+    start: () => {
+      count = 0;
+      counting = true;
+    },
+    stop: () => {
+      counting = false;
+      return count;
+    },
+  };
+})();
+
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    p50_ms: round(percentile(sorted, 50), 3),
+    p90_ms: round(percentile(sorted, 90), 3),
+    p99_ms: round(percentile(sorted, 99), 3),
+    max_ms: round(sorted.at(-1) ?? Number.NaN, 3),
+  };
+};
+
+/** Starts `src/main.ts worker` (projections and matching engine) on the database; resolves once it runs. */
+const startWorker = async (env: Record<string, string | undefined>): Promise<ChildProcess> => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: { ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += String(chunk);
+      if (buffer.includes('"worker running"')) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+  });
+  return child;
+};
+
+const stopWorker = async (child: ChildProcess | undefined): Promise<void> => {
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+};
+
+const throughHttp = async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-bench-backtest-'));
-  const scratch = options.postgres ? await scratchDatabase(options.postgres) : undefined;
-  const config = loadConfig({
+  const scratch = postgresServer ? await scratchDatabase(postgresServer) : undefined;
+  const env = {
     ...process.env,
     DATA_DIR: dataDir,
     MARKET_DATA_DIR: DATA,
     LOG_LEVEL: 'error',
     DATABASE_URL: scratch?.url ?? '',
-  });
+  };
+  const config = loadConfig({ ...env, ...(options.worker ? { PROJECTIONS: 'false' } : {}) });
   let t = performance.now();
   const runtime = await createRuntime(config, pino({ level: 'error' }));
   const app = await buildApp(runtime.services);
-  await runtime.services.market!.persisted();
-  const startupMs = performance.now() - t;
+  // Listening first also keeps the process alive while the candle store is written (its delay timer is unref'd).
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  await runtime.services.market!.persisted();
+  // The worker starts on the migrated database with the candles already stored (it skips unchanged files).
+  let worker = options.worker ? await startWorker(env) : undefined;
+  const startupMs = performance.now() - t;
   const base = `${address}/api/v1`;
+  results.http = {
+    database: config.DATABASE_URL ? 'postgresql' : 'pglite',
+    deployment: options.worker
+      ? 'API process (PROJECTIONS=false) + worker process (projections, matching engine)'
+      : 'one process (API, projections, matching engine), as npm start',
+    startup_ms: round(startupMs),
+  };
+  const out = results.http as Record<string, unknown>;
   try {
     const request = async (
       method: string,
@@ -348,91 +523,208 @@ const http = async () => {
         },
         auth,
       );
+    const buyBtcAndEth = async (id: string) => {
+      for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
+        await request(
+          'POST',
+          `/backtest/${id}/trade/order`,
+          { symbol, side: 'buy', type: 'market', quantity: symbol === 'BTCUSDT' ? '0.5' : '5' },
+          auth,
+        );
+      }
+    };
     const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
       const t0 = performance.now();
       const value = await f();
       return [value, round(performance.now() - t0)];
     };
 
-    // The whole 16-pair run through one batch call.
-    const [created, createMs] = await timed(() => create(null));
-    const id = created.session_id;
-    const [, startMs] = await timed(() => request('POST', `/backtest/${id}/start`, undefined, auth));
-    for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
-      await request(
-        'POST',
-        `/backtest/${id}/trade/order`,
-        { symbol, side: 'buy', type: 'market', quantity: symbol === 'BTCUSDT' ? '0.5' : '5' },
-        auth,
+    if (parts.has('whole')) {
+      // The whole 16-pair run through one batch call.
+      const [created, createMs] = await timed(() => create(null));
+      const id = created.session_id;
+      const [, startMs] = await timed(() => request('POST', `/backtest/${id}/start`, undefined, auth));
+      await buyBtcAndEth(id);
+      const [last, batchMs] = await timed(() =>
+        request('POST', `/backtest/${id}/step/batch`, { steps: 100_000 }, auth),
       );
+      const [res, resultsMs] = await timed(() => request('GET', `/backtest/${id}/results`, undefined, auth));
+      const whole = {
+        pairs: created.estimated_pairs,
+        steps: last.step,
+        complete: last.is_complete,
+        create_ms: createMs,
+        start_ms: startMs,
+        batch_ms: batchMs,
+        results_ms: resultsMs,
+        total_ms: round(createMs + startMs + batchMs + resultsMs),
+        candle_updates_per_s: Math.round((last.step * created.estimated_pairs) / (batchMs / 1000)),
+        final_equity: res.summary.final_equity,
+        sharpe_ratio: res.metrics.sharpe_ratio,
+      };
+      console.log('whole run', whole);
+      out.whole_run = whole;
     }
-    const [last, batchMs] = await timed(() =>
-      request('POST', `/backtest/${id}/step/batch`, { steps: 100_000 }, auth),
-    );
-    const [res, resultsMs] = await timed(() => request('GET', `/backtest/${id}/results`, undefined, auth));
-    const whole = {
-      pairs: created.estimated_pairs,
-      steps: last.step,
-      complete: last.is_complete,
-      create_ms: createMs,
-      start_ms: startMs,
-      batch_ms: batchMs,
-      results_ms: resultsMs,
-      total_ms: round(createMs + startMs + batchMs + resultsMs),
-      candle_updates_per_s: Math.round((last.step * created.estimated_pairs) / (batchMs / 1000)),
-      final_equity: res.summary.final_equity,
-      sharpe_ratio: res.metrics.sharpe_ratio,
-    };
-    console.log('whole run', whole);
 
-    // Batches of `--batch` steps through HTTP.
-    const second = (await create(null)).session_id;
-    await request('POST', `/backtest/${second}/start`, undefined, auth);
-    let steps = 0;
-    t = performance.now();
-    for (;;) {
-      const r = await request('POST', `/backtest/${second}/step/batch`, { steps: options.batch }, auth);
-      steps = r.step;
-      if (r.is_complete) break;
+    if (parts.has('batches')) {
+      // Batches of `--batch` steps through HTTP.
+      const second = (await create(null)).session_id;
+      await request('POST', `/backtest/${second}/start`, undefined, auth);
+      let steps = 0;
+      t = performance.now();
+      for (;;) {
+        const r = await request('POST', `/backtest/${second}/step/batch`, { steps: options.batch }, auth);
+        steps = r.step;
+        if (r.is_complete) break;
+      }
+      const batchRunMs = performance.now() - t;
+      const batches = {
+        batch: options.batch,
+        calls: Math.ceil(steps / options.batch),
+        steps,
+        total_ms: round(batchRunMs),
+        candle_updates_per_s: Math.round((steps * 16) / (batchRunMs / 1000)),
+      };
+      console.log('batches', batches);
+      out.batches = batches;
     }
-    const batchRunMs = performance.now() - t;
-    const batches = {
-      batch: options.batch,
-      calls: Math.ceil(steps / options.batch),
-      steps,
-      total_ms: round(batchRunMs),
-      candle_updates_per_s: Math.round((steps * 16) / (batchRunMs / 1000)),
-    };
-    console.log('batches', batches);
 
-    // Single steps.
-    const third = (await create(null)).session_id;
-    await request('POST', `/backtest/${third}/start`, undefined, auth);
-    const latencies: number[] = [];
-    for (let i = 0; i < options.steps + 50; i++) {
-      const t0 = performance.now();
-      await request('POST', `/backtest/${third}/step`, undefined, auth);
-      if (i >= 50) latencies.push(performance.now() - t0);
+    /** Single steps: two clients alternating, where the time goes, then without the background work. */
+    async function singleSteps() {
+      const id = (await create(null)).session_id;
+      await request('POST', `/backtest/${id}/start`, undefined, auth);
+      await buyBtcAndEth(id);
+      const port = Number(new URL(address).port);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const viaHttp = () =>
+        new Promise<void>((resolve, reject) => {
+          const req = http.request(
+            {
+              host: '127.0.0.1',
+              port,
+              method: 'POST',
+              path: `/api/v1/backtest/${id}/step`,
+              headers: auth,
+              agent,
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => {
+                if ((res.statusCode ?? 500) >= 300) reject(new Error(Buffer.concat(chunks).toString()));
+                else resolve(JSON.parse(Buffer.concat(chunks).toString()));
+              });
+            },
+          );
+          req.on('error', reject);
+          req.end();
+        });
+      const viaFetch = () => request('POST', `/backtest/${id}/step`, undefined, auth);
+
+      // Where a call's time goes, seen from the server: request arrival → command start (routing, rate limit,
+      // authentication), the command (decision and durable append), command end → response written.
+      const marks = { arrive: 0, commandStart: 0, commandEnd: 0, written: 0 };
+      let tracing = false;
+      app.server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        if (!tracing) return;
+        marks.arrive = performance.now();
+        res.once('finish', () => {
+          marks.written = performance.now();
+        });
+      });
+      const commands = runtime.services.backtest!.commands;
+      const step = commands.step;
+      commands.step = async (...args) => {
+        marks.commandStart = performance.now();
+        try {
+          return await step(...args);
+        } finally {
+          marks.commandEnd = performance.now();
+        }
+      };
+
+      const measure = async (clients: Record<string, () => Promise<unknown>>, steps: number) => {
+        const latencies: Record<string, number[]> = {};
+        const phases = {
+          before_command: [] as number[],
+          command: [] as number[],
+          after_command: [] as number[],
+        };
+        const outside: number[] = [];
+        for (const name of Object.keys(clients)) latencies[name] = [];
+        const delay = monitorEventLoopDelay({ resolution: 1 });
+        const cpu = await cpuMeter(postgresServer, scratch?.name, worker?.pid);
+        const clientList = Object.entries(clients);
+        delay.enable();
+        statementCounter.start();
+        tracing = true;
+        for (let i = 0; i < steps; i++) {
+          const [name, call] = clientList[Math.floor(i / 100) % clientList.length]!;
+          const t0 = performance.now();
+          await call();
+          const total = performance.now() - t0;
+          latencies[name]!.push(total);
+          phases.before_command.push(marks.commandStart - marks.arrive);
+          phases.command.push(marks.commandEnd - marks.commandStart);
+          phases.after_command.push(marks.written - marks.commandEnd);
+          outside.push(total - (marks.written - marks.arrive));
+        }
+        tracing = false;
+        const statements = statementCounter.stop();
+        delay.disable();
+        const usage = await cpu(steps);
+        return {
+          steps,
+          ...Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summary(v)])),
+          p50_ms_by_phase: {
+            ...Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, summary(v).p50_ms])),
+            client_and_loopback: summary(outside).p50_ms,
+          },
+          ...usage,
+          statements_per_step: round(statements / steps, 2),
+          event_loop_delay_ms: {
+            p50: round(delay.percentile(50) / 1e6, 2),
+            p99: round(delay.percentile(99) / 1e6, 2),
+            max: round(delay.max / 1e6, 2),
+          },
+        };
+      };
+
+      for (let i = 0; i < 50; i++) await (i % 2 ? viaHttp() : viaFetch());
+      const single: Record<string, unknown> = {
+        pairs: 16,
+        positions: 2,
+        load_average_before: os.loadavg().map((l) => round(l)),
+        ...(await measure({ http: viaHttp, fetch: viaFetch }, options.steps)),
+      };
+      console.log('single steps', JSON.stringify(single));
+      if (options.breakdown && worker) {
+        await stopWorker(worker);
+        worker = undefined;
+        const noBackground = await measure({ http: viaHttp }, options.breakdownSteps);
+        console.log('single steps, worker stopped', JSON.stringify(noBackground));
+        single.without_background = { worker_stopped: noBackground };
+      } else if (options.breakdown) {
+        await runtime.services.trading?.stop();
+        const noMatching = await measure({ http: viaHttp }, options.breakdownSteps);
+        console.log('single steps, matching engine stopped', JSON.stringify(noMatching));
+        await runtime.services.projections.stop();
+        const noBackground = await measure({ http: viaHttp }, options.breakdownSteps);
+        console.log('single steps, projections and matching engine stopped', JSON.stringify(noBackground));
+        single.without_background = {
+          matching_engine_stopped: noMatching,
+          projections_and_matching_engine_stopped: noBackground,
+        };
+      }
+      single.load_average_after = os.loadavg().map((l) => round(l));
+      agent.destroy();
+      return single;
     }
-    latencies.sort((a, b) => a - b);
-    const single = {
-      steps: latencies.length,
-      pairs: 16,
-      p50_ms: round(percentile(latencies, 50), 3),
-      p90_ms: round(percentile(latencies, 90), 3),
-      p99_ms: round(percentile(latencies, 99), 3),
-      max_ms: round(latencies.at(-1) ?? Number.NaN, 3),
-    };
-    console.log('single steps', single);
-    results.http = {
-      database: config.DATABASE_URL ? 'postgresql' : 'pglite',
-      startup_ms: round(startupMs),
-      whole_run: whole,
-      batches,
-      single_step: single,
-    };
+
+    if (parts.has('single')) out.single_step = await singleSteps();
   } finally {
     await app.close();
+    await stopWorker(worker);
     await runtime.close();
     await scratch?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -440,5 +732,5 @@ const http = async () => {
 };
 
 if (!options.skipInProcess) inProcess();
-if (!options.skipHttp) await http();
+if (!options.skipHttp) await throughHttp();
 if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
