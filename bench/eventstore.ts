@@ -73,6 +73,7 @@ interface Options {
   batchInFlight?: number;
   batchMaxAppends?: number;
   compareUnbatched: boolean;
+  appendsOnly: boolean;
 }
 
 const program = new Command()
@@ -124,6 +125,7 @@ const program = new Command()
   )
   .option('--batch-max-appends <n>', 'most appends per batch (adapter default when absent)', positiveInt)
   .option('--compare-unbatched', 'also run the append test with the batcher off, right after', false)
+  .option('--appends-only', 'run only the append test (a), e.g. to compare batcher settings', false)
   .option(
     '--timeout <s>',
     'abort (and drop the scratch database) after this many seconds',
@@ -739,6 +741,16 @@ const main = async (): Promise<Results> => {
       results.postgres.appendsUnbatched = await benchAppends(unbatched, handle, 'postgres (batcher off)');
       await unbatched.close();
     }
+    if (!opts.appendsOnly) await benchReadsAndSubscribers();
+  } finally {
+    await readerStore?.close();
+    await reader?.close();
+    await store.close();
+    await handle.close();
+    await dropDatabase();
+  }
+
+  async function benchReadsAndSubscribers() {
     results.postgres.populate = await populate(store, handle);
     const total = await countEvents(handle);
     await sql`vacuum analyze events`.execute(handle.db);
@@ -754,12 +766,6 @@ const main = async (): Promise<Results> => {
     results.postgres.subscriber.push(
       await benchSubscriber(store, readerStore, handle, 'postgres', 'separate store, NOTIFY'),
     );
-  } finally {
-    await readerStore?.close();
-    await reader?.close();
-    await store.close();
-    await handle.close();
-    await dropDatabase();
   }
 
   if (opts.pglite) {
@@ -768,9 +774,11 @@ const main = async (): Promise<Results> => {
     try {
       await migrateToLatest(lite.db);
       results.pglite.appends = await benchAppends(liteStore, lite, 'pglite');
-      results.pglite.subscriber.push(
-        await benchSubscriber(liteStore, liteStore, lite, 'pglite', 'same store'),
-      );
+      if (!opts.appendsOnly) {
+        results.pglite.subscriber.push(
+          await benchSubscriber(liteStore, liteStore, lite, 'pglite', 'same store'),
+        );
+      }
     } finally {
       await liteStore.close();
       await lite.close();
