@@ -166,6 +166,7 @@ const inProcess = () => {
           pair: (s) => market.bySymbol.get(s)?.filters,
           range: () => ({ earliest: START - 86_400_000, latest: END }),
           symbolsWithData: () => symbols,
+          candleCount: () => 1,
         },
       };
       const apply = (c: BacktestCommand): BacktestStreamEvent[] => {
@@ -705,6 +706,10 @@ const throughHttp = async () => {
         console.log('single steps, worker stopped', JSON.stringify(noBackground));
         single.without_background = { worker_stopped: noBackground };
       } else if (options.breakdown) {
+        // The same client as the rows below, everything running: the baseline they are compared with (the
+        // alternating run above also pays for `fetch`, so its CPU per step is not comparable).
+        const everything = await measure({ http: viaHttp }, options.breakdownSteps);
+        console.log('single steps, node:http only, everything running', JSON.stringify(everything));
         await runtime.services.trading?.stop();
         const noMatching = await measure({ http: viaHttp }, options.breakdownSteps);
         console.log('single steps, matching engine stopped', JSON.stringify(noMatching));
@@ -712,6 +717,7 @@ const throughHttp = async () => {
         const noBackground = await measure({ http: viaHttp }, options.breakdownSteps);
         console.log('single steps, projections and matching engine stopped', JSON.stringify(noBackground));
         single.without_background = {
+          everything_running: everything,
           matching_engine_stopped: noMatching,
           projections_and_matching_engine_stopped: noBackground,
         };

@@ -18,9 +18,12 @@
  *
  *   npx tsx bench/trading.ts [--agents 64] [--duration 15] [--warmup 3] [--rate 1000] [--pending 100000] [--json out.json]
  *
+ * The JSON names the commit measured (and whether the working tree differed) and the load average at the start,
+ * so alternating runs of two versions (A/B, e.g. in two `git worktree`s) can be told apart.
+ *
  * Targets: ≥ 1,000 orders/s with p99 ≤ 50 ms; ≤ 1 ms per tick. Results: `docs/benchmarks.md` ("Trading").
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -144,22 +147,28 @@ const startServer = async (
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/trading-server.ts'], {
-    cwd: path.resolve(import.meta.dirname, '..'),
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      MARKET_SOURCE: 'synthetic',
-      MARKET_SYMBOLS: 'BTCUSDT',
-      MARKET_DATA_DIR: '',
-      LOG_LEVEL: 'warn',
-      ...(options.readModelWait !== undefined ? { READ_MODEL_WAIT_MS: options.readModelWait } : {}),
+  // Extra Node/V8 flags for experiments (e.g. `BENCH_NODE_FLAGS=--max-semi-space-size=32`), recorded in the JSON.
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(
+    process.execPath,
+    [...profile, ...flags, '--import', 'tsx', 'bench/trading-server.ts'],
+    {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        MARKET_SOURCE: 'synthetic',
+        MARKET_SYMBOLS: 'BTCUSDT',
+        MARKET_DATA_DIR: '',
+        LOG_LEVEL: 'warn',
+        ...(options.readModelWait !== undefined ? { READ_MODEL_WAIT_MS: options.readModelWait } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -233,11 +242,18 @@ const httpBenchmark = async () => {
     // does not apply to the benchmark (bench/trading-server.ts keys rate limits by that header).
     let next = 0;
     let stale = 0;
+    // The server's own account of each order (`Server-Timing`: handler, command, read-models), in ms.
+    let timings = new Map<string, number[]>();
     const run = (seconds: number, overallRate?: number) =>
       autocannon({
         url: `${api}/trade/order`,
         connections: keys.length,
-        ...(overallRate ? { overallRate } : {}),
+        ...(overallRate ? { overallRate, ignoreCoordinatedOmission: true } : {}),
+        // With a rate, raw latencies: autocannon 8's correction for coordinated omission, on whenever a rate is set, records
+        // each answer with an "expected interval" of ceil(1 / rate) = 1 ms (a rate per second taken as per ms),
+        // i.e. a 30 ms answer also as 29, 28, …, 1 ms: it pulled the offered-rate percentiles far below what
+        // the server itself reports (Server-Timing). Every number measured at a rate before 2026-11-24 03:15 UTC
+        // has that bias.
         duration: seconds,
         idReplacement: true,
         method: 'POST',
@@ -258,6 +274,13 @@ const httpBenchmark = async () => {
               headers: Record<string, string>,
             ) => {
               if (headers['x-read-model-stale']) stale++;
+              for (const part of (headers['server-timing'] ?? '').split(',')) {
+                const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+                if (!m) continue;
+                const list = timings.get(m[1]!) ?? [];
+                list.push(Number(m[2]));
+                timings.set(m[1]!, list);
+              }
             },
           },
         ],
@@ -266,6 +289,7 @@ const httpBenchmark = async () => {
     /** One measured window: closed loop (as fast as answers come) or at an offered rate across all agents. */
     const measure = async (rate?: number) => {
       stale = 0;
+      timings = new Map();
       const cpu = await cpuMeter(admin, name, server!.child.pid!);
       const result = await run(options.duration, rate);
       const used = await cpu();
@@ -291,6 +315,9 @@ const httpBenchmark = async () => {
           p99: result.latency.p99,
           max: result.latency.max,
         },
+        server_timing_ms: Object.fromEntries(
+          [...timings].map(([metric, values]) => [metric, stats(values)] as const),
+        ),
         errors: result.errors,
         timeouts: result.timeouts,
         cpu_ms_per_order: {
@@ -307,6 +334,7 @@ const httpBenchmark = async () => {
     return {
       agents: options.agents,
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
+      server_node_flags: process.env.BENCH_NODE_FLAGS ?? '',
       postgres: {
         version,
         synchronous_commit: syncCommit,
@@ -436,7 +464,20 @@ const matchingBenchmark = async () => {
   };
 };
 
+/** The commit measured and whether the working tree differed from it (A/B runs compare versions). */
+const codeVersion = () => {
+  const git = (...args: string[]) =>
+    spawnSync('git', args, { cwd: path.resolve(import.meta.dirname, '..'), encoding: 'utf8' }).stdout?.trim();
+  return {
+    commit: git('rev-parse', '--short', 'HEAD') || 'unknown',
+    dirty: Boolean(git('status', '--porcelain')),
+  };
+};
+
 const machine = {
+  code: codeVersion(),
+  /** The machine's load when the run started (the other windows report theirs at their end). */
+  load_average_1m_at_start: round(os.loadavg()[0]!, 2),
   cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'}`,
   memory_gb: round(os.totalmem() / 2 ** 30, 1),
   node: process.version,

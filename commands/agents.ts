@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AgentCommand, AgentKeyInput } from '../domain/agent/commands';
-import { agentDecider, requireOwned } from '../domain/agent/decide';
+import { agentDecider, agentNotOwned, requireOwned } from '../domain/agent/decide';
 import { type AgentProfileFields, agentStreamId } from '../domain/agent/events';
 import { AGENT_LIMITS } from '../domain/agent/profile';
 import type { AgentState } from '../domain/agent/state';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import { countAgents } from '../queries/agents';
+import { runningBattlesOfAgent } from '../queries/battles';
 import { generateApiKey, keyPreview, sha256Hex } from '../src/auth/credentials';
 import type { Keyring } from '../src/auth/keyring';
 import type { Database } from '../src/db/schema';
@@ -80,7 +81,9 @@ export interface AgentCommands {
   archive(accountId: string, agentId: string, meta: CommandMeta): Promise<AgentCommandResult>;
   /**
    * Deletes the agent for good: its stream (with the encrypted key: the key material is destroyed) and its
-   * `wallet-{id}` stream when there is one. Resolves to the log position after the deletions.
+   * `wallet-{id}` stream when there is one. Resolves to the log position after the deletions. An agent taking
+   * part in a running (active or paused) live battle is refused with `BATTLE_INVALID_STATE` 409
+   * (`details.reason` `agent_in_running_battle`, `details.battle_id`) and nothing changes.
    */
   remove(accountId: string, agentId: string, meta: CommandMeta): Promise<{ position: LogPosition }>;
   /** Decrypts the agent's current key for its owner (`GET /agents/{id}/api-key`, `skill.md`). */
@@ -250,6 +253,15 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
     async remove(accountId, agentId, _meta) {
       const state = await load(agentId);
       requireOwned(state, accountId);
+      // A running live battle ranks the agent from its wallet's fills: deleting them would change its standing.
+      const [running] = await runningBattlesOfAgent(deps.db, state.agentId);
+      if (running) {
+        throw new DomainError(
+          'BATTLE_INVALID_STATE',
+          `agent ${state.agentId} takes part in the running live battle ${running.battle_id}; stop or cancel it first`,
+          { agent_id: state.agentId, battle_id: running.battle_id, reason: 'agent_in_running_battle' },
+        );
+      }
       // Refuse the key at once, before the streams (and so the key material) are gone.
       deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash] });
       const gone = (error: unknown) => {
@@ -264,7 +276,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
         },
       );
       agents.forget(agentStreamId(agentId));
-      if (!deleted) throw new DomainError('NOT_FOUND', 'agent not found');
+      if (!deleted) throw agentNotOwned();
       const wallet = `wallet-${agentId}`;
       let position = deleted;
       if ((await deps.store.streamRevision(wallet)) >= 0) {

@@ -296,13 +296,14 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
       }
     });
 
-  /** A command that needs the session's candles. */
+  /**
+   * A command that needs the session's candles. Only a running session has them; on any other the decider
+   * refuses the command, so the candles are not loaded just to be thrown away.
+   */
   const withMarket =
     (command: BacktestCommand) =>
-    (session: LoadedSession): { command: BacktestCommand; market: SessionMarket } => ({
-      command,
-      market: ensureMarket(session),
-    });
+    (session: LoadedSession): { command: BacktestCommand; market?: SessionMarket } =>
+      session.state.status === 'running' ? { command, market: ensureMarket(session) } : { command };
 
   /** The start: loads the candles now; a failure to load is decided as the session's failure. */
   const startCommand = (session: LoadedSession): { command: BacktestCommand; market?: SessionMarket } => {
@@ -397,7 +398,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
     cancel: (caller, id, meta) =>
       execute(id, caller, meta, (session) => {
         const command: BacktestCommand = { type: 'CancelBacktest', data: {} };
-        return session.state.status === 'running' ? withMarket(command)(session) : { command };
+        return withMarket(command)(session);
       }),
 
     async placeOrder(caller, id, order, meta) {

@@ -45,6 +45,19 @@ export interface HandleResult<State, Event> {
   append?: AppendResult;
 }
 
+/**
+ * A decider that may also return the state its new events lead to (exactly what folding them with `evolve`
+ * gives), which spares the handler folding them a second time after the append.
+ */
+export type StatefulDecider<State, Command, Event extends DomainEvent, Context> = Decider<
+  State,
+  Command,
+  Event,
+  Context
+> & {
+  decideWithState?: (command: Command, state: State, context: Context) => { events: Event[]; state: State };
+};
+
 /** A command handler for one decider: `handle(streamId, command, context)`. */
 export interface CommandHandler<State, Command, Event extends DomainEvent, Context> {
   handle(
@@ -69,7 +82,7 @@ export interface CommandHandler<State, Command, Event extends DomainEvent, Conte
  */
 export const createCommandHandler = <State, Command, Event extends DomainEvent, Context>(
   store: EventStore,
-  decider: Decider<State, Command, Event, Context>,
+  decider: StatefulDecider<State, Command, Event, Context>,
   options: CommandHandlerOptions = {},
 ): CommandHandler<State, Command, Event, Context> => {
   const cache = new StateCache<State>(options.cacheSize ?? 10_000);
@@ -102,8 +115,15 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
       const { state, revision } = cached ?? (await load(streamId));
       const ctx = typeof context === 'function' ? (context as () => Context)() : context;
       let events: Event[];
+      let after: State | undefined;
       try {
-        events = decider.decide(command, state, ctx);
+        if (decider.decideWithState) {
+          const decided = decider.decideWithState(command, state, ctx);
+          events = decided.events;
+          after = decided.state;
+        } else {
+          events = decider.decide(command, state, ctx);
+        }
       } catch (error) {
         // A refusal on a state from the cache alone could be the cache's fault: decide again on the stream.
         if (cached) continue;
@@ -120,8 +140,8 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
           events.map((e) => ({ type: e.type, data: e.data, metadata: handleOptions.metadata })),
           { expectedRevision: expected },
         );
-        let next = state;
-        for (const e of events) next = decider.evolve(next, e);
+        let next = after ?? state;
+        if (after === undefined) for (const e of events) next = decider.evolve(next, e);
         cache.set(streamId, next, append.nextRevision);
         return { events, state: next, revision: append.nextRevision, append };
       } catch (error) {

@@ -130,7 +130,15 @@ export interface WalletCommandDeps {
   now?: () => Date;
   /** Streams cached in memory (default 10,000). */
   cacheSize?: number;
+  /**
+   * Checks run before an order is decided (capabilities push theirs, e.g. battles refuse an agent paused in a
+   * running battle); a guard throws a `DomainError` to refuse the order (nothing is recorded).
+   */
+  orderGuards?: OrderGuard[];
 }
+
+/** A check of {@link WalletCommandDeps.orderGuards}: throws to refuse the owner's new order. */
+export type OrderGuard = (owner: { ownerId: string; ownerType: 'account' | 'agent' }) => void | Promise<void>;
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const IDEMPOTENCY_MEMORY = 10_000;
@@ -237,6 +245,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
     async placeOrder(owner, order, meta, idempotency) {
       const profile = await requireProfile(owner);
       const ownerId = profile.ownerId;
+      for (const guard of deps.orderGuards ?? []) await guard({ ownerId, ownerType: profile.ownerType });
       const keyHash = idempotency ? idempotencyKeyHash(idempotency.credential, idempotency.key) : null;
       const slot = keyHash ? `${ownerId}:${keyHash}` : undefined;
       return perWallet.run(ownerId, async (): Promise<PlaceOrderOutcome> => {

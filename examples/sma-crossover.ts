@@ -71,6 +71,11 @@ const call = async <T = any>(method: string, path: string, body?: unknown): Prom
       method,
       headers: { ...authHeader, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    }).catch((error: Error) => {
+      throw new Error(
+        `cannot reach the venue at ${options.baseUrl} (${(error.cause as Error | undefined)?.message ?? error.message}): ` +
+          'start it with `npm start`, or pass --base-url http://HOST:PORT',
+      );
     });
     const text = await res.text();
     const json = text ? JSON.parse(text) : undefined;
@@ -258,7 +263,7 @@ const main = async () => {
   }
 };
 
-main().catch((error) => {
-  console.error(error);
+main().catch((error: Error) => {
+  console.error(`sma-crossover: ${error.message}`);
   process.exit(1);
 });

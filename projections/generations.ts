@@ -20,7 +20,8 @@ export interface Generation {
   eventsProcessed: number;
 }
 
-const toGeneration = (r: {
+/** A `projection_generations` row with the positions and counters as text. */
+interface GenerationRow {
   name: string;
   generation: number;
   version: number;
@@ -29,7 +30,9 @@ const toGeneration = (r: {
   checkpoint_commit: string;
   checkpoint_prepare: string;
   events_processed: string | number;
-}): Generation => ({
+}
+
+const toGeneration = (r: GenerationRow): Generation => ({
   name: r.name,
   generation: r.generation,
   version: r.version,
@@ -149,10 +152,10 @@ export const applyBatch = async (
 /**
  * Folds one page of `$all` into several projections inside the caller's transaction `trx` (ARCHITECTURE §6:
  * rows and checkpoints commit together), so a page costs one transaction for every read model instead of one
- * each. Locks all the generation rows in one statement, in (name, generation) order so that concurrent runners
- * and a rebuild's swap never deadlock; each member folds only its event types after its own committed
- * checkpoint (what an earlier or concurrent run already folded is skipped), then every member's checkpoint moves
- * to the last event in one statement. Returns, per member in input order, `'retired'` (nothing folded: the
+ * each. One statement locks all the generation rows, in (name, generation) order so that concurrent runners
+ * and a rebuild's swap never deadlock, sets the search path and moves every live member's checkpoint to the
+ * last event; then each member folds only its event types after its own committed checkpoint (what an earlier
+ * or concurrent run already folded is skipped). Returns, per member in input order, `'retired'` (nothing folded: the
  * generation was swapped out meanwhile) or its new checkpoint. Throws what a projector throws (the caller rolls
  * the whole transaction back).
  */
@@ -162,22 +165,50 @@ export const applyBatches = async (
   events: readonly RecordedEvent[],
 ): Promise<(LogPosition | 'retired')[]> => {
   if (members.length === 0) return [];
-  const locked = await selectGeneration(trx)
-    .where((eb) =>
-      eb.or(
-        members.map((m) =>
-          eb.and([eb('name', '=', m.projection.name), eb('generation', '=', m.gen.generation)]),
-        ),
-      ),
-    )
-    .orderBy('name')
-    .orderBy('generation')
-    .forUpdate()
-    .execute();
-  const current = new Map(locked.map((r) => [`${r.name}/${r.generation}`, toGeneration(r)]));
+  // Raw SQL in a projector must hit the generations' tables too, not the public views of the live ones. Table
+  // names are unique across projections (each is also a public view), so one search path serves them all; it is
+  // set by the locking statement itself. A schema that no longer exists (a retired generation dropped
+  // meanwhile) is skipped by PostgreSQL when it resolves names.
+  const path = [...members.map((m) => m.gen.schema), 'public'].join(', ');
   const last = events[events.length - 1];
+  // The page's commit does not wait for its WAL flush (`synchronous_commit = off` for this transaction only):
+  // a read model is derived from the durable log, and its checkpoint commits with its rows, so a crash can only
+  // lose whole recent pages, which the runner folds again from the surviving checkpoint. Visibility to other
+  // sessions (what read-your-writes needs) does not wait for the flush either way.
+  // One statement locks the rows and moves the checkpoints (rows and checkpoints commit together, so the order
+  // inside the transaction does not matter): `locked` takes the row locks in (name, generation) order and
+  // returns the checkpoints as they were; `moved` sets every live member that is behind the page's last event
+  // to it, counting the page's events after its old checkpoint, exactly as the fold below skips them.
+  const { rows: locked } = await sql<GenerationRow>`
+    with locked as (
+      select name, generation, version, schema_name, status, checkpoint_commit, checkpoint_prepare,
+             events_processed, set_config('search_path', ${path}, true) as search_path,
+             set_config('synchronous_commit', 'off', true) as synchronous_commit
+      from projection_generations
+      where (name, generation) in (
+        select * from unnest(${members.map((m) => m.projection.name)}::text[],
+                             ${members.map((m) => m.gen.generation)}::int[]))
+      order by name, generation
+      for update of projection_generations
+    ), moved as (
+      update projection_generations as g
+      set checkpoint_commit = ${last?.position.commit.toString() ?? null}::numeric,
+          checkpoint_prepare = ${last?.position.prepare.toString() ?? null}::numeric,
+          events_processed = g.events_processed + (
+            select count(*) from unnest(${events.map((e) => e.position.commit.toString())}::numeric[],
+                                        ${events.map((e) => e.position.prepare.toString())}::numeric[]) as e(c, p)
+            where (e.c, e.p) > (l.checkpoint_commit, l.checkpoint_prepare)),
+          updated_at = now()
+      from locked as l
+      where g.name = l.name and g.generation = l.generation and l.status <> 'retired'
+        and (${last?.position.commit.toString() ?? null}::numeric, ${last?.position.prepare.toString() ?? null}::numeric)
+            > (l.checkpoint_commit, l.checkpoint_prepare)
+    )
+    select name, generation, version, schema_name, status, checkpoint_commit::text as checkpoint_commit,
+           checkpoint_prepare::text as checkpoint_prepare, events_processed::text as events_processed
+    from locked`.execute(trx);
+  const current = new Map(locked.map((r) => [`${r.name}/${r.generation}`, toGeneration(r)]));
   const out: (LogPosition | 'retired')[] = [];
-  const moved: { name: string; generation: number; processed: number }[] = [];
   const work: { m: BatchMember; fresh: RecordedEvent[] }[] = [];
   for (const m of members) {
     const cur = current.get(`${m.projection.name}/${m.gen.generation}`);
@@ -195,31 +226,9 @@ export const applyBatches = async (
       out.push(cur.checkpoint);
       continue;
     }
-    moved.push({
-      name: m.projection.name,
-      generation: m.gen.generation,
-      processed: events.filter((e) => isAfter(e.position, cur.checkpoint)).length,
-    });
     out.push(last.position);
   }
-  if (work.length > 0) {
-    // Raw SQL in a projector must hit this generation's tables too, not the public views of the live one. Table
-    // names are unique across projections (each is also a public view), so one search path serves them all.
-    const path = [...work.map((w) => w.m.gen.schema), 'public'].join(', ');
-    await sql`select set_config('search_path', ${path}, true)`.execute(trx);
-    for (const { m, fresh } of work) await m.projection.apply(trx.withSchema(m.gen.schema), fresh);
-  }
-  if (last && moved.length > 0) {
-    await sql`
-      update projection_generations as g
-      set checkpoint_commit = ${last.position.commit.toString()}::numeric,
-          checkpoint_prepare = ${last.position.prepare.toString()}::numeric,
-          events_processed = g.events_processed + m.processed,
-          updated_at = now()
-      from unnest(${moved.map((x) => x.name)}::text[], ${moved.map((x) => x.generation)}::int[],
-                  ${moved.map((x) => x.processed)}::bigint[]) as m(name, generation, processed)
-      where g.name = m.name and g.generation = m.generation`.execute(trx);
-  }
+  for (const { m, fresh } of work) await m.projection.apply(trx.withSchema(m.gen.schema), fresh);
   return out;
 };
 
@@ -248,6 +257,9 @@ export const promote = async (
   projection: Projection,
   gen: Generation,
 ): Promise<string[]> => {
+  // A swap is not re-derivable like a page: it commits durably even when a page folded in the same transaction
+  // turned the flush wait off (see applyBatches).
+  await sql`reset synchronous_commit`.execute(trx);
   for (const table of projection.tables) {
     await sql`drop view if exists ${sql.id('public', table)}`.execute(trx);
     await sql`create view ${sql.id('public', table)} as select * from ${sql.id(gen.schema, table)}`.execute(

@@ -124,10 +124,30 @@ const emptyOrder = (): Omit<
 
 type DB = Kysely<{ orders: OrdersTable; trades: TradesTable }>;
 
-const chunks = <T>(rows: T[], size: number): T[][] => {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
-  return out;
+/**
+ * The JSON array of new order rows for `json_populate_recordset` (keys match the `orders` columns by name):
+ * `reject_details` goes in as the JSON value itself (the column is `jsonb`), everything else as the row has it.
+ */
+const ordersJson = (rows: ReadonlyMap<string, OrderRow>): string => {
+  const out: unknown[] = [];
+  for (const row of rows.values()) {
+    out.push(
+      row.reject_details == null ? row : { ...row, reject_details: JSON.parse(row.reject_details as string) },
+    );
+  }
+  return JSON.stringify(out);
+};
+
+/**
+ * The updates of a batch, one per order (in first-seen order): successive changes of an order merge, later
+ * values winning, which leaves the row exactly as applying them one by one would.
+ */
+const mergeUpdates = (
+  updates: readonly { orderId: string; set: Partial<OrderRow> }[],
+): { orderId: string; set: Partial<OrderRow> }[] => {
+  const byOrder = new Map<string, Partial<OrderRow>>();
+  for (const u of updates) byOrder.set(u.orderId, { ...byOrder.get(u.orderId), ...u.set });
+  return [...byOrder].map(([orderId, set]) => ({ orderId, set }));
 };
 
 /**
@@ -222,11 +242,20 @@ export const ordersProjection: Projection = {
     let trades: TradeRow[] = [];
 
     const flush = async () => {
-      for (const rows of chunks([...inserts.values()], 500))
-        await db.insertInto('orders').values(rows).execute();
-      for (const u of updates)
+      if (inserts.size > 0 || trades.length > 0) {
+        // One statement for every new order and fill of the batch (the hot path: a market order is placed and
+        // filled in the same batch): the rows travel as one JSON text each and PostgreSQL types them by the
+        // tables' own columns, so the statement text is constant and nothing is built per column.
+        await sql`
+          with o as (
+            insert into orders select * from json_populate_recordset(null::orders, ${ordersJson(inserts)}::json)
+          )
+          insert into trades select * from json_populate_recordset(null::trades, ${JSON.stringify(trades)}::json)`.execute(
+          db,
+        );
+      }
+      for (const u of mergeUpdates(updates))
         await db.updateTable('orders').set(u.set).where('order_id', '=', u.orderId).execute();
-      for (const rows of chunks(trades, 1000)) await db.insertInto('trades').values(rows).execute();
       inserts = new Map();
       updates = [];
       trades = [];

@@ -2,6 +2,8 @@ import { accountsProjection } from './accounts';
 import { agentsProjection } from './agents';
 import { apiKeysProjection } from './api-keys';
 import { backtestsProjection } from './backtests';
+import { battlesProjection } from './battles';
+import { equitySnapshotsProjection } from './equity-snapshots';
 import { ordersProjection } from './orders';
 import type { Projection } from './projection';
 import { streamSummariesProjection } from './stream-summaries';
@@ -16,4 +18,6 @@ export const allProjections: Projection[] = [
   ordersProjection,
   walletsProjection,
   backtestsProjection,
+  battlesProjection,
+  equitySnapshotsProjection,
 ];

@@ -26,6 +26,22 @@ import { rebuildProjection } from './rebuild';
 export interface ProjectionRunnerOptions {
   /** Events per transaction (default 500). */
   batchSize?: number;
+  /**
+   * How long (ms) the runner may hold back reading and folding new events that nobody waits for (default 0:
+   * fold at once). A `waitFor` cuts the pause short, so read-your-writes is not delayed; only events whose
+   * command does not wait (a backtest step, a matching-engine fill) are folded up to this much later, many at a
+   * time instead of one page each. Use it only where the waiters are in this process (`serve`), never in a
+   * standalone worker, whose waiters poll from other processes (docs/architecture.md, "Projections").
+   */
+  unwaitedFoldDelayMs?: number;
+  /**
+   * Fold a page in up to this many transactions at once (default 1: one transaction for every member). Each
+   * projection that has events in the page gets a transaction of its own and they run concurrently on the
+   * pool, so a page takes as long as its slowest read model instead of the sum of them; members without events
+   * in the page ride along in the lightest group (their checkpoints still move). Only worth it on a server
+   * pool: PGlite runs one statement at a time anyway.
+   */
+  concurrentFolds?: number;
   logger?: Logger;
 }
 
@@ -181,6 +197,8 @@ export class ProjectionRunner {
       };
       const timer = setTimeout(() => waiter.resolve(false), timeoutMs);
       this.waiters.add(waiter);
+      // A waiter ends a pause between pages at once (see `lull`).
+      this.wakeIdle?.();
     });
   }
 
@@ -261,7 +279,18 @@ export class ProjectionRunner {
     this.wakeIdle?.();
   }
 
-  /** Sleeps `ms`, or less when a restart is requested or the runner stops. */
+  /**
+   * After a page that was not full: pauses up to `unwaitedFoldDelayMs` unless someone waits for the read
+   * models, so events that arrive meanwhile are read and folded as one page (one `$all` read and one
+   * transaction instead of one each). A new waiter, a restart or stop ends the pause at once.
+   */
+  private async lull(lastPageFull: boolean): Promise<void> {
+    const ms = this.options.unwaitedFoldDelayMs ?? 0;
+    if (ms <= 0 || lastPageFull || this.waiters.size > 0 || !this.running || this.restartRequested) return;
+    await this.pause(ms);
+  }
+
+  /** Sleeps `ms`, or less when a waiter arrives, a restart is requested or the runner stops. */
   private async pause(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
       this.wakeIdle = resolve;
@@ -297,6 +326,8 @@ export class ProjectionRunner {
           await this.fold(batch);
           failures = 0;
           if (this.restartRequested || !this.running) break;
+          await this.lull(batch.length >= this.batchSize);
+          if (this.restartRequested || !this.running) break;
         }
       } catch (error) {
         // The reader itself failed (the database went away): back off and read again from the checkpoints.
@@ -325,32 +356,15 @@ export class ProjectionRunner {
       (m) => comparePositions(m.checkpoint, pageStart) >= 0 && isAfter(last.position, m.checkpoint),
     );
     if (members.length === 0) return;
-    let results: (LogPosition | 'retired' | 'failed')[];
-    try {
-      results = await this.db.transaction().execute((trx) =>
-        applyBatches(
-          trx,
-          members.map((m) => ({ projection: m.projection, gen: m.generation! })),
-          batch,
-        ),
-      );
-    } catch {
-      // Some projector failed and rolled the page back for all: fold it one projection per transaction so
-      // the healthy ones go on and only the failing one stops (and says why).
-      results = [];
-      for (const m of members) {
-        try {
-          results.push(
-            await this.db.transaction().execute((trx) => applyBatch(trx, m.projection, m.generation!, batch)),
-          );
-        } catch (error) {
-          this.fail(m, error);
-          results.push('failed');
-        }
-      }
-    }
-    for (const [i, m] of members.entries()) {
-      const r = results[i]!;
+    const outcomes = await Promise.all(
+      foldGroups(members, batch, this.options.concurrentFolds ?? 1).map((group) =>
+        this.foldGroup(group, batch),
+      ),
+    );
+    const results = new Map<Member, LogPosition | 'retired' | 'failed'>();
+    for (const o of outcomes) for (const [m, r] of o) results.set(m, r);
+    for (const m of members) {
+      const r = results.get(m)!;
       if (r === 'failed') continue;
       if (r === 'retired') {
         await this.switchToLive(m);
@@ -364,6 +378,39 @@ export class ProjectionRunner {
     }
     this.tell(batch);
     this.notifyWaiters();
+  }
+
+  /** Folds `batch` into `group` in one transaction; when a projector fails, one transaction per member instead. */
+  private async foldGroup(
+    group: readonly Member[],
+    batch: readonly RecordedEvent[],
+  ): Promise<Map<Member, LogPosition | 'retired' | 'failed'>> {
+    const out = new Map<Member, LogPosition | 'retired' | 'failed'>();
+    try {
+      const results = await this.db.transaction().execute((trx) =>
+        applyBatches(
+          trx,
+          group.map((m) => ({ projection: m.projection, gen: m.generation! })),
+          batch,
+        ),
+      );
+      for (const [i, m] of group.entries()) out.set(m, results[i]!);
+    } catch {
+      // Some projector failed and rolled the page back for the group: fold it one projection per transaction
+      // so the healthy ones go on and only the failing one stops (and says why).
+      for (const m of group) {
+        try {
+          out.set(
+            m,
+            await this.db.transaction().execute((trx) => applyBatch(trx, m.projection, m.generation!, batch)),
+          );
+        } catch (error) {
+          this.fail(m, error);
+          out.set(m, 'failed');
+        }
+      }
+    }
+    return out;
   }
 
   private fail(m: Member, error: unknown): void {
@@ -419,3 +466,36 @@ export class ProjectionRunner {
       });
   }
 }
+
+/**
+ * Splits the members a page goes to into at most `limit` transactions: the members with the most events of
+ * their types in the page get one each (heaviest first), the rest join the lightest group, so members without
+ * work in the page still move their checkpoints without a transaction of their own.
+ */
+const foldGroups = <M extends { projection: { eventTypes?: readonly string[] } }>(
+  members: readonly M[],
+  batch: readonly RecordedEvent[],
+  limit: number,
+): M[][] => {
+  if (limit <= 1 || members.length <= 1) return [[...members]];
+  const weight = (m: M) => {
+    const types = m.projection.eventTypes;
+    if (!types) return batch.length;
+    let n = 0;
+    for (const e of batch) if (types.includes(e.type)) n++;
+    return n;
+  };
+  const weighed = members.map((m) => ({ m, w: weight(m) })).sort((a, b) => b.w - a.w);
+  const groups: { members: M[]; w: number }[] = [];
+  for (const { m, w } of weighed) {
+    // Heaviest first, so a new group is only opened while some member has work; the rest join the lightest.
+    if (groups.length === 0 || (w > 0 && groups.length < limit)) {
+      groups.push({ members: [m], w });
+      continue;
+    }
+    const lightest = groups.reduce((a, b) => (b.w < a.w ? b : a));
+    lightest.members.push(m);
+    lightest.w += w;
+  }
+  return groups.map((g) => g.members);
+};

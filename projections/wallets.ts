@@ -373,115 +373,140 @@ export const walletsProjection: Projection = {
   },
 };
 
-/** Rows per multi-row statement (PostgreSQL takes at most 65,535 parameters per statement). */
-const CHUNK = 1_000;
-
-const chunks = <T>(rows: readonly T[]): T[][] => {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += CHUNK) out.push(rows.slice(i, i + CHUNK));
-  return out;
-};
+/**
+ * True when a balance delta can leave a non-USDT row at zero (so the zero-balance sweep is needed): a new row
+ * taking a zero delta, or any decrease. Rows that only grow can never reach zero (balances are never negative).
+ */
+const mayEmpty = (asset: string, v: { available: Dec; locked: Dec }): boolean =>
+  asset !== 'USDT' &&
+  (v.available.isNegative() || v.locked.isNegative() || (v.available.isZero() && v.locked.isZero()));
 
 /**
  * Writes the accumulated deltas of every owner of a batch with a fixed number of statements (not a few per
- * owner), in the order one owner's rows need: replaced sessions cleared, balance deltas added, empty non-USDT
- * balances dropped, closed or reopened positions removed, positions upserted, session totals added.
+ * owner), in the order one owner's rows need: replaced sessions cleared, closed or reopened positions removed,
+ * then balance deltas added, positions upserted and session totals added in one statement (three tables, so the
+ * parts cannot see or collide with each other), then empty non-USDT balances dropped (only when a delta could
+ * have emptied one). A page of market buys costs one statement.
  */
 const writeOwners = async (db: DB, batches: ReadonlyMap<string, OwnerBatch>): Promise<void> => {
   if (batches.size === 0) return;
-  const entries = [...batches];
-  const replaced = entries.filter(([, b]) => b.replaced).map(([owner]) => owner);
+  const replaced: string[] = [];
+  const bal = {
+    owner: [] as string[],
+    asset: [] as string[],
+    available: [] as string[],
+    locked: [] as string[],
+    at: [] as string[],
+  };
+  const emptied = new Set<string>();
+  const gone = { owner: [] as string[], asset: [] as string[] };
+  const pos = {
+    owner: [] as string[],
+    asset: [] as string[],
+    symbol: [] as string[],
+    session: [] as string[],
+    quantity: [] as string[],
+    cost: [] as string[],
+    avg: [] as string[],
+    opened: [] as string[],
+    at: [] as string[],
+  };
+  const ses = {
+    owner: [] as string[],
+    session: [] as string[],
+    realized: [] as string[],
+    fees: [] as string[],
+    fills: [] as number[],
+    closed: [] as number[],
+    wins: [] as number[],
+  };
+  for (const [owner, b] of batches) {
+    if (b.replaced) replaced.push(owner);
+    for (const [asset, v] of b.balances) {
+      bal.owner.push(owner);
+      bal.asset.push(asset);
+      bal.available.push(fmt(v.available));
+      bal.locked.push(fmt(v.locked));
+      bal.at.push(v.at);
+      if (mayEmpty(asset, v)) emptied.add(owner);
+    }
+    // Closed positions, and reopened ones (their opening time restarts) unless the whole owner was cleared.
+    for (const asset of b.flat) {
+      if (b.positions.has(asset)) continue;
+      gone.owner.push(owner);
+      gone.asset.push(asset);
+    }
+    for (const [asset, p] of b.positions) {
+      if (p.reopened && !b.replaced) {
+        gone.owner.push(owner);
+        gone.asset.push(asset);
+      }
+      pos.owner.push(owner);
+      pos.asset.push(asset);
+      pos.symbol.push(p.symbol);
+      pos.session.push(p.sessionId);
+      pos.quantity.push(p.quantity);
+      pos.cost.push(p.cost);
+      pos.avg.push(p.avg);
+      pos.opened.push(p.openedAt);
+      pos.at.push(p.at);
+    }
+    for (const [sessionId, d] of b.sessions) {
+      ses.owner.push(owner);
+      ses.session.push(sessionId);
+      ses.realized.push(fmt(d.realized));
+      ses.fees.push(fmt(d.fees));
+      ses.fills.push(d.fills);
+      ses.closed.push(d.closed);
+      ses.wins.push(d.wins);
+    }
+  }
   if (replaced.length > 0) {
     await db.deleteFrom('balances').where('owner_id', 'in', replaced).execute();
     await db.deleteFrom('positions').where('owner_id', 'in', replaced).execute();
   }
-  const balances = entries.flatMap(([owner, b]) =>
-    [...b.balances].map(([asset, v]) => ({
-      owner_id: owner,
-      asset,
-      available: fmt(v.available),
-      locked: fmt(v.locked),
-      updated_at: v.at,
-    })),
-  );
-  for (const rows of chunks(balances)) {
-    await db
-      .insertInto('balances')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.columns(['owner_id', 'asset']).doUpdateSet({
-          available: sql`balances.available + excluded.available`,
-          locked: sql`balances.locked + excluded.locked`,
-          updated_at: sql`excluded.updated_at`,
-        }),
-      )
-      .execute();
-  }
-  const touched = [...new Set(balances.map((r) => r.owner_id))];
-  if (touched.length > 0) {
-    await db
-      .deleteFrom('balances')
-      .where('owner_id', 'in', touched)
-      .where('asset', '!=', 'USDT')
-      .where('available', '=', '0')
-      .where('locked', '=', '0')
-      .execute();
-  }
-  // Closed positions, and reopened ones (their opening time restarts) unless the whole owner was cleared.
-  const gone = entries.flatMap(([owner, b]) => [
-    ...[...b.flat].filter((asset) => !b.positions.has(asset)).map((asset) => ({ owner, asset })),
-    ...(b.replaced
-      ? []
-      : [...b.positions].filter(([, p]) => p.reopened).map(([asset]) => ({ owner, asset }))),
-  ]);
-  if (gone.length > 0) {
+  if (gone.owner.length > 0) {
     await sql`
       delete from positions as p
-      using unnest(${gone.map((g) => g.owner)}::text[], ${gone.map((g) => g.asset)}::text[]) as g(owner_id, asset)
+      using unnest(${gone.owner}::text[], ${gone.asset}::text[]) as g(owner_id, asset)
       where p.owner_id = g.owner_id and p.asset = g.asset`.execute(db);
   }
-  const positions = entries.flatMap(([owner, b]) =>
-    [...b.positions].map(([asset, p]) => ({
-      owner_id: owner,
-      asset,
-      symbol: p.symbol,
-      session_id: p.sessionId,
-      quantity: p.quantity,
-      cost_basis: p.cost,
-      avg_entry_price: p.avg,
-      opened_at: p.openedAt,
-      updated_at: p.at,
-    })),
-  );
-  for (const rows of chunks(positions)) {
-    await db
-      .insertInto('positions')
-      .values(rows)
-      .onConflict((oc) =>
-        oc.columns(['owner_id', 'asset']).doUpdateSet({
-          quantity: sql`excluded.quantity`,
-          cost_basis: sql`excluded.cost_basis`,
-          avg_entry_price: sql`excluded.avg_entry_price`,
-          session_id: sql`excluded.session_id`,
-          updated_at: sql`excluded.updated_at`,
-        }),
-      )
-      .execute();
-  }
-  const sessions = entries.flatMap(([owner, b]) =>
-    [...b.sessions].map(([sessionId, d]) => ({ owner, sessionId, d })),
-  );
-  if (sessions.length > 0) {
-    const col = <T>(f: (x: (typeof sessions)[number]) => T) => sessions.map(f);
+  if (bal.owner.length + pos.owner.length + ses.owner.length > 0) {
     await sql`
+      with b as (
+        insert into balances (owner_id, asset, available, locked, updated_at)
+        select * from unnest(${bal.owner}::text[], ${bal.asset}::text[], ${bal.available}::numeric[],
+                             ${bal.locked}::numeric[], ${bal.at}::timestamptz[])
+        on conflict (owner_id, asset) do update
+          set available = balances.available + excluded.available, locked = balances.locked + excluded.locked,
+              updated_at = excluded.updated_at
+      ), p as (
+        insert into positions (owner_id, asset, symbol, session_id, quantity, cost_basis, avg_entry_price,
+                               opened_at, updated_at)
+        select * from unnest(${pos.owner}::text[], ${pos.asset}::text[], ${pos.symbol}::text[],
+                             ${pos.session}::text[], ${pos.quantity}::numeric[], ${pos.cost}::numeric[],
+                             ${pos.avg}::numeric[], ${pos.opened}::timestamptz[], ${pos.at}::timestamptz[])
+        on conflict (owner_id, asset) do update
+          set quantity = excluded.quantity, cost_basis = excluded.cost_basis,
+              avg_entry_price = excluded.avg_entry_price, session_id = excluded.session_id,
+              updated_at = excluded.updated_at
+      )
       update wallet_sessions as w
       set realized_pnl = w.realized_pnl + d.realized, fees_paid = w.fees_paid + d.fees,
           fills = w.fills + d.fills, closed_trades = w.closed_trades + d.closed,
           winning_trades = w.winning_trades + d.wins
-      from unnest(${col((x) => x.owner)}::text[], ${col((x) => x.sessionId)}::text[],
-                  ${col((x) => fmt(x.d.realized))}::numeric[], ${col((x) => fmt(x.d.fees))}::numeric[],
-                  ${col((x) => x.d.fills)}::int[], ${col((x) => x.d.closed)}::int[], ${col((x) => x.d.wins)}::int[])
+      from unnest(${ses.owner}::text[], ${ses.session}::text[], ${ses.realized}::numeric[],
+                  ${ses.fees}::numeric[], ${ses.fills}::int[], ${ses.closed}::int[], ${ses.wins}::int[])
         as d(owner_id, session_id, realized, fees, fills, closed, wins)
       where w.owner_id = d.owner_id and w.session_id = d.session_id`.execute(db);
+  }
+  if (emptied.size > 0) {
+    await db
+      .deleteFrom('balances')
+      .where('owner_id', 'in', [...emptied])
+      .where('asset', '!=', 'USDT')
+      .where('available', '=', '0')
+      .where('locked', '=', '0')
+      .execute();
   }
 };

@@ -63,6 +63,20 @@ export const getBalances = (db: Kysely<Database>, ownerId: string): Promise<Bala
     .orderBy('asset')
     .execute();
 
+/**
+ * The last revision of a stream that the read models include (`stream_summaries`, folded in the same page
+ * transaction as the wallet read models), -1 when none: the revision a snapshot read from them reflects. The
+ * event store's head can be ahead of it while a page is being folded.
+ */
+export const foldedRevision = async (db: Kysely<Database>, streamId: string): Promise<number> =>
+  (
+    await db
+      .selectFrom('stream_summaries')
+      .select('last_revision')
+      .where('stream_id', '=', streamId)
+      .executeTakeFirst()
+  )?.last_revision ?? -1;
+
 /** Non-zero positions, by asset. */
 export const getPositions = (db: Kysely<Database>, ownerId: string): Promise<PositionRow[]> =>
   db.selectFrom('positions').selectAll().where('owner_id', '=', ownerId).orderBy('asset').execute();
@@ -155,6 +169,8 @@ export interface TradeStats {
   fills: number;
   closedTrades: number;
   winningTrades: number;
+  /** Sells with realized PnL below zero (break-even is neither a win nor a loss, as in /analytics/performance). */
+  losingTrades: number;
 }
 
 export const tradeStats = async (
@@ -172,6 +188,7 @@ export const tradeStats = async (
       sql<string>`count(*)`.as('fills'),
       sql<string>`count(*) filter (where side = 'sell')`.as('closed'),
       sql<string>`count(*) filter (where side = 'sell' and realized_pnl > 0)`.as('wins'),
+      sql<string>`count(*) filter (where side = 'sell' and realized_pnl < 0)`.as('losses'),
     ])
     .executeTakeFirstOrThrow();
   return {
@@ -180,6 +197,7 @@ export const tradeStats = async (
     fills: Number(row.fills),
     closedTrades: Number(row.closed),
     winningTrades: Number(row.wins),
+    losingTrades: Number(row.losses),
   };
 };
 

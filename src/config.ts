@@ -41,6 +41,18 @@ const configSchema = z.object({
   ),
   /** How long a command's response waits for read models to include it (ms); see docs/architecture.md. */
   READ_MODEL_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  /**
+   * How much later (ms) the read models may fold events that no request waits for (backtest steps, matching
+   * fills), so a stream of them is folded in one page instead of one each; a waiting command is never delayed
+   * by it. `worker` always uses 0 (its waiters are in other processes). See docs/architecture.md, "Projections".
+   */
+  READ_MODEL_LAZY_MS: z.coerce.number().int().min(0).max(10_000).default(50),
+  /**
+   * Transactions a page of the log is folded in at once on a PostgreSQL server (1 = all read models in one
+   * transaction, so a query reading several read models never sees them at different pages); PGlite always uses
+   * 1. See docs/architecture.md, "Projections", and docs/benchmarks.md.
+   */
+  READ_MODEL_FOLDS: z.coerce.number().int().min(1).max(8).default(1),
   /** Largest accepted request body (bytes). */
   BODY_LIMIT_BYTES: z.coerce
     .number()

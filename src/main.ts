@@ -1,20 +1,30 @@
 import { Command, Option } from 'commander';
 import { accountsCli } from './cli/accounts';
-import { auditReplay, auditVerify } from './cli/audit';
+import { auditReplay, auditVerify, checkReplayOptions } from './cli/audit';
+import { lockDataDir, requireExistingDatabase } from './cli/data-dir';
+import { describeError, EXIT_USAGE, exitCodeOf, usageError } from './cli/errors';
 import { eventsTail } from './cli/events';
 import { importMarketData } from './cli/market';
-import { projectionsRebuild, projectionsStatus } from './cli/projections';
+import { projectionsNamed, projectionsRebuild, projectionsStatus } from './cli/projections';
 import { serve, worker } from './cli/serve';
-import { ConfigError, loadConfig } from './config';
+import { loadConfig } from './config';
 import { createLogger } from './logger';
+import { defaultMarketDataDir } from './market/sibling-data';
 import { VERSION } from './version';
 
 /**
  * The single entry point (ARCHITECTURE §14): `npm start` runs `serve`; `npm run cli -- <command>` the rest.
- * Global flags override the environment variables of the same name.
+ * Global flags override the environment variables of the same name. Every failure is one line on stderr with
+ * exit code 1 (a problem found, or the command could not run) or 2 (a bad argument or configuration); the stack
+ * trace only with `LOG_LEVEL=debug` or `trace`.
  */
 const program = new Command()
   .name('ptv')
+  // Usage errors (unknown option or command, missing argument) exit with 2 like every other bad argument;
+  // subcommands created below inherit this.
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+  })
   .description('Paper-trading venue for automated trading agents')
   .version(VERSION)
   .addOption(new Option('--host <host>', 'listen address (HOST)'))
@@ -27,9 +37,22 @@ const program = new Command()
   .addOption(new Option('--esdb-url <url>', 'EventStoreDB/KurrentDB connection string (ESDB_URL)'))
   .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)'));
 
-const context = (commandLogLevel?: string) => {
+/** The database URL of the running command, to name it when it cannot be reached. */
+let databaseUrl: string | undefined;
+
+/**
+ * Configuration and logger of a command. `command` names it in the PGlite lock of `DATA_DIR`, taken here for
+ * every command that opens the database (one process per embedded database; `src/cli/data-dir.ts`). `reads`:
+ * the command works on an existing venue, so a `DATA_DIR` without a database is an error, not a new one.
+ */
+const context = (
+  command: string,
+  options: { commandLogLevel?: string; marketDataDir?: string | undefined; reads?: boolean } = {},
+) => {
+  const { commandLogLevel, marketDataDir } = options;
   const o = program.opts();
   const config = loadConfig(process.env, {
+    MARKET_DATA_DIR: marketDataDir,
     HOST: o.host,
     PORT: o.port,
     DATA_DIR: o.dataDir,
@@ -38,6 +61,9 @@ const context = (commandLogLevel?: string) => {
     ESDB_URL: o.esdbUrl,
     LOG_LEVEL: o.logLevel ?? commandLogLevel,
   });
+  databaseUrl = config.DATABASE_URL;
+  if (options.reads) requireExistingDatabase(config);
+  lockDataDir(config, command);
   return { config, logger: createLogger(config.LOG_LEVEL) };
 };
 
@@ -45,7 +71,7 @@ program
   .command('serve', { isDefault: true })
   .description('run the HTTP API (and projections unless PROJECTIONS=false)')
   .action(async () => {
-    const { config, logger } = context();
+    const { config, logger } = context('serve', { marketDataDir: defaultMarketDataDir(process.env) });
     await serve(config, logger);
   });
 
@@ -53,7 +79,7 @@ program
   .command('worker')
   .description('run projections without HTTP (scaled deployments)')
   .action(async () => {
-    const { config, logger } = context();
+    const { config, logger } = context('worker', { marketDataDir: defaultMarketDataDir(process.env) });
     await worker(config, logger);
   });
 
@@ -61,7 +87,7 @@ program
   .command('migrate')
   .description('apply database migrations and exit')
   .action(async () => {
-    const { config, logger } = context();
+    const { config, logger } = context('migrate');
     const { openDatabase } = await import('./db/database');
     const { migrateToLatest } = await import('./db/migrate');
     const db = await openDatabase(config);
@@ -81,7 +107,7 @@ projections
   .command('status')
   .description('generation, checkpoint and lag of each projection')
   .action(async () => {
-    const { config, logger } = context('warn');
+    const { config, logger } = context('projections status', { commandLogLevel: 'warn', reads: true });
     await projectionsStatus(config, logger);
   });
 projections
@@ -89,7 +115,8 @@ projections
   .description('rebuild one projection (or all) beside the live tables and swap without downtime')
   .option('--verify', 'compare the rebuilt tables with the live ones row by row; swap only when identical')
   .action(async (name: string | undefined, opts: { verify?: boolean }) => {
-    const { config, logger } = context('warn');
+    projectionsNamed(name);
+    const { config, logger } = context('projections rebuild', { commandLogLevel: 'warn', reads: true });
     process.exitCode = await projectionsRebuild(config, logger, name, opts);
   });
 
@@ -100,12 +127,13 @@ program
   .description('print the last events of the log or of one stream')
   .option('--stream <stream>', 'only this stream')
   .option('-n, --limit <n>', 'how many events', '20')
-  .option('-f, --follow', 'keep printing new events')
-  .action(async (opts: { stream?: string; limit: string; follow?: boolean }) => {
-    const { config, logger } = context('warn');
-    const limit = Number(opts.limit);
-    if (!Number.isInteger(limit) || limit < 1)
-      throw new ConfigError(`--limit must be a positive integer, got ${opts.limit}`);
+  .option('-f, --follow', 'keep printing new events (Ctrl-C to stop)')
+  .option('--json', 'one JSON object per event (the whole envelope) instead of a readable line')
+  .action(async (opts: { stream?: string; limit: string; follow?: boolean; json?: boolean }) => {
+    const limit = /^\d+$/.test(opts.limit) ? Number(opts.limit) : Number.NaN;
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw usageError(`--limit must be a positive integer, got "${opts.limit}"`);
+    const { config, logger } = context('events tail', { commandLogLevel: 'warn', reads: true });
     await eventsTail(config, logger, { ...opts, limit });
   });
 
@@ -120,7 +148,7 @@ for (const action of ['suspend', 'reactivate', 'archive'] as const) {
     )
     .option('--reason <text>', 'why (recorded in the event)')
     .action(async (id: string, opts: { reason?: string }) => {
-      const { config, logger } = context('warn');
+      const { config, logger } = context(`accounts ${action}`, { commandLogLevel: 'warn', reads: true });
       process.exitCode = await accountsCli(config, logger, action, id, opts);
     });
 }
@@ -134,7 +162,8 @@ audit
   .option('--as-of <time>', 'fold only the events at or before this ISO 8601 time')
   .option('--json', 'print a JSON summary instead of the timeline')
   .action(async (opts: { agent?: string; account?: string; asOf?: string; json?: boolean }) => {
-    const { config, logger } = context('warn');
+    checkReplayOptions(opts); // bad arguments first, before the database is looked at
+    const { config, logger } = context('audit replay', { commandLogLevel: 'warn', reads: true });
     process.exitCode = await auditReplay(config, logger, opts);
   });
 audit
@@ -142,7 +171,7 @@ audit
   .description('recompute the SHA-256 hash chain of every stream (or of --stream S, repeatable)')
   .option('--stream <stream...>', 'only these streams')
   .action(async (opts: { stream?: string[] }) => {
-    const { config, logger } = context('warn');
+    const { config, logger } = context('audit verify', { commandLogLevel: 'warn', reads: true });
     process.exitCode = await auditVerify(config, logger, opts);
   });
 
@@ -152,15 +181,14 @@ program
     'import market data in Binance formats (exchangeInfo.json, ticker_24hr.json, klines/) into the store',
   )
   .action(async (dir: string) => {
-    const { config, logger } = context('warn');
+    const { config, logger } = context('import-market-data', { commandLogLevel: 'warn' });
     process.exitCode = await importMarketData(config, logger, dir);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
-  }
-  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-  process.exit(1);
+  console.error(describeError(error, { databaseUrl }));
+  const level = program.opts().logLevel ?? process.env.LOG_LEVEL;
+  if ((level === 'debug' || level === 'trace') && error instanceof Error && error.stack)
+    console.error(error.stack);
+  process.exit(exitCodeOf(error));
 });

@@ -2,9 +2,11 @@ import type { Logger } from 'pino';
 import type { Projection } from '../projections/projection';
 import { allProjections } from '../projections/registry';
 import { ProjectionRunner } from '../projections/runner';
+import { installAnalytics } from './analytics/install';
 import { installIdentity } from './auth/install';
 import { loadServerKeys } from './auth/server-keys';
 import { installBacktest } from './backtest/install';
+import { installBattle } from './battle/install';
 import type { Config } from './config';
 import { type DatabaseHandle, openDatabase } from './db/database';
 import { migrateToLatest } from './db/migrate';
@@ -33,6 +35,11 @@ export interface RuntimeOptions {
   market?: boolean;
   /** Run the matching engine (default: when projections run; it needs market data). */
   matching?: boolean;
+  /**
+   * Record the marks of every minute for the equity snapshots (default false; `serve` and `worker` turn it on):
+   * off in tests and one-off CLI runtimes, whose logs should hold only what they do.
+   */
+  equitySnapshots?: boolean;
 }
 
 /**
@@ -64,6 +71,8 @@ export const createRuntime = async (
     stops.push(() => eventStore.close());
     const projections = new ProjectionRunner(eventStore, database.db, options.projections ?? allProjections, {
       logger,
+      unwaitedFoldDelayMs: config.READ_MODEL_LAZY_MS,
+      concurrentFolds: database.kind === 'postgres' ? config.READ_MODEL_FOLDS : 1,
     });
     stops.push(() => projections.stop());
     if (options.runProjections ?? config.PROJECTIONS) await projections.start();
@@ -90,6 +99,14 @@ export const createRuntime = async (
     stops.push(() => trading.stop());
     await trading.start();
     installBacktest(services);
+    const battles = installBattle(services, {
+      snapshots: options.matching ?? options.runProjections ?? config.PROJECTIONS,
+    });
+    stops.push(() => battles.stop());
+    await battles.start();
+    const analytics = installAnalytics(services, { record: options.equitySnapshots ?? false });
+    stops.push(() => analytics.stop());
+    await analytics.start();
     let closed = false;
     return {
       services,

@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import type { AccountCommands } from '../commands/accounts';
 import type { AgentCommands } from '../commands/agents';
 import type { ProjectionRunner } from '../projections/runner';
+import type { AnalyticsServices } from './analytics/install';
 import type { AuthService } from './auth/service';
 import type { BacktestServices } from './backtest/install';
+import type { BattleServices } from './battle/install';
 import type { Config } from './config';
 import type { DatabaseHandle } from './db/database';
 import type { EventStore } from './eventstore/port';
@@ -43,6 +45,10 @@ export interface Services {
   trading?: TradingServices;
   /** Backtests: sessions on a virtual clock (ARCHITECTURE §9; `src/backtest`, `commands/backtest.ts`). */
   backtest?: BacktestServices;
+  /** Battles: live and historical competitions between agents (ARCHITECTURE §10; `src/battle`, `commands/battle.ts`). */
+  battle?: BattleServices;
+  /** Analytics: the equity snapshotter and the analytics clock (`src/analytics`, docs/analytics.md). */
+  analytics?: AnalyticsServices;
 }
 
 /** A named check shown by `/health`; `ok: false` makes the service `degraded`. */

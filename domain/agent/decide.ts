@@ -11,7 +11,8 @@ import { type AgentState, evolveAgent, initialAgentState } from './state';
  * Decides an agent command (spec "Agent" states and endpoints; ARCHITECTURE §4, §12). Rules:
  * - `CreateAgent` only on an empty stream (`CONFLICT`); labels and risk bounds validated (`VALIDATION_ERROR`),
  *   defaults filled (balance `10000.00000000`, risk profile 25/20/50/50); a session id from the context.
- * - every other command: unknown agent → `NOT_FOUND`; another account's agent → `PERMISSION_DENIED`.
+ * - every other command: an unknown agent or another account's agent → `PERMISSION_DENIED` (one error for
+ *   both, so an agent id of another account cannot be told from an unknown one; ARCHITECTURE §12).
  * - profile update records only the fields that change (nothing when none does).
  * - risk profile replace: bounds checked; unchanged → nothing.
  * - regenerate key: always a new `AgentKeyRegenerated` naming the replaced key's hash.
@@ -101,14 +102,19 @@ export const decideAgent = (command: AgentCommand, state: AgentState, context: B
 };
 
 /**
- * Ownership rule shared by commands and reads (ARCHITECTURE §12): throws `NOT_FOUND` for an unknown agent and
- * `PERMISSION_DENIED` for an agent of another account.
+ * The error for an agent id the caller may not use: `PERMISSION_DENIED` 403, the same code, message and details
+ * whether the agent is unknown (never created, or deleted) or belongs to another account (ARCHITECTURE §12:
+ * foreign resources are `PERMISSION_DENIED`, and an unknown id must not be distinguishable from a foreign one).
+ */
+export const agentNotOwned = (): DomainError =>
+  new DomainError('PERMISSION_DENIED', 'no agent with this id belongs to this account');
+
+/**
+ * Ownership rule shared by commands and reads (ARCHITECTURE §12): throws `agentNotOwned()` for an unknown agent
+ * and for an agent of another account alike.
  */
 export const requireOwned = (state: Pick<AgentState, 'status' | 'accountId'>, accountId: string): void => {
-  if (state.status === 'none') throw new DomainError('NOT_FOUND', 'agent not found');
-  if (state.accountId !== accountId) {
-    throw new DomainError('PERMISSION_DENIED', 'this agent belongs to another account');
-  }
+  if (state.status === 'none' || state.accountId !== accountId) throw agentNotOwned();
 };
 
 const changedFields = (

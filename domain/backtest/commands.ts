@@ -53,6 +53,11 @@ export interface BacktestCatalog {
   range(symbol: string, interval: Interval): { earliest: number; latest: number } | undefined;
   /** Symbols with data at `interval`, sorted. */
   symbolsWithData(interval: Interval): string[];
+  /**
+   * How many `interval` candles of a pair open in [start, end) (ms): a window can fall into a hole of the data
+   * (the files have one between the 2020 minute candles and the 2021 hourly ones) while the overall range spans it.
+   */
+  candleCount(symbol: string, interval: Interval, start: number, end: number): number;
 }
 
 /**

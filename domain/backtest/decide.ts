@@ -1,20 +1,17 @@
-import { fromUnits } from '../market/decimal';
 import { INTERVAL_MS, INTERVALS, isInterval } from '../market/intervals';
 import { normalizeSymbol } from '../market/pair';
 import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { normalizeStartingBalance } from '../shared/starting-balance';
-import { dec } from '../trading/decimal';
-import type { OwnerSnapshot, WalletContext } from '../wallet/commands';
+import type { OwnerSnapshot } from '../wallet/commands';
 import { walletDecider } from '../wallet/decide';
-import type { WalletEvent } from '../wallet/events';
-import { evolveWallet, type OpenOrder, type WalletState } from '../wallet/state';
+import { advanceSandbox, closedAt, sandboxContext } from './advance';
 import { MAX_BATCH_STEPS, totalSteps } from './clock';
 import type { BacktestCommand, BacktestContext } from './commands';
 import { EquityMeter } from './equity';
 import type { BacktestEndedData, BacktestStreamEvent } from './events';
-import { closedCount, lastClosed, quoteVolume24h, type SessionMarket } from './market';
-import { directionOf, firstCrossing, pathPoints } from './path';
+import type { SessionMarket } from './market';
+import { resolveSessionPairs } from './pairs';
 import {
   type BacktestConfig,
   type BacktestState,
@@ -25,9 +22,7 @@ import {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** Price sources recorded on sandbox fills: a market order at the last close, a pending order on the path. */
-export const SOURCE_CLOSE = 'candle_close';
-export const SOURCE_PATH = 'candle_path';
+export { SOURCE_CLOSE, SOURCE_PATH, sandboxContext } from './advance';
 
 const requireStatus = (state: BacktestState, allowed: readonly BacktestStatus[], action: string) => {
   if (!state.config || !state.status) {
@@ -59,32 +54,6 @@ export const sandboxOwner = (config: BacktestConfig): OwnerSnapshot => ({
   startingBalance: config.startingBalance,
 });
 
-/**
- * The live wallet decider's context on the virtual clock (ARCHITECTURE §2.2, §9): business time `at`, prices
- * the close of each pair's last candle closed by `at` (forward-filled), the session's pairs with their filters,
- * the 24h quote volume of the candles closed in the 24 hours before `at`, the risk profile copied from the agent
- * and the session's fee rate. Nothing after `at` is reachable through it.
- */
-export const sandboxContext = (
-  config: BacktestConfig,
-  market: SessionMarket,
-  at: number,
-  newId: () => string,
-): WalletContext => ({
-  now: new Date(at),
-  newId,
-  prices: (symbol) => {
-    const c = lastClosed(market, symbol, at);
-    return c
-      ? { price: c.close, timestamp: iso(c.openTime + market.intervalMs), source: SOURCE_CLOSE }
-      : undefined;
-  },
-  pairs: (symbol) => market.bySymbol.get(symbol)?.filters,
-  quoteVolume24h: (symbol) => quoteVolume24h(market, symbol, at),
-  riskProfile: config.riskProfile,
-  feeRate: dec(config.feeRate),
-});
-
 // ---------------------------------------------------------------------------------------------------------
 // Create and start
 // ---------------------------------------------------------------------------------------------------------
@@ -114,64 +83,7 @@ const create = (
     });
   }
   const startingBalance = normalizeStartingBalance(r.startingBalance);
-  const overlaps = (range: { earliest: number; latest: number } | undefined) =>
-    range !== undefined && range.earliest < r.endTime && range.latest > r.startTime;
-
-  let pairs: string[];
-  if (r.pairs === null) {
-    pairs = catalog.symbolsWithData(interval).filter((s) => overlaps(catalog.range(s, interval)));
-    if (pairs.length === 0) {
-      throw new DomainError(
-        'BACKTEST_NO_DATA',
-        `no pair has ${interval} candles between start_time and end_time`,
-        {
-          candle_interval: interval,
-        },
-      );
-    }
-  } else {
-    if (r.pairs.length === 0) {
-      throw new DomainError(
-        'VALIDATION_ERROR',
-        'pairs must name at least one symbol (or be null for all pairs)',
-        {
-          field: 'pairs',
-        },
-      );
-    }
-    pairs = [...new Set(r.pairs.map(normalizeSymbol))].sort();
-    for (const symbol of pairs) {
-      if (!catalog.pair(symbol))
-        throw new DomainError('INVALID_SYMBOL', `unknown symbol ${symbol}`, { symbol });
-      if (!overlaps(catalog.range(symbol, interval))) {
-        const range = catalog.range(symbol, interval);
-        throw new DomainError(
-          'BACKTEST_NO_DATA',
-          `no ${interval} candles of ${symbol} between start_time and end_time`,
-          {
-            symbol,
-            candle_interval: interval,
-            earliest: range ? iso(range.earliest) : null,
-            latest: range ? iso(range.latest) : null,
-          },
-        );
-      }
-    }
-  }
-  let earliest = Number.POSITIVE_INFINITY;
-  let latest = Number.NEGATIVE_INFINITY;
-  for (const symbol of pairs) {
-    const range = catalog.range(symbol, interval)!;
-    earliest = Math.min(earliest, range.earliest);
-    latest = Math.max(latest, range.latest);
-  }
-  if (r.startTime < earliest || r.endTime > latest) {
-    throw new DomainError(
-      'BACKTEST_NO_DATA',
-      `start_time and end_time must lie inside the data range ${iso(earliest)} – ${iso(latest)} of the pairs`,
-      { earliest: iso(earliest), latest: iso(latest), candle_interval: interval },
-    );
-  }
+  const pairs = resolveSessionPairs(catalog, interval, r.startTime, r.endTime, r.pairs);
   return [
     {
       type: 'BacktestCreated',
@@ -244,42 +156,6 @@ const start = (
 // Stepping
 // ---------------------------------------------------------------------------------------------------------
 
-interface Pending {
-  orderId: string;
-  /** Placement order: orders reached at the same point fill in the order they were placed. */
-  seq: number;
-  direction: 1 | -1;
-  /** Limit or trigger price in units. */
-  level: number;
-}
-
-/** Direction and level (units) of each open order, computed once per order object (orders are immutable). */
-const orderTerms = new WeakMap<OpenOrder, { direction: 1 | -1; level: number } | null>();
-
-const termsOf = (o: OpenOrder) => {
-  let terms = orderTerms.get(o);
-  if (terms === undefined) {
-    const level = o.type === 'limit' ? o.price : o.triggerPrice;
-    terms = level
-      ? { direction: directionOf(o.side, o.type), level: Number(level.times(100_000_000).toFixed(0)) }
-      : null;
-    orderTerms.set(o, terms);
-  }
-  return terms;
-};
-
-const pendingBySeries = (wallet: WalletState, market: SessionMarket): Pending[][] => {
-  const out: Pending[][] = market.series.map(() => []);
-  let seq = 0;
-  for (const o of Object.values(wallet.openOrders)) {
-    const index = market.series.findIndex((s) => s.symbol === o.symbol);
-    const terms = termsOf(o);
-    if (index < 0 || !terms) continue;
-    out[index]!.push({ orderId: o.orderId, seq: seq++, direction: terms.direction, level: terms.level });
-  }
-  return out;
-};
-
 /** Prices and equity when a session ends at the state given by `closed` counts. */
 const ended = (
   config: BacktestConfig,
@@ -308,14 +184,6 @@ const ended = (
   };
 };
 
-const closedAt = (market: SessionMarket, at: number): Int32Array => {
-  const closed = new Int32Array(market.series.length);
-  market.series.forEach((s, i) => {
-    closed[i] = closedCount(s, market.intervalMs, at);
-  });
-  return closed;
-};
-
 /**
  * Advances the virtual clock `steps` steps (ARCHITECTURE §9). At each step k the virtual time becomes
  * start + k × interval and every candle that closes in (previous time, new time] is passed, pair by pair in
@@ -337,66 +205,17 @@ const stepSession = (
   }
   const market = requireMarket(ctx);
   const n = Math.min(command.steps, config.totalSteps - state.step);
-  const interval = config.intervalMs;
-  const series = market.series;
-  const closed = closedAt(market, state.virtualTime);
-  const events: BacktestStreamEvent[] = [];
-  let wallet = state.wallet;
-  const meter = new EquityMeter(market);
-  meter.load(wallet);
-  let pending = pendingBySeries(wallet, market);
-  const equity: string[] = new Array(n);
-  let fills = 0;
-
-  const passCandle = (p: number, i: number, at: number) => {
-    const s = series[p]!;
-    const points = pathPoints(s.open[i]!, s.high[i]!, s.low[i]!, s.close[i]!);
-    const hits: { order: Pending; position: number; price: number }[] = [];
-    for (const order of pending[p]!) {
-      const c = firstCrossing(points, order.direction, order.level);
-      if (c) hits.push({ order, position: c.position, price: c.price });
-    }
-    if (hits.length === 0) return;
-    hits.sort((a, b) => a.position - b.position || a.order.seq - b.order.seq);
-    const walletCtx = sandboxContext(config, market, at, ctx.newId);
-    for (const hit of hits) {
-      const out: WalletEvent[] = walletDecider.decide(
-        {
-          type: 'FillOrder',
-          data: {
-            orderId: hit.order.orderId,
-            price: fromUnits(hit.price),
-            time: iso(s.openTime[i]!),
-            source: SOURCE_PATH,
-          },
-        },
-        wallet,
-        walletCtx,
-      );
-      for (const e of out) {
-        events.push(e);
-        wallet = evolveWallet(wallet, e);
-        if (e.type === 'OrderFilled') fills++;
-      }
-    }
-    pending = pendingBySeries(wallet, market);
-    meter.load(wallet);
-  };
-
-  let at = state.virtualTime;
-  for (let k = 1; k <= n; k++) {
-    at = config.startTime + (state.step + k) * interval;
-    for (let p = 0; p < series.length; p++) {
-      const times = series[p]!.openTime;
-      let i = closed[p]!;
-      while (i < times.length && times[i]! + interval <= at) {
-        if (pending[p]!.length > 0) passCandle(p, i, at);
-        i++;
-      }
-      closed[p] = i;
-    }
-    equity[k - 1] = meter.at(closed);
-  }
+  const advanced = advanceSandbox({
+    terms: config,
+    market,
+    startTime: config.startTime,
+    fromStep: state.step,
+    steps: n,
+    wallet: state.wallet,
+    newId: ctx.newId,
+  });
+  const { events: walletEvents, equity, fills, closed, at } = advanced;
+  const events: BacktestStreamEvent[] = [...walletEvents];
   const toStep = state.step + n;
   events.push({
     type: 'BacktestStepped',

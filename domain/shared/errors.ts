@@ -1,7 +1,9 @@
 /**
  * The one error type of the domain. It carries the spec's error `code`, the HTTP status the spec gives that
  * code, and optional `details`. Deciders throw it; the HTTP layer turns it into the error envelope
- * (`{ error: { code, message, details } }`, spec "Errors") and never invents codes of its own.
+ * (`{ error: { code, message, details } }`, spec "Errors") and never invents codes of its own. A
+ * `VALIDATION_ERROR` names its field as `details.field`; the HTTP layer turns that into the wire's one shape,
+ * `details.issues[]` of `{field, location, message}` (`src/http/errors.ts`, `withIssues`).
  */
 export class DomainError extends Error {
   readonly code: ErrorCode;

@@ -2,8 +2,9 @@ import { DomainError } from './errors';
 
 /**
  * The risk profile of an account or agent (spec "Risk profile"; ARCHITECTURE §8 risk chain, §14b). All values
- * are integer percentages or counts. `max_order_size_pct` is not part of the spec's three wire fields: it is
- * the design's fifth risk step (max order size as % of available cash), kept in every profile with its default.
+ * are integer percentages or counts. `max_order_size_pct` is not one of the spec's three fields: it is the
+ * design's fifth risk step (max order size as % of available cash), kept in every profile with its default,
+ * accepted optionally and shown wherever the API shows a risk profile.
  */
 export interface RiskProfile {
   /** Largest single-coin position as % of total equity, 1–100, default 25. */

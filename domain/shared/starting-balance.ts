@@ -7,7 +7,7 @@ export const DEFAULT_STARTING_BALANCE = '10000.00000000';
 /** Largest starting balance accepted, USDT (a design bound: keeps every later sum inside `numeric(38, 8)`). */
 export const MAX_STARTING_BALANCE = '1000000000000';
 
-const DECIMAL = /^\d{1,13}(\.\d{1,8})?$/;
+const DECIMAL = /^\d+(\.\d{1,8})?$/;
 
 /**
  * Normalises a starting balance to a decimal string with 8 places (STYLE: money as decimal strings).

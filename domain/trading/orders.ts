@@ -1,10 +1,21 @@
 import { type Dec, HUNDRED, ONE, roundUp8 } from './decimal';
 import { MAX_SLIPPAGE_PCT } from './slippage';
 
+/** The largest slippage as a fraction (0.005), computed once. */
+const MAX_SLIPPAGE_FRACTION = MAX_SLIPPAGE_PCT.div(HUNDRED);
+
 /** Order sides and types (spec "Order"). */
 export type OrderSide = 'buy' | 'sell';
 export type OrderType = 'market' | 'limit' | 'stop_loss' | 'take_profit';
 export const ORDER_SIDES = ['buy', 'sell'] as const satisfies readonly OrderSide[];
+/**
+ * The largest quantity, price or trigger price an order may carry (exclusive), as a decimal string: 10^15, far
+ * above any real order and well inside what the read models store (`numeric(38, 8)`). Without a bound a
+ * 38-digit quantity was recorded (as a rejection) and the `orders` read model could not store it, which
+ * stopped that read model for every account. The HTTP schema and the wallet decider both enforce it.
+ */
+export const MAX_ORDER_DECIMAL = '1000000000000000';
+
 export const ORDER_TYPES = [
   'market',
   'limit',
@@ -47,7 +58,7 @@ export const isTriggered = (terms: PendingTerms, price: Dec): boolean =>
  */
 export const lockFor = (terms: PendingTerms, quantity: Dec, feeRate: Dec): Dec => {
   if (terms.side === 'sell') return quantity;
-  const margin = terms.type === 'limit' ? feeRate : feeRate.plus(MAX_SLIPPAGE_PCT.div(HUNDRED));
+  const margin = terms.type === 'limit' ? feeRate : feeRate.plus(MAX_SLIPPAGE_FRACTION);
   // Rounding the notional up first makes the lock cover the fill exactly: a limit buy's fill costs
   // round(qty × limit) + fee ≤ roundUp(qty × limit) × (1 + fee rate) ≤ lock.
   return roundUp8(roundUp8(quantity.times(terms.level)).times(ONE.plus(margin)));

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../shared/errors';
 import type { RiskProfile } from '../shared/risk-profile';
-import { type Dec, dec, HUNDRED } from './decimal';
+import { type Dec, dec, fmt, roundDown8, roundHalfEven8, roundUp8 } from './decimal';
 import type { OrderSide, OrderType } from './orders';
 import { checkQuantity, type PairFilters } from './quantity';
 
@@ -95,8 +95,18 @@ const fail = (
   };
 };
 
-const pct = (value: Dec, percent: number): Dec => value.times(percent).div(HUNDRED);
+/** `percent` % of `value`, exact: the percentages are integers (risk profile), so moving the point is the division. */
+const pct = (value: Dec, percent: number): Dec => value.times(percent).shiftedBy(-2);
+/** Exact, for messages. */
 const s = (v: Dec) => v.toFixed();
+/**
+ * For `details`, which clients parse: decimal strings with 8 places (spec "Conventions"). A figure is rounded
+ * half to even; a limit is rounded down and a requirement up, so the shown figures never look satisfiable when
+ * the exact ones are not.
+ */
+const d8 = (v: Dec) => fmt(roundHalfEven8(v));
+const limit8 = (v: Dec) => fmt(roundDown8(v));
+const needed8 = (v: Dec) => fmt(roundUp8(v));
 
 /** Each rule as a check; undefined means passed. */
 const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
@@ -123,9 +133,9 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
         'daily_loss_limit',
         `today's loss ${s(opening.minus(equity))} USDT exceeds ${input.profile.daily_loss_limit_pct}% of the starting balance (${s(limit)} USDT); trading resumes at 00:00 UTC`,
         {
-          day_opening_equity: s(opening),
-          equity: s(equity),
-          loss_limit: s(limit),
+          day_opening_equity: d8(opening),
+          equity: d8(equity),
+          loss_limit: limit8(limit),
           daily_loss_limit_pct: input.profile.daily_loss_limit_pct,
         },
       );
@@ -154,7 +164,7 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
       return fail(
         'min_notional',
         `order value ${s(notional)} USDT is below the minimum ${s(dec(minimum))} USDT of ${input.pair!.symbol}`,
-        { notional: s(notional), min_notional: minimum },
+        { notional: d8(notional), min_notional: minimum },
       );
     }
     return undefined;
@@ -168,8 +178,8 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
         'max_order_size',
         `order value ${s(notional)} USDT exceeds ${input.profile.max_order_size_pct}% of available cash (${s(cap)} USDT)`,
         {
-          notional: s(notional),
-          max_order_value: s(cap),
+          notional: d8(notional),
+          max_order_value: limit8(cap),
           max_order_size_pct: input.profile.max_order_size_pct,
         },
       );
@@ -186,8 +196,8 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
         `the ${input.pair!.baseAsset} position would be worth ${s(after)} USDT, above ${input.profile.max_position_size_pct}% of equity (${s(cap)} USDT)`,
         {
           symbol: input.pair!.symbol,
-          position_value_after: s(after),
-          max_position_value: s(cap),
+          position_value_after: d8(after),
+          max_position_value: limit8(cap),
           max_position_size_pct: input.profile.max_position_size_pct,
         },
       );
@@ -210,8 +220,8 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
     if (required.gt(available)) {
       return fail('balance', `${s(required)} ${asset} needed, ${s(available)} ${asset} available`, {
         asset,
-        required: s(required),
-        available: s(available),
+        required: needed8(required),
+        available: limit8(available),
       });
     }
     return undefined;

@@ -64,7 +64,7 @@ export const slippagePct = (participation: Dec | null): Dec => {
  * sell receives `reference × (1 − s/100)` rounded down (never better for the taker than the model says).
  */
 export const slippedPrice = (reference: Dec, side: 'buy' | 'sell', pct: Dec): Dec => {
-  const factor = pct.div(HUNDRED);
+  const factor = pct.shiftedBy(-2); // exact: pct / 100
   return side === 'buy'
     ? roundUp8(reference.times(ONE.plus(factor)))
     : roundDown8(reference.times(ONE.minus(factor)));

@@ -2,7 +2,14 @@ import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { type Dec, dec, fmt, fmtOrNull, max, parseDecimal, roundHalfEven8, ZERO } from '../trading/decimal';
 import { feeFor } from '../trading/fees';
-import { isTriggered, lockFor, type OrderSide, type OrderType, type PendingTerms } from '../trading/orders';
+import {
+  isTriggered,
+  lockFor,
+  MAX_ORDER_DECIMAL,
+  type OrderSide,
+  type OrderType,
+  type PendingTerms,
+} from '../trading/orders';
 import { runRiskChain } from '../trading/risk';
 import { participationPct, slippagePct, slippedPrice } from '../trading/slippage';
 import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
@@ -46,6 +53,15 @@ const parseField = (value: string, field: string): Dec => {
       { field },
     );
   }
+  if (parsed.abs().gte(MAX_ORDER_DECIMAL)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `${field} must be less than ${MAX_ORDER_DECIMAL} in absolute value`,
+      {
+        field,
+      },
+    );
+  }
   return parsed;
 };
 
@@ -56,6 +72,22 @@ const positivePrice = (value: string | null | undefined, field: string, type: Or
   const parsed = parseField(value, field);
   if (parsed.lte(0)) throw new DomainError('VALIDATION_ERROR', `${field} must be greater than 0`, { field });
   return parsed;
+};
+
+/** Throws `VALIDATION_ERROR` when `value` is given for an order type that does not use `field`. */
+const refuseUnused = (
+  value: string | null | undefined,
+  field: string,
+  type: OrderType,
+  used: boolean,
+  usedBy: string,
+): void => {
+  if (used || value === null || value === undefined || value === '') return;
+  throw new DomainError(
+    'VALIDATION_ERROR',
+    `${field} is only taken by ${usedBy} orders; leave it out of a ${type} order`,
+    { field },
+  );
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -195,6 +227,8 @@ interface FillQuote {
   side: OrderSide;
   quantity: Dec;
   reference: QuotedPrice;
+  /** `reference.price` as a decimal. */
+  referencePrice: Dec;
   quoteVolume: Dec | null;
   participation: Dec | null;
   slippage: Dec;
@@ -245,6 +279,7 @@ const quoteFill = (
   if (args.side === 'buy') {
     return {
       ...args,
+      referencePrice: reference,
       quoteVolume,
       participation,
       slippage,
@@ -265,6 +300,7 @@ const quoteFill = (
     : roundHalfEven8(heldCost.times(args.quantity).div(heldQty));
   return {
     ...args,
+    referencePrice: reference,
     quoteVolume,
     participation,
     slippage,
@@ -304,7 +340,7 @@ const fillData = (
     type: o.type,
     trigger: o.trigger,
     quantity: fmt(q.quantity),
-    reference_price: fmt(dec(q.reference.price)),
+    reference_price: fmt(q.referencePrice),
     reference_time: q.reference.timestamp,
     price_source: q.reference.source,
     quote_volume_24h: fmtOrNull(q.quoteVolume === null ? null : roundHalfEven8(q.quoteVolume)),
@@ -337,6 +373,16 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
   const symbol = normalizeSymbol(request.symbol);
   const { side, type } = request;
   const quantity = parseField(request.quantity, 'quantity');
+  // A price the order type does not use is refused rather than ignored: an agent that sends a market order
+  // with a price most likely means a limit order, and must not get a fill at market instead.
+  refuseUnused(request.price, 'price', type, type === 'limit', 'limit');
+  refuseUnused(
+    request.triggerPrice,
+    'trigger_price',
+    type,
+    type === 'stop_loss' || type === 'take_profit',
+    'stop_loss and take_profit',
+  );
   const price = type === 'limit' ? positivePrice(request.price, 'price', type) : null;
   const trigger =
     type === 'stop_loss' || type === 'take_profit'
@@ -365,7 +411,13 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
     if (!quoted) throw new DomainError('PRICE_NOT_AVAILABLE', `no price for ${symbol} yet`, { symbol });
     return quoted;
   };
-  const reference = (): Dec => (type === 'market' ? dec(market().price) : (price ?? trigger!));
+  // The chain may ask for the same figures at several steps: each is computed once per decision (prices do not
+  // move during a synchronous decision, so this changes nothing but the work).
+  let referenceMemo: Dec | undefined;
+  const reference = (): Dec =>
+    (referenceMemo ??= type === 'market' ? dec(market().price) : (price ?? trigger!));
+  let equityMemo: Dec | undefined;
+  let markMemo: Dec | undefined;
   const holding = state.holdings[baseAsset];
   const terms: PendingTerms | null = type === 'market' ? null : { side, type, level: (price ?? trigger)! };
   let marketQuote: FillQuote | undefined;
@@ -389,11 +441,13 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
     pair,
     startingBalance: session.startingBalance,
     dayOpeningEquity: () => state.tradingDay!.openingEquity,
-    equity: () => walletEquity(state, priceOf(ctx)),
+    equity: () => (equityMemo ??= walletEquity(state, priceOf(ctx))),
     referencePrice: reference,
     markPrice: () => {
+      if (markMemo) return markMemo;
       const quoted = ctx.prices(symbol);
-      return quoted ? dec(quoted.price) : reference();
+      markMemo = quoted ? dec(quoted.price) : reference();
+      return markMemo;
     },
     availableCash: state.cash,
     exposureQuantity: () => {
@@ -547,11 +601,19 @@ const fillPending = (
  * - `CancelAllOrders`: every open order, in one decision;
  * - `ResetWallet`: cancels, closes at market, records the session's result, starts a new session.
  */
-export const decideWallet = (
+export const decideWallet = (command: WalletCommand, state: WalletState, ctx: WalletContext): WalletEvent[] =>
+  decideWalletWithState(command, state, ctx).events;
+
+/**
+ * {@link decideWallet}, also returning the state the new events lead to (what folding them into `state` with
+ * `evolveWallet` gives: the decision folds each event as it emits it), so the command handler need not fold
+ * them a second time.
+ */
+export const decideWalletWithState = (
   command: WalletCommand,
   state: WalletState,
   ctx: WalletContext,
-): WalletEvent[] => {
+): { events: WalletEvent[]; state: WalletState } => {
   const d = new Decision(state);
   switch (command.type) {
     case 'OpenWallet':
@@ -598,12 +660,15 @@ export const decideWallet = (
       break;
     }
   }
-  return d.events;
+  return { events: d.events, state: d.state };
 };
 
 /** The wallet decider (`wallet-{owner_id}` streams). */
-export const walletDecider: Decider<WalletState, WalletCommand, WalletEvent, WalletContext> = {
+export const walletDecider: Decider<WalletState, WalletCommand, WalletEvent, WalletContext> & {
+  decideWithState: typeof decideWalletWithState;
+} = {
   initialState: initialWalletState,
   evolve: evolveWallet,
   decide: decideWallet,
+  decideWithState: decideWalletWithState,
 };

@@ -29,6 +29,10 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
       },
       symbolsWithData: (interval: Interval) =>
         store.symbols().filter((s) => store.series(s, interval).length > 0),
+      candleCount(symbol, interval, start, end) {
+        const list = store.series(normalizeSymbol(symbol), interval);
+        return lowerBound(list, end) - lowerBound(list, start);
+      },
     }),
     load(pairs, interval, end) {
       const loaded = [];

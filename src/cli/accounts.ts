@@ -57,7 +57,7 @@ export const accountsCli = async (
   accountId: string,
   options: { reason?: string },
 ): Promise<number> => {
-  const runtime = await createRuntime(config, logger, { runProjections: false });
+  const runtime = await createRuntime(config, logger, { runProjections: false, market: false });
   try {
     const accounts = createAccountCommands({ store: runtime.services.eventStore });
     const outcome = await changeAccountStatus(accounts, action, accountId, options.reason ?? null);

@@ -1,104 +1,353 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { replayWallet, stateSummary, verifyAllChains } from '../audit/wallet-audit';
-import { type Config, ConfigError } from '../config';
-import { createRuntime } from '../runtime';
+import { walletDecider } from '../../domain/wallet/decide';
+import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
+import type { WalletState } from '../../domain/wallet/state';
+import { describeWalletEvent, replayWallet, stateSummary } from '../audit/wallet-audit';
+import type { Config } from '../config';
+import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
+import { DELETIONS_STREAM, type EventStore, type RecordedEvent } from '../eventstore/port';
+import { portfolioQuery } from '../http/schemas/trading';
+import { CliError, usageError } from './errors';
+import { openReadingRuntime } from './runtime';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** How long `audit replay` lets the read models catch up with the log before comparing them with the fold. */
+const CATCH_UP_MS = 60_000;
 
 /**
- * `audit replay --agent ID [--as-of T]` (also `--account ID`): prints the wallet's timeline event by event, the
- * state folded from it (at `T`), checks the hash chain and, for the present state, compares the fold with the read
- * models. Exit code 1 when the chain is broken or a read model differs.
+ * Parses `--as-of` exactly like `GET /account/portfolio?as_of=`: an ISO 8601 date-time with a time zone
+ * (`Z` or `±hh:mm`), or a date (00:00 UTC of that day). Anything else (`1`, `yesterday`, a time without zone,
+ * which would be read in the machine's local time) is a usage error.
+ */
+export const parseAsOf = (text: string): Date => {
+  const at = new Date(text);
+  if (!portfolioQuery.safeParse({ as_of: text }).success || !text || Number.isNaN(at.getTime())) {
+    throw usageError(
+      `--as-of must be an ISO 8601 date-time with a time zone (e.g. 2026-01-31T12:00:00Z) or a date (00:00 UTC), got "${text}"`,
+    );
+  }
+  return at;
+};
+
+type OwnerKind = 'agent' | 'account';
+
+const ownerOf = (options: { agent?: string; account?: string }): { kind: OwnerKind; id: string } => {
+  if (options.agent !== undefined && options.account !== undefined)
+    throw usageError('give either --agent ID or --account ID, not both');
+  const kind: OwnerKind | undefined =
+    options.agent !== undefined ? 'agent' : options.account !== undefined ? 'account' : undefined;
+  if (!kind) throw usageError('give --agent ID (an agent wallet) or --account ID (an account wallet)');
+  const id = (kind === 'agent' ? options.agent : options.account)!.trim();
+  if (!UUID.test(id)) throw usageError(`--${kind} must be an ${kind} id (a UUID), got "${id}"`);
+  return { kind, id: id.toLowerCase() };
+};
+
+/** Checks the arguments of `audit replay` without touching the database; throws a usage error. */
+export const checkReplayOptions = (options: { agent?: string; account?: string; asOf?: string }): void => {
+  ownerOf(options);
+  if (options.asOf !== undefined) parseAsOf(options.asOf);
+};
+
+const fold = (events: readonly RecordedEvent[]): WalletState =>
+  events.reduce(
+    (state, e) => walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent),
+    walletDecider.initialState(),
+  );
+
+/** The end of a stream against its head: events removed at the end leave the head ahead of the last event. */
+const truncation = (streamId: string, head: number, events: readonly RecordedEvent[]): ChainBreak | null => {
+  const last = events.at(-1)?.revision ?? -1;
+  if (head <= last) return null;
+  return {
+    streamId,
+    revision: last + 1,
+    reason: 'revision_gap',
+    expected: `events up to revision ${head} (the stream head)`,
+    actual: last < 0 ? 'no events' : `the last event is revision ${last}`,
+  };
+};
+
+const describeBreak = (b: ChainBreak): string =>
+  b.reason === 'revision_gap' && b.expected.startsWith('events up to')
+    ? `events missing at the end: expected ${b.expected}, ${b.actual}`
+    : `${b.reason} (expected ${b.expected || "''"}, found ${b.actual || "''"})`;
+
+/**
+ * `audit replay --agent ID | --account ID [--as-of T] [--json]`: prints the wallet's timeline event by event
+ * (folded up to the first event after `T`, like `GET /account/portfolio?as_of=`), the state folded from it, the
+ * hash chain of the whole stream and, for the present state, whether the read models agree with the fold (after
+ * letting them catch up with the log). Exit code 0 when all is well, 1 on a broken chain, a read model that
+ * differs or could not be compared, or an unknown owner; usage errors throw a {@link CliError} with code 2.
  */
 export const auditReplay = async (
   config: Config,
   logger: Logger,
   options: { agent?: string; account?: string; asOf?: string; json?: boolean },
 ): Promise<number> => {
-  const ownerId = options.agent ?? options.account;
-  if (!ownerId) throw new ConfigError('give --agent ID or --account ID');
-  const asOf = options.asOf ? new Date(options.asOf) : undefined;
-  if (asOf && Number.isNaN(asOf.getTime()))
-    throw new ConfigError(`--as-of must be an ISO 8601 time, got ${options.asOf}`);
-  const runtime = await createRuntime(config, logger, { runProjections: false, market: false });
+  const owner = ownerOf(options);
+  const asOf = options.asOf === undefined ? undefined : parseAsOf(options.asOf);
+  const runtime = await openReadingRuntime(config, logger);
   try {
-    const { eventStore, database } = runtime.services;
-    // Read models must include everything in the log before they are compared.
-    await runtime.services.projections.start();
-    await runtime.services.projections.waitFor(await eventStore.headPosition(), 60_000);
-    const replay = await replayWallet(eventStore, database.db, ownerId, asOf);
-    if (replay.events.length === 0) {
-      console.error(`no wallet events for ${ownerId}${asOf ? ` at or before ${asOf.toISOString()}` : ''}`);
-      return 1;
+    const { eventStore: store, database, projections } = runtime.services;
+    const streamId = walletStreamId(owner.id);
+    const ownerStream = `${owner.kind}-${owner.id}`;
+    // The head first: a later append may add events after it, but events can only be missing below it.
+    const head = await store.streamRevision(streamId);
+    let all = await store.readStream(streamId);
+    if (all.length === 0 && head < 0) {
+      if ((await store.streamRevision(ownerStream)) < 0) {
+        throw new CliError(
+          `no ${owner.kind} ${owner.id} in the event log (no ${ownerStream} or ${streamId} stream${owner.kind === 'agent' ? '; a deleted agent leaves none' : ''})`,
+        );
+      }
     }
+    const opened = all[0]?.type === 'WalletOpened' ? (all[0].data as { owner_type?: string }) : undefined;
+    if (opened?.owner_type && opened.owner_type !== owner.kind) {
+      throw usageError(
+        `${owner.id} is an ${opened.owner_type}, not an ${owner.kind}: use --${opened.owner_type} ${owner.id}`,
+      );
+    }
+
+    const cut = asOf ? all.findIndex((e) => Date.parse(e.metadata.occurred_at) > asOf.getTime()) : -1;
+    let events: RecordedEvent[];
+    let state: WalletState;
+    let chainBreak: ChainBreak | null;
+    let readModels:
+      | { compared: true; mismatches: string[] }
+      | { compared: false; why: string; failed: boolean };
+    if (all.length === 0) {
+      events = [];
+      state = walletDecider.initialState();
+      chainBreak = null;
+      readModels = { compared: false, why: `the ${owner.kind} has not traded yet`, failed: false };
+    } else if (cut >= 0) {
+      // The past: the prefix of the stream before the first later event (the order it was decided in).
+      events = all.slice(0, cut);
+      state = fold(events);
+      chainBreak = verifyChain(all);
+      readModels = { compared: false, why: 'they hold the present, not the past', failed: false };
+    } else {
+      // The present: let the read models fold everything in the log, then compare.
+      await projections.start();
+      let caughtUp = await projections.waitFor(await store.headPosition(), CATCH_UP_MS);
+      let replay = await replayWallet(store, database.db, owner.id, asOf);
+      // A wallet trading meanwhile (a server beside us on PostgreSQL) can move between reading its stream and
+      // its read models: when they differ and the stream moved on, compare again (a few times).
+      for (let attempt = 0; caughtUp && replay.mismatches.length && attempt < 3; attempt++) {
+        if ((await store.streamRevision(streamId)) === (replay.events.at(-1)?.revision ?? -1)) break;
+        caughtUp = await projections.waitFor(await store.headPosition(), CATCH_UP_MS);
+        replay = await replayWallet(store, database.db, owner.id, asOf);
+      }
+      events = replay.events;
+      // Without --as-of the replay read the whole stream, including anything appended since our first read.
+      if (!asOf && events.length > all.length) all = events;
+      state = replay.state;
+      chainBreak = replay.chainBreak;
+      readModels = !caughtUp
+        ? {
+            compared: false,
+            why: `they did not catch up with the log within ${CATCH_UP_MS / 1000} s (see projections status)`,
+            failed: true,
+          }
+        : replay.checkedReadModels
+          ? { compared: true, mismatches: replay.mismatches }
+          : { compared: false, why: 'events were appended after --as-of meanwhile', failed: false };
+    }
+    chainBreak ??= truncation(streamId, head, all);
+
+    const lastHash = all.at(-1)?.metadata.hash;
     if (options.json) {
       console.log(
         JSON.stringify(
           {
-            stream: replay.streamId,
+            stream: streamId,
+            owner: { type: owner.kind, id: owner.id },
             as_of: asOf?.toISOString() ?? null,
-            events: replay.events.length,
-            state: stateSummary(replay.state),
-            chain: replay.chainBreak ?? 'intact',
-            read_models: replay.checkedReadModels
-              ? replay.mismatches.length
-                ? replay.mismatches
+            events: events.length,
+            events_total: all.length,
+            revision: events.at(-1)?.revision ?? -1,
+            state: stateSummary(state),
+            chain: chainBreak ?? 'intact',
+            head_hash: lastHash ?? null,
+            read_models: readModels.compared
+              ? readModels.mismatches.length
+                ? readModels.mismatches
                 : 'match'
-              : 'not compared (as of a past time)',
+              : `not compared: ${readModels.why}`,
           },
           null,
           2,
         ),
       );
     } else {
+      const counted = asOf ? `${events.length} of ${all.length} events` : `${all.length} events`;
       console.log(
-        `${replay.streamId}${asOf ? ` as of ${asOf.toISOString()}` : ''}: ${replay.events.length} events`,
+        `${streamId} (${owner.kind} ${owner.id})${asOf ? ` as of ${asOf.toISOString()}` : ''}: ${counted}`,
       );
-      for (const line of replay.timeline) console.log(line);
+      for (const e of events) console.log(describeWalletEvent(e));
+      if (asOf && events.length === 0 && all.length > 0)
+        console.log(`(nothing yet: the wallet's first event is at ${all[0]!.metadata.occurred_at})`);
       console.log('\nfolded state:');
-      console.log(JSON.stringify(stateSummary(replay.state), null, 2));
+      console.log(JSON.stringify(stateSummary(state), null, 2));
       console.log(
-        `\nhash chain: ${replay.chainBreak ? `BROKEN at revision ${replay.chainBreak.revision} (${replay.chainBreak.reason})` : 'intact'}`,
+        `\nhash chain: ${
+          chainBreak
+            ? `BROKEN at revision ${chainBreak.revision}: ${describeBreak(chainBreak)}`
+            : all.length
+              ? `intact (${all.length} events, head ${lastHash})`
+              : 'no events'
+        }`,
       );
-      if (replay.checkedReadModels) {
+      if (readModels.compared) {
         console.log(
-          replay.mismatches.length
-            ? `read models: ${replay.mismatches.length} difference(s)\n  ${replay.mismatches.join('\n  ')}`
+          readModels.mismatches.length
+            ? `read models: ${readModels.mismatches.length} difference(s)\n  ${readModels.mismatches.join('\n  ')}`
             : 'read models: match the folded state',
         );
-      } else console.log('read models: not compared (they hold the present, not the past)');
+      } else console.log(`read models: not compared (${readModels.why})`);
     }
-    return replay.chainBreak || replay.mismatches.length ? 1 : 0;
+    const failed = readModels.compared ? readModels.mismatches.length > 0 : readModels.failed;
+    return chainBreak || failed ? 1 : 0;
   } finally {
     await runtime.close();
   }
 };
 
-/** `audit verify [--stream S]`: recomputes the hash chain of every stream; exit code 1 on any break. */
+/** A problem `audit verify` found in one stream. */
+interface StreamProblem {
+  streamId: string;
+  text: string;
+}
+
+/** The streams of the log: every stream with events, and (PostgreSQL) every stream head. */
+const logStreams = async (
+  config: Config,
+  store: EventStore,
+  db: Parameters<typeof replayWallet>[1],
+): Promise<string[]> => {
+  if (config.EVENT_STORE === 'postgres') {
+    const { rows } = await sql<{ stream_id: string }>`
+      select stream_id from events union select stream_id from streams`.execute(db);
+    return rows.map((r) => r.stream_id);
+  }
+  const ids = new Set<string>();
+  let after: RecordedEvent['position'] | undefined;
+  for (;;) {
+    const page = await store.readAll({ ...(after ? { after } : {}), maxCount: 5_000 });
+    for (const e of page.events) if (!e.streamId.startsWith('$')) ids.add(e.streamId);
+    if (page.events.length < 5_000) break;
+    after = page.next;
+  }
+  return [...ids];
+};
+
+/**
+ * `audit verify [--stream S ...]`: recomputes the SHA-256 hash chain of every stream of the log (or of the
+ * given ones) and checks each stream's end against what else recorded it: the stream head (PostgreSQL `streams`
+ * row: its revision and last hash) and the `stream_summaries` read model (the last revision and hash it folded),
+ * so an edited, removed or re-chained event is reported with its stream and revision. Prints one line per
+ * problem and a summary; exit code 1 on any problem or an unknown `--stream`. Reads only: the read models are
+ * not caught up first (a read model behind the log is not a problem; one ahead of it is).
+ */
 export const auditVerify = async (
   config: Config,
   logger: Logger,
   options: { stream?: string[] },
 ): Promise<number> => {
-  const runtime = await createRuntime(config, logger, { runProjections: false, market: false });
+  const runtime = await openReadingRuntime(config, logger);
   try {
-    const { eventStore, database } = runtime.services;
-    if (!options.stream?.length) {
-      await runtime.services.projections.start();
-      await runtime.services.projections.waitFor(await eventStore.headPosition(), 60_000);
+    const { eventStore: store, database } = runtime.services;
+    const db = database.db;
+    const requested = options.stream?.length ? [...new Set(options.stream)] : undefined;
+    const heads = new Map<string, { revision: number; lastHash: string }>();
+    if (config.EVENT_STORE === 'postgres') {
+      const { rows } = await sql<{ stream_id: string; revision: string; last_hash: string }>`
+        select stream_id, revision::text as revision, last_hash from streams`.execute(db);
+      for (const r of rows) heads.set(r.stream_id, { revision: Number(r.revision), lastHash: r.last_hash });
     }
-    const audit = await verifyAllChains(
-      eventStore,
-      database.db,
-      options.stream?.length ? options.stream : undefined,
-    );
-    for (const b of audit.breaks) {
-      console.log(
-        `BROKEN ${b.streamId} at revision ${b.revision}: ${b.reason} (expected ${b.expected}, found ${b.actual})`,
-      );
+    const summaries = new Map<string, { revision: number; lastHash: string }>();
+    try {
+      const rows = await db
+        .selectFrom('stream_summaries')
+        .select(['stream_id', 'last_revision', 'last_hash'])
+        .execute();
+      for (const r of rows)
+        summaries.set(r.stream_id, { revision: Number(r.last_revision), lastHash: r.last_hash });
+    } catch {
+      // No read model yet (a database the projections never ran on): nothing to compare with.
     }
-    console.log(
-      `${audit.streams} streams, ${audit.events} events: ${audit.breaks.length ? `${audit.breaks.length} broken chain(s)` : 'every hash chain intact'}`,
+    const deleted = new Set(
+      (await store.readStream(DELETIONS_STREAM)).map((e) => (e.data as { stream_id: string }).stream_id),
     );
-    return audit.breaks.length ? 1 : 0;
+    const ids = requested ?? [
+      ...new Set([
+        ...(await logStreams(config, store, db)),
+        ...[...summaries.keys()].filter((id) => !deleted.has(id)),
+      ]),
+    ];
+    ids.sort();
+
+    const problems: StreamProblem[] = [];
+    const missing: string[] = [];
+    let events = 0;
+    let streams = 0;
+    for (const id of ids) {
+      const head = heads.get(id) ?? (config.EVENT_STORE === 'postgres' ? undefined : null);
+      const revision = head === null ? await store.streamRevision(id) : (head?.revision ?? -1);
+      const stream = await store.readStream(id);
+      const summary = deleted.has(id) ? undefined : summaries.get(id);
+      if (stream.length === 0 && revision < 0 && !summary) {
+        if (requested) missing.push(id);
+        continue;
+      }
+      streams++;
+      events += stream.length;
+      const last = stream.at(-1);
+      const lastRevision = last?.revision ?? -1;
+      const chainBreak = verifyChain(stream) ?? truncation(id, revision, stream);
+      if (chainBreak) {
+        problems.push({
+          streamId: id,
+          text: `at revision ${chainBreak.revision}: ${describeBreak(chainBreak)}`,
+        });
+        continue;
+      }
+      if (config.EVENT_STORE === 'postgres' && last && !head) {
+        problems.push({ streamId: id, text: 'has events but no stream head (its streams row was removed)' });
+        continue;
+      }
+      if (head && last && head.revision === lastRevision && head.lastHash !== last.metadata.hash) {
+        problems.push({
+          streamId: id,
+          text: `at revision ${lastRevision}: the chain was rewritten (the stream head records hash ${head.lastHash}, the last event has ${last.metadata.hash})`,
+        });
+        continue;
+      }
+      if (summary && summary.revision > lastRevision) {
+        problems.push({
+          streamId: id,
+          text: `events missing: the read model folded up to revision ${summary.revision}, the log ends ${last ? `at revision ${lastRevision}` : 'with no events'}`,
+        });
+      } else if (summary && last && summary.revision >= 0) {
+        const folded = stream.find((e) => e.revision === summary.revision);
+        if (folded && folded.metadata.hash !== summary.lastHash) {
+          problems.push({
+            streamId: id,
+            text: `at revision ${summary.revision}: the chain was rewritten (the read model folded hash ${summary.lastHash}, the log now has ${folded.metadata.hash})`,
+          });
+        }
+      }
+    }
+    for (const p of problems) console.log(`BROKEN ${p.streamId} ${p.text}`);
+    for (const id of missing) console.log(`NOT FOUND ${id}: no such stream in the event log`);
+    const found = [
+      problems.length ? `${problems.length} broken stream(s)` : 'every hash chain intact',
+      ...(missing.length ? [`${missing.length} stream(s) not found`] : []),
+    ];
+    console.log(`${streams} streams, ${events} events: ${found.join(', ')}`);
+    return problems.length || missing.length ? 1 : 0;
   } finally {
     await runtime.close();
   }

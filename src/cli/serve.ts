@@ -9,7 +9,7 @@ import { createRuntime } from '../runtime';
  * close the store and the database. A second signal exits at once.
  */
 export const serve = async (config: Config, logger: Logger): Promise<void> => {
-  const runtime = await createRuntime(config, logger);
+  const runtime = await createRuntime(config, logger, { equitySnapshots: true });
   const app = await buildApp(runtime.services);
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -26,7 +26,15 @@ export const serve = async (config: Config, logger: Logger): Promise<void> => {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  const address = await app.listen({ host: config.HOST, port: config.PORT });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    // The port is taken (EADDRINUSE) or not ours to use: close the database cleanly before the one-line error.
+    await app.close().catch(() => {});
+    await runtime.close().catch(() => {});
+    throw error;
+  }
   logger.info(
     {
       address,
@@ -38,9 +46,15 @@ export const serve = async (config: Config, logger: Logger): Promise<void> => {
   );
 };
 
-/** `worker`: only the projection runner (and later the matching engine), no HTTP; for scaled deployments. */
+/**
+ * `worker`: the projection runner and the matching engine, no HTTP; for scaled deployments. It folds every page
+ * at once (`READ_MODEL_LAZY_MS` = 0): the requests waiting for its read models are in the API processes, which
+ * it cannot hear.
+ */
 export const worker = async (config: Config, logger: Logger): Promise<void> => {
-  const runtime = await createRuntime({ ...config, PROJECTIONS: true }, logger);
+  const runtime = await createRuntime({ ...config, PROJECTIONS: true, READ_MODEL_LAZY_MS: 0 }, logger, {
+    equitySnapshots: true,
+  });
   logger.info({ projections: runtime.services.projections.projections.map((p) => p.name) }, 'worker running');
   const stop = async () => {
     await runtime.close();

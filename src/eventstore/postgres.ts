@@ -151,6 +151,7 @@ const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult
     revision: Number(r.o_revision),
     position: { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) },
     type: a.types[i]!,
+    // The data as stored: the canonical text parsed back.
     data: JSON.parse(a.dataTexts[i]!),
     metadata: { ...(a.metas[i]! as RecordedMetadata), prev_hash: r.o_prev_hash!, hash: r.o_hash! },
     recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at!),

@@ -5,6 +5,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Services } from '../services';
 import { VERSION } from '../version';
 import { errorHandler, notFoundHandler } from './errors';
+import { nulCharacterError, nulPath, urlNul } from './nul-characters';
 import { registerOpenApi } from './openapi';
 import { registerRateLimit } from './rate-limit';
 import { healthRoutes } from './routes/health';
@@ -20,6 +21,30 @@ declare module 'fastify' {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * Replaces fastify's JSON body parser with the same parser (prototype poisoning still refused) that reads an
+ * empty or blank body as no body. Many clients send `Content-Type: application/json` on every request, also on
+ * body-less calls (`DELETE /trade/order/{id}`, `POST /agents/{id}/reset`, backtest start and step); those must
+ * not fail. A route whose schema needs a body still answers `VALIDATION_ERROR` naming the missing body. A body
+ * holding U+0000 anywhere is refused (src/http/nul-characters.ts).
+ */
+export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    json(request, text, (error: Error | null, parsed?: unknown) => {
+      const nul = error ? undefined : nulPath(parsed);
+      if (nul) done(nulCharacterError(nul, 'body'), undefined);
+      else done(error, parsed);
+    });
+  });
+};
+
+/**
  * Builds the HTTP application (ARCHITECTURE §3, STYLE: fastify/demo): zod validation and serialisation,
  * OpenAPI at `/openapi.json` with docs at `/docs`, the error envelope for every error and unknown route,
  * request ids (`X-Request-Id`, taken from the client when well-formed), rate limits on `/api/v1`,
@@ -29,6 +54,10 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: services.config.BODY_LIMIT_BYTES,
+    // Router errors (a bad %-escape, a path parameter over the length limit) answer in the envelope too.
+    frameworkErrors: (error, request, reply) => {
+      errorHandler(error, request, reply);
+    },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -42,9 +71,12 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   app.setNotFoundHandler(notFoundHandler);
   // JSON only: a text/plain body is refused with 415 instead of reaching a schema as a string.
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBodies(app as unknown as FastifyInstance);
   app.decorate('services', services);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    const nul = urlNul(request.url);
+    if (nul) throw nulCharacterError(nul.field, nul.location);
   });
 
   await registerOpenApi(app as unknown as FastifyInstance, VERSION);
@@ -54,6 +86,8 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   await app.register(
     async (api) => {
       await registerRateLimit(api as unknown as FastifyInstance);
+      // Unknown /api/v1 routes go through the scope's hooks too, so they carry the rate-limit headers.
+      api.setNotFoundHandler(notFoundHandler);
       for (const { plugin } of apiRoutes) await api.register(plugin);
     },
     { prefix: '/api/v1' },

@@ -7,6 +7,57 @@ export interface ErrorEnvelope {
   error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
 }
 
+/** One bad input of a `VALIDATION_ERROR`: the field (a dotted path), where it was sent, and what is wrong. */
+export interface ValidationIssue {
+  /** e.g. `risk_profile.max_open_orders`, `limit`, `X-Agent-Id`; `body` for the body as a whole. */
+  field: string;
+  /** `body`, `querystring`, `params`, `headers`, or `message` (a WebSocket client message). */
+  location: string;
+  message: string;
+}
+
+/**
+ * Gives a `VALIDATION_ERROR` the one shape of its details: `details.issues[]` ({@link ValidationIssue}), whoever
+ * threw it. An error that already lists issues (schema failures, the routes that build them) passes unchanged.
+ * One naming a single `details.field` (the deciders and shared normalisers do) becomes one issue for that field,
+ * located by `locate`, and `field` itself is dropped. One naming no field gets one issue for `fallback`. Other
+ * details (`limit_bytes`, `min`, `max`, `limit`, ...) are kept; other codes pass unchanged.
+ */
+export const withIssues = (
+  e: DomainError,
+  locate: (field: string) => string,
+  fallback: { field: string; location: string },
+): DomainError => {
+  if (e.code !== 'VALIDATION_ERROR' || Array.isArray(e.details?.['issues'])) return e;
+  const { field, ...rest } = e.details ?? {};
+  const issue: ValidationIssue =
+    typeof field === 'string' && field !== ''
+      ? {
+          field,
+          location: locate(field),
+          message: e.message.startsWith(`${field} `) ? e.message.slice(field.length + 1) : e.message,
+        }
+      : { ...fallback, message: e.message };
+  return new DomainError(e.code, e.message, { ...rest, issues: [issue] }, e.status);
+};
+
+const has = (value: unknown, key: string): boolean =>
+  typeof value === 'object' && value !== null && Object.hasOwn(value, key);
+
+/**
+ * Where a field named by an error was sent in `request`: `params` or `querystring` when it holds that name
+ * (the first segment of a dotted path), `headers` for a header's name (any letter case), else `body`.
+ */
+export const locateField =
+  (request: Pick<FastifyRequest, 'params' | 'query' | 'headers'>) =>
+  (field: string): string => {
+    const root = field.split('.')[0] ?? field;
+    if (has(request.params, root)) return 'params';
+    if (has(request.query, root)) return 'querystring';
+    if (request.headers[root.toLowerCase()] !== undefined) return 'headers';
+    return 'body';
+  };
+
 /** Builds the envelope of a {@link DomainError}. */
 export const envelope = (e: DomainError): ErrorEnvelope => ({
   error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
@@ -14,22 +65,39 @@ export const envelope = (e: DomainError): ErrorEnvelope => ({
 
 /**
  * Turns any error into a `DomainError` with the spec's code: domain errors pass through; schema failures
- * become `VALIDATION_ERROR` 422 naming each bad field; malformed, empty, oversized or wrongly typed bodies
- * become `VALIDATION_ERROR` with their HTTP status (400/413/415); everything else is `INTERNAL_ERROR` 500 with
- * no internals in the message.
+ * become `VALIDATION_ERROR` 422 naming each bad field in `details.issues[]`; malformed, empty, oversized or
+ * wrongly typed bodies become `VALIDATION_ERROR` with their HTTP status (400/413/415); everything else is
+ * `INTERNAL_ERROR` 500 with no internals in the message. (`errorHandler` then gives every `VALIDATION_ERROR`
+ * its `issues[]`, see {@link withIssues}.)
  */
 export const toDomainError = (error: unknown): DomainError => {
   if (error instanceof DomainError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = (error as FastifyError).validationContext ?? 'body';
-    const issues = error.validation.map((v) => {
+    const issues = error.validation.flatMap((v) => {
       const path = v.instancePath.replace(/^\//, '').replaceAll('/', '.');
-      return { field: path || where, location: where, message: v.message ?? 'invalid' };
+      // A strict object names its unknown keys in params, not in the path: report each key as the field.
+      const unknown = v.keyword === 'unrecognized_keys' ? (v.params as { keys?: unknown }).keys : undefined;
+      if (Array.isArray(unknown) && unknown.length > 0) {
+        return unknown.map((key) => ({
+          field: path ? `${path}.${String(key)}` : String(key),
+          location: where,
+          message: 'unknown field',
+        }));
+      }
+      return [{ field: path || where, location: where, message: v.message ?? 'invalid' }];
     });
     const first = issues[0];
-    const message = first
-      ? `invalid ${first.location === 'body' ? 'request body' : first.location}: ${first.field}: ${first.message}`
-      : 'request failed validation';
+    const missingBody =
+      where === 'body' &&
+      issues.length === 1 &&
+      first?.field === 'body' &&
+      /received (null|undefined)$/.test(first.message);
+    const message = missingBody
+      ? 'request body is missing: send a JSON object with Content-Type: application/json'
+      : first
+        ? `invalid ${first.location === 'body' ? 'request body' : first.location}: ${first.field}: ${first.message}`
+        : 'request failed validation';
     return new DomainError('VALIDATION_ERROR', message, { issues });
   }
   if (isResponseSerializationError(error)) {
@@ -41,14 +109,16 @@ export const toDomainError = (error: unknown): DomainError => {
       return new DomainError(
         'VALIDATION_ERROR',
         'request body is too large',
-        { limit_bytes: undefined },
+        { limit_bytes: undefined, issues: [{ field: 'body', location: 'body', message: 'too large' }] },
         413,
       );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new DomainError(
         'VALIDATION_ERROR',
         'unsupported content type: send application/json',
-        undefined,
+        {
+          issues: [{ field: 'content-type', location: 'headers', message: 'must be application/json' }],
+        },
         415,
       );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -68,10 +138,16 @@ export const toDomainError = (error: unknown): DomainError => {
   return new DomainError('INTERNAL_ERROR', 'internal error');
 };
 
-/** Fastify error handler: one envelope for every error; 5xx are logged with their cause and stay vague. */
+/**
+ * Fastify error handler: one envelope for every error; every `VALIDATION_ERROR` lists `details.issues[]`
+ * (a field named by the thrower is located in the request); 5xx are logged with their cause and stay vague.
+ */
 export const errorHandler = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-  const domain = toDomainError(error);
-  if (domain.status >= 500) request.log.error({ err: error }, 'request failed');
+  const domain = withIssues(toDomainError(error), locateField(request), { field: 'body', location: 'body' });
+  // A 503 (no price yet, a dependency down) is an expected answer the client retries, not a server fault.
+  if (domain.status >= 500 && domain.status !== 503) request.log.error({ err: error }, 'request failed');
+  else if (domain.status === 503)
+    request.log.warn({ code: domain.code, status: domain.status }, domain.message);
   else request.log.info({ code: domain.code, status: domain.status }, domain.message);
   if (domain.code === 'VALIDATION_ERROR' && domain.status === 413 && domain.details) {
     domain.details['limit_bytes'] = request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit;

@@ -46,14 +46,19 @@ export const credentialFingerprint = (request: FastifyRequest): string | undefin
 };
 
 /**
- * Registers `@fastify/rate-limit` for every route of `app` (call inside the `/api/v1` scope): the spec's
- * headers on every response, `X-RateLimit-Reset` as a Unix timestamp (seconds), and 429
+ * Registers `@fastify/rate-limit` for every request of `app` (call inside the `/api/v1` scope, before any other
+ * hook): the spec's headers on every response, `X-RateLimit-Reset` as a Unix timestamp (seconds), and 429
  * `RATE_LIMIT_EXCEEDED` with `details.limit`, `window_seconds`, `retry_after_seconds` plus `Retry-After`.
  * Auth routes always count per client IP.
+ *
+ * The limiter runs as the scope's first `onRequest` hook, not as a per-route hook (the plugin's `global`
+ * mode appends its hook to each route, after the scope's hooks): so it runs before authentication, a request
+ * refused with 401 still carries the headers and counts (per client IP, which bounds credential guessing),
+ * and so does an unknown route once the scope's not-found handler is set (see `buildApp`).
  */
 export const registerRateLimit = async (app: FastifyInstance): Promise<void> => {
   await app.register(rateLimit, {
-    global: true,
+    global: false,
     hook: 'onRequest',
     timeWindow: WINDOW_MS,
     max: (request) => RATE_LIMIT_GROUPS[groupOf(request)],
@@ -88,6 +93,7 @@ export const registerRateLimit = async (app: FastifyInstance): Promise<void> => 
       );
     },
   });
+  app.addHook('onRequest', app.rateLimit());
   // The plugin sends seconds-until-reset; the spec wants the Unix time of the reset.
   app.addHook('onSend', async (_request, reply, payload) => {
     const ttl = reply.getHeader('x-ratelimit-reset');

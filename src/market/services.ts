@@ -7,6 +7,7 @@ import type { SharedGap } from '../../domain/market/gaps';
 import { INTERVALS, type Interval } from '../../domain/market/intervals';
 import { buildOrderBook, type OrderBookSides } from '../../domain/market/order-book';
 import { normalizeSymbol, type Pair } from '../../domain/market/pair';
+import { replayTime } from '../../domain/market/replay-clock';
 import { DomainError } from '../../domain/shared/errors';
 import type { Config } from '../config';
 import type { Database } from '../db/schema';
@@ -72,7 +73,7 @@ export interface MarketServices {
   requirePair(symbol: string, options?: { active?: boolean }): Pair;
   /**
    * Current price `{symbol, price, time, source}` from the in-memory cache (never the database). Throws
-   * `INVALID_SYMBOL` for an unknown pair and `PRICE_NOT_AVAILABLE` before the first price.
+   * `INVALID_SYMBOL` for an unknown or inactive pair and `PRICE_NOT_AVAILABLE` before the first price.
    */
   getPrice(symbol: string): CachedPrice;
   /** Every cached price. */
@@ -84,9 +85,9 @@ export interface MarketServices {
    * undefined when neither exists. The slippage model's denominator (ARCHITECTURE §8).
    */
   quoteVolume24h(symbol: string): string | undefined;
-  /** Recent public trades, newest first (`limit` ≤ 500). */
+  /** Recent public trades, newest first (`limit` ≤ 500); `INVALID_SYMBOL` for an unknown or inactive pair. */
   recentTrades(symbol: string, limit: number): RecentTrade[];
-  /** Synthetic order book around the current price (`depth` levels per side). */
+  /** Synthetic order book around the current price (`depth` levels per side); errors as {@link getPrice}. */
   orderBook(symbol: string, depth: number): OrderBook;
   /** Stored candles by inclusive open-time range, oldest first (see `CandleStore.query`). */
   candles(
@@ -99,6 +100,11 @@ export interface MarketServices {
   /** Close of the last candle closed by `at` (forward-filled across gaps), or undefined before the data. */
   priceAt(symbol: string, interval: Interval, at: number): string | undefined;
   dataRange(): DataRange;
+  /**
+   * With the `files` replay, the replayed time now (ms: the data's own dates, whose prices the live feed is
+   * serving); undefined for the other sources, whose prices are from now.
+   */
+  replayedNow(): number | undefined;
   /** Imports a directory now (CLI and tests); the returned `persisted` resolves once it is in the database. */
   importDirectory(dir: string): Promise<ImportResult>;
   /** Resolves when the start-up import is in the database and every candle series is built. */
@@ -132,12 +138,19 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
   const data = new MarketData();
   const feed = new MarketFeed();
   let source: MarketSource | undefined;
+  let filesSource: ReturnType<typeof createFilesSource> | undefined;
   let lastImport: ImportResult | undefined;
   let started = false;
   let warming: Promise<void> = Promise.resolve();
   let storeWrites: 'none' | 'pending' | 'done' | 'failed' = 'none';
   const shutdown = new AbortController();
 
+  /**
+   * Live market data (price, ticker, trades, order book) exists only for active pairs: an inactive one is
+   * `INVALID_SYMBOL` 400 (spec "Errors": pair unknown or inactive), not a `PRICE_NOT_AVAILABLE` 503 that tells
+   * the client to retry. Stored candles of an inactive pair stay readable (history).
+   */
+  const LIVE = { active: true } as const;
   const requirePair = (raw: string, options: { active?: boolean } = {}): Pair => {
     const symbol = normalizeSymbol(raw);
     const pair = data.pair(symbol);
@@ -152,7 +165,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
   };
 
   const getPrice = (raw: string): CachedPrice => {
-    const pair = requirePair(raw);
+    const pair = requirePair(raw, LIVE);
     const price = feed.prices.get(pair.symbol);
     if (!price) {
       throw new DomainError('PRICE_NOT_AVAILABLE', `no price for ${pair.symbol} yet`, {
@@ -186,7 +199,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     getPrice,
     prices: () => [...feed.prices.all()],
     ticker(raw) {
-      const pair = requirePair(raw);
+      const pair = requirePair(raw, LIVE);
       const ticker = feed.ticker(pair.symbol, now());
       if (!ticker) {
         throw new DomainError('PRICE_NOT_AVAILABLE', `no 24h ticker for ${pair.symbol} yet`, {
@@ -197,11 +210,11 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     },
     quoteVolume24h,
     recentTrades(raw, limit) {
-      const pair = requirePair(raw);
+      const pair = requirePair(raw, LIVE);
       return feed.trades.latest(pair.symbol, limit);
     },
     orderBook(raw, depth) {
-      const pair = requirePair(raw);
+      const pair = requirePair(raw, LIVE);
       const price = getPrice(pair.symbol);
       const sides = buildOrderBook({
         symbol: pair.symbol,
@@ -220,6 +233,10 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     closedCandles: (raw, interval, from, at) =>
       data.candles.closedCandles(normalizeSymbol(raw), interval, from, at),
     priceAt: (raw, interval, at) => data.candles.lastClosed(normalizeSymbol(raw), interval, at)?.close,
+    replayedNow() {
+      const replay = filesSource?.replay();
+      return replay ? replayTime(replay.window, now()) : undefined;
+    },
     dataRange() {
       const symbols = data.candles.symbols();
       const range = data.candles.range();
@@ -289,12 +306,13 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
       }
       warming = data.candles.warmInBackground();
       const symbols = settings.symbols;
-      source =
-        settings.source === 'files'
-          ? createFilesSource({ feed, data, logger, symbols, now })
-          : settings.source === 'binance'
-            ? createBinanceSource({ feed, data, db, settings, logger, now })
-            : createSyntheticSource({ feed, data, logger, symbols, now, seed: settings.seed });
+      filesSource =
+        settings.source === 'files' ? createFilesSource({ feed, data, logger, symbols, now }) : undefined;
+      source = filesSource
+        ? filesSource
+        : settings.source === 'binance'
+          ? createBinanceSource({ feed, data, db, settings, logger, now })
+          : createSyntheticSource({ feed, data, logger, symbols, now, seed: settings.seed });
       await source.start();
       logger.info(
         {

@@ -1,4 +1,4 @@
-import { toUnitsNumber } from '../../domain/market/decimal';
+import { toUnits } from '../../domain/market/decimal';
 import { type OrderSide, type OrderType, triggerDirection } from '../../domain/trading/orders';
 
 /** A pending order as the matching engine indexes it. */
@@ -10,10 +10,24 @@ export interface IndexedOrder {
   type: Exclude<OrderType, 'market'>;
   /** Limit or trigger price as a decimal string (8 places). */
   level: string;
-  /** The same in 1e-8 units (exact integer comparisons on the hot path). */
+  /** The same in 1e-8 units (exact integer comparisons on the hot path); see {@link levelUnitsOf}. */
   levelUnits: number;
   direction: 'at_or_below' | 'at_or_above';
 }
+
+const MAX_SAFE_UNITS = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A level in 1e-8 units as a number, for the hot path. Ticks carry safe-integer units (at most ~90 million
+ * USDT), so a level beyond that range is above every price a tick can bring: `+Infinity` orders it exactly (a
+ * buy limit or buy take-profit there fires on any tick, a sell limit, sell take-profit or buy stop never). An
+ * order's price is not bounded by the ticks' range, and one far-away level must never stop the index (it
+ * used to throw, which stopped the engine following the log and the server from starting).
+ */
+export const levelUnitsOf = (level: string): number => {
+  const units = toUnits(level);
+  return units > MAX_SAFE_UNITS ? Number.POSITIVE_INFINITY : Number(units);
+};
 
 /** Builds an index entry from an order's terms. */
 export const indexedOrder = (o: {
@@ -25,7 +39,7 @@ export const indexedOrder = (o: {
   level: string;
 }): IndexedOrder => ({
   ...o,
-  levelUnits: toUnitsNumber(o.level),
+  levelUnits: levelUnitsOf(o.level),
   direction: triggerDirection(o.side, o.type),
 });
 

@@ -1,6 +1,7 @@
 import {
   createWalletCommands,
   type MarketView,
+  type OrderGuard,
   type OwnerRef,
   type WalletCommands,
 } from '../../commands/wallet';
@@ -9,6 +10,7 @@ import { normalizeSymbol } from '../../domain/market/pair';
 import type { Dec } from '../../domain/trading/decimal';
 import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
 import { ReadThroughCache } from '../../projections/read-through-cache';
+import type { FoldListener } from '../../projections/runner';
 import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
 import { DELETIONS_STREAM } from '../eventstore/port';
 import type { MarketServices } from '../market/services';
@@ -19,6 +21,8 @@ import type { Services } from '../services';
 /** The trading capability's members of {@link Services}. */
 export interface TradingServices {
   wallets: WalletCommands;
+  /** Checks before every new order (`OrderGuard`); capabilities push theirs (battles: paused agents). */
+  orderGuards: OrderGuard[];
   /** The matching engine, when this runtime matches (it needs market data). */
   engine?: MatchingEngine;
   feeRate: Dec;
@@ -65,7 +69,9 @@ const cachedProfiles = (services: Services) => {
 export const installTrading = (services: Services, options: { matching: boolean }): TradingServices => {
   const feeRate = parseFeeRate(services.config.FEE_RATE ?? DEFAULT_FEE_RATE);
   let view: MarketView | undefined;
+  const orderGuards: OrderGuard[] = [];
   const wallets = createWalletCommands({
+    orderGuards,
     store: services.eventStore,
     db: services.database.db,
     feeRate,
@@ -90,11 +96,15 @@ export const installTrading = (services: Services, options: { matching: boolean 
               : undefined;
           },
           leadership: createLeadership(services.database, { logger: services.logger }),
+          ...(services.projections.folding
+            ? { folded: (listener: FoldListener) => services.projections.onFolded(listener) }
+            : {}),
           logger: services.logger,
         })
       : undefined;
   const trading: TradingServices = {
     wallets,
+    orderGuards,
     ...(engine ? { engine } : {}),
     feeRate,
     start: async () => {

@@ -119,11 +119,11 @@ describe('agent decider', () => {
       .thenThrows('VALIDATION_ERROR');
   });
 
-  it('refuses commands on an unknown agent (NOT_FOUND) and on another account’s agent (PERMISSION_DENIED)', () => {
+  it('refuses commands on an unknown agent and on another account’s agent alike (PERMISSION_DENIED)', () => {
     spec
       .given([])
       .when({ type: 'ArchiveAgent', data: { accountId: OWNER } }, ctx)
-      .thenThrows('NOT_FOUND');
+      .thenThrows('PERMISSION_DENIED');
     for (const command of [
       { type: 'ArchiveAgent', data: { accountId: OTHER } },
       { type: 'ResetAgent', data: { accountId: OTHER } },

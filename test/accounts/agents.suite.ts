@@ -15,7 +15,12 @@ import {
 type Json = Record<string, any>;
 const errorOf = (res: { json(): unknown }) =>
   (res.json() as { error: { code: string; message: string; details?: Json } }).error;
-const defaults = { max_position_size_pct: 25, daily_loss_limit_pct: 20, max_open_orders: 50 };
+const defaults = {
+  max_position_size_pct: 25,
+  daily_loss_limit_pct: 20,
+  max_open_orders: 50,
+  max_order_size_pct: 50,
+};
 
 /** agentsSuite: the 14 agent endpoints; registered by `identity.int.test.ts` on its shared app. */
 export const agentsSuite = (use: () => TestApp): void => {
@@ -65,7 +70,12 @@ export const agentsSuite = (use: () => TestApp): void => {
         llm_model: 'claude-x',
         framework: 'langgraph',
         strategy_tags: ['momentum', 'btc'],
-        risk_profile: { max_position_size_pct: 40, daily_loss_limit_pct: 10, max_open_orders: 5 },
+        risk_profile: {
+          max_position_size_pct: 40,
+          daily_loss_limit_pct: 10,
+          max_open_orders: 5,
+          max_order_size_pct: 35,
+        },
         color: '#1a2B3c',
         avatar_url: 'https://example.com/me.png',
       });
@@ -76,7 +86,12 @@ export const agentsSuite = (use: () => TestApp): void => {
         llm_model: 'claude-x',
         framework: 'langgraph',
         strategy_tags: ['momentum', 'btc'],
-        risk_profile: { max_position_size_pct: 40, daily_loss_limit_pct: 10, max_open_orders: 5 },
+        risk_profile: {
+          max_position_size_pct: 40,
+          daily_loss_limit_pct: 10,
+          max_open_orders: 5,
+          max_order_size_pct: 35,
+        },
         color: '#1a2B3c',
         avatar_url: 'https://example.com/me.png',
       });
@@ -102,6 +117,8 @@ export const agentsSuite = (use: () => TestApp): void => {
       ['risk above bounds', { display_name: 'A', risk_profile: { max_position_size_pct: 101 } }],
       ['risk below bounds', { display_name: 'A', risk_profile: { daily_loss_limit_pct: 0 } }],
       ['max_open_orders 201', { display_name: 'A', risk_profile: { max_open_orders: 201 } }],
+      ['max_order_size_pct 0', { display_name: 'A', risk_profile: { max_order_size_pct: 0 } }],
+      ['max_order_size_pct 101', { display_name: 'A', risk_profile: { max_order_size_pct: 101 } }],
       ['21 tags', { display_name: 'A', strategy_tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }],
       ['tags not an array', { display_name: 'A', strategy_tags: 'momentum' }],
       ['bad starting balance', { display_name: 'A', starting_balance: '-1' }],
@@ -209,14 +226,43 @@ export const agentsSuite = (use: () => TestApp): void => {
   });
 
   describe('GET and PUT /agents/{id}', () => {
-    it('404 for an unknown agent, 403 for another account’s, 422 for a malformed id', async () => {
+    it('PERMISSION_DENIED 403 alike for an unknown and another account’s agent, 422 for a malformed id', async () => {
       const theirs = await createAgent(t.app, stranger);
       const unknown = await req('GET', `/agents/${randomUUID()}`);
-      expect([unknown.statusCode, errorOf(unknown).code]).toEqual([404, 'NOT_FOUND']);
+      expect([unknown.statusCode, errorOf(unknown).code]).toEqual([403, 'PERMISSION_DENIED']);
+      expect(errorOf(unknown).message).toBe('no agent with this id belongs to this account');
       const foreign = await req('GET', `/agents/${theirs.agentId}`);
-      expect([foreign.statusCode, errorOf(foreign).code]).toEqual([403, 'PERMISSION_DENIED']);
+      expect([foreign.statusCode, errorOf(foreign)]).toEqual([403, errorOf(unknown)]);
       const bad = await req('GET', '/agents/not-a-uuid');
       expect([bad.statusCode, errorOf(bad).code]).toEqual([422, 'VALIDATION_ERROR']);
+    });
+
+    it('every /agents/{id} route answers an unknown id exactly as another account’s (ARCHITECTURE §12)', async () => {
+      const theirs = await createAgent(t.app, stranger);
+      const risk = { max_position_size_pct: 10, daily_loss_limit_pct: 10, max_open_orders: 10 };
+      const routes: ['GET' | 'POST' | 'PUT' | 'DELETE', string, object?][] = [
+        ['GET', ''],
+        ['PUT', '', { display_name: 'x' }],
+        ['POST', '/clone'],
+        ['POST', '/reset'],
+        ['POST', '/archive'],
+        ['GET', '/api-key'],
+        ['POST', '/regenerate-key'],
+        ['GET', '/risk-profile'],
+        ['PUT', '/risk-profile', risk],
+        ['GET', '/skill.md'],
+        ['DELETE', ''],
+      ];
+      for (const [method, suffix, payload] of routes) {
+        const unknown = await req(method, `/agents/${randomUUID()}${suffix}`, payload);
+        const foreign = await req(method, `/agents/${theirs.agentId}${suffix}`, payload);
+        const label = `${method} /agents/{id}${suffix}`;
+        expect([unknown.statusCode, errorOf(unknown).code], label).toEqual([403, 'PERMISSION_DENIED']);
+        expect([foreign.statusCode, errorOf(foreign)], label).toEqual([403, errorOf(unknown)]);
+      }
+      // ...and the stranger's agent is untouched.
+      const still = await req('GET', `/agents/${theirs.agentId}`, undefined, stranger);
+      expect(still.json()).toMatchObject({ display_name: 'Agent', status: 'active' });
     });
 
     it('updates only the supplied fields; null clears a label; tags are replaced', async () => {
@@ -261,7 +307,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       const foreign = await req('PUT', `/agents/${theirs.agentId}`, { display_name: 'Mine now' });
       expect([foreign.statusCode, errorOf(foreign).code]).toEqual([403, 'PERMISSION_DENIED']);
       const unknown = await req('PUT', `/agents/${randomUUID()}`, { display_name: 'x' });
-      expect(unknown.statusCode).toBe(404);
+      expect([unknown.statusCode, errorOf(unknown).code]).toEqual([403, 'PERMISSION_DENIED']);
     });
   });
 
@@ -273,7 +319,12 @@ export const agentsSuite = (use: () => TestApp): void => {
         llm_model: 'm',
         framework: 'f',
         strategy_tags: ['x'],
-        risk_profile: { max_position_size_pct: 33, daily_loss_limit_pct: 7, max_open_orders: 9 },
+        risk_profile: {
+          max_position_size_pct: 33,
+          daily_loss_limit_pct: 7,
+          max_open_orders: 9,
+          max_order_size_pct: 44,
+        },
         color: '#123456',
       });
       const res = await req('POST', `/agents/${source.agentId}/clone`);
@@ -294,7 +345,12 @@ export const agentsSuite = (use: () => TestApp): void => {
         llm_model: 'm',
         framework: 'f',
         strategy_tags: ['x'],
-        risk_profile: { max_position_size_pct: 33, daily_loss_limit_pct: 7, max_open_orders: 9 },
+        risk_profile: {
+          max_position_size_pct: 33,
+          daily_loss_limit_pct: 7,
+          max_open_orders: 9,
+          max_order_size_pct: 44,
+        },
         color: null,
         status: 'active',
       });
@@ -311,7 +367,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       ).toBe(422);
       const theirs = await createAgent(t.app, stranger);
       expect((await req('POST', `/agents/${theirs.agentId}/clone`)).statusCode).toBe(403);
-      expect((await req('POST', `/agents/${randomUUID()}/clone`)).statusCode).toBe(404);
+      expect((await req('POST', `/agents/${randomUUID()}/clone`)).statusCode).toBe(403);
     });
   });
 
@@ -344,7 +400,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       const theirs = await createAgent(t.app, stranger);
       for (const action of ['reset', 'archive']) {
         expect((await req('POST', `/agents/${theirs.agentId}/${action}`)).statusCode).toBe(403);
-        expect((await req('POST', `/agents/${randomUUID()}/${action}`)).statusCode).toBe(404);
+        expect((await req('POST', `/agents/${randomUUID()}/${action}`)).statusCode).toBe(403);
       }
     });
 
@@ -357,9 +413,9 @@ export const agentsSuite = (use: () => TestApp): void => {
       const res = await req('DELETE', `/agents/${agentId}`);
       expect(res.statusCode).toBe(204);
       expect(res.body).toBe('');
-      expect((await req('GET', `/agents/${agentId}`)).statusCode).toBe(404);
-      expect((await req('GET', `/agents/${agentId}/api-key`)).statusCode).toBe(404);
-      expect((await req('DELETE', `/agents/${agentId}`)).statusCode).toBe(404);
+      expect((await req('GET', `/agents/${agentId}`)).statusCode).toBe(403);
+      expect((await req('GET', `/agents/${agentId}/api-key`)).statusCode).toBe(403);
+      expect((await req('DELETE', `/agents/${agentId}`)).statusCode).toBe(403);
       const byKey = await api(t.app, { method: 'GET', url: '/account/info', headers: keyHeader(apiKey) });
       expect([byKey.statusCode, errorOf(byKey).code]).toEqual([401, 'INVALID_API_KEY']);
       const store = t.runtime.services.eventStore;
@@ -415,7 +471,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       const theirs = await createAgent(t.app, stranger);
       expect((await req('GET', `/agents/${theirs.agentId}/api-key`)).statusCode).toBe(403);
       expect((await req('POST', `/agents/${theirs.agentId}/regenerate-key`)).statusCode).toBe(403);
-      expect((await req('POST', `/agents/${randomUUID()}/regenerate-key`)).statusCode).toBe(404);
+      expect((await req('POST', `/agents/${randomUUID()}/regenerate-key`)).statusCode).toBe(403);
     });
   });
 
@@ -424,24 +480,51 @@ export const agentsSuite = (use: () => TestApp): void => {
       const { agentId } = await createAgent(t.app, owner);
       expect((await req('GET', `/agents/${agentId}/risk-profile`)).json()).toEqual(defaults);
       const next = { max_position_size_pct: 100, daily_loss_limit_pct: 1, max_open_orders: 200 };
+      const shown = { ...next, max_order_size_pct: 50 };
       const put = await req('PUT', `/agents/${agentId}/risk-profile`, next);
       expect(put.statusCode).toBe(200);
-      expect(put.json()).toEqual(next);
-      expect((await req('GET', `/agents/${agentId}/risk-profile`)).json()).toEqual(next);
-      expect((await req('GET', `/agents/${agentId}`)).json().risk_profile).toEqual(next);
+      expect(put.json()).toEqual(shown);
+      expect((await req('GET', `/agents/${agentId}/risk-profile`)).json()).toEqual(shown);
+      expect((await req('GET', `/agents/${agentId}`)).json().risk_profile).toEqual(shown);
       for (const bad of [
         { ...next, max_open_orders: 0 },
         { ...next, max_position_size_pct: 101 },
         { ...next, daily_loss_limit_pct: 0 },
         { max_position_size_pct: 10 },
         { ...next, max_open_orders: 1.5 },
+        { ...next, max_order_size_pct: 0 },
+        { ...next, max_order_size_pct: 101 },
+        { max_order_size_pct: 10 },
       ]) {
         const res = await req('PUT', `/agents/${agentId}/risk-profile`, bad);
         expect([res.statusCode, errorOf(res).code]).toEqual([422, 'VALIDATION_ERROR']);
       }
+      expect((await req('GET', `/agents/${agentId}/risk-profile`)).json()).toEqual(shown);
       const theirs = await createAgent(t.app, stranger);
       expect((await req('GET', `/agents/${theirs.agentId}/risk-profile`)).statusCode).toBe(403);
       expect((await req('PUT', `/agents/${theirs.agentId}/risk-profile`, next)).statusCode).toBe(403);
+    });
+
+    it('max_order_size_pct (ARCHITECTURE §14b): set on create and by PUT, kept when a PUT omits it', async () => {
+      const { agentId } = await createAgent(t.app, owner, { risk_profile: { max_order_size_pct: 12 } });
+      const created = { ...defaults, max_order_size_pct: 12 };
+      expect((await req('GET', `/agents/${agentId}/risk-profile`)).json()).toEqual(created);
+      expect((await req('GET', `/agents/${agentId}`)).json().risk_profile).toEqual(created);
+      const three = { max_position_size_pct: 60, daily_loss_limit_pct: 9, max_open_orders: 8 };
+      const kept = await req('PUT', `/agents/${agentId}/risk-profile`, three);
+      expect([kept.statusCode, kept.json()]).toEqual([200, { ...three, max_order_size_pct: 12 }]);
+      const set = await req('PUT', `/agents/${agentId}/risk-profile`, { ...three, max_order_size_pct: 100 });
+      expect([set.statusCode, set.json()]).toEqual([200, { ...three, max_order_size_pct: 100 }]);
+      expect((await req('GET', `/agents/${agentId}`)).json().risk_profile).toEqual({
+        ...three,
+        max_order_size_pct: 100,
+      });
+      const agentInfo = await api(t.app, {
+        method: 'GET',
+        url: '/account/info',
+        headers: { ...bearer(owner), 'x-agent-id': agentId },
+      });
+      expect(agentInfo.json().risk_profile).toEqual({ ...three, max_order_size_pct: 100 });
     });
   });
 
@@ -462,12 +545,19 @@ export const agentsSuite = (use: () => TestApp): void => {
       expect(head).toContain(`${apiKey.slice(0, 12)}...`);
       expect(md).toContain(`X-API-Key: ${apiKey}`);
       expect(md).toContain('http://localhost:80/api/v1');
+      expect(md).toContain('`ws://localhost:80/ws/v1`');
+      // The trading examples run in order as written: the buy covers the two pending sells that follow.
+      expect(md).toContain('"side":"buy","type":"market","quantity":"0.002"');
+      expect(md.match(/"side":"sell","type":"(limit|stop_loss)","quantity":"0.001"/g)).toHaveLength(2);
+      expect(md).toContain(`curl -s -X DELETE "http://localhost:80/api/v1/trade/orders/open"`);
       for (const fact of [
         '15% of total equity',
         '8% of the starting balance',
         '| 12 |',
         '3000.00000000 USDT',
         '/trade/order',
+        '/market/data-range',
+        '| Backtests (`/backtest/*`) | 6000 |',
       ]) {
         expect(md).toContain(fact);
       }
@@ -476,7 +566,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       }
       const theirs = await createAgent(t.app, stranger);
       expect((await req('GET', `/agents/${theirs.agentId}/skill.md`)).statusCode).toBe(403);
-      expect((await req('GET', `/agents/${randomUUID()}/skill.md`)).statusCode).toBe(404);
+      expect((await req('GET', `/agents/${randomUUID()}/skill.md`)).statusCode).toBe(403);
     });
   });
 

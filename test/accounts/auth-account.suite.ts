@@ -252,7 +252,11 @@ export const authAccountSuite = (use: () => TestApp): void => {
 
       const missing = await put({ password: 'second password' });
       expect(missing.statusCode).toBe(422);
-      expect(errorOf(missing).details.issues ?? errorOf(missing).details.field).toBeDefined();
+      expect(errorOf(missing).details).toEqual({
+        issues: [
+          { field: 'current_password', location: 'body', message: 'is required to change the password' },
+        ],
+      });
       const wrong = await put({ password: 'second password', current_password: 'nope nope' });
       expect(wrong.statusCode).toBe(401);
       expect(errorOf(wrong).code).toBe('INVALID_TOKEN');
@@ -306,7 +310,12 @@ export const authAccountSuite = (use: () => TestApp): void => {
           agent_id: null,
           status: 'active',
           starting_balance: '5000.00000000',
-          risk_profile: { max_position_size_pct: 25, daily_loss_limit_pct: 20, max_open_orders: 50 },
+          risk_profile: {
+            max_position_size_pct: 25,
+            daily_loss_limit_pct: 20,
+            max_open_orders: 50,
+            max_order_size_pct: 50,
+          },
         });
         expect(body.current_session.session_id).toMatch(UUID);
         expect(body.current_session.started_at).toBe(body.created_at);
@@ -363,8 +372,10 @@ export const authAccountSuite = (use: () => TestApp): void => {
   describe('PUT /account/risk-profile', () => {
     let shared: TestAccount | undefined;
     const profile = { max_position_size_pct: 10, daily_loss_limit_pct: 5, max_open_orders: 3 };
+    /** What the endpoints show after `profile` is put: `max_order_size_pct` kept at its default 50. */
+    const shown = { ...profile, max_order_size_pct: 50 };
 
-    it('replaces the account limits and returns the three fields', async () => {
+    it('replaces the account limits and returns the three fields and max_order_size_pct', async () => {
       const acct = await registerAccount(t.app);
       const res = await api(t.app, {
         method: 'PUT',
@@ -373,9 +384,22 @@ export const authAccountSuite = (use: () => TestApp): void => {
         headers: keyHeader(acct.apiKey),
       });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual(profile);
+      expect(res.json()).toEqual(shown);
       const info = await api(t.app, { method: 'GET', url: '/account/info', headers: bearer(acct) });
-      expect(info.json().risk_profile).toEqual(profile);
+      expect(info.json().risk_profile).toEqual(shown);
+    });
+
+    it('sets max_order_size_pct (ARCHITECTURE §14b) and keeps it when a later PUT omits it', async () => {
+      const acct = await registerAccount(t.app);
+      const put = (payload: object) =>
+        api(t.app, { method: 'PUT', url: '/account/risk-profile', payload, headers: keyHeader(acct.apiKey) });
+      const set = await put({ ...profile, max_order_size_pct: 7 });
+      expect([set.statusCode, set.json()]).toEqual([200, { ...profile, max_order_size_pct: 7 }]);
+      const next = { max_position_size_pct: 30, daily_loss_limit_pct: 6, max_open_orders: 4 };
+      const kept = await put(next);
+      expect([kept.statusCode, kept.json()]).toEqual([200, { ...next, max_order_size_pct: 7 }]);
+      const info = await api(t.app, { method: 'GET', url: '/account/info', headers: bearer(acct) });
+      expect(info.json().risk_profile).toEqual({ ...next, max_order_size_pct: 7 });
     });
 
     it("with an agent key changes the agent's limits, not the account's; an archived agent's key is refused", async () => {
@@ -387,7 +411,7 @@ export const authAccountSuite = (use: () => TestApp): void => {
         payload: profile,
         headers: keyHeader(agent.apiKey),
       });
-      expect(res.json()).toEqual(profile);
+      expect(res.json()).toEqual(shown);
       const acctInfo = await api(t.app, { method: 'GET', url: '/account/info', headers: bearer(acct) });
       expect(acctInfo.json().risk_profile.max_open_orders).toBe(50);
       const agentRisk = await api(t.app, {
@@ -395,7 +419,7 @@ export const authAccountSuite = (use: () => TestApp): void => {
         url: `/agents/${agent.agentId}/risk-profile`,
         headers: bearer(acct),
       });
-      expect(agentRisk.json()).toEqual(profile);
+      expect(agentRisk.json()).toEqual(shown);
 
       await api(t.app, { method: 'POST', url: `/agents/${agent.agentId}/archive`, headers: bearer(acct) });
       const refused = await api(t.app, {
@@ -428,6 +452,10 @@ export const authAccountSuite = (use: () => TestApp): void => {
       ['a fraction', { ...profile, max_open_orders: 2.5 }],
       ['a string', { ...profile, max_open_orders: '3' }],
       ['a missing field', { max_position_size_pct: 10, daily_loss_limit_pct: 5 }],
+      ['max_order_size_pct 0', { ...profile, max_order_size_pct: 0 }],
+      ['max_order_size_pct 101', { ...profile, max_order_size_pct: 101 }],
+      ['max_order_size_pct a fraction', { ...profile, max_order_size_pct: 12.5 }],
+      ['max_order_size_pct null', { ...profile, max_order_size_pct: null }],
     ])('refuses %s with VALIDATION_ERROR 422', async (_n, payload) => {
       shared ??= await registerAccount(t.app, {}, { plain: true });
       const acct = shared;
@@ -441,11 +469,16 @@ export const authAccountSuite = (use: () => TestApp): void => {
       expect(errorOf(res).code).toBe('VALIDATION_ERROR');
     });
 
-    it('accepts the bounds 1/1/1 and 100/100/200', async () => {
+    it('accepts the bounds 1/1/1/1 and 100/100/200/100', async () => {
       const acct = await registerAccount(t.app, {}, { plain: true });
       for (const p of [
-        { max_position_size_pct: 1, daily_loss_limit_pct: 1, max_open_orders: 1 },
-        { max_position_size_pct: 100, daily_loss_limit_pct: 100, max_open_orders: 200 },
+        { max_position_size_pct: 1, daily_loss_limit_pct: 1, max_open_orders: 1, max_order_size_pct: 1 },
+        {
+          max_position_size_pct: 100,
+          daily_loss_limit_pct: 100,
+          max_open_orders: 200,
+          max_order_size_pct: 100,
+        },
       ]) {
         const res = await api(t.app, {
           method: 'PUT',

@@ -172,6 +172,12 @@ describe('the backtest decider', () => {
     given.when(createCommand({ pairs: ['LUNAUSDT'] }), context()).thenThrows('BACKTEST_NO_DATA');
     given.when(createCommand({ endTime: T0 + 9 * H }), context()).thenThrows('BACKTEST_NO_DATA');
     given.when(createCommand({ startTime: T0 - 3 * H }), context()).thenThrows('BACKTEST_NO_DATA');
+    // A window inside a hole of the data: the pairs' ranges span it, but no candle opens in it.
+    const hole = context({ catalog: { ...testCatalog(CANDLES), candleCount: () => 0 } });
+    given.when(createCommand(), hole).thenThrows('BACKTEST_NO_DATA');
+    given
+      .when(createCommand({ pairs: ['BTCUSDT'] }), hole)
+      .thenThrows('BACKTEST_NO_DATA', { symbol: 'BTCUSDT' });
   });
 
   it('starts at start_time with the sandbox wallet opened in virtual time, and refuses a second start', () => {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { expect } from 'vitest';
-import { api, bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
+import { bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
 import { csvRows, linkedDataDir } from '../market/support';
 import type { TestDatabase } from '../support/databases';
 
@@ -39,36 +38,7 @@ export const trader = async (app: FastifyInstance, risk?: Record<string, number>
   return { account, agentId: agent.agentId, agentKey: agent.apiKey, headers: bearer(account) };
 };
 
-/** Calls `/api/v1{url}` and returns status and JSON. */
-export const call = async (
-  app: FastifyInstance,
-  headers: Record<string, string>,
-  method: 'GET' | 'POST' | 'DELETE',
-  url: string,
-  payload?: unknown,
-) => {
-  const res = await api(app, {
-    method,
-    url,
-    headers,
-    ...(payload !== undefined ? { payload: payload as never } : {}),
-  });
-  return { status: res.statusCode, body: res.json() as any, raw: res.body, headers: res.headers };
-};
-
-/** Calls and expects `status`; returns the body. */
-export const ok = async (
-  app: FastifyInstance,
-  headers: Record<string, string>,
-  method: 'GET' | 'POST' | 'DELETE',
-  url: string,
-  payload?: unknown,
-  status = 200,
-) => {
-  const r = await call(app, headers, method, url, payload);
-  expect(r.status, `${method} ${url}: ${r.raw}`).toBe(status);
-  return r.body;
-};
+export { call, ok } from '../support/api-calls';
 
 /** The raw hourly candles of a symbol, read straight from the CSV file (independent of the code under test). */
 export const rawCandles = (symbol: string) => {

@@ -53,6 +53,10 @@ export const testCatalog = (
     return { earliest: list[0]!.openTime, latest: list[list.length - 1]!.openTime + INTERVAL_MS[interval] };
   },
   symbolsWithData: (i) => (i === interval ? Object.keys(candles).sort() : []),
+  candleCount: (symbol, i, start, end) =>
+    i === interval
+      ? (candles[symbol] ?? []).filter((c) => c.openTime >= start && c.openTime < end).length
+      : 0,
 });
 
 /** Sequential ids `id-1`, `id-2`, … */

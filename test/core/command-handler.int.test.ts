@@ -51,8 +51,13 @@ describe('command handler', () => {
     const stream = `cash-${randomUUID()}`;
     const setup = createCommandHandler(store, cashDecider);
     await setup.handle(stream, { type: 'Fund', amount: 10 }, context);
-    // Two handlers (two processes' caches) and 30 concurrent spends of 1: exactly 10 succeed.
-    const handlers = [createCommandHandler(store, cashDecider, { maxAttempts: 50 }), setup];
+    // Two handlers (two processes' caches) and 30 concurrent spends of 1: exactly 10 succeed. A conflict means
+    // another append landed, and only 10 spends can land, so 50 attempts always suffice however slow the
+    // machine; with the default bound a busy CI host exhausted retries (WrongExpectedRevisionError).
+    const handlers = [
+      createCommandHandler(store, cashDecider, { maxAttempts: 50 }),
+      createCommandHandler(store, cashDecider, { maxAttempts: 50 }),
+    ];
     const results = await Promise.allSettled(
       Array.from({ length: 30 }, (_, i) =>
         handlers[i % 2]!.handle(stream, { type: 'Spend', amount: 1 }, context),

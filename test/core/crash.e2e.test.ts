@@ -128,5 +128,5 @@ describe('crash safety', () => {
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 300_000);
 });

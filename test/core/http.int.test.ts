@@ -18,9 +18,31 @@ const probe: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => ({ ...request.body, limit: request.query.limit }),
   );
+  app.post(
+    '/_probe/strict/:id',
+    { schema: { params: z.object({ id: z.string() }), body: z.strictObject({ name: z.string() }) } },
+    async (request) => ({ id: request.params.id }),
+  );
   app.get('/_probe/domain', async () => {
     throw new DomainError('ORDER_NOT_FOUND', 'order 42 not found', { order_id: '42' });
   });
+  app.post(
+    '/_probe/field/:item',
+    {
+      schema: {
+        params: z.object({ item: z.string() }),
+        querystring: z.object({ page: z.string().optional() }),
+      },
+    },
+    async (request) => {
+      const { item } = request.params;
+      const field = item === 'none' ? undefined : item;
+      throw new DomainError('VALIDATION_ERROR', `${field ?? 'the request'} is wrong`, {
+        ...(field ? { field } : {}),
+        min: 1,
+      });
+    },
+  );
   app.get('/_probe/crash', async () => {
     throw new Error('secret internal detail');
   });
@@ -82,7 +104,10 @@ describe('HTTP runtime', () => {
       payload: '{"name": "a",',
     });
     expect(malformed.statusCode).toBe(422);
-    expect(malformed.json().error.code).toBe('VALIDATION_ERROR');
+    expect(malformed.json().error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { issues: [{ field: 'body', location: 'body', message: expect.any(String) }] },
+    });
     const empty = await t.app.inject({
       method: 'POST',
       url: '/api/v1/_probe/echo',
@@ -90,14 +115,20 @@ describe('HTTP runtime', () => {
       payload: '',
     });
     expect(empty.statusCode).toBe(422);
-    expect(empty.json().error.code).toBe('VALIDATION_ERROR');
+    expect(empty.json().error.details.issues).toEqual([
+      { field: 'body', location: 'body', message: expect.any(String) },
+    ]);
     const big = await t.app.inject({
       method: 'POST',
       url: '/api/v1/_probe/echo',
       payload: { name: 'a', qty: '1', pad: 'x'.repeat(5000) },
     });
     expect(big.statusCode).toBe(413);
-    expect(big.json().error).toMatchObject({ code: 'VALIDATION_ERROR', details: { limit_bytes: 2048 } });
+    expect(big.json().error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'request body is too large',
+      details: { limit_bytes: 2048, issues: [{ field: 'body', location: 'body', message: 'too large' }] },
+    });
     const text = await t.app.inject({
       method: 'POST',
       url: '/api/v1/_probe/echo',
@@ -105,7 +136,60 @@ describe('HTTP runtime', () => {
       payload: 'hello',
     });
     expect(text.statusCode).toBe(415);
-    expect(text.json().error.code).toBe('VALIDATION_ERROR');
+    expect(text.json().error.details).toEqual({
+      issues: [{ field: 'content-type', location: 'headers', message: 'must be application/json' }],
+    });
+  });
+
+  it('names each unknown body field as its own issue', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/strict/1',
+      payload: { name: 'a', colour: 'red', size: 3 },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    expect(res.json().error.details.issues).toEqual([
+      { field: 'colour', location: 'body', message: 'unknown field' },
+      { field: 'size', location: 'body', message: 'unknown field' },
+    ]);
+  });
+
+  it('answers router errors (a bad %-escape, an over-long path parameter) in the envelope', async () => {
+    const badEscape = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/_probe/strict/%E0%A4%A',
+      payload: {},
+    });
+    expect(badEscape.statusCode).toBe(400);
+    expect(badEscape.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.any(String) });
+    const longParam = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/_probe/strict/${'x'.repeat(200)}`,
+      payload: { name: 'a' },
+    });
+    expect(longParam.statusCode).toBe(414);
+    expect(longParam.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.any(String) });
+  });
+
+  it('gives every VALIDATION_ERROR details.issues[]: a thrown details.field becomes one located issue', async () => {
+    const cases: [string, Record<string, string>, object][] = [
+      ['/_probe/field/item', {}, { field: 'item', location: 'params', message: 'is wrong' }],
+      ['/_probe/field/page?page=2', {}, { field: 'page', location: 'querystring', message: 'is wrong' }],
+      [
+        '/_probe/field/X-Thing',
+        { 'x-thing': '1' },
+        { field: 'X-Thing', location: 'headers', message: 'is wrong' },
+      ],
+      ['/_probe/field/risk.max', {}, { field: 'risk.max', location: 'body', message: 'is wrong' }],
+      ['/_probe/field/none', {}, { field: 'body', location: 'body', message: 'the request is wrong' }],
+    ];
+    for (const [url, headers, issue] of cases) {
+      const res = await t.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload: { a: 1 } });
+      expect(res.statusCode, url).toBe(422);
+      // `field` itself is gone (one shape); other details stay.
+      expect(res.json().error.details, url).toEqual({ min: 1, issues: [issue] });
+    }
   });
 
   it('renders domain errors with their code, status and details', async () => {

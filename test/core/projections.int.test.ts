@@ -29,8 +29,8 @@ afterEach(async () => {
   await db.close();
 });
 
-const runner = (projections: Projection[], batchSize = 50) => {
-  const r = new ProjectionRunner(store, db.db, projections, { batchSize });
+const runner = (projections: Projection[], batchSize = 50, unwaitedFoldDelayMs = 0) => {
+  const r = new ProjectionRunner(store, db.db, projections, { batchSize, unwaitedFoldDelayMs });
   runners.push(r);
   return r;
 };
@@ -85,6 +85,35 @@ describe('projection runner', () => {
     ]);
     const [status] = await r.status();
     expect(status).toMatchObject({ name: 'stream_summaries', generation: 1, lag_events: 0, state: 'live' });
+  });
+
+  it('folds events nobody waits for later and together, but never makes a waiter wait for the delay', async () => {
+    // A delay far longer than the test: any fold before a waiter arrives would have to come from the delay.
+    const r = runner([streamSummariesProjection], 50, 120_000);
+    const pages: string[][] = [];
+    r.onFolded((change) => {
+      if (change !== 'swapped') pages.push(change.map((e) => e.streamId));
+    });
+    await r.start();
+    const first = await store.append('lazy-1', [{ type: 'Opened', data: {} }]);
+    expect(await r.waitFor(first.position, 10_000)).toBe(true);
+    // Nobody waits for these two: they stay unfolded while the runner pauses.
+    await store.append('lazy-2', [{ type: 'Opened', data: {} }]);
+    await store.append('lazy-3', [{ type: 'Opened', data: {} }]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await summaries(db.db)).rows.map((x) => x.stream_id)).toEqual(['lazy-1']);
+    // A waiter ends the pause at once, and what queued meanwhile is folded in one page.
+    const waited = await store.append('lazy-4', [{ type: 'Opened', data: {} }]);
+    const started = Date.now();
+    expect(await r.waitFor(waited.position, 10_000)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await summaries(db.db)).rows.map((x) => x.stream_id)).toEqual([
+      'lazy-1',
+      'lazy-2',
+      'lazy-3',
+      'lazy-4',
+    ]);
+    expect(pages.find((p) => p.includes('lazy-2'))).toEqual(expect.arrayContaining(['lazy-2', 'lazy-3']));
   });
 
   it('waitFor gives up after its bound and answers false', async () => {

@@ -43,7 +43,7 @@ describe('the real server process', () => {
     } finally {
       await second.stop();
     }
-  }, 180_000);
+  }, 360_000);
 
   it('refuses a bad configuration value with a one-line message and exit code 2', async () => {
     const { spawnSync } = await import('node:child_process');

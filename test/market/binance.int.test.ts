@@ -100,7 +100,8 @@ describe('binance source (trade streams)', () => {
       // A dropped connection: reconnect with back-off, backfill again, and keep receiving.
       const ticksBefore = feed.tickCount;
       fake.drop();
-      await until(() => fake.connections.length === 2);
+      // The fake sees a connection before the client's 'open' event counts it: wait for both.
+      await until(() => fake.connections.length === 2 && source.status().connections === 2);
       await until(() => feed.tickCount > ticksBefore);
       expect(source.status()).toMatchObject({ ok: true, connected: true, connections: 2 });
       await source.backfilled();
@@ -138,9 +139,14 @@ describe('binance source (trade streams)', () => {
       const before = fake.connections.length;
       for (let i = 0; i < 3; i++) {
         fake.drop();
-        await until(() => fake.connections.length === before + i + 1);
+        // The fake sees a connection before the client's 'open' event counts it: wait for both,
+        // so the next drop closes an open socket rather than one still opening.
+        await until(
+          () => fake.connections.length === before + i + 1 && source.status().connections === i + 2,
+        );
       }
-      expect(source.status().connections).toBe(4);
+      expect(source.status()).toMatchObject({ connected: true, connections: 4 });
+      expect(fake.connections).toHaveLength(before + 3);
     } finally {
       await source.stop();
     }

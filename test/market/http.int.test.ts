@@ -211,15 +211,23 @@ describe('GET /market/candles/{symbol}', () => {
     trade_count: 0,
   });
 
-  it('defaults to the newest 100 hourly candles, oldest first, exactly as stored', async () => {
+  it('defaults to the newest 100 hourly candles closed by the replayed time, oldest first, exactly as stored', async () => {
+    // The live prices replay the data time-shifted to now: the default candles lead up to the replayed time the
+    // prices are at, not to the end of the data (years ahead of the live price).
+    const replayed = runtime.services.market!.replayedNow()!;
+    const closed = rows.filter((row) => Number(row[0]) + 3_600_000 <= replayed);
     const r = await get('/market/candles/btcusdt');
     expect(r.status).toBe(200);
     expect(r.body.symbol).toBe('BTCUSDT');
     expect(r.body.interval).toBe('1h');
-    expect(r.body.count).toBe(100);
+    expect(r.body.count).toBe(r.body.candles.length);
     expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(candlesResponse.parse(r.body)).toEqual(r.body);
-    expect(r.body.candles).toEqual(rows.slice(-100).map(asCandle));
+    // (A candle can close between reading the clock and the request: allow the window one candle later.)
+    const expected = [closed.slice(-100), rows.slice(closed.length - 99, closed.length + 1)].map((x) =>
+      x.map(asCandle),
+    );
+    expect(expected).toContainEqual(r.body.candles);
   });
 
   it('honours inclusive start_time/end_time and limit', async () => {
@@ -469,15 +477,29 @@ describe('WebSocket /ws/v1', () => {
     const { ws, next, send } = await open();
     const error = () => next((m) => m.type === 'error');
     send('not json');
-    expect(await error()).toMatchObject({ channel: 'system', data: { code: 'VALIDATION_ERROR' } });
+    expect(await error()).toMatchObject({
+      channel: 'system',
+      data: {
+        code: 'VALIDATION_ERROR',
+        details: {
+          issues: [{ field: 'message', location: 'message', message: 'message is not valid JSON' }],
+        },
+      },
+    });
     send({ action: 'dance', channel: 'ticker' });
-    expect((await error()).data.code).toBe('VALIDATION_ERROR');
+    expect((await error()).data).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { issues: [{ field: 'action', location: 'message' }] },
+    });
     send({ action: 'subscribe', channel: 'weather' });
     expect((await error()).data.message).toMatch(/unknown channel/);
     send({ action: 'subscribe', channel: 'ticker', symbol: 'NOPEUSDT' });
     expect((await error()).data).toMatchObject({ code: 'INVALID_SYMBOL', channel: 'ticker' });
     send({ action: 'subscribe', channel: 'ticker' });
-    expect((await error()).data.code).toBe('VALIDATION_ERROR');
+    expect((await error()).data).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { issues: [{ field: 'symbol', location: 'message' }] },
+    });
     send({ action: 'unsubscribe', channel: 'ticker', symbol: 'BTCUSDT' });
     expect((await error()).data.message).toMatch(/not subscribed/);
     const symbols = ((await get('/market/pairs?status=active')).body.pairs as any[])
@@ -488,7 +510,10 @@ describe('WebSocket /ws/v1', () => {
       await next((m) => m.type === 'subscribed' && m.data.symbol === s);
     }
     send({ action: 'subscribe', channel: 'ticker', symbol: symbols[10] });
-    expect((await error()).data).toMatchObject({ code: 'VALIDATION_ERROR', details: { limit: 10 } });
+    expect((await error()).data).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { limit: 10, issues: [{ field: 'message', location: 'message' }] },
+    });
     send({ action: 'ping' });
     await next((m) => m.type === 'pong');
     ws.terminate();

@@ -54,13 +54,27 @@ describe('market data on the real server with the real data', () => {
     }
   });
 
-  it('serves the real hourly candles', async () => {
+  it('serves the real hourly candles, by default those closed by the replayed time of the live prices', async () => {
+    const replayed = Date.parse((await get('/health')).body.checks.market_feed.replayed_time);
     const r = await get('/api/v1/market/candles/BTCUSDT?interval=1h');
     expect(r.status).toBe(200);
-    const rows = csvRows('klines/1h/BTCUSDT-1h.csv').slice(-100);
-    expect(
-      r.body.candles.map((c: any) => [Date.parse(c.time), c.open, c.high, c.low, c.close, c.volume]),
-    ).toEqual(rows.map((x) => [Number(x[0]), x[1], x[2], x[3], x[4], x[5]]));
+    const all = csvRows('klines/1h/BTCUSDT-1h.csv');
+    const closed = all.filter((x) => Number(x[0]) + 3_600_000 <= replayed);
+    const got = r.body.candles.map((c: any) => [
+      Date.parse(c.time),
+      c.open,
+      c.high,
+      c.low,
+      c.close,
+      c.volume,
+    ]);
+    // (A candle can close between reading the clock and the request: allow the window one candle later.)
+    const windows = [closed.slice(-100), all.slice(closed.length - 99, closed.length + 1)];
+    expect(windows.map((w) => w.map((x) => [Number(x[0]), x[1], x[2], x[3], x[4], x[5]]))).toContainEqual(
+      got,
+    );
+    const explicit = await get('/api/v1/market/candles/BTCUSDT?interval=1h&end_time=2023-12-31T00:00:00Z');
+    expect(explicit.body.candles.at(-1).time).toBe(new Date(Number(all.at(-1)![0])).toISOString());
   });
 
   it('reports the five real outages as gaps of all 16 pairs', async () => {

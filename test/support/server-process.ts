@@ -30,7 +30,7 @@ export const freePort = (): Promise<number> =>
  */
 export const startServer = async (
   env: Record<string, string>,
-  timeoutMs = 60_000,
+  timeoutMs = 150_000,
 ): Promise<ServerProcess> => {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromUnits, toUnits, toUnitsNumber } from '../../domain/market/decimal';
 import { dec } from '../../domain/trading/decimal';
 import type { MatchingEngine } from '../../src/matching/engine';
 import {
@@ -12,7 +11,8 @@ import {
   type TestAccount,
   type TestApp,
 } from '../accounts/support';
-import { committedHead } from './log-head';
+import { priceTicker } from '../support/price-ticks';
+import { committedHead, settleTrading } from './log-head';
 
 /**
  * The trading endpoints through the real stack (`app.inject`): routes, auth, risk chain, event store, projections
@@ -23,32 +23,9 @@ import { committedHead } from './log-head';
 
 let t: TestApp;
 let engine: MatchingEngine;
-let clock = Date.now();
-let tradeId = 1;
+const tick = priceTicker(() => t.app.services.market!);
 
-const tick = (symbol: string, price: string, quantity = '0') => {
-  clock = Math.max(clock + 1, Date.now());
-  const units = toUnits(price);
-  t.app.services.market!.feed.ingest({
-    symbol,
-    price: fromUnits(units),
-    priceUnits: toUnitsNumber(price),
-    quantity: fromUnits(toUnits(quantity)),
-    quantityUnits: toUnits(quantity),
-    time: clock,
-    tradeId: tradeId++,
-    isBuyerMaker: false,
-    trade: quantity !== '0',
-    source: 'synthetic',
-  });
-};
-
-/** Waits for the fills the engine started and for the read models to include everything. */
-const settle = async () => {
-  await engine.idle();
-  const head = await committedHead(t.database.db);
-  expect(await t.runtime.services.projections.waitFor(head, 15_000)).toBe(true);
-};
+const settle = () => settleTrading(t);
 
 const order = (key: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   api(t.app, { method: 'POST', url: '/trade/order', headers: { ...keyHeader(key), ...headers }, payload });
@@ -82,6 +59,10 @@ describe('POST /trade/order and the account views', () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['x-log-position']).toBeDefined();
+    // Where the server's time went (W3C Server-Timing, ms): before the handler, the command, the read models.
+    expect(String(res.headers['server-timing'])).toMatch(
+      /^handler;dur=\d+\.\d\d, command;dur=\d+\.\d\d, read-models;dur=\d+\.\d\d$/,
+    );
     expect(res.json()).toMatchObject({
       status: 'filled',
       symbol: 'BTCUSDT',
@@ -509,6 +490,69 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     expect((await limitBuy('30003')).statusCode).toBe(201);
   });
 
+  it('enforces a max_order_size_pct set over HTTP on the next order (risk step 5, ARCHITECTURE §14b)', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    tick('BTCUSDT', '40000');
+    const put = (max_order_size_pct?: number) =>
+      api(t.app, {
+        method: 'PUT',
+        url: '/account/risk-profile',
+        headers: keyHeader(account.apiKey),
+        payload: {
+          max_position_size_pct: 100,
+          daily_loss_limit_pct: 20,
+          max_open_orders: 50,
+          max_order_size_pct,
+        },
+      });
+    const put10 = await put(10);
+    expect([put10.statusCode, put10.json().max_order_size_pct]).toEqual([200, 10]);
+    // 0.03 BTC at 40,000 ≈ 1,200 USDT > 10 % of 10,000 available.
+    const buy = () =>
+      order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.03' });
+    const refused = await buy();
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toMatchObject({
+      code: 'ORDER_REJECTED',
+      details: { rule: 'max_order_size', step: 5, max_order_size_pct: 10 },
+    });
+    expect((await put()).json().max_order_size_pct).toBe(10); // omitted: kept
+    expect((await buy()).statusCode).toBe(400);
+    expect((await put(20)).statusCode).toBe(200);
+    expect((await buy()).statusCode).toBe(201);
+  });
+
+  it("shows the owner's current session in /account/portfolio before the first trade, as /account/info does", async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account, { starting_balance: '700' });
+    for (const [key, start] of [
+      [account.apiKey, '10000.00000000'],
+      [agent.apiKey, '700.00000000'],
+    ] as const) {
+      const info = (await get(key, '/account/info')).json();
+      const portfolio = (await get(key, '/account/portfolio')).json();
+      expect(info.current_session.session_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(portfolio).toMatchObject({
+        session_id: info.current_session.session_id,
+        starting_balance: start,
+        total_equity: start,
+        revision: -1,
+      });
+    }
+    // After the first trade the wallet's session is the same one.
+    tick('BTCUSDT', '40000');
+    const before = (await get(account.apiKey, '/account/info')).json().current_session.session_id;
+    const buy = await order(account.apiKey, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.001',
+    });
+    expect(buy.statusCode).toBe(201);
+    expect((await get(account.apiKey, '/account/portfolio')).json().session_id).toBe(before);
+    expect((await get(account.apiKey, '/account/info')).json().current_session.session_id).toBe(before);
+  });
+
   it('reads and switches the primary mode', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const before = (await get(account.apiKey, '/account/mode')).json();
@@ -568,6 +612,14 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     expect(then.positions[0]).toMatchObject({ quantity: '0.01000000', price_source: 'last_fill' });
     const now = (await get(account.apiKey, '/account/portfolio')).json();
     expect(now.positions[0].quantity).toBe('0.03000000');
+    // A date alone means 00:00 UTC of that day; a day that does not exist is refused.
+    const day = (offsetDays: number) =>
+      new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+    const before = (await get(account.apiKey, `/account/portfolio?as_of=${day(-1)}`)).json();
+    expect(before).toMatchObject({ as_of: `${day(-1)}T00:00:00.000Z`, revision: -1, positions: [] });
+    const after = (await get(account.apiKey, `/account/portfolio?as_of=${day(1)}`)).json();
+    expect(after.revision).toBe(now.revision);
+    expect((await get(account.apiKey, '/account/portfolio?as_of=2026-02-30')).statusCode).toBe(422);
   });
 });
 

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
+import { expect } from 'vitest';
 import type { Database } from '../../src/db/schema';
 import { type LogPosition, START } from '../../src/eventstore/port';
+import type { TestApp } from '../accounts/support';
 
 /**
  * The position of the newest committed event of the PostgreSQL log, including events still above the
@@ -13,4 +15,14 @@ export const committedHead = async (db: Kysely<Database>): Promise<LogPosition> 
     order by transaction_id desc, global_position desc limit 1`.execute(db);
   const r = rows[0];
   return r ? { commit: BigInt(r.transaction_id), prepare: BigInt(r.global_position) } : START;
+};
+
+/**
+ * Waits for the fills the matching engine started, then for the read models to include everything committed so
+ * far (the trading and analytics tests read what the engine did through the API).
+ */
+export const settleTrading = async (t: TestApp): Promise<void> => {
+  await t.app.services.trading!.engine!.idle();
+  const head = await committedHead(t.database.db);
+  expect(await t.runtime.services.projections.waitFor(head, 15_000)).toBe(true);
 };

@@ -200,6 +200,16 @@ describe('wallet decider: request validation (not recorded)', () => {
     [{ type: 'limit' as const, price: '-5' }, 'price'],
     [{ type: 'stop_loss' as const }, 'trigger_price'],
     [{ type: 'take_profit' as const, triggerPrice: 'abc' }, 'trigger_price'],
+    // A price the type does not use is refused, not ignored (a market order with a price is likely a mistake).
+    [{ type: 'market' as const, price: '40000' }, 'price'],
+    [{ type: 'stop_loss' as const, price: '39000', triggerPrice: '39000' }, 'price'],
+    [{ type: 'market' as const, triggerPrice: '39000' }, 'trigger_price'],
+    [{ type: 'limit' as const, price: '39000', triggerPrice: '39000' }, 'trigger_price'],
+    // At or above 10^15 (MAX_ORDER_DECIMAL): beyond what the read models store.
+    [{ quantity: '1000000000000000' }, 'quantity'],
+    [{ quantity: '12345678901234567890123456789012345678' }, 'quantity'],
+    [{ type: 'limit' as const, price: '1000000000000000.5' }, 'price'],
+    [{ type: 'stop_loss' as const, triggerPrice: '9999999999999999' }, 'trigger_price'],
   ])('%o → VALIDATION_ERROR on %s', (order, field) => {
     spec.given([]).when(place(order), context()).thenThrows('VALIDATION_ERROR', { field });
   });
@@ -247,7 +257,11 @@ describe('wallet decider: the risk chain (each failure recorded as OrderRejected
           step: 2,
           rule: 'daily_loss_limit',
           code: 'DAILY_LOSS_LIMIT',
-          details: { day_opening_equity: '10000', equity: '8997.7998', loss_limit: '500' },
+          details: {
+            day_opening_equity: '10000.00000000',
+            equity: '8997.79980000',
+            loss_limit: '500.00000000',
+          },
         }),
       );
   });
@@ -304,7 +318,7 @@ describe('wallet decider: the risk chain (each failure recorded as OrderRejected
           step: 4,
           rule: 'min_notional',
           code: 'ORDER_REJECTED',
-          details: { notional: '4', min_notional: '5.00000000' },
+          details: { notional: '4.00000000', min_notional: '5.00000000' },
         }),
       );
   });
@@ -326,7 +340,7 @@ describe('wallet decider: the risk chain (each failure recorded as OrderRejected
         expect(rejected(produced)).toMatchObject({
           step: 6,
           code: 'POSITION_LIMIT_EXCEEDED',
-          details: { position_value_after: '2800', max_position_value: '2500' },
+          details: { position_value_after: '2800.00000000', max_position_value: '2500.00000000' },
         }),
       );
   });
@@ -368,7 +382,7 @@ describe('wallet decider: the risk chain (each failure recorded as OrderRejected
           step: 8,
           rule: 'balance',
           code: 'INSUFFICIENT_BALANCE',
-          details: { asset: 'USDT', required: '100.11001', available: '100' },
+          details: { asset: 'USDT', required: '100.11001000', available: '100.00000000' },
         }),
       );
   });
@@ -378,7 +392,10 @@ describe('wallet decider: the risk chain (each failure recorded as OrderRejected
       .given(opened())
       .when(place({ side: 'sell', quantity: '0.01' }), context())
       .thenAssert((produced) =>
-        expect(rejected(produced)).toMatchObject({ step: 8, details: { asset: 'BTC', available: '0' } }),
+        expect(rejected(produced)).toMatchObject({
+          step: 8,
+          details: { asset: 'BTC', available: '0.00000000' },
+        }),
       );
     spec
       .given(afterBuy())
@@ -399,7 +416,7 @@ describe('wallet decider: the risk chain (each failure recorded as OrderRejected
       .given(given)
       .when(place({ side: 'sell', quantity: '0.01' }), context())
       .thenAssert((produced) =>
-        expect(rejected(produced)).toMatchObject({ step: 8, details: { available: '0' } }),
+        expect(rejected(produced)).toMatchObject({ step: 8, details: { available: '0.00000000' } }),
       );
   });
 

@@ -4,16 +4,17 @@ import { z } from 'zod';
 import { DomainError } from '../../../domain/shared/errors';
 import { getAccount } from '../../../queries/accounts';
 import { getAgent } from '../../../queries/agents';
-import { decimal8, iso } from '../../../queries/format';
 import { getWallet } from '../../../queries/trading';
 import { identity } from '../../auth/install';
 import { assertAgentActive, principalOf } from '../../auth/principal';
 import type { Database } from '../../db/schema';
+import { currentSession } from '../portfolio-snapshot';
 import { awaitReadModels } from '../read-your-writes';
 import {
   decimalOutput,
   errorResponses,
   riskProfileOut,
+  riskProfileResponse,
   riskProfileSchema,
   timestamp,
 } from '../schemas/common';
@@ -28,31 +29,25 @@ const accountInfoResponse = z.object({
   status: z.enum(['active', 'suspended', 'archived']),
   starting_balance: decimalOutput,
   current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
-  risk_profile: riskProfileSchema,
+  risk_profile: riskProfileResponse,
   created_at: timestamp,
 });
 
 /**
- * The session the owner trades in now, as its wallet records it: `POST /account/reset` starts a new wallet
- * session (possibly with a new starting balance) without touching the account or agent stream, so the wallet
- * is the truth once it exists and follows the owner's current session. Before the first trade, or while an
- * agent reset is not yet followed by its wallet, the owner's own session is.
+ * The session the owner trades in now (`currentSession`): the wallet's once it follows the owner's session
+ * (`POST /account/reset` starts a new wallet session, possibly with a new starting balance, without touching the
+ * account or agent stream), else the owner's own. Its `started_at` is the owner's session start while the
+ * wallet trades in that same session, so it does not move when the first order opens the wallet.
  */
 const walletSession = async (
   db: Kysely<Database>,
   ownerId: string,
   owner: { sessionId: string; sessionStartedAt: string; startingBalance: string },
 ) => {
-  const w = await getWallet(db, ownerId);
-  if (w?.session && w.wallet.owner_session_id === owner.sessionId) {
-    return {
-      starting_balance: decimal8(w.session.starting_balance),
-      current_session: { session_id: w.session.session_id, started_at: iso(w.session.started_at) },
-    };
-  }
+  const session = currentSession(owner, await getWallet(db, ownerId));
   return {
-    starting_balance: owner.startingBalance,
-    current_session: { session_id: owner.sessionId, started_at: owner.sessionStartedAt },
+    starting_balance: session.startingBalance,
+    current_session: { session_id: session.sessionId, started_at: session.startedAt },
   };
 };
 
@@ -113,9 +108,12 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['account'],
         summary: 'Replace the risk limits of the account (or the scoped agent); applies to the next order',
+        description:
+          "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
+          'keeps its current value when omitted. The response shows all four fields.',
         security: [{ apiKey: [] }, { bearer: [] }],
         body: riskProfileSchema,
-        response: { 200: riskProfileSchema, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: riskProfileResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
     async (request, reply) => {

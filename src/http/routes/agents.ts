@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { agentNotOwned } from '../../../domain/agent/decide';
 import type { AgentProfileFields } from '../../../domain/agent/events';
-import { DomainError } from '../../../domain/shared/errors';
 import { type AgentView, getAgent, listAgents } from '../../../queries/agents';
 import { identity } from '../../auth/install';
 import { type Principal, principalOf } from '../../auth/principal';
@@ -22,8 +22,9 @@ import {
   overviewQuery,
   updateAgentBody,
 } from '../schemas/agent';
-import { errorResponses, riskProfileOut, riskProfileSchema } from '../schemas/common';
+import { errorResponses, riskProfileOut, riskProfileResponse, riskProfileSchema } from '../schemas/common';
 import { renderSkill } from '../skill/render-skill';
+import { syncWalletToOwner } from '../wallet-sync';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
 const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management' } as const;
@@ -31,8 +32,8 @@ const security = [{ bearer: [] }];
 const tags = ['agents'];
 
 /**
- * An agent of the caller's account from the read model: unknown → `NOT_FOUND` 404, another account's →
- * `PERMISSION_DENIED` 403 (ARCHITECTURE §12).
+ * An agent of the caller's account from the read model: unknown or another account's → `PERMISSION_DENIED` 403,
+ * the same error for both (ARCHITECTURE §12; `agentNotOwned`).
  */
 const ownedAgent = async (
   db: Kysely<Database>,
@@ -40,10 +41,7 @@ const ownedAgent = async (
   agentId: string,
 ): Promise<AgentView> => {
   const agent = await getAgent(db, agentId);
-  if (!agent) throw new DomainError('NOT_FOUND', 'agent not found');
-  if (agent.accountId !== principal.accountId) {
-    throw new DomainError('PERMISSION_DENIED', 'this agent belongs to another account');
-  }
+  if (!agent || agent.accountId !== principal.accountId) throw agentNotOwned();
   return agent;
 };
 
@@ -154,7 +152,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'One agent of the account',
         params: agentIdParams,
-        response: { 200: agentResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request) => agentOut(await ownedAgent(db(), principalOf(request), request.params.agent_id)),
@@ -170,7 +168,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Partial update: only supplied fields change (null clears an optional label)',
         params: agentIdParams,
         body: updateAgentBody,
-        response: { 200: agentResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -196,7 +194,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Copy risk profile, tags, model and framework into a new agent with a fresh balance and key',
         params: agentIdParams,
         querystring: cloneQuery,
-        response: { 201: createdAgentResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 201: createdAgentResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -230,7 +228,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
               ? 'Reset: a new session at the starting balance, status active; trade history kept'
               : 'Archive: data kept, key refused for new trading requests, hidden from default lists',
           params: agentIdParams,
-          response: { 200: agentResponse, ...errorResponses(401, 403, 404, 422, 429) },
+          response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
         },
       },
       async (request, reply) => {
@@ -239,6 +237,15 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         const run = action === 'reset' ? agents.reset : agents.archive;
         const result = await run(principal.accountId, request.params.agent_id, meta(principal, request.id));
         await awaitReadModels(app.services, reply, result.position);
+        if (action === 'reset' && app.services.trading) {
+          // The spec's reset cancels the orders and restores the balance: do it before answering, not on the
+          // agent's next trading request, so an immediate read sees no open order and no lock.
+          await syncWalletToOwner(
+            app.services,
+            { accountId: principal.accountId, agentId: request.params.agent_id },
+            meta(principal, request.id),
+          );
+        }
         return agentStateOut(result.agent);
       },
     );
@@ -252,8 +259,11 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         security,
         summary: 'Delete the agent for good: its streams, read models and key material (204, no body)',
+        description:
+          'An agent in a running (active or paused) live battle: `BATTLE_INVALID_STATE` 409 ' +
+          '(`details.reason` `agent_in_running_battle`, `details.battle_id`); stop or cancel the battle first.',
         params: agentIdParams,
-        response: { 204: z.null().describe('no body'), ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 204: z.null().describe('no body'), ...errorResponses(401, 403, 409, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -277,7 +287,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: "The agent's full API key",
         params: agentIdParams,
-        response: { 200: agentKeyResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request) => {
@@ -304,7 +314,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'Replace the key; the old key is refused from now on (401)',
         params: agentIdParams,
-        response: { 200: agentKeyResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -333,7 +343,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'The effective risk limits of the agent',
         params: agentIdParams,
-        response: { 200: riskProfileSchema, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: riskProfileResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request) =>
@@ -347,10 +357,12 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
-        summary: "Replace the agent's risk limits (all three required); applies to its next order",
+        summary:
+          "Replace the agent's risk limits (the spec's three required; max_order_size_pct optional, kept when " +
+          'omitted); applies to its next order',
         params: agentIdParams,
         body: riskProfileSchema,
-        response: { 200: riskProfileSchema, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: riskProfileResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request, reply) => {
@@ -376,7 +388,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'A Markdown guide for the agent with its key injected (text/markdown)',
         params: agentIdParams,
         produces: ['text/markdown'],
-        response: { 200: z.string().describe('Markdown'), ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: z.string().describe('Markdown'), ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request, reply) => {

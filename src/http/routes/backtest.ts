@@ -4,7 +4,7 @@ import type { Caller, LoadedSession } from '../../../commands/backtest';
 import type { BacktestEndedData } from '../../../domain/backtest/events';
 import { closedCandlesBetween, lastClosed, type SessionMarket } from '../../../domain/backtest/market';
 import type { Candle } from '../../../domain/market/candle';
-import { INTERVAL_MS } from '../../../domain/market/intervals';
+import { INTERVAL_MS, INTERVALS, isInterval } from '../../../domain/market/intervals';
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
@@ -28,6 +28,7 @@ import {
   summaryOut,
   tickerOut,
 } from '../../backtest/present';
+import { parseQueryTime } from '../../market/query-time';
 import { decimalText, placementOut } from '../../trading/present';
 import { awaitReadModels } from '../read-your-writes';
 import {
@@ -81,13 +82,21 @@ const metaOf = (p: Principal, requestId: string) => ({ actor: p.agentId ?? p.acc
 const iso = (v: Date | string | number): string => new Date(v).toISOString();
 const text = (v: string | null): string | null => (v === null ? null : fmt(dec(v)));
 
-/** The session's candles for a read at virtual time; `BACKTEST_INVALID_STATE` before the start. */
+/**
+ * The session's candles for a read at virtual time; `BACKTEST_INVALID_STATE` for a session whose virtual clock
+ * never started (`created`, `failed`, or cancelled before its start): it has no sandbox wallet and no virtual
+ * time to read at. The session's status decides, not whether its candles happen to be in memory (a refused step
+ * or order on a `created` session loads them too).
+ */
 const requireMarket = (session: LoadedSession): SessionMarket => {
-  if (!session.market) {
+  if (session.state.startedAt === null || !session.market) {
+    const status = session.state.status;
     throw new DomainError(
       'BACKTEST_INVALID_STATE',
-      `the session is ${session.state.status}: its virtual clock has not started`,
-      { status: session.state.status },
+      status === 'created'
+        ? 'the session is created: its virtual clock has not started (POST /backtest/{id}/start first)'
+        : `the session is ${status} and was never started: it has no sandbox to read`,
+      { status },
     );
   }
   return session.market;
@@ -101,11 +110,28 @@ const requireSymbol = (market: SessionMarket, raw: string): string => {
   return symbol;
 };
 
+/** An ISO 8601 time of the configuration (a day that does not exist is refused, not rolled over). */
 const parseTime = (value: string | undefined, field: string): number | undefined => {
   if (value === undefined) return undefined;
   const ms = parseIsoTime(value);
   if (ms === undefined) {
     throw new DomainError('VALIDATION_ERROR', `${field} must be an ISO 8601 timestamp`, { field });
+  }
+  return ms;
+};
+
+/** A time of a sandbox candle query: as on `GET /market/candles`, ISO 8601 or epoch milliseconds. */
+const queryTime = (value: string | undefined, field: string): number | undefined => {
+  if (value === undefined || value === '') return undefined;
+  const ms = parseQueryTime(value);
+  if (ms === undefined) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `${field} must be an ISO 8601 UTC time (or epoch milliseconds)`,
+      {
+        field,
+      },
+    );
   }
   return ms;
 };
@@ -139,6 +165,25 @@ const recommendation = (
   }
   const pick = best.sharpe ?? best.roi;
   return `${parts.join('; ')}. Prefer ${name(pick)}${best.sharpe ? ' for the best return per unit of risk' : ''}.`;
+};
+
+/**
+ * A sandbox wallet knows only its session's pairs, so an order on a real pair outside them comes back from the
+ * decider as "unknown symbol". Say what is wrong instead (same code, status and details; the rejection is
+ * recorded as before).
+ */
+const outsideSessionPairs = (error: unknown, symbol: string, listed: boolean): unknown => {
+  if (!listed || !(error instanceof DomainError) || error.code !== 'INVALID_SYMBOL') return error;
+  if (error.details?.['symbol'] !== symbol || !/unknown symbol/.test(error.message)) return error;
+  return new DomainError(
+    'INVALID_SYMBOL',
+    error.message.replace(
+      `unknown symbol ${symbol}`,
+      `${symbol} is not a pair of this backtest session (see its pairs in GET /backtest/{id}/status)`,
+    ),
+    { ...error.details, reason: 'not_in_session' },
+    error.status,
+  );
 };
 
 /**
@@ -411,19 +456,24 @@ export const backtestRoutes: FastifyPluginAsyncZod = async (app) => {
       const principal = principalOf(request);
       assertAgentActive(principal);
       const b = request.body;
-      const outcome = await commands().placeOrder(
-        callerOf(principal),
-        request.params.id,
-        {
-          symbol: normalizeSymbol(b.symbol),
-          side: b.side,
-          type: b.type,
-          quantity: decimalText(b.quantity),
-          price: b.price == null ? null : decimalText(b.price),
-          triggerPrice: b.trigger_price == null ? null : decimalText(b.trigger_price),
-        },
-        metaOf(principal, request.id),
-      );
+      const symbol = normalizeSymbol(b.symbol);
+      const outcome = await commands()
+        .placeOrder(
+          callerOf(principal),
+          request.params.id,
+          {
+            symbol,
+            side: b.side,
+            type: b.type,
+            quantity: decimalText(b.quantity),
+            price: b.price == null ? null : decimalText(b.price),
+            triggerPrice: b.trigger_price == null ? null : decimalText(b.trigger_price),
+          },
+          metaOf(principal, request.id),
+        )
+        .catch((error: unknown) => {
+          throw outsideSessionPairs(error, symbol, app.services.market?.pair(symbol) !== undefined);
+        });
       logPosition(reply, outcome.session);
       const placed = outcome.events.find((e) => e.type === 'OrderPlaced');
       const body = placed ? placementOut(outcome.events as never, placed.data.order_id) : undefined;
@@ -659,17 +709,37 @@ export const backtestRoutes: FastifyPluginAsyncZod = async (app) => {
       const { session, market, at } = await marketSession(principalOf(request), request.params.id);
       const symbol = requireSymbol(market, request.params.symbol);
       const q = request.query;
+      // The live candle endpoint's rules (spec "Errors"): an unsupported interval is `INVALID_SYMBOL` 400, a bad
+      // time or a start after the end `VALIDATION_ERROR` 422.
       const interval = q.interval ?? session.state.config!.interval;
-      const start = parseTime(q.start_time, 'start_time');
-      const end = parseTime(q.end_time, 'end_time');
-      const upTo = end ?? Number.MAX_SAFE_INTEGER;
+      if (!isInterval(interval)) {
+        throw new DomainError(
+          'INVALID_SYMBOL',
+          `unsupported candle interval ${interval}: use one of ${INTERVALS.join(', ')}`,
+          { interval, supported: INTERVALS },
+        );
+      }
+      const start = queryTime(q.start_time, 'start_time');
+      const end = queryTime(q.end_time, 'end_time');
+      if (start !== undefined && end !== undefined && start > end) {
+        throw new DomainError('VALIDATION_ERROR', 'start_time is after end_time', { field: 'start_time' });
+      }
       let list: readonly Candle[];
       if (interval === market.interval) {
-        list = closedCandlesBetween(market, symbol, at, start ?? 0, upTo);
+        list = closedCandlesBetween(market, symbol, at, start ?? 0, end ?? Number.MAX_SAFE_INTEGER);
       } else {
-        const from = start ?? at - (q.limit + 1) * INTERVAL_MS[interval];
-        const closed = services.market?.closedCandles(symbol, interval, from, at) ?? [];
-        list = closed.filter((c) => c.openTime <= upTo);
+        // Another interval, from the market's candle index: the open times allowed are those closed by the
+        // virtual time (open + interval ≤ at) and inside the bounds; `candles` pages them like the live endpoint
+        // (without `start_time` the newest `limit` up to the last allowed open time, whatever the gaps).
+        const lastOpen = Math.min(end ?? Number.MAX_SAFE_INTEGER, at - INTERVAL_MS[interval]);
+        list =
+          start !== undefined && start > lastOpen
+            ? []
+            : (services.market?.candles(symbol, interval, {
+                ...(start !== undefined ? { start } : {}),
+                end: lastOpen,
+                limit: q.limit,
+              }) ?? []);
       }
       const page =
         start === undefined ? list.slice(Math.max(0, list.length - q.limit)) : list.slice(0, q.limit);

@@ -3,8 +3,10 @@ import { authPlugin } from '../../auth/plugin';
 import { websocketRoutes } from '../ws/plugin';
 import { accountRoutes } from './account';
 import { agentRoutes } from './agents';
+import { analyticsRoutes } from './analytics';
 import { authRoutes } from './auth';
 import { backtestRoutes } from './backtest';
+import { battleRoutes } from './battles';
 import { marketRoutes } from './market';
 import { tradeRoutes } from './trade';
 import { walletRoutes } from './wallet';
@@ -23,6 +25,8 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'trade', plugin: tradeRoutes as FastifyPluginAsync },
   { name: 'wallet', plugin: walletRoutes as FastifyPluginAsync },
   { name: 'backtest', plugin: backtestRoutes as FastifyPluginAsync },
+  { name: 'battles', plugin: battleRoutes as FastifyPluginAsync },
+  { name: 'analytics', plugin: analyticsRoutes as FastifyPluginAsync },
 ];
 
 /** Plugins mounted at the root (outside `/api/v1`), e.g. the WebSocket endpoint `/ws/v1`. */

@@ -2,27 +2,31 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Candle } from '../../../domain/market/candle';
-import { INTERVALS, isInterval } from '../../../domain/market/intervals';
+import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../domain/market/intervals';
 import { normalizeSymbol, type Pair } from '../../../domain/market/pair';
-import { isoMicros, isoMillis, parseIsoTime } from '../../../domain/market/time';
+import { isoMicros, isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import type { Ticker } from '../../market/feed';
 import type { CachedPrice } from '../../market/price-cache';
+import { parseQueryTime } from '../../market/query-time';
 import type { MarketServices } from '../../market/services';
 import { decimalOutput, errorResponses, timestamp } from '../schemas/common';
 
 /**
  * The nine public market-data endpoints (spec "Market data endpoints", "Limits", "Errors"; ARCHITECTURE §7).
  * No credential; their own rate-limit group (`market`, 1,200 requests per minute). Symbols are
- * case-insensitive. Unknown symbols, unsupported candle intervals and invalid order-book depths are
- * `INVALID_SYMBOL` 400 (checked in the handlers, since the spec gives them that code rather than
+ * case-insensitive. Unknown symbols, inactive pairs on the one-pair live endpoints (price, ticker, trades, order
+ * book; the batch endpoints leave them out like any pair without data, and their stored candles stay readable),
+ * unsupported candle intervals and invalid order-book depths are `INVALID_SYMBOL` 400 (checked in the handlers, since the spec gives them that code rather than
  * `VALIDATION_ERROR`); `limit` outside its bounds is `VALIDATION_ERROR` 422; no price yet is
  * `PRICE_NOT_AVAILABLE` 503. Values are 8-decimal strings; timestamps ISO 8601 UTC, `/market/price` with
  * microseconds.
  */
 
+// Up to the router's parameter length (100): a longer or odd symbol is simply unknown (`INVALID_SYMBOL` 400, the
+// spec's code for an unknown pair), not a `VALIDATION_ERROR`.
 const symbolParams = z.object({
-  symbol: z.string().min(1).max(32).describe('pair symbol, case-insensitive, e.g. BTCUSDT'),
+  symbol: z.string().min(1).max(100).describe('pair symbol, case-insensitive, e.g. BTCUSDT'),
 });
 
 const pairSchema = z.object({
@@ -153,6 +157,19 @@ const candleOut = (c: Candle) => ({
  * them with those schemas), which still document the routes.
  */
 const CANDLE_RESPONSES = 64;
+
+/**
+ * The default upper bound (an open time, inclusive) of `/market/candles` without bounds: with the `files` replay,
+ * the open of the last `interval` candle closed by the replayed time the live prices are at, so the newest
+ * candles an agent reads lead up to the live price instead of lying years ahead of it; undefined otherwise (the
+ * newest stored). Aligned to the interval so the response cache keeps one entry per candle, not per request.
+ */
+const replayEnd = (m: MarketServices, interval: Interval): number | undefined => {
+  const replayed = m.replayedNow();
+  if (replayed === undefined) return undefined;
+  const step = INTERVAL_MS[interval];
+  return Math.floor(replayed / step) * step - step;
+};
 const JSON_TYPE = 'application/json; charset=utf-8';
 const priceBodies = new WeakMap<CachedPrice, string>();
 const candleBodies = new WeakMap<Candle, string>();
@@ -175,10 +192,13 @@ const symbolList = (raw: string): string[] => [
   ),
 ];
 
-/** An ISO 8601 query time (or epoch milliseconds) to ms; `VALIDATION_ERROR` otherwise. */
+/**
+ * An ISO 8601 query time (or epoch milliseconds) to ms; `VALIDATION_ERROR` otherwise, also for a day that does
+ * not exist (`2022-02-30`, which `Date.parse` would roll over into March).
+ */
 const queryTime = (name: string, raw: string | undefined): number | undefined => {
   if (raw === undefined || raw === '') return undefined;
-  const ms = /^\d{1,16}$/.test(raw) ? Number(raw) : parseIsoTime(raw);
+  const ms = parseQueryTime(raw);
   if (ms === undefined) {
     throw new DomainError('VALIDATION_ERROR', `invalid querystring: ${name}: expected an ISO 8601 UTC time`, {
       issues: [{ field: name, location: 'querystring', message: 'expected an ISO 8601 UTC time' }],
@@ -225,7 +245,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         params: symbolParams,
         response: {
           200: priceResponse,
-          ...errorResponses(400, 429, 503),
+          ...errorResponses(400, 422, 429, 503),
         },
       },
     },
@@ -284,7 +304,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         summary: 'Rolling 24-hour statistics of one pair',
         params: symbolParams,
-        response: { 200: tickerSchema, ...errorResponses(400, 429, 503) },
+        response: { 200: tickerSchema, ...errorResponses(400, 422, 429, 503) },
       },
     },
     async (request) => tickerOut(marketOf(app).ticker(request.params.symbol)),
@@ -352,7 +372,10 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           'Without `start_time` the newest `limit` candles (up to `end_time` when given); with it the first ' +
           '`limit` candles from it. Bounds are inclusive and compare with the candle open time. Intervals ' +
-          '`1m`, `5m`, `15m`, `1h`, `4h`, `1d`; coarser ones are aggregated from the finest stored data.',
+          '`1m`, `5m`, `15m`, `1h`, `4h`, `1d`; coarser ones are aggregated from the finest stored data. ' +
+          "When the live feed replays stored data (`files`), candle times are the data's own dates and, with " +
+          'neither bound, the newest candles are those closed by the replayed time the live price is at ' +
+          '(`/health` `market_feed.replayed_time`), not the end of the data.',
         params: symbolParams,
         querystring: z.object({
           interval: z.string().max(8).optional().describe('1m, 5m, 15m, 1h, 4h or 1d (default 1h)'),
@@ -379,7 +402,9 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         );
       }
       const start = queryTime('start_time', request.query.start_time);
-      const end = queryTime('end_time', request.query.end_time);
+      const end =
+        queryTime('end_time', request.query.end_time) ??
+        (start === undefined ? replayEnd(m, interval) : undefined);
       if (start !== undefined && end !== undefined && start > end) {
         throw new DomainError('VALIDATION_ERROR', 'invalid querystring: start_time is after end_time', {
           issues: [{ field: 'start_time', location: 'querystring', message: 'after end_time' }],
@@ -417,7 +442,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const m = marketOf(app);
-      const pair = m.requirePair(request.params.symbol);
+      const pair = m.requirePair(request.params.symbol, { active: true });
       const trades = m.recentTrades(pair.symbol, request.query.limit).map((t) => ({
         trade_id: t.tradeId,
         price: t.price,
@@ -448,13 +473,13 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
             asks: z.array(levelSchema).describe('lowest price first'),
             timestamp,
           }),
-          ...errorResponses(400, 429, 503),
+          ...errorResponses(400, 422, 429, 503),
         },
       },
     },
     async (request) => {
       const m = marketOf(app);
-      const pair = m.requirePair(request.params.symbol);
+      const pair = m.requirePair(request.params.symbol, { active: true });
       const raw = request.query.depth ?? '10';
       const depth = Number(raw);
       if (!/^\d+$/.test(raw) || !(DEPTHS as readonly number[]).includes(depth)) {

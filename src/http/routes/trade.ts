@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { rejectionError } from '../../../commands/wallet';
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { DomainError } from '../../../domain/shared/errors';
-import { dec, fmt, ZERO } from '../../../domain/trading/decimal';
+import { dec, fmt, parseDecimal, ZERO } from '../../../domain/trading/decimal';
 import { getOrder, listOrders, listTrades, OPEN_STATUSES } from '../../../queries/trading';
 import { type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
@@ -26,6 +26,7 @@ import {
   pendingOrderResponse,
   placeOrderBody,
 } from '../schemas/trading';
+import { addServerTiming } from '../server-timing';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['trade'];
@@ -33,12 +34,40 @@ const read = { auth: 'key-or-jwt' } as const;
 /** Placement and cancels share the order limit (spec "Limits": 100 per minute, combined). */
 const write = { auth: 'key-or-jwt', rateLimitGroup: 'orders' } as const;
 
+/** The `{order_id}` of the path: ids are lower-case UUIDs, and a UUID is case-insensitive (RFC 9562). */
+const orderIdOf = (params: { order_id: string }): string => params.order_id.trim().toLowerCase();
+
 const ownerOf = (p: Principal) => ({ accountId: p.accountId, agentId: p.agentId ?? null });
 const meta = (p: Principal, requestId: string) => ({ actor: p.agentId ?? p.accountId, requestId });
 
-/** SHA-256 of the canonical order body: the same key with another body is a conflict. */
-const requestHash = (o: Record<string, unknown>): string =>
-  createHash('sha256').update(JSON.stringify(o)).digest('hex');
+/** A decimal of the order in canonical form (`"0.00100"`, `".001"` and `0.001` are one value), else as sent. */
+const canonicalDecimal = (v: string | null): string | null => {
+  const parsed = v == null ? undefined : parseDecimal(v);
+  return parsed ? parsed.toFixed() : v;
+};
+
+/**
+ * SHA-256 of the canonical order body: the same key with another body is a conflict. Canonical: the symbol in
+ * upper case and the decimals by value, so a retry that spells the same order differently is still a replay.
+ */
+const requestHash = (o: {
+  symbol: string;
+  side: string;
+  type: string;
+  quantity: string;
+  price: string | null;
+  triggerPrice: string | null;
+}): string =>
+  createHash('sha256')
+    .update(
+      JSON.stringify({
+        ...o,
+        quantity: canonicalDecimal(o.quantity),
+        price: canonicalDecimal(o.price),
+        triggerPrice: canonicalDecimal(o.triggerPrice),
+      }),
+    )
+    .digest('hex');
 
 /**
  * Trading endpoints (spec "Trading endpoints"; ARCHITECTURE §8). Every figure is scoped to the caller's wallet:
@@ -70,6 +99,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      addServerTiming(reply, 'handler', reply.elapsedTime);
       const principal = principalOf(request);
       const b = request.body;
       const order = {
@@ -88,12 +118,14 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
             requestHash: requestHash(order),
           }
         : undefined;
+      const commandStarted = performance.now();
       const outcome = await trading(app.services).wallets.placeOrder(
         ownerOf(principal),
         order,
         meta(principal, request.id),
         idempotency,
       );
+      addServerTiming(reply, 'command', performance.now() - commandStarted);
       if (outcome.kind === 'replayed') {
         reply.header('idempotent-replayed', 'true');
         if (outcome.original?.kind === 'rejected') throw outcome.original.error;
@@ -131,9 +163,9 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const principal = principalOf(request);
       const ownerId = principal.agentId ?? principal.accountId;
-      const row = await getOrder(db(), ownerId, request.params.order_id);
-      if (!row)
-        throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: request.params.order_id });
+      const orderId = orderIdOf(request.params);
+      const row = await getOrder(db(), ownerId, orderId);
+      if (!row) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
       return orderOut(row);
     },
   );
@@ -203,7 +235,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       const principal = principalOf(request);
       const outcome = await trading(app.services).wallets.cancelOrder(
         ownerOf(principal),
-        request.params.order_id,
+        orderIdOf(request.params),
         meta(principal, request.id),
       );
       await awaitReadModels(app.services, reply, outcome.position);

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { DomainError } from '../../../domain/shared/errors';
 import { normalizeStartingBalance } from '../../../domain/shared/starting-balance';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../../domain/trading/decimal';
@@ -10,10 +11,11 @@ import {
   walletStreamId,
 } from '../../../domain/wallet/events';
 import { backtestCounts } from '../../../queries/backtest-counts';
-import { getBalances, getPositions, getWallet, tradeStats } from '../../../queries/trading';
-import { type Principal, principalOf } from '../../auth/principal';
+import { getBalances, getPositions, tradeStats } from '../../../queries/trading';
+import { assertAgentActive, type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
 import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../../trading/present';
+import { currentSession, liveMark, portfolioSnapshot, prepareWallet } from '../portfolio-snapshot';
 import { awaitReadModels } from '../read-your-writes';
 import { errorResponses } from '../schemas/common';
 import {
@@ -31,12 +33,41 @@ import {
   resetBody,
   resetResponse,
 } from '../schemas/trading';
+import { walletEventView } from '../wallet-event-view';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['account'];
 const read = { auth: 'key-or-jwt' } as const;
 
 const PERIOD_MS = { '1d': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+
+/**
+ * Runs `parse` (a shared normaliser that names its own field, e.g. `starting_balance`) and reports a
+ * `VALIDATION_ERROR` under the request's field name instead, so the message and `details.field` match the body.
+ */
+const renamedField = <T>(field: string, parse: () => T): T => {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'VALIDATION_ERROR') throw error;
+    const named = error.details?.['field'];
+    if (typeof named !== 'string' || named === field) throw error;
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      error.message.replaceAll(named, field),
+      { ...error.details, field },
+      error.status,
+    );
+  }
+};
+
+/**
+ * `POST /account/reset` body: the shared schema, with `"confirm": null` read as a missing confirmation (400,
+ * spec "Account endpoints") rather than a type error (422).
+ */
+const resetRequestBody = resetBody.extend({
+  confirm: z.boolean().nullable().optional().describe('must be true'),
+});
 
 const ownerOf = (p: Principal) => ({ accountId: p.accountId, agentId: p.agentId ?? null });
 const meta = (p: Principal, requestId: string) => ({ actor: p.agentId ?? p.accountId, requestId });
@@ -51,28 +82,11 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
   const services = app.services;
   const db = () => services.database.db;
 
-  const markOf = (symbol: string): Mark | undefined => {
-    const p = services.market?.feed.prices.get(symbol);
-    return p ? { price: dec(p.price), source: p.source } : undefined;
-  };
+  const markOf = (symbol: string): Mark | undefined => liveMark(services, symbol);
 
-  /**
-   * The owner's profile and wallet read model. A wallet that still follows an older owner session (the agent
-   * was reset by `POST /agents/{id}/reset`) is brought into step first, so balances show the new session.
-   */
-  const prepare = async (principal: Principal, requestId: string) => {
-    const { wallets } = trading(services);
-    const owner = ownerOf(principal);
-    const profile = await wallets.profile(owner);
-    let wallet = await getWallet(db(), profile.ownerId);
-    if (wallet && wallet.wallet.owner_session_id !== profile.sessionId) {
-      const synced = await wallets.sync(owner, meta(principal, requestId));
-      if (synced.position)
-        await services.projections.waitFor(synced.position, services.config.READ_MODEL_WAIT_MS);
-      wallet = await getWallet(db(), profile.ownerId);
-    }
-    return { profile, wallet };
-  };
+  /** The owner's profile and wallet read model, the wallet brought into the owner's session (`prepareWallet`). */
+  const prepare = (principal: Principal, requestId: string) =>
+    prepareWallet(services, ownerOf(principal), meta(principal, requestId));
 
   /** Current equity (cash + locked + positions at live prices) of a prepared owner. */
   const equityOf = async (profile: { ownerId: string; startingBalance: string }, hasWallet: boolean) => {
@@ -205,42 +219,7 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
           revision,
         });
       }
-      const revision = await services.eventStore.streamRevision(stream);
-      if (!wallet) {
-        const start = dec(profile.startingBalance);
-        return portfolioOut({
-          cash: start,
-          locked: ZERO,
-          holdings: [],
-          markOf,
-          realizedPnl: ZERO,
-          feesPaid: ZERO,
-          startingBalance: start,
-          sessionId: null,
-          timestamp: new Date().toISOString(),
-          asOf: null,
-          revision,
-        });
-      }
-      const [balances, positions] = await Promise.all([
-        getBalances(db(), profile.ownerId),
-        getPositions(db(), profile.ownerId),
-      ]);
-      const usdt = balances.find((b) => b.asset === 'USDT');
-      const session = wallet.session;
-      return portfolioOut({
-        cash: dec(usdt?.available ?? 0),
-        locked: dec(usdt?.locked ?? 0),
-        holdings: holdingsOf(positions),
-        markOf,
-        realizedPnl: dec(session?.realized_pnl ?? 0),
-        feesPaid: dec(session?.fees_paid ?? 0),
-        startingBalance: dec(session?.starting_balance ?? profile.startingBalance),
-        sessionId: wallet.wallet.session_id,
-        timestamp: new Date().toISOString(),
-        asOf: null,
-        revision,
-      });
+      return portfolioSnapshot(services, { profile, wallet });
     },
   );
 
@@ -285,7 +264,6 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
       const realized = dec(stats.realizedPnl);
       const fees = dec(stats.feesPaid);
       const total = realized.plus(unrealized);
-      const losing = stats.closedTrades - stats.winningTrades;
       return {
         period,
         realized_pnl: fmt(roundHalfEven8(realized)),
@@ -294,7 +272,7 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         fees_paid: fmt(roundHalfEven8(fees)),
         net_pnl: fmt(roundHalfEven8(total.minus(fees))),
         winning_trades: stats.winningTrades,
-        losing_trades: losing,
+        losing_trades: stats.losingTrades,
         win_rate: fmt(
           stats.closedTrades === 0
             ? ZERO
@@ -307,17 +285,21 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/account/reset',
     {
-      config: { auth: 'key-or-jwt', rateLimitGroup: 'orders' },
+      // The standard account limit (spec "Limits": the order limit covers order placement and cancels only).
+      config: { auth: 'key-or-jwt' },
       schema: {
         tags,
         security,
         summary: 'Close every position at market, cancel every order, start a new session (history kept)',
-        body: resetBody.optional(),
+        // No body at all, or `"confirm": null`, is "confirm missing" (400 below), not a schema failure.
+        body: resetRequestBody.nullish(),
         response: { 200: resetResponse, ...errorResponses(400, 401, 403, 404, 422, 429) },
       },
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      // Resetting is a trading request (it closes positions at market): not with an archived agent's key.
+      assertAgentActive(principal);
       const body = request.body ?? {};
       if (body.confirm !== true) {
         throw new DomainError(
@@ -330,17 +312,27 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
       const startingBalance =
         body.new_starting_balance === undefined
           ? undefined
-          : normalizeStartingBalance(body.new_starting_balance);
+          : renamedField('new_starting_balance', () => normalizeStartingBalance(body.new_starting_balance));
+      const owner = await trading(services).wallets.profile(ownerOf(principal));
       const outcome = await trading(services).wallets.reset(
         ownerOf(principal),
         startingBalance,
         meta(principal, request.id),
       );
       await awaitReadModels(services, reply, outcome.position);
-      const ended = outcome.events.find((e) => e.type === 'WalletReset')?.data as WalletResetData;
+      // The last WalletReset is this request's (one that brings the wallet into an agent's newer session first
+      // may precede it).
+      const ended = [...outcome.events].reverse().find((e) => e.type === 'WalletReset')
+        ?.data as WalletResetData;
       const started = [...outcome.events].reverse().find((e) => e.type === 'SessionStarted')
         ?.data as SessionStartedData;
-      const days = (Date.parse(ended.reset_at) - Date.parse(ended.previous_started_at)) / 86_400_000;
+      // The ended session began when the owner's did if it was the owner's session (the wallet opened in it
+      // at the first order), as `/account/info` `current_session.started_at` showed it.
+      const began =
+        ended.previous_session_id === owner.sessionId
+          ? Math.min(Date.parse(owner.sessionStartedAt), Date.parse(ended.previous_started_at))
+          : Date.parse(ended.previous_started_at);
+      const days = (Date.parse(ended.reset_at) - began) / 86_400_000;
       return {
         message: 'positions closed at market, orders cancelled, a new session started; history is kept',
         previous_session: {
@@ -384,7 +376,7 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
       return {
         mode: mode.mode,
         live_session: {
-          started_at: new Date(wallet?.session?.started_at ?? profile.sessionStartedAt).toISOString(),
+          started_at: currentSession(profile, wallet).startedAt,
           current_equity: fmt(roundHalfEven8(equity)),
           strategy_label: mode.strategyLabel,
         },
@@ -408,6 +400,8 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const principal = principalOf(request);
+      // An archived agent's key still reads but changes nothing (spec "Authentication" rule 6).
+      assertAgentActive(principal);
       const result = await trading(services).wallets.setMode(
         ownerOf(principal),
         request.body.mode,
@@ -447,18 +441,7 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
       const page = events.slice(0, limit);
       return {
         stream_id: stream,
-        events: page.map((e) => ({
-          revision: e.revision,
-          event_id: e.eventId,
-          type: e.type,
-          data: e.data as Record<string, unknown>,
-          occurred_at: e.metadata.occurred_at,
-          recorded_at: e.recordedAt.toISOString(),
-          actor: typeof e.metadata.actor === 'string' ? e.metadata.actor : null,
-          correlation_id: typeof e.metadata.correlation_id === 'string' ? e.metadata.correlation_id : null,
-          prev_hash: e.metadata.prev_hash,
-          hash: e.metadata.hash,
-        })),
+        events: page.map(walletEventView),
         next_after: page.length ? page[page.length - 1]!.revision : after,
         has_more: events.length > limit,
       };

@@ -8,7 +8,7 @@ import {
   decimalOutput,
   partialRiskProfileSchema,
   riskProfileOut,
-  riskProfileSchema,
+  riskProfileResponse,
   timestamp,
 } from './common';
 
@@ -38,7 +38,9 @@ export const createAgentBody = z
     llm_model: label.nullable().optional(),
     framework: label.nullable().optional(),
     strategy_tags: tags.optional(),
-    risk_profile: partialRiskProfileSchema.optional().describe('missing fields take the defaults'),
+    risk_profile: partialRiskProfileSchema
+      .optional()
+      .describe('missing fields take the defaults (25 / 20 / 50, max_order_size_pct 50)'),
     color: color.nullable().optional(),
     avatar_url: avatarUrl.nullable().optional(),
   })
@@ -61,9 +63,18 @@ export const cloneQuery = z.object({
   new_name: displayName.optional().describe('default: the original name followed by " (copy)"'),
 });
 
+/**
+ * A boolean query flag: `true`/`false` in any letter case (Python's `requests` sends `True`/`False`) or `1`/`0`.
+ */
 const booleanQuery = z
-  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-  .transform((v) => v === true || v === 'true' || v === '1');
+  .union([
+    z.boolean(),
+    z
+      .string()
+      .regex(/^(true|false|1|0)$/i, 'must be true or false')
+      .describe('true or false (any letter case), or 1 or 0'),
+  ])
+  .transform((v) => v === true || (typeof v === 'string' && /^(true|1)$/i.test(v)));
 
 /** `GET /agents` query (spec: `include_archived`, `limit` 1–500 default 100, `offset` default 0). */
 export const listAgentsQuery = z.object({
@@ -85,7 +96,7 @@ export const agentResponse = z.object({
   llm_model: z.string().nullable(),
   framework: z.string().nullable(),
   strategy_tags: z.array(z.string()),
-  risk_profile: riskProfileSchema,
+  risk_profile: riskProfileResponse,
   avatar_url: z.string().nullable(),
   color: z.string().nullable(),
   status: z.enum(['active', 'archived']),

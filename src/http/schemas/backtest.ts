@@ -7,7 +7,10 @@ import { decimalInput, decimalOutput, timestamp } from './common';
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
 export const sessionOrderParams = sessionParams.extend({ order_id: z.string().min(1).max(100) });
-export const sessionSymbolParams = sessionParams.extend({ symbol: z.string().trim().min(1).max(30) });
+/** `{symbol}`: up to the router's parameter length; a symbol outside the session is `INVALID_SYMBOL` 400. */
+export const sessionSymbolParams = sessionParams.extend({
+  symbol: z.string().min(1).max(100).describe('pair symbol of the session, case-insensitive'),
+});
 
 export const STATUSES = ['created', 'running', 'completed', 'failed', 'cancelled'] as const;
 
@@ -271,10 +274,14 @@ export const tickerResponse = z.object({
 });
 
 export const candlesQuery = z.object({
-  interval: z.enum(INTERVALS).optional().describe('default: the session interval'),
+  interval: z
+    .string()
+    .max(8)
+    .optional()
+    .describe(`${INTERVALS.join(', ')}; default: the session interval (another value: INVALID_SYMBOL 400)`),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  start_time: z.string().max(40).optional(),
-  end_time: z.string().max(40).optional(),
+  start_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),
+  end_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),
 });
 export const candlesResponse = z.object({
   symbol: z.string(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RISK_PROFILE_BOUNDS } from '../../../domain/shared/risk-profile';
+import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../../domain/shared/risk-profile';
 
 /** The error envelope (spec "Errors"), for the OpenAPI document of error responses. */
 export const errorEnvelopeSchema = z
@@ -34,26 +34,41 @@ const bounded = (field: keyof typeof RISK_PROFILE_BOUNDS, description: string) =
   return z.number().int().min(min).max(max).describe(`${description} (integer ${min}–${max})`);
 };
 
-/** The three risk fields of the wire (spec "Risk profile"), all required. */
-export const riskProfileSchema = z.object({
+/**
+ * A risk profile on input (`PUT /agents/{id}/risk-profile`, `PUT /account/risk-profile`): the spec's three
+ * fields, all required, and `max_order_size_pct` (ARCHITECTURE §8 risk step 5, §14b), optional: when omitted
+ * the current value is kept. Unknown fields are refused (a misspelt limit must not be silently ignored).
+ */
+export const riskProfileSchema = z.strictObject({
   max_position_size_pct: bounded(
     'max_position_size_pct',
     'largest single-coin position as % of total equity',
   ),
   daily_loss_limit_pct: bounded('daily_loss_limit_pct', 'daily loss limit as % of starting balance'),
   max_open_orders: bounded('max_open_orders', 'simultaneous pending orders'),
+  max_order_size_pct: bounded('max_order_size_pct', 'largest single order as % of available cash')
+    .optional()
+    .describe('largest single order as % of available cash (integer 1–100, default 50); omitted: unchanged'),
 });
 
-/** The risk fields on create: any subset, the rest default (25 / 20 / 50). */
+/** The risk fields on create: any subset, the rest default (25 / 20 / 50 / 50). */
 export const partialRiskProfileSchema = riskProfileSchema.partial();
 
-/** The wire form of a risk profile (the three spec fields). */
-export const riskProfileOut = (p: {
-  max_position_size_pct: number;
-  daily_loss_limit_pct: number;
-  max_open_orders: number;
-}): z.infer<typeof riskProfileSchema> => ({
+/** A risk profile on output: the spec's three fields and `max_order_size_pct` (ARCHITECTURE §14b). */
+export const riskProfileResponse = z.object({
+  max_position_size_pct: bounded(
+    'max_position_size_pct',
+    'largest single-coin position as % of total equity',
+  ),
+  daily_loss_limit_pct: bounded('daily_loss_limit_pct', 'daily loss limit as % of starting balance'),
+  max_open_orders: bounded('max_open_orders', 'simultaneous pending orders'),
+  max_order_size_pct: bounded('max_order_size_pct', 'largest single order as % of available cash'),
+});
+
+/** The wire form of a risk profile (the spec's three fields and `max_order_size_pct`, integers). */
+export const riskProfileOut = (p: RiskProfile): z.infer<typeof riskProfileResponse> => ({
   max_position_size_pct: p.max_position_size_pct,
   daily_loss_limit_pct: p.daily_loss_limit_pct,
   max_open_orders: p.max_open_orders,
+  max_order_size_pct: p.max_order_size_pct,
 });

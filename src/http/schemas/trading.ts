@@ -1,22 +1,58 @@
 import { z } from 'zod';
-import { ORDER_SIDES, ORDER_TYPES } from '../../../domain/trading/orders';
+import { dec } from '../../../domain/trading/decimal';
+import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../../domain/trading/orders';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
 export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
 
-/** `POST /trade/order` body (spec "Trading endpoints"). */
+const PLAIN_DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/** False for a well-formed decimal of magnitude ≥ {@link MAX_ORDER_DECIMAL} (the decider checks the form). */
+const withinOrderBound = (value: string | number): boolean => {
+  if (typeof value === 'number') return Math.abs(value) < Number(MAX_ORDER_DECIMAL);
+  const text = value.trim();
+  return !PLAIN_DECIMAL.test(text) || dec(text).abs().lt(MAX_ORDER_DECIMAL);
+};
+
+/** A decimal of an order: {@link decimalInput} below {@link MAX_ORDER_DECIMAL} in magnitude. */
+const orderDecimal = decimalInput.refine(withinOrderBound, {
+  message: `must be less than ${MAX_ORDER_DECIMAL} in absolute value`,
+});
+
+/**
+ * A pair symbol on input: case-insensitive, trimmed, without control characters (PostgreSQL stores no NUL in
+ * text or `jsonb`: a symbol with one was a 500 when recorded as a rejection or used as a filter). Any other
+ * unknown symbol is `INVALID_SYMBOL` as the spec says.
+ */
+export const symbolInput = z
+  .string()
+  .trim()
+  .min(1)
+  .max(30)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+  .describe('pair symbol, case-insensitive, e.g. "BTCUSDT"');
+
+/** `POST /trade/order` body (spec "Trading endpoints"); also the sandbox and historical battle order bodies. */
 export const placeOrderBody = z
   .object({
-    symbol: z.string().trim().min(1).max(30).describe('pair symbol, case-insensitive, e.g. "BTCUSDT"'),
+    symbol: symbolInput,
     side: z.enum(ORDER_SIDES),
     type: z.enum(ORDER_TYPES),
-    quantity: decimalInput.describe('base asset quantity: > 0, ≥ min_qty, a multiple of step_size'),
-    price: decimalInput.nullable().optional().describe('limit price: required for `limit`'),
-    trigger_price: decimalInput
+    quantity: orderDecimal.describe(
+      'base asset quantity: > 0, ≥ min_qty, a multiple of step_size, below 10^15',
+    ),
+    price: orderDecimal
       .nullable()
       .optional()
-      .describe('trigger price: required for `stop_loss` and `take_profit`'),
+      .describe('limit price (below 10^15): required for `limit`, refused (422) on other types'),
+    trigger_price: orderDecimal
+      .nullable()
+      .optional()
+      .describe(
+        'trigger price (below 10^15): required for `stop_loss` and `take_profit`, refused (422) on other types',
+      ),
   })
   .strict();
 
@@ -92,7 +128,7 @@ export const orderResponse = z.object({
 /** `GET /trade/orders` query. */
 export const listOrdersQuery = z.object({
   status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
-  symbol: z.string().trim().min(1).max(30).optional(),
+  symbol: symbolInput.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });
@@ -126,7 +162,7 @@ export const cancelAllResponse = z.object({
 
 /** `GET /trade/history` query. */
 export const historyQuery = z.object({
-  symbol: z.string().trim().min(1).max(30).optional(),
+  symbol: symbolInput.optional(),
   side: z.enum(ORDER_SIDES).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   offset: z.coerce.number().int().min(0).default(0),
@@ -201,7 +237,13 @@ export const portfolioResponse = z.object({
   net_pnl: decimalOutput,
   roi_pct: decimalOutput,
   starting_balance: decimalOutput,
-  session_id: z.string().nullable(),
+  session_id: z
+    .string()
+    .nullable()
+    .describe(
+      "the owner's current session (as /account/info's current_session), also before the first trade; " +
+        'with as_of, the session at that time (null before the wallet was opened)',
+    ),
   positions: z.array(positionEntry),
   timestamp,
   as_of: timestamp.nullable().describe('the past time this snapshot was folded up to, or null for now'),
@@ -209,10 +251,10 @@ export const portfolioResponse = z.object({
 });
 
 export const portfolioQuery = z.object({
-  as_of: z.iso
-    .datetime({ offset: true })
+  as_of: z
+    .union([z.iso.datetime({ offset: true }), z.iso.date()])
     .optional()
-    .describe('ISO 8601: fold the wallet history up to this time'),
+    .describe('ISO 8601 date-time, or a date (00:00 UTC): fold the wallet history up to this time'),
 });
 
 export const pnlQuery = z.object({ period: z.enum(['1d', '7d', '30d', 'all']).default('all') });

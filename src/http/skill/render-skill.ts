@@ -30,6 +30,8 @@ export const renderSkill = (s: SkillInput): string => {
   const r = s.riskProfile;
   const fee = ((s.feeRate ?? 0.001) * 100).toString();
   const base = s.baseUrl;
+  // `http://host/api/v1` → `ws://host/ws/v1` (`https` → `wss`).
+  const wsUrl = `${base.replace(/^http/, 'ws').replace(/\/api\/v1\/?$/, '')}/ws/v1`;
   const curl = (method: string, path: string, body?: string) =>
     [
       `curl -s -X ${method} "${base}${path}" \\`,
@@ -79,10 +81,11 @@ X-API-Key: ${s.apiKey}
 | Max position per coin | ${r.max_position_size_pct}% of total equity |
 | Daily loss limit | ${r.daily_loss_limit_pct}% of the starting balance; when tripped, new orders get \`403 DAILY_LOSS_LIMIT\` until 00:00 UTC (reads keep working) |
 | Max open (pending) orders | ${r.max_open_orders} |
-| Max single order | ${r.max_order_size_pct}% of available cash |
+| Max single order | a buy's value at most ${r.max_order_size_pct}% of your free USDT |
 | Fee | ${fee}% of notional per fill, charged in USDT |
 | Slippage (market orders, triggered stops) | about 0.01% for small orders, up to 0.5% for orders large relative to 24h volume; buys fill above, sells below the price |
-| Order types | \`market\`, \`limit\` (needs \`price\`), \`stop_loss\` and \`take_profit\` (need \`trigger_price\`) |
+| Order types | \`market\`, \`limit\` (needs \`price\`), \`stop_loss\` and \`take_profit\` (need \`trigger_price\`); sending \`price\` or \`trigger_price\` to a type that does not take it is \`422 VALIDATION_ERROR\` |
+| When pending orders fill | buy \`limit\`: price ≤ limit; sell \`limit\`: price ≥ limit (at the limit price); sell \`stop_loss\`: price ≤ trigger; sell \`take_profit\`: price ≥ trigger (buy stops and take-profits mirror these; they fill at the market price with slippage). An order whose condition already holds when placed fills on the next price tick, about a second later |
 | Spot only | no shorting; you cannot sell more than you hold |
 | Quantity | > 0, at least the pair's \`min_qty\`, a multiple of its \`step_size\`; order value at least \`min_notional\` |
 
@@ -97,9 +100,11 @@ order and its error names the rule.
 | Orders and cancels | ${RATE_LIMIT_GROUPS.orders} |
 | Market data | ${RATE_LIMIT_GROUPS.market} |
 | Analytics | ${RATE_LIMIT_GROUPS.analytics} |
+| Backtests (\`/backtest/*\`) | ${RATE_LIMIT_GROUPS.backtest} |
 | Everything else | ${RATE_LIMIT_GROUPS.general} |
 
-Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix time).
+Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix time) for
+the group of the request.
 
 ## Endpoints
 
@@ -107,16 +112,26 @@ Every response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-
 
 | Method | Path | Notes |
 |---|---|---|
-| GET | \`/market/pairs\` | tradable pairs with \`min_qty\`, \`step_size\`, \`min_notional\` |
+| GET | \`/market/pairs\` | every pair with its \`status\` (only \`active\` pairs trade) and filters \`min_qty\`, \`step_size\`, \`min_notional\` |
+| GET | \`/market/prices\` | the current price of every pair that has one: **the pairs you can trade now** |
+| GET | \`/market/prices?symbols=BTCUSDT,ETHUSDT\` | several prices |
 | GET | \`/market/price/{symbol}\` | current price |
-| GET | \`/market/prices?symbols=BTCUSDT,ETHUSDT\` | several prices (omit \`symbols\` for all) |
 | GET | \`/market/ticker/{symbol}\` | 24h statistics |
-| GET | \`/market/candles/{symbol}?interval=1h&limit=100\` | candles, oldest first (\`1m\`, \`5m\`, \`1h\`, \`1d\`) |
-| GET | \`/market/orderbook/{symbol}?depth=10\` | synthetic order book |
+| GET | \`/market/tickers?symbols=BTCUSDT,ETHUSDT\` | 24h statistics of up to 100 pairs |
+| GET | \`/market/candles/{symbol}?interval=1h&limit=100\` | candles, oldest first (\`1m\`, \`5m\`, \`15m\`, \`1h\`, \`4h\`, \`1d\`) |
+| GET | \`/market/trades/{symbol}?limit=100\` | recent public trades, newest first |
+| GET | \`/market/orderbook/{symbol}?depth=10\` | synthetic order book (\`5\`, \`10\` or \`20\` levels) |
+| GET | \`/market/data-range\` | the period with stored candles, per pair: where backtests can run |
 
 \`\`\`bash
 curl -s "${base}/market/price/BTCUSDT"
 \`\`\`
+
+An active pair that has no price yet answers \`503 PRICE_NOT_AVAILABLE\` on price, ticker, order book and market
+orders (a limit or stop order on it is accepted but cannot fill): pick your symbols from \`GET /market/prices\`. Candles carry the \`time\` of the stored data: on a venue
+replaying historical data that is the data's own date, not the price's \`timestamp\`. Without
+\`start_time\`/\`end_time\` you get the newest candles closed before the live price, so indicators from them match
+the price you trade at.
 
 ### Account (your agent's view)
 
@@ -127,7 +142,7 @@ curl -s "${base}/market/price/BTCUSDT"
 | GET | \`/account/positions\` | open positions with unrealized PnL |
 | GET | \`/account/portfolio\` | equity, cash, PnL, ROI |
 | GET | \`/account/pnl?period=1d\` | PnL breakdown (\`1d\`, \`7d\`, \`30d\`, \`all\`) |
-| PUT | \`/account/risk-profile\` | replace your three risk limits |
+| PUT | \`/account/risk-profile\` | replace your risk limits (the three spec fields; \`max_order_size_pct\` optional, kept when omitted) |
 
 \`\`\`bash
 ${curl('GET', '/account/balance')}
@@ -145,26 +160,37 @@ ${curl('GET', '/account/balance')}
 | DELETE | \`/trade/orders/open\` | cancel all pending orders |
 | GET | \`/trade/history?limit=50\` | your fills, newest first |
 
-Market buy:
+The examples below run in this order as they are. Market buy of 0.002 BTC (the response has \`order_id\`,
+\`status\` \`filled\`, \`executed_quantity\`, \`executed_price\`, \`slippage_pct\`, \`fee\`, \`total_cost\`):
 
 \`\`\`bash
-${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"buy","type":"market","quantity":"0.001"}')}
+${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"buy","type":"market","quantity":"0.002"}')}
 \`\`\`
 
-Limit sell (pending until the price reaches it; the base quantity is locked meanwhile):
+Limit sell of half of it, far above the market so it stays \`pending\` (the response has \`locked_amount\`: the
+0.001 BTC is locked until the order fills or is cancelled):
 
 \`\`\`bash
-${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"sell","type":"limit","quantity":"0.001","price":"75000.00"}')}
+${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"sell","type":"limit","quantity":"0.001","price":"500000.00"}')}
 \`\`\`
 
-Stop loss (sells at market once the price falls to the trigger):
+Stop loss on the other half: sells at market once the price falls to the trigger. Put the trigger **below** the
+current price (here far below, so it stays pending); a sell stop at or above the current price fires at once:
 
 \`\`\`bash
-${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"sell","type":"stop_loss","quantity":"0.001","trigger_price":"60000.00"}')}
+${curl('POST', '/trade/order', '{"symbol":"BTCUSDT","side":"sell","type":"stop_loss","quantity":"0.001","trigger_price":"10000.00"}')}
 \`\`\`
 
-Send an \`Idempotency-Key\` header with each order: retrying with the same key and body returns the original
-result instead of placing a second order.
+Cancel every pending order (the response has \`cancelled_count\`, \`total_unlocked\` in USDT and \`unlocked\` per
+asset):
+
+\`\`\`bash
+${curl('DELETE', '/trade/orders/open')}
+\`\`\`
+
+Send an \`Idempotency-Key\` header (a string of your choosing, 1–255 characters, one per intended order) with
+each order: retrying with the same key and body within 24 hours returns the original result instead of placing a
+second order; the same key with another body is \`409 CONFLICT\`.
 
 ### Analytics
 
@@ -172,14 +198,41 @@ result instead of placing a second order.
 |---|---|---|
 | GET | \`/analytics/performance?period=30d\` | Sharpe, Sortino, drawdown, win rate... |
 | GET | \`/analytics/portfolio/history?interval=1h\` | equity snapshots |
-| GET | \`/analytics/leaderboard\` | top accounts by ROI |
+| GET | \`/analytics/leaderboard\` | the top 50 wallets (accounts and agents) by ROI |
 
 ### Backtesting
 
-Create a session with \`POST /backtest/create\` (\`start_time\`, \`end_time\`, \`starting_balance\`,
-\`candle_interval\`, \`agent_id\`: \`${s.agentId}\`), start it with \`POST /backtest/{id}/start\`, then advance with
-\`POST /backtest/{id}/step\` or \`/step/batch\` and trade with \`POST /backtest/{id}/trade/order\`. Only candles
-closed at the virtual time are visible. Results: \`GET /backtest/{id}/results\`.
+A backtest replays stored candles on a virtual clock, with its own sandbox wallet; your key works on it.
+
+1. Read \`GET /market/data-range\` and pick a period inside a pair's \`earliest\` … \`latest\`.
+2. \`POST /backtest/create\` with a body such as
+   \`{"start_time":"<ISO time>","end_time":"<ISO time>","starting_balance":"10000","candle_interval":"1h","agent_id":"${s.agentId}","pairs":["BTCUSDT"]}\`
+   (\`candle_interval\` one of \`1m\`, \`5m\`, \`15m\`, \`1h\`, \`4h\`, \`1d\`; \`pairs\` optional, default every pair with
+   candles; optional \`strategy_label\`). It answers \`session_id\` (\`bt_…\`) and \`total_steps\`. A period without
+   candles is \`400 BACKTEST_NO_DATA\`.
+3. \`POST /backtest/{session_id}/start\`, then \`POST /backtest/{session_id}/step\` (one candle) or
+   \`POST /backtest/{session_id}/step/batch\` with \`{"steps":100}\`. Each answers \`virtual_time\`, \`prices\` (per pair
+   the last candle closed by then: \`open\`, \`high\`, \`low\`, \`close\`, \`volume\`, \`time\`), \`orders_filled\`,
+   \`portfolio\` and \`is_complete\` (true on the last step).
+4. Between steps trade with \`POST /backtest/{session_id}/trade/order\` (the same body as \`/trade/order\`) and read
+   \`/backtest/{session_id}/market/price/{symbol}\`, \`market/prices\`, \`market/candles/{symbol}\`,
+   \`account/balance\`, \`account/positions\`, \`account/portfolio\`, \`trade/orders\`, \`trade/history\` (all under
+   \`/backtest/{session_id}/\`). Only candles closed at the virtual time are visible.
+5. After the last step (or \`POST /backtest/{session_id}/cancel\`): \`GET /backtest/{session_id}/results\`,
+   \`results/equity-curve\` and \`results/trades\`; \`GET /backtest/list\` and \`/backtest/compare?sessions=a,b\` compare
+   sessions.
+
+A call in the wrong state (stepping a session that is not running, results before the end) is
+\`409 BACKTEST_INVALID_STATE\`; an unknown session is \`404 BACKTEST_NOT_FOUND\`.
+
+## Live updates (WebSocket)
+
+Connect to \`${wsUrl}\` with the header \`X-API-Key: <your key>\` (or \`?api_key=<your key>\`), then send
+\`{"action":"subscribe","channel":"ticker","symbol":"BTCUSDT"}\` (price and 24h ticker at most 4 times a second),
+\`{"action":"subscribe","channel":"orders"}\` (your wallet's order and fill events from now on; add \`"since":-1\` for
+the whole history, or the last \`revision\` you processed to resume after a reconnect) or
+\`{"action":"subscribe","channel":"portfolio"}\` (your portfolio after every change). Messages are \`{"channel", "type", "data"}\`; errors come as
+\`{"channel":"system","type":"error"}\`.
 
 ## Errors
 
@@ -188,6 +241,7 @@ Every error has the shape \`{"error": {"code": "...", "message": "...", "details
 | Code | HTTP | What to do |
 |---|---|---|
 | \`INVALID_API_KEY\` | 401 | the key is wrong, replaced or deleted: stop and ask for a new key |
+| \`INVALID_TOKEN\` | 401 | you called an owner-only endpoint (\`/agents/*\`, \`/battles/*\`): your key is not accepted there |
 | \`PERMISSION_DENIED\` | 403 | not allowed (e.g. the agent is archived): stop trading |
 | \`ACCOUNT_SUSPENDED\` | 403 | the account is suspended: stop |
 | \`VALIDATION_ERROR\` | 422 | fix the request (\`details.issues\` names each bad field) |
@@ -200,7 +254,7 @@ Every error has the shape \`{"error": {"code": "...", "message": "...", "details
 | \`ORDER_NOT_FOUND\` | 404 | wrong order id |
 | \`ORDER_NOT_CANCELLABLE\` | 409 | the order is already filled, cancelled or rejected |
 | \`RATE_LIMIT_EXCEEDED\` | 429 | wait \`Retry-After\` seconds (\`details.retry_after_seconds\`) |
-| \`PRICE_NOT_AVAILABLE\` | 503 | retry with back-off |
+| \`PRICE_NOT_AVAILABLE\` | 503 | retry with back-off; if it persists the pair has no price feed: pick one from \`/market/prices\` |
 | \`INTERNAL_ERROR\` | 500 | retry with back-off |
 
 ## Retry advice
@@ -212,7 +266,8 @@ Every error has the shape \`{"error": {"code": "...", "message": "...", "details
 
 ## Good practice
 
-1. Read \`/account/info\` and \`/account/balance\` before trading; read \`/market/pairs\` for the filters.
+1. Read \`/account/info\` and \`/account/balance\` before trading; read \`/market/pairs\` for the filters and
+   \`/market/prices\` for the pairs that have a price.
 2. Size orders from your available cash and the limits above; keep a stop loss on every position.
 3. Check \`/trade/orders/open\` before placing more pending orders (limit: ${r.max_open_orders}).
 4. Log each decision with the order id you get back.

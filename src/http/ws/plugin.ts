@@ -3,19 +3,26 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import type { Principal } from '../../auth/principal';
+import { withIssues } from '../errors';
+import { battleChannels } from './battle-channel';
+import { ordersChannels } from './orders-channel';
+import { portfolioChannels } from './portfolio-channel';
 import { type WsChannel, type WsClientMessage, type WsConnection, wsChannels } from './registry';
 import { tickerChannels } from './ticker-channels';
 
 /**
  * `GET /ws/v1` (ARCHITECTURE §13, §14b). Protocol:
- * - Optional credential `?api_key=…` or `?token=<JWT>` (needed only by private channels); a bad one closes
- *   the socket with code 4401 after an error message.
+ * - Optional credential `?api_key=…` or `?token=<JWT>` (needed only by private channels), or on the handshake
+ *   the HTTP headers of the spec's Authentication part (`X-API-Key`, `Authorization: Bearer`, with `X-Agent-Id`
+ *   as over HTTP) for clients that can set headers; the query wins when both are given. A bad credential
+ *   closes the socket with code 4401 after an error message.
  * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`),
  *   `{action: 'ping'}`.
  * - Server → client: `{channel, type, data}`. `system` messages: `welcome` on connect, `subscribed` /
  *   `unsubscribed` acknowledgements (on the subscribed channel), `pong`, `heartbeat` (every WS_HEARTBEAT_MS,
  *   with a protocol ping; a socket that missed the previous pong is closed), and `error` with `{code, message,
- *   details?}` for a bad message (the socket stays open).
+ *   details?}` for a bad message (the socket stays open; a `VALIDATION_ERROR` lists `details.issues[]` with
+ *   `location: 'message'`, as over HTTP).
  * - At most {@link MAX_SUBSCRIPTIONS} subscriptions per socket.
  */
 export const MAX_SUBSCRIPTIONS = 10;
@@ -24,7 +31,7 @@ const MAX_BUFFERED_BYTES = 1 << 20;
 
 const WS_CLOSE_UNAUTHORIZED = 4401;
 
-for (const factory of tickerChannels) {
+for (const factory of [...tickerChannels, ...ordersChannels, ...portfolioChannels, ...battleChannels]) {
   if (!wsChannels.some((f) => f.name === factory.name)) wsChannels.push(factory);
 }
 
@@ -34,6 +41,10 @@ const credentialOf = (request: FastifyRequest): { apiKey?: string; token?: strin
   const token = typeof q['token'] === 'string' && q['token'] ? q['token'] : undefined;
   return apiKey || token ? { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) } : undefined;
 };
+
+/** True when the handshake carries a credential header (`X-API-Key` or `Authorization`). */
+const hasCredentialHeader = (request: FastifyRequest): boolean =>
+  Boolean(request.headers['x-api-key']) || Boolean(request.headers.authorization);
 
 /** Parses a client message; `channel: "name:target"` becomes `channel: name` plus `symbol` (or `target`). */
 const parseMessage = (raw: string): WsClientMessage => {
@@ -47,16 +58,19 @@ const parseMessage = (raw: string): WsClientMessage => {
     throw new DomainError('VALIDATION_ERROR', 'message must be a JSON object {action, channel, ...}');
   }
   const m = value as Record<string, unknown>;
-  if (typeof m['action'] !== 'string') throw new DomainError('VALIDATION_ERROR', 'missing "action"');
+  if (typeof m['action'] !== 'string') {
+    throw new DomainError('VALIDATION_ERROR', 'missing "action"', { field: 'action' });
+  }
   if (m['action'] === 'ping') return { ...m, action: 'ping', channel: 'system' };
   if (m['action'] !== 'subscribe' && m['action'] !== 'unsubscribe') {
     throw new DomainError(
       'VALIDATION_ERROR',
       `unknown action ${JSON.stringify(m['action'])}: use subscribe, unsubscribe or ping`,
+      { field: 'action' },
     );
   }
   if (typeof m['channel'] !== 'string' || m['channel'] === '') {
-    throw new DomainError('VALIDATION_ERROR', 'missing "channel"');
+    throw new DomainError('VALIDATION_ERROR', 'missing "channel"', { field: 'channel' });
   }
   const [name, target] = m['channel'].split(':', 2) as [string, string | undefined];
   if (target !== undefined) {
@@ -81,10 +95,11 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
     const subscriptions = new Map<string, () => void>();
     let principal: Principal | null = null;
     let closed = false;
-    const send = (message: string) => {
-      if (closed || socket.readyState !== socket.OPEN) return;
-      if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return;
+    const send = (message: string): boolean => {
+      if (closed || socket.readyState !== socket.OPEN) return false;
+      if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return false;
       socket.send(message);
+      return true;
     };
     const connection: WsConnection = {
       id: randomUUID(),
@@ -96,7 +111,10 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       sendRaw: send,
     };
     const error = (e: unknown, context: Record<string, unknown> = {}) => {
-      const d = isDomainError(e) ? e : new DomainError('INTERNAL_ERROR', 'internal error');
+      // A VALIDATION_ERROR lists details.issues[] like over HTTP; its fields are those of the client message.
+      const d = isDomainError(e)
+        ? withIssues(e, () => 'message', { field: 'message', location: 'message' })
+        : new DomainError('INTERNAL_ERROR', 'internal error');
       if (!isDomainError(e)) request.log.error({ err: e }, 'websocket message failed');
       connection.send('system', 'error', {
         code: d.code,
@@ -123,13 +141,14 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
         const channel = channels.get(message.channel);
         if (!channel) {
           throw new DomainError('VALIDATION_ERROR', `unknown channel ${message.channel}`, {
+            field: 'channel',
             channels: [...channels.keys()],
           });
         }
         if (channel.requiresAuth && !principal) {
           throw new DomainError(
             'INVALID_API_KEY',
-            `channel ${channel.name} needs ?api_key= or ?token= on connect`,
+            `channel ${channel.name} needs a credential on connect: ?api_key=, ?token=, or the X-API-Key or Authorization header`,
           );
         }
         const sub = channel.subscription(message, connection);
@@ -151,7 +170,9 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
           }
         } else {
           const stop = subscriptions.get(sub.key);
-          if (!stop) throw new DomainError('VALIDATION_ERROR', `not subscribed to ${sub.key}`);
+          if (!stop) {
+            throw new DomainError('VALIDATION_ERROR', `not subscribed to ${sub.key}`, { field: 'channel' });
+          }
           stop();
           subscriptions.delete(sub.key);
           connection.send(channel.name, 'unsubscribed', sub.ack);
@@ -210,7 +231,7 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
     };
 
     const credential = credentialOf(request);
-    if (!credential) {
+    if (!credential && !hasCredentialHeader(request)) {
       setImmediate(open); // after the client has seen the upgrade complete
       return;
     }
@@ -220,7 +241,9 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       socket.close(WS_CLOSE_UNAUTHORIZED, 'authentication unavailable');
       return;
     }
-    auth.resolveCredential(credential).then(
+    // A client following the spec's Authentication part sends its key as a header: without this it would get
+    // an anonymous socket (`authenticated: false`) and its private subscriptions refused.
+    (credential ? auth.resolveCredential(credential) : auth.authenticate(request, 'key-or-jwt')).then(
       (p) => {
         principal = p;
         open();

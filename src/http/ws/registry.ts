@@ -19,10 +19,13 @@ export interface WsConnection {
   readonly request: FastifyRequest;
   /** The caller when the socket was opened with `?api_key=` or `?token=`, else null. */
   readonly principal: Principal | null;
-  /** Sends `{channel, type, data}` to this socket (dropped when the client is too slow to read). */
-  send(channel: string, type: string, data: unknown): void;
-  /** Sends an already serialized message (fan-out: serialize once, send to many). */
-  sendRaw(message: string): void;
+  /**
+   * Sends `{channel, type, data}` to this socket. Returns false when the message was dropped: the socket is
+   * closed, or the client reads too slowly (more than 1 MiB unsent); a lossless channel sends it again later.
+   */
+  send(channel: string, type: string, data: unknown): boolean;
+  /** Sends an already serialized message (fan-out: serialize once, send to many); false when dropped. */
+  sendRaw(message: string): boolean;
 }
 
 /** A validated subscription, not yet started. */

@@ -156,10 +156,12 @@ const tickerChannel = (market: MarketServices): WsChannel => {
         throw new DomainError(
           'VALIDATION_ERROR',
           'the ticker channel needs a "symbol" (or channel "ticker:SYMBOL")',
+          { field: 'symbol' },
         );
       }
       const symbol = normalizeSymbol(message['symbol']);
-      market.requirePair(symbol);
+      // An inactive pair never ticks: refuse it like the REST market endpoints do.
+      market.requirePair(symbol, { active: true });
       return {
         key: `ticker:${symbol}`,
         ack: { symbol },

@@ -1,0 +1,527 @@
+import { randomUUID } from 'node:crypto';
+import type { SessionMarket } from '../domain/backtest/market';
+import type { AgentInfo, BattleCommand, ParticipantStart } from '../domain/battle/commands';
+import { type BattleRequest, requestOf } from '../domain/battle/config';
+import { assertStartable, battleDecider, battleNotFound } from '../domain/battle/decide';
+import {
+  type BattleEvent,
+  battleStreamId,
+  type PerformanceSummaryEntry,
+  type RankingEntry,
+} from '../domain/battle/events';
+import type { BattleState } from '../domain/battle/state';
+import { DomainError } from '../domain/shared/errors';
+import type { OrderRequest } from '../domain/wallet/commands';
+import type { EventStore, LogPosition } from '../src/eventstore/port';
+import { WrongExpectedRevisionError } from '../src/eventstore/port';
+import { type BacktestMarketSource, decisionIds } from './backtest';
+import { KeyedMutex } from './keyed-mutex';
+import type { CommandMeta } from './metadata';
+import { rejectionError } from './wallet';
+
+/** Shape of a battle id: a UUID. */
+export const BATTLE_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The canonical form of a battle or agent id: UUIDs are case-insensitive on input (RFC 4122; the agent endpoints
+ * accept either case), but streams, participants and read models are keyed by the lowercase form.
+ */
+export const canonicalId = (id: string): string => id.toLowerCase();
+
+/** A battle in memory: its state (the fold of its stream) and, for a started historical battle, its candles. */
+export interface LoadedBattle {
+  id: string;
+  state: BattleState;
+  revision: number;
+  market?: SessionMarket;
+  /** `$all` position of the last event this process appended to it. */
+  position?: LogPosition;
+}
+
+/** What a command did. */
+export interface BattleOutcome {
+  battle: LoadedBattle;
+  events: BattleEvent[];
+  position?: LogPosition;
+}
+
+/** What the live mode needs from trading (wired in `src/battle/install.ts`). */
+export interface LiveBattlePort {
+  /**
+   * Starts a fresh wallet session for the agent with `startingBalance` USDT (ARCHITECTURE §10: through the wallet
+   * commands, history kept); returns the new session id and the wallet revision it starts after.
+   */
+  startSession(
+    accountId: string,
+    agentId: string,
+    startingBalance: string,
+    meta: CommandMeta,
+  ): Promise<{ sessionId: string; revision: number }>;
+  /** The running live battle (active or paused) the agent takes part in, if any. */
+  runningBattleOf(agentId: string): Promise<string | undefined>;
+  /** Ranks a live battle's participants now (equity at live prices, fills inside the battle window). */
+  rank(battle: LoadedBattle): Promise<{ rankings: RankingEntry[]; summaries: PerformanceSummaryEntry[] }>;
+}
+
+/** Dependencies of {@link createBattleCommands}. */
+export interface BattleCommandDeps {
+  store: EventStore;
+  /** An agent of the account as the accounts capability knows it (undefined: unknown or another account's). */
+  agentInfo: (accountId: string, agentId: string) => Promise<AgentInfo | undefined>;
+  market: () => BacktestMarketSource | undefined;
+  live: LiveBattlePort;
+  /** Fee per fill as a fraction (decimal string), fixed per battle at creation (historical sandboxes). */
+  feeRate: string;
+  now?: () => Date;
+  /** Battles kept in memory (default 32). */
+  cacheSize?: number;
+  maxAttempts?: number;
+  /**
+   * Runs `fn` while no other process runs one under the same name (default: just runs it, enough for one
+   * process). The start of a live battle runs under it: its wallet resets span streams, so two processes starting
+   * one battle at once would otherwise both reset every participant's wallet.
+   */
+  exclusive?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+}
+
+/** The caller of a battle endpoint: an account (battles are JWT only, spec "Authentication" rule 3). */
+export interface BattleCaller {
+  accountId: string;
+}
+
+/** Config fields a `PUT /battles/{id}` may change (absent = unchanged). */
+export type BattleChanges = Partial<BattleRequest>;
+
+/** The battle write side (ARCHITECTURE §4, §10). Every method checks that the caller's account owns the battle. */
+export interface BattleCommands {
+  create(caller: BattleCaller, request: BattleRequest, meta: CommandMeta): Promise<BattleOutcome>;
+  update(caller: BattleCaller, id: string, changes: BattleChanges, meta: CommandMeta): Promise<BattleOutcome>;
+  addParticipant(
+    caller: BattleCaller,
+    id: string,
+    agentId: string,
+    meta: CommandMeta,
+  ): Promise<BattleOutcome>;
+  removeParticipant(
+    caller: BattleCaller,
+    id: string,
+    agentId: string,
+    meta: CommandMeta,
+  ): Promise<BattleOutcome>;
+  start(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
+  pause(caller: BattleCaller, id: string, agentId: string, meta: CommandMeta): Promise<BattleOutcome>;
+  resume(caller: BattleCaller, id: string, agentId: string, meta: CommandMeta): Promise<BattleOutcome>;
+  stop(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
+  /** `DELETE /battles/{id}`: deletes a draft, cancels an active or paused battle. */
+  remove(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
+  /** `POST /battles/{id}/replay`: a new draft from a completed battle. */
+  replay(
+    caller: BattleCaller,
+    id: string,
+    override: BattleChanges,
+    agentIds: string[] | undefined,
+    meta: CommandMeta,
+  ): Promise<BattleOutcome>;
+  step(caller: BattleCaller, id: string, steps: number, meta: CommandMeta): Promise<BattleOutcome>;
+  /** A historical sandbox order; a risk-chain rejection is recorded, then thrown with the rule named. */
+  placeOrder(
+    caller: BattleCaller,
+    id: string,
+    agentId: string,
+    order: OrderRequest,
+    meta: CommandMeta,
+  ): Promise<BattleOutcome>;
+  /** System commands of the snapshot leader (no caller): a live snapshot, the end of `duration_minutes`. */
+  recordSnapshot(
+    id: string,
+    participants: { agentId: string; equity: string }[],
+    meta: CommandMeta,
+  ): Promise<BattleOutcome>;
+  expire(id: string, meta: CommandMeta): Promise<BattleOutcome>;
+  /** The battle (owned by the caller), with its candles loaded when it is a started historical battle. */
+  battle(caller: BattleCaller, id: string): Promise<LoadedBattle>;
+  /** The battle without an ownership check (system readers: the snapshot leader, the WebSocket channel). */
+  load(id: string): Promise<LoadedBattle>;
+  clear(): void;
+}
+
+const permissionDenied = (id: string) =>
+  new DomainError('PERMISSION_DENIED', 'this battle belongs to another account', { battle_id: id });
+
+/** Business time of a battle event: virtual time for a historical battle's steps and sandbox, else the wall clock. */
+const occurredAt = (e: BattleEvent, fallback: string): string => {
+  switch (e.type) {
+    case 'BattleStepped':
+      return e.data.to_time;
+    case 'BattleSnapshotRecorded':
+      return e.data.timestamp;
+    default:
+      return fallback;
+  }
+};
+
+/**
+ * The battle command handler: battles are loaded from their stream (a bounded cache), decided by the pure battle
+ * decider with deterministic ids (`decisionIds`, as backtests) and the wall clock, and appended with the expected
+ * revision; commands of one battle run one at a time in this process, a conflict with another process reloads
+ * and decides again. Historical battles load their candles from the market store (checked against the fingerprint
+ * recorded at start), so they survive restarts.
+ */
+export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands => {
+  const cache = new Map<string, LoadedBattle>();
+  const capacity = deps.cacheSize ?? 32;
+  const perBattle = new KeyedMutex();
+  const now = deps.now ?? (() => new Date());
+  const maxAttempts = deps.maxAttempts ?? 4;
+
+  const remember = (battle: LoadedBattle) => {
+    cache.delete(battle.id);
+    cache.set(battle.id, battle);
+    while (cache.size > capacity) {
+      const oldest = cache.keys().next().value;
+      if (oldest === undefined) break;
+      cache.delete(oldest);
+    }
+  };
+
+  const load = async (raw: string): Promise<LoadedBattle> => {
+    if (!BATTLE_ID_PATTERN.test(raw)) throw battleNotFound();
+    const id = canonicalId(raw);
+    const cached = cache.get(id);
+    if (cached) {
+      // Other processes append too (the snapshot leader, another API process): catch up with what they added.
+      const newer = await deps.store.readStream(battleStreamId(id), { fromRevision: cached.revision + 1 });
+      for (const e of newer) {
+        cached.state = battleDecider.evolve(cached.state, { type: e.type, data: e.data } as BattleEvent);
+        cached.revision = e.revision;
+      }
+      remember(cached);
+      if (cached.state.deleted) throw battleNotFound();
+      return cached;
+    }
+    const recorded = await deps.store.readStream(battleStreamId(id));
+    if (recorded.length === 0) throw battleNotFound();
+    let state = battleDecider.initialState();
+    for (const e of recorded)
+      state = battleDecider.evolve(state, { type: e.type, data: e.data } as BattleEvent);
+    const battle: LoadedBattle = { id, state, revision: recorded[recorded.length - 1]!.revision };
+    remember(battle);
+    if (!state.config || state.deleted) throw battleNotFound();
+    return battle;
+  };
+
+  const authorize = (battle: LoadedBattle, caller: BattleCaller | null) => {
+    if (caller && battle.state.accountId !== caller.accountId) throw permissionDenied(battle.id);
+  };
+
+  const source = (): BacktestMarketSource => {
+    const s = deps.market();
+    if (!s) throw new DomainError('SERVICE_UNAVAILABLE', 'market data is not available on this server');
+    return s;
+  };
+
+  /** A started historical battle's candles (loaded once, checked against the start's fingerprint). */
+  const ensureMarket = (battle: LoadedBattle): SessionMarket | undefined => {
+    if (battle.market) return battle.market;
+    const { state } = battle;
+    const bc = state.config?.backtest_config;
+    if (!bc || state.status === 'draft') return undefined;
+    const loaded = source().load(bc.pairs, bc.candle_interval, Date.parse(bc.end_time));
+    if ('error' in loaded)
+      throw new DomainError('SERVICE_UNAVAILABLE', loaded.error, { battle_id: battle.id });
+    if (state.fingerprint !== null && loaded.fingerprint !== state.fingerprint) {
+      throw new DomainError(
+        'SERVICE_UNAVAILABLE',
+        'the market data of this battle changed since it started; it cannot continue deterministically',
+        { battle_id: battle.id },
+      );
+    }
+    battle.market = loaded.market;
+    return loaded.market;
+  };
+
+  const append = async (
+    id: string,
+    revision: number | 'no_stream',
+    events: BattleEvent[],
+    meta: CommandMeta,
+  ) => {
+    const at = now().toISOString();
+    return deps.store.append(
+      battleStreamId(id),
+      events.map((e) => ({
+        type: e.type,
+        data: e.data,
+        metadata: {
+          occurred_at: occurredAt(e, at),
+          actor: meta.actor,
+          ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
+        },
+      })),
+      { expectedRevision: revision },
+    );
+  };
+
+  /** Decides and appends one command on a battle (inside its mutex), retrying on a conflict with another process. */
+  const execute = (
+    raw: string,
+    caller: BattleCaller | null,
+    meta: CommandMeta,
+    prepare: (battle: LoadedBattle) => Promise<BattleCommand> | BattleCommand,
+  ): Promise<BattleOutcome> => {
+    const id = canonicalId(raw);
+    return perBattle.run(id, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const battle = await load(id);
+        authorize(battle, caller);
+        const command = await prepare(battle);
+        const market = ensureMarket(battle);
+        const catalog = command.type === 'UpdateBattle' ? deps.market()?.catalog() : undefined;
+        const events = battleDecider.decide(command, battle.state, {
+          now: now(),
+          newId: decisionIds(id, battle.revision + 1),
+          ...(market ? { market } : {}),
+          ...(catalog ? { catalog } : {}),
+        });
+        if (events.length === 0) return { battle, events };
+        try {
+          const result = await append(id, battle.revision, events, meta);
+          let state = battle.state;
+          for (const e of events) state = battleDecider.evolve(state, e);
+          battle.state = state;
+          battle.revision = result.nextRevision;
+          battle.position = result.position;
+          return { battle, events, position: result.position };
+        } catch (error) {
+          if (!(error instanceof WrongExpectedRevisionError)) throw error;
+          cache.delete(id);
+          if (attempt >= maxAttempts) throw error;
+        }
+      }
+    });
+  };
+
+  const agentOf = async (caller: BattleCaller, raw: string): Promise<AgentInfo> => {
+    const agentId = canonicalId(raw);
+    const agent = await deps.agentInfo(caller.accountId, agentId);
+    if (!agent) {
+      throw new DomainError('PERMISSION_DENIED', 'agent_id is not an agent of this account', {
+        agent_id: agentId,
+      });
+    }
+    return agent;
+  };
+
+  const createDraft = async (
+    caller: BattleCaller,
+    request: BattleRequest,
+    participants: AgentInfo[],
+    replayOf: string | null,
+    meta: CommandMeta,
+  ): Promise<BattleOutcome> => {
+    const id = randomUUID();
+    const historical = request.battleMode === 'historical';
+    const events = battleDecider.decide(
+      {
+        type: 'CreateBattle',
+        data: {
+          battleId: id,
+          accountId: caller.accountId,
+          request,
+          feeRate: deps.feeRate,
+          replayOf,
+          participants,
+        },
+      },
+      battleDecider.initialState(),
+      { now: now(), newId: decisionIds(id, 0), ...(historical ? { catalog: source().catalog() } : {}) },
+    );
+    const result = await append(id, 'no_stream', events, meta);
+    let state = battleDecider.initialState();
+    for (const e of events) state = battleDecider.evolve(state, e);
+    const battle: LoadedBattle = { id, state, revision: result.nextRevision, position: result.position };
+    remember(battle);
+    return { battle, events, position: result.position };
+  };
+
+  /** The current configuration with the client's changes; switching to live drops `backtest_config`. */
+  const merged = (state: BattleState, changes: BattleChanges): BattleRequest => {
+    const base = requestOf(state.config!);
+    const out: BattleRequest = { ...base };
+    for (const [k, v] of Object.entries(changes))
+      if (v !== undefined) (out as unknown as Record<string, unknown>)[k] = v;
+    if (changes.battleMode === 'live' && changes.backtestConfig === undefined) out.backtestConfig = null;
+    if (changes.battleMode === 'historical' && changes.durationMinutes === undefined)
+      out.durationMinutes = null;
+    return out;
+  };
+
+  const exclusive = deps.exclusive ?? (<T>(_name: string, fn: () => Promise<T>) => fn());
+
+  /**
+   * Starts a battle (ARCHITECTURE §10): historical, with the candles of its sandboxes; live, after a fresh wallet
+   * session for every participant. Runs under `exclusive` (see {@link BattleCommandDeps.exclusive}).
+   */
+  const startBattle = (caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome> =>
+    execute(id, caller, meta, async (battle): Promise<BattleCommand> => {
+      assertStartable(battle.state);
+      const config = battle.state.config!;
+      const participants: ParticipantStart[] = [];
+      const agents: AgentInfo[] = [];
+      for (const p of battle.state.participants) agents.push(await agentOf(caller, p.agentId));
+      for (const a of agents) {
+        if (a.status === 'archived') {
+          throw new DomainError('PERMISSION_DENIED', `agent ${a.agentId} is archived`, {
+            agent_id: a.agentId,
+            reason: 'agent_archived',
+          });
+        }
+      }
+      if (config.battle_mode === 'historical') {
+        const bc = config.backtest_config!;
+        const loaded = source().load(bc.pairs, bc.candle_interval, Date.parse(bc.end_time));
+        if ('error' in loaded) throw new DomainError('SERVICE_UNAVAILABLE', loaded.error, { battle_id: id });
+        battle.market = loaded.market;
+        for (const a of agents) {
+          participants.push({
+            agentId: a.agentId,
+            riskProfile: a.riskProfile,
+            walletSessionId: null,
+            walletRevision: null,
+          });
+        }
+        return { type: 'StartBattle', data: { participants, fingerprint: loaded.fingerprint } };
+      }
+      // One wallet cannot hold two battles' sessions: an agent in another running live battle cannot start here.
+      for (const a of agents) {
+        const other = await deps.live.runningBattleOf(a.agentId);
+        if (other && other !== id) {
+          throw new DomainError(
+            'BATTLE_INVALID_STATE',
+            `agent ${a.agentId} is in the running live battle ${other}; stop or cancel it first`,
+            { agent_id: a.agentId, battle_id: other, reason: 'agent_in_another_battle' },
+          );
+        }
+      }
+      // Live: every participant's wallet begins a fresh session with the battle's starting balance first
+      // (ARCHITECTURE §10); the battle records where each session began.
+      for (const a of agents) {
+        const s = await deps.live.startSession(caller.accountId, a.agentId, config.starting_balance, meta);
+        participants.push({
+          agentId: a.agentId,
+          riskProfile: a.riskProfile,
+          walletSessionId: s.sessionId,
+          walletRevision: s.revision,
+        });
+      }
+      return { type: 'StartBattle', data: { participants, fingerprint: null } };
+    });
+
+  return {
+    create: (caller, request, meta) => createDraft(caller, request, [], null, meta),
+
+    update: (caller, id, changes, meta) =>
+      execute(id, caller, meta, (b) => ({
+        type: 'UpdateBattle',
+        data: { request: merged(b.state, changes) },
+      })),
+
+    addParticipant: async (caller, id, agentId, meta) => {
+      const agent = await agentOf(caller, agentId);
+      return execute(id, caller, meta, () => ({ type: 'AddParticipant', data: { agent } }));
+    },
+
+    removeParticipant: (caller, id, agentId, meta) =>
+      execute(id, caller, meta, () => ({
+        type: 'RemoveParticipant',
+        data: { agentId: canonicalId(agentId) },
+      })),
+
+    start: (caller, id, meta) =>
+      exclusive(`battle-start:${canonicalId(id)}`, () => startBattle(caller, id, meta)),
+
+    pause: (caller, id, agentId, meta) =>
+      execute(id, caller, meta, () => ({ type: 'PauseAgent', data: { agentId: canonicalId(agentId) } })),
+    resume: (caller, id, agentId, meta) =>
+      execute(id, caller, meta, () => ({ type: 'ResumeAgent', data: { agentId: canonicalId(agentId) } })),
+
+    stop: (caller, id, meta) =>
+      execute(id, caller, meta, async (battle) => ({
+        type: 'StopBattle',
+        data: {
+          reason: 'stopped',
+          ...(battle.state.config?.battle_mode === 'live' &&
+          ['active', 'paused'].includes(battle.state.status ?? '')
+            ? { live: await deps.live.rank(battle) }
+            : {}),
+        },
+      })),
+
+    expire: (id, meta) =>
+      execute(id, null, meta, async (battle) => ({
+        type: 'StopBattle',
+        data: {
+          reason: 'duration_elapsed',
+          ...(['active', 'paused'].includes(battle.state.status ?? '')
+            ? { live: await deps.live.rank(battle) }
+            : {}),
+        },
+      })),
+
+    remove: (caller, id, meta) => execute(id, caller, meta, () => ({ type: 'DeleteBattle', data: {} })),
+
+    async replay(caller, raw, override, agentIds, meta) {
+      const id = canonicalId(raw);
+      const source = await perBattle.run(id, () => load(id));
+      authorize(source, caller);
+      if (source.state.status !== 'completed') {
+        throw new DomainError(
+          'BATTLE_INVALID_STATE',
+          `only a completed battle can be replayed: the battle is ${source.state.status}`,
+          { status: source.state.status, allowed: ['completed'] },
+        );
+      }
+      const ids = agentIds ?? source.state.participants.map((p) => p.agentId);
+      const agents: AgentInfo[] = [];
+      for (const agentId of ids) agents.push(await agentOf(caller, agentId));
+      return createDraft(caller, merged(source.state, override), agents, id, meta);
+    },
+
+    step: (caller, id, steps, meta) =>
+      execute(id, caller, meta, () => ({ type: 'StepBattle', data: { steps } })),
+
+    async placeOrder(caller, id, agentId, order, meta) {
+      const outcome = await execute(id, caller, meta, () => ({
+        type: 'PlaceBattleOrder',
+        data: { agentId: canonicalId(agentId), order },
+      }));
+      for (const e of outcome.events) {
+        if (e.type === 'BattleSandboxEventRecorded' && e.data.event.type === 'OrderRejected') {
+          throw rejectionError(e.data.event.data);
+        }
+      }
+      return outcome;
+    },
+
+    recordSnapshot: (id, participants, meta) =>
+      execute(id, null, meta, () => ({ type: 'RecordSnapshot', data: { participants } })),
+
+    // Reads catch the cached state up with the stream, so they run in the battle's mutex like commands.
+    battle: (caller, id) =>
+      perBattle.run(canonicalId(id), async () => {
+        const battle = await load(id);
+        authorize(battle, caller);
+        ensureMarket(battle);
+        return battle;
+      }),
+
+    load: (id) =>
+      perBattle.run(canonicalId(id), async () => {
+        const battle = await load(id);
+        ensureMarket(battle);
+        return battle;
+      }),
+
+    clear: () => cache.clear(),
+  };
+};

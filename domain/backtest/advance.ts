@@ -1,0 +1,198 @@
+import { fromUnits } from '../market/decimal';
+import type { RiskProfile } from '../shared/risk-profile';
+import { dec } from '../trading/decimal';
+import type { WalletContext } from '../wallet/commands';
+import { walletDecider } from '../wallet/decide';
+import type { WalletEvent } from '../wallet/events';
+import { evolveWallet, type OpenOrder, type WalletState } from '../wallet/state';
+import { EquityMeter } from './equity';
+import { closedCount, lastClosed, quoteVolume24h, type SessionMarket } from './market';
+import { directionOf, firstCrossing, pathPoints } from './path';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Price sources recorded on sandbox fills: a market order at the last close, a pending order on the path. */
+export const SOURCE_CLOSE = 'candle_close';
+export const SOURCE_PATH = 'candle_path';
+
+/** The fixed trading terms of a sandbox wallet: the risk profile copied from its agent and the fee rate. */
+export interface SandboxTerms {
+  riskProfile: RiskProfile;
+  /** Fee per fill as a fraction of notional, decimal string (0.001 = 0.1 %). */
+  feeRate: string;
+}
+
+/**
+ * The live wallet decider's context on the virtual clock (ARCHITECTURE §2.2, §9): business time `at`, prices
+ * the close of each pair's last candle closed by `at` (forward-filled), the session's pairs with their filters,
+ * the 24h quote volume of the candles closed in the 24 hours before `at`, the risk profile copied from the agent
+ * and the session's fee rate. Nothing after `at` is reachable through it. Shared by backtests and historical
+ * battles (one sandbox wallet per participant).
+ */
+export const sandboxContext = (
+  terms: SandboxTerms,
+  market: SessionMarket,
+  at: number,
+  newId: () => string,
+): WalletContext => ({
+  now: new Date(at),
+  newId,
+  prices: (symbol) => {
+    const c = lastClosed(market, symbol, at);
+    return c
+      ? { price: c.close, timestamp: iso(c.openTime + market.intervalMs), source: SOURCE_CLOSE }
+      : undefined;
+  },
+  pairs: (symbol) => market.bySymbol.get(symbol)?.filters,
+  quoteVolume24h: (symbol) => quoteVolume24h(market, symbol, at),
+  riskProfile: terms.riskProfile,
+  feeRate: dec(terms.feeRate),
+});
+
+interface Pending {
+  orderId: string;
+  /** Placement order: orders reached at the same point fill in the order they were placed. */
+  seq: number;
+  direction: 1 | -1;
+  /** Limit or trigger price in units. */
+  level: number;
+}
+
+/** Direction and level (units) of each open order, computed once per order object (orders are immutable). */
+const orderTerms = new WeakMap<OpenOrder, { direction: 1 | -1; level: number } | null>();
+
+const termsOf = (o: OpenOrder) => {
+  let terms = orderTerms.get(o);
+  if (terms === undefined) {
+    const level = o.type === 'limit' ? o.price : o.triggerPrice;
+    terms = level
+      ? { direction: directionOf(o.side, o.type), level: Number(level.times(100_000_000).toFixed(0)) }
+      : null;
+    orderTerms.set(o, terms);
+  }
+  return terms;
+};
+
+const pendingBySeries = (wallet: WalletState, market: SessionMarket): Pending[][] => {
+  const out: Pending[][] = market.series.map(() => []);
+  let seq = 0;
+  for (const o of Object.values(wallet.openOrders)) {
+    const index = market.series.findIndex((s) => s.symbol === o.symbol);
+    const terms = termsOf(o);
+    if (index < 0 || !terms) continue;
+    out[index]!.push({ orderId: o.orderId, seq: seq++, direction: terms.direction, level: terms.level });
+  }
+  return out;
+};
+
+/** For every series of the market, how many of its candles are closed by `at` (ms). */
+export const closedAt = (market: SessionMarket, at: number): Int32Array => {
+  const closed = new Int32Array(market.series.length);
+  market.series.forEach((s, i) => {
+    closed[i] = closedCount(s, market.intervalMs, at);
+  });
+  return closed;
+};
+
+/** What {@link advanceSandbox} needs: one sandbox wallet, its terms, and where its virtual clock stands. */
+export interface AdvanceInput {
+  terms: SandboxTerms;
+  market: SessionMarket;
+  /** Virtual time of step 0 (ms). */
+  startTime: number;
+  /** Steps taken so far (virtual time = startTime + fromStep × interval). */
+  fromStep: number;
+  /** Steps to take now (≥ 1, already clamped to the session's end). */
+  steps: number;
+  wallet: WalletState;
+  newId: () => string;
+}
+
+/** What {@link advanceSandbox} produced. */
+export interface AdvanceResult {
+  /** The wallet decider's fills and gap cancels, in the order they happened. */
+  events: WalletEvent[];
+  wallet: WalletState;
+  /** `equity[i]`: USDT, 8 places, at step `fromStep + 1 + i`. */
+  equity: string[];
+  fills: number;
+  /** Candles closed per series at the final virtual time. */
+  closed: Int32Array;
+  /** The final virtual time (ms). */
+  at: number;
+}
+
+/**
+ * Advances one sandbox wallet along the virtual clock (ARCHITECTURE §9). At each step k the virtual time becomes
+ * start + k × interval and every candle that closes in (previous time, new time] is passed, pair by pair in
+ * symbol order: the pending orders of its pair are walked along the candle's documented path (O→L→H→C when
+ * close ≥ open, else O→H→L→C) and each order reached is offered to the live wallet decider as a `FillOrder` at the
+ * price it was reached at — in the order they are reached along the path, ties in placement order. Then the
+ * equity is valued at the closes. Pure: a backtest runs it for its one wallet, a historical battle once per
+ * participant with the same clock.
+ */
+export const advanceSandbox = (input: AdvanceInput): AdvanceResult => {
+  const { market, terms, startTime, fromStep, steps: n } = input;
+  const interval = market.intervalMs;
+  const series = market.series;
+  const fromTime = startTime + fromStep * interval;
+  const closed = closedAt(market, fromTime);
+  const events: WalletEvent[] = [];
+  let wallet = input.wallet;
+  const meter = new EquityMeter(market);
+  meter.load(wallet);
+  let pending = pendingBySeries(wallet, market);
+  const equity: string[] = new Array(n);
+  let fills = 0;
+
+  const passCandle = (p: number, i: number, at: number) => {
+    const s = series[p]!;
+    const points = pathPoints(s.open[i]!, s.high[i]!, s.low[i]!, s.close[i]!);
+    const hits: { order: Pending; position: number; price: number }[] = [];
+    for (const order of pending[p]!) {
+      const c = firstCrossing(points, order.direction, order.level);
+      if (c) hits.push({ order, position: c.position, price: c.price });
+    }
+    if (hits.length === 0) return;
+    hits.sort((a, b) => a.position - b.position || a.order.seq - b.order.seq);
+    const walletCtx = sandboxContext(terms, market, at, input.newId);
+    for (const hit of hits) {
+      const out: WalletEvent[] = walletDecider.decide(
+        {
+          type: 'FillOrder',
+          data: {
+            orderId: hit.order.orderId,
+            price: fromUnits(hit.price),
+            time: iso(s.openTime[i]!),
+            source: SOURCE_PATH,
+          },
+        },
+        wallet,
+        walletCtx,
+      );
+      for (const e of out) {
+        events.push(e);
+        wallet = evolveWallet(wallet, e);
+        if (e.type === 'OrderFilled') fills++;
+      }
+    }
+    pending = pendingBySeries(wallet, market);
+    meter.load(wallet);
+  };
+
+  let at = fromTime;
+  for (let k = 1; k <= n; k++) {
+    at = startTime + (fromStep + k) * interval;
+    for (let p = 0; p < series.length; p++) {
+      const times = series[p]!.openTime;
+      let i = closed[p]!;
+      while (i < times.length && times[i]! + interval <= at) {
+        if (pending[p]!.length > 0) passCandle(p, i, at);
+        i++;
+      }
+      closed[p] = i;
+    }
+    equity[k - 1] = meter.at(closed);
+  }
+  return { events, wallet, equity, fills, closed, at };
+};

@@ -1,0 +1,82 @@
+import { type BattleCommands, createBattleCommands, type LiveBattlePort } from '../../commands/battle';
+import { getAgent } from '../../queries/agents';
+import { backtestMarketSource } from '../backtest/market-source';
+import { exclusively } from '../db/exclusive';
+import type { Services } from '../services';
+import { trading } from '../trading/install';
+import { liveBattlePort, participantEquity } from './live';
+import { pausedAgentsGuard } from './paused-agents';
+import { type BattleSnapshotter, createBattleSnapshotter } from './snapshotter';
+
+/** The battle capability's member of {@link Services}. */
+export interface BattleServices {
+  commands: BattleCommands;
+  /** Live mode over trading: fresh wallet sessions at start, rankings now. */
+  live: LiveBattlePort;
+  /** Live snapshots and durations (runs where projections run; tests call `tick()`). */
+  snapshotter: BattleSnapshotter;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires battles into the runtime (ARCHITECTURE §10): the command handler over the event store, the agents from the
+ * read models, the market's candle index for historical battles (as backtests), the trading capability's wallet
+ * commands for live sessions and rankings, the order guard of paused agents, and — with `snapshots` — the snapshot
+ * leader (every 5 s).
+ */
+export const installBattle = (services: Services, options: { snapshots: boolean }): BattleServices => {
+  let source: ReturnType<typeof backtestMarketSource> | undefined;
+  const live = liveBattlePort(services);
+  const commands = createBattleCommands({
+    store: services.eventStore,
+    market: () => {
+      if (!services.market) return undefined;
+      source ??= backtestMarketSource(services.market);
+      return source;
+    },
+    agentInfo: async (accountId, agentId) => {
+      const agent = await getAgent(services.database.db, agentId).catch(() => undefined);
+      if (!agent || agent.accountId !== accountId) return undefined;
+      return {
+        agentId,
+        accountId,
+        name: agent.displayName,
+        status: agent.status === 'archived' ? 'archived' : 'active',
+        riskProfile: agent.riskProfile,
+      };
+    },
+    live,
+    feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
+    exclusive: (name, fn) => exclusively(services.database, name, fn),
+  });
+  const paused = pausedAgentsGuard(services);
+  trading(services).orderGuards.push(paused.guard);
+  const snapshotter = createBattleSnapshotter({
+    database: services.database,
+    commands,
+    equityOf: (participant) => participantEquity(services, participant),
+    logger: services.logger,
+  });
+  const battle: BattleServices = {
+    commands,
+    live,
+    snapshotter,
+    async start() {
+      await paused.load();
+      if (options.snapshots) await snapshotter.start();
+    },
+    async stop() {
+      if (options.snapshots) await snapshotter.stop();
+    },
+  };
+  services.battle = battle;
+  return battle;
+};
+
+/** The battle services, or an error when the runtime was built without them. */
+export const battle = (services: Services): BattleServices => {
+  if (!services.battle)
+    throw Object.assign(new Error('battle services are not installed'), { statusCode: 500 });
+  return services.battle;
+};

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { decimalOutput, timestamp } from './common';
+
+/**
+ * Schemas of the analytics endpoints (spec "Analytics endpoints"; defaults and bounds from there and from
+ * "Limits"). Metrics are decimal strings with 8 places except the integers the spec names; a metric that
+ * ARCHITECTURE §11 leaves undefined (too few returns, no losses, no closed trades) is `null`.
+ */
+
+const periods = ['1d', '7d', '30d', '90d', 'all'] as const;
+const period = z.enum(periods);
+
+export const performanceQuery = z.object({
+  period: period.default('all').describe('`1d`, `7d`, `30d`, `90d` or `all` (the whole current session)'),
+});
+
+const nullableDecimal = decimalOutput.nullable();
+
+export const performanceResponse = z.object({
+  period,
+  account_id: z.uuid(),
+  agent_id: z.uuid().nullable().describe('the agent this view is scoped to, else null'),
+  sharpe_ratio: nullableDecimal.describe('annualised, risk-free 0; null with fewer than 30 returns'),
+  sortino_ratio: nullableDecimal.describe('annualised; null with fewer than 30 returns or no losing period'),
+  max_drawdown_pct: decimalOutput,
+  max_drawdown_duration_days: z.number().int().describe('whole days from the peak to recovery (or to now)'),
+  win_rate: nullableDecimal.describe('wins / closed trades × 100; null without closed trades'),
+  profit_factor: nullableDecimal.describe('gross profit / |gross loss|; null without losses'),
+  avg_win: nullableDecimal,
+  avg_loss: nullableDecimal.describe('negative; null without losses'),
+  total_trades: z.number().int().describe('fills in the period (every execution)'),
+  avg_trades_per_day: nullableDecimal.describe('fills per day of the period'),
+  best_trade: nullableDecimal.describe('largest realized PnL of one closed trade'),
+  worst_trade: nullableDecimal.describe('smallest realized PnL of one closed trade'),
+  current_streak: z.number().int().describe('+k after k wins in a row, −k after k losses'),
+  closed_trades: z.number().int().describe('fills that reduced a position (sells)'),
+  winning_trades: z.number().int(),
+  losing_trades: z.number().int(),
+  snapshot_interval: z.enum(['1m', '1h']).describe('the equity snapshots the returns are taken between'),
+  returns_count: z.number().int(),
+  from: timestamp.describe('start of the period, clipped to the current session'),
+  to: timestamp,
+});
+
+export const historyQuery = z.object({
+  interval: z.enum(['1m', '1h', '1d']).default('1h'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const historyResponse = z.object({
+  account_id: z.uuid(),
+  agent_id: z.uuid().nullable().describe('the agent this view is scoped to, else null'),
+  interval: z.enum(['1m', '1h', '1d']),
+  snapshots: z
+    .array(
+      z.object({
+        time: timestamp,
+        total_equity: decimalOutput,
+        unrealized_pnl: decimalOutput,
+        realized_pnl: decimalOutput,
+        session_id: z.string(),
+      }),
+    )
+    .describe('oldest first: the newest `limit` snapshots'),
+});
+
+export const leaderboardQuery = z.object({
+  period: period.default('30d').describe('`1d`, `7d`, `30d`, `90d` or `all`'),
+});
+
+export const leaderboardResponse = z.object({
+  period,
+  rankings: z
+    .array(
+      z.object({
+        rank: z.number().int(),
+        account_id: z.uuid(),
+        agent_id: z
+          .uuid()
+          .nullable()
+          .describe("the agent whose wallet this is, or null for the account's own"),
+        display_name: z.string(),
+        roi_pct: decimalOutput,
+        sharpe_ratio: nullableDecimal,
+        total_trades: z.number().int(),
+        win_rate: nullableDecimal,
+      }),
+    )
+    .max(50),
+});

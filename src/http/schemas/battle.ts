@@ -1,0 +1,235 @@
+import { z } from 'zod';
+import { MAX_BATCH_STEPS } from '../../../domain/backtest/clock';
+import { BATTLE_INTERVALS, RANKING_METRICS } from '../../../domain/battle/events';
+import { decimalInput, decimalOutput, timestamp } from './common';
+import { placeOrderBody } from './trading';
+
+/** `{id}` path parameter: any string (an unknown or malformed id is `BATTLE_NOT_FOUND` 404). */
+export const battleParams = z.object({ id: z.string().min(1).max(100).describe('battle id (UUID)') });
+export const battleAgentParams = battleParams.extend({
+  agent_id: z.string().min(1).max(100).describe('agent id (UUID)'),
+});
+
+/** Statuses of a battle (spec "States and transitions / Battle"; `pending` is reserved and never entered). */
+export const BATTLE_STATUSES = ['draft', 'pending', 'active', 'paused', 'completed', 'cancelled'] as const;
+
+const backtestConfigBody = z
+  .object({
+    start_time: z.string().min(1).max(40).describe('ISO 8601 (UTC when no zone is given)'),
+    end_time: z.string().min(1).max(40).describe('ISO 8601, after start_time'),
+    candle_interval: z
+      .string()
+      .max(10)
+      .describe(`one of ${BATTLE_INTERVALS.join(', ')}`),
+    pairs: z
+      .array(z.string().trim().min(1).max(30))
+      .max(1000)
+      .nullable()
+      .optional()
+      .describe('symbols, or null / absent for every pair with data in the range'),
+  })
+  .strict();
+
+const configFields = {
+  name: z.string().max(200).describe('1–100 characters'),
+  battle_mode: z.enum(['live', 'historical']).describe('`live` (default) or `historical`'),
+  starting_balance: decimalInput.describe('USDT per agent, default "10000.00"'),
+  duration_minutes: z
+    .number()
+    .int()
+    .nullable()
+    .describe('live mode: minutes until the battle stops by itself; null = no time limit'),
+  ranking_metric: z.enum(RANKING_METRICS).describe('default `roi_pct`'),
+  backtest_config: backtestConfigBody
+    .nullable()
+    .describe('required for historical battles: start_time, end_time, candle_interval, pairs'),
+};
+
+/** `POST /battles` body (spec). */
+export const createBattleBody = z
+  .object({
+    name: configFields.name,
+    battle_mode: configFields.battle_mode.optional(),
+    starting_balance: configFields.starting_balance.optional(),
+    duration_minutes: configFields.duration_minutes.optional(),
+    ranking_metric: configFields.ranking_metric.optional(),
+    backtest_config: configFields.backtest_config.optional(),
+  })
+  .strict();
+
+/** `PUT /battles/{id}` body: any of the create fields (absent = unchanged); at least one. */
+export const updateBattleBody = createBattleBody
+  .partial()
+  .strict()
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'give at least one field to change',
+  });
+
+/** `POST /battles/{id}/participants` body (spec). */
+export const addParticipantBody = z
+  .object({ agent_id: z.string().uuid().describe('an agent of the caller') })
+  .strict();
+
+/** `POST /battles/{id}/replay` body (spec): optional, like both of its fields. */
+export const replayBody = z
+  .object({
+    override_config: createBattleBody
+      .partial()
+      .strict()
+      .optional()
+      .describe('configuration fields replacing the original ones, e.g. a new starting_balance'),
+    agent_ids: z
+      .array(z.string().uuid())
+      .max(50)
+      .optional()
+      .describe('the participants of the new draft; the original agents when omitted'),
+  })
+  .strict()
+  // Both fields are optional, so the body is too: no body replays the battle as it was.
+  .nullish();
+
+/** `GET /battles` query (ARCHITECTURE §14b). */
+export const listBattlesQuery = z.object({
+  status: z.enum(BATTLE_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+/** `POST /battles/{id}/step/batch` body (spec: `steps` required; at most 100,000, ARCHITECTURE §14b). */
+export const stepBatchBody = z
+  .object({ steps: z.number().int().min(1).max(MAX_BATCH_STEPS).describe(`1 to ${MAX_BATCH_STEPS}`) })
+  .strict();
+
+const rankingEntry = z.object({
+  rank: z.number().int(),
+  agent_id: z.string(),
+  agent_name: z.string(),
+  equity: decimalOutput.describe('USDT: cash + locked + Σ quantity × price'),
+  roi_pct: decimalOutput,
+  total_pnl: decimalOutput.describe('USDT, equity − starting balance'),
+  trade_count: z.number().int(),
+  win_rate: decimalOutput.nullable().describe('% of closed (filled, reducing) trades that won'),
+  sharpe_ratio: decimalOutput.nullable().describe('null with fewer than 30 returns'),
+  profit_factor: decimalOutput.nullable(),
+});
+
+const participantOut = z.object({
+  agent_id: z.string(),
+  agent_name: z.string(),
+  status: z.enum(['active', 'paused']).describe('paused: the agent cannot place orders in this battle'),
+  joined_at: timestamp,
+});
+
+/** A battle (spec "Battle": known fields, plus the progress and times decided in docs/battles.md). */
+export const battleResponse = z.object({
+  battle_id: z.string(),
+  name: z.string(),
+  status: z.enum(BATTLE_STATUSES),
+  battle_mode: z.enum(['live', 'historical']),
+  starting_balance: decimalOutput,
+  duration_minutes: z.number().int().nullable(),
+  ranking_metric: z.enum(RANKING_METRICS),
+  backtest_config: z
+    .object({
+      start_time: timestamp,
+      end_time: timestamp,
+      candle_interval: z.string(),
+      pairs: z.array(z.string()).nullable().describe('as requested (null: all pairs)'),
+      resolved_pairs: z.array(z.string()),
+      total_steps: z.number().int(),
+    })
+    .nullable(),
+  participants: z.array(participantOut),
+  final_rankings: z.array(rankingEntry).nullable(),
+  replay_of: z.string().nullable(),
+  created_at: timestamp,
+  started_at: timestamp.nullable(),
+  ended_at: timestamp.nullable(),
+  completion_reason: z.string().nullable(),
+  step: z.number().int().nullable().describe('historical: steps taken'),
+  virtual_time: timestamp.nullable().describe('historical: the shared virtual clock'),
+});
+
+export const battleListResponse = z.object({ battles: z.array(battleResponse), total: z.number().int() });
+
+export const deleteBattleResponse = z.object({
+  battle_id: z.string(),
+  status: z
+    .enum(['deleted', 'cancelled'])
+    .describe('a draft is deleted; an active or paused battle cancelled'),
+});
+
+const presetOut = z.object({
+  name: z.string(),
+  battle_mode: z.enum(['live', 'historical']),
+  duration_minutes: z.number().int().nullable(),
+  starting_balance: z.string(),
+  historical_days: z.number().int().nullable(),
+  candle_interval: z.string().nullable(),
+});
+export const presetsResponse = z.record(z.string(), presetOut);
+
+export const liveResponse = z.object({
+  battle_id: z.string(),
+  status: z.enum(BATTLE_STATUSES),
+  elapsed_seconds: z.number().int(),
+  rankings: z.array(rankingEntry),
+});
+
+export const resultsResponse = liveResponse.extend({
+  completed_at: timestamp,
+  completion_reason: z.string().nullable(),
+  performance: z.array(
+    z.object({
+      agent_id: z.string(),
+      agent_name: z.string(),
+      summary: z.record(z.string(), z.unknown()),
+      metrics: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
+export const replaySnapshotsResponse = z.object({
+  battle_id: z.string(),
+  snapshots: z.array(
+    z.object({
+      timestamp,
+      participants: z.array(
+        z.object({ agent_id: z.string(), agent_name: z.string(), equity: decimalOutput }),
+      ),
+    }),
+  ),
+});
+
+export const stepResponse = z.object({
+  battle_id: z.string(),
+  status: z.enum(BATTLE_STATUSES),
+  virtual_time: timestamp,
+  step: z.number().int(),
+  total_steps: z.number().int(),
+  progress_pct: z.string().describe('decimal string, 2 places'),
+  is_complete: z.boolean(),
+  prices: z
+    .record(z.string(), z.string())
+    .describe('close of each pair’s last candle closed by virtual_time'),
+  participants: z.array(
+    z.object({
+      agent_id: z.string(),
+      equity: decimalOutput,
+      pnl: decimalOutput,
+      trade_count: z.number().int(),
+    }),
+  ),
+  fills: z.number().int().describe('fills of all participants during this step or batch'),
+});
+
+export const pricesResponse = z.object({
+  battle_id: z.string(),
+  virtual_time: timestamp,
+  prices: z.record(z.string(), z.string()),
+});
+
+/** `POST /battles/{id}/trade/order` body (spec): the live order body plus `agent_id`. */
+export const battleOrderBody = placeOrderBody.extend({
+  agent_id: z.string().uuid().describe('the participant placing the order'),
+});

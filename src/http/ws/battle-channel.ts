@@ -1,0 +1,314 @@
+import type { LoadedBattle } from '../../../commands/battle';
+import { BATTLE_ID_PATTERN, canonicalId } from '../../../commands/battle';
+import type { BattleEvent } from '../../../domain/battle/events';
+import { roiPct } from '../../../domain/battle/rankings';
+import { type BattleState, evolveBattle } from '../../../domain/battle/state';
+import { DomainError, isDomainError } from '../../../domain/shared/errors';
+import type { OrderFilledData } from '../../../domain/wallet/events';
+import { walletStreamId } from '../../../domain/wallet/events';
+import { rankingOut } from '../../battle/present';
+import type { RecordedEvent } from '../../eventstore/port';
+import type { Services } from '../../services';
+import type { WsChannel, WsChannelFactory, WsClientMessage, WsConnection } from './registry';
+import { serialPump } from './serial-pump';
+
+/** Re-read period when this process folds no read models (nothing tells it of new events), ms. */
+const POLL_MS = 1_000;
+const CHANNEL = 'battle';
+
+/** `battle:trade` data (spec "Battle channel events"). */
+const tradeOf = (battleId: string, agentId: string, d: OrderFilledData) => ({
+  battle_id: battleId,
+  agent_id: agentId,
+  symbol: d.symbol,
+  side: d.side,
+  quantity: d.quantity,
+  price: d.executed_price,
+  timestamp: d.filled_at,
+});
+
+/** `agentIds` in the order the battle's participants joined (ids it does not know last, in their given order). */
+const joinOrder = (state: BattleState, agentIds: readonly string[]): string[] => {
+  const seq = new Map(state.participants.map((p, i) => [p.agentId, i]));
+  return agentIds
+    .map((id, i) => ({ id, key: seq.get(id) ?? state.participants.length + i }))
+    .sort((a, b) => a.key - b.key)
+    .map((x) => x.id);
+};
+
+/**
+ * The messages one battle event becomes (spec "Battle channel events"; payload of `battle:status` decided in
+ * `docs/battles.md`): `battle:status` `{battle_id, status, previous_status, event, agent_id, reason, timestamp}`
+ * on start, pause, resume, completion (with `final_rankings`), cancel and delete; `battle:update`
+ * `{battle_id, participants[{agent_id, equity, roi_pct}], timestamp}` on every live snapshot (every 5 s) and every
+ * historical step (virtual time); `battle:trade` on every sandbox fill of a historical battle.
+ */
+export const battleMessages = (
+  before: BattleState,
+  e: BattleEvent,
+  occurredAt: string,
+): { type: string; data: Record<string, unknown> }[] => {
+  const battleId = before.battleId!;
+  const status = (
+    event: string,
+    to: string,
+    extra: Record<string, unknown> = {},
+  ): { type: string; data: Record<string, unknown> } => ({
+    type: 'battle:status',
+    data: {
+      battle_id: battleId,
+      status: to,
+      previous_status: before.status,
+      event,
+      agent_id: null,
+      reason: null,
+      timestamp: occurredAt,
+      ...extra,
+    },
+  });
+  const sb = before.config?.starting_balance ?? '0';
+  switch (e.type) {
+    case 'BattleStarted':
+      return [status('started', 'active', { timestamp: e.data.started_at })];
+    case 'BattleAgentPaused':
+      return [status('agent_paused', e.data.status, { agent_id: e.data.agent_id, timestamp: e.data.at })];
+    case 'BattleAgentResumed':
+      return [status('agent_resumed', e.data.status, { agent_id: e.data.agent_id, timestamp: e.data.at })];
+    case 'BattleCompleted':
+      return [
+        status('completed', 'completed', {
+          reason: e.data.reason,
+          timestamp: e.data.completed_at,
+          final_rankings: e.data.final_rankings.map(rankingOut),
+        }),
+      ];
+    case 'BattleCancelled':
+      return [status('cancelled', 'cancelled', { timestamp: e.data.cancelled_at })];
+    case 'BattleDeleted':
+      return [status('deleted', 'deleted', { timestamp: e.data.deleted_at })];
+    case 'BattleSnapshotRecorded':
+      return [
+        {
+          type: 'battle:update',
+          data: {
+            battle_id: battleId,
+            participants: e.data.participants.map((p) => ({
+              agent_id: p.agent_id,
+              equity: p.equity,
+              roi_pct: roiPct(p.equity, sb),
+            })),
+            timestamp: e.data.timestamp,
+          },
+        },
+      ];
+    case 'BattleStepped':
+      return [
+        {
+          type: 'battle:update',
+          data: {
+            battle_id: battleId,
+            // In the order the participants joined (the event's object keys come back in storage order).
+            participants: joinOrder(before, Object.keys(e.data.equity)).map((agentId) => {
+              const equity = e.data.equity[agentId]!;
+              const last = equity[equity.length - 1] ?? sb;
+              return { agent_id: agentId, equity: last, roi_pct: roiPct(last, sb) };
+            }),
+            timestamp: e.data.to_time,
+          },
+        },
+      ];
+    case 'BattleSandboxEventRecorded':
+      return e.data.event.type === 'OrderFilled'
+        ? [{ type: 'battle:trade', data: tradeOf(battleId, e.data.agent_id, e.data.event.data) }]
+        : [];
+    default:
+      return [];
+  }
+};
+
+/**
+ * Delivers one battle's messages to one socket, in order, each once: every delivery reads the battle stream (and,
+ * while a live battle runs, its participants' wallet streams) after the last revision sent and folds the battle's
+ * state along, so participants, sessions and status are always those of the events being sent.
+ */
+class BattleFollower {
+  private running = true;
+  private state: BattleState;
+  private revision: number;
+  private readonly wallets = new Map<string, number>();
+
+  constructor(
+    private readonly services: Services,
+    private readonly connection: WsConnection,
+    readonly battleId: string,
+    loaded: LoadedBattle,
+  ) {
+    this.state = loaded.state;
+    this.revision = loaded.revision;
+  }
+
+  /** Streams whose new events concern this follower. */
+  streams(): string[] {
+    return [`battle-${this.battleId}`, ...this.state.participants.map((p) => walletStreamId(p.agentId))];
+  }
+
+  private liveRunning(): boolean {
+    return (
+      this.state.config?.battle_mode === 'live' &&
+      (this.state.status === 'active' || this.state.status === 'paused')
+    );
+  }
+
+  /** Starting points of the participants' wallet streams (only what comes after the subscription). */
+  async init(): Promise<void> {
+    for (const p of this.state.participants) {
+      this.wallets.set(p.agentId, await this.services.eventStore.streamRevision(walletStreamId(p.agentId)));
+    }
+  }
+
+  readonly pump = serialPump(
+    () => this.drain(),
+    (error) => this.services.logger.warn({ err: error, battle: this.battleId }, 'battle channel read failed'),
+    () => this.running,
+  );
+
+  private send(type: string, data: Record<string, unknown>): void {
+    this.connection.send(CHANNEL, type, data);
+  }
+
+  private async drain(): Promise<void> {
+    const store = this.services.eventStore;
+    const events = await store.readStream(`battle-${this.battleId}`, { fromRevision: this.revision + 1 });
+    for (const r of events) {
+      if (!this.running) return;
+      const e = { type: r.type, data: r.data } as BattleEvent;
+      if (e.type === 'BattleStarted') {
+        // A live battle's trades are the fills of the sessions it began: read each wallet from where the battle
+        // recorded it (the session's own fills are told apart by their session id).
+        for (const p of e.data.participants) {
+          if (p.wallet_revision !== null) this.wallets.set(p.agent_id, p.wallet_revision);
+        }
+      }
+      for (const m of battleMessages(this.state, e, r.metadata.occurred_at)) this.send(m.type, m.data);
+      this.state = evolveBattle(this.state, e);
+      this.revision = r.revision;
+      if (e.type === 'BattleDeleted') this.running = false;
+    }
+    await this.drainWallets();
+  }
+
+  /** `battle:trade` for every fill of a participant's battle session while the live battle runs. */
+  private async drainWallets(): Promise<void> {
+    if (!this.liveRunning()) return;
+    for (const p of this.state.participants) {
+      const from = (this.wallets.get(p.agentId) ?? -1) + 1;
+      const events: RecordedEvent[] = await this.services.eventStore.readStream(walletStreamId(p.agentId), {
+        fromRevision: from,
+      });
+      for (const r of events) {
+        if (!this.running) return;
+        if (r.type === 'OrderFilled') {
+          const d = r.data as OrderFilledData;
+          if (d.session_id === p.walletSessionId)
+            this.send('battle:trade', tradeOf(this.battleId, p.agentId, d));
+        }
+        this.wallets.set(p.agentId, r.revision);
+      }
+    }
+  }
+
+  stop(): void {
+    this.running = false;
+  }
+}
+
+/**
+ * The `battle` channel of `/ws/v1` (spec "Events": `battle:update`, `battle:trade`, `battle:status`; ARCHITECTURE
+ * §13). Subscribe with `{action: 'subscribe', channel: 'battle', battle_id}` on an authenticated socket; only the
+ * battle's account may follow it (another: `PERMISSION_DENIED`, unknown: `BATTLE_NOT_FOUND`, sent as a `system`
+ * error). Messages follow the battle's committed events (woken by this process's projection folds, or a 1 s
+ * poll when it folds none).
+ */
+class BattleChannel implements WsChannel {
+  readonly name = CHANNEL;
+  readonly requiresAuth = true;
+  private readonly followers = new Set<BattleFollower>();
+  private readonly unfollow: (() => void) | undefined;
+  private readonly poll: NodeJS.Timeout | undefined;
+
+  constructor(private readonly services: Services) {
+    if (services.projections.folding) {
+      this.unfollow = services.projections.onFolded((change) => {
+        if (change === 'swapped') return;
+        const streams = new Set(change.map((e) => e.streamId));
+        for (const f of this.followers) if (f.streams().some((s) => streams.has(s))) f.pump();
+      });
+    } else {
+      this.poll = setInterval(() => {
+        for (const f of this.followers) f.pump();
+      }, POLL_MS);
+      this.poll.unref();
+    }
+  }
+
+  subscription(message: WsClientMessage, connection: WsConnection) {
+    const given = message['battle_id'];
+    if (typeof given !== 'string' || !BATTLE_ID_PATTERN.test(given)) {
+      throw new DomainError('VALIDATION_ERROR', '"battle_id" must be a battle id (UUID)', {
+        field: 'battle_id',
+      });
+    }
+    // UUIDs are case-insensitive on input; the battle's stream is keyed by the lowercase form.
+    const battleId = canonicalId(given);
+    const principal = connection.principal!;
+    return {
+      key: `battle:${battleId}`,
+      ack: { battle_id: battleId },
+      start: () => {
+        let follower: BattleFollower | undefined;
+        let stopped = false;
+        const commands = this.services.battle?.commands;
+        void (async () => {
+          if (!commands) throw new DomainError('SERVICE_UNAVAILABLE', 'battles are not available');
+          const loaded = await commands.battle({ accountId: principal.accountId }, battleId);
+          const f = new BattleFollower(this.services, connection, battleId, loaded);
+          await f.init();
+          if (stopped) return;
+          follower = f;
+          this.followers.add(f);
+          f.pump();
+        })().catch((error: unknown) => {
+          const e = isDomainError(error) ? error : new DomainError('INTERNAL_ERROR', 'internal error');
+          if (!isDomainError(error))
+            this.services.logger.warn({ err: error }, 'battle channel subscribe failed');
+          connection.send('system', 'error', {
+            code: e.code,
+            message: e.message,
+            ...(e.details ? { details: e.details } : {}),
+            channel: CHANNEL,
+            battle_id: battleId,
+          });
+        });
+        return () => {
+          stopped = true;
+          if (follower) {
+            follower.stop();
+            this.followers.delete(follower);
+          }
+        };
+      },
+    };
+  }
+
+  close(): void {
+    this.unfollow?.();
+    if (this.poll) clearInterval(this.poll);
+    for (const f of this.followers) f.stop();
+    this.followers.clear();
+  }
+}
+
+/** Registers the `battle` channel (needs the battle capability). */
+export const battleChannels: WsChannelFactory[] = [
+  { name: CHANNEL, create: (services) => (services.battle ? new BattleChannel(services) : undefined) },
+];

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { DomainError } from '../../domain/shared/errors';
+import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
+
+const messageOf = (value: string | number): string => {
+  try {
+    normalizeStartingBalance(value);
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).code).toBe('VALIDATION_ERROR');
+    return (error as DomainError).message;
+  }
+  throw new Error(`${value} was accepted`);
+};
+
+describe('starting balance', () => {
+  it('defaults to 10000 and normalises to 8 places', () => {
+    expect(normalizeStartingBalance(undefined)).toBe('10000.00000000');
+    expect(normalizeStartingBalance('250.5')).toBe('250.50000000');
+    expect(normalizeStartingBalance(0.123456789)).toBe('0.12345678');
+    expect(normalizeStartingBalance('1000000000000')).toBe('1000000000000.00000000');
+  });
+
+  it('names the bound that a too-large balance breaks, not the decimal places', () => {
+    expect(messageOf('9'.repeat(30))).toMatch(/at most 1000000000000$/);
+    expect(messageOf('1000000000000.00000001')).toMatch(/at most 1000000000000$/);
+  });
+
+  it('names the form for malformed, over-precise, zero and negative values', () => {
+    expect(messageOf('1.123456789')).toMatch(/at most 8 decimal places/);
+    expect(messageOf('-5')).toMatch(/positive decimal string/);
+    expect(messageOf('1e5')).toMatch(/positive decimal string/);
+    expect(messageOf('0')).toMatch(/greater than 0/);
+  });
+});

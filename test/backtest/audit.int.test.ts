@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../accounts/support';
+import { linkedDataDir } from '../market/support';
+import { fails } from '../support/api-calls';
+import { call, dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+
+/**
+ * Regressions of the interface audit of the backtest endpoints, through the real stack (`inject`: routes, auth,
+ * commands, event store, projections) on the real hourly BTCUSDT and ETHUSDT files:
+ * - the sandbox's market and account reads of a session whose clock never started answered 200 with an empty
+ *   wallet (equity 0, ROI −100 %) once its candles were in memory (after a refused step, or for a session
+ *   cancelled before its start);
+ * - sandbox candles of another interval than the session's with `end_time` and no `start_time` came back
+ *   empty (the window was counted back from the virtual time, not from `end_time`);
+ * - sandbox candles answered an unsupported interval with `VALIDATION_ERROR` 422 and a start after the end with
+ *   an empty 200, where `GET /market/candles` answers `INVALID_SYMBOL` 400 and `VALIDATION_ERROR` 422, and
+ *   refused the epoch-millisecond times the live endpoint takes;
+ * - a day that does not exist (`2022-02-30`) was rolled over into March instead of refused;
+ * - a symbol longer than 30 characters was a `VALIDATION_ERROR` instead of the spec's `INVALID_SYMBOL`.
+ */
+let t: TestApp;
+let remove: () => void;
+let alice: Trader;
+
+const START = '2022-01-01T00:00:00Z';
+const END = '2022-01-03T00:00:00Z';
+
+beforeAll(async () => {
+  const data = dataDirectory();
+  remove = data.remove;
+  t = await startBacktestApp(data.dir);
+  alice = await trader(t.app);
+}, 90_000);
+
+afterAll(async () => {
+  await t?.close();
+  remove?.();
+});
+
+const create = async (body: Record<string, unknown> = {}) =>
+  (
+    await ok(t.app, alice.headers, 'POST', '/backtest/create', {
+      start_time: START,
+      end_time: END,
+      starting_balance: '10000',
+      candle_interval: '1h',
+      agent_id: alice.agentId,
+      pairs: ['BTCUSDT', 'ETHUSDT'],
+      ...body,
+    })
+  ).session_id as string;
+
+const SANDBOX_READS = [
+  'market/price/BTCUSDT',
+  'market/prices',
+  'market/ticker/BTCUSDT',
+  'market/candles/BTCUSDT',
+  'account/balance',
+  'account/positions',
+  'account/portfolio',
+];
+
+describe('sandbox reads need a started clock', () => {
+  it('answers BACKTEST_INVALID_STATE 409 for a created session, also after a refused step or order', async () => {
+    const id = await create();
+    // These load the session's candles before the decider refuses them: the reads must still refuse.
+    await fails(t.app, alice.headers, 'POST', `/backtest/${id}/step`, 409, 'BACKTEST_INVALID_STATE');
+    await fails(t.app, alice.headers, 'POST', `/backtest/${id}/trade/order`, 409, 'BACKTEST_INVALID_STATE', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.01',
+    });
+    for (const read of SANDBOX_READS) {
+      const e = await fails(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/${id}/${read}`,
+        409,
+        'BACKTEST_INVALID_STATE',
+      );
+      expect(e.details, read).toMatchObject({ status: 'created' });
+    }
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    const portfolio = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/account/portfolio`);
+    expect(portfolio).toMatchObject({ total_equity: '10000.00000000', roi_pct: '0.00000000' });
+  });
+
+  it('answers BACKTEST_INVALID_STATE 409 for a session cancelled before its start; results still work', async () => {
+    const id = await create();
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/cancel`);
+    for (const read of SANDBOX_READS) {
+      const e = await fails(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/${id}/${read}`,
+        409,
+        'BACKTEST_INVALID_STATE',
+      );
+      expect(e.details, read).toMatchObject({ status: 'cancelled' });
+    }
+    const results = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/results`);
+    expect(results.summary).toMatchObject({ final_equity: '10000.00000000', roi_pct: '0.00000000' });
+  });
+
+  it('keeps serving the reads of a session cancelled after its start', async () => {
+    const id = await create();
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step`);
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/cancel`);
+    for (const read of SANDBOX_READS) await ok(t.app, alice.headers, 'GET', `/backtest/${id}/${read}`);
+  });
+});
+
+describe('sandbox candles follow GET /market/candles', () => {
+  let id = '';
+  beforeAll(async () => {
+    id = await create();
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 25 });
+  });
+
+  const sandbox = (query: string) =>
+    ok(t.app, alice.headers, 'GET', `/backtest/${id}/market/candles/BTCUSDT?${query}`);
+  const live = (query: string) => ok(t.app, {}, 'GET', `/market/candles/BTCUSDT?${query}`);
+
+  it('pages another interval up to end_time like the live endpoint (newest `limit` candles)', async () => {
+    for (const query of [
+      'interval=4h&limit=2&end_time=2021-12-31T00:00:00Z',
+      'interval=1d&limit=3&end_time=2021-12-20T00:00:00Z',
+      'interval=4h&limit=5&start_time=2021-12-30T00:00:00Z&end_time=2021-12-31T00:00:00Z',
+      'interval=4h&limit=3&start_time=2021-12-31T00:00:00Z',
+    ]) {
+      const s = await sandbox(query);
+      const l = await live(query);
+      expect(s.count, query).toBeGreaterThan(0);
+      expect(s.candles, query).toEqual(l.candles);
+    }
+  });
+
+  it('never returns another interval’s candle still open at virtual time', async () => {
+    const s = await sandbox('interval=4h&limit=10');
+    const virtual = Date.parse(s.virtual_time);
+    expect(s.virtual_time).toBe('2022-01-02T01:00:00.000Z');
+    for (const c of s.candles) expect(Date.parse(c.time) + 4 * 3_600_000).toBeLessThanOrEqual(virtual);
+    expect(s.candles.at(-1).time).toBe('2022-01-01T20:00:00.000Z');
+    // An end after the virtual time changes nothing; a start after the last closed candle gives nothing.
+    expect((await sandbox('interval=4h&limit=10&end_time=2023-01-01T00:00:00Z')).candles).toEqual(s.candles);
+    expect((await sandbox('interval=4h&start_time=2022-01-01T22:00:00Z')).count).toBe(0);
+  });
+
+  it('answers an unsupported interval with INVALID_SYMBOL 400 and a start after the end with 422', async () => {
+    for (const interval of ['1w', '2h', '1H', '60']) {
+      const e = await fails(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/${id}/market/candles/BTCUSDT?interval=${interval}`,
+        400,
+        'INVALID_SYMBOL',
+      );
+      expect(e.details).toMatchObject({ interval });
+    }
+    await fails(
+      t.app,
+      alice.headers,
+      'GET',
+      `/backtest/${id}/market/candles/BTCUSDT?start_time=2022-01-02T00:00:00Z&end_time=2022-01-01T00:00:00Z`,
+      422,
+      'VALIDATION_ERROR',
+    );
+  });
+
+  it('takes epoch milliseconds and refuses a day that does not exist', async () => {
+    const ms = await sandbox(`start_time=${Date.parse('2021-12-31T10:00:00Z')}&limit=2`);
+    expect(ms.candles.map((c: { time: string }) => c.time)).toEqual([
+      '2021-12-31T10:00:00.000Z',
+      '2021-12-31T11:00:00.000Z',
+    ]);
+    for (const bad of ['2021-02-30T00:00:00Z', '2021-04-31', 'yesterday']) {
+      const e = await fails(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/${id}/market/candles/BTCUSDT?start_time=${bad}`,
+        422,
+        'VALIDATION_ERROR',
+      );
+      expect(e.details?.['issues']).toEqual([expect.objectContaining({ field: 'start_time' })]);
+    }
+  });
+
+  it('answers any unknown symbol, however long, with INVALID_SYMBOL 400', async () => {
+    const long = 'X'.repeat(60);
+    for (const read of ['market/price', 'market/ticker', 'market/candles']) {
+      await fails(t.app, alice.headers, 'GET', `/backtest/${id}/${read}/${long}`, 400, 'INVALID_SYMBOL');
+    }
+  });
+});
+
+describe('create', () => {
+  it('refuses a start or end on a day that does not exist instead of rolling it over', async () => {
+    for (const [start, end] of [
+      ['2022-02-30T00:00:00Z', '2022-03-05T00:00:00Z'],
+      ['2022-01-01T00:00:00Z', '2022-02-29T00:00:00Z'],
+      ['2022-13-01T00:00:00Z', '2022-03-05T00:00:00Z'],
+    ]) {
+      const r = await call(t.app, alice.headers, 'POST', '/backtest/create', {
+        start_time: start,
+        end_time: end,
+        starting_balance: 10000,
+        candle_interval: '1h',
+        agent_id: alice.agentId,
+      });
+      expect([r.status, r.body.error?.code], r.raw).toEqual([422, 'VALIDATION_ERROR']);
+    }
+    // A real leap day is fine.
+    const leap = await call(t.app, alice.headers, 'POST', '/backtest/create', {
+      start_time: '2024-02-29T00:00:00Z',
+      end_time: '2024-03-01T00:00:00Z',
+      starting_balance: 10000,
+      candle_interval: '1h',
+      agent_id: alice.agentId,
+    });
+    // (outside the data set: the date parses, the range is refused for want of data)
+    expect([leap.status, leap.body.error?.code]).toEqual([400, 'BACKTEST_NO_DATA']);
+  });
+});
+
+describe('create in a hole of the data', () => {
+  // BTCUSDT 1h from the 2020-01-01..03 minute files and the hourly file from 2021-04: June 2020 has none.
+  let h: TestApp;
+  let removeHoleData: () => void;
+  let bob: Trader;
+  beforeAll(async () => {
+    const data = linkedDataDir([
+      'exchangeInfo.json',
+      'klines/1h/BTCUSDT-1h.csv',
+      'klines/1m/BTCUSDT-1m-2020-01-01.csv',
+      'klines/1m/BTCUSDT-1m-2020-01-02.csv',
+      'klines/1m/BTCUSDT-1m-2020-01-03.csv',
+    ]);
+    removeHoleData = data.remove;
+    h = await startBacktestApp(data.dir);
+    bob = await trader(h.app);
+  }, 90_000);
+  afterAll(async () => {
+    await h?.close();
+    removeHoleData?.();
+  });
+
+  it('refuses a window with no candles although the pair has data before and after it', async () => {
+    // It used to be accepted and traded at the 2020-01-03 close.
+    const body = {
+      start_time: '2020-06-01T00:00:00Z',
+      end_time: '2020-06-08T00:00:00Z',
+      starting_balance: '10000',
+      candle_interval: '1h',
+      agent_id: bob.agentId,
+    };
+    const one = await fails(h.app, bob.headers, 'POST', '/backtest/create', 400, 'BACKTEST_NO_DATA', {
+      ...body,
+      pairs: ['BTCUSDT'],
+    });
+    expect(one.details).toMatchObject({ symbol: 'BTCUSDT', candle_interval: '1h' });
+    await fails(h.app, bob.headers, 'POST', '/backtest/create', 400, 'BACKTEST_NO_DATA', {
+      ...body,
+      pairs: null,
+    });
+    // Either side of the hole still works.
+    for (const [start, end] of [
+      ['2020-01-03T00:00:00Z', '2020-01-03T06:00:00Z'],
+      ['2021-05-01T00:00:00Z', '2021-05-02T00:00:00Z'],
+    ]) {
+      await ok(h.app, bob.headers, 'POST', '/backtest/create', {
+        ...body,
+        start_time: start,
+        end_time: end,
+        pairs: ['BTCUSDT'],
+      });
+    }
+  });
+});

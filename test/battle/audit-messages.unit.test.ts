@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import type { BattleEvent, RankingEntry } from '../../domain/battle/events';
+import { evolveBattle, initialBattleState } from '../../domain/battle/state';
+import { battleMessages } from '../../src/http/ws/battle-channel';
+
+/**
+ * Regressions found by the battles audit, `battle` channel: a historical `battle:update` lists the participants
+ * in the order they joined (the step event's equity object comes back from the database in key order), and a
+ * completion's `final_rankings` keep the documented field order.
+ */
+const BATTLE = '00000000-0000-4000-8000-0000000000c2';
+const AT = '2030-01-01T00:00:00.000Z';
+
+const events: BattleEvent[] = [
+  {
+    type: 'BattleCreated',
+    data: {
+      battle_id: BATTLE,
+      account_id: 'acct',
+      name: 'Order',
+      battle_mode: 'historical',
+      starting_balance: '1000.00000000',
+      duration_minutes: null,
+      ranking_metric: 'roi_pct',
+      backtest_config: {
+        start_time: '2022-01-01T00:00:00.000Z',
+        end_time: '2022-01-02T00:00:00.000Z',
+        candle_interval: '1h',
+        pairs_requested: null,
+        pairs: ['BTCUSDT'],
+        total_steps: 24,
+      },
+      fee_rate: '0.001',
+      replay_of: null,
+      created_at: AT,
+    },
+  },
+  ...['zz', 'aa', 'mm'].map(
+    (id): BattleEvent => ({
+      type: 'BattleParticipantAdded',
+      data: { battle_id: BATTLE, agent_id: id, agent_name: id, added_at: AT },
+    }),
+  ),
+];
+const state = events.reduce(evolveBattle, initialBattleState());
+
+describe('battle channel messages (audit regressions)', () => {
+  it('a historical battle:update lists the participants in join order', () => {
+    const stepped: BattleEvent = {
+      type: 'BattleStepped',
+      data: {
+        battle_id: BATTLE,
+        from_step: 0,
+        to_step: 1,
+        from_time: '2022-01-01T00:00:00.000Z',
+        to_time: '2022-01-01T01:00:00.000Z',
+        // Key order as PostgreSQL's jsonb returns it (by length, then bytes), not the join order.
+        equity: { aa: ['1001.00000000'], mm: ['1002.00000000'], zz: ['1003.00000000'] },
+        fills: 0,
+      },
+    };
+    const [m] = battleMessages(state, stepped, AT);
+    expect((m!.data['participants'] as { agent_id: string }[]).map((p) => p.agent_id)).toEqual([
+      'zz',
+      'aa',
+      'mm',
+    ]);
+  });
+
+  it('final_rankings of a completion keep the documented field order', () => {
+    const stored = {
+      rank: 1,
+      equity: '1000.00000000',
+      roi_pct: '0.00000000',
+      agent_id: 'zz',
+      win_rate: null,
+      total_pnl: '0.00000000',
+      agent_name: 'zz',
+      trade_count: 0,
+      sharpe_ratio: null,
+      profit_factor: null,
+    } as RankingEntry;
+    const completed: BattleEvent = {
+      type: 'BattleCompleted',
+      data: {
+        battle_id: BATTLE,
+        reason: 'stopped',
+        completed_at: AT,
+        virtual_time: null,
+        final_rankings: [stored],
+        summaries: [],
+      },
+    };
+    const [m] = battleMessages(state, completed, AT);
+    expect(Object.keys((m!.data['final_rankings'] as RankingEntry[])[0]!)).toEqual([
+      'rank',
+      'agent_id',
+      'agent_name',
+      'equity',
+      'roi_pct',
+      'total_pnl',
+      'trade_count',
+      'win_rate',
+      'sharpe_ratio',
+      'profit_factor',
+    ]);
+  });
+});

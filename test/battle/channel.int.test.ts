@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createAgent, registerAccount, type TestAccount } from '../accounts/support';
+import { ok } from '../support/api-calls';
+import { connectWs, type WsClient } from '../support/ws-client';
+import { type ListeningTradingApp, startListeningTradingApp } from '../trading/ws-app';
+
+/**
+ * The `battle` WebSocket channel through a listening server (real stack, PGlite or PostgreSQL with DATABASE_URL):
+ * status changes, trades of the participants inside the battle and the 5 s equity updates.
+ */
+let s: ListeningTradingApp;
+let owner: TestAccount;
+let H: Record<string, string>;
+let a1: { agentId: string; apiKey: string };
+let a2: { agentId: string; apiKey: string };
+const sockets: WsClient[] = [];
+
+beforeAll(async () => {
+  s = await startListeningTradingApp();
+  owner = await registerAccount(s.t.app, {}, { plain: true });
+  H = bearer(owner);
+  a1 = await createAgent(s.t.app, owner, { display_name: 'Alpha' });
+  a2 = await createAgent(s.t.app, owner, { display_name: 'Beta' });
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of sockets) c.ws.close();
+  await s?.t.close();
+});
+
+const connect = async (token: string) => {
+  const c = await connectWs(s.base, `?token=${token}`);
+  sockets.push(c);
+  return c;
+};
+
+describe('the battle channel', () => {
+  it('pushes battle:status on each change, battle:trade on each fill, battle:update on each snapshot', async () => {
+    const app = s.t.app;
+    const b = await ok(app, H, 'POST', '/battles', { name: 'Watched' }, 201);
+    const id = b.battle_id as string;
+    for (const a of [a1, a2])
+      await ok(app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
+    const c = await connect(owner.token);
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+    await c.next((m) => m.type === 'subscribed' && m.data.battle_id === id);
+    // Let the subscription load the battle before it changes.
+    await new Promise((r) => setTimeout(r, 200));
+
+    await ok(app, H, 'POST', `/battles/${id}/start`);
+    const started = await c.next((m) => m.type === 'battle:status');
+    expect(started).toMatchObject({
+      channel: 'battle',
+      data: { battle_id: id, status: 'active', previous_status: 'draft', event: 'started' },
+    });
+
+    expect((await s.buy(a1.apiKey, '0.01')).statusCode).toBe(201);
+    const trade = await c.next((m) => m.type === 'battle:trade');
+    expect(trade.data).toMatchObject({
+      battle_id: id,
+      agent_id: a1.agentId,
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      quantity: '0.01000000',
+    });
+    expect(Number(trade.data.price)).toBeGreaterThanOrEqual(40_000);
+    expect(trade.data.timestamp).toEqual(expect.any(String));
+
+    await app.services.battle!.snapshotter.tick();
+    const update = await c.next((m) => m.type === 'battle:update');
+    expect(update.data.battle_id).toBe(id);
+    expect(update.data.participants.map((p: { agent_id: string }) => p.agent_id).sort()).toEqual(
+      [a1.agentId, a2.agentId].sort(),
+    );
+    const beta = update.data.participants.find((p: { agent_id: string }) => p.agent_id === a2.agentId);
+    expect(beta).toEqual({ agent_id: a2.agentId, equity: '10000.00000000', roi_pct: '0.00000000' });
+
+    await ok(app, H, 'POST', `/battles/${id}/pause/${a2.agentId}`);
+    expect((await c.next((m) => m.type === 'battle:status')).data).toMatchObject({
+      status: 'paused',
+      event: 'agent_paused',
+      agent_id: a2.agentId,
+    });
+    await ok(app, H, 'POST', `/battles/${id}/stop`);
+    const done = await c.next((m) => m.type === 'battle:status');
+    expect(done.data).toMatchObject({ status: 'completed', previous_status: 'paused', reason: 'stopped' });
+    expect(done.data.final_rankings).toHaveLength(2);
+    // A fill after the battle is not the battle's.
+    expect((await s.buy(a1.apiKey, '0.01')).statusCode).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.unread('battle').filter((m) => m.type === 'battle:trade')).toEqual([]);
+  });
+
+  it('refuses another account’s battle and anonymous sockets', async () => {
+    const b = await ok(s.t.app, H, 'POST', '/battles', { name: 'Private' }, 201);
+    const other = await registerAccount(s.t.app, {}, { plain: true });
+    const c = await connect(other.token);
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: b.battle_id });
+    const error = await c.next((m) => m.type === 'error' && m.data.channel === 'battle');
+    expect(error.data).toMatchObject({ code: 'PERMISSION_DENIED', battle_id: b.battle_id });
+    const anonymous = await connectWs(s.base);
+    sockets.push(anonymous);
+    anonymous.send({ action: 'subscribe', channel: 'battle', battle_id: b.battle_id });
+    const refused = await anonymous.next((m) => m.type === 'error');
+    expect(refused.data.code).toEqual(expect.any(String));
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: 'nope' });
+    expect((await c.next((m) => m.type === 'error' && m.data.code === 'VALIDATION_ERROR')).data.code).toBe(
+      'VALIDATION_ERROR',
+    );
+  });
+});

@@ -1,0 +1,44 @@
+import { createAgent, keyHeader, startApp, type TestAccount, type TestApp } from '../accounts/support';
+import { call, ok } from '../support/api-calls';
+import { priceTicker } from '../support/price-ticks';
+
+/**
+ * Set-up shared by the live battle tests (real stack over `app.inject`, PGlite or PostgreSQL with DATABASE_URL):
+ * a synthetic market in which BTCUSDT moves only when a test ticks it (40,000 at the start), agents that may put
+ * all their equity in one coin, market buys and draft battles.
+ */
+export const startLiveBattleApp = async (): Promise<TestApp> => {
+  const t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  priceTicker(() => t.app.services.market!)('BTCUSDT', '40000', '10000');
+  return t;
+};
+
+/** A battle agent: `max_position_size_pct` 100, so a participant can hold one coin with all its equity. */
+export const battleAgent = (
+  t: TestApp,
+  owner: TestAccount,
+  displayName: string,
+): Promise<{ agentId: string; apiKey: string }> =>
+  createAgent(t.app, owner, { display_name: displayName, risk_profile: { max_position_size_pct: 100 } });
+
+/** A market buy of `quantity` BTCUSDT with an agent's key (the raw answer). */
+export const marketBuy = (t: TestApp, key: string, quantity = '0.01') =>
+  call(t.app, keyHeader(key), 'POST', '/trade/order', {
+    symbol: 'BTCUSDT',
+    side: 'buy',
+    type: 'market',
+    quantity,
+  });
+
+/** A draft battle (`body` over the defaults) with `agents` added as participants; its id. */
+export const draftBattle = async (
+  t: TestApp,
+  headers: Record<string, string>,
+  agents: readonly { agentId: string }[],
+  body: Record<string, unknown> = {},
+): Promise<string> => {
+  const b = await ok(t.app, headers, 'POST', '/battles', { name: 'Duel', ...body }, 201);
+  for (const a of agents)
+    await ok(t.app, headers, 'POST', `/battles/${b.battle_id}/participants`, { agent_id: a.agentId }, 201);
+  return b.battle_id as string;
+};

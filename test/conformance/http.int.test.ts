@@ -1,0 +1,375 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  bearer,
+  createAgent,
+  freshIp,
+  keyHeader,
+  registerAccount,
+  startApp,
+  type TestAccount,
+  type TestApp,
+} from '../accounts/support';
+import { priceTicker } from '../support/price-ticks';
+
+/**
+ * Regressions found by the black-box conformance pass (spec "Errors", "Limits", "Agent", "Account endpoints"),
+ * through the real stack with `inject`: rate-limit headers on refused and unknown requests, body-less calls
+ * that carry `Content-Type: application/json`, account reset without a body, and an agent reset that cancels
+ * the agent's orders before it answers. Synthetic market; BTCUSDT moves only when a test ingests a tick.
+ */
+
+let t: TestApp;
+const tick = priceTicker(() => t.app.services.market!);
+
+const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] as const;
+const expectRateHeaders = (headers: Record<string, unknown>, limit: string) => {
+  for (const h of RATE_HEADERS) expect(headers[h], h).toBeDefined();
+  expect(headers['x-ratelimit-limit']).toBe(limit);
+  expect(Number(headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000 - 1);
+};
+
+let account: TestAccount;
+
+beforeAll(async () => {
+  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  tick('BTCUSDT', '40000', '10000');
+  account = await registerAccount(t.app, {}, { plain: true });
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('rate-limit headers on every /api/v1 response', () => {
+  it('puts them on 401s (key or JWT routes, JWT-only routes) and counts refused requests per client IP', async () => {
+    const ip = freshIp();
+    const missing = await api(t.app, { method: 'GET', url: '/account/info', remoteAddress: ip });
+    expect(missing.statusCode).toBe(401);
+    expect(missing.json().error.code).toBe('INVALID_API_KEY');
+    expectRateHeaders(missing.headers, '600');
+    const unknown = await api(t.app, {
+      method: 'GET',
+      url: '/account/balance',
+      remoteAddress: ip,
+      headers: keyHeader(`ak_live_${'A'.repeat(43)}`),
+    });
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.json().error.code).toBe('INVALID_API_KEY');
+    expectRateHeaders(unknown.headers, '600');
+    // The same client IP: the second refused request was counted after the first.
+    expect(Number(unknown.headers['x-ratelimit-remaining'])).toBe(
+      Number(missing.headers['x-ratelimit-remaining']) - 1,
+    );
+    const keyOnAgents = await api(t.app, {
+      method: 'GET',
+      url: '/agents',
+      remoteAddress: ip,
+      headers: keyHeader(account.apiKey),
+    });
+    expect(keyOnAgents.statusCode).toBe(401);
+    expect(keyOnAgents.json().error.code).toBe('INVALID_TOKEN');
+    expectRateHeaders(keyOnAgents.headers, '600');
+    const badToken = await api(t.app, {
+      method: 'GET',
+      url: '/agents',
+      remoteAddress: ip,
+      headers: { authorization: 'Bearer not.a.jwt' },
+    });
+    expect(badToken.statusCode).toBe(401);
+    expect(badToken.json().error.code).toBe('INVALID_TOKEN');
+    expectRateHeaders(badToken.headers, '600');
+  });
+
+  it('puts them on unknown routes under /api/v1, answered in the envelope', async () => {
+    const res = await api(t.app, { method: 'GET', url: '/no/such/route', remoteAddress: freshIp() });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({
+      error: { code: 'NOT_FOUND', message: 'no route GET /api/v1/no/such/route' },
+    });
+    expectRateHeaders(res.headers, '600');
+    const outside = await t.app.inject({ method: 'GET', url: '/no/such/route' });
+    expect(outside.statusCode).toBe(404);
+    expect(outside.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('keeps the group of a known route, e.g. orders (100 per minute) on a refused order', async () => {
+    const res = await api(t.app, {
+      method: 'POST',
+      url: '/trade/order',
+      remoteAddress: freshIp(),
+      payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.001' },
+    });
+    expect(res.statusCode).toBe(401);
+    expectRateHeaders(res.headers, '100');
+  });
+});
+
+describe('JSON bodies', () => {
+  const json = { 'content-type': 'application/json' };
+
+  it('accepts Content-Type: application/json with an empty body on body-less calls', async () => {
+    const cancel = await api(t.app, {
+      method: 'DELETE',
+      url: '/trade/order/00000000-0000-4000-8000-000000000000',
+      headers: { ...keyHeader(account.apiKey), ...json },
+      payload: '',
+    });
+    expect(cancel.statusCode).toBe(404);
+    expect(cancel.json().error.code).toBe('ORDER_NOT_FOUND');
+    const cancelAll = await api(t.app, {
+      method: 'DELETE',
+      url: '/trade/orders/open',
+      headers: { ...keyHeader(account.apiKey), ...json },
+      payload: ' ',
+    });
+    expect(cancelAll.statusCode).toBe(200);
+    expect(cancelAll.json()).toMatchObject({ cancelled_count: 0, total_unlocked: '0.00000000' });
+    const { agentId } = await createAgent(t.app, account, { display_name: 'Body-less' });
+    const archive = await api(t.app, {
+      method: 'POST',
+      url: `/agents/${agentId}/archive`,
+      headers: { ...bearer(account), ...json },
+      payload: '',
+    });
+    expect(archive.statusCode).toBe(200);
+    expect(archive.json().status).toBe('archived');
+  });
+
+  it('names a missing body on a call that needs one, still VALIDATION_ERROR 422', async () => {
+    for (const headers of [keyHeader(account.apiKey), { ...keyHeader(account.apiKey), ...json }]) {
+      const res = await api(t.app, { method: 'POST', url: '/trade/order', headers, payload: '' });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        message: 'request body is missing: send a JSON object with Content-Type: application/json',
+      });
+    }
+  });
+
+  it('still refuses malformed JSON and prototype poisoning in the envelope', async () => {
+    for (const payload of ['{"symbol":', '{"__proto__":{"x":1}}']) {
+      const res = await api(t.app, {
+        method: 'POST',
+        url: '/trade/order',
+        headers: { ...keyHeader(account.apiKey), ...json },
+        payload,
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('POST /account/reset', () => {
+  it('answers VALIDATION_ERROR 400 when confirm is missing, also with no body at all', async () => {
+    const cases = [
+      { headers: keyHeader(account.apiKey) },
+      { headers: { ...keyHeader(account.apiKey), 'content-type': 'application/json' }, payload: '' },
+      { headers: keyHeader(account.apiKey), payload: {} },
+      { headers: keyHeader(account.apiKey), payload: { confirm: false } },
+    ];
+    for (const c of cases) {
+      const res = await api(t.app, { method: 'POST', url: '/account/reset', ...c });
+      expect(res.statusCode, JSON.stringify(c)).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { issues: [{ field: 'confirm', location: 'body' }] },
+      });
+    }
+  });
+
+  it('names new_starting_balance (not starting_balance) when it is malformed', async () => {
+    const res = await api(t.app, {
+      method: 'POST',
+      url: '/account/reset',
+      headers: keyHeader(account.apiKey),
+      payload: { confirm: true, new_starting_balance: '1e4' },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    expect(res.json().error.details).toEqual({
+      issues: [
+        {
+          field: 'new_starting_balance',
+          location: 'body',
+          message: 'must be a positive decimal string with at most 8 decimal places, e.g. "10000.00"',
+        },
+      ],
+    });
+    expect(res.json().error.message).toMatch(/^new_starting_balance /);
+  });
+});
+
+describe('VALIDATION_ERROR details', () => {
+  it('lists details.issues[] (field, location, message) whoever refuses the input: schema, route or decider', async () => {
+    const cases: [Parameters<typeof api>[1] & { method: string }, { field: string; location: string }][] = [
+      // schema (zod)
+      [
+        { method: 'POST', url: '/auth/register', payload: { display_name: '' } },
+        { field: 'display_name', location: 'body' },
+      ],
+      // the account decider / command (details.field)
+      [
+        { method: 'POST', url: '/auth/register', payload: { display_name: 'x', password: 'long enough pw' } },
+        { field: 'password', location: 'body' },
+      ],
+      [
+        {
+          method: 'POST',
+          url: '/auth/register',
+          payload: { display_name: 'x', starting_balance: '1.123456789' },
+        },
+        { field: 'starting_balance', location: 'body' },
+      ],
+      // the authentication layer
+      [
+        {
+          method: 'GET',
+          url: '/account/info',
+          headers: { ...keyHeader(account.apiKey), 'x-agent-id': 'nope' },
+        },
+        { field: 'X-Agent-Id', location: 'headers' },
+      ],
+      // a route's own check
+      [
+        { method: 'GET', url: '/backtest/compare?sessions=', headers: keyHeader(account.apiKey) },
+        { field: 'sessions', location: 'querystring' },
+      ],
+      // the wallet decider
+      [
+        {
+          method: 'POST',
+          url: '/trade/order',
+          headers: keyHeader(account.apiKey),
+          payload: { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001' },
+        },
+        { field: 'price', location: 'body' },
+      ],
+    ];
+    for (const [request, issue] of cases) {
+      const res = await api(t.app, { ...request, remoteAddress: freshIp() });
+      const label = `${request.method} ${request.url}`;
+      expect([res.statusCode, res.json().error.code], label).toEqual([422, 'VALIDATION_ERROR']);
+      const details = res.json().error.details;
+      expect(details.issues, label).toEqual([{ ...issue, message: expect.any(String) }]);
+      expect(details.field, label).toBeUndefined();
+    }
+  });
+});
+
+describe('input PostgreSQL cannot store', () => {
+  it('refuses U+0000 in a body string, a body key or the URL with VALIDATION_ERROR 422, recording nothing', async () => {
+    const cases: [Parameters<typeof api>[1] & { method: string }, string][] = [
+      [{ method: 'POST', url: '/auth/register', payload: { display_name: 'a\u0000b' } }, 'display_name'],
+      [
+        {
+          method: 'POST',
+          url: '/agents',
+          headers: bearer(account),
+          payload: { display_name: 'bot', risk_profile: { 'max\u0000': 1 } },
+        },
+        'risk_profile',
+      ],
+      [
+        {
+          method: 'POST',
+          url: '/trade/order',
+          headers: keyHeader(account.apiKey),
+          payload: { symbol: 'BTC\u0000USDT', side: 'buy', type: 'market', quantity: '0.001' },
+        },
+        'symbol',
+      ],
+      [
+        {
+          method: 'GET',
+          url: '/trade/history?side=buy&symbol=BTC%00USDT',
+          headers: keyHeader(account.apiKey),
+        },
+        'symbol',
+      ],
+      [{ method: 'GET', url: '/market/price/BTC%00USDT' }, 'path'],
+    ];
+    for (const [request, field] of cases) {
+      const res = await api(t.app, { ...request, remoteAddress: freshIp() });
+      const label = `${request.method} ${request.url}`;
+      expect([res.statusCode, res.json().error.code], label).toEqual([422, 'VALIDATION_ERROR']);
+      expect(res.json().error.details.issues, label).toEqual([
+        { field, location: expect.any(String), message: expect.stringContaining('U+0000') },
+      ]);
+    }
+    const orders = await api(t.app, {
+      method: 'GET',
+      url: '/trade/orders',
+      headers: keyHeader(account.apiKey),
+    });
+    expect(orders.json().total).toBe(0);
+  });
+
+  it('refuses an unknown risk-profile field instead of ignoring it', async () => {
+    const res = await api(t.app, {
+      method: 'PUT',
+      url: '/account/risk-profile',
+      headers: keyHeader(account.apiKey),
+      payload: {
+        max_position_size_pct: 25,
+        daily_loss_limit_pct: 20,
+        max_open_orders: 50,
+        max_positon_pct: 10,
+      },
+      remoteAddress: freshIp(),
+    });
+    expect([res.statusCode, res.json().error.code]).toEqual([422, 'VALIDATION_ERROR']);
+    expect(res.json().error.details.issues).toEqual([
+      { field: 'max_positon_pct', location: 'body', message: 'unknown field' },
+    ]);
+  });
+});
+
+describe('POST /agents/{id}/reset', () => {
+  it('cancels the agent’s orders and restores its balance before it answers', async () => {
+    const { agentId, apiKey } = await createAgent(t.app, account, { display_name: 'Resettable' });
+    const limit = await api(t.app, {
+      method: 'POST',
+      url: '/trade/order',
+      headers: keyHeader(apiKey),
+      payload: { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: '30000' },
+    });
+    expect(limit.statusCode, limit.body).toBe(201);
+    const buy = await api(t.app, {
+      method: 'POST',
+      url: '/trade/order',
+      headers: keyHeader(apiKey),
+      payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.001' },
+    });
+    expect(buy.statusCode, buy.body).toBe(201);
+
+    const reset = await api(t.app, {
+      method: 'POST',
+      url: `/agents/${agentId}/reset`,
+      headers: bearer(account),
+    });
+    expect(reset.statusCode).toBe(200);
+    expect(reset.json().status).toBe('active');
+
+    // No wait and no other request in between: the reads right after the reset see it.
+    const open = await api(t.app, { method: 'GET', url: '/trade/orders/open', headers: keyHeader(apiKey) });
+    expect(open.json()).toMatchObject({ orders: [], total: 0 });
+    const order = await api(t.app, {
+      method: 'GET',
+      url: `/trade/order/${limit.json().order_id}`,
+      headers: keyHeader(apiKey),
+    });
+    expect(order.json()).toMatchObject({ status: 'cancelled', cancel_reason: 'owner_reset' });
+    const balance = await api(t.app, { method: 'GET', url: '/account/balance', headers: keyHeader(apiKey) });
+    expect(balance.json()).toEqual({
+      balances: [
+        { asset: 'USDT', available: '10000.00000000', locked: '0.00000000', total: '10000.00000000' },
+      ],
+      total_equity_usdt: '10000.00000000',
+    });
+    // Trade history is kept: the buy and the closing sell of the reset.
+    const history = await api(t.app, { method: 'GET', url: '/trade/history', headers: keyHeader(apiKey) });
+    expect(history.json().total).toBe(2);
+  });
+});

@@ -1,0 +1,28 @@
+import { fromUnits, toUnits, toUnitsNumber } from '../../domain/market/decimal';
+import type { MarketServices } from '../../src/market/services';
+
+/**
+ * Returns `tick(symbol, price, quantity?)`, which publishes one price tick into a runtime's market feed exactly
+ * as a market source would (source `synthetic`, the wall clock, strictly increasing times and trade ids), so a
+ * test moves a pair's price when it says so. `price` and `quantity` are decimal strings (USDT, base units); a
+ * quantity other than `'0'` also records a public trade (it feeds the 24h volume that slippage reads).
+ */
+export const priceTicker = (market: () => MarketServices) => {
+  let clock = Date.now();
+  let tradeId = 1;
+  return (symbol: string, price: string, quantity = '0'): void => {
+    clock = Math.max(clock + 1, Date.now());
+    market().feed.ingest({
+      symbol,
+      price: fromUnits(toUnits(price)),
+      priceUnits: toUnitsNumber(price),
+      quantity: fromUnits(toUnits(quantity)),
+      quantityUnits: toUnits(quantity),
+      time: clock,
+      tradeId: tradeId++,
+      isBuyerMaker: false,
+      trade: quantity !== '0',
+      source: 'synthetic',
+    });
+  };
+};

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, createAgent, keyHeader, registerAccount, type TestApp } from '../accounts/support';
+import { connectWs } from '../support/ws-client';
+import { type ListeningTradingApp, startListeningTradingApp } from './ws-app';
+
+/**
+ * The private `orders` channel of `/ws/v1` on the real stack (a listening server, PGlite or PostgreSQL with
+ * DATABASE_URL): the owner's wallet events in stream order, resumable with `since` without loss or repeats,
+ * scoped to the socket's credential.
+ */
+let t: TestApp;
+let base: string;
+let buy: ListeningTradingApp['buy'];
+
+beforeAll(async () => {
+  ({ t, base, buy } = await startListeningTradingApp());
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A socket on the test server with `orders()`: its unread `orders` messages (`test/support/ws-client.ts`). */
+const connect = async (query = '') => {
+  const client = await connectWs(base, query);
+  return { ...client, orders: () => client.unread('orders') };
+};
+
+describe('the orders channel', () => {
+  it('sends the wallet history after `since`, then every new event once, in revision order; resumes without loss', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    expect((await buy(account.apiKey, '0.01')).statusCode).toBe(201);
+
+    const first = await connect(`?api_key=${account.apiKey}`);
+    first.send({ action: 'subscribe', channel: 'orders', since: -1 });
+    const ack = await first.next((m) => m.type === 'subscribed');
+    expect(ack).toMatchObject({ channel: 'orders', data: { owner_id: account.accountId, since: -1 } });
+    const filled = await first.next((m) => m.type === 'OrderFilled');
+    expect(filled.data).toMatchObject({
+      type: 'OrderFilled',
+      revision: expect.any(Number),
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      data: { symbol: 'BTCUSDT', side: 'buy' },
+    });
+
+    // A new order arrives live, after everything already sent.
+    const placed = await buy(account.apiKey, '0.02');
+    expect(placed.statusCode).toBe(201);
+    const live = await first.next(
+      (m) => m.type === 'OrderFilled' && m.data.data.order_id === placed.json().order_id,
+    );
+    const seen = [...first.orders(), filled, live].map((m) => m.data.revision).sort((a, b) => a - b);
+    expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i));
+    first.ws.close();
+
+    // Offline: another order. Reconnecting with the last revision seen gives exactly what was missed.
+    const missed = await buy(account.apiKey, '0.03');
+    expect(missed.statusCode).toBe(201);
+    const second = await connect(`?api_key=${account.apiKey}`);
+    const last = live.data.revision as number;
+    second.send({ action: 'subscribe', channel: 'orders', since: last });
+    const resumed = await second.next((m) => m.type === 'OrderFilled');
+    expect(resumed.data.data.order_id).toBe(missed.json().order_id);
+    const events = (
+      await api(t.app, {
+        method: 'GET',
+        url: `/account/events?after=${last}`,
+        headers: keyHeader(account.apiKey),
+      })
+    ).json().events as { revision: number }[];
+    await new Promise((r) => setTimeout(r, 200));
+    const got = [...second.orders(), resumed].map((m) => m.data.revision).sort((a, b) => a - b);
+    expect(got).toEqual(events.map((e) => e.revision));
+    // One view of an event for both (walletEventView): the socket's data is the REST item, field for field.
+    expect(events.find((e) => e.revision === resumed.data.revision)).toEqual(resumed.data);
+    second.ws.close();
+  });
+
+  it('follows the credential’s own wallet: an agent key sees the agent’s orders, not the account’s', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account);
+    const socket = await connect(`?api_key=${agent.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    expect((await socket.next((m) => m.type === 'subscribed')).data.owner_id).toBe(agent.agentId);
+    expect((await buy(account.apiKey, '0.01')).statusCode).toBe(201);
+    const mine = await buy(agent.apiKey, '0.01');
+    expect(mine.statusCode).toBe(201);
+    const filled = await socket.next((m) => m.type === 'OrderFilled');
+    expect(filled.data.data.order_id).toBe(mine.json().order_id);
+    expect(socket.orders().filter((m) => m.type === 'OrderFilled')).toEqual([]);
+    socket.ws.close();
+  });
+
+  it('needs a credential and a valid `since`', async () => {
+    const anonymous = await connect();
+    anonymous.send({ action: 'subscribe', channel: 'orders' });
+    expect((await anonymous.next((m) => m.type === 'error')).data).toMatchObject({
+      code: 'INVALID_API_KEY',
+      channel: 'orders',
+    });
+    anonymous.ws.close();
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const socket = await connect(`?api_key=${account.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'orders', since: 'yesterday' });
+    expect((await socket.next((m) => m.type === 'error')).data).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      channel: 'orders',
+    });
+    socket.ws.close();
+  });
+});

@@ -1,0 +1,37 @@
+import { api, keyHeader, startApp, type TestApp } from '../accounts/support';
+import { priceTicker } from '../support/price-ticks';
+
+/** The real stack listening on a free port, for the private WebSocket channels' tests. */
+export interface ListeningTradingApp {
+  t: TestApp;
+  /** `ws://127.0.0.1:<port>`: the base of `/ws/v1`. */
+  base: string;
+  /** Publishes a price tick into the market feed (see `priceTicker`). */
+  tick: (symbol: string, price: string, quantity?: string) => void;
+  /** Places a market buy of `quantity` BTC with `apiKey` over HTTP (`inject`). */
+  buy: (apiKey: string, quantity: string) => ReturnType<typeof api>;
+}
+
+/**
+ * Starts the real stack (PGlite, or PostgreSQL with DATABASE_URL) on the synthetic source walking SOLUSDT only,
+ * listening on 127.0.0.1, with BTCUSDT at 40,000 USDT and 10,000 BTC of 24h volume (minimum slippage), so
+ * BTCUSDT moves only when a test ticks it. Close it with `t.close()`.
+ */
+export const startListeningTradingApp = async (): Promise<ListeningTradingApp> => {
+  const t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const tick = priceTicker(() => t.app.services.market!);
+  tick('BTCUSDT', '40000', '10000');
+  return {
+    t,
+    base: address.replace('http', 'ws'),
+    tick,
+    buy: (apiKey, quantity) =>
+      api(t.app, {
+        method: 'POST',
+        url: '/trade/order',
+        headers: keyHeader(apiKey),
+        payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity },
+      }),
+  };
+};
