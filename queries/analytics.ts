@@ -6,6 +6,7 @@ import type {
   SnapshotInterval,
 } from '../projections/equity-snapshots';
 import type { Database } from '../src/db/schema';
+import { readSnapshot } from './snapshot';
 
 /**
  * Read side of analytics (spec "Analytics endpoints"): equity snapshots, a period's fills in the shape of
@@ -165,21 +166,22 @@ export const walletHoldings = async (
     { cash: string; positions: { symbol: string; quantity: string; cost: string }[] }
   >();
   if (owners.length === 0) return out;
-  const [cash, positions] = await Promise.all([
-    db
+  // One snapshot: a fill committed between the two queries would count its cash or its position twice or never.
+  const { cash, positions } = await readSnapshot(db, async (trx) => ({
+    cash: await trx
       .selectFrom('balances')
       .select(['owner_id', sql<string>`available + locked`.as('total')])
       .where('asset', '=', 'USDT')
       .where('owner_id', 'in', [...owners])
       .execute(),
-    db
+    positions: await trx
       .selectFrom('positions')
       .select(['owner_id', 'symbol', 'quantity', 'cost_basis'])
       .where('owner_id', 'in', [...owners])
       .orderBy('owner_id')
       .orderBy('asset')
       .execute(),
-  ]);
+  }));
   for (const owner of owners) out.set(owner, { cash: '0', positions: [] });
   for (const c of cash) out.get(c.owner_id)!.cash = c.total;
   for (const p of positions) {

@@ -3,7 +3,15 @@ import { dec, fmt } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import { getBalances, getPositions, getWallet, listOrders, OPEN_STATUSES } from '../../queries/trading';
+import { readSnapshot } from '../../queries/snapshot';
+import {
+  foldedRevision,
+  getBalances,
+  getPositions,
+  getWallet,
+  listOrders,
+  OPEN_STATUSES,
+} from '../../queries/trading';
 import type { Database } from '../db/schema';
 import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
 import type { EventStore, RecordedEvent } from '../eventstore/port';
@@ -85,8 +93,9 @@ export interface WalletReplay {
 /**
  * Replays a wallet for an auditor (issue item 7, ARCHITECTURE §1, §6): reads `wallet-{ownerId}`, folds it up to
  * `asOf` (business time, inclusive) with the same `evolve` the ledger uses, verifies the stream's hash chain, and
- * — for the present state — compares the fold with the read models (balances, positions, open orders, session
- * figures). Every difference is reported in words.
+ * — for the present state — compares the read models (balances, positions, open orders, session figures, read
+ * in one snapshot) with the fold up to the revision they include, so a server trading meanwhile causes no false
+ * difference. Every difference is reported in words.
  */
 export const replayWallet = async (
   store: EventStore,
@@ -95,31 +104,43 @@ export const replayWallet = async (
   asOf?: Date,
 ): Promise<WalletReplay> => {
   const streamId = walletStreamId(ownerId);
+  // The read models first, in one snapshot with the revision they include; then the log, which holds at least
+  // that revision. The comparison folds the log up to it, so a fill committed meanwhile is no false mismatch.
+  const models = await readSnapshot(db, async (trx) => ({
+    balances: await getBalances(trx, ownerId),
+    positions: await getPositions(trx, ownerId),
+    open: await listOrders(trx, ownerId, { statuses: OPEN_STATUSES, limit: 10_000, offset: 0 }),
+    wallet: await getWallet(trx, ownerId),
+    revision: await foldedRevision(trx, streamId),
+  }));
   const all = await store.readStream(streamId);
   // The prefix before the first later event (the order events were decided in), as GET /account/portfolio?as_of
   // folds it: filtering by time could fold a cancel without the order it cancels when business times interleave.
   const cut = asOf ? all.findIndex((e) => Date.parse(e.metadata.occurred_at) > asOf.getTime()) : -1;
   const events = cut < 0 ? all : all.slice(0, cut);
-  let state = walletDecider.initialState();
-  for (const e of events) state = walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent);
+  const fold = (upTo: number) => {
+    let folded = walletDecider.initialState();
+    for (const e of events) {
+      if (e.revision > upTo) break;
+      folded = walletDecider.evolve(folded, { type: e.type, data: e.data } as WalletEvent);
+    }
+    return folded;
+  };
+  const state = fold(Number.POSITIVE_INFINITY);
   const mismatches: string[] = [];
   const checkedReadModels = !asOf || events.length === all.length;
   if (checkedReadModels && all.length > 0) {
-    const [balances, positions, open, wallet] = await Promise.all([
-      getBalances(db, ownerId),
-      getPositions(db, ownerId),
-      listOrders(db, ownerId, { statuses: OPEN_STATUSES, limit: 10_000, offset: 0 }),
-      getWallet(db, ownerId),
-    ]);
+    const { balances, positions, open, wallet } = models;
+    const folded = fold(models.revision);
     const eq = (what: string, fromLog: string, fromModel: string | undefined) => {
       if (fromModel === undefined || !dec(fromLog).eq(fromModel)) {
         mismatches.push(`${what}: log ${fromLog}, read model ${fromModel ?? 'missing'}`);
       }
     };
     const usdt = balances.find((b) => b.asset === 'USDT');
-    eq('USDT available', state.cash.toFixed(), usdt?.available);
-    eq('USDT locked', state.lockedCash.toFixed(), usdt?.locked);
-    for (const h of Object.values(state.holdings)) {
+    eq('USDT available', folded.cash.toFixed(), usdt?.available);
+    eq('USDT locked', folded.lockedCash.toFixed(), usdt?.locked);
+    for (const h of Object.values(folded.holdings)) {
       const b = balances.find((x) => x.asset === h.asset);
       const p = positions.find((x) => x.asset === h.asset);
       eq(`${h.asset} available`, h.quantity.minus(h.locked).toFixed(), b?.available);
@@ -128,27 +149,27 @@ export const replayWallet = async (
       eq(`${h.asset} cost basis`, h.cost.toFixed(), p?.cost_basis);
     }
     for (const p of positions) {
-      if (!state.holdings[p.asset])
+      if (!folded.holdings[p.asset])
         mismatches.push(`${p.asset} position ${p.quantity} in the read model, none in the log`);
     }
     for (const b of balances) {
-      if (b.asset !== 'USDT' && !state.holdings[b.asset]) {
+      if (b.asset !== 'USDT' && !folded.holdings[b.asset]) {
         mismatches.push(`${b.asset} balance in the read model, none in the log`);
       }
     }
-    const logOpen = new Set(Object.keys(state.openOrders));
+    const logOpen = new Set(Object.keys(folded.openOrders));
     const modelOpen = new Set(open.rows.map((o) => o.order_id));
     for (const id of logOpen)
       if (!modelOpen.has(id)) mismatches.push(`order ${id} open in the log, not in the read model`);
     for (const id of modelOpen)
       if (!logOpen.has(id)) mismatches.push(`order ${id} open in the read model, not in the log`);
-    if (wallet?.wallet.session_id !== state.session?.id) {
+    if (wallet?.wallet.session_id !== folded.session?.id) {
       mismatches.push(
-        `session: log ${state.session?.id}, read model ${wallet?.wallet.session_id ?? 'missing'}`,
+        `session: log ${folded.session?.id}, read model ${wallet?.wallet.session_id ?? 'missing'}`,
       );
     }
-    eq('realized PnL', state.realizedPnl.toFixed(), wallet?.session?.realized_pnl);
-    eq('fees paid', state.feesPaid.toFixed(), wallet?.session?.fees_paid);
+    eq('realized PnL', folded.realizedPnl.toFixed(), wallet?.session?.realized_pnl);
+    eq('fees paid', folded.feesPaid.toFixed(), wallet?.session?.fees_paid);
   }
   return {
     streamId,

@@ -3,6 +3,7 @@ import type { CommandMeta } from '../../commands/metadata';
 import type { OwnerRef } from '../../commands/wallet';
 import { dec, fmt, ZERO } from '../../domain/trading/decimal';
 import { walletStreamId } from '../../domain/wallet/events';
+import { readSnapshot } from '../../queries/snapshot';
 import { foldedRevision, getBalances, getPositions, getWallet } from '../../queries/trading';
 import type { TradingProfile } from '../../queries/trading-profile';
 import type { Services } from '../services';
@@ -90,13 +91,19 @@ export const prepareWallet = async (
  */
 export const portfolioSnapshot = async (
   services: Services,
-  { profile, wallet }: PreparedWallet,
+  { profile }: PreparedWallet,
 ): Promise<PortfolioSnapshot> => {
-  const db = services.database.db;
   const markOf = (symbol: string) => liveMark(services, symbol);
   const stream = walletStreamId(profile.ownerId);
+  // One snapshot of the read models: cash, positions, realized PnL and fees of the same folded revision, never
+  // straddling a fill committed between two queries (the prepared wallet was read before, outside it).
+  const { wallet, balances, positions, revision } = await readSnapshot(services.database.db, async (trx) => ({
+    wallet: await getWallet(trx, profile.ownerId),
+    balances: await getBalances(trx, profile.ownerId),
+    positions: await getPositions(trx, profile.ownerId),
+    revision: await foldedRevision(trx, stream),
+  }));
   if (!wallet) {
-    const revision = await foldedRevision(db, stream);
     const start = dec(profile.startingBalance);
     return portfolioOut({
       cash: start,
@@ -113,11 +120,6 @@ export const portfolioSnapshot = async (
       revision,
     });
   }
-  const [balances, positions, revision] = await Promise.all([
-    getBalances(db, profile.ownerId),
-    getPositions(db, profile.ownerId),
-    foldedRevision(db, stream),
-  ]);
   const usdt = balances.find((b) => b.asset === 'USDT');
   const session = wallet.session;
   return portfolioOut({

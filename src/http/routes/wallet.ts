@@ -11,6 +11,7 @@ import {
   walletStreamId,
 } from '../../../domain/wallet/events';
 import { backtestCounts } from '../../../queries/backtest-counts';
+import { readSnapshot } from '../../../queries/snapshot';
 import { getBalances, getPositions, tradeStats } from '../../../queries/trading';
 import { assertAgentActive, type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
@@ -91,10 +92,10 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
   /** Current equity (cash + locked + positions at live prices) of a prepared owner. */
   const equityOf = async (profile: { ownerId: string; startingBalance: string }, hasWallet: boolean) => {
     if (!hasWallet) return dec(profile.startingBalance);
-    const [balances, positions] = await Promise.all([
-      getBalances(db(), profile.ownerId),
-      getPositions(db(), profile.ownerId),
-    ]);
+    const { balances, positions } = await readSnapshot(db(), async (trx) => ({
+      balances: await getBalances(trx, profile.ownerId),
+      positions: await getPositions(trx, profile.ownerId),
+    }));
     const usdt = balances.find((b) => b.asset === 'USDT');
     let equity = dec(usdt?.available ?? 0).plus(usdt?.locked ?? 0);
     for (const h of holdingsOf(positions)) equity = equity.plus(positionOut(h, markOf(h.symbol))._value);
@@ -122,10 +123,10 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
           total_equity_usdt: start,
         };
       }
-      const [rows, positions] = await Promise.all([
-        getBalances(db(), profile.ownerId),
-        getPositions(db(), profile.ownerId),
-      ]);
+      const { rows, positions } = await readSnapshot(db(), async (trx) => ({
+        rows: await getBalances(trx, profile.ownerId),
+        positions: await getPositions(trx, profile.ownerId),
+      }));
       const symbolOf = new Map(positions.map((p) => [p.asset, p.symbol]));
       let equity = ZERO;
       const balances = rows.map((b) => {
@@ -254,10 +255,10 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         };
       }
       const since = period === 'all' ? undefined : new Date(Date.now() - PERIOD_MS[period]);
-      const [stats, positions] = await Promise.all([
-        tradeStats(db(), profile.ownerId, wallet.wallet.session_id, since),
-        getPositions(db(), profile.ownerId),
-      ]);
+      const { stats, positions } = await readSnapshot(db(), async (trx) => ({
+        stats: await tradeStats(trx, profile.ownerId, wallet.wallet.session_id, since),
+        positions: await getPositions(trx, profile.ownerId),
+      }));
       const unrealized = holdingsOf(positions)
         .map((h) => positionOut(h, markOf(h.symbol))._unrealized)
         .reduce((s: Dec, v) => s.plus(v), ZERO);
