@@ -13,6 +13,7 @@ import { generateApiKey, keyPreview, sha256Hex } from '../src/auth/credentials';
 import type { Keyring } from '../src/auth/keyring';
 import type { Database } from '../src/db/schema';
 import { type EventStore, type LogPosition, StreamNotFoundError } from '../src/eventstore/port';
+import { agentBattleLock } from './battle-locks';
 import type { CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
@@ -103,6 +104,12 @@ export interface AgentCommandDeps {
   onCredentialsChanged?: CredentialsChangeListener;
   /** Default {@link MAX_AGENTS_PER_ACCOUNT}. */
   maxAgents?: number;
+  /**
+   * Runs `fn` while no other section of this or another process holds any of `names` (`src/db/exclusive.ts`;
+   * default: just runs it). A deletion holds the agent's {@link agentBattleLock}, which a live battle's start
+   * holds for each participant.
+   */
+  exclusive?: <T>(names: string | readonly string[], fn: () => Promise<T>) => Promise<T>;
 }
 
 /** Builds the agent commands. */
@@ -110,6 +117,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
   const agents = createCommandHandler(deps.store, agentDecider);
   const perAccount = new KeyedMutex();
   const maxAgents = deps.maxAgents ?? MAX_AGENTS_PER_ACCOUNT;
+  const exclusive = deps.exclusive ?? (<T>(_names: string | readonly string[], fn: () => Promise<T>) => fn());
 
   const newKey = (agentId: string): { apiKey: string; key: AgentKeyInput } => {
     const apiKey = generateApiKey();
@@ -253,38 +261,42 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
     async remove(accountId, agentId, _meta) {
       const state = await load(agentId);
       requireOwned(state, accountId);
-      // A running live battle ranks the agent from its wallet's fills: deleting them would change its standing.
-      const [running] = await runningBattlesOfAgent(deps.db, state.agentId);
-      if (running) {
-        throw new DomainError(
-          'BATTLE_INVALID_STATE',
-          `agent ${state.agentId} takes part in the running live battle ${running.battle_id}; stop or cancel it first`,
-          { agent_id: state.agentId, battle_id: running.battle_id, reason: 'agent_in_running_battle' },
+      return exclusive(agentBattleLock(state.agentId), async () => {
+        // A running live battle ranks the agent from its wallet's fills: deleting them would change its standing.
+        const [running] = await runningBattlesOfAgent(deps.db, state.agentId);
+        if (running) {
+          throw new DomainError(
+            'BATTLE_INVALID_STATE',
+            `agent ${state.agentId} takes part in the running live battle ${running.battle_id}; stop or cancel it first`,
+            { agent_id: state.agentId, battle_id: running.battle_id, reason: 'agent_in_running_battle' },
+          );
+        }
+        // Refuse the key at once, before the streams (and so the key material) are gone.
+        deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash] });
+        const gone = (error: unknown) => {
+          if (!(error instanceof StreamNotFoundError)) throw error;
+        };
+        // A concurrent delete of the same agent wins; this one then answers as for an unknown agent.
+        const deleted = await deps.store.deleteStream(agentStreamId(agentId)).then(
+          (r) => r.position,
+          (e: unknown) => {
+            gone(e);
+            return undefined;
+          },
         );
-      }
-      // Refuse the key at once, before the streams (and so the key material) are gone.
-      deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash] });
-      const gone = (error: unknown) => {
-        if (!(error instanceof StreamNotFoundError)) throw error;
-      };
-      // A concurrent delete of the same agent wins; this one then answers as for an unknown agent.
-      const deleted = await deps.store.deleteStream(agentStreamId(agentId)).then(
-        (r) => r.position,
-        (e: unknown) => {
-          gone(e);
-          return undefined;
-        },
-      );
-      agents.forget(agentStreamId(agentId));
-      if (!deleted) throw agentNotOwned();
-      const wallet = `wallet-${agentId}`;
-      let position = deleted;
-      if ((await deps.store.streamRevision(wallet)) >= 0) {
-        // The later deletion's position covers both (it is appended after the first).
-        position = (await deps.store.deleteStream(wallet).catch(gone))?.position ?? position;
-      }
-      deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash], position });
-      return { position };
+        agents.forget(agentStreamId(agentId));
+        if (!deleted) throw agentNotOwned();
+        const wallet = `wallet-${agentId}`;
+        let position = deleted;
+        if ((await deps.store.streamRevision(wallet)) >= 0) {
+          // The later deletion's position covers both (it is appended after the first).
+          position = (await deps.store.deleteStream(wallet).catch(gone))?.position ?? position;
+        }
+        deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash], position });
+        // Until the read models show the agent gone, a live battle's start reading them would take it in.
+        await deps.waitForReadModels(position);
+        return { position };
+      });
     },
 
     async revealKey(accountId, agentId) {

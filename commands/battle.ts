@@ -15,6 +15,7 @@ import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../src/eventstore/port';
 import { WrongExpectedRevisionError } from '../src/eventstore/port';
 import { type BacktestMarketSource, decisionIds } from './backtest';
+import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';
 import type { CommandMeta } from './metadata';
 import { rejectionError } from './wallet';
@@ -77,12 +78,21 @@ export interface BattleCommandDeps {
   cacheSize?: number;
   maxAttempts?: number;
   /**
-   * Runs `fn` while no other process runs one under the same name (default: just runs it, enough for one
-   * process). The start of a live battle runs under it: its wallet resets span streams, so two processes starting
-   * one battle at once would otherwise both reset every participant's wallet.
+   * Runs `fn` while no other section of this or another process holds any of `names` (`src/db/exclusive.ts`;
+   * default: just runs it). A battle's start runs under {@link battleStartLock} and, when live, the
+   * {@link agentBattleLock} of each participant: its wallet resets span streams, so two processes starting one
+   * battle at once would otherwise both reset every participant's wallet, and an agent's deletion could slip in.
    */
-  exclusive?: <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+  exclusive?: <T>(names: string | readonly string[], fn: () => Promise<T>) => Promise<T>;
+  /** Waits until the read models include `position` (bounded); a live start holds its locks until then. */
+  settled?: (position: LogPosition) => Promise<unknown>;
 }
+
+/** The participants of a battle changed between the locks being chosen and the start (the start retries). */
+class ParticipantsChanged extends Error {}
+
+/** How often a start retries when participants change under it before it gives up with a 409. */
+const START_ATTEMPTS = 5;
 
 /** The caller of a battle endpoint: an account (battles are JWT only, spec "Authentication" rule 3). */
 export interface BattleCaller {
@@ -356,15 +366,28 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     return out;
   };
 
-  const exclusive = deps.exclusive ?? (<T>(_name: string, fn: () => Promise<T>) => fn());
+  const exclusive = deps.exclusive ?? (<T>(_names: string | readonly string[], fn: () => Promise<T>) => fn());
 
   /**
    * Starts a battle (ARCHITECTURE §10): historical, with the candles of its sandboxes; live, after a fresh wallet
-   * session for every participant. Runs under `exclusive` (see {@link BattleCommandDeps.exclusive}).
+   * session for every participant. Runs under `exclusive` (see {@link BattleCommandDeps.exclusive}) with the
+   * agent locks of `locked` (lower-case ids); throws {@link ParticipantsChanged} when a participant is not among
+   * them.
    */
-  const startBattle = (caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome> =>
+  const startBattle = (
+    caller: BattleCaller,
+    id: string,
+    meta: CommandMeta,
+    locked: ReadonlySet<string>,
+  ): Promise<BattleOutcome> =>
     execute(id, caller, meta, async (battle): Promise<BattleCommand> => {
       assertStartable(battle.state);
+      if (
+        battle.state.config?.battle_mode === 'live' &&
+        battle.state.participants.some((p) => !locked.has(p.agentId.toLowerCase()))
+      ) {
+        throw new ParticipantsChanged();
+      }
       const config = battle.state.config!;
       const participants: ParticipantStart[] = [];
       const agents: AgentInfo[] = [];
@@ -437,8 +460,32 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
         data: { agentId: canonicalId(agentId) },
       })),
 
-    start: (caller, id, meta) =>
-      exclusive(`battle-start:${canonicalId(id)}`, () => startBattle(caller, id, meta)),
+    start: async (caller, id, meta) => {
+      for (let attempt = 1; ; attempt++) {
+        // Read like every command (one at a time per battle): `load` catches the cached state up in place.
+        const planned = await perBattle.run(canonicalId(id), () => load(id));
+        const agents =
+          planned.state.config?.battle_mode === 'live'
+            ? planned.state.participants.map((p) => p.agentId.toLowerCase())
+            : [];
+        try {
+          return await exclusive([battleStartLock(id), ...agents.map(agentBattleLock)], async () => {
+            const outcome = await startBattle(caller, id, meta, new Set(agents));
+            // Until the read models show the battle running, an agent's deletion checking them would pass.
+            if (agents.length > 0 && outcome.position) await deps.settled?.(outcome.position);
+            return outcome;
+          });
+        } catch (error) {
+          if (!(error instanceof ParticipantsChanged)) throw error;
+          if (attempt >= START_ATTEMPTS) {
+            throw new DomainError('BATTLE_INVALID_STATE', 'the participants keep changing; start again', {
+              battle_id: canonicalId(id),
+              reason: 'participants_changed',
+            });
+          }
+        }
+      }
+    },
 
     pause: (caller, id, agentId, meta) =>
       execute(id, caller, meta, () => ({ type: 'PauseAgent', data: { agentId: canonicalId(agentId) } })),

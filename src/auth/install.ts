@@ -1,5 +1,6 @@
 import { type AccountCommands, createAccountCommands } from '../../commands/accounts';
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
+import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
 import { createKeyring } from './keyring';
 import type { ServerKeys } from './server-keys';
@@ -39,6 +40,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     keyring,
     waitForReadModels: (position) => projections.waitFor(position, config.READ_MODEL_WAIT_MS),
     onCredentialsChanged,
+    exclusive: (names, fn) => exclusively(database, names, fn),
   });
   Object.assign(services, { auth, accounts, agents });
   services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);

@@ -48,7 +48,8 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
     },
     live,
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
-    exclusive: (name, fn) => exclusively(services.database, name, fn),
+    exclusive: (names, fn) => exclusively(services.database, names, fn),
+    settled: (position) => services.projections.waitFor(position, services.config.READ_MODEL_WAIT_MS),
   });
   const paused = pausedAgentsGuard(services);
   trading(services).orderGuards.push(paused.guard);

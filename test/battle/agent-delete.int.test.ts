@@ -103,6 +103,33 @@ describe('deleting an agent that takes part in a battle', () => {
     await expectDeleted(a5);
   });
 
+  it('never lets a delete and a live start of the same agent both succeed when they race', async () => {
+    // Before the agent locks (commands/battle-locks.ts) the delete read the read models while the start was
+    // resetting wallets: both answered success, and the running battle lost a participant's wallet.
+    const outcomes: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const [a, b] = [await newAgent(`Racer ${round}a`), await newAgent(`Racer ${round}b`)];
+      const id = await draft([a, b]);
+      // Even rounds: the delete arrives while the start is resetting the wallets; odd ones: the other way round.
+      const later = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const [started, deleted] = await Promise.all([
+        later(round % 2 === 1 ? round : 0).then(() => call(t.app, H, 'POST', `/battles/${id}/start`)),
+        later(round % 2 === 0 ? round : 0).then(() => deleteAgent(a.agentId)),
+      ]);
+      outcomes.push(`${started.status}/${deleted.statusCode}`);
+      expect([started.status, deleted.statusCode], JSON.stringify(started.body)).not.toEqual([200, 204]);
+      if (started.status === 200) {
+        expect(deleted.statusCode, deleted.body).toBe(409);
+        expect((await ok(t.app, H, 'GET', `/agents/${a.agentId}`)).id).toBe(a.agentId);
+        await ok(t.app, H, 'DELETE', `/battles/${id}`); // cancel it, so the next round starts clean
+      } else {
+        expect(deleted.statusCode, deleted.body).toBe(204);
+        expect((await ok(t.app, H, 'GET', `/battles/${id}`)).status).toBe('draft');
+      }
+    }
+    console.log(`[race] start/delete outcomes: ${outcomes.join(' ')}`);
+  });
+
   it('documents the 409 on DELETE /agents/{agent_id}', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(Object.keys(doc.paths['/api/v1/agents/{agent_id}'].delete.responses)).toContain('409');

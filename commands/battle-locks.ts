@@ -1,0 +1,15 @@
+/**
+ * Names of the cross-process locks (`src/db/exclusive.ts`) that keep live battles and agent deletions apart.
+ * Ids are compared in lower case, as the API accepts them in any case.
+ */
+
+/** Held while a battle starts: two starts of one battle (two API processes) reset the wallets once. */
+export const battleStartLock = (battleId: string): string => `battle-start:${battleId.toLowerCase()}`;
+
+/**
+ * Held for each participant while a live battle starts (until its read models show it running) and while the
+ * agent is deleted (until its read models show it gone), so neither can pass the other's check in between: a
+ * deleted agent would vanish from a running battle's rankings, and a started battle would reopen a deleted
+ * agent's wallet.
+ */
+export const agentBattleLock = (agentId: string): string => `agent-battles:${agentId.toLowerCase()}`;
