@@ -5,11 +5,11 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Services } from '../services';
 import { VERSION } from '../version';
 import { errorHandler, notFoundHandler } from './errors';
-import { nulCharacterError, nulPath, urlNul } from './nul-characters';
 import { registerOpenApi } from './openapi';
 import { registerRateLimit } from './rate-limit';
 import { healthRoutes } from './routes/health';
 import { apiRoutes, rootRoutes } from './routes/index';
+import { unstorablePath, unstorableTextError, urlNul } from './unstorable-text';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,7 +25,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * empty or blank body as no body. Many clients send `Content-Type: application/json` on every request, also on
  * body-less calls (`DELETE /trade/order/{id}`, `POST /agents/{id}/reset`, backtest start and step); those must
  * not fail. A route whose schema needs a body still answers `VALIDATION_ERROR` naming the missing body. A body
- * holding U+0000 anywhere is refused (src/http/nul-characters.ts).
+ * holding U+0000 or a lone UTF-16 surrogate anywhere is refused (src/http/unstorable-text.ts).
  */
 export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
   const json = app.getDefaultJsonParser('error', 'error');
@@ -37,8 +37,8 @@ export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
       return;
     }
     json(request, text, (error: Error | null, parsed?: unknown) => {
-      const nul = error ? undefined : nulPath(parsed);
-      if (nul) done(nulCharacterError(nul, 'body'), undefined);
+      const bad = error ? undefined : unstorablePath(parsed);
+      if (bad) done(unstorableTextError(bad.field, 'body', bad.reason), undefined);
       else done(error, parsed);
     });
   });
@@ -76,7 +76,7 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const nul = urlNul(request.url);
-    if (nul) throw nulCharacterError(nul.field, nul.location);
+    if (nul) throw unstorableTextError(nul.field, nul.location);
   });
 
   await registerOpenApi(app as unknown as FastifyInstance, VERSION);

@@ -433,8 +433,11 @@ const listItem = z.object({
   ended_at: timestamp.nullable(),
 });
 
+/** A `strategy_label` filter, trimmed like the label `POST /backtest/create` stores. */
+const labelFilter = z.string().max(100).trim();
+
 export const listQuery = z.object({
-  strategy_label: z.string().max(100).optional(),
+  strategy_label: labelFilter.optional(),
   status: z.enum(STATUSES).optional(),
   sort_by: z.enum(['roi_pct', 'sharpe_ratio', 'created_at']).default('created_at'),
   limit: z.coerce.number().int().min(1).max(200).default(20),
@@ -474,7 +477,7 @@ export const compareResponse = z.object({
 
 export const bestQuery = z.object({
   metric: z.enum(['roi_pct', 'sharpe_ratio', 'win_rate', 'profit_factor']).default('roi_pct'),
-  strategy_label: z.string().max(100).optional(),
+  strategy_label: labelFilter.optional(),
 });
 export const bestResponse = z.object({
   session_id: z.string(),
