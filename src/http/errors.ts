@@ -128,6 +128,23 @@ export const toDomainError = (error: unknown): DomainError => {
       );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new DomainError('VALIDATION_ERROR', `request body is not valid JSON: ${fe.message}`);
+    // Router errors: the URL's path is at fault, not the body.
+    case 'FST_ERR_BAD_URL':
+      return new DomainError(
+        'VALIDATION_ERROR',
+        fe.message,
+        { issues: [{ field: 'path', location: 'params', message: 'holds a malformed %-escape' }] },
+        400,
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new DomainError(
+        'VALIDATION_ERROR',
+        fe.message,
+        {
+          issues: [{ field: 'path', location: 'params', message: 'a path parameter is over 100 characters' }],
+        },
+        414,
+      );
   }
   if (error instanceof SyntaxError || fe.code?.startsWith('FST_ERR_CTP')) {
     return new DomainError('VALIDATION_ERROR', `malformed request body: ${fe.message}`);

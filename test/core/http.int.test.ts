@@ -163,6 +163,9 @@ describe('HTTP runtime', () => {
     });
     expect(badEscape.statusCode).toBe(400);
     expect(badEscape.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.any(String) });
+    expect(badEscape.json().error.details.issues).toEqual([
+      { field: 'path', location: 'params', message: 'holds a malformed %-escape' },
+    ]);
     const longParam = await t.app.inject({
       method: 'POST',
       url: `/api/v1/_probe/strict/${'x'.repeat(200)}`,
@@ -170,6 +173,9 @@ describe('HTTP runtime', () => {
     });
     expect(longParam.statusCode).toBe(414);
     expect(longParam.json().error).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.any(String) });
+    expect(longParam.json().error.details.issues).toEqual([
+      { field: 'path', location: 'params', message: 'a path parameter is over 100 characters' },
+    ]);
   });
 
   it('gives every VALIDATION_ERROR details.issues[]: a thrown details.field becomes one located issue', async () => {
