@@ -16,7 +16,10 @@ import { call, dataDirectory, ok, startBacktestApp, type Trader, trader } from '
  *   an empty 200, where `GET /market/candles` answers `INVALID_SYMBOL` 400 and `VALIDATION_ERROR` 422, and
  *   refused the epoch-millisecond times the live endpoint takes;
  * - a day that does not exist (`2022-02-30`) was rolled over into March instead of refused;
- * - a symbol longer than 30 characters was a `VALIDATION_ERROR` instead of the spec's `INVALID_SYMBOL`.
+ * - a symbol longer than 30 characters was a `VALIDATION_ERROR` instead of the spec's `INVALID_SYMBOL`;
+ * - (second audit) `POST /backtest/create` trims `strategy_label`, but the `strategy_label` filters of
+ *   `GET /backtest/list` and `GET /backtest/best` compared the raw query value, so a client filtering by the very
+ *   label it sent found nothing.
  */
 let t: TestApp;
 let remove: () => void;
@@ -281,5 +284,43 @@ describe('create in a hole of the data', () => {
         pairs: ['BTCUSDT'],
       });
     }
+  });
+});
+
+describe('strategy_label filters match the label as create stores it', () => {
+  it('list and best find a session by the label sent at create, surrounding spaces included', async () => {
+    const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
+      start_time: '2022-01-01T00:00:00Z',
+      end_time: '2022-01-01T03:00:00Z',
+      starting_balance: '10000',
+      candle_interval: '1h',
+      agent_id: alice.agentId,
+      pairs: ['BTCUSDT'],
+      strategy_label: '  swing  ',
+    });
+    expect(created.strategy_label).toBe('swing');
+    const id = created.session_id as string;
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 3 });
+
+    for (const label of ['swing', '  swing  ', 'swing ']) {
+      const list = await ok(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/list?strategy_label=${encodeURIComponent(label)}`,
+      );
+      expect(list.total, `list strategy_label=${JSON.stringify(label)}`).toBe(1);
+      expect(list.backtests[0].session_id).toBe(id);
+      const best = await ok(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/best?metric=roi_pct&strategy_label=${encodeURIComponent(label)}`,
+      );
+      expect(best.session_id, `best strategy_label=${JSON.stringify(label)}`).toBe(id);
+    }
+    const none = await ok(t.app, alice.headers, 'GET', '/backtest/list?strategy_label=swin');
+    expect(none.total).toBe(0);
   });
 });
