@@ -10,6 +10,7 @@ import { registerRateLimit } from './rate-limit';
 import { healthRoutes } from './routes/health';
 import { apiRoutes, rootRoutes } from './routes/index';
 import { unstorablePath, unstorableTextError, urlNul } from './unstorable-text';
+import { WS_FRAME_LIMIT_BYTES } from './ws/plugin';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,7 +81,7 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   });
 
   await registerOpenApi(app as unknown as FastifyInstance, VERSION);
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, { options: { maxPayload: WS_FRAME_LIMIT_BYTES } });
   await app.register(healthRoutes);
   for (const { plugin } of rootRoutes) await app.register(plugin);
   await app.register(

@@ -264,7 +264,7 @@ class BattleChannel implements WsChannel {
     return {
       key: `battle:${battleId}`,
       ack: { battle_id: battleId },
-      start: () => {
+      start: (ended: () => void) => {
         let follower: BattleFollower | undefined;
         let stopped = false;
         const commands = this.services.battle?.commands;
@@ -278,6 +278,11 @@ class BattleChannel implements WsChannel {
           this.followers.add(f);
           f.pump();
         })().catch((error: unknown) => {
+          // The subscription is over: free its slot, so the client can retry or subscribe to something else.
+          if (!stopped) {
+            stopped = true;
+            ended();
+          }
           const e = isDomainError(error) ? error : new DomainError('INTERNAL_ERROR', 'internal error');
           if (!isDomainError(error))
             this.services.logger.warn({ err: error }, 'battle channel subscribe failed');

@@ -26,6 +26,16 @@ import { tickerChannels } from './ticker-channels';
  * - At most {@link MAX_SUBSCRIPTIONS} subscriptions per socket.
  */
 export const MAX_SUBSCRIPTIONS = 10;
+
+/**
+ * Largest client message answered (bytes, docs/market-data.md "Limits"); a longer one gets `VALIDATION_ERROR`
+ * and the socket stays open. The `ws` library's own `maxPayload` (src/http/app.ts, {@link WS_FRAME_LIMIT_BYTES})
+ * is larger, so that this answer can be given: past it the library closes the socket (1009) by itself.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+
+/** The frame size past which the `ws` library closes the socket (1009) without an answer. */
+export const WS_FRAME_LIMIT_BYTES = 1 << 20;
 /** A socket whose unsent data exceeds this drops further channel messages until it catches up. */
 const MAX_BUFFERED_BYTES = 1 << 20;
 
@@ -72,7 +82,10 @@ const parseMessage = (raw: string): WsClientMessage => {
   if (typeof m['channel'] !== 'string' || m['channel'] === '') {
     throw new DomainError('VALIDATION_ERROR', 'missing "channel"', { field: 'channel' });
   }
-  const [name, target] = m['channel'].split(':', 2) as [string, string | undefined];
+  // Split at the first colon only: `ticker:BTCUSDT:X` names the symbol `BTCUSDT:X` (unknown), not `BTCUSDT`.
+  const colon = m['channel'].indexOf(':');
+  const name = colon < 0 ? m['channel'] : m['channel'].slice(0, colon);
+  const target = colon < 0 ? undefined : m['channel'].slice(colon + 1);
   if (target !== undefined) {
     return { ...m, action: m['action'], channel: name, symbol: m['symbol'] ?? target, target };
   }
@@ -92,7 +105,10 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
   const heartbeatMs = app.services.config.WS_HEARTBEAT_MS;
 
   app.get('/ws/v1', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
-    const subscriptions = new Map<string, () => void>();
+    // Each subscription's stop function and the acknowledgement it was started with: a second subscribe to the
+    // same target is a no-op and is acknowledged with what is in effect (not with the new message's parameters,
+    // e.g. an `orders` `since` that is not replayed).
+    const subscriptions = new Map<string, { stop: () => void; ack: Record<string, unknown> }>();
     let principal: Principal | null = null;
     let closed = false;
     const send = (message: string): boolean => {
@@ -153,7 +169,8 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
         }
         const sub = channel.subscription(message, connection);
         if (message.action === 'subscribe') {
-          if (!subscriptions.has(sub.key)) {
+          const existing = subscriptions.get(sub.key);
+          if (!existing) {
             if (subscriptions.size >= MAX_SUBSCRIPTIONS) {
               throw new DomainError(
                 'VALIDATION_ERROR',
@@ -164,16 +181,20 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
               );
             }
             connection.send(channel.name, 'subscribed', sub.ack);
-            subscriptions.set(sub.key, sub.start());
+            const entry = { stop: () => {}, ack: sub.ack };
+            subscriptions.set(sub.key, entry);
+            entry.stop = sub.start(() => {
+              if (subscriptions.get(sub.key) === entry) subscriptions.delete(sub.key);
+            });
           } else {
-            connection.send(channel.name, 'subscribed', sub.ack);
+            connection.send(channel.name, 'subscribed', existing.ack);
           }
         } else {
-          const stop = subscriptions.get(sub.key);
-          if (!stop) {
+          const existing = subscriptions.get(sub.key);
+          if (!existing) {
             throw new DomainError('VALIDATION_ERROR', `not subscribed to ${sub.key}`, { field: 'channel' });
           }
-          stop();
+          existing.stop();
           subscriptions.delete(sub.key);
           connection.send(channel.name, 'unsubscribed', sub.ack);
         }
@@ -189,6 +210,19 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       const text = isBinary ? '' : data.toString();
       if (isBinary) {
         error(new DomainError('VALIDATION_ERROR', 'binary messages are not supported; send JSON text'));
+        return;
+      }
+      const bytes = Buffer.byteLength(text);
+      if (bytes > MAX_MESSAGE_BYTES) {
+        error(
+          new DomainError(
+            'VALIDATION_ERROR',
+            `message is ${bytes} bytes; at most ${MAX_MESSAGE_BYTES} are read`,
+            {
+              limit_bytes: MAX_MESSAGE_BYTES,
+            },
+          ),
+        );
         return;
       }
       if (ready) handle(text);
@@ -211,7 +245,7 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
     socket.on('close', () => {
       closed = true;
       clearInterval(heartbeat);
-      for (const stop of subscriptions.values()) stop();
+      for (const { stop } of subscriptions.values()) stop();
       subscriptions.clear();
     });
 

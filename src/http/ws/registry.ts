@@ -34,8 +34,11 @@ export interface WsSubscription {
   key: string;
   /** `data` of the `subscribed` / `unsubscribed` acknowledgement, e.g. `{symbol: 'BTCUSDT'}`. */
   ack: Record<string, unknown>;
-  /** Starts delivering to the connection; returns the function that stops it. */
-  start(): () => void;
+  /**
+   * Starts delivering to the connection; returns the function that stops it. A subscription that fails after
+   * its acknowledgement (e.g. an unknown battle, found asynchronously) calls `ended` so the socket frees its slot.
+   */
+  start(ended: () => void): () => void;
 }
 
 /** A channel of the socket. */
