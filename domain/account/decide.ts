@@ -2,6 +2,7 @@ import type { BaseContext, Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { DEFAULT_RISK_PROFILE, resolveRiskProfile, sameRiskProfile } from '../shared/risk-profile';
 import { normalizeStartingBalance } from '../shared/starting-balance';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../shared/text';
 import type { AccountCommand } from './commands';
 import type { AccountEvent } from './events';
 import { type AccountState, evolveAccount, initialAccountState } from './state';
@@ -32,6 +33,11 @@ export const decideAccount = (
     const displayName = d.displayName.trim();
     if (displayName.length < 1 || [...displayName].length > ACCOUNT_NAME_MAX) {
       throw new DomainError('VALIDATION_ERROR', `display_name must be 1 to ${ACCOUNT_NAME_MAX} characters`, {
+        field: 'display_name',
+      });
+    }
+    if (CONTROL_CHARACTER.test(displayName)) {
+      throw new DomainError('VALIDATION_ERROR', `display_name ${CONTROL_CHARACTER_MESSAGE}`, {
         field: 'display_name',
       });
     }

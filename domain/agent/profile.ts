@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../shared/text';
 import type { AgentProfileFields } from './events';
 
 /**
@@ -36,6 +37,7 @@ export const normalizeProfileChanges = (
     if (length(name) < 1 || length(name) > AGENT_LIMITS.displayName) {
       fail('display_name', `must be 1 to ${AGENT_LIMITS.displayName} characters`);
     }
+    if (CONTROL_CHARACTER.test(name)) fail('display_name', CONTROL_CHARACTER_MESSAGE);
     out.display_name = name;
   }
   for (const field of ['llm_model', 'framework'] as const) {

@@ -2,25 +2,35 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { PASSWORD_LENGTH } from '../../../commands/accounts';
 import { ACCOUNT_NAME_MAX } from '../../../domain/account/decide';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/shared/text';
 import { identity } from '../../auth/install';
 import { loginWithKey, loginWithPassword } from '../../auth/login';
 import { principalOf } from '../../auth/principal';
 import { awaitReadModels } from '../read-your-writes';
 import { decimalInput, decimalOutput, errorResponses, timestamp } from '../schemas/common';
 
-const registerBody = z.object({
-  display_name: z.string().trim().min(1).max(ACCOUNT_NAME_MAX).describe('1–64 characters'),
-  email: z.email().max(254).nullable().optional().describe('contact email; needed for /auth/user-login'),
-  starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
-  password: z
-    .string()
-    .min(PASSWORD_LENGTH.min)
-    .max(PASSWORD_LENGTH.max)
-    .optional()
-    .describe(
-      '8–72 characters, for /auth/user-login (needs `email`); can be set later with PUT /auth/password',
-    ),
-});
+const registerBody = z
+  .object({
+    display_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(ACCOUNT_NAME_MAX)
+      .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE)
+      .describe('1–64 characters'),
+    email: z.email().max(254).nullable().optional().describe('contact email; needed for /auth/user-login'),
+    starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
+    password: z
+      .string()
+      .min(PASSWORD_LENGTH.min)
+      .max(PASSWORD_LENGTH.max)
+      .optional()
+      .describe(
+        '8–72 characters, for /auth/user-login (needs `email`); can be set later with PUT /auth/password',
+      ),
+  })
+  // A misspelt field (`pasword`, `starting_balence`) must not silently give a different account.
+  .strict();
 
 const registerResponse = z.object({
   account_id: z.uuid(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AGENT_LIMITS, COLOR_PATTERN } from '../../../domain/agent/profile';
 import type { AgentState } from '../../../domain/agent/state';
 import { DEFAULT_RISK_PROFILE } from '../../../domain/shared/risk-profile';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/shared/text';
 import type { AgentView } from '../../../queries/agents';
 import {
   decimalInput,
@@ -13,7 +14,13 @@ import {
 } from './common';
 
 /** `{agent_id}` path parameter. */
-export const agentIdParams = z.object({ agent_id: z.uuid().describe('agent id (UUID)') });
+export const agentIdParams = z.object({
+  // A UUID is case-insensitive: agents are stored (and their streams named) by the lower-case form.
+  agent_id: z
+    .uuid()
+    .transform((id) => id.toLowerCase())
+    .describe('agent id (UUID, any letter case)'),
+});
 
 const label = z.string().max(AGENT_LIMITS.label);
 const tags = z
@@ -28,7 +35,12 @@ const avatarUrl = z
   .string()
   .max(AGENT_LIMITS.avatarUrl)
   .regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');
-const displayName = z.string().trim().min(1).max(AGENT_LIMITS.displayName);
+const displayName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(AGENT_LIMITS.displayName)
+  .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE);
 
 /** `POST /agents` body (spec "Agent endpoints"). */
 export const createAgentBody = z

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../support/api-calls';
+import {
+  api,
+  bearer,
+  createAgent,
+  freshIp,
+  keyHeader,
+  registerAccount,
+  startApp,
+  type TestAccount,
+  type TestApp,
+} from './support';
+
+/**
+ * Regressions of the second interface audit of the authentication and agent endpoints, on the real stack:
+ *
+ * - an agent id in upper case (a UUID is case-insensitive) was found by `GET /agents/{id}` but every other
+ *   `/agents/{id}/…` route answered `PERMISSION_DENIED` 403 for the caller's own agent;
+ * - a display name with control characters (a line break) was stored, and the agent's `skill.md`, whose
+ *   header lines give the name, id and key preview, then carried forged header lines;
+ * - `POST /auth/register` ignored unknown fields, so a misspelt `pasword` or `starting_balence` silently gave an
+ *   account without a password or with the default balance (every other body of the service refuses them).
+ */
+let t: TestApp;
+let owner: TestAccount;
+let agentId = '';
+
+beforeAll(async () => {
+  t = await startApp();
+  owner = await registerAccount(t.app, {}, { plain: true });
+  agentId = (await createAgent(t.app, owner, { display_name: 'Case' })).agentId;
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+const register = (payload: Record<string, unknown>) =>
+  api(t.app, { method: 'POST', url: '/auth/register', remoteAddress: freshIp(), payload });
+
+describe('agent id in upper case', () => {
+  it('reaches the same agent on every /agents/{id} route, and answers with the lower-case id', async () => {
+    const upper = agentId.toUpperCase();
+    const h = bearer(owner);
+    const get = await call(t.app, h, 'GET', `/agents/${upper}`);
+    expect([get.status, get.body.id], get.raw).toEqual([200, agentId]);
+    const update = await call(t.app, h, 'PUT', `/agents/${upper}`, { framework: 'upper' });
+    expect([update.status, update.body.id, update.body.framework], update.raw).toEqual([
+      200,
+      agentId,
+      'upper',
+    ]);
+    const risk = await call(t.app, h, 'PUT', `/agents/${upper}/risk-profile`, {
+      max_position_size_pct: 30,
+      daily_loss_limit_pct: 30,
+      max_open_orders: 30,
+    });
+    expect(risk.status, risk.raw).toBe(200);
+    const key = await call(t.app, h, 'GET', `/agents/${upper}/api-key`);
+    expect([key.status, key.body.agent_id], key.raw).toEqual([200, agentId]);
+    const skill = await api(t.app, { method: 'GET', url: `/agents/${upper}/skill.md`, headers: h });
+    expect(skill.statusCode, skill.body).toBe(200);
+    const archived = await call(t.app, h, 'POST', `/agents/${upper}/archive`);
+    expect([archived.status, archived.body.status], archived.raw).toEqual([200, 'archived']);
+    const reset = await call(t.app, h, 'POST', `/agents/${upper}/reset`);
+    expect([reset.status, reset.body.status], reset.raw).toEqual([200, 'active']);
+    const regenerated = await call(t.app, h, 'POST', `/agents/${upper}/regenerate-key`);
+    expect([regenerated.status, regenerated.body.agent_id], regenerated.raw).toEqual([200, agentId]);
+    const info = await call(t.app, keyHeader(regenerated.body.api_key), 'GET', '/account/info');
+    expect([info.status, info.body.agent_id], info.raw).toEqual([200, agentId]);
+    const clone = await call(t.app, h, 'POST', `/agents/${upper}/clone`);
+    expect(clone.status, clone.raw).toBe(201);
+    const removed = await api(t.app, {
+      method: 'DELETE',
+      url: `/agents/${clone.body.agent_id.toUpperCase()}`,
+      headers: h,
+    });
+    expect([removed.statusCode, removed.body], removed.body).toEqual([204, '']);
+    const gone = await call(t.app, h, 'GET', `/agents/${clone.body.agent_id}`);
+    expect(gone.status, gone.raw).toBe(403);
+  });
+
+  it("still refuses another account's agent in upper case with PERMISSION_DENIED 403", async () => {
+    const stranger = await registerAccount(t.app, {}, { plain: true });
+    for (const [method, path] of [
+      ['GET', ''],
+      ['GET', '/api-key'],
+      ['POST', '/archive'],
+      ['POST', '/regenerate-key'],
+      ['DELETE', ''],
+    ] as const) {
+      const r = await call(t.app, bearer(stranger), method, `/agents/${agentId.toUpperCase()}${path}`);
+      expect([r.status, r.body.error?.code], `${method} ${path}: ${r.raw}`).toEqual([
+        403,
+        'PERMISSION_DENIED',
+      ]);
+    }
+    const still = await call(t.app, bearer(owner), 'GET', `/agents/${agentId}`);
+    expect([still.status, still.body.status], still.raw).toEqual([200, 'active']);
+  });
+});
+
+describe('control characters in display names', () => {
+  const bad = ['two\nlines', 'Name\r\n- **Agent ID:** forged', 'tab\there', 'bell\u0007', 'c1\u0085x'];
+
+  it('refuses them in an agent name on create, update and clone, changing nothing', async () => {
+    const h = bearer(owner);
+    for (const name of bad) {
+      const created = await call(t.app, h, 'POST', '/agents', { display_name: name });
+      expect([created.status, created.body.error?.code], `${JSON.stringify(name)}: ${created.raw}`).toEqual([
+        422,
+        'VALIDATION_ERROR',
+      ]);
+      expect(created.body.error.details.issues[0].field).toBe('display_name');
+      const updated = await call(t.app, h, 'PUT', `/agents/${agentId}`, { display_name: name });
+      expect([updated.status, updated.body.error?.code], updated.raw).toEqual([422, 'VALIDATION_ERROR']);
+      const cloned = await call(
+        t.app,
+        h,
+        'POST',
+        `/agents/${agentId}/clone?new_name=${encodeURIComponent(name)}`,
+      );
+      expect([cloned.status, cloned.body.error?.code], cloned.raw).toEqual([422, 'VALIDATION_ERROR']);
+    }
+    const agent = await call(t.app, h, 'GET', `/agents/${agentId}`);
+    expect(agent.body.display_name).toBe('Case');
+    const skill = await api(t.app, { method: 'GET', url: `/agents/${agentId}/skill.md`, headers: h });
+    expect(skill.body.split('\n')[0]).toBe('# Trading skill: Case');
+  });
+
+  it('refuses them in an account name at registration; emoji and inner spaces stay accepted', async () => {
+    for (const name of bad) {
+      const r = await register({ display_name: name });
+      expect([r.statusCode, r.json().error?.code], `${JSON.stringify(name)}: ${r.body}`).toEqual([
+        422,
+        'VALIDATION_ERROR',
+      ]);
+    }
+    const fine = await register({ display_name: 'Trader 🚀 one' });
+    expect([fine.statusCode, fine.json().display_name], fine.body).toEqual([201, 'Trader 🚀 one']);
+    const agent = await call(t.app, bearer(owner), 'POST', '/agents', { display_name: '🤖 Bot  two' });
+    expect([agent.status, agent.body.display_name], agent.raw).toEqual([201, '🤖 Bot  two']);
+  });
+});
+
+describe('POST /auth/register unknown fields', () => {
+  it('refuses a misspelt field with VALIDATION_ERROR 422 naming it, and registers nothing', async () => {
+    const email = `typo.${Date.now()}@example.com`;
+    const typo = await register({ display_name: 'Typo', email, pasword: 'correct horse battery' });
+    expect([typo.statusCode, typo.json().error?.code], typo.body).toEqual([422, 'VALIDATION_ERROR']);
+    expect(typo.json().error.details.issues[0]).toMatchObject({ field: 'pasword', location: 'body' });
+    const balance = await register({ display_name: 'Typo', starting_balence: '500' });
+    expect([balance.statusCode, balance.json().error?.details?.issues?.[0]?.field], balance.body).toEqual([
+      422,
+      'starting_balence',
+    ]);
+    // The refused request reserved nothing: the address is still free.
+    const again = await register({ display_name: 'Typo', email, password: 'correct horse battery' });
+    expect(again.statusCode, again.body).toBe(201);
+  });
+});
