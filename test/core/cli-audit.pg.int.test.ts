@@ -295,7 +295,8 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
       expect(run.stderr.trim().split('\n').length, args.join(' ')).toBeLessThanOrEqual(1);
     });
     expect(runs[7]!.stdout).toContain('NOT FOUND nope: no such stream in the event log');
-  });
+    // Twelve processes, each compiling the CLI with tsx: 20–35 s alone, over 60 s beside the rest of the suite.
+  }, 240_000);
 
   it('names the database it cannot reach, in one line, without a stack trace', async () => {
     const run = await runCli(['audit', 'verify'], {
