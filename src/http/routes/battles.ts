@@ -1,7 +1,8 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { BattleChanges, LoadedBattle } from '../../../commands/battle';
+import type { BattleCaller, BattleChanges, BattleOutcome, LoadedBattle } from '../../../commands/battle';
+import type { CommandMeta } from '../../../commands/metadata';
 import { closedAt } from '../../../domain/backtest/advance';
 import { progressPct } from '../../../domain/backtest/clock';
 import type { BattleRequest } from '../../../domain/battle/config';
@@ -131,6 +132,15 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
     return battleOut(outcome.battle);
   };
 
+  /** Runs a battle command as the request's account: its caller and command metadata (actor, request id). */
+  const perform = (
+    request: FastifyRequest,
+    run: (caller: BattleCaller, meta: CommandMeta) => Promise<BattleOutcome>,
+  ): Promise<BattleOutcome> => {
+    const p = principalOf(request);
+    return run(callerOf(p), metaOf(p, request.id));
+  };
+
   app.post(
     '/battles',
     {
@@ -148,11 +158,12 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().create(
-        callerOf(p),
-        { ...changesOf(request.body), name: request.body.name } as BattleRequest,
-        metaOf(p, request.id),
+      const outcome = await perform(request, (caller, meta) =>
+        commands().create(
+          caller,
+          { ...changesOf(request.body), name: request.body.name } as BattleRequest,
+          meta,
+        ),
       );
       return reply.status(201).send(await answer(reply, outcome));
     },
@@ -221,12 +232,8 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().update(
-        callerOf(p),
-        request.params.id,
-        changesOf(request.body),
-        metaOf(p, request.id),
+      const outcome = await perform(request, (caller, meta) =>
+        commands().update(caller, request.params.id, changesOf(request.body), meta),
       );
       return answer(reply, outcome);
     },
@@ -246,8 +253,9 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().remove(callerOf(p), request.params.id, metaOf(p, request.id));
+      const outcome = await perform(request, (caller, meta) =>
+        commands().remove(caller, request.params.id, meta),
+      );
       await awaitReadModels(services, reply, outcome.position);
       return {
         battle_id: outcome.battle.id,
@@ -270,12 +278,8 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().addParticipant(
-        callerOf(p),
-        request.params.id,
-        request.body.agent_id,
-        metaOf(p, request.id),
+      const outcome = await perform(request, (caller, meta) =>
+        commands().addParticipant(caller, request.params.id, request.body.agent_id, meta),
       );
       return reply.status(201).send(await answer(reply, outcome));
     },
@@ -294,12 +298,8 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().removeParticipant(
-        callerOf(p),
-        request.params.id,
-        request.params.agent_id,
-        metaOf(p, request.id),
+      const outcome = await perform(request, (caller, meta) =>
+        commands().removeParticipant(caller, request.params.id, request.params.agent_id, meta),
       );
       return answer(reply, outcome);
     },
@@ -322,8 +322,9 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().start(callerOf(p), request.params.id, metaOf(p, request.id));
+      const outcome = await perform(request, (caller, meta) =>
+        commands().start(caller, request.params.id, meta),
+      );
       return answer(reply, outcome);
     },
   );
@@ -345,12 +346,8 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
       async (request, reply) => {
-        const p = principalOf(request);
-        const outcome = await commands()[action](
-          callerOf(p),
-          request.params.id,
-          request.params.agent_id,
-          metaOf(p, request.id),
+        const outcome = await perform(request, (caller, meta) =>
+          commands()[action](caller, request.params.id, request.params.agent_id, meta),
         );
         return answer(reply, outcome);
       },
@@ -370,8 +367,9 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
-      const outcome = await commands().stop(callerOf(p), request.params.id, metaOf(p, request.id));
+      const outcome = await perform(request, (caller, meta) =>
+        commands().stop(caller, request.params.id, meta),
+      );
       return answer(reply, outcome);
     },
   );
@@ -390,14 +388,15 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = principalOf(request);
       const body = request.body ?? {};
-      const outcome = await commands().replay(
-        callerOf(p),
-        request.params.id,
-        changesOf(body.override_config ?? {}),
-        body.agent_ids,
-        metaOf(p, request.id),
+      const outcome = await perform(request, (caller, meta) =>
+        commands().replay(
+          caller,
+          request.params.id,
+          changesOf(body.override_config ?? {}),
+          body.agent_ids,
+          meta,
+        ),
       );
       return reply.status(201).send(await answer(reply, outcome));
     },
