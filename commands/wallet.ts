@@ -25,7 +25,7 @@ import type { WalletState } from '../domain/wallet/state';
 import { findOrderByIdempotencyKey, getOrder, OPEN_STATUSES, type OrderRow } from '../queries/trading';
 import { getTradingProfile, type TradingProfile } from '../queries/trading-profile';
 import type { Database } from '../src/db/schema';
-import type { EventStore, LogPosition } from '../src/eventstore/port';
+import type { EventStore, LogPosition, RecordedEvent } from '../src/eventstore/port';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, eventMetadata } from './metadata';
@@ -135,6 +135,14 @@ export interface WalletCommandDeps {
    * running battle); a guard throws a `DomainError` to refuse the order (nothing is recorded).
    */
   orderGuards?: OrderGuard[];
+  /**
+   * Waits until the read models include this process's earlier writes of the owner (read your writes on the
+   * read side; `src/http/owner-watermarks.ts`). Used where a command consults a read model about an order it may
+   * have placed a moment ago; absent, the read models are taken as they are.
+   */
+  settled?: (ownerId: string) => Promise<unknown>;
+  /** Told every wallet append of this process as recorded (the matching engine indexes them at once). */
+  appended?: (events: readonly RecordedEvent[]) => void;
 }
 
 /** A check of {@link WalletCommandDeps.orderGuards}: throws to refuse the owner's new order. */
@@ -220,6 +228,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
       },
       { metadata: eventMetadata(meta, at) },
     );
+    if (result.append) deps.appended?.(result.append.events);
     return {
       ownerId,
       events: result.events,
@@ -255,6 +264,8 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
             if (seen.requestHash !== idempotency.requestHash) throw conflict();
             return { kind: 'replayed', ownerId, orderId: seen.outcome.orderId, original: seen.outcome };
           }
+          // No `settled` wait here: an order this process placed is in `recentKeys` until 10,000 newer keyed
+          // orders push it out, long after its fold; the read model answers for other processes and restarts.
           const row = await findOrderByIdempotencyKey(
             deps.db,
             ownerId,
@@ -320,6 +331,14 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
           if (isDomainError(error) && error.code === 'ORDER_NOT_FOUND') {
             // Open in the read model but not in the stream: it was filled or cancelled a moment ago.
             if (row) throw notCancellable('filled or cancelled');
+            // Not in the read model yet either: an order placed a moment ago whose response did not wait for
+            // the read models (READ_YOUR_WRITES=on-read) and that is no longer open. Ask them again once they
+            // include this owner's writes, so a just-filled order is 409, not 404.
+            if (deps.settled) {
+              await deps.settled(ownerId);
+              const settled = await getOrder(deps.db, ownerId, orderId);
+              if (settled) throw notCancellable(settled.status);
+            }
             throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
           }
           throw error;

@@ -42,6 +42,13 @@ const configSchema = z.object({
   /** How long a command's response waits for read models to include it (ms); see docs/architecture.md. */
   READ_MODEL_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   /**
+   * Where read-your-writes waits for the `/trade` commands (place, cancel, cancel all; docs/architecture.md):
+   * `on-read` (default) answers once the order's events are durable and makes the owner's next request wait
+   * until the read models include them; `on-response` waits before answering, like every other command. Use
+   * `on-response` when several API processes serve one client without keeping it on one process.
+   */
+  READ_YOUR_WRITES: z.enum(['on-read', 'on-response']).default('on-read'),
+  /**
    * How much later (ms) the read models may fold events that no request waits for (backtest steps, matching
    * fills), so a stream of them is folded in one page instead of one each; a waiting command is never delayed
    * by it. `worker` always uses 0 (its waiters are in other processes). See docs/architecture.md, "Projections".

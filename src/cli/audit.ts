@@ -152,7 +152,17 @@ export const auditReplay = async (
             failed: true,
           }
         : replay.checkedReadModels
-          ? { compared: true, mismatches: replay.mismatches }
+          ? {
+              compared: true,
+              // Caught up with the head, the read models must include the whole stream.
+              mismatches:
+                replay.readModelsRevision < (replay.events.at(-1)?.revision ?? -1)
+                  ? [
+                      `the read models include revision ${replay.readModelsRevision} of the stream, the log ends at ${replay.events.at(-1)?.revision}`,
+                      ...replay.mismatches,
+                    ]
+                  : replay.mismatches,
+            }
           : { compared: false, why: 'events were appended after --as-of meanwhile', failed: false };
     }
     chainBreak ??= truncation(streamId, head, all);

@@ -21,6 +21,8 @@ import { type IndexedOrder, indexedOrder, OrderIndex } from './order-index';
 
 /** Fills running at once; the rest wait in the queue (a big price move must not flood the database). */
 export const MAX_FILLS_IN_FLIGHT = 64;
+/** Events indexed ahead of their page that the engine remembers ({@link MatchingEngine.observeAppended}). */
+const MAX_EARLY_EVENTS = 100_000;
 
 /** The triggering price of a queued fill. */
 interface QueuedTick {
@@ -87,6 +89,10 @@ export class MatchingEngine {
   private fills = 0;
   private ticks = 0;
   private lastError: string | undefined;
+  /** Position of the last event of the runner's pages applied to the index. */
+  private applied: LogPosition = START;
+  /** Events indexed ahead of their page ({@link observeAppended}); their page skips them. */
+  private readonly early = new Set<string>();
 
   constructor(private readonly deps: MatchingEngineDeps) {}
 
@@ -138,13 +144,12 @@ export class MatchingEngine {
    * read: the xid horizon only moves forward.)
    */
   private async followRunner(folded: (listener: FoldListener) => () => void): Promise<void> {
-    let applied: LogPosition = START;
     const buffered: (readonly RecordedEvent[])[] = [];
     const applyPage = (events: readonly RecordedEvent[]) => {
       for (const e of events) {
-        if (comparePositions(e.position, applied) <= 0) continue;
-        this.apply(e);
-        applied = e.position;
+        if (comparePositions(e.position, this.applied) <= 0) continue;
+        if (!this.early.delete(e.eventId)) this.apply(e);
+        this.applied = e.position;
       }
     };
     this.unfollow = folded((change) => {
@@ -160,6 +165,24 @@ export class MatchingEngine {
     }
     for (const page of buffered.splice(0)) applyPage(page);
     this.ready = true;
+  }
+
+  /**
+   * Indexes events this process has just appended to a wallet (an order placed, filled or cancelled) without
+   * waiting for the runner's page that folds them, so a pending order is matched from the first tick after its
+   * placement is answered — also when the answer does not wait for the read models (`READ_YOUR_WRITES=on-read`).
+   * The page skips them when it comes; events it already brought are left alone. Only while following the
+   * runner's pages, once caught up (at start the read of the log indexes everything).
+   */
+  observeAppended(events: readonly RecordedEvent[]): void {
+    if (!this.ready || !this.deps.folded || this.stopped) return;
+    for (const e of events) {
+      if (comparePositions(e.position, this.applied) <= 0) continue;
+      // Bounded in case pages stop coming (the runner stopped): the pages then index them when they resume.
+      if (this.early.size >= MAX_EARLY_EVENTS) return;
+      this.early.add(e.eventId);
+      this.apply(e);
+    }
   }
 
   /** Stops matching, waits for the fills in flight. */

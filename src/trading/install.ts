@@ -13,6 +13,7 @@ import { ReadThroughCache } from '../../projections/read-through-cache';
 import type { FoldListener } from '../../projections/runner';
 import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
 import { DELETIONS_STREAM } from '../eventstore/port';
+import { OwnerWatermarks } from '../http/owner-watermarks';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
 import { createLeadership } from '../matching/leader';
@@ -23,6 +24,11 @@ export interface TradingServices {
   wallets: WalletCommands;
   /** Checks before every new order (`OrderGuard`); capabilities push theirs (battles: paused agents). */
   orderGuards: OrderGuard[];
+  /**
+   * Writes of the `/trade` commands that answered before the read models included them
+   * (`READ_YOUR_WRITES=on-read`): the owner's next request waits for them (docs/architecture.md).
+   */
+  ownWrites: OwnerWatermarks;
   /** The matching engine, when this runtime matches (it needs market data). */
   engine?: MatchingEngine;
   feeRate: Dec;
@@ -70,8 +76,12 @@ export const installTrading = (services: Services, options: { matching: boolean 
   const feeRate = parseFeeRate(services.config.FEE_RATE ?? DEFAULT_FEE_RATE);
   let view: MarketView | undefined;
   const orderGuards: OrderGuard[] = [];
+  const ownWrites = new OwnerWatermarks(services.projections, services.config.READ_MODEL_WAIT_MS);
+  let engine: MatchingEngine | undefined;
   const wallets = createWalletCommands({
     orderGuards,
+    settled: (ownerId) => ownWrites.settle(ownerId),
+    appended: (events) => engine?.observeAppended(events),
     store: services.eventStore,
     db: services.database.db,
     feeRate,
@@ -83,7 +93,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     },
   });
   const market = services.market;
-  const engine =
+  engine =
     options.matching && market
       ? new MatchingEngine({
           store: services.eventStore,
@@ -105,6 +115,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
   const trading: TradingServices = {
     wallets,
     orderGuards,
+    ownWrites,
     ...(engine ? { engine } : {}),
     feeRate,
     start: async () => {

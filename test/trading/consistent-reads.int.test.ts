@@ -12,7 +12,10 @@ import { priceTicker } from '../support/price-ticks';
  * once in `trading.e2e.test.ts` when a stop-loss fired during the read. Here fills commit while readers read.
  * The real stack (PGlite, or PostgreSQL with DATABASE_URL).
  */
-const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' };
+// Orders answer after their fold here (`on-response`): with `on-read` each read would first wait for the
+// reader's own last order and then run right after a fold, where the next fold is furthest away, and the
+// readers would rarely straddle one (the first test no longer failed without the fix).
+const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', READ_YOUR_WRITES: 'on-response' };
 let t: TestApp;
 const tick = priceTicker(() => t.app.services.market!);
 
@@ -45,9 +48,12 @@ describe('answers read one snapshot of the read models', () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const headers = keyHeader(account.apiKey);
     let trading = true;
+    let reads = 0;
     const orders = (async () => {
       try {
-        for (let i = 0; i < 30; i++) {
+        // At least 30 orders, and more (within the 100 orders a minute of one key) until the readers have read
+        // often enough: orders answer before their fold now, so 30 of them can be over before 30 reads.
+        for (let i = 0; i < 90 && (i < 30 || reads <= 40); i++) {
           const symbol = i % 2 === 0 ? 'BTCUSDT' : 'ETHUSDT';
           const quantity = symbol === 'BTCUSDT' ? '0.005' : '0.1';
           const side = i % 4 < 2 ? 'buy' : 'sell';
@@ -64,7 +70,6 @@ describe('answers read one snapshot of the read models', () => {
       }
     })();
     const seen: string[] = [];
-    let reads = 0;
     // Under the general group's 600 requests a minute (spec "Limits").
     const reader = async () => {
       for (let i = 0; i < 150 && trading; i++) {

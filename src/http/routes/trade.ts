@@ -9,7 +9,7 @@ import { getOrder, listOrders, listTrades, OPEN_STATUSES } from '../../../querie
 import { type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
 import { decimalText, orderOut, outcomeBody, tradeOut } from '../../trading/present';
-import { awaitReadModels } from '../read-your-writes';
+import { acknowledgeTradeWrite } from '../read-your-writes';
 import { errorResponses } from '../schemas/common';
 import {
   cancelAllResponse,
@@ -31,8 +31,11 @@ import { addServerTiming } from '../server-timing';
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['trade'];
 const read = { auth: 'key-or-jwt' } as const;
-/** Placement and cancels share the order limit (spec "Limits": 100 per minute, combined). */
-const write = { auth: 'key-or-jwt', rateLimitGroup: 'orders' } as const;
+/**
+ * Placement and cancels share the order limit (spec "Limits": 100 per minute, combined). They decide from the
+ * wallet's stream, so they need not wait for the caller's earlier writes to be folded (`awaitOwnWrites`).
+ */
+const write = { auth: 'key-or-jwt', rateLimitGroup: 'orders', awaitOwnWrites: false } as const;
 
 /** The `{order_id}` of the path: ids are lower-case UUIDs, and a UUID is case-insensitive (RFC 9562). */
 const orderIdOf = (params: { order_id: string }): string => params.order_id.trim().toLowerCase();
@@ -71,8 +74,9 @@ const requestHash = (o: {
 
 /**
  * Trading endpoints (spec "Trading endpoints"; ARCHITECTURE §8). Every figure is scoped to the caller's wallet:
- * the agent's with an agent key or `X-Agent-Id`, else the account's. Commands answer after the read models
- * include them (read your writes); an order of another owner is `ORDER_NOT_FOUND`.
+ * the agent's with an agent key or `X-Agent-Id`, else the account's. Commands answer once their events are
+ * durable and the caller's next request reads them (read your writes, `READ_YOUR_WRITES`); an order of another
+ * owner is `ORDER_NOT_FOUND`.
  */
 export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = () => app.services.database.db;
@@ -139,7 +143,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
           });
         }
       } else {
-        await awaitReadModels(app.services, reply, outcome.position);
+        await acknowledgeTradeWrite(app.services, reply, principal, outcome.position);
         if (outcome.kind === 'rejected') throw outcome.error;
       }
       const body = outcomeBody(outcome);
@@ -238,7 +242,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         orderIdOf(request.params),
         meta(principal, request.id),
       );
-      await awaitReadModels(app.services, reply, outcome.position);
+      await acknowledgeTradeWrite(app.services, reply, principal, outcome.position);
       const c = outcome.cancelled;
       return {
         order_id: c.order_id,
@@ -267,7 +271,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         ownerOf(principal),
         meta(principal, request.id),
       );
-      await awaitReadModels(app.services, reply, outcome.position);
+      await acknowledgeTradeWrite(app.services, reply, principal, outcome.position);
       const unlocked = new Map<string, ReturnType<typeof dec>>();
       for (const c of outcome.cancelled) {
         unlocked.set(c.unlocked_asset, (unlocked.get(c.unlocked_asset) ?? ZERO).plus(c.unlocked_amount));

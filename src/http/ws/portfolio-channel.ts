@@ -14,6 +14,10 @@ export const PORTFOLIO_PRICE_REFRESH_MS = 5_000;
 /** Re-read period of the wallet's revision when this process folds no read models (nothing tells it), ms. */
 const POLL_MS = 1_000;
 
+/** Whether two snapshots hold the same figures (everything but the time they were built). */
+const sameFigures = (a: PortfolioSnapshot, b: PortfolioSnapshot): boolean =>
+  JSON.stringify({ ...a, timestamp: null }) === JSON.stringify({ ...b, timestamp: null });
+
 /**
  * Sends one owner's portfolio snapshots to one socket: on request (the subscription, a wallet change, a price
  * move), at most once per {@link PORTFOLIO_MIN_INTERVAL_MS}; requests while one is built or too soon after the
@@ -74,12 +78,18 @@ class PortfolioFollower {
     this.pending = false;
     this.building = true;
     const actor = this.owner.agentId ?? this.owner.accountId;
-    // A wallet behind its owner's session (agent reset) is brought into step under the socket's id, as a
-    // request would be under its request id.
-    void currentPortfolio(this.services, this.owner, { actor, requestId: this.connection.id })
+    // The owner's own orders that answered before their fold (READ_YOUR_WRITES=on-read) are waited for, as a
+    // request's are; and a wallet behind its owner's session (agent reset) is brought into step under the
+    // socket's id, as a request would be under its request id.
+    const settled = this.services.trading?.ownWrites.settle(actor) ?? Promise.resolve(true);
+    void settled
+      .then(() => currentPortfolio(this.services, this.owner, { actor, requestId: this.connection.id }))
       .then(
         (snapshot) => {
           if (!this.running) return;
+          // A request that found nothing new (e.g. a fold the snapshot being built already included) sends
+          // nothing: each snapshot replaces the last, so an identical one is only noise.
+          if (this.last && sameFigures(this.last, snapshot)) return;
           this.sentAt = Date.now();
           if (this.connection.send('portfolio', 'portfolio', snapshot)) this.last = snapshot;
           else this.pending = true; // the client reads too slowly: send a fresh one later
