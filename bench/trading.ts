@@ -4,14 +4,17 @@
  * (a) Market orders through HTTP with durable events and projections: the real server (`bench/trading-server.ts`,
  *     i.e. `createRuntime` + `buildApp`) on a fresh scratch database of the local PostgreSQL server
  *     (`ptv_bench_trading_*`, dropped at the end), `synchronous_commit` as configured. `--agents` agents (default
- *     64) each place market buys of 0.0002 BTC with their own API key over their own keep-alive connection
- *     (autocannon), one order in flight per agent. Every response is sent only after the projections have folded
- *     the order (read your writes), so the latency includes the append, the fill and the read models. Two measured
- *     windows after `--warmup` seconds: closed loop (each agent sends its next order when the last one is
- *     answered: the most the venue does) and at an offered rate of `--rate` orders/s over all agents (the
- *     latency at that load). Each reports orders/s, p50/p90/p99/max latency and CPU ms per order of the server,
- *     the PostgreSQL backends and the load generator (read from `/proc`; comparable across runs on a busy machine
- *     where throughput is not).
+ *     64) each place market buys of 0.0002 BTC with their own API key over their own keep-alive connection.
+ *     An order is answered once its events are durable and its owner's next request waits for the read models
+ *     (`READ_YOUR_WRITES=on-read`, the default; `--read-your-writes on-response` answers after the projections
+ *     have folded it). Three measured windows after `--warmup` seconds: closed loop (autocannon: each agent sends
+ *     its next order when the last one is answered: the most the venue does); open loop at `--rate` orders/s
+ *     spread evenly over time and agents (`bench/open-loop.ts`: latency from each order's due time, so no
+ *     coordinated omission); and the same open loop while 8 probe agents each place an order and read their
+ *     positions at once, checking that the read includes the order (read your writes under load). Each reports
+ *     orders/s, p50/p90/p99/max latency, the server's own timing (`Server-Timing`) and CPU ms per order of the
+ *     server, the PostgreSQL backends and the load generator (read from `/proc`; comparable across runs on a
+ *     busy machine where throughput is not).
  * (b) The matching engine with `--pending` pending orders (default 100,000) over 10 symbols: time per tick of
  *     `MatchingEngine.onTick` (index lookup and fill dispatch; the fills themselves go to a stub), for ticks that
  *     reach nothing and for ticks that reach orders.
@@ -34,9 +37,11 @@ import pg from 'pg';
 import { EMPTY } from 'rxjs';
 import type { WalletCommands } from '../commands/wallet';
 import { fromUnits } from '../domain/market/decimal';
+import { dec } from '../domain/trading/decimal';
 import { type AllSubscription, type EventStore, START } from '../src/eventstore/port';
 import { MatchingEngine } from '../src/matching/engine';
 import { indexedOrder } from '../src/matching/order-index';
+import { openLoop } from './open-loop';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -57,6 +62,11 @@ const options = new Command()
     process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
   )
   .option('--skip-http', 'only the matching engine')
+  .option('--skip-probe', 'skip the read-your-writes window')
+  .option(
+    '--read-your-writes <mode>',
+    'READ_YOUR_WRITES of the server: on-read or on-response (default as configured)',
+  )
   .option('--read-model-wait <ms>', 'READ_MODEL_WAIT_MS of the server (diagnostics; default as configured)')
   .option('--json <file>', 'also write the results as JSON')
   .parse()
@@ -70,6 +80,8 @@ const options = new Command()
     url: string;
     skipHttp?: boolean;
     readModelWait?: string;
+    readYourWrites?: string;
+    skipProbe?: boolean;
     json?: string;
   }>();
 
@@ -83,6 +95,10 @@ interface AutocannonResult {
 const autocannon = createRequire(import.meta.url)('autocannon') as (
   options: Record<string, unknown>,
 ) => Promise<AutocannonResult>;
+
+/** Probe agents and their pause between rounds (read your writes under load). */
+const PROBE_AGENTS = 8;
+const PROBE_PAUSE_MS = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const percentile = (sorted: number[], p: number) =>
@@ -165,6 +181,7 @@ const startServer = async (
         MARKET_DATA_DIR: '',
         LOG_LEVEL: 'warn',
         ...(options.readModelWait !== undefined ? { READ_MODEL_WAIT_MS: options.readModelWait } : {}),
+        ...(options.readYourWrites !== undefined ? { READ_YOUR_WRITES: options.readYourWrites } : {}),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -235,6 +252,16 @@ const httpBenchmark = async () => {
       if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
       keys.push(agent.body.api_key);
     }
+    // Probe agents (read your writes under load): each places an order and at once reads its positions.
+    const probeKeys: string[] = [];
+    for (let i = 0; i < PROBE_AGENTS; i++) {
+      const agent = await http(`${api}/agents`, 'POST', jwt, {
+        display_name: `probe-${i}`,
+        starting_balance: '1000000',
+      });
+      if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
+      probeKeys.push(agent.body.api_key);
+    }
     await sleep(500); // the agents' keys must be in the read models
     // autocannon, one connection per agent and one order in flight each: its HTTP client costs a fraction of
     // `fetch`'s CPU, and this machine's two cores are shared by the load generator, the server and PostgreSQL.
@@ -244,20 +271,26 @@ const httpBenchmark = async () => {
     let stale = 0;
     // The server's own account of each order (`Server-Timing`: handler, command, read-models), in ms.
     let timings = new Map<string, number[]>();
-    const run = (seconds: number, overallRate?: number) =>
+    const body = JSON.stringify({ symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.0002' });
+    const observe = (headers: Record<string, string | string[] | undefined>) => {
+      if (headers['x-read-model-stale']) stale++;
+      for (const part of String(headers['server-timing'] ?? '').split(',')) {
+        const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
+        if (!m) continue;
+        const list = timings.get(m[1]!) ?? [];
+        list.push(Number(m[2]));
+        timings.set(m[1]!, list);
+      }
+    };
+    /** Closed loop: each agent sends its next order as soon as the last one is answered (autocannon). */
+    const closedLoopRun = (seconds: number) =>
       autocannon({
         url: `${api}/trade/order`,
         connections: keys.length,
-        ...(overallRate ? { overallRate, ignoreCoordinatedOmission: true } : {}),
-        // With a rate, raw latencies: autocannon 8's correction for coordinated omission, on whenever a rate is set, records
-        // each answer with an "expected interval" of ceil(1 / rate) = 1 ms (a rate per second taken as per ms),
-        // i.e. a 30 ms answer also as 29, 28, …, 1 ms: it pulled the offered-rate percentiles far below what
-        // the server itself reports (Server-Timing). Every number measured at a rate before 2026-11-24 03:15 UTC
-        // has that bias.
         duration: seconds,
         idReplacement: true,
         method: 'POST',
-        body: JSON.stringify({ symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.0002' }),
+        body,
         setupClient: (client: { setHeaders: (h: Record<string, string>) => void }) => {
           client.setHeaders({
             'content-type': 'application/json',
@@ -272,31 +305,71 @@ const httpBenchmark = async () => {
               _body: string,
               _context: unknown,
               headers: Record<string, string>,
-            ) => {
-              if (headers['x-read-model-stale']) stale++;
-              for (const part of (headers['server-timing'] ?? '').split(',')) {
-                const m = /^\s*([\w-]+);dur=([\d.]+)/.exec(part);
-                if (!m) continue;
-                const list = timings.get(m[1]!) ?? [];
-                list.push(Number(m[2]));
-                timings.set(m[1]!, list);
-              }
-            },
+            ) => observe(headers),
           },
         ],
       });
-    await run(options.warmup);
-    /** One measured window: closed loop (as fast as answers come) or at an offered rate across all agents. */
+    await closedLoopRun(options.warmup);
+    /** The counts and raw latencies of one window, whichever generator ran it. */
+    interface Window {
+      seconds: number;
+      statuses: Map<number, number>;
+      latency: { mean: number; p50: number; p90: number; p99: number; max: number };
+      errors: number;
+      timeouts: number;
+      sendLagMs?: { p99: number; max: number };
+    }
+    const closedLoopWindow = async (): Promise<Window> => {
+      const result = await closedLoopRun(options.duration);
+      return {
+        seconds: result.duration,
+        statuses: new Map(
+          Object.entries(result.statusCodeStats).map(([code, v]) => [Number(code), v.count] as const),
+        ),
+        latency: {
+          mean: round(result.latency.average, 3),
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          max: result.latency.max,
+        },
+        errors: result.errors,
+        timeouts: result.timeouts,
+      };
+    };
+    /** Open loop: `rate` orders/s spread evenly over time and agents (bench/open-loop.ts). */
+    const openLoopWindow = async (rate: number): Promise<Window> => {
+      const origin = new URL(api).origin;
+      const result = await openLoop({
+        origin,
+        path: '/api/v1/trade/order',
+        method: 'POST',
+        agents: keys.map((key) => ({ headers: { 'content-type': 'application/json', 'x-api-key': key } })),
+        rate,
+        seconds: options.duration,
+        body,
+        requestHeaders: (i) => ({ 'x-bench-client': `open-${i}` }),
+        onResponse: (_status, headers) => observe(headers),
+      });
+      const s = stats(result.latenciesMs);
+      return {
+        seconds: result.seconds,
+        statuses: result.statuses,
+        latency: { mean: s.mean, p50: s.p50, p90: s.p90, p99: s.p99, max: s.max },
+        errors: result.errors,
+        timeouts: 0,
+        sendLagMs: { p99: round(result.sendLagMs.p99, 3), max: round(result.sendLagMs.max, 3) },
+      };
+    };
+    /** One measured window: closed loop (as fast as answers come) or open loop at an offered rate. */
     const measure = async (rate?: number) => {
       stale = 0;
       timings = new Map();
       const cpu = await cpuMeter(admin, name, server!.child.pid!);
-      const result = await run(options.duration, rate);
+      const result = rate ? await openLoopWindow(rate) : await closedLoopWindow();
       const used = await cpu();
-      const seconds = result.duration;
-      const statuses = new Map(
-        Object.entries(result.statusCodeStats).map(([code, v]) => [Number(code), v.count] as const),
-      );
+      const seconds = result.seconds;
+      const statuses = result.statuses;
       const count = [...statuses.values()].reduce((a, b) => a + b, 0);
       const ok = statuses.get(201) ?? 0;
       return {
@@ -308,13 +381,8 @@ const httpBenchmark = async () => {
         filled_per_second: round(ok / seconds, 1),
         statuses: Object.fromEntries(statuses),
         read_model_stale: stale,
-        latency_ms: {
-          mean: round(result.latency.average, 3),
-          p50: result.latency.p50,
-          p90: result.latency.p90,
-          p99: result.latency.p99,
-          max: result.latency.max,
-        },
+        latency_ms: result.latency,
+        ...(result.sendLagMs ? { generator_send_lag_ms: result.sendLagMs } : {}),
         server_timing_ms: Object.fromEntries(
           [...timings].map(([metric, values]) => [metric, stats(values)] as const),
         ),
@@ -328,13 +396,83 @@ const httpBenchmark = async () => {
         load_average_1m: round(os.loadavg()[0]!, 2),
       };
     };
+    /**
+     * Read your writes under load: while the open loop runs at `rate`, each probe agent places a market buy,
+     * reads `GET /account/positions` as soon as it is answered, checks that the position includes every buy
+     * so far, and pauses `PROBE_PAUSE_MS`. A read that misses its own order counts as stale.
+     */
+    const probe = async (rate: number) => {
+      let stopAt = Number.POSITIVE_INFINITY;
+      const orderMs: number[] = [];
+      const readMs: number[] = [];
+      const waits: number[] = [];
+      let stale = 0;
+      let failed = 0;
+      let id = 0;
+      const loops = probeKeys.map(async (key) => {
+        const headers = { 'x-api-key': key };
+        let bought = dec(0);
+        while (performance.now() < stopAt) {
+          const t0 = performance.now();
+          const placed = await http(
+            `${api}/trade/order`,
+            'POST',
+            { ...headers, 'x-bench-client': `p${id++}` },
+            {
+              symbol: 'BTCUSDT',
+              side: 'buy',
+              type: 'market',
+              quantity: '0.0002',
+            },
+          );
+          const t1 = performance.now();
+          if (placed.status !== 201) {
+            failed++;
+            continue;
+          }
+          bought = bought.plus('0.0002');
+          const read = await http(`${api}/account/positions`, 'GET', {
+            ...headers,
+            'x-bench-client': `p${id++}`,
+          });
+          const t2 = performance.now();
+          orderMs.push(t1 - t0);
+          readMs.push(t2 - t1);
+          const wait = /own-writes;dur=([\d.]+)/.exec(read.headers.get('server-timing') ?? '');
+          waits.push(wait ? Number(wait[1]) : 0);
+          const btc = (read.body.positions as { symbol: string; quantity: string }[]).find(
+            (p) => p.symbol === 'BTCUSDT',
+          );
+          if (read.status !== 200 || !btc || !dec(btc.quantity).eq(bought)) stale++;
+          await sleep(PROBE_PAUSE_MS);
+        }
+      });
+      const load = measure(rate);
+      const measured = await load;
+      stopAt = 0;
+      await Promise.all(loops);
+      return {
+        load: measured,
+        probe: {
+          agents: probeKeys.length,
+          rounds: readMs.length,
+          failed_orders: failed,
+          stale_reads: stale,
+          order_latency_ms: stats(orderMs),
+          read_latency_ms: stats(readMs),
+          read_waited_for_own_writes_ms: stats(waits),
+        },
+      };
+    };
     const closedLoop = await measure();
     const atRate = options.rate > 0 ? await measure(options.rate) : undefined;
+    const readYourWrites = options.rate > 0 && !options.skipProbe ? await probe(options.rate) : undefined;
     const health = (await (await fetch(`${server.url}/health`)).json()) as any;
     return {
       agents: options.agents,
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
       server_node_flags: process.env.BENCH_NODE_FLAGS ?? '',
+      read_your_writes: options.readYourWrites ?? 'on-read (default)',
       postgres: {
         version,
         synchronous_commit: syncCommit,
@@ -342,6 +480,7 @@ const httpBenchmark = async () => {
       },
       closed_loop: closedLoop,
       ...(atRate ? { at_rate: atRate } : {}),
+      ...(readYourWrites ? { read_your_writes_under_load: readYourWrites } : {}),
       projections: health.projections?.map((p: any) => ({ name: p.name, lag: p.lag_events, state: p.state })),
     };
   } finally {
