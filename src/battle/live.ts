@@ -116,6 +116,8 @@ export const liveBattlePort = (services: Services, now: () => Date = () => new D
     const rows = await battleSnapshots(services.database.db, battle.id);
     const records = [];
     for (const p of state.participants) {
+      // Orders of the participant that answered before their fold (READ_YOUR_WRITES=on-read) count.
+      await services.trading?.ownWrites.settle(p.agentId);
       const equityNow = await participantEquity(services, p);
       const snapshots = rows.flatMap((r) => {
         const hit = r.participants.find((x) => x.agent_id === p.agentId);
