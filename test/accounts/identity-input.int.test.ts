@@ -160,3 +160,42 @@ describe('POST /auth/register unknown fields', () => {
     expect(again.statusCode, again.body).toBe(201);
   });
 });
+
+describe('login and password bodies refuse unknown fields', () => {
+  it('names a misspelt field of /auth/login, /auth/user-login and PUT /auth/password, and changes nothing', async () => {
+    const email = `strict.${Date.now()}@example.com`;
+    const created = await register({ display_name: 'Strict', email, password: 'correct horse battery' });
+    expect(created.statusCode, created.body).toBe(201);
+    const { api_key, api_secret } = created.json();
+    const send = (
+      method: 'POST' | 'PUT',
+      url: string,
+      payload: Record<string, unknown>,
+      headers: Record<string, string> = {},
+    ) => api(t.app, { method, url, remoteAddress: freshIp(), payload, headers });
+    const post = (url: string, payload: Record<string, unknown>) => send('POST', url, payload);
+    const cases = [
+      await post('/auth/login', { api_key, api_secret, api_secert: 'x' }),
+      await post('/auth/user-login', { email, password: 'correct horse battery', pasword: 'x' }),
+    ];
+    const login = await post('/auth/login', { api_key, api_secret });
+    expect(login.statusCode, login.body).toBe(200);
+    const token = { authorization: `Bearer ${login.json().token}` };
+    cases.push(
+      await send(
+        'PUT',
+        '/auth/password',
+        { password: 'a new long password', current_password: 'correct horse battery', curent: 'x' },
+        token,
+      ),
+    );
+    expect(cases.map((r) => [r.statusCode, r.json().error?.details?.issues?.[0]?.field])).toEqual([
+      [422, 'api_secert'],
+      [422, 'pasword'],
+      [422, 'curent'],
+    ]);
+    // The password is unchanged: the old one still logs in.
+    const old = await post('/auth/user-login', { email, password: 'correct horse battery' });
+    expect(old.statusCode, old.body).toBe(200);
+  });
+});

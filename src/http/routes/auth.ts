@@ -47,17 +47,18 @@ const tokenResponse = z.object({
   token_type: z.literal('Bearer'),
 });
 
-const loginBody = z.object({
+// Login and password bodies refuse unknown fields like every other body: a misspelt field is named, not ignored.
+const loginBody = z.strictObject({
   api_key: z.string().min(1).max(256).describe('account key, prefix `ak_live_`'),
   api_secret: z.string().min(1).max(256).describe('account secret, prefix `sk_live_`'),
 });
 
-const userLoginBody = z.object({
+const userLoginBody = z.strictObject({
   email: z.email().max(254),
   password: z.string().min(1).max(256),
 });
 
-const passwordBody = z.object({
+const passwordBody = z.strictObject({
   password: z
     .string()
     .min(PASSWORD_LENGTH.min)
