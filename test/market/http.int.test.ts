@@ -120,6 +120,12 @@ describe('GET /market/price/{symbol} and /market/prices', () => {
     const some = await get('/market/prices?symbols=ethusdt,ZILUSDT');
     expect(some.body).toMatchObject({ count: 1, prices: { ETHUSDT: expect.stringMatching(DECIMAL8) } });
     expectError(await get('/market/prices?symbols=BTCUSDT,NOPE'), 400, 'INVALID_SYMBOL');
+    // `symbols` present but naming no pair is refused, like /market/tickers, not answered with nothing.
+    for (const empty of ['', ',', ' , ']) {
+      const r = await get(`/market/prices?symbols=${encodeURIComponent(empty)}`);
+      expectError(r, 422, 'VALIDATION_ERROR');
+      expect(r.body.error.details.issues[0]).toMatchObject({ field: 'symbols', location: 'querystring' });
+    }
   });
 });
 

@@ -268,7 +268,11 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         summary: 'Current prices of several pairs (all when `symbols` is omitted)',
         querystring: z.object({
-          symbols: z.string().max(20_000).optional().describe('comma-separated symbols'),
+          symbols: z
+            .string()
+            .max(20_000)
+            .optional()
+            .describe('comma-separated symbols (at least one); omitted: every pair with a price'),
         }),
         response: {
           200: z.object({
@@ -286,7 +290,16 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       if (request.query.symbols === undefined) {
         for (const p of m.prices().sort((a, b) => (a.symbol < b.symbol ? -1 : 1))) prices[p.symbol] = p.price;
       } else {
-        for (const symbol of symbolList(request.query.symbols)) {
+        const symbols = symbolList(request.query.symbols);
+        // `symbols=` names no pair: refused rather than answered with an empty object (omit it for all pairs).
+        if (symbols.length === 0) {
+          throw new DomainError(
+            'VALIDATION_ERROR',
+            'invalid querystring: symbols: give at least one symbol, or omit symbols for every pair',
+            { issues: [{ field: 'symbols', location: 'querystring', message: 'at least one symbol' }] },
+          );
+        }
+        for (const symbol of symbols) {
           m.requirePair(symbol);
           const p = m.feed.prices.get(symbol);
           if (p) prices[symbol] = p.price;
