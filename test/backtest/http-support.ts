@@ -38,7 +38,7 @@ export const trader = async (app: FastifyInstance, risk?: Record<string, number>
   return { account, agentId: agent.agentId, agentKey: agent.apiKey, headers: bearer(account) };
 };
 
-export { call, ok } from '../support/api-calls';
+export { call, fails, ok } from '../support/api-calls';
 
 /** The raw hourly candles of a symbol, read straight from the CSV file (independent of the code under test). */
 export const rawCandles = (symbol: string) => {

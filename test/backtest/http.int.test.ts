@@ -5,6 +5,7 @@ import { keyHeader } from '../accounts/support';
 import {
   call,
   dataDirectory,
+  fails,
   H,
   ok,
   rawCandles,
@@ -154,6 +155,20 @@ describe('no look-ahead', () => {
       expect(Date.parse(last.time) + H).toBeLessThanOrEqual(at);
       expect(Date.parse(last.time)).toBe(at - H);
       for (const c of coarse.candles) expect(Date.parse(c.time) + 4 * H).toBeLessThanOrEqual(at);
+    }
+    // `symbols` picks pairs; present but naming none is refused, as on /market/prices.
+    const one = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/market/prices?symbols=btcusdt,,`);
+    expect([one.count, Object.keys(one.prices)]).toEqual([1, ['BTCUSDT']]);
+    for (const empty of ['', '%2C']) {
+      const error = await fails(
+        t.app,
+        alice.headers,
+        'GET',
+        `/backtest/${id}/market/prices?symbols=${empty}`,
+        422,
+        'VALIDATION_ERROR',
+      );
+      expect(error.details).toMatchObject({ issues: [{ field: 'symbols', location: 'querystring' }] });
     }
   });
 });

@@ -71,6 +71,7 @@ import {
 } from '../schemas/backtest';
 import { errorResponses } from '../schemas/common';
 import { filledOrderResponse, pendingOrderResponse, placeOrderBody } from '../schemas/trading';
+import { requiredSymbols } from '../symbols-query';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['backtest'];
@@ -655,12 +656,10 @@ export const backtestRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const { market, at } = await marketSession(principalOf(request), request.params.id);
-      const symbols = request.query.symbols
-        ? request.query.symbols
-            .split(',')
-            .filter((s) => s.trim())
-            .map((s) => requireSymbol(market, s))
-        : market.series.map((s) => s.symbol);
+      const symbols =
+        request.query.symbols === undefined
+          ? market.series.map((s) => s.symbol)
+          : requiredSymbols(request.query.symbols).map((s) => requireSymbol(market, s));
       const prices: Record<string, string> = {};
       for (const symbol of symbols) {
         const c = lastClosed(market, symbol, at);

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Candle } from '../../../domain/market/candle';
 import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../domain/market/intervals';
-import { normalizeSymbol, type Pair } from '../../../domain/market/pair';
+import type { Pair } from '../../../domain/market/pair';
 import { isoMicros, isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import type { Ticker } from '../../market/feed';
@@ -11,6 +11,7 @@ import type { CachedPrice } from '../../market/price-cache';
 import { parseQueryTime } from '../../market/query-time';
 import type { MarketServices } from '../../market/services';
 import { decimalOutput, errorResponses, timestamp } from '../schemas/common';
+import { requiredSymbols, symbolList } from '../symbols-query';
 
 /**
  * The nine public market-data endpoints (spec "Market data endpoints", "Limits", "Errors"; ARCHITECTURE §7).
@@ -182,16 +183,6 @@ const candleJson = (c: Candle): string => {
   return json;
 };
 
-/** Splits a comma-separated symbol list: normalized, de-duplicated, empty items dropped. */
-const symbolList = (raw: string): string[] => [
-  ...new Set(
-    raw
-      .split(',')
-      .map((s) => normalizeSymbol(s))
-      .filter(Boolean),
-  ),
-];
-
 /**
  * An ISO 8601 query time (or epoch milliseconds) to ms; `VALIDATION_ERROR` otherwise, also for a day that does
  * not exist (`2022-02-30`, which `Date.parse` would roll over into March).
@@ -290,15 +281,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       if (request.query.symbols === undefined) {
         for (const p of m.prices().sort((a, b) => (a.symbol < b.symbol ? -1 : 1))) prices[p.symbol] = p.price;
       } else {
-        const symbols = symbolList(request.query.symbols);
-        // `symbols=` names no pair: refused rather than answered with an empty object (omit it for all pairs).
-        if (symbols.length === 0) {
-          throw new DomainError(
-            'VALIDATION_ERROR',
-            'invalid querystring: symbols: give at least one symbol, or omit symbols for every pair',
-            { issues: [{ field: 'symbols', location: 'querystring', message: 'at least one symbol' }] },
-          );
-        }
+        const symbols = requiredSymbols(request.query.symbols);
         for (const symbol of symbols) {
           m.requirePair(symbol);
           const p = m.feed.prices.get(symbol);
