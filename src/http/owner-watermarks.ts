@@ -7,9 +7,11 @@ export interface FoldWaiter {
 }
 
 /**
- * Read your writes on the read side (docs/architecture.md, "Read your writes"): for each wallet owner (and the
- * account that owns it), the `$all` position of the last event this process appended for it without waiting for
- * the read models before answering (with `READ_YOUR_WRITES=on-read`, the `/trade` commands). A later request
+ * Read your writes on the read side (docs/architecture.md, "Read your writes"): for each wallet owner (and, for
+ * the `/trade` commands, the account that owns it), the `$all` position of the last event this process appended
+ * for it that the read models may not include yet: the `/trade` commands' (which answer before their fold with
+ * `READ_YOUR_WRITES=on-read`) and every other wallet append, a matching-engine fill too (which the `orders`
+ * channel pushes before its fold). A later request
  * of that owner waits for the projections to reach its watermark before it reads them ({@link settle}), so a
  * client that places an order and then reads its balance, positions or orders still sees the order — while the
  * order's own response goes out as soon as its events are durable.

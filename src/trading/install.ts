@@ -9,10 +9,11 @@ import { toUnitsNumber } from '../../domain/market/decimal';
 import { normalizeSymbol } from '../../domain/market/pair';
 import type { Dec } from '../../domain/trading/decimal';
 import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
+import { walletOwnerOf } from '../../domain/wallet/events';
 import { ReadThroughCache } from '../../projections/read-through-cache';
 import type { FoldListener } from '../../projections/runner';
 import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
-import { DELETIONS_STREAM } from '../eventstore/port';
+import { DELETIONS_STREAM, type RecordedEvent } from '../eventstore/port';
 import { OwnerWatermarks } from '../http/owner-watermarks';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
@@ -29,6 +30,11 @@ export interface TradingServices {
    * (`READ_YOUR_WRITES=on-read`): the owner's next request waits for them (docs/architecture.md).
    */
   ownWrites: OwnerWatermarks;
+  /**
+   * Tells `listener` every wallet append of this process as recorded, right after it is durable (before the
+   * read models fold it); returns the unsubscribe. The `orders` WebSocket channel pushes from it.
+   */
+  onAppended(listener: (events: readonly RecordedEvent[]) => void): () => void;
   /** The matching engine, when this runtime matches (it needs market data). */
   engine?: MatchingEngine;
   feeRate: Dec;
@@ -78,10 +84,20 @@ export const installTrading = (services: Services, options: { matching: boolean 
   const orderGuards: OrderGuard[] = [];
   const ownWrites = new OwnerWatermarks(services.projections, services.config.READ_MODEL_WAIT_MS);
   let engine: MatchingEngine | undefined;
+  const appendListeners = new Set<(events: readonly RecordedEvent[]) => void>();
+  const appended = (events: readonly RecordedEvent[]) => {
+    const last = events[events.length - 1];
+    const owner = last && walletOwnerOf(last.streamId);
+    // Every wallet append of this process (a matching-engine fill too) is a watermark of its owner: a client
+    // told of it on the `orders` channel before its fold and then reading it waits for the fold.
+    if (owner) ownWrites.record([owner], last.position);
+    engine?.observeAppended(events);
+    for (const listener of appendListeners) listener(events);
+  };
   const wallets = createWalletCommands({
     orderGuards,
     settled: (ownerId) => ownWrites.settle(ownerId),
-    appended: (events) => engine?.observeAppended(events),
+    appended,
     store: services.eventStore,
     db: services.database.db,
     feeRate,
@@ -116,6 +132,10 @@ export const installTrading = (services: Services, options: { matching: boolean 
     wallets,
     orderGuards,
     ownWrites,
+    onAppended: (listener) => {
+      appendListeners.add(listener);
+      return () => appendListeners.delete(listener);
+    },
     ...(engine ? { engine } : {}),
     feeRate,
     start: async () => {

@@ -11,9 +11,10 @@ import { type ListeningTradingApp, startListeningTradingApp } from './ws-app';
 let t: TestApp;
 let base: string;
 let buy: ListeningTradingApp['buy'];
+let tick: ListeningTradingApp['tick'];
 
 beforeAll(async () => {
-  ({ t, base, buy } = await startListeningTradingApp());
+  ({ t, base, buy, tick } = await startListeningTradingApp());
 });
 afterAll(async () => {
   await t?.close();
@@ -26,6 +27,55 @@ const connect = async (query = '') => {
 };
 
 describe('the orders channel', () => {
+  it('pushes this process’s fills as soon as they are durable, and a read right after one includes it', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const headers = keyHeader(account.apiKey);
+    const socket = await connect(`?api_key=${account.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    await socket.next((m) => m.type === 'subscribed');
+    const mismatches: string[] = [];
+    /** On the channel's OrderFilled of `orderId`, reads the order and the position at once. */
+    const readOnFill = async (orderId: string, expected: string) => {
+      await socket.next((m) => m.type === 'OrderFilled' && m.data.data.order_id === orderId);
+      const order = await api(t.app, { method: 'GET', url: `/trade/order/${orderId}`, headers });
+      const positions = await api(t.app, { method: 'GET', url: '/account/positions', headers });
+      const btc = positions.json().positions.find((p: { symbol: string }) => p.symbol === 'BTCUSDT');
+      if (order.json().status !== 'filled') mismatches.push(`order ${orderId} ${order.json().status}`);
+      if (btc?.quantity !== expected) mismatches.push(`position ${btc?.quantity} after ${orderId}`);
+    };
+    let held = 0;
+    for (let i = 0; i < 5; i++) {
+      // A market order (filled by its own command) …
+      const market = await buy(account.apiKey, '0.001');
+      expect(market.statusCode, market.body).toBe(201);
+      held += 1;
+      await readOnFill(market.json().order_id, (held / 1000).toFixed(8));
+      // … and a limit order filled by the matching engine on a tick through it.
+      tick('BTCUSDT', '40000');
+      const limit = await api(t.app, {
+        method: 'POST',
+        url: '/trade/order',
+        headers,
+        payload: { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: '39000' },
+      });
+      expect(limit.statusCode, limit.body).toBe(201);
+      // A read first, so only the engine's fill is left for the read models to fold.
+      const pending = await api(t.app, {
+        method: 'GET',
+        url: `/trade/order/${limit.json().order_id}`,
+        headers,
+      });
+      expect(pending.json().status).toBe('pending');
+      const filled = readOnFill(limit.json().order_id, ((held + 1) / 1000).toFixed(8));
+      tick('BTCUSDT', '38900');
+      await filled;
+      held += 1;
+    }
+    tick('BTCUSDT', '40000');
+    socket.ws.close();
+    expect(mismatches).toEqual([]);
+  });
+
   it('sends the wallet history after `since`, then every new event once, in revision order; resumes without loss', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     expect((await buy(account.apiKey, '0.01')).statusCode).toBe(201);

@@ -93,16 +93,26 @@ class WalletFollower {
  * `correlation_id`, `prev_hash`, `hash`). Subscribe with `{action: 'subscribe', channel: 'orders'}` for what
  * comes next, or with `since: <revision>` to first receive every event after that revision (`-1`: the whole
  * history), e.g. after a reconnect with the last revision seen: nothing is lost or repeated. The owner is the
- * socket's credential: an agent key follows that agent's wallet, an account key or a JWT the account's. Events reach the channel once this process's read models have folded them.
+ * socket's credential: an agent key follows that agent's wallet, an account key or a JWT the account's. Events
+ * appended by this process (its orders, cancels and matching-engine fills) are sent as soon as they are durable;
+ * events of other processes once this process's read models have folded them (or its poll finds them). A read
+ * right after an event seen here waits for the read models to include it (`OwnerWatermarks`).
  */
 class OrdersChannel implements WsChannel {
   readonly name = 'orders';
   readonly requiresAuth = true;
   private readonly followers = new Map<WalletFollower, string>();
   private readonly unfollow: (() => void) | undefined;
+  private readonly unlisten: (() => void) | undefined;
   private readonly poll: NodeJS.Timeout | undefined;
 
   constructor(private readonly services: Services) {
+    // This process's own appends are pushed as soon as they are durable; other processes' when folded (or
+    // polled). A follower reads the stream after the last revision it sent, so two wake-ups send nothing twice.
+    this.unlisten = services.trading?.onAppended((events) => {
+      const stream = events[0]?.streamId;
+      for (const [f, s] of this.followers) if (s === stream) f.pump();
+    });
     if (services.projections.folding) {
       this.unfollow = services.projections.onFolded((change) => {
         if (change === 'swapped') return;
@@ -139,6 +149,7 @@ class OrdersChannel implements WsChannel {
 
   close(): void {
     this.unfollow?.();
+    this.unlisten?.();
     if (this.poll) clearInterval(this.poll);
     for (const f of this.followers.keys()) f.stop();
     this.followers.clear();
