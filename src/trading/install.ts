@@ -26,8 +26,9 @@ export interface TradingServices {
   /** Checks before every new order (`OrderGuard`); capabilities push theirs (battles: paused agents). */
   orderGuards: OrderGuard[];
   /**
-   * Writes of the `/trade` commands that answered before the read models included them
-   * (`READ_YOUR_WRITES=on-read`): the owner's next request waits for them (docs/architecture.md).
+   * This process's wallet appends the read models may not include yet — every one, under its owner, and the
+   * `/trade` commands' under the account too (they answer before their fold with `READ_YOUR_WRITES=on-read`):
+   * the owner's next request waits for them (docs/architecture.md, "Read your writes").
    */
   ownWrites: OwnerWatermarks;
   /**
