@@ -64,10 +64,13 @@ export type PlaceOrderOutcome =
 
 /** The idempotency of an order request (ARCHITECTURE §8): the client's key and a hash of the body. */
 export interface Idempotency {
-  /** The raw `Idempotency-Key` header; scoped per credential here. */
+  /** The raw `Idempotency-Key` header; scoped per wallet here. */
   key: string;
-  /** Who presented it (credential kind and id); keys of different credentials never collide. */
-  credential: string;
+  /**
+   * The wallet the key is scoped to (its owner id): a retry protects the wallet whichever of its credentials
+   * sends it (agent key, or JWT with `X-Agent-Id`; account key or JWT), and keys of different wallets never collide.
+   */
+  scope: string;
   /** SHA-256 of the canonical body. */
   requestHash: string;
 }
@@ -151,9 +154,9 @@ export type OrderGuard = (owner: { ownerId: string; ownerType: 'account' | 'agen
 const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 const IDEMPOTENCY_MEMORY = 10_000;
 
-/** SHA-256 (hex) of the credential and the client's key: what events and read models keep. */
-export const idempotencyKeyHash = (credential: string, key: string): string =>
-  createHash('sha256').update(`${credential}\n${key}`).digest('hex');
+/** SHA-256 (hex) of the key's scope (the wallet) and the client's key: what events and read models keep. */
+export const idempotencyKeyHash = (scope: string, key: string): string =>
+  createHash('sha256').update(`${scope}\n${key}`).digest('hex');
 
 const snapshot = (p: TradingProfile): OwnerSnapshot => ({
   ownerId: p.ownerId,
@@ -255,7 +258,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
       const profile = await requireProfile(owner);
       const ownerId = profile.ownerId;
       for (const guard of deps.orderGuards ?? []) await guard({ ownerId, ownerType: profile.ownerType });
-      const keyHash = idempotency ? idempotencyKeyHash(idempotency.credential, idempotency.key) : null;
+      const keyHash = idempotency ? idempotencyKeyHash(idempotency.scope, idempotency.key) : null;
       const slot = keyHash ? `${ownerId}:${keyHash}` : undefined;
       return perWallet.run(ownerId, async (): Promise<PlaceOrderOutcome> => {
         if (idempotency && keyHash && slot) {

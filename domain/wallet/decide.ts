@@ -245,7 +245,9 @@ interface FillQuote {
 
 /**
  * Prices a fill: with `slippage`, at the reference price moved by the participation-based slippage (market
- * orders, triggered stops, reset closes); without, at `executedPrice` (limit orders fill at their limit).
+ * orders, triggered stops, reset closes, marketable limit orders); without, at `executedPrice` (a resting limit
+ * order fills at its limit). `limit` caps a slipped price: a buy never pays more, a sell never gets less; a capped
+ * fill records the slippage it paid, `|limit − reference| / reference × 100` half-even to 8 places.
  */
 const quoteFill = (
   state: WalletState,
@@ -258,6 +260,7 @@ const quoteFill = (
     reference: QuotedPrice;
     slippage: boolean;
     executedPrice?: Dec;
+    limit?: Dec;
   },
 ): FillQuote => {
   const reference = dec(args.reference.price);
@@ -270,6 +273,11 @@ const quoteFill = (
     participation = participationPct(args.quantity.times(reference), quoteVolume ?? undefined);
     slippage = slippagePct(participation);
     executedPrice = slippedPrice(reference, args.side, slippage);
+    const { limit } = args;
+    if (limit && (args.side === 'buy' ? executedPrice.gt(limit) : executedPrice.lt(limit))) {
+      executedPrice = limit;
+      slippage = roundHalfEven8(limit.minus(reference).abs().div(reference).times(100));
+    }
   }
   const notional = roundHalfEven8(args.quantity.times(executedPrice));
   const fee = feeFor(notional, ctx.feeRate);
@@ -324,6 +332,8 @@ const fillData = (
     type: OrderType;
     trigger: FillTrigger;
     lockedAmount: Dec;
+    /** The order's limit price (limit orders only). */
+    limitPrice?: Dec;
     at: string;
   },
 ): OrderFilledData => {
@@ -346,6 +356,7 @@ const fillData = (
     quote_volume_24h: fmtOrNull(q.quoteVolume === null ? null : roundHalfEven8(q.quoteVolume)),
     participation_pct: fmtOrNull(q.participation),
     slippage_pct: fmt(q.slippage),
+    limit_price: o.limitPrice ? fmt(o.limitPrice) : null,
     executed_price: fmt(q.executedPrice),
     notional: fmt(q.notional),
     fee_rate: q.feeRate.toFixed(),
@@ -498,6 +509,9 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
   }
 
   const locked = lock();
+  // A limit the current price already reaches takes liquidity: priced as a taker when filled (fillPending).
+  const now = type === 'limit' ? ctx.prices(symbol) : undefined;
+  const marketable = now !== undefined && isTriggered(terms!, dec(now.price));
   d.emit({
     type: 'OrderPlaced',
     data: {
@@ -510,6 +524,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
       quantity: fmt(quantity),
       price: fmtOrNull(price),
       trigger_price: fmtOrNull(trigger),
+      marketable,
       locked_amount: fmt(locked),
       lock_asset: side === 'buy' ? 'USDT' : baseAsset,
       fee_rate: ctx.feeRate.toFixed(),
@@ -556,9 +571,14 @@ const fillPending = (
     side: order.side,
     quantity: order.quantity,
     reference,
-    // A limit order fills at its limit price; a triggered stop like a market order at the triggering price.
-    slippage: order.type !== 'limit',
-    ...(order.type === 'limit' ? { executedPrice: order.price! } : {}),
+    // A resting limit order fills at its limit price (it made the price: no slippage); a marketable one and a
+    // triggered stop take the price like a market order, the marketable limit never beyond its limit.
+    slippage: order.type !== 'limit' || order.marketable,
+    ...(order.type === 'limit'
+      ? order.marketable
+        ? { limit: order.price! }
+        : { executedPrice: order.price! }
+      : {}),
   });
   if (order.side === 'buy' && quote.total.gt(order.lockedAmount.plus(d.state.cash))) {
     // A price gap made the fill dearer than the lock plus the free cash (ARCHITECTURE §8): cancel, release.
@@ -577,6 +597,7 @@ const fillPending = (
       type: order.type,
       trigger: order.type,
       lockedAmount: order.lockedAmount,
+      ...(order.price ? { limitPrice: order.price } : {}),
       at,
     }),
   });
@@ -594,7 +615,8 @@ const fillPending = (
  *   `OrderRejected`, the command layer then answers with its error), then places the order with its lock and,
  *   for a market order, fills it at once; a market order without a price is refused (`PRICE_NOT_AVAILABLE`,
  *   nothing recorded); bad decimals and a missing limit/trigger price are `VALIDATION_ERROR` (nothing recorded);
- * - `FillOrder`: fills an open order the price reaches (limit at its limit, stops at the price with slippage), or
+ * - `FillOrder`: fills an open order the price reaches (a resting limit at its limit; stops, and a limit that was
+ *   marketable when placed, at the price with slippage, the latter never beyond its limit), or
  *   cancels a buy whose gap-priced fill exceeds lock + cash; anything else decides nothing;
  * - `CancelOrder`: an open order → `OrderCancelled`; not open → `ORDER_NOT_FOUND` (the command layer tells a
  *   finished order, `ORDER_NOT_CANCELLABLE`, from an unknown one with the read model);

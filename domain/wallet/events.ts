@@ -72,6 +72,13 @@ export interface OrderPlacedData {
   price: string | null;
   /** Trigger price (stop_loss, take_profit), else null. */
   trigger_price: string | null;
+  /**
+   * A limit order the current price already reached when it was placed (buy: price ≤ limit; sell: price ≥
+   * limit): it takes liquidity, so its fill is priced like a market order's, capped at the limit
+   * (docs/trading-rules.md, "Order types and triggers"). False for every other order; absent (false) in events
+   * recorded before 2026-11-24.
+   */
+  marketable?: boolean;
   /** Collateral held while the order is open: USDT for buys, the base quantity for sells; 0 for market. */
   locked_amount: string;
   /** `USDT` or the base asset. */
@@ -121,7 +128,16 @@ export interface OrderFilledData {
   /** Slippage inputs: the pair's 24h quote volume and the participation in % (null: none known / no slippage). */
   quote_volume_24h: string | null;
   participation_pct: string | null;
+  /**
+   * The slippage paid, in % of the reference price: the model's (docs/trading-rules.md, "Slippage"), or, for a
+   * marketable limit order capped at its limit, `|limit − reference| / reference × 100`; 0 for a resting limit.
+   */
   slippage_pct: string;
+  /**
+   * The order's limit price (limit orders: a resting one fills at it, a marketable one never beyond it), else
+   * null. Absent in events recorded before 2026-11-24.
+   */
+  limit_price?: string | null;
   executed_price: string;
   /** quantity × executed_price, rounded half-even to 8 places. */
   notional: string;

@@ -31,6 +31,8 @@ export interface OpenOrder {
   /** USDT (buys) or base quantity (sells). */
   lockedAmount: Dec;
   lockAsset: string;
+  /** A limit order the price already reached when placed: filled as a taker (see `OrderPlacedData.marketable`). */
+  marketable: boolean;
   placedAt: string;
 }
 
@@ -156,6 +158,7 @@ export const evolveWallet = (state: WalletState, event: WalletEvent): WalletStat
         triggerPrice: d.trigger_price === null ? null : dec(d.trigger_price),
         lockedAmount: lock,
         lockAsset: d.lock_asset,
+        marketable: d.marketable === true,
         placedAt: d.placed_at,
       };
       const next = {

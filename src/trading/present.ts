@@ -14,9 +14,18 @@ const d8OrNull = (v: string | null | undefined): string | null => (v == null ? n
 const iso = (v: Date | string): string => (v instanceof Date ? v.toISOString() : new Date(v).toISOString());
 const isoOrNull = (v: Date | string | null | undefined): string | null => (v == null ? null : iso(v));
 
-/** A decimal from the request (string, or a number: accepted, may lose precision) as plain text. */
+/**
+ * A decimal from the request as plain text. A string is taken as written (more than 8 places is refused later);
+ * a JSON number, which cannot carry an exact decimal, is read as the nearest 8-place decimal, half-even (spec
+ * conventions: "floats are accepted on input but lose precision"): `0.030000000000000002`, what `0.01 * 3` gives
+ * in JavaScript, is `0.03`.
+ */
 export const decimalText = (value: string | number): string =>
-  typeof value === 'number' ? (Number.isFinite(value) ? dec(value).toFixed() : 'NaN') : value.trim();
+  typeof value === 'number'
+    ? Number.isFinite(value)
+      ? roundHalfEven8(dec(value)).toFixed()
+      : 'NaN'
+    : value.trim();
 
 /** Response of a filled market order (spec `POST /trade/order` 201). */
 export const filledOrderOut = (placed: OrderPlacedData, fill: OrderFilledData) => ({

@@ -222,6 +222,16 @@ describe('POST /trade/order and the account views', () => {
     const other = await order(account.apiKey, { ...body, quantity: '0.02' }, { 'idempotency-key': 'abc-1' });
     expect(other.statusCode).toBe(409);
     expect(other.json().error.code).toBe('CONFLICT');
+    // The key is scoped to the wallet: the same retry with the account's JWT is the same order, not a second one.
+    const viaJwt = await api(t.app, {
+      method: 'POST',
+      url: '/trade/order',
+      headers: { ...bearer(account), 'idempotency-key': 'abc-1' },
+      payload: body,
+    });
+    expect(viaJwt.statusCode, viaJwt.body).toBe(201);
+    expect(viaJwt.headers['idempotent-replayed']).toBe('true');
+    expect(viaJwt.json().order_id).toBe(first.json().order_id);
     const fills = (await get(account.apiKey, '/trade/history?symbol=ETHUSDT')).json();
     expect(fills.total).toBe(1);
   });
@@ -326,6 +336,9 @@ describe('pending orders, matching and cancels', () => {
       trigger_price: '2500',
     });
     for (const r of [a, b, c]) expect(r.statusCode, r.body).toBe(201);
+    const openBtc = (await get(account.apiKey, '/trade/orders/open?symbol=BTCUSDT')).json();
+    expect(openBtc.orders.map((o: { order_id: string }) => o.order_id)).toEqual([b.json().order_id]);
+    expect((await get(account.apiKey, '/trade/orders/open?symbol=ethusdt')).json().total).toBe(2);
     const cancel = await api(t.app, {
       method: 'DELETE',
       url: `/trade/order/${a.json().order_id}`,
@@ -364,6 +377,35 @@ describe('pending orders, matching and cancels', () => {
     const balance = (await get(account.apiKey, '/account/balance')).json();
     expect(balance.balances[0].locked).toBe('0.00000000');
     expect((await get(account.apiKey, '/trade/orders?status=cancelled')).json().total).toBe(3);
+  });
+
+  it('fills a marketable limit buy (above the price) like a market order, not at its limit; numbers read to 8 places', async () => {
+    tick('ETHUSDT', '2000');
+    // 0.1 * 3 in JavaScript: a JSON number is read as the nearest 8-place decimal, 0.3.
+    const res = await order(account.apiKey, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: 0.1 * 3,
+      price: 2100,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({
+      status: 'pending', // the spec's state: limit orders are placed pending and matched in the background
+      quantity: '0.30000000',
+      price: '2100.00000000',
+      locked_amount: '630.63000000', // 0.3 × 2,100 × 1.001
+    });
+    await settle();
+    const filled = (await get(account.apiKey, `/trade/order/${res.json().order_id}`)).json();
+    expect(filled).toMatchObject({
+      status: 'filled',
+      executed_price: '2000.20000000', // 2,000 × (1 + 0.01%), not the limit 2,100
+      slippage_pct: '0.01000000',
+      total_cost: '600.66006000',
+    });
+    const balance = (await get(account.apiKey, '/account/balance')).json();
+    expect(balance.balances[0].locked).toBe('0.00000000');
   });
 });
 

@@ -311,7 +311,7 @@ describe('trading ledger on the event store and projections', () => {
   it('honours idempotency keys: same key and body → the first answer; another body → CONFLICT', async () => {
     const owner = { accountId: crypto.randomUUID() };
     const order = { symbol: 'BTCUSDT', side: 'buy' as const, type: 'market' as const, quantity: '0.01' };
-    const idem = { key: 'k-1', credential: 'account_key:x', requestHash: 'h1' };
+    const idem = { key: 'k-1', scope: 'wallet:x', requestHash: 'h1' };
     const first = await wallets.placeOrder(owner, order, meta, idem);
     const again = await wallets.placeOrder(owner, order, meta, idem);
     expect(again.kind).toBe('replayed');

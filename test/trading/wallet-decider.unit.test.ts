@@ -48,6 +48,7 @@ describe('wallet decider: opening and market orders', () => {
             quantity: '0.05000000',
             price: null,
             trigger_price: null,
+            marketable: false,
             locked_amount: '0.00000000',
             lock_asset: 'USDT',
             fee_rate: '0.001',
@@ -74,6 +75,7 @@ describe('wallet decider: opening and market orders', () => {
             quote_volume_24h: '400000000.00000000',
             participation_pct: '0.00050000', // 2,000 / 400,000,000 × 100
             slippage_pct: '0.01000000',
+            limit_price: null,
             executed_price: '40004.00000000',
             notional: '2000.20000000',
             fee_rate: '0.001',
@@ -610,6 +612,72 @@ describe('wallet decider: pending orders, locks and matching', () => {
           realized_pnl: '99.80000000',
         }),
       );
+  });
+});
+
+describe('wallet decider: marketable limit orders (the price already reaches the limit when placed)', () => {
+  it('a buy limit above the price is marketable: it fills like a market order, not at its dearer limit', () => {
+    const { events, last } = run([place({ type: 'limit', price: '41000', quantity: '0.05' })]);
+    expect(dataOf(last, 'OrderPlaced')).toMatchObject({ marketable: true, locked_amount: '2052.05000000' });
+    spec
+      .given(events)
+      .when(fill('id-1', '40000'), context())
+      .thenAssert((produced, state) => {
+        expect(dataOf(produced, 'OrderFilled')).toMatchObject({
+          trigger: 'limit',
+          reference_price: '40000.00000000',
+          participation_pct: '0.00050000',
+          slippage_pct: '0.01000000',
+          limit_price: '41000.00000000',
+          executed_price: '40004.00000000', // 40,000 × 1.0001, below the limit
+          total: '2002.20020000',
+          released_amount: '49.84980000', // 2,052.05 − 2,002.2002
+        });
+        expect(state.cash.toFixed()).toBe('7997.7998');
+        expect(state.lockedCash.toFixed()).toBe('0');
+      });
+  });
+
+  it('a marketable buy limit never pays more than its limit; the fill records the slippage it paid', () => {
+    const { events } = run([place({ type: 'limit', price: '40002', quantity: '0.05' })]);
+    spec
+      .given(events)
+      .when(fill('id-1', '40000'), context())
+      .thenAssert((produced) =>
+        expect(dataOf(produced, 'OrderFilled')).toMatchObject({
+          executed_price: '40002.00000000', // 40,004 with slippage, capped at the limit
+          slippage_pct: '0.00500000', // (40,002 − 40,000) / 40,000 × 100
+          total: '2002.10010000',
+          released_amount: '0.00000000',
+        }),
+      );
+  });
+
+  it('a sell limit below the price is marketable: it fills at the price less slippage, not at its lower limit', () => {
+    const { events, last } = run(
+      [place({ side: 'sell', type: 'limit', price: '39000', quantity: '0.05' })],
+      context(),
+      afterBuy(),
+    );
+    expect(dataOf(last, 'OrderPlaced').marketable).toBe(true);
+    spec
+      .given(events)
+      .when(fill('id-1', '40000'), context())
+      .thenAssert((produced) =>
+        expect(dataOf(produced, 'OrderFilled')).toMatchObject({
+          executed_price: '39996.00000000',
+          slippage_pct: '0.01000000',
+          limit_price: '39000.00000000',
+          realized_pnl: '-0.40000000', // 1,999.8 − 2,000.2
+        }),
+      );
+  });
+
+  it('a limit the price does not reach when placed rests, and fills at its limit (no slippage)', () => {
+    const { last } = run([place({ type: 'limit', price: '39999.99999999', quantity: '0.05' })]);
+    expect(dataOf(last, 'OrderPlaced').marketable).toBe(false);
+    const atLimit = run([place({ type: 'limit', price: '40000', quantity: '0.05' })]);
+    expect(dataOf(atLimit.last, 'OrderPlaced').marketable).toBe(true); // P ≤ limit: reached
   });
 });
 

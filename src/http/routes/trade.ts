@@ -92,8 +92,9 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
           'Place an order: market orders fill at once, limit/stop_loss/take_profit wait with collateral locked',
         description:
           'Passes the 8-step risk chain (docs/trading-rules.md); a rejection is recorded (status `rejected`) and ' +
-          'answered with the error of the failing rule (`details.rule`). `Idempotency-Key`: the same key and body ' +
-          'within 24 h return the original response; another body gives 409 `CONFLICT`.',
+          'answered with the error of the failing rule (`details.rule`). `Idempotency-Key` (scoped to the wallet, ' +
+          'whichever credential sends it): the same key and body within 24 h return the original response; another ' +
+          'body gives 409 `CONFLICT`.',
         headers: idempotencyHeaders,
         body: placeOrderBody,
         response: {
@@ -118,7 +119,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       const idempotency = key
         ? {
             key,
-            credential: `${principal.via}:${principal.agentId ?? principal.accountId}`,
+            scope: `wallet:${principal.agentId ?? principal.accountId}`,
             requestHash: requestHash(order),
           }
         : undefined;
@@ -206,7 +207,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
-        summary: 'Pending and partially filled orders of the caller, newest first',
+        summary: 'Pending and partially filled orders of the caller, newest first (filter by symbol)',
         querystring: openOrdersQuery,
         response: { 200: orderListResponse, ...errorResponses(401, 403, 422, 429) },
       },
@@ -216,6 +217,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       const q = request.query;
       const page = await listOrders(db(), principal.agentId ?? principal.accountId, {
         statuses: OPEN_STATUSES,
+        ...(q.symbol ? { symbol: normalizeSymbol(q.symbol) } : {}),
         limit: q.limit,
         offset: q.offset,
       });

@@ -133,8 +133,9 @@ export const listOrdersQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-/** `GET /trade/orders/open` query. */
+/** `GET /trade/orders/open` query (spec: `limit`, `offset`; `symbol` filters like `GET /trade/orders`). */
 export const openOrdersQuery = z.object({
+  symbol: symbolInput.optional(),
   limit: z.coerce.number().int().min(1).max(200).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });

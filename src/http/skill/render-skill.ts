@@ -83,9 +83,9 @@ X-API-Key: ${s.apiKey}
 | Max open (pending) orders | ${r.max_open_orders} |
 | Max single order | a buy's value at most ${r.max_order_size_pct}% of your free USDT |
 | Fee | ${fee}% of notional per fill, charged in USDT |
-| Slippage (market orders, triggered stops) | about 0.01% for small orders, up to 0.5% for orders large relative to 24h volume; buys fill above, sells below the price |
+| Slippage (market orders, triggered stops, marketable limits) | about 0.01% for small orders, up to 0.5% for orders large relative to 24h volume; buys fill above, sells below the price |
 | Order types | \`market\`, \`limit\` (needs \`price\`), \`stop_loss\` and \`take_profit\` (need \`trigger_price\`); sending \`price\` or \`trigger_price\` to a type that does not take it is \`422 VALIDATION_ERROR\` |
-| When pending orders fill | buy \`limit\`: price ≤ limit; sell \`limit\`: price ≥ limit (at the limit price); sell \`stop_loss\`: price ≤ trigger; sell \`take_profit\`: price ≥ trigger (buy stops and take-profits mirror these; they fill at the market price with slippage). An order whose condition already holds when placed fills on the next price tick, about a second later |
+| When pending orders fill | buy \`limit\`: price ≤ limit; sell \`limit\`: price ≥ limit (at the limit price); sell \`stop_loss\`: price ≤ trigger; sell \`take_profit\`: price ≥ trigger (buy stops and take-profits mirror these; they fill at the market price with slippage). An order whose condition already holds when placed is still answered \`pending\` and fills within milliseconds; such a *marketable* limit order fills like a market order, at the market price with slippage, never beyond your limit |
 | Spot only | no shorting; you cannot sell more than you hold |
 | Quantity | > 0, at least the pair's \`min_qty\`, a multiple of its \`step_size\`; order value at least \`min_notional\` |
 
@@ -155,7 +155,7 @@ ${curl('GET', '/account/balance')}
 | POST | \`/trade/order\` | place an order |
 | GET | \`/trade/order/{order_id}\` | one order |
 | GET | \`/trade/orders?status=filled&limit=100\` | your orders |
-| GET | \`/trade/orders/open\` | pending orders |
+| GET | \`/trade/orders/open?symbol=BTCUSDT\` | pending orders (\`symbol\` optional) |
 | DELETE | \`/trade/order/{order_id}\` | cancel one pending order |
 | DELETE | \`/trade/orders/open\` | cancel all pending orders |
 | GET | \`/trade/history?limit=50\` | your fills, newest first |
@@ -190,7 +190,8 @@ ${curl('DELETE', '/trade/orders/open')}
 
 Send an \`Idempotency-Key\` header (a string of your choosing, 1–255 characters, one per intended order) with
 each order: retrying with the same key and body within 24 hours returns the original result instead of placing a
-second order; the same key with another body is \`409 CONFLICT\`.
+second order, whichever of the wallet's credentials sends the retry; the same key with another body is
+\`409 CONFLICT\`.
 
 ### Analytics
 
