@@ -685,8 +685,21 @@ describe('agents and concurrency', () => {
     const accountView = (await get(account.apiKey, '/account/balance')).json();
     expect(accountView.balances).toHaveLength(1);
     expect(accountView.total_equity_usdt).toBe('10000.00000000');
-    // The agent's order is not the account's.
-    expect((await get(account.apiKey, `/trade/order/${res.json().order_id}`)).statusCode).toBe(404);
+    // The agent's order is not the account's: the 404 says which wallet was searched and where the order is.
+    const fromAccount = await get(account.apiKey, `/trade/order/${res.json().order_id}`);
+    expect(fromAccount.statusCode).toBe(404);
+    expect(fromAccount.json().error).toMatchObject({
+      code: 'ORDER_NOT_FOUND',
+      message: expect.stringContaining('X-Agent-Id'),
+      details: { order_id: res.json().order_id },
+    });
+    const cancelFromAccount = await api(t.app, {
+      method: 'DELETE',
+      url: `/trade/order/${res.json().order_id}`,
+      headers: keyHeader(account.apiKey),
+    });
+    expect(cancelFromAccount.statusCode).toBe(404);
+    expect(cancelFromAccount.json().error.message).toContain("account's own wallet");
   });
 
   it('fills exactly the affordable ones of 50 simultaneous orders; the rest get INSUFFICIENT_BALANCE; nothing overspent', async () => {

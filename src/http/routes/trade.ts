@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { rejectionError } from '../../../commands/wallet';
 import { normalizeSymbol } from '../../../domain/market/pair';
-import { DomainError } from '../../../domain/shared/errors';
+import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import { dec, fmt, parseDecimal, ZERO } from '../../../domain/trading/decimal';
 import { getOrder, listOrders, listTrades, OPEN_STATUSES } from '../../../queries/trading';
 import { type Principal, principalOf } from '../../auth/principal';
@@ -41,6 +41,19 @@ const write = { auth: 'key-or-jwt', rateLimitGroup: 'orders', awaitOwnWrites: fa
 const orderIdOf = (params: { order_id: string }): string => params.order_id.trim().toLowerCase();
 
 const ownerOf = (p: Principal) => ({ accountId: p.accountId, agentId: p.agentId ?? null });
+
+/**
+ * `ORDER_NOT_FOUND` 404 saying which wallet was searched: an account key (or a JWT without `X-Agent-Id`) reads the
+ * account's own wallet, so an agent's order is not found there, and the message says where it is.
+ */
+const orderNotFound = (p: Principal, orderId: string): DomainError =>
+  new DomainError(
+    'ORDER_NOT_FOUND',
+    p.agentId
+      ? `order not found in this agent's wallet`
+      : `order not found in the account's own wallet (an agent's orders are under the agent's API key, or a JWT with X-Agent-Id)`,
+    { order_id: orderId },
+  );
 const meta = (p: Principal, requestId: string) => ({ actor: p.agentId ?? p.accountId, requestId });
 
 /** A decimal of the order in canonical form (`"0.00100"`, `".001"` and `0.001` are one value), else as sent. */
@@ -170,7 +183,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       const ownerId = principal.agentId ?? principal.accountId;
       const orderId = orderIdOf(request.params);
       const row = await getOrder(db(), ownerId, orderId);
-      if (!row) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
+      if (!row) throw orderNotFound(principal, orderId);
       return orderOut(row);
     },
   );
@@ -239,11 +252,14 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const outcome = await trading(app.services).wallets.cancelOrder(
-        ownerOf(principal),
-        orderIdOf(request.params),
-        meta(principal, request.id),
-      );
+      const orderId = orderIdOf(request.params);
+      const outcome = await trading(app.services)
+        .wallets.cancelOrder(ownerOf(principal), orderId, meta(principal, request.id))
+        .catch((error: unknown) => {
+          throw isDomainError(error) && error.code === 'ORDER_NOT_FOUND'
+            ? orderNotFound(principal, orderId)
+            : error;
+        });
       await acknowledgeTradeWrite(app.services, reply, principal, outcome.position);
       const c = outcome.cancelled;
       return {
