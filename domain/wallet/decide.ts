@@ -158,7 +158,7 @@ const reset = (
   for (const holding of Object.values(d.state.holdings)) {
     const quoted = ctx.prices(holding.symbol);
     const reference: QuotedPrice = quoted ?? {
-      price: fmt(roundHalfEven8(holding.cost.div(holding.quantity))),
+      price: fmt(holding.avgEntry),
       timestamp: at,
       source: 'avg_entry',
     };
@@ -240,7 +240,7 @@ interface FillQuote {
   total: Dec;
   costBasis: Dec;
   realizedPnl: Dec;
-  positionAfter: { quantity: Dec; cost: Dec };
+  positionAfter: { quantity: Dec; cost: Dec; avgEntry: Dec };
 }
 
 /**
@@ -285,6 +285,11 @@ const quoteFill = (
   const heldQty = held?.quantity ?? ZERO;
   const heldCost = held?.cost ?? ZERO;
   if (args.side === 'buy') {
+    // The quantity-weighted executed price: exact but for the final rounding, so buys at one price average to it.
+    const quantityAfter = heldQty.plus(args.quantity);
+    const avgEntry = roundHalfEven8(
+      (held?.avgEntry ?? ZERO).times(heldQty).plus(args.quantity.times(executedPrice)).div(quantityAfter),
+    );
     return {
       ...args,
       referencePrice: reference,
@@ -298,7 +303,7 @@ const quoteFill = (
       total: notional.plus(fee),
       costBasis: notional,
       realizedPnl: ZERO,
-      positionAfter: { quantity: heldQty.plus(args.quantity), cost: heldCost.plus(notional) },
+      positionAfter: { quantity: quantityAfter, cost: heldCost.plus(notional), avgEntry },
     };
   }
   // The sold share of the cost basis; the whole of it when the position is closed, so a flat position has
@@ -319,7 +324,12 @@ const quoteFill = (
     total: notional.minus(fee),
     costBasis,
     realizedPnl: notional.minus(costBasis),
-    positionAfter: { quantity: heldQty.minus(args.quantity), cost: heldCost.minus(costBasis) },
+    positionAfter: {
+      quantity: heldQty.minus(args.quantity),
+      cost: heldCost.minus(costBasis),
+      // A sell does not move the average entry price; a closed position has none.
+      avgEntry: args.quantity.eq(heldQty) ? ZERO : (held?.avgEntry ?? ZERO),
+    },
   };
 };
 
@@ -337,9 +347,7 @@ const fillData = (
     at: string;
   },
 ): OrderFilledData => {
-  const avg = q.positionAfter.quantity.isZero()
-    ? ZERO
-    : roundHalfEven8(q.positionAfter.cost.div(q.positionAfter.quantity));
+  const avg = q.positionAfter.avgEntry;
   return {
     order_id: o.orderId,
     trade_id: o.tradeId,

@@ -13,6 +13,11 @@ export interface Holding {
   locked: Dec;
   /** Cost basis: Σ notional of buys minus the sold shares (fees excluded), USDT. */
   cost: Dec;
+  /**
+   * Average entry price (USDT per unit, 8 places): the quantity-weighted executed price of the buys, moved by each
+   * buy and kept by sells (average-cost method; ARCHITECTURE §8). The `avg_entry_price` of the last fill.
+   */
+  avgEntry: Dec;
   /** When the position was opened (first fill after being flat). */
   openedAt: string;
 }
@@ -193,6 +198,7 @@ export const evolveWallet = (state: WalletState, event: WalletEvent): WalletStat
           quantity: dec(after.quantity),
           locked: d.side === 'sell' ? (prev?.locked ?? ZERO).minus(locked) : (prev?.locked ?? ZERO),
           cost: dec(after.cost_basis),
+          avgEntry: dec(after.avg_entry_price),
           openedAt: prev?.openedAt ?? d.filled_at,
         };
       }

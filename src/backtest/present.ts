@@ -37,7 +37,7 @@ const positionsOf = (wallet: WalletState, market: SessionMarket, at: number) => 
   return Object.values(wallet.holdings)
     .sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0))
     .map((h) => {
-      const avg = h.quantity.isZero() ? ZERO : roundHalfEven8(h.cost.div(h.quantity));
+      const avg = h.avgEntry;
       const price = mark(h.symbol);
       const value = price ? h.quantity.times(price) : h.cost;
       const unrealized = value.minus(h.cost);

@@ -161,10 +161,10 @@ export interface Mark {
 
 /** A holding valued at a mark (spec "Position"); without a mark, at its average entry price. */
 export const positionOut = (
-  p: { asset: string; symbol: string; quantity: Dec; cost: Dec; openedAt: string },
+  p: { asset: string; symbol: string; quantity: Dec; cost: Dec; avgEntry: Dec; openedAt: string },
   mark: Mark | undefined,
 ) => {
-  const avg = p.quantity.isZero() ? ZERO : roundHalfEven8(p.cost.div(p.quantity));
+  const avg = p.avgEntry;
   const price = mark?.price ?? avg;
   const value = roundHalfEven8(p.quantity.times(price));
   const unrealized = mark ? value.minus(p.cost) : ZERO;
@@ -196,6 +196,7 @@ export const holdingsOf = (source: WalletState | PositionRow[]) =>
         symbol: r.symbol,
         quantity: dec(r.quantity),
         cost: dec(r.cost_basis),
+        avgEntry: dec(r.avg_entry_price),
         openedAt: iso(r.opened_at),
       }))
     : Object.values(source.holdings)
@@ -205,6 +206,7 @@ export const holdingsOf = (source: WalletState | PositionRow[]) =>
           symbol: h.symbol,
           quantity: h.quantity,
           cost: h.cost,
+          avgEntry: h.avgEntry,
           openedAt: h.openedAt,
         }));
 

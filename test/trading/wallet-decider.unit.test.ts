@@ -615,6 +615,39 @@ describe('wallet decider: pending orders, locks and matching', () => {
   });
 });
 
+describe('wallet decider: average entry price', () => {
+  // 37,140.44 × 1.0001 = 37,144.154044: each 0.001 BTC fill's notional, 37.144154044, is booked as 37.14415404.
+  const at = context(market({ BTCUSDT: '37140.44' }));
+  const buys = Array.from({ length: 5 }, () => place({ quantity: '0.001' }));
+
+  it('is the quantity-weighted executed price: buys at one price average to that price, not to cost / quantity', () => {
+    const { last, state } = run(buys, at);
+    expect(dataOf(last, 'OrderFilled').executed_price).toBe('37144.15404400');
+    expect(dataOf(last, 'OrderFilled').position_after).toEqual({
+      quantity: '0.00500000',
+      cost_basis: '185.72077020', // the money booked: 5 × 37.14415404
+      avg_entry_price: '37144.15404400', // cost / quantity would be 37,144.15404
+    });
+    expect(state.holdings.BTC?.avgEntry.toFixed()).toBe('37144.154044');
+  });
+
+  it('weights each buy by its quantity, and a sell leaves it where it was', () => {
+    const bought = run([...buys, place({ quantity: '0.003' })], context(market({ BTCUSDT: '40000' })));
+    // 5 buys at 40,004 then 0.003 at 40,004: all at one price again.
+    expect(bought.state.holdings.BTC?.avgEntry.toFixed()).toBe('40004');
+    const mixed = run([place({ quantity: '0.003' })], at, bought.events);
+    // (0.008 × 40,004 + 0.003 × 37,144.154044) / 0.011 = 39,224.04201200
+    expect(mixed.state.holdings.BTC?.avgEntry.toFixed(8)).toBe('39224.04201200');
+    const sold = run([place({ side: 'sell', quantity: '0.004' })], at, mixed.events);
+    expect(dataOf(sold.last, 'OrderFilled').position_after.avg_entry_price).toBe('39224.04201200');
+    const closed = run([place({ side: 'sell', quantity: '0.007' })], at, sold.events);
+    expect(dataOf(closed.last, 'OrderFilled').position_after).toMatchObject({
+      quantity: '0.00000000',
+      avg_entry_price: '0.00000000',
+    });
+  });
+});
+
 describe('wallet decider: marketable limit orders (the price already reaches the limit when placed)', () => {
   it('a buy limit above the price is marketable: it fills like a market order, not at its dearer limit', () => {
     const { events, last } = run([place({ type: 'limit', price: '41000', quantity: '0.05' })]);
