@@ -352,6 +352,9 @@ describe('stepping', () => {
       201,
     );
     expect((await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders/open`)).total).toBe(1);
+    // `symbol` filters the sandbox's open orders as it does the live ones.
+    expect((await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders/open?symbol=ethusdt`)).total).toBe(1);
+    expect((await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders/open?symbol=BTCUSDT`)).total).toBe(0);
     const cancelled = await ok(t.app, h, 'DELETE', `/backtest/${id}/trade/order/${pending.order_id}`);
     expect(cancelled).toMatchObject({ status: 'cancelled', unlocked_amount: pending.locked_amount });
     const twice = await call(t.app, h, 'DELETE', `/backtest/${id}/trade/order/${pending.order_id}`);

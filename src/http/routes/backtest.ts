@@ -520,7 +520,7 @@ export const backtestRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
-        summary: 'Pending sandbox orders, newest first',
+        summary: 'Pending sandbox orders, newest first (filter by symbol)',
         params: sessionParams,
         querystring: openOrdersQuery,
         response: { 200: ordersResponse, ...errorResponses(401, 403, 404, 422, 429) },
@@ -529,7 +529,10 @@ export const backtestRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const session = await commands().session(callerOf(principalOf(request)), request.params.id);
       const q = request.query;
-      const open = session.log.orders.filter((o) => o.status === 'pending').reverse();
+      const symbol = q.symbol ? normalizeSymbol(q.symbol) : undefined;
+      const open = session.log.orders
+        .filter((o) => o.status === 'pending' && (!symbol || o.symbol === symbol))
+        .reverse();
       return {
         orders: open.slice(q.offset, q.offset + q.limit),
         total: open.length,

@@ -50,7 +50,7 @@ const orderNotFound = (p: Principal, orderId: string): DomainError =>
   new DomainError(
     'ORDER_NOT_FOUND',
     p.agentId
-      ? `order not found in this agent's wallet`
+      ? `order not found in this agent's wallet (the account's own orders are under the account's API key, or a JWT without X-Agent-Id)`
       : `order not found in the account's own wallet (an agent's orders are under the agent's API key, or a JWT with X-Agent-Id)`,
     { order_id: orderId },
   );
