@@ -561,6 +561,18 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
 // Matching: a pending order reached
 // ---------------------------------------------------------------------------------------------------------
 
+/**
+ * How a reached pending order is priced (docs/trading-rules.md, "Order types and triggers"): a resting limit at
+ * its limit (it made the price: no slippage); a triggered stop, and a limit that was marketable when placed, like
+ * a market order at the reached price, the marketable limit never beyond its limit.
+ */
+const pricingOf = (order: OpenOrder): { slippage: boolean; executedPrice?: Dec; limit?: Dec } => {
+  if (order.type !== 'limit') return { slippage: true };
+  return order.marketable
+    ? { slippage: true, limit: order.price! }
+    : { slippage: false, executedPrice: order.price! };
+};
+
 const fillPending = (
   d: Decision,
   command: Extract<WalletCommand, { type: 'FillOrder' }>['data'],
@@ -579,14 +591,7 @@ const fillPending = (
     side: order.side,
     quantity: order.quantity,
     reference,
-    // A resting limit order fills at its limit price (it made the price: no slippage); a marketable one and a
-    // triggered stop take the price like a market order, the marketable limit never beyond its limit.
-    slippage: order.type !== 'limit' || order.marketable,
-    ...(order.type === 'limit'
-      ? order.marketable
-        ? { limit: order.price! }
-        : { executedPrice: order.price! }
-      : {}),
+    ...pricingOf(order),
   });
   if (order.side === 'buy' && quote.total.gt(order.lockedAmount.plus(d.state.cash))) {
     // A price gap made the fill dearer than the lock plus the free cash (ARCHITECTURE §8): cancel, release.

@@ -6,7 +6,7 @@ import { normalizeSymbol } from '../../../domain/market/pair';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import { dec, fmt, parseDecimal, ZERO } from '../../../domain/trading/decimal';
 import { getOrder, listOrders, listTrades, OPEN_STATUSES } from '../../../queries/trading';
-import { type Principal, principalOf } from '../../auth/principal';
+import { ownerIdOf, type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
 import { decimalText, orderOut, outcomeBody, tradeOut } from '../../trading/present';
 import { acknowledgeTradeWrite } from '../read-your-writes';
@@ -54,7 +54,7 @@ const orderNotFound = (p: Principal, orderId: string): DomainError =>
       : `order not found in the account's own wallet (an agent's orders are under the agent's API key, or a JWT with X-Agent-Id)`,
     { order_id: orderId },
   );
-const meta = (p: Principal, requestId: string) => ({ actor: p.agentId ?? p.accountId, requestId });
+const meta = (p: Principal, requestId: string) => ({ actor: ownerIdOf(p), requestId });
 
 /** A decimal of the order in canonical form (`"0.00100"`, `".001"` and `0.001` are one value), else as sent. */
 const canonicalDecimal = (v: string | null): string | null => {
@@ -132,7 +132,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       const idempotency = key
         ? {
             key,
-            scope: `wallet:${principal.agentId ?? principal.accountId}`,
+            scope: `wallet:${ownerIdOf(principal)}`,
             requestHash: requestHash(order),
           }
         : undefined;
@@ -180,7 +180,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const principal = principalOf(request);
-      const ownerId = principal.agentId ?? principal.accountId;
+      const ownerId = ownerIdOf(principal);
       const orderId = orderIdOf(request.params);
       const row = await getOrder(db(), ownerId, orderId);
       if (!row) throw orderNotFound(principal, orderId);
@@ -203,7 +203,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const principal = principalOf(request);
       const q = request.query;
-      const page = await listOrders(db(), principal.agentId ?? principal.accountId, {
+      const page = await listOrders(db(), ownerIdOf(principal), {
         ...(q.status ? { statuses: [q.status] } : {}),
         ...(q.symbol ? { symbol: normalizeSymbol(q.symbol) } : {}),
         limit: q.limit,
@@ -228,7 +228,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const principal = principalOf(request);
       const q = request.query;
-      const page = await listOrders(db(), principal.agentId ?? principal.accountId, {
+      const page = await listOrders(db(), ownerIdOf(principal), {
         statuses: OPEN_STATUSES,
         ...(q.symbol ? { symbol: normalizeSymbol(q.symbol) } : {}),
         limit: q.limit,
@@ -317,7 +317,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const principal = principalOf(request);
       const q = request.query;
-      const page = await listTrades(db(), principal.agentId ?? principal.accountId, {
+      const page = await listTrades(db(), ownerIdOf(principal), {
         ...(q.symbol ? { symbol: normalizeSymbol(q.symbol) } : {}),
         ...(q.side ? { side: q.side } : {}),
         limit: q.limit,
