@@ -1,6 +1,10 @@
 import { type Dec, dec, roundDown8 } from './decimal';
 
-/** Fee rate per fill when none is configured: 0.1% of notional (ARCHITECTURE §8, §14b). */
+/**
+ * Fee rate per fill when none is configured: 0.1% of notional (ARCHITECTURE §8, §14b). It is also the default of
+ * both the maker and the taker rate: Binance's public spot fee schedule charges a regular (VIP 0) user 0.1000 %
+ * maker and 0.1000 % taker (https://www.binance.com/en/fee/schedule, without the BNB discount).
+ */
 export const DEFAULT_FEE_RATE = '0.001';
 
 /**

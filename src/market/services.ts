@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Observable } from 'rxjs';
+import { type BookSnapshot, bookSnapshot } from '../../domain/fill-model/book';
 import type { Candle } from '../../domain/market/candle';
-import { toUnitsNumber } from '../../domain/market/decimal';
 import type { SharedGap } from '../../domain/market/gaps';
 import { INTERVALS, type Interval } from '../../domain/market/intervals';
-import { buildOrderBook, type OrderBookSides } from '../../domain/market/order-book';
 import { normalizeSymbol, type Pair } from '../../domain/market/pair';
 import { replayTime } from '../../domain/market/replay-clock';
 import { DomainError } from '../../domain/shared/errors';
@@ -38,7 +37,7 @@ export interface DataRange {
 }
 
 /** The order book of `/market/orderbook` before formatting. */
-export interface OrderBook extends OrderBookSides {
+export interface OrderBook extends BookSnapshot {
   symbol: string;
   /** Time (ms) of the mid-price the book was built around. */
   time: number;
@@ -216,14 +215,16 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     orderBook(raw, depth) {
       const pair = requirePair(raw, LIVE);
       const price = getPrice(pair.symbol);
-      const sides = buildOrderBook({
-        symbol: pair.symbol,
-        mid: toUnitsNumber(price.price),
-        tickUnits: toUnitsNumber(pair.tickSize),
-        stepUnits: toUnitsNumber(pair.stepSize),
-        quoteVolume24h: Number(quoteVolume24h(pair.symbol) ?? 0),
+      // The fill model's book: what a taker order of this pair would walk now (docs/trading-rules.md).
+      const sides = bookSnapshot(
+        {
+          mid: price.price,
+          tickSize: pair.tickSize,
+          stepSize: pair.stepSize,
+          quoteVolume24h: quoteVolume24h(pair.symbol),
+        },
         depth,
-      });
+      );
       return { symbol: pair.symbol, time: price.time, mid: price.price, ...sides };
     },
     candles(raw, interval, range) {

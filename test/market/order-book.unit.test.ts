@@ -1,19 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { bookSnapshot } from '../../domain/fill-model/book';
 import { toUnits } from '../../domain/market/decimal';
-import { buildOrderBook } from '../../domain/market/order-book';
 
 const input = {
-  symbol: 'BTCUSDT',
-  mid: 4_325_012_000_000,
-  tickUnits: 1_000_000,
-  stepUnits: 1000,
-  quoteVolume24h: 2e9,
-  depth: 20,
+  mid: '43250.12000000',
+  tickSize: '0.01000000',
+  stepSize: '0.00001000',
+  quoteVolume24h: '2000000000',
 };
 
 describe('synthetic order book (spec: deterministic around the mid-price)', () => {
   it('orders bids down and asks up around the mid, on the tick and step grids', () => {
-    const book = buildOrderBook(input);
+    const book = bookSnapshot(input, 20);
     expect(book.bids).toHaveLength(20);
     expect(book.asks).toHaveLength(20);
     const bids = book.bids.map(([p]) => toUnits(p));
@@ -22,8 +20,8 @@ describe('synthetic order book (spec: deterministic around the mid-price)', () =
       expect(bids[i]!).toBeLessThan(bids[i - 1]!);
       expect(asks[i]!).toBeGreaterThan(asks[i - 1]!);
     }
-    expect(bids[0]!).toBeLessThan(BigInt(input.mid));
-    expect(asks[0]!).toBeGreaterThan(BigInt(input.mid));
+    expect(bids[0]!).toBeLessThan(toUnits(input.mid));
+    expect(asks[0]!).toBeGreaterThan(toUnits(input.mid));
     for (const [p, q] of [...book.bids, ...book.asks]) {
       expect(toUnits(p) % 1_000_000n).toBe(0n);
       expect(toUnits(q) % 1000n).toBe(0n);
@@ -32,11 +30,13 @@ describe('synthetic order book (spec: deterministic around the mid-price)', () =
   });
 
   it('is deterministic and scales the spread with volume', () => {
-    expect(buildOrderBook(input)).toEqual(buildOrderBook(input));
-    const thin = buildOrderBook({ ...input, quoteVolume24h: 1e5 });
-    expect(thin.spreadBps).toBeGreaterThan(buildOrderBook(input).spreadBps);
-    const spread = (b: ReturnType<typeof buildOrderBook>) => toUnits(b.asks[0]![0]) - toUnits(b.bids[0]![0]);
-    expect(spread(thin)).toBeGreaterThan(spread(buildOrderBook(input)));
-    expect(buildOrderBook({ ...input, depth: 5 }).bids).toHaveLength(5);
+    expect(bookSnapshot(input, 10)).toEqual(bookSnapshot(input, 10));
+    const thin = bookSnapshot({ ...input, quoteVolume24h: '100000' }, 10);
+    expect(thin.spreadBps).toBeGreaterThan(bookSnapshot(input, 10).spreadBps);
+    const spread = (b: ReturnType<typeof bookSnapshot>) => toUnits(b.asks[0]![0]) - toUnits(b.bids[0]![0]);
+    expect(spread(thin)).toBeGreaterThan(spread(bookSnapshot(input, 10)));
+    expect(bookSnapshot(input, 5).bids).toHaveLength(5);
+    // The first levels of a deeper snapshot are the shallower snapshot.
+    expect(bookSnapshot(input, 20).asks.slice(0, 5)).toEqual(bookSnapshot(input, 5).asks);
   });
 });
