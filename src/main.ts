@@ -4,6 +4,7 @@ import { auditReplay, auditVerify, checkReplayOptions } from './cli/audit';
 import { lockDataDir, requireExistingDatabase } from './cli/data-dir';
 import { describeError, EXIT_USAGE, exitCodeOf, usageError } from './cli/errors';
 import { eventsTail } from './cli/events';
+import { type GenerateCliOptions, generateMarketDataCli } from './cli/generate';
 import { importMarketData } from './cli/market';
 import { projectionsNamed, projectionsRebuild, projectionsStatus } from './cli/projections';
 import { serve, worker } from './cli/serve';
@@ -183,6 +184,26 @@ program
   .action(async (dir: string) => {
     const { config, logger } = context('import-market-data', { commandLogLevel: 'warn' });
     process.exitCode = await importMarketData(config, logger, dir);
+  });
+
+program
+  .command('generate-market-data')
+  .description(
+    'write Binance-format 1m (5m, 15m, 1h) kline zips anchored on the real hourly candles, for tests and benchmarks',
+  )
+  .requiredOption('--out <dir>', 'output directory (empty, or an earlier run with the same options: resumed)')
+  .option('--pairs <n>', 'how many pairs (the 16 real hourly pairs first, then by 24h quote volume)', '10')
+  .option('--from <time>', 'first open time, ISO 8601 UTC (inclusive)', '2022-01-01')
+  .option('--to <time>', 'end, ISO 8601 UTC (exclusive)', '2023-01-01')
+  .option('--interval <interval>', '1m, 5m, 15m or 1h', '1m')
+  .option('--seed <n>', 'seed of the minute paths and volume splits', '42')
+  .option('--anchors <dir>', 'real data set with klines/1h/*.csv (default ../shared/market-data)')
+  .option('--daily', 'one file per day (SYMBOL-1m-YYYY-MM-DD.zip) instead of per month')
+  .option('--time-unit <unit>', 'ms, or us as in Binance spot files from 2025 on', 'ms')
+  .option('--header', 'write a header line in each CSV')
+  .option('--threads <n>', 'worker threads (default: the CPUs)')
+  .action(async (opts: GenerateCliOptions) => {
+    process.exitCode = await generateMarketDataCli(opts);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -1,0 +1,24 @@
+import { Piscina } from 'piscina';
+
+/**
+ * A pool of worker threads (piscina) running the default export of `file`. The venue runs from TypeScript sources
+ * through `tsx`; a worker thread inherits the parent's `execArgv`, which carries tsx's loader when the process was
+ * started by `tsx` but not under another runner (vitest), so the loader is added when it is missing.
+ * `niceIncrement` lowers the threads' CPU priority (Linux, through piscina's optional `@napi-rs/nice`), so the
+ * request thread wins the CPU when both want it.
+ */
+export const createWorkerPool = (
+  file: URL,
+  options: { maxThreads: number; minThreads?: number; niceIncrement?: number; idleTimeoutMs?: number },
+): Piscina => {
+  const typescript = file.pathname.endsWith('.ts');
+  const hasLoader = process.execArgv.some((a) => a.includes('tsx'));
+  return new Piscina({
+    filename: file.href,
+    maxThreads: options.maxThreads,
+    minThreads: options.minThreads ?? 0,
+    idleTimeout: options.idleTimeoutMs ?? 30_000,
+    ...(options.niceIncrement ? { niceIncrement: options.niceIncrement } : {}),
+    ...(typescript && !hasLoader ? { execArgv: [...process.execArgv, '--import', 'tsx'] } : {}),
+  });
+};
