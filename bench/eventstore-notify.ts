@@ -18,9 +18,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Command, InvalidArgumentError } from 'commander';
 import { sql } from 'kysely';
 import pg from 'pg';
+import type { EventStore, ExpectedRevision } from '../ports/event-store';
 import { openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
-import type { EventStore, ExpectedRevision } from '../src/eventstore/port';
 import { createPostgresEventStore, EVENTS_CHANNEL } from '../src/eventstore/postgres';
 
 const positive = (value: string): number => {

@@ -23,8 +23,6 @@ import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/database';
-import { migrateToLatest } from '../src/db/migrate';
 import {
   comparePositions,
   type EventStore,
@@ -32,7 +30,9 @@ import {
   type LogPosition,
   type NewEvent,
   START,
-} from '../src/eventstore/port';
+} from '../ports/event-store';
+import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/database';
+import { migrateToLatest } from '../src/db/migrate';
 import {
   createPostgresEventStore,
   type PostgresEventStore,

@@ -38,7 +38,7 @@ import { EMPTY } from 'rxjs';
 import type { WalletCommands } from '../commands/wallet';
 import { fromUnits } from '../domain/market/decimal';
 import { dec } from '../domain/trading/decimal';
-import { type AllSubscription, type EventStore, START } from '../src/eventstore/port';
+import { type AllSubscription, type EventStore, START } from '../ports/event-store';
 import { MatchingEngine } from '../src/matching/engine';
 import { indexedOrder } from '../src/matching/order-index';
 import { openLoop } from './open-loop';

@@ -10,6 +10,7 @@ import { accountStreamId } from '../domain/account/events';
 import type { AccountState } from '../domain/account/state';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
+import type { EventStore, LogPosition } from '../ports/event-store';
 import {
   emailHash,
   generateApiKey,
@@ -18,8 +19,7 @@ import {
   keyPreview,
   sha256Hex,
   verifySecret,
-} from '../src/auth/credentials';
-import type { EventStore, LogPosition } from '../src/eventstore/port';
+} from './credentials';
 import type { CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
 import { type CommandMeta, eventMetadata, liveContext } from './metadata';

@@ -7,13 +7,13 @@ import { AGENT_LIMITS } from '../domain/agent/profile';
 import type { AgentState } from '../domain/agent/state';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
+import { type EventStore, type LogPosition, StreamNotFoundError } from '../ports/event-store';
+import type { Keyring } from '../ports/keyring';
+import type { ReadModels } from '../projections/read-models';
 import { countAgents } from '../queries/agents';
 import { runningBattlesOfAgent } from '../queries/battles';
-import { generateApiKey, keyPreview, sha256Hex } from '../src/auth/credentials';
-import type { Keyring } from '../src/auth/keyring';
-import type { Database } from '../src/db/schema';
-import { type EventStore, type LogPosition, StreamNotFoundError } from '../src/eventstore/port';
 import { agentBattleLock } from './battle-locks';
+import { generateApiKey, keyPreview, sha256Hex } from './credentials';
 import type { CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
@@ -97,7 +97,7 @@ export interface AgentCommands {
 export interface AgentCommandDeps {
   store: EventStore;
   /** Read models (for the per-account agent count). */
-  db: Kysely<Database>;
+  db: Kysely<ReadModels>;
   keyring: Keyring;
   /** Waits until read models include `position` (so the next count sees the new agent). */
   waitForReadModels: (position: LogPosition) => Promise<boolean>;

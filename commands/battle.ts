@@ -12,8 +12,8 @@ import {
 import type { BattleState } from '../domain/battle/state';
 import { DomainError } from '../domain/shared/errors';
 import type { OrderRequest } from '../domain/wallet/commands';
-import type { EventStore, LogPosition } from '../src/eventstore/port';
-import { WrongExpectedRevisionError } from '../src/eventstore/port';
+import type { EventStore, LogPosition } from '../ports/event-store';
+import { WrongExpectedRevisionError } from '../ports/event-store';
 import { type BacktestMarketSource, decisionIds } from './backtest';
 import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';

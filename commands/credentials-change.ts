@@ -1,4 +1,4 @@
-import type { LogPosition } from '../src/eventstore/port';
+import type { LogPosition } from '../ports/event-store';
 
 /**
  * A change that affects how credentials resolve (ARCHITECTURE §12): a key replaced or destroyed, an agent

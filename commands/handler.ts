@@ -5,7 +5,7 @@ import {
   type EventStore,
   type ExpectedRevision,
   WrongExpectedRevisionError,
-} from '../src/eventstore/port';
+} from '../ports/event-store';
 import { StateCache } from './state-cache';
 
 /** Options of {@link createCommandHandler}. */

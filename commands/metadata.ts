@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BaseContext } from '../domain/shared/decider';
-import type { EventMetadataInput } from '../src/eventstore/port';
+import type { EventMetadataInput } from '../ports/event-store';
 
 /** Who issued a command and in which request (event metadata `actor`, `correlation_id`, `causation_id`). */
 export interface CommandMeta {

@@ -22,10 +22,10 @@ import {
   tradingModeDecider,
 } from '../domain/wallet/mode';
 import type { WalletState } from '../domain/wallet/state';
+import type { EventStore, LogPosition, RecordedEvent } from '../ports/event-store';
+import type { ReadModels } from '../projections/read-models';
 import { findOrderByIdempotencyKey, getOrder, OPEN_STATUSES, type OrderRow } from '../queries/trading';
 import { getTradingProfile, type TradingProfile } from '../queries/trading-profile';
-import type { Database } from '../src/db/schema';
-import type { EventStore, LogPosition, RecordedEvent } from '../src/eventstore/port';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, eventMetadata } from './metadata';
@@ -122,7 +122,7 @@ export interface WalletCommands {
 /** Dependencies of {@link createWalletCommands}. */
 export interface WalletCommandDeps {
   store: EventStore;
-  db: Kysely<Database>;
+  db: Kysely<ReadModels>;
   /** Market data; undefined (or returning undefined) when the runtime has none. */
   market: () => MarketView | undefined;
   /** Fee per fill as a fraction (default 0.001 = 0.1%). */

@@ -2,8 +2,8 @@ import type { ColumnType, Kysely } from 'kysely';
 import type { AccountEvent } from '../domain/account/events';
 import { ACCOUNT_EVENT_TYPES } from '../domain/account/events';
 import type { RiskProfile } from '../domain/shared/risk-profile';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 /** A timestamp column: read as `Date`, written as an ISO string. */

@@ -1,8 +1,8 @@
 import type { ColumnType, Kysely } from 'kysely';
 import { AGENT_EVENT_TYPES, type AgentEvent, type AgentProfileFields } from '../domain/agent/events';
 import type { RiskProfile } from '../domain/shared/risk-profile';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 type Timestamp = ColumnType<Date, string, string>;

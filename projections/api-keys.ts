@@ -1,8 +1,8 @@
 import type { ColumnType, Kysely } from 'kysely';
 import type { AccountRegisteredData } from '../domain/account/events';
 import type { AgentCreatedData, AgentKeyRegeneratedData } from '../domain/agent/events';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 /**

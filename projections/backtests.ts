@@ -8,8 +8,8 @@ import {
 import { INTERVAL_MS } from '../domain/market/intervals';
 import { computePerformance, type Performance } from '../domain/metrics/performance';
 import type { MetricsFill } from '../domain/metrics/trades';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 type Timestamp = ColumnType<Date, string, string>;

@@ -6,7 +6,7 @@ import {
   type PerformanceSummaryEntry,
   type RankingEntry,
 } from '../domain/battle/events';
-import type { RecordedEvent } from '../src/eventstore/port';
+import type { RecordedEvent } from '../ports/event-store';
 import type { Projection } from './projection';
 
 type Timestamp = ColumnType<Date, string, string>;

@@ -3,8 +3,8 @@ import { valueWallet } from '../domain/analytics/equity';
 import { MARKS_EVENT_TYPES, type MarksRecordedData } from '../domain/analytics/marks';
 import { type Dec, dec, fmt, roundHalfEven8, ZERO } from '../domain/trading/decimal';
 import { type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 type Timestamp = ColumnType<Date, string, string>;

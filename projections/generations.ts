@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database, ProjectionGenerationsTable } from '../src/db/schema';
-import { type LogPosition, type RecordedEvent, START } from '../src/eventstore/port';
+import { type LogPosition, type RecordedEvent, START } from '../ports/event-store';
 import { generationSchema, type Projection } from './projection';
+import type { ProjectionGenerationsTable, ReadModels } from './read-models';
 
 /**
  * Storage of projection generations (ARCHITECTURE §6): creating a generation's schema and tables, folding a
@@ -42,7 +42,7 @@ const toGeneration = (r: GenerationRow): Generation => ({
   eventsProcessed: Number(r.events_processed),
 });
 
-const selectGeneration = (db: Kysely<Database>) =>
+const selectGeneration = (db: Kysely<ReadModels>) =>
   db
     .selectFrom('projection_generations')
     .select([
@@ -57,7 +57,7 @@ const selectGeneration = (db: Kysely<Database>) =>
     ]);
 
 /** Registers the projection's name (idempotent). */
-export const ensureRegistered = async (db: Kysely<Database>, name: string): Promise<void> => {
+export const ensureRegistered = async (db: Kysely<ReadModels>, name: string): Promise<void> => {
   await db
     .insertInto('projections')
     .values({ name, live_generation: null, updated_at: new Date() })
@@ -66,7 +66,10 @@ export const ensureRegistered = async (db: Kysely<Database>, name: string): Prom
 };
 
 /** The generation serving reads, or `undefined` before the first one. */
-export const liveGeneration = async (db: Kysely<Database>, name: string): Promise<Generation | undefined> => {
+export const liveGeneration = async (
+  db: Kysely<ReadModels>,
+  name: string,
+): Promise<Generation | undefined> => {
   const row = await selectGeneration(db)
     .where('name', '=', name)
     .where('status', '=', 'live')
@@ -76,12 +79,12 @@ export const liveGeneration = async (db: Kysely<Database>, name: string): Promis
 };
 
 /** Every generation of every projection, newest first per name. */
-export const allGenerations = async (db: Kysely<Database>): Promise<Generation[]> =>
+export const allGenerations = async (db: Kysely<ReadModels>): Promise<Generation[]> =>
   (await selectGeneration(db).orderBy('name').orderBy('generation', 'desc').execute()).map(toGeneration);
 
 /** Reads one generation, locking its row for the rest of the transaction when `lock` is set. */
 export const readGeneration = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   name: string,
   generation: number,
   lock = false,
@@ -93,7 +96,7 @@ export const readGeneration = async (
 };
 
 /** Creates the next generation (status `building`, checkpoint at the start) with empty tables. */
-export const createGeneration = async (db: Kysely<Database>, projection: Projection): Promise<Generation> =>
+export const createGeneration = async (db: Kysely<ReadModels>, projection: Projection): Promise<Generation> =>
   db.transaction().execute(async (trx) => {
     await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
     const { max } = await trx
@@ -143,7 +146,7 @@ export interface BatchMember {
  * generation was swapped out meanwhile, else the new checkpoint.
  */
 export const applyBatch = async (
-  trx: Kysely<Database>,
+  trx: Kysely<ReadModels>,
   projection: Projection,
   gen: Pick<Generation, 'generation' | 'schema'>,
   events: readonly RecordedEvent[],
@@ -160,7 +163,7 @@ export const applyBatch = async (
  * the whole transaction back).
  */
 export const applyBatches = async (
-  trx: Kysely<Database>,
+  trx: Kysely<ReadModels>,
   members: readonly BatchMember[],
   events: readonly RecordedEvent[],
 ): Promise<(LogPosition | 'retired')[]> => {
@@ -233,7 +236,7 @@ export const applyBatches = async (
 };
 
 /** The checkpoint of each projection's live generation, by name (one query; API-only processes poll it). */
-export const liveCheckpoints = async (db: Kysely<Database>): Promise<Map<string, LogPosition>> => {
+export const liveCheckpoints = async (db: Kysely<ReadModels>): Promise<Map<string, LogPosition>> => {
   const rows = await selectGeneration(db).where('status', '=', 'live').execute();
   const out = new Map<string, LogPosition>();
   for (const r of rows) {
@@ -253,7 +256,7 @@ const isAfter = (a: LogPosition, b: LogPosition): boolean =>
  * after commit).
  */
 export const promote = async (
-  trx: Kysely<Database>,
+  trx: Kysely<ReadModels>,
   projection: Projection,
   gen: Generation,
 ): Promise<string[]> => {
@@ -289,6 +292,6 @@ export const promote = async (
 };
 
 /** Drops a retired generation's schema and tables. */
-export const dropSchema = async (db: Kysely<Database>, schema: string): Promise<void> => {
+export const dropSchema = async (db: Kysely<ReadModels>, schema: string): Promise<void> => {
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
 };

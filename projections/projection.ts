@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { RecordedEvent } from '../src/eventstore/port';
+import type { RecordedEvent } from '../ports/event-store';
 
 /**
  * A projection (ARCHITECTURE §6): a named, versioned fold of `$all` into read-model tables.

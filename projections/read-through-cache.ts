@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../src/eventstore/port';
+import type { RecordedEvent } from '../ports/event-store';
 
 /**
  * A bounded read-through cache over read-model queries, kept exact by the projection runner that writes those

@@ -1,11 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../src/db/schema';
 import {
   comparePositions,
   type EventStore,
   type LogPosition,
   type RecordedEvent,
-} from '../src/eventstore/port';
+} from '../ports/event-store';
 import {
   applyBatch,
   createGeneration,
@@ -17,6 +16,7 @@ import {
   readGeneration,
 } from './generations';
 import type { Projection } from './projection';
+import type { ReadModels } from './read-models';
 
 /** Progress of a rebuild, reported after each batch. */
 export interface RebuildProgress {
@@ -68,7 +68,7 @@ export interface RebuildResult {
  */
 export const rebuildProjection = async (
   store: EventStore,
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   projection: Projection,
   options: RebuildOptions = {},
 ): Promise<RebuildResult> => {
@@ -76,7 +76,7 @@ export const rebuildProjection = async (
   const batchSize = options.batchSize ?? 5_000;
   await ensureRegistered(db, projection.name);
   const gen = await createGeneration(db, projection);
-  const total = await countEvents(db);
+  const total = await countEvents(store);
   // Catch up to the head seen now; what arrives later is folded just before the swap. Stopping at a fixed
   // target keeps a busy log from starving the rebuild.
   const head = await store.headPosition();
@@ -209,22 +209,15 @@ const eventsBetween = async (
   return out;
 };
 
-const countEvents = async (db: Kysely<Database>): Promise<number | undefined> => {
-  try {
-    const row = await db
-      .selectFrom('events')
-      .select(sql<string>`count(*)::text`.as('n'))
-      .executeTakeFirstOrThrow();
-    const n = Number(row.n);
-    return n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
+/** The log's size for the progress bar, where the store can count it; undefined otherwise. */
+const countEvents = async (store: EventStore): Promise<number | undefined> => {
+  const n = await store.countEvents?.().catch(() => undefined);
+  return n ? n : undefined;
 };
 
 /** Row-by-row comparison (`EXCEPT ALL` both ways) of every table of two generations. */
 export const compareGenerations = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   projection: Projection,
   rebuiltSchema: string,
   liveSchema: string,

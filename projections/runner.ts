@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database } from '../src/db/schema';
 import {
   type AllSubscription,
   comparePositions,
@@ -8,7 +7,7 @@ import {
   formatPosition,
   type LogPosition,
   type RecordedEvent,
-} from '../src/eventstore/port';
+} from '../ports/event-store';
 import {
   applyBatch,
   applyBatches,
@@ -20,6 +19,7 @@ import {
   promote,
 } from './generations';
 import type { Projection } from './projection';
+import type { ReadModels } from './read-models';
 import { rebuildProjection } from './rebuild';
 
 /** Options of {@link ProjectionRunner}. */
@@ -106,7 +106,7 @@ export class ProjectionRunner {
 
   constructor(
     private readonly store: EventStore,
-    private readonly db: Kysely<Database>,
+    private readonly db: Kysely<ReadModels>,
     readonly projections: readonly Projection[],
     private readonly options: ProjectionRunnerOptions = {},
   ) {

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 /** Row of the `stream_summaries` read model: one per live stream, for auditors browsing the log. */

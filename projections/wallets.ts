@@ -1,8 +1,8 @@
 import { type ColumnType, type Kysely, sql } from 'kysely';
 import { type Dec, dec, fmt, ZERO } from '../domain/trading/decimal';
 import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
-import type { RecordedEvent, StreamDeletedData } from '../src/eventstore/port';
-import { DELETIONS_STREAM } from '../src/eventstore/port';
+import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
+import { DELETIONS_STREAM } from '../ports/event-store';
 import type { Projection } from './projection';
 
 type Timestamp = ColumnType<Date, string, string>;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AccountStatus } from '../domain/account/state';
 import type { RiskProfile } from '../domain/shared/risk-profile';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 import { decimal8, iso } from './format';
 
 /** An account as the read side shows it (spec "Account" resource). */
@@ -24,7 +24,7 @@ export interface AccountView {
 
 /** The account `accountId` from the `accounts` read model, or `undefined`. */
 export const getAccount = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   accountId: string,
 ): Promise<AccountView | undefined> => {
   const row = await db
@@ -56,7 +56,7 @@ export const getAccount = async (
 
 /** Status of an account, or `undefined` when there is none (cheap: used on every authenticated request). */
 export const getAccountStatus = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   accountId: string,
 ): Promise<AccountStatus | undefined> =>
   (await db.selectFrom('accounts').select('status').where('account_id', '=', accountId).executeTakeFirst())

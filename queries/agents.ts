@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { AgentStatus } from '../domain/agent/state';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import type { AgentsTable } from '../projections/agents';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 import { decimal8, iso } from './format';
 
 /** An agent as the read side shows it (spec "Agent (AgentResponse)"). */
@@ -55,7 +55,7 @@ const toView = (row: Selectable<AgentsTable>): AgentView => ({
 });
 
 /** One agent from the `agents` read model (any account), or `undefined`. */
-export const getAgent = async (db: Kysely<Database>, agentId: string): Promise<AgentView | undefined> => {
+export const getAgent = async (db: Kysely<ReadModels>, agentId: string): Promise<AgentView | undefined> => {
   const row = await db.selectFrom('agents').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
   return row ? toView(row) : undefined;
 };
@@ -74,7 +74,7 @@ export interface ListAgentsOptions {
  * (spec `GET /agents`: `agents`, `total`).
  */
 export const listAgents = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   accountId: string,
   options: ListAgentsOptions,
 ): Promise<{ agents: AgentView[]; total: number }> => {
@@ -94,7 +94,7 @@ export const listAgents = async (
 };
 
 /** Agents of an account that still exist (active or archived): the input of the 100-agent limit. */
-export const countAgents = async (db: Kysely<Database>, accountId: string): Promise<number> => {
+export const countAgents = async (db: Kysely<ReadModels>, accountId: string): Promise<number> => {
   const row = await db
     .selectFrom('agents')
     .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -105,7 +105,7 @@ export const countAgents = async (db: Kysely<Database>, accountId: string): Prom
 
 /** Owner and status of an agent (cheap: used by the `X-Agent-Id` check and agent-key requests). */
 export const getAgentOwnership = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   agentId: string,
 ): Promise<{ accountId: string; status: AgentStatus } | undefined> => {
   const row = await db

@@ -5,7 +5,7 @@ import type {
   EquitySnapshotTables,
   SnapshotInterval,
 } from '../projections/equity-snapshots';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 import { readSnapshot } from './snapshot';
 
 /**
@@ -13,14 +13,14 @@ import { readSnapshot } from './snapshot';
  * `domain/metrics`, and the leaderboard's candidates. Typed kysely queries over read models; none writes.
  */
 
-type DB = Kysely<Database & EquitySnapshotTables>;
-const withSnapshots = (db: Kysely<Database>): DB => db as unknown as DB;
+type DB = Kysely<ReadModels & EquitySnapshotTables>;
+const withSnapshots = (db: Kysely<ReadModels>): DB => db as unknown as DB;
 
 export type SnapshotRow = Selectable<EquitySnapshotsTable>;
 
 /** The newest `limit` snapshots of an owner's wallet at `interval`, returned oldest first (every session). */
 export const latestSnapshots = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   interval: SnapshotInterval,
   limit: number,
@@ -38,7 +38,7 @@ export const latestSnapshots = async (
 
 /** Snapshots of one session of a wallet at `interval` taken in [from, to] (ms), oldest first. */
 export const sessionSnapshots = (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   sessionId: string,
   interval: SnapshotInterval,
@@ -58,7 +58,7 @@ export const sessionSnapshots = (
 
 /** The fills of one session of a wallet executed in [from, to] (ms), in execution order, as the metrics read them. */
 export const sessionFills = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   sessionId: string,
   from: number,
@@ -103,7 +103,7 @@ export interface LeaderboardCandidate {
  * "includes only active accounts with at least one closed trade in the period").
  */
 export const leaderboardCandidates = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   from: number,
   to: number,
 ): Promise<LeaderboardCandidate[]> => {
@@ -156,7 +156,7 @@ export const leaderboardCandidates = async (
 
 /** USDT (available + locked) and open positions of each of `owners`' current sessions (valuation inputs). */
 export const walletHoldings = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   owners: readonly string[],
 ): Promise<
   Map<string, { cash: string; positions: { symbol: string; quantity: string; cost: string }[] }>
@@ -195,7 +195,7 @@ export const walletHoldings = async (
  * equity of a period for wallets whose session started before it. Keyed by owner.
  */
 export const firstSnapshotsSince = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   owners: readonly { ownerId: string; sessionId: string }[],
   interval: SnapshotInterval,
   from: number,

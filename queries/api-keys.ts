@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 
 /** The owner of a valid API key. */
 export interface ApiKeyOwner {
@@ -14,7 +14,7 @@ export interface ApiKeyOwner {
  * `undefined` for an unknown, replaced or deleted key.
  */
 export const findApiKeyOwner = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   keyHash: string,
 ): Promise<ApiKeyOwner | undefined> => {
   const row = await db

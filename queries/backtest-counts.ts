@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 
 /**
  * How many backtest sessions of an owner are still open (`created` or `running`) and how many completed, for
@@ -7,7 +7,7 @@ import type { Database } from '../src/db/schema';
  * `agentId`, else every session of the account (the account-level view, spec "Authentication" rule 4).
  */
 export const backtestCounts = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   scope: { accountId: string; agentId?: string | null },
 ): Promise<{ active: number; completed: number }> => {
   let q = db

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { BacktestStatusValue } from '../projections/backtests';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 
 /** A session row as the queries return it (numerics as text, times as dates). */
 export type BacktestRow = NonNullable<Awaited<ReturnType<typeof getBacktest>>>;
@@ -35,7 +35,7 @@ const columns = [
 ] as const;
 
 /** One session's row, or undefined. */
-export const getBacktest = (db: Kysely<Database>, sessionId: string) =>
+export const getBacktest = (db: Kysely<ReadModels>, sessionId: string) =>
   db.selectFrom('backtests').select(columns).where('session_id', '=', sessionId).executeTakeFirst();
 
 /** Whose sessions a list or search covers: an account, or one of its agents. */
@@ -49,7 +49,7 @@ export type BacktestSort = 'roi_pct' | 'sharpe_ratio' | 'created_at';
 
 /** Sessions of a scope, filtered and sorted (ties: newest first, then by id). */
 export const listBacktests = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   scope: BacktestScope,
   options: {
     strategyLabel?: string;
@@ -84,7 +84,7 @@ export type BestMetric = 'roi_pct' | 'sharpe_ratio' | 'win_rate' | 'profit_facto
 
 /** The completed session of a scope with the highest `metric` (ties: the earliest created), or undefined. */
 export const bestBacktest = (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   scope: BacktestScope,
   metric: BestMetric,
   strategyLabel?: string,
@@ -108,7 +108,7 @@ export const bestBacktest = (
 
 /** A page of a session's equity curve, oldest first. */
 export const equityCurve = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   sessionId: string,
   page: { limit: number; offset: number },
 ) => {
@@ -130,7 +130,7 @@ export const equityCurve = async (
 
 /** A page of a session's trade log, in execution order. */
 export const backtestTrades = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   sessionId: string,
   page: { limit: number; offset: number; symbol?: string },
 ) => {

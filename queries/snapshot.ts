@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 
 /**
  * Runs `read` on one snapshot of the read models: a `REPEATABLE READ, READ ONLY` transaction, so every query
@@ -13,7 +13,7 @@ import type { Database } from '../src/db/schema';
  * @returns what `read` returns. Throws what `read` or the database throws; nothing is ever written.
  */
 export const readSnapshot = <T>(
-  db: Kysely<Database>,
-  read: (trx: Kysely<Database>) => Promise<T>,
+  db: Kysely<ReadModels>,
+  read: (trx: Kysely<ReadModels>) => Promise<T>,
 ): Promise<T> =>
   db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(read);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { RiskProfile } from '../domain/shared/risk-profile';
-import type { Database } from '../src/db/schema';
+import type { ReadModels } from '../projections/read-models';
 import { getAccount } from './accounts';
 import { getAgent } from './agents';
 
@@ -30,7 +30,7 @@ export interface TradingProfile {
  * the agent does not exist, or the agent belongs to another account.
  */
 export const getTradingProfile = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   owner: { accountId: string; agentId?: string | null },
 ): Promise<TradingProfile | undefined> => {
   // Both reads at once: an order waits on one round trip, not two.

@@ -1,12 +1,12 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { OrderStatus, OrdersTable, TradesTable } from '../projections/orders';
+import type { ReadModels } from '../projections/read-models';
 import type {
   BalancesTable,
   PositionsTable,
   WalletSessionsTable,
   WalletsTable,
 } from '../projections/wallets';
-import type { Database } from '../src/db/schema';
 
 /**
  * Read side of the trading ledger (ARCHITECTURE §3 `queries/`): typed kysely queries over the `orders`,
@@ -26,7 +26,7 @@ export const OPEN_STATUSES: readonly OrderStatus[] = ['pending', 'partially_fill
 
 /** The wallet of an owner and its current session, or undefined when it never traded. */
 export const getWallet = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
 ): Promise<{ wallet: WalletRow; session: SessionRow | undefined } | undefined> => {
   const wallet = await db
@@ -45,7 +45,7 @@ export const getWallet = async (
 };
 
 /** Every session of a wallet, oldest first. */
-export const listSessions = (db: Kysely<Database>, ownerId: string): Promise<SessionRow[]> =>
+export const listSessions = (db: Kysely<ReadModels>, ownerId: string): Promise<SessionRow[]> =>
   db
     .selectFrom('wallet_sessions')
     .selectAll()
@@ -54,7 +54,7 @@ export const listSessions = (db: Kysely<Database>, ownerId: string): Promise<Ses
     .execute();
 
 /** Balances of the current session (USDT first, then assets by name). */
-export const getBalances = (db: Kysely<Database>, ownerId: string): Promise<BalanceRow[]> =>
+export const getBalances = (db: Kysely<ReadModels>, ownerId: string): Promise<BalanceRow[]> =>
   db
     .selectFrom('balances')
     .selectAll()
@@ -68,7 +68,7 @@ export const getBalances = (db: Kysely<Database>, ownerId: string): Promise<Bala
  * transaction as the wallet read models), -1 when none: the revision a snapshot read from them reflects. The
  * event store's head can be ahead of it while a page is being folded.
  */
-export const foldedRevision = async (db: Kysely<Database>, streamId: string): Promise<number> =>
+export const foldedRevision = async (db: Kysely<ReadModels>, streamId: string): Promise<number> =>
   (
     await db
       .selectFrom('stream_summaries')
@@ -78,12 +78,12 @@ export const foldedRevision = async (db: Kysely<Database>, streamId: string): Pr
   )?.last_revision ?? -1;
 
 /** Non-zero positions, by asset. */
-export const getPositions = (db: Kysely<Database>, ownerId: string): Promise<PositionRow[]> =>
+export const getPositions = (db: Kysely<ReadModels>, ownerId: string): Promise<PositionRow[]> =>
   db.selectFrom('positions').selectAll().where('owner_id', '=', ownerId).orderBy('asset').execute();
 
 /** One order of the owner, or undefined (unknown or another owner's: the caller answers `ORDER_NOT_FOUND`). */
 export const getOrder = (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   orderId: string,
 ): Promise<OrderRow | undefined> =>
@@ -105,7 +105,7 @@ export interface OrderFilter {
 
 /** Orders of the owner, newest first, with the total matching the filter. */
 export const listOrders = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   filter: OrderFilter,
 ): Promise<{ rows: OrderRow[]; total: number }> => {
@@ -122,7 +122,7 @@ export const listOrders = async (
 
 /** The order recorded with this idempotency key (hash) since `since`, if any. */
 export const findOrderByIdempotencyKey = (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   key: string,
   since: Date,
@@ -147,7 +147,7 @@ export interface TradeFilter {
 
 /** Fills of the owner, newest first, with the total matching the filter. */
 export const listTrades = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   filter: TradeFilter,
 ): Promise<{ rows: TradeRow[]; total: number }> => {
@@ -174,7 +174,7 @@ export interface TradeStats {
 }
 
 export const tradeStats = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   sessionId: string,
   since?: Date,
@@ -202,7 +202,7 @@ export const tradeStats = async (
 };
 
 /** Open orders of every wallet (the matching engine's index when it starts from read models). */
-export const listAllOpenOrders = (db: Kysely<Database>): Promise<OrderRow[]> =>
+export const listAllOpenOrders = (db: Kysely<ReadModels>): Promise<OrderRow[]> =>
   db
     .selectFrom('orders')
     .selectAll()

@@ -87,7 +87,7 @@ export const createRuntime = async (
     };
     installIdentity(services, serverKeys);
     if (options.market ?? true) {
-      const market = createMarketServices(config, { db: database.db, logger });
+      const market = createMarketServices(config, { db: database.all, logger });
       stops.push(() => market.stop());
       await market.start();
       services.market = market;

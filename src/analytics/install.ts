@@ -5,6 +5,13 @@ import { createSnapshotter, type Snapshotter } from './snapshotter';
 /** The advisory lock key of the equity snapshotter (one recording process at a time; cf. the matching engine's). */
 export const SNAPSHOTTER_LOCK_KEY = 7_208_114_305_551_002n;
 
+declare module '../services' {
+  interface Services {
+    /** Analytics: the equity snapshotter and the analytics clock (`src/analytics`, docs/analytics.md). */
+    analytics?: AnalyticsServices;
+  }
+}
+
 /** The analytics capability's member of {@link Services}. */
 export interface AnalyticsServices {
   /** Records the marks equity snapshots are valued at; present when the runtime has market data. */

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import { valueWallet } from '../../domain/analytics/equity';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
+import type { ReadModels } from '../../projections/read-models';
 import { firstSnapshotsSince, leaderboardCandidates, walletHoldings } from '../../queries/analytics';
-import type { Database } from '../db/schema';
 import {
   type AnalyticsPeriod,
   PERIOD_MS,
@@ -37,7 +37,7 @@ export interface Ranking {
  * Sharpe ratio, fill count and win rate of their `walletPerformance`.
  */
 export const leaderboard = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   period: AnalyticsPeriod,
   now: number,
   priceOf: (symbol: string) => Dec | undefined,

@@ -2,9 +2,9 @@ import type { Kysely } from 'kysely';
 import { DAY_MS } from '../../domain/metrics/decimal';
 import { computePerformance, type Performance } from '../../domain/metrics/performance';
 import { SNAPSHOT_INTERVALS, type SnapshotInterval } from '../../projections/equity-snapshots';
+import type { ReadModels } from '../../projections/read-models';
 import { sessionFills, sessionSnapshots } from '../../queries/analytics';
 import { decimal8 } from '../../queries/format';
-import type { Database } from '../db/schema';
 
 /** Periods of the analytics endpoints (spec), with their length in ms (`all`: the whole session). */
 export const PERIOD_MS = {
@@ -83,7 +83,7 @@ export interface WalletPerformance {
  * session's fills executed in the window, in execution order; per-day figures use the window's length.
  */
 export const walletPerformance = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   session: WalletSession,
   period: AnalyticsPeriod,
   now: number,

@@ -10,8 +10,8 @@ import {
   minuteOf,
   type RecordMarks,
 } from '../../domain/analytics/marks';
+import type { EventStore, LogPosition } from '../../ports/event-store';
 import type { EquitySnapshotTables } from '../../projections/equity-snapshots';
-import type { EventStore, LogPosition } from '../eventstore/port';
 import type { CachedPrice } from '../market/price-cache';
 import type { Leadership } from '../matching/leader';
 

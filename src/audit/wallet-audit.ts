@@ -3,6 +3,8 @@ import { dec, fmt } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
+import type { EventStore, RecordedEvent } from '../../ports/event-store';
+import type { ReadModels } from '../../projections/read-models';
 import { readSnapshot } from '../../queries/snapshot';
 import {
   foldedRevision,
@@ -12,9 +14,7 @@ import {
   listOrders,
   OPEN_STATUSES,
 } from '../../queries/trading';
-import type { Database } from '../db/schema';
 import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
-import type { EventStore, RecordedEvent } from '../eventstore/port';
 
 /** One line of a wallet's timeline: what happened, in words an auditor reads. */
 export const describeWalletEvent = (e: RecordedEvent): string => {
@@ -101,7 +101,7 @@ export interface WalletReplay {
  */
 export const replayWallet = async (
   store: EventStore,
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   asOf?: Date,
 ): Promise<WalletReplay> => {
@@ -203,7 +203,7 @@ export interface ChainAudit {
  */
 export const verifyAllChains = async (
   store: EventStore,
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   streams?: string[],
 ): Promise<ChainAudit> => {
   const ids =

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { type AccountCommands, createAccountCommands } from '../../commands/accounts';
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
 import { exclusively } from '../db/exclusive';
@@ -6,6 +7,22 @@ import { createKeyring } from './keyring';
 import type { ServerKeys } from './server-keys';
 import { type AuthService, createAuthService } from './service';
 import { createTokenService } from './tokens';
+
+declare module '../services' {
+  interface Services {
+    /**
+     * Maps a request's credential to a stable rate-limit identity (spec "Limits": per credential); `undefined`
+     * counts the client IP. Default: a fingerprint of the raw API key or bearer token.
+     */
+    rateLimitIdentity?: (request: FastifyRequest) => Promise<string | undefined> | string | undefined;
+    /** Who is calling: API keys and JWTs to a principal (`resolveCredential` also serves the WebSocket). */
+    auth?: AuthService;
+    /** Account commands: registration, password, risk profile, status. */
+    accounts?: AccountCommands;
+    /** Agent commands: the agent lifecycle and its keys. */
+    agents?: AgentCommands;
+  }
+}
 
 /** How long the auth cache bypass after a change waits for the read models at most (ms). */
 const INVALIDATION_WAIT_MS = 30_000;

@@ -1,14 +1,20 @@
 import type { Kysely } from 'kysely';
 import type { AccountCommands } from '../../commands/accounts';
+import {
+  API_SECRET_PREFIX,
+  decoyHash,
+  isWellFormedApiKey,
+  sha256Hex,
+  verifySecret,
+} from '../../commands/credentials';
 import { DomainError } from '../../domain/shared/errors';
+import type { ReadModels } from '../../projections/read-models';
 import { findApiKeyOwner } from '../../queries/api-keys';
-import type { Database } from '../db/schema';
-import { API_SECRET_PREFIX, decoyHash, isWellFormedApiKey, sha256Hex, verifySecret } from './credentials';
 import type { IssuedToken, TokenService } from './tokens';
 
 /** What the login flows need. */
 export interface LoginDeps {
-  db: Kysely<Database>;
+  db: Kysely<ReadModels>;
   accounts: AccountCommands;
   tokens: TokenService;
 }

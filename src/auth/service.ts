@@ -1,15 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { isWellFormedApiKey, sha256Hex } from '../../commands/credentials';
 import type { CredentialsChange } from '../../commands/credentials-change';
 import type { AccountStatus } from '../../domain/account/state';
 import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
+import type { LogPosition } from '../../ports/event-store';
+import type { ReadModels } from '../../projections/read-models';
 import { getAccountStatus } from '../../queries/accounts';
 import { getAgentOwnership } from '../../queries/agents';
 import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
-import type { Database } from '../db/schema';
-import type { LogPosition } from '../eventstore/port';
-import { isWellFormedApiKey, sha256Hex } from './credentials';
 import type { AuthMode, Principal } from './principal';
 import type { TokenService } from './tokens';
 import { TtlCache } from './ttl-cache';
@@ -47,7 +47,7 @@ export interface AuthService {
 
 /** Options of {@link createAuthService}. */
 export interface AuthServiceOptions {
-  db: Kysely<Database>;
+  db: Kysely<ReadModels>;
   tokens: TokenService;
   /** Waits until read models include a position (ends the cache bypass after a change). */
   waitForReadModels: (position: LogPosition) => Promise<boolean>;

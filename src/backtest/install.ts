@@ -3,6 +3,13 @@ import { getTradingProfile } from '../../queries/trading-profile';
 import type { Services } from '../services';
 import { backtestMarketSource } from './market-source';
 
+declare module '../services' {
+  interface Services {
+    /** Backtests: sessions on a virtual clock (ARCHITECTURE §9; `src/backtest`, `commands/backtest.ts`). */
+    backtest?: BacktestServices;
+  }
+}
+
 /** The backtest capability's member of {@link Services}. */
 export interface BacktestServices {
   commands: BacktestCommands;

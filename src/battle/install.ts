@@ -8,6 +8,13 @@ import { liveBattlePort, participantEquity } from './live';
 import { pausedAgentsGuard } from './paused-agents';
 import { type BattleSnapshotter, createBattleSnapshotter } from './snapshotter';
 
+declare module '../services' {
+  interface Services {
+    /** Battles: live and historical competitions between agents (ARCHITECTURE §10; `src/battle`, `commands/battle.ts`). */
+    battle?: BattleServices;
+  }
+}
+
 /** The battle capability's member of {@link Services}. */
 export interface BattleServices {
   commands: BattleCommands;

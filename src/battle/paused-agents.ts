@@ -1,8 +1,8 @@
 import type { OrderGuard } from '../../commands/wallet';
 import { battleOf } from '../../domain/battle/events';
 import { DomainError } from '../../domain/shared/errors';
+import type { RecordedEvent } from '../../ports/event-store';
 import { pausedLiveParticipants, runningBattlesOfAgent } from '../../queries/battles';
-import type { RecordedEvent } from '../eventstore/port';
 import type { Services } from '../services';
 
 /**

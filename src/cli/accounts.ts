@@ -5,8 +5,8 @@ import {
   createAccountCommands,
 } from '../../commands/accounts';
 import { DomainError } from '../../domain/shared/errors';
+import type { LogPosition } from '../../ports/event-store';
 import type { Config } from '../config';
-import type { LogPosition } from '../eventstore/port';
 import { createRuntime } from '../runtime';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

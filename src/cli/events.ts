@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import { formatPosition, type LogPosition, type RecordedEvent } from '../../ports/event-store';
 import type { Config } from '../config';
 import type { DatabaseHandle } from '../db/database';
-import { formatPosition, type LogPosition, type RecordedEvent } from '../eventstore/port';
 import { CliError } from './errors';
 import { openReadingRuntime } from './runtime';
 

@@ -17,9 +17,9 @@ export const importMarketData = async (config: Config, logger: Logger, dir: stri
   try {
     await migrateToLatest(database.db);
     const data = new MarketData();
-    for (const s of await loadCandleSeries(database.db)) data.candles.merge(s.symbol, s.interval, s.candles);
+    for (const s of await loadCandleSeries(database.all)) data.candles.merge(s.symbol, s.interval, s.candles);
     const started = performance.now();
-    const result = await importDirectory(dir, { db: database.db, data });
+    const result = await importDirectory(dir, { db: database.all, data });
     await result.persisted;
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.log(`market data from ${result.root}`);

@@ -4,19 +4,24 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
+import type { ReadModels } from '../../projections/read-models';
 import type { Database } from './schema';
 
 /**
  * One PostgreSQL, two ways to reach it (ARCHITECTURE §2.6): a server through a `pg` pool (`DATABASE_URL`), or
  * PGlite, PostgreSQL compiled to WASM running in-process, persisted in `DATA_DIR/pglite` (the no-configuration
- * default) or in memory (tests). Both give the same `Kysely<Database>` and the same SQL.
+ * default) or in memory (tests). Both give the same kysely instances and the same SQL: `db` types the read models
+ * (what the application layer queries), `all` the same connection with the event store's and market data's tables.
  */
 export interface DatabaseHandle {
   /** `postgres` (a server) or `pglite` (embedded). */
   readonly kind: 'postgres' | 'pglite';
   /** Where it lives, for logs and `/health` (password removed). */
   readonly location: string;
-  readonly db: Kysely<Database>;
+  /** The read models (`projections/read-models.ts`): what queries, commands and projections use. */
+  readonly db: Kysely<ReadModels>;
+  /** The same connection typed with every table (the event store adapter, market data, audits). */
+  readonly all: Kysely<Database>;
   /**
    * LISTENs on `channel`; `onNotify` receives each payload. Resolves to an unlisten function.
    * A wake-up only: notifications may be lost or merged, callers re-read the log.
@@ -25,6 +30,13 @@ export interface DatabaseHandle {
   /** Closes the pool / PGlite instance (idempotent). */
   close(): Promise<void>;
 }
+
+/**
+ * `db` typed with the event store's and market data's tables too: the same instance (kysely's `withTables` would do
+ * the same, but its constraint refuses interfaces), only the static type differs.
+ */
+const withInfrastructureTables = (db: Kysely<ReadModels>): Kysely<Database> =>
+  db as unknown as Kysely<Database>;
 
 // int8 and numeric arrive as strings from `pg`; keep them exact (bigint via BigInt(), money via bignumber.js).
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
@@ -35,13 +47,14 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20 });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<ReadModels>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
   const listeners = new Set<pg.Client>();
   return {
     kind: 'postgres',
     location: redactUrl(url),
     db,
+    all: withInfrastructureTables(db),
     async listen(channel, onNotify) {
       const client = new pg.Client({ connectionString: url });
       client.on('error', () => {});
@@ -77,12 +90,13 @@ export const openPGlite = async (
   if (dir) fs.mkdirSync(dir, { recursive: true });
   const pglite = new PGlite(dir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   await pglite.waitReady;
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely<ReadModels>({ dialect: new PGliteDialect(pglite) });
   let closed = false;
   return {
     kind: 'pglite',
     location: dir ? path.resolve(dir) : 'memory',
     db,
+    all: withInfrastructureTables(db),
     async listen(channel, onNotify) {
       const unlisten = await pglite.listen(channel, onNotify);
       return async () => {
@@ -102,7 +116,7 @@ export const openDatabase = async (config: { DATABASE_URL?: string | undefined; 
   config.DATABASE_URL ? openPostgres(config.DATABASE_URL) : openPGlite(path.join(config.DATA_DIR, 'pglite'));
 
 /** Round-trips `select 1`; resolves to the latency in ms or throws. */
-export const pingDatabase = async (db: Kysely<Database>): Promise<number> => {
+export const pingDatabase = async (db: Kysely<ReadModels>): Promise<number> => {
   const started = performance.now();
   await sql`select 1`.execute(db);
   return performance.now() - started;

@@ -1,14 +1,11 @@
-import type { ColumnType, Generated } from 'kysely';
-import type { BacktestTables } from '../../projections/backtests';
-import type { StreamSummariesTable } from '../../projections/stream-summaries';
+import type { Generated } from 'kysely';
+import type { ReadModels } from '../../projections/read-models';
 import type { MarketTables } from '../market/tables';
-import type { IdentityTables } from './identity-tables';
-import type { TradingTables } from './trading-tables';
 
 /**
- * Table types for kysely, declared once (STYLE: kysely). Each capability adds its tables as its own interface
- * and joins it into {@link Database}. Read-model tables are views over the live projection generation
- * (see `projections/runner.ts`); the projector writes to the generation's schema with the same table names.
+ * Table types for kysely, declared once (STYLE: kysely). The read models' types are owned by the projections
+ * (`projections/read-models.ts`); this adds the tables of the infrastructure: the PostgreSQL event store's log
+ * and stream heads, and the market data store (`src/market/tables.ts`).
  */
 
 /** `events`: the log of the PostgreSQL event store (ARCHITECTURE §5). */
@@ -33,34 +30,11 @@ export interface StreamsTable {
   updated_at: Generated<Date>;
 }
 
-/** `projections`: one row per projection: which generation serves reads. */
-export interface ProjectionsTable {
-  name: string;
-  live_generation: number | null;
-  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
-}
-
-/** `projection_generations`: each built or building generation of a projection with its checkpoint. */
-export interface ProjectionGenerationsTable {
-  name: string;
-  generation: number;
-  version: number;
-  schema_name: string;
-  status: 'building' | 'live' | 'retired';
-  checkpoint_commit: string;
-  checkpoint_prepare: string;
-  events_processed: string;
-  created_at: Generated<Date>;
-  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
-}
-
-export interface CoreTables {
-  stream_summaries: StreamSummariesTable;
+/** The PostgreSQL event store's own tables. */
+export interface EventStoreTables {
   events: EventsTable;
   streams: StreamsTable;
-  projections: ProjectionsTable;
-  projection_generations: ProjectionGenerationsTable;
 }
 
-/** Every table and read-model view the application queries. */
-export interface Database extends CoreTables, IdentityTables, MarketTables, TradingTables, BacktestTables {}
+/** Every table and read-model view of the database. */
+export interface Database extends ReadModels, EventStoreTables, MarketTables {}

@@ -18,7 +18,6 @@ import {
   StreamDeletedError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
-import { canonicalJson, hashableMetadata, linkHash } from './hash-chain';
 import {
   type AllSubscription,
   type AppendResult,
@@ -38,7 +37,8 @@ import {
   StreamNotFoundError,
   type SubscribeOptions,
   WrongExpectedRevisionError,
-} from './port';
+} from '../../ports/event-store';
+import { canonicalJson, hashableMetadata, linkHash } from './hash-chain';
 
 /**
  * Key in the stored event metadata holding the event's 0-based revision in *our* numbering. EventStoreDB keeps

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RecordedEvent } from './port';
+import type { RecordedEvent } from '../../ports/event-store';
 
 /**
  * Tamper evidence for auditors (ARCHITECTURE §4, §17): each event's metadata carries `prev_hash` and `hash`,

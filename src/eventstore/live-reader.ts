@@ -5,8 +5,8 @@ import type {
   ReadAllResult,
   RecordedEvent,
   SubscribeOptions,
-} from './port';
-import { START } from './port';
+} from '../../ports/event-store';
+import { START } from '../../ports/event-store';
 
 /** What a {@link LiveReader} needs from its store. */
 export interface LiveReaderSource {

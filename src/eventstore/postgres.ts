@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { DatabaseHandle } from '../db/database';
-import type { Database } from '../db/schema';
-import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
-import { canonicalJson } from './hash-chain';
-import { LiveReader } from './live-reader';
 import {
   type AllSubscription,
   type AppendResult,
@@ -23,7 +18,12 @@ import {
   StreamNotFoundError,
   type SubscribeOptions,
   WrongExpectedRevisionError,
-} from './port';
+} from '../../ports/event-store';
+import type { DatabaseHandle } from '../db/database';
+import type { Database } from '../db/schema';
+import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
+import { canonicalJson } from './hash-chain';
+import { LiveReader } from './live-reader';
 
 /** NOTIFY channel the adapter signals after each commit; the payload is the last global position. */
 export const EVENTS_CHANNEL = 'events_appended';
@@ -251,7 +251,7 @@ export const createPostgresEventStore = (
   handle: DatabaseHandle,
   options: PostgresEventStoreOptions = {},
 ): PostgresEventStore => {
-  const db = handle.db;
+  const db = handle.all;
   const notifyOthers = createNotifier(handle);
   const live = new LiveReader({
     readAll: (o) => readAll(o),
@@ -377,6 +377,14 @@ export const createPostgresEventStore = (
     return { events, next: events.length ? events[events.length - 1]!.position : after };
   };
 
+  const countEvents = async (): Promise<number> => {
+    const row = await db
+      .selectFrom('events')
+      .select(sql<string>`count(*)::text`.as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  };
+
   const headPosition = async (): Promise<LogPosition> => {
     const { rows } = await sql<{ transaction_id: string; global_position: string }>`
       select transaction_id::text as transaction_id, global_position::text as global_position from events
@@ -429,6 +437,7 @@ export const createPostgresEventStore = (
     readAll,
     subscribeToAll: (options: SubscribeOptions = {}): AllSubscription => live.subscribe(options),
     headPosition,
+    countEvents,
     deleteStream,
     close: () => live.close(),
     appendBatchStats: () => (batcher ? { ...batcher.stats } : undefined),

@@ -1,4 +1,4 @@
-import type { LogPosition } from '../eventstore/port';
+import type { LogPosition } from '../../ports/event-store';
 
 /** What {@link OwnerWatermarks} needs of the projection runner. */
 export interface FoldWaiter {

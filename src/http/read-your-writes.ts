@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { formatPosition, type LogPosition } from '../../ports/event-store';
 import { ownerIdOf, type Principal } from '../auth/principal';
-import { formatPosition, type LogPosition } from '../eventstore/port';
 import type { Services } from '../services';
 import { addServerTiming } from './server-timing';
 

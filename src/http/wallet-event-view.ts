@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../eventstore/port';
+import type { RecordedEvent } from '../../ports/event-store';
 
 /**
  * One wallet event as `GET /account/events` and the `orders` WebSocket channel show it (one mapping for both):

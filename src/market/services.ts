@@ -44,6 +44,13 @@ export interface OrderBook extends BookSnapshot {
   mid: string;
 }
 
+declare module '../services' {
+  interface Services {
+    /** Market data: pairs, prices, tickers, candles, the tick stream (ARCHITECTURE §7; `src/market`). */
+    market?: MarketServices;
+  }
+}
+
 /**
  * Everything market data offers the rest of the venue (HTTP routes, WebSocket channels, and the later trading,
  * backtest and battle capabilities). Symbols may be given in any case. Errors are `DomainError`s with the

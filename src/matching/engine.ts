@@ -4,7 +4,6 @@ import type { WalletCommands } from '../../commands/wallet';
 import { isDomainError } from '../../domain/shared/errors';
 import type { WalletEvent } from '../../domain/wallet/events';
 import { walletOwnerOf } from '../../domain/wallet/events';
-import type { FoldListener } from '../../projections/runner';
 import {
   type AllSubscription,
   comparePositions,
@@ -14,7 +13,8 @@ import {
   type RecordedEvent,
   START,
   type StreamDeletedData,
-} from '../eventstore/port';
+} from '../../ports/event-store';
+import type { FoldListener } from '../../projections/runner';
 import type { PriceTick } from '../market/ticks';
 import type { Leadership } from './leader';
 import { type IndexedOrder, indexedOrder, OrderIndex } from './order-index';

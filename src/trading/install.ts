@@ -10,15 +10,22 @@ import { normalizeSymbol } from '../../domain/market/pair';
 import type { Dec } from '../../domain/trading/decimal';
 import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
 import { walletOwnerOf } from '../../domain/wallet/events';
+import { DELETIONS_STREAM, type RecordedEvent } from '../../ports/event-store';
 import { ReadThroughCache } from '../../projections/read-through-cache';
 import type { FoldListener } from '../../projections/runner';
 import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
-import { DELETIONS_STREAM, type RecordedEvent } from '../eventstore/port';
 import { OwnerWatermarks } from '../http/owner-watermarks';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
 import { createLeadership } from '../matching/leader';
 import type { Services } from '../services';
+
+declare module '../services' {
+  interface Services {
+    /** Trading: wallet commands and the matching engine (ARCHITECTURE §8; `src/trading`, `src/matching`). */
+    trading?: TradingServices;
+  }
+}
 
 /** The trading capability's members of {@link Services}. */
 export interface TradingServices {

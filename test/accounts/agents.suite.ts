@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../commands/credentials';
 import type { AgentCreatedData } from '../../domain/agent/events';
-import { sha256Hex } from '../../src/auth/credentials';
 import {
   api,
   bearer,

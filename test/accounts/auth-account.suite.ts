@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { sha256Hex } from '../../src/auth/credentials';
+import { sha256Hex } from '../../commands/credentials';
+import type { LogPosition } from '../../ports/event-store';
 import { changeAccountStatus } from '../../src/cli/accounts';
-import type { LogPosition } from '../../src/eventstore/port';
 import {
   api,
   bearer,

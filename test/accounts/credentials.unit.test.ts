@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSigner } from 'fast-jwt';
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../domain/shared/errors';
 import {
   generateApiKey,
   generateApiSecret,
@@ -12,7 +11,8 @@ import {
   keyPreview,
   sha256Hex,
   verifySecret,
-} from '../../src/auth/credentials';
+} from '../../commands/credentials';
+import { DomainError } from '../../domain/shared/errors';
 import { createKeyring } from '../../src/auth/keyring';
 import { loadServerKeys, SECRETS_FILE } from '../../src/auth/server-keys';
 import { createTokenService, TOKEN_TTL_SECONDS } from '../../src/auth/tokens';

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventStore } from '../../ports/event-store';
 import type { Projection } from '../../projections/projection';
 import { ProjectionRunner } from '../../projections/runner';
 import { streamSummariesProjection } from '../../projections/stream-summaries';
-import type { EventStore } from '../../src/eventstore/port';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import {
   createPostgresTestDatabase,

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { liveGeneration } from '../../projections/generations';
-import type { Projection } from '../../projections/projection';
-import { rebuildProjection } from '../../projections/rebuild';
-import { ProjectionRunner } from '../../projections/runner';
-import { streamSummariesProjection } from '../../projections/stream-summaries';
 import {
   comparePositions,
   DELETIONS_STREAM,
   type EventStore,
   type RecordedEvent,
-} from '../../src/eventstore/port';
+} from '../../ports/event-store';
+import { liveGeneration } from '../../projections/generations';
+import type { Projection } from '../../projections/projection';
+import { rebuildProjection } from '../../projections/rebuild';
+import { ProjectionRunner } from '../../projections/runner';
+import { streamSummariesProjection } from '../../projections/stream-summaries';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../../ports/event-store';
 import { ReadThroughCache } from '../../projections/read-through-cache';
-import type { RecordedEvent } from '../../src/eventstore/port';
 
 const event = (streamId: string) => ({ streamId, type: 'X' }) as RecordedEvent;
 const affectsAccounts = (e: RecordedEvent) => e.streamId.startsWith('account-');

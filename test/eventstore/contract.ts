@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyChain } from '../../src/eventstore/hash-chain';
 import {
   comparePositions,
   DELETIONS_STREAM,
@@ -8,7 +7,8 @@ import {
   type RecordedEvent,
   StreamNotFoundError,
   WrongExpectedRevisionError,
-} from '../../src/eventstore/port';
+} from '../../ports/event-store';
+import { verifyChain } from '../../src/eventstore/hash-chain';
 
 /** What the contract needs from an adapter under test. */
 export interface ContractSubject {

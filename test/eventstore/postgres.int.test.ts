@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { type RecordedEvent, START, WrongExpectedRevisionError } from '../../ports/event-store';
 import { openPostgres } from '../../src/db/database';
 import { verifyChain } from '../../src/eventstore/hash-chain';
-import { type RecordedEvent, START, WrongExpectedRevisionError } from '../../src/eventstore/port';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import {
   createPGliteTestDatabase,

@@ -62,7 +62,7 @@ describe('binance source (trade streams)', () => {
     const source = createBinanceSource({
       feed,
       data,
-      db: database.db,
+      db: database.all,
       settings: settingsFor({ MARKET_SYMBOLS: 'btcusdt,ETHUSDT' }),
     });
     await source.start();
@@ -93,7 +93,7 @@ describe('binance source (trade streams)', () => {
       expect(data.candles.nativeSeries('BTCUSDT', '1m')).toHaveLength(10);
       const stored = await sql<{ n: string }>`
         select count(*)::text as n from market_candles where symbol = 'BTCUSDT' and source = 'binance'`.execute(
-        database.db,
+        database.all,
       );
       expect(stored.rows[0]!.n).toBe('10');
 
@@ -126,7 +126,7 @@ describe('binance source (trade streams)', () => {
     const source = createBinanceSource({
       feed,
       data: new MarketData(),
-      db: database.db,
+      db: database.all,
       settings: settingsFor({
         MARKET_SYMBOLS: 'BTCUSDT',
         BINANCE_RECONNECT_MIN_MS: '30',
@@ -186,7 +186,7 @@ describe('binance source (!miniTicker@arr)', () => {
     const source = createBinanceSource({
       feed,
       data: new MarketData(),
-      db: database.db,
+      db: database.all,
       settings: settingsFor({ BINANCE_STREAM: 'miniTicker' }),
     });
     await source.start();

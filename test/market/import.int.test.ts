@@ -32,7 +32,7 @@ afterAll(async () => {
 
 const countCandles = async () =>
   Number(
-    (await sql<{ n: string }>`select count(*)::text as n from market_candles`.execute(database.db)).rows[0]!
+    (await sql<{ n: string }>`select count(*)::text as n from market_candles`.execute(database.all)).rows[0]!
       .n,
   );
 
@@ -41,7 +41,7 @@ describe('import-market-data', () => {
     const { dir, remove } = linkedDataDir(REAL);
     cleanups.push(remove);
     const data = new MarketData();
-    const first = await importDirectory(dir, { db: database.db, data });
+    const first = await importDirectory(dir, { db: database.all, data });
     await first.persisted;
     expect(first.rejected).toBe(0);
     expect(first.files.map((f) => [f.file, f.status])).toEqual([
@@ -52,14 +52,14 @@ describe('import-market-data', () => {
     ]);
     expect(await countCandles()).toBe(2 * 1440);
 
-    const again = await importDirectory(dir, { db: database.db, data: new MarketData() });
+    const again = await importDirectory(dir, { db: database.all, data: new MarketData() });
     await again.persisted;
     expect(again.files.every((f) => f.status === 'unchanged')).toBe(true);
     expect(await countCandles()).toBe(2 * 1440);
 
     // The store reloads to the same candles, exact strings (numeric(38,8) read back as text), all 12 columns
     // kept where the file has them.
-    const series = await loadCandleSeries(database.db);
+    const series = await loadCandleSeries(database.all);
     const btc1m = series.find((s) => s.symbol === 'BTCUSDT' && s.interval === '1m')!;
     expect(btc1m.candles).toEqual(data.candles.nativeSeries('BTCUSDT', '1m'));
     const row = readData('klines/1m/BTCUSDT-1m-2020-01-01.csv').split('\n')[0]!.split(',');
@@ -73,10 +73,10 @@ describe('import-market-data', () => {
       quoteVolume: row[7],
       tradeCount: Number(row[8]),
     });
-    const pairs = await loadLatestPairs(database.db, 'files');
+    const pairs = await loadLatestPairs(database.all, 'files');
     expect(pairs?.pairs).toHaveLength(456);
     expect(pairs?.pairs.find((p) => p.symbol === 'ETHUSDT')).toEqual(data.pair('ETHUSDT'));
-    expect((await loadReferenceTickers(database.db)).find((t) => t.symbol === 'BTCUSDT')?.quoteVolume).toBe(
+    expect((await loadReferenceTickers(database.all)).find((t) => t.symbol === 'BTCUSDT')?.quoteVolume).toBe(
       '2167538240.48367050',
     );
   });
@@ -101,7 +101,7 @@ describe('import-market-data', () => {
     writeFile(dir, 'klines/1h/ADAUSDT-1h.zip', 'PK');
     writeFile(dir, 'klines/2h/ADAUSDT-2h.csv', good[0]!);
     const before = await countCandles();
-    const result = await importDirectory(dir, { db: database.db, data: new MarketData() });
+    const result = await importDirectory(dir, { db: database.all, data: new MarketData() });
     await result.persisted;
     const byFile = Object.fromEntries(result.files.map((f) => [f.file, f]));
     expect(result.rejected).toBe(3);
@@ -128,7 +128,7 @@ describe('import-market-data', () => {
     const imports = await sql<{
       n: string;
     }>`select count(*)::text as n from market_imports where path like '%2020-01-03%' or path like '%ETHUSDT%'`.execute(
-      database.db,
+      database.all,
     );
     expect(imports.rows[0]!.n).toBe('0');
   });
@@ -137,7 +137,7 @@ describe('import-market-data', () => {
     const { dir, remove } = linkedDataDir([]);
     cleanups.push(remove);
     const data = new MarketData();
-    for (const s of await loadCandleSeries(database.db)) data.candles.merge(s.symbol, s.interval, s.candles);
+    for (const s of await loadCandleSeries(database.all)) data.candles.merge(s.symbol, s.interval, s.candles);
     const day = readData('klines/1m/BTCUSDT-1m-2020-01-02.csv').trim().split('\n');
     // Same rows with a header and CRLF line ends: a different file, the same candles.
     writeFile(
@@ -149,7 +149,7 @@ describe('import-market-data', () => {
     changed[99] = changed[99]!.replace(/^(\d+,[\d.]+,[\d.]+,[\d.]+,[\d.]+),([\d.]+)/, '$1,123.00000000');
     writeFile(dir, 'klines/1m/BTCUSDT-1m-2020-01-02-edited.csv', changed.join('\n'));
     const before = await countCandles();
-    const result = await importDirectory(dir, { db: database.db, data });
+    const result = await importDirectory(dir, { db: database.all, data });
     await result.persisted;
     const [copy, edited] = [...result.files].sort((a, b) => (a.file < b.file ? -1 : 1));
     expect(copy).toMatchObject({ status: 'imported', rows: 1440, added: 0 });

@@ -744,7 +744,7 @@ describe('agents and concurrency', () => {
       { actor: account.accountId },
     );
     const key = (await t.app.services.agents!.revealKey(account.accountId, agent.agentId)).apiKey;
-    await t.runtime.services.projections.waitFor(await committedHead(t.database.db), 10_000);
+    await t.runtime.services.projections.waitFor(await committedHead(t.database.all), 10_000);
     tick('BTCUSDT', '40000');
     // each costs 0.0025 × 40,004 + fee = 100.11001; 10 of them cost 1,001.1001 ≤ 1,001.2
     const results = await Promise.all(

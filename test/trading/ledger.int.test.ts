@@ -98,7 +98,7 @@ afterAll(async () => {
 const meta = { actor: 'test' };
 
 const caughtUp = async () => {
-  const head = await committedHead(database.db);
+  const head = await committedHead(database.all);
   expect(await runtime.services.projections.waitFor(head, 20_000)).toBe(true);
 };
 

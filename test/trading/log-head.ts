@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { expect } from 'vitest';
+import { type LogPosition, START } from '../../ports/event-store';
 import type { Database } from '../../src/db/schema';
-import { type LogPosition, START } from '../../src/eventstore/port';
 import type { TestApp } from '../accounts/support';
 
 /**
@@ -23,6 +23,6 @@ export const committedHead = async (db: Kysely<Database>): Promise<LogPosition> 
  */
 export const settleTrading = async (t: TestApp): Promise<void> => {
   await t.app.services.trading!.engine!.idle();
-  const head = await committedHead(t.database.db);
+  const head = await committedHead(t.database.all);
   expect(await t.runtime.services.projections.waitFor(head, 15_000)).toBe(true);
 };

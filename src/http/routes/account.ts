@@ -2,12 +2,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { DomainError } from '../../../domain/shared/errors';
+import type { ReadModels } from '../../../projections/read-models';
 import { getAccount } from '../../../queries/accounts';
 import { getAgent } from '../../../queries/agents';
 import { getWallet } from '../../../queries/trading';
 import { identity } from '../../auth/install';
 import { assertAgentActive, principalOf } from '../../auth/principal';
-import type { Database } from '../../db/schema';
 import { currentSession } from '../portfolio-snapshot';
 import { awaitReadModels } from '../read-your-writes';
 import {
@@ -40,7 +40,7 @@ const accountInfoResponse = z.object({
  * wallet trades in that same session, so it does not move when the first order opens the wallet.
  */
 const walletSession = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   ownerId: string,
   owner: { sessionId: string; sessionStartedAt: string; startingBalance: string },
 ) => {

@@ -3,10 +3,10 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { agentNotOwned } from '../../../domain/agent/decide';
 import type { AgentProfileFields } from '../../../domain/agent/events';
+import type { ReadModels } from '../../../projections/read-models';
 import { type AgentView, getAgent, listAgents } from '../../../queries/agents';
 import { identity } from '../../auth/install';
 import { type Principal, principalOf } from '../../auth/principal';
-import type { Database } from '../../db/schema';
 import { awaitReadModels } from '../read-your-writes';
 import {
   agentIdParams,
@@ -36,7 +36,7 @@ const tags = ['agents'];
  * the same error for both (ARCHITECTURE §12; `agentNotOwned`).
  */
 const ownedAgent = async (
-  db: Kysely<Database>,
+  db: Kysely<ReadModels>,
   principal: Principal,
   agentId: string,
 ): Promise<AgentView> => {

@@ -13,11 +13,11 @@ import { normalizeSymbol } from '../../../domain/market/pair';
 import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { dec, fmt } from '../../../domain/trading/decimal';
+import { formatPosition } from '../../../ports/event-store';
 import { battleSnapshots, listBattles } from '../../../queries/battles';
 import { type Principal, principalOf } from '../../auth/principal';
 import { battle } from '../../battle/install';
 import { battleOut, battleRowOut, rankingOut } from '../../battle/present';
-import { formatPosition } from '../../eventstore/port';
 import { decimalText, placementOut } from '../../trading/present';
 import { awaitReadModels } from '../read-your-writes';
 import {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { formatPosition } from '../../../ports/event-store';
 import { pingDatabase } from '../../db/database';
-import { formatPosition } from '../../eventstore/port';
 import { VERSION } from '../../version';
 
 const componentSchema = z.object({ status: z.enum(['ok', 'down']) }).catchall(z.unknown());

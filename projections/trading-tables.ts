@@ -1,10 +1,5 @@
-import type { OrdersTable, TradesTable } from '../../projections/orders';
-import type {
-  BalancesTable,
-  PositionsTable,
-  WalletSessionsTable,
-  WalletsTable,
-} from '../../projections/wallets';
+import type { OrdersTable, TradesTable } from './orders';
+import type { BalancesTable, PositionsTable, WalletSessionsTable, WalletsTable } from './wallets';
 
 /** Read models of the trading ledger (joined into `Database` in `schema.ts`). */
 export interface TradingTables {

@@ -198,6 +198,8 @@ export interface EventStore {
   subscribeToAll(options?: SubscribeOptions): AllSubscription;
   /** Position of the newest readable event (for lag), {@link START} when the log is empty. */
   headPosition(): Promise<LogPosition>;
+  /** How many events the log holds, where the store can count them cheaply (progress bars); else absent. */
+  countEvents?(): Promise<number>;
   /**
    * Deletes a stream and all its events (hard delete: key material in them is destroyed) and records a
    * `StreamDeleted` event in {@link DELETIONS_STREAM}; resolves to that event's position (wait for read

@@ -1,6 +1,6 @@
-import type { AccountsTable } from '../../projections/accounts';
-import type { AgentsTable } from '../../projections/agents';
-import type { ApiKeysTable } from '../../projections/api-keys';
+import type { AccountsTable } from './accounts';
+import type { AgentsTable } from './agents';
+import type { ApiKeysTable } from './api-keys';
 
 /** Read models of accounts, agents and API keys (joined into `Database` in `schema.ts`). */
 export interface IdentityTables {
