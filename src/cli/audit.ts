@@ -6,8 +6,8 @@ import type { WalletState } from '../../domain/wallet/state';
 import { DELETIONS_STREAM, type EventStore, type RecordedEvent } from '../../ports/event-store';
 import { describeWalletEvent, replayWallet, stateSummary } from '../audit/wallet-audit';
 import type { Config } from '../config';
+import { portfolioQuery } from '../contract/trading';
 import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
-import { portfolioQuery } from '../http/schemas/trading';
 import { CliError, usageError } from './errors';
 import { openReadingRuntime } from './runtime';
 

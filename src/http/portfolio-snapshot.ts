@@ -6,9 +6,9 @@ import { walletStreamId } from '../../domain/wallet/events';
 import { readSnapshot } from '../../queries/snapshot';
 import { foldedRevision, getBalances, getPositions, getWallet } from '../../queries/trading';
 import type { TradingProfile } from '../../queries/trading-profile';
+import type { portfolioResponse } from '../contract/trading';
 import type { Services } from '../services';
 import { holdingsOf, type Mark, portfolioOut } from '../trading/present';
-import type { portfolioResponse } from './schemas/trading';
 import { syncWalletToOwner } from './wallet-sync';
 
 /** A portfolio snapshot as `GET /account/portfolio` answers it (spec "Portfolio snapshot" plus our fields). */

@@ -8,8 +8,6 @@ import { getAgent } from '../../../queries/agents';
 import { getWallet } from '../../../queries/trading';
 import { identity } from '../../auth/install';
 import { assertAgentActive, principalOf } from '../../auth/principal';
-import { currentSession } from '../portfolio-snapshot';
-import { awaitReadModels } from '../read-your-writes';
 import {
   decimalOutput,
   errorResponses,
@@ -17,7 +15,9 @@ import {
   riskProfileResponse,
   riskProfileSchema,
   timestamp,
-} from '../schemas/common';
+} from '../../contract/common';
+import { currentSession } from '../portfolio-snapshot';
+import { awaitReadModels } from '../read-your-writes';
 
 const accountInfoResponse = z.object({
   account_id: z.uuid(),

@@ -7,7 +7,6 @@ import type { ReadModels } from '../../../projections/read-models';
 import { type AgentView, getAgent, listAgents } from '../../../queries/agents';
 import { identity } from '../../auth/install';
 import { type Principal, principalOf } from '../../auth/principal';
-import { awaitReadModels } from '../read-your-writes';
 import {
   agentIdParams,
   agentKeyResponse,
@@ -21,8 +20,14 @@ import {
   listAgentsQuery,
   overviewQuery,
   updateAgentBody,
-} from '../schemas/agent';
-import { errorResponses, riskProfileOut, riskProfileResponse, riskProfileSchema } from '../schemas/common';
+} from '../../contract/agent';
+import {
+  errorResponses,
+  riskProfileOut,
+  riskProfileResponse,
+  riskProfileSchema,
+} from '../../contract/common';
+import { awaitReadModels } from '../read-your-writes';
 import { renderSkill } from '../skill/render-skill';
 import { syncWalletToOwner } from '../wallet-sync';
 

@@ -6,7 +6,6 @@ import { analytics } from '../../analytics/install';
 import { leaderboard } from '../../analytics/leaderboard';
 import { walletPerformance } from '../../analytics/performance';
 import { type Principal, principalOf } from '../../auth/principal';
-import { currentSession, prepareWallet } from '../portfolio-snapshot';
 import {
   historyQuery,
   historyResponse,
@@ -14,8 +13,9 @@ import {
   leaderboardResponse,
   performanceQuery,
   performanceResponse,
-} from '../schemas/analytics';
-import { errorResponses } from '../schemas/common';
+} from '../../contract/analytics';
+import { errorResponses } from '../../contract/common';
+import { currentSession, prepareWallet } from '../portfolio-snapshot';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['analytics'];

@@ -6,8 +6,8 @@ import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/sh
 import { identity } from '../../auth/install';
 import { loginWithKey, loginWithPassword } from '../../auth/login';
 import { principalOf } from '../../auth/principal';
+import { decimalInput, decimalOutput, errorResponses, timestamp } from '../../contract/common';
 import { awaitReadModels } from '../read-your-writes';
-import { decimalInput, decimalOutput, errorResponses, timestamp } from '../schemas/common';
 
 const registerBody = z
   .object({

@@ -28,9 +28,6 @@ import {
   summaryOut,
   tickerOut,
 } from '../../backtest/present';
-import { parseQueryTime } from '../../market/query-time';
-import { decimalText, placementOut } from '../../trading/present';
-import { awaitReadModels } from '../read-your-writes';
 import {
   balanceResponse,
   batchBody,
@@ -68,9 +65,12 @@ import {
   tickerResponse,
   tradesQuery,
   tradesResponse,
-} from '../schemas/backtest';
-import { errorResponses } from '../schemas/common';
-import { filledOrderResponse, pendingOrderResponse, placeOrderBody } from '../schemas/trading';
+} from '../../contract/backtest';
+import { errorResponses } from '../../contract/common';
+import { filledOrderResponse, pendingOrderResponse, placeOrderBody } from '../../contract/trading';
+import { parseQueryTime } from '../../market/query-time';
+import { decimalText, placementOut } from '../../trading/present';
+import { awaitReadModels } from '../read-your-writes';
 import { requiredSymbols } from '../symbols-query';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];

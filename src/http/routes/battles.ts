@@ -18,8 +18,6 @@ import { battleSnapshots, listBattles } from '../../../queries/battles';
 import { type Principal, principalOf } from '../../auth/principal';
 import { battle } from '../../battle/install';
 import { battleOut, battleRowOut, rankingOut } from '../../battle/present';
-import { decimalText, placementOut } from '../../trading/present';
-import { awaitReadModels } from '../read-your-writes';
 import {
   addParticipantBody,
   battleAgentParams,
@@ -39,9 +37,11 @@ import {
   stepBatchBody,
   stepResponse,
   updateBattleBody,
-} from '../schemas/battle';
-import { errorResponses } from '../schemas/common';
-import { filledOrderResponse, pendingOrderResponse } from '../schemas/trading';
+} from '../../contract/battle';
+import { errorResponses } from '../../contract/common';
+import { filledOrderResponse, pendingOrderResponse } from '../../contract/trading';
+import { decimalText, placementOut } from '../../trading/present';
+import { awaitReadModels } from '../read-your-writes';
 
 /** Every battle endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600/min, §14b). */
 const config = { auth: 'jwt', rateLimitGroup: 'management' } as const;

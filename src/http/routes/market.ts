@@ -6,11 +6,11 @@ import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../doma
 import type { Pair } from '../../../domain/market/pair';
 import { isoMicros, isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
+import { decimalOutput, errorResponses, timestamp } from '../../contract/common';
 import type { Ticker } from '../../market/feed';
 import type { CachedPrice } from '../../market/price-cache';
 import { parseQueryTime } from '../../market/query-time';
 import type { MarketServices } from '../../market/services';
-import { decimalOutput, errorResponses, timestamp } from '../schemas/common';
 import { requiredSymbols, symbolList } from '../symbols-query';
 
 /**

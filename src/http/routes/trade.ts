@@ -7,10 +7,7 @@ import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import { dec, fmt, parseDecimal, ZERO } from '../../../domain/trading/decimal';
 import { getOrder, listOrders, listTrades, OPEN_STATUSES } from '../../../queries/trading';
 import { ownerIdOf, type Principal, principalOf } from '../../auth/principal';
-import { trading } from '../../trading/install';
-import { decimalText, orderOut, outcomeBody, tradeOut } from '../../trading/present';
-import { acknowledgeTradeWrite } from '../read-your-writes';
-import { errorResponses } from '../schemas/common';
+import { errorResponses } from '../../contract/common';
 import {
   cancelAllResponse,
   cancelResponse,
@@ -25,7 +22,10 @@ import {
   orderResponse,
   pendingOrderResponse,
   placeOrderBody,
-} from '../schemas/trading';
+} from '../../contract/trading';
+import { trading } from '../../trading/install';
+import { decimalText, orderOut, outcomeBody, tradeOut } from '../../trading/present';
+import { acknowledgeTradeWrite } from '../read-your-writes';
 import { addServerTiming } from '../server-timing';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];

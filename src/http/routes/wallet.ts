@@ -14,11 +14,7 @@ import { backtestCounts } from '../../../queries/backtest-counts';
 import { readSnapshot } from '../../../queries/snapshot';
 import { getBalances, getPositions, tradeStats } from '../../../queries/trading';
 import { assertAgentActive, type Principal, principalOf } from '../../auth/principal';
-import { trading } from '../../trading/install';
-import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../../trading/present';
-import { currentSession, liveMark, portfolioSnapshot, prepareWallet } from '../portfolio-snapshot';
-import { awaitReadModels } from '../read-your-writes';
-import { errorResponses } from '../schemas/common';
+import { errorResponses } from '../../contract/common';
 import {
   balanceResponse,
   eventsQuery,
@@ -33,7 +29,11 @@ import {
   positionsResponse,
   resetBody,
   resetResponse,
-} from '../schemas/trading';
+} from '../../contract/trading';
+import { trading } from '../../trading/install';
+import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../../trading/present';
+import { currentSession, liveMark, portfolioSnapshot, prepareWallet } from '../portfolio-snapshot';
+import { awaitReadModels } from '../read-your-writes';
 import { walletEventView } from '../wallet-event-view';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];

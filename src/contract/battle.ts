@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { MAX_BATCH_STEPS } from '../../../domain/backtest/clock';
-import { BATTLE_INTERVALS, RANKING_METRICS } from '../../../domain/battle/events';
+import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
+import { BATTLE_INTERVALS, RANKING_METRICS } from '../../domain/battle/events';
 import { decimalInput, decimalOutput, timestamp } from './common';
 import { placeOrderBody } from './trading';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { MAX_BATCH_STEPS } from '../../../domain/backtest/clock';
-import { INTERVALS } from '../../../domain/market/intervals';
-import { ORDER_SIDES, ORDER_TYPES } from '../../../domain/trading/orders';
+import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
+import { INTERVALS } from '../../domain/market/intervals';
+import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { AGENT_LIMITS, COLOR_PATTERN } from '../../../domain/agent/profile';
-import type { AgentState } from '../../../domain/agent/state';
-import { DEFAULT_RISK_PROFILE } from '../../../domain/shared/risk-profile';
-import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/shared/text';
-import type { AgentView } from '../../../queries/agents';
+import { AGENT_LIMITS, COLOR_PATTERN } from '../../domain/agent/profile';
+import type { AgentState } from '../../domain/agent/state';
+import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
+import type { AgentView } from '../../queries/agents';
 import {
   decimalInput,
   decimalOutput,

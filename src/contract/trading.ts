@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { dec } from '../../../domain/trading/decimal';
-import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../../domain/trading/orders';
+import { dec } from '../../domain/trading/decimal';
+import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */

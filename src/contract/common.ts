@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../../domain/shared/risk-profile';
+import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../domain/shared/risk-profile';
 
 /** The error envelope (spec "Errors"), for the OpenAPI document of error responses. */
 export const errorEnvelopeSchema = z
