@@ -13,9 +13,14 @@ export interface CommandMeta {
 /** The live command context (ARCHITECTURE §4): wall-clock `now` and UUID v4 ids. */
 export const liveContext = (now: Date = new Date()): BaseContext => ({ now, newId: randomUUID });
 
-/** Event metadata of a command issued at `now` (business time = wall clock for these live commands). */
+/**
+ * Event metadata of a command issued at `now` (business time = wall clock for these live commands). `command_id`
+ * (a UUID per command) marks the events of one append, e.g. an order and its fills, which an idempotent replay reads
+ * back as the first answer (`commands/wallet.ts`).
+ */
 export const eventMetadata = (meta: CommandMeta, now: Date): EventMetadataInput => ({
   occurred_at: now.toISOString(),
+  command_id: randomUUID(),
   actor: meta.actor,
   ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
 });

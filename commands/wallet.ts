@@ -15,6 +15,7 @@ import type {
 import { walletDecider } from '../domain/wallet/decide';
 import type { OrderCancelledData, OrderRejectedData, WalletEvent } from '../domain/wallet/events';
 import { walletStreamId } from '../domain/wallet/events';
+import { type IdempotencyClaim, liveClaim } from '../domain/wallet/idempotency';
 import {
   modeStreamId,
   type TradingMode,
@@ -24,7 +25,7 @@ import {
 import type { WalletState } from '../domain/wallet/state';
 import type { EventStore, LogPosition, RecordedEvent } from '../ports/event-store';
 import type { ReadModels } from '../projections/read-models';
-import { findOrderByIdempotencyKey, getOrder, OPEN_STATUSES, type OrderRow } from '../queries/trading';
+import { getOrder, OPEN_STATUSES } from '../queries/trading';
 import { getTradingProfile, type TradingProfile } from '../queries/trading-profile';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
@@ -59,19 +60,21 @@ export type PlaceOrderOutcome =
   | (WalletOutcome & { kind: 'filled' | 'pending'; orderId: string })
   /** Recorded as `OrderRejected`; `error` is what the client gets. */
   | (WalletOutcome & { kind: 'rejected'; orderId: string; error: DomainError })
-  /** Same `Idempotency-Key` and body as an earlier order: that order, as first answered or as recorded. */
-  | { kind: 'replayed'; ownerId: string; orderId: string; original?: PlaceOrderOutcome; row?: OrderRow };
-
-/** The idempotency of an order request (ARCHITECTURE §8): the client's key and a hash of the body. */
-export interface Idempotency {
-  /** The raw `Idempotency-Key` header; scoped per wallet here. */
-  key: string;
   /**
-   * The wallet the key is scoped to (its owner id): a retry protects the wallet whichever of its credentials
-   * sends it (agent key, or JWT with `X-Agent-Id`; account key or JWT), and keys of different wallets never collide.
+   * Same idempotency key and body as an earlier order of the wallet: that order as first answered, rebuilt from the
+   * events of its append (`original`: its placement or rejection; never `replayed`).
    */
-  scope: string;
-  /** SHA-256 of the canonical body. */
+  | { kind: 'replayed'; ownerId: string; orderId: string; original: PlaceOrderOutcome };
+
+/**
+ * The idempotency of an order request (ARCHITECTURE §8): the client's key and a hash of the canonical request. The
+ * key is scoped to the wallet (its owner id): a retry protects the wallet whichever of its credentials or doors
+ * sends it (agent key, JWT with `X-Agent-Id`, MCP, the Binance door), and keys of different wallets never collide.
+ */
+export interface Idempotency {
+  /** The client's key as sent (`Idempotency-Key`, MCP `idempotency_key`, Binance `newClientOrderId`). */
+  key: string;
+  /** SHA-256 of the canonical request: the same key with another request is `CONFLICT` 409. */
   requestHash: string;
 }
 
@@ -151,8 +154,11 @@ export interface WalletCommandDeps {
 /** A check of {@link WalletCommandDeps.orderGuards}: throws to refuse the owner's new order. */
 export type OrderGuard = (owner: { ownerId: string; ownerType: 'account' | 'agent' }) => void | Promise<void>;
 
-const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-const IDEMPOTENCY_MEMORY = 10_000;
+/** Events read to rebuild a replayed order's first answer: its append (an order and its fills) fits easily. */
+const REPLAY_READ = 64;
+
+/** The command that appended an event (`eventMetadata`'s `command_id`; older events fall back to the request id). */
+const commandIdOf = (e: RecordedEvent): unknown => e.metadata['command_id'] ?? e.metadata.causation_id;
 
 /** SHA-256 (hex) of the key's scope (the wallet) and the client's key: what events and read models keep. */
 export const idempotencyKeyHash = (scope: string, key: string): string =>
@@ -191,7 +197,6 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
   const feeRate = deps.feeRate ?? dec(DEFAULT_FEE_RATE);
   const now = deps.now ?? (() => new Date());
   const profileOf = deps.profileOf ?? ((owner: OwnerRef) => getTradingProfile(deps.db, owner));
-  const recentKeys = new Map<string, { requestHash: string; at: number; outcome: PlaceOrderOutcome }>();
 
   const requireProfile = async (owner: OwnerRef): Promise<TradingProfile> => {
     const profile = await profileOf(owner);
@@ -240,46 +245,51 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
     };
   };
 
-  const remember = (slot: string, requestHash: string, outcome: PlaceOrderOutcome) => {
-    recentKeys.set(slot, { requestHash, at: Date.now(), outcome });
-    if (recentKeys.size > IDEMPOTENCY_MEMORY) {
-      const oldest = recentKeys.keys().next().value;
-      if (oldest !== undefined) recentKeys.delete(oldest);
+  /** The outcome of a decided `PlaceOrder`: its rejection, or the order placed (filled at once or pending). */
+  const placementOutcome = (outcome: WalletOutcome): PlaceOrderOutcome => {
+    const rejected = outcome.events.find((e) => e.type === 'OrderRejected');
+    if (rejected) {
+      return {
+        ...outcome,
+        kind: 'rejected',
+        orderId: rejected.data.order_id,
+        error: rejectionError(rejected.data),
+      };
     }
+    const placed = outcome.events.find((e) => e.type === 'OrderPlaced');
+    if (!placed) throw new DomainError('INTERNAL_ERROR', 'the order was neither placed nor rejected');
+    const filled = outcome.events.some(
+      (e) => e.type === 'OrderFilled' && e.data.order_id === placed.data.order_id,
+    );
+    return { ...outcome, kind: filled ? 'filled' : 'pending', orderId: placed.data.order_id };
   };
 
-  const conflict = () =>
-    new DomainError('CONFLICT', 'this Idempotency-Key was already used with a different request body', {
-      reason: 'idempotency_key_reused',
+  /**
+   * The first answer to a keyed order, rebuilt from the log in any process: the events of the append that recorded
+   * the claim's order (read from the claim's revision while they carry the same `command_id`).
+   */
+  const replayClaim = async (ownerId: string, claim: IdempotencyClaim): Promise<PlaceOrderOutcome> => {
+    const recorded = await deps.store.readStream(walletStreamId(ownerId), {
+      fromRevision: claim.revision,
+      maxCount: REPLAY_READ,
     });
+    const first = recorded[0];
+    if (!first) throw new DomainError('INTERNAL_ERROR', 'an idempotency claim points past the wallet stream');
+    const command = commandIdOf(first);
+    const events = recorded
+      .filter((e, i) => i === 0 || (command !== undefined && commandIdOf(e) === command))
+      .map((e) => ({ type: e.type, data: e.data }) as WalletEvent);
+    const original = placementOutcome({ ownerId, events, state: walletDecider.initialState() });
+    return { kind: 'replayed', ownerId, orderId: claim.orderId, original };
+  };
 
   return {
     async placeOrder(owner, order, meta, idempotency) {
       const profile = await requireProfile(owner);
       const ownerId = profile.ownerId;
       for (const guard of deps.orderGuards ?? []) await guard({ ownerId, ownerType: profile.ownerType });
-      const keyHash = idempotency ? idempotencyKeyHash(idempotency.scope, idempotency.key) : null;
-      const slot = keyHash ? `${ownerId}:${keyHash}` : undefined;
+      const keyHash = idempotency ? idempotencyKeyHash(`wallet:${ownerId}`, idempotency.key) : null;
       return perWallet.run(ownerId, async (): Promise<PlaceOrderOutcome> => {
-        if (idempotency && keyHash && slot) {
-          const seen = recentKeys.get(slot);
-          if (seen && Date.now() - seen.at < IDEMPOTENCY_WINDOW_MS) {
-            if (seen.requestHash !== idempotency.requestHash) throw conflict();
-            return { kind: 'replayed', ownerId, orderId: seen.outcome.orderId, original: seen.outcome };
-          }
-          // No `settled` wait here: an order this process placed is in `recentKeys` until 10,000 newer keyed
-          // orders push it out, long after its fold; the read model answers for other processes and restarts.
-          const row = await findOrderByIdempotencyKey(
-            deps.db,
-            ownerId,
-            keyHash,
-            new Date(Date.now() - IDEMPOTENCY_WINDOW_MS),
-          );
-          if (row) {
-            if (row.request_hash !== idempotency.requestHash) throw conflict();
-            return { kind: 'replayed', ownerId, orderId: row.order_id, row };
-          }
-        }
         const outcome = await run(
           ownerId,
           {
@@ -292,25 +302,13 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
           profile,
           meta,
         );
-        const rejected = outcome.events.find((e) => e.type === 'OrderRejected');
-        let result: PlaceOrderOutcome;
-        if (rejected) {
-          result = {
-            ...outcome,
-            kind: 'rejected',
-            orderId: rejected.data.order_id,
-            error: rejectionError(rejected.data),
-          };
-        } else {
-          const placed = outcome.events.find((e) => e.type === 'OrderPlaced');
-          if (!placed) throw new DomainError('INTERNAL_ERROR', 'the order was neither placed nor rejected');
-          const filled = outcome.events.some(
-            (e) => e.type === 'OrderFilled' && e.data.order_id === placed.data.order_id,
-          );
-          result = { ...outcome, kind: filled ? 'filled' : 'pending', orderId: placed.data.order_id };
+        // Nothing decided for a keyed order: the wallet holds a claim of the key for this very request (the
+        // decider refused another body with CONFLICT), so answer with what the claim's order recorded.
+        if (keyHash && outcome.events.length === 0) {
+          const claim = liveClaim(outcome.state.idempotencyClaims, keyHash, now().getTime());
+          if (claim) return replayClaim(ownerId, claim);
         }
-        if (slot && idempotency) remember(slot, idempotency.requestHash, result);
-        return result;
+        return placementOutcome(outcome);
       });
     },
 

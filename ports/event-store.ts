@@ -52,6 +52,8 @@ export interface EventMetadataInput {
   occurred_at?: string;
   /** The request or command that caused the event. */
   causation_id?: string;
+  /** One id per command (UUID): the events of one append share it. */
+  command_id?: string;
   /** Groups events of one request/workflow (the HTTP request id). */
   correlation_id?: string;
   /** Account or agent id that issued the command, or `system`. */

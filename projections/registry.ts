@@ -21,3 +21,23 @@ export const allProjections: Projection[] = [
   battlesProjection,
   equitySnapshotsProjection,
 ];
+
+/**
+ * The read models by name, as use cases declare what they read (`settleOwnWrites(call, ['orders'])`): a read
+ * waits only for those to include the caller's own writes. `test/core/projections.int.test.ts` checks the list
+ * against {@link allProjections}.
+ */
+export const READ_MODELS = [
+  'stream_summaries',
+  'accounts',
+  'agents',
+  'api_keys',
+  'orders',
+  'wallets',
+  'backtests',
+  'battles',
+  'equity_snapshots',
+] as const;
+
+/** The name of a read model (a projection). */
+export type ReadModelName = (typeof READ_MODELS)[number];

@@ -91,7 +91,11 @@ const isAfter = (a: LogPosition, b: LogPosition): boolean => comparePositions(a,
  */
 export class ProjectionRunner {
   private readonly members = new Map<string, Member>();
-  private readonly waiters = new Set<{ position: LogPosition; resolve: (ok: boolean) => void }>();
+  private readonly waiters = new Set<{
+    position: LogPosition;
+    readModels: readonly string[] | undefined;
+    resolve: (ok: boolean) => void;
+  }>();
   private running = false;
   private readonly batchSize: number;
   private subscription: AllSubscription | undefined;
@@ -178,17 +182,22 @@ export class ProjectionRunner {
   }
 
   /**
-   * Resolves `true` once every projection has folded the log up to `position`, or `false` after `timeoutMs`
-   * (the caller answers anyway and says the read models may lag). Without a local reader (an API-only process)
-   * it polls the checkpoints in the database.
+   * Resolves `true` once the read models named in `readModels` (default: every projection) have folded the log up
+   * to `position`, or `false` after `timeoutMs` (the caller answers anyway and says the read models may lag). A
+   * named read model that has failed (`failed`, retried with back-off) is not waited for: the wait ends as soon as
+   * the others arrive and resolves `false`, so one broken read model does not hold reads of the others nor make its
+   * own readers wait the full bound. Without a local reader (an API-only process) it polls the checkpoints in the
+   * database.
    */
-  waitFor(position: LogPosition, timeoutMs: number): Promise<boolean> {
+  waitFor(position: LogPosition, timeoutMs: number, readModels?: readonly string[]): Promise<boolean> {
     if (this.projections.length === 0) return Promise.resolve(true);
-    if (!this.running) return this.pollCheckpoints(position, timeoutMs);
-    if (this.reached(position)) return Promise.resolve(true);
+    if (!this.running) return this.pollCheckpoints(position, timeoutMs, readModels);
+    const now = this.progress(position, readModels);
+    if (now !== 'behind') return Promise.resolve(now === 'reached');
     return new Promise((resolve) => {
       const waiter = {
         position,
+        readModels,
         resolve: (ok: boolean) => {
           clearTimeout(timer);
           this.waiters.delete(waiter);
@@ -236,22 +245,38 @@ export class ProjectionRunner {
     return count;
   }
 
-  private reached(position: LogPosition): boolean {
+  /**
+   * Where the named read models (default: all) stand against `position`: `reached` when all have folded it,
+   * `behind` while one that is running has not, `failed` when only failed ones have not.
+   */
+  private progress(position: LogPosition, readModels?: readonly string[]): 'reached' | 'behind' | 'failed' {
+    let failed = false;
     for (const m of this.members.values()) {
-      if (comparePositions(m.checkpoint, position) < 0) return false;
+      if (readModels && !readModels.includes(m.projection.name)) continue;
+      if (comparePositions(m.checkpoint, position) >= 0) continue;
+      if (m.state === 'failed') failed = true;
+      else return 'behind';
     }
-    return true;
+    return failed ? 'failed' : 'reached';
   }
 
   private notifyWaiters(): void {
-    for (const w of this.waiters) if (this.reached(w.position)) w.resolve(true);
+    for (const w of this.waiters) {
+      const now = this.progress(w.position, w.readModels);
+      if (now !== 'behind') w.resolve(now === 'reached');
+    }
   }
 
-  private async pollCheckpoints(position: LogPosition, timeoutMs: number): Promise<boolean> {
+  private async pollCheckpoints(
+    position: LogPosition,
+    timeoutMs: number,
+    readModels?: readonly string[],
+  ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    const named = readModels ? this.projections.filter((p) => readModels.includes(p.name)) : this.projections;
     for (;;) {
       const checkpoints = await liveCheckpoints(this.db);
-      const all = this.projections.every((p) => {
+      const all = named.every((p) => {
         const c = checkpoints.get(p.name);
         return c !== undefined && comparePositions(c, position) >= 0;
       });
@@ -420,6 +445,8 @@ export class ProjectionRunner {
     const backoff = Math.min(30_000, 100 * 2 ** m.failures);
     m.retryAt = Date.now() + backoff;
     this.options.logger?.error({ err: error, projection: m.projection.name }, 'projection batch failed');
+    // Waits that were held only by this read model end now (stale) instead of at their bound.
+    this.notifyWaiters();
     // Retry from its committed checkpoint once the back-off is over; a poison event keeps failing visibly.
     this.later(backoff, () => this.requestRestart());
   }

@@ -14,6 +14,7 @@ import { runRiskChain } from '../trading/risk';
 import { participationPct, slippagePct, slippedPrice } from '../trading/slippage';
 import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
 import type { CancelReason, FillTrigger, OrderFilledData, SessionReason, WalletEvent } from './events';
+import { checkClaim } from './idempotency';
 import { evolveWallet, initialWalletState, type OpenOrder, type WalletState, walletEquity } from './state';
 
 /**
@@ -654,10 +655,19 @@ export const decideWalletWithState = (
     case 'OpenWallet':
       prelude(d, command.data.owner, ctx);
       break;
-    case 'PlaceOrder':
+    case 'PlaceOrder': {
+      // The same key and body again within the window: nothing new to decide (the caller replays the claim).
+      const key = command.data.order.idempotencyKey;
+      if (
+        key &&
+        checkClaim(state.idempotencyClaims, key, command.data.order.requestHash, ctx.now.getTime())
+      ) {
+        break;
+      }
       prelude(d, command.data.owner, ctx);
       placeOrder(d, command.data.order, command.data.owner, ctx);
       break;
+    }
     case 'FillOrder':
       fillPending(d, command.data, ctx);
       break;

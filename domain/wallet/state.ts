@@ -1,6 +1,7 @@
 import { type Dec, dec, ZERO } from '../trading/decimal';
 import type { OrderSide, OrderType } from '../trading/orders';
 import type { OwnerType, WalletEvent } from './events';
+import { addClaim, type IdempotencyClaims, noClaims } from './idempotency';
 
 /** A held base asset (a position: spot only, never negative). */
 export interface Holding {
@@ -76,6 +77,10 @@ export interface WalletState {
   tradingDay: { day: string; openingEquity: Dec } | null;
   /** Time of the last event (business time). */
   updatedAt: string | null;
+  /** Revision of the last event folded (-1 for none): the wallet stream's revision. */
+  version: number;
+  /** Idempotency keys claimed in the last 24 h (`domain/wallet/idempotency.ts`); kept across sessions. */
+  idempotencyClaims: IdempotencyClaims;
 }
 
 /** The state of a wallet with no events. */
@@ -95,6 +100,8 @@ export const initialWalletState = (): WalletState => ({
   winningTrades: 0,
   tradingDay: null,
   updatedAt: null,
+  version: -1,
+  idempotencyClaims: noClaims(),
 });
 
 const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
@@ -104,9 +111,31 @@ const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<st
 
 /**
  * Folds one wallet event (pure; never mutates `state`). Amounts are taken from the event as recorded: the
- * decider computed them, `evolve` only books them.
+ * decider computed them, `evolve` only books them. Every event moves `version`; an order event carrying an
+ * idempotency key claims it (`domain/wallet/idempotency.ts`).
  */
 export const evolveWallet = (state: WalletState, event: WalletEvent): WalletState => {
+  const next = foldBalances(state, event);
+  const version = state.version + 1;
+  if ((event.type === 'OrderPlaced' || event.type === 'OrderRejected') && event.data.idempotency_key) {
+    const d = event.data;
+    const at = event.type === 'OrderPlaced' ? event.data.placed_at : event.data.rejected_at;
+    return {
+      ...next,
+      version,
+      idempotencyClaims: addClaim(state.idempotencyClaims, event.data.idempotency_key!, {
+        orderId: d.order_id,
+        requestHash: d.request_hash,
+        at: Date.parse(at),
+        revision: version,
+      }),
+    };
+  }
+  return { ...next, version };
+};
+
+/** The balances, orders and session figures after one event (everything but the bookkeeping of `evolveWallet`). */
+const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
   switch (event.type) {
     case 'WalletOpened': {
       const d = event.data;

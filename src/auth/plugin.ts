@@ -1,6 +1,26 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { DomainError } from '../../domain/shared/errors';
-import './principal';
+import type { AuthMode, Principal } from './principal';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Credentials the route accepts: `public` (default: none needed), `jwt` (bearer token only: agent and
+     * battle management), `key-or-jwt` (`X-API-Key` or bearer, `X-Agent-Id` honoured).
+     */
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    /** The verified caller; null on public routes. */
+    principal: Principal | null;
+  }
+}
+
+/** The request's principal; throws `INTERNAL_ERROR` when the route was not declared authenticated. */
+export const principalOf = (request: FastifyRequest): Principal => {
+  if (!request.principal) throw new DomainError('INTERNAL_ERROR', 'route is missing its auth configuration');
+  return request.principal;
+};
 
 /**
  * The authentication hook of the `/api/v1` scope (ARCHITECTURE §12, STYLE: one hook for the subtree). Each

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
 
@@ -21,26 +20,6 @@ export interface Principal {
 
 /** Which credentials a route accepts (spec "Endpoints" Auth column). */
 export type AuthMode = 'public' | 'jwt' | 'key-or-jwt';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * Credentials the route accepts: `public` (default: none needed), `jwt` (bearer token only: agent and
-     * battle management), `key-or-jwt` (`X-API-Key` or bearer, `X-Agent-Id` honoured).
-     */
-    auth?: AuthMode;
-  }
-  interface FastifyRequest {
-    /** The verified caller; null on public routes. */
-    principal: Principal | null;
-  }
-}
-
-/** The request's principal; throws `INTERNAL_ERROR` when the route was not declared authenticated. */
-export const principalOf = (request: FastifyRequest): Principal => {
-  if (!request.principal) throw new DomainError('INTERNAL_ERROR', 'route is missing its auth configuration');
-  return request.principal;
-};
 
 /**
  * Refuses an archived agent's credential for a new trading request or a change (spec "Authentication" rule 6,

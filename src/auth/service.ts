@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Kysely } from 'kysely';
 import { isWellFormedApiKey, sha256Hex } from '../../commands/credentials';
 import type { CredentialsChange } from '../../commands/credentials-change';
@@ -13,6 +13,14 @@ import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
 import type { AuthMode, Principal } from './principal';
 import type { TokenService } from './tokens';
 import { TtlCache } from './ttl-cache';
+
+/**
+ * What carries a request's credentials: its headers (`X-API-Key`, `Authorization`, `X-Agent-Id`). A fastify request,
+ * a raw `http.IncomingMessage` (the MCP door) or any object with headers; resolved once per object.
+ */
+export interface CredentialCarrier {
+  readonly headers: IncomingHttpHeaders;
+}
 
 /** A credential given to {@link AuthService.resolveCredential}: an API key, a JWT, or either as a string. */
 export type Credential = string | { apiKey?: string | undefined; token?: string | undefined };
@@ -34,13 +42,13 @@ export interface AuthService {
    * `INVALID_API_KEY`), then applies `X-Agent-Id` (`VALIDATION_ERROR` when not a UUID, `PERMISSION_DENIED` when
    * not an agent of the account, or not the agent of an agent key).
    */
-  authenticate(request: FastifyRequest, mode: Exclude<AuthMode, 'public'>): Promise<Principal>;
+  authenticate(request: CredentialCarrier, mode: Exclude<AuthMode, 'public'>): Promise<Principal>;
   /**
    * The rate-limit identity of a request (spec "Limits": per credential): `acct:<id>` for a valid JWT (all
    * tokens of an account share it), `key:<hash prefix>` for a known API key, `undefined` otherwise (the client
    * IP counts).
    */
-  rateLimitIdentity(request: FastifyRequest): Promise<string | undefined>;
+  rateLimitIdentity(request: CredentialCarrier): Promise<string | undefined>;
   /** Applies a {@link CredentialsChange}: drops cached lookups and refuses revoked key hashes at once. */
   invalidate(change: CredentialsChange): void;
 }
@@ -74,7 +82,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const cache = new TtlCache<unknown>(options.cacheTtlMs ?? 2_000);
   const revoked = new Set<string>();
   const bypass = new Map<string, number>();
-  const memo = new WeakMap<FastifyRequest, Promise<Resolution>>();
+  const memo = new WeakMap<CredentialCarrier, Promise<Resolution>>();
 
   const cached = async <V>(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> => {
     if (!bypass.has(key)) {
@@ -143,7 +151,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   };
 
   /** The request's credential resolved once (the rate limiter and the auth hook both ask). */
-  const resolveRequest = (request: FastifyRequest): Promise<Resolution> => {
+  const resolveRequest = (request: CredentialCarrier): Promise<Resolution> => {
     let pending = memo.get(request);
     if (!pending) {
       const creds = requestCredentials(request);
@@ -163,7 +171,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return pending;
   };
 
-  const scopeToAgent = async (request: FastifyRequest, principal: Principal): Promise<Principal> => {
+  const scopeToAgent = async (request: CredentialCarrier, principal: Principal): Promise<Principal> => {
     const raw = request.headers['x-agent-id'];
     const header = Array.isArray(raw) ? raw[0] : raw;
     if (header === undefined || header === '') return principal;
@@ -262,7 +270,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
 
 /** The credentials a request carries. A non-Bearer `Authorization` header is an `INVALID_TOKEN`. */
 const requestCredentials = (
-  request: FastifyRequest,
+  request: CredentialCarrier,
 ): { bearer?: string; bearerError?: DomainError; apiKey?: string } => {
   const out: { bearer?: string; bearerError?: DomainError; apiKey?: string } = {};
   const key = request.headers['x-api-key'];

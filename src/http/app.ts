@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services';
 import { VERSION } from '../version';
+import { writeReceipts } from './call';
 import { errorHandler, notFoundHandler } from './errors';
 import { registerOpenApi } from './openapi';
 import { registerRateLimit } from './rate-limit';
@@ -73,6 +74,7 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   // JSON only: a text/plain body is refused with 415 instead of reaching a schema as a string.
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app as unknown as FastifyInstance);
+  writeReceipts(app as unknown as FastifyInstance);
   app.decorate('services', services);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

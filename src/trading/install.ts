@@ -14,7 +14,7 @@ import { DELETIONS_STREAM, type RecordedEvent } from '../../ports/event-store';
 import { ReadThroughCache } from '../../projections/read-through-cache';
 import type { FoldListener } from '../../projections/runner';
 import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
-import { OwnerWatermarks } from '../http/owner-watermarks';
+import { OwnerWatermarks } from '../application/owner-watermarks';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
 import { createLeadership } from '../matching/leader';

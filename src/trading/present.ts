@@ -71,38 +71,6 @@ export const placementOut = (events: readonly WalletEvent[], orderId: string) =>
   return placed.type === 'market' && fill ? filledOrderOut(placed, fill) : pendingOrderOut(placed);
 };
 
-/** The placement response rebuilt from the order's read-model row (idempotent replay after a restart). */
-export const placementFromRow = (row: OrderRow) =>
-  row.type === 'market' && row.status === 'filled'
-    ? {
-        order_id: row.order_id,
-        status: 'filled' as const,
-        symbol: row.symbol,
-        side: row.side,
-        type: row.type,
-        requested_quantity: d8(row.quantity),
-        executed_quantity: d8(row.executed_qty ?? row.quantity),
-        executed_price: d8(row.executed_price ?? '0'),
-        slippage_pct: d8(row.slippage_pct ?? '0'),
-        fee: d8(row.fee ?? '0'),
-        total_cost: d8(row.total_cost ?? '0'),
-        reference_price: d8(row.reference_price ?? '0'),
-        price_source: row.price_source ?? '',
-        filled_at: iso(row.filled_at ?? row.created_at),
-      }
-    : {
-        order_id: row.order_id,
-        status: row.status === 'rejected' ? ('cancelled' as const) : row.status,
-        symbol: row.symbol,
-        side: row.side,
-        type: row.type,
-        quantity: d8(row.quantity),
-        price: d8OrNull(row.price),
-        trigger_price: d8OrNull(row.trigger_price),
-        locked_amount: d8(row.locked_amount),
-        created_at: iso(row.created_at),
-      };
-
 /** An order (spec `GET /trade/order/{id}` and the lists). */
 export const orderOut = (row: OrderRow) => ({
   order_id: row.order_id,
@@ -250,14 +218,9 @@ export const portfolioOut = (input: {
   };
 };
 
-/** What a placement outcome answers (the route sends it with 201, or throws the rejection). */
-export const outcomeBody = (
-  outcome: PlaceOrderOutcome,
-): ReturnType<typeof placementOut> | ReturnType<typeof placementFromRow> => {
-  if (outcome.kind === 'replayed') {
-    if (outcome.original) return outcomeBody(outcome.original);
-    return outcome.row ? placementFromRow(outcome.row) : undefined;
-  }
-  if (outcome.kind === 'rejected') return undefined;
-  return placementOut(outcome.events, outcome.orderId);
+/** The 201 body of a placed order (spec `POST /trade/order`): filled at once or pending. */
+export const placedOrderOut = (outcome: Extract<PlaceOrderOutcome, { kind: 'filled' | 'pending' }>) => {
+  const body = placementOut(outcome.events, outcome.orderId);
+  if (!body) throw new Error(`order ${outcome.orderId} has no placement among its events`);
+  return body;
 };

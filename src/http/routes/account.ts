@@ -7,7 +7,8 @@ import { getAccount } from '../../../queries/accounts';
 import { getAgent } from '../../../queries/agents';
 import { getWallet } from '../../../queries/trading';
 import { identity } from '../../auth/install';
-import { assertAgentActive, principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
+import { assertAgentActive } from '../../auth/principal';
 import {
   decimalOutput,
   errorResponses,

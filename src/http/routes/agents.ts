@@ -6,7 +6,8 @@ import type { AgentProfileFields } from '../../../domain/agent/events';
 import type { ReadModels } from '../../../projections/read-models';
 import { type AgentView, getAgent, listAgents } from '../../../queries/agents';
 import { identity } from '../../auth/install';
-import { type Principal, principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
+import type { Principal } from '../../auth/principal';
 import {
   agentIdParams,
   agentKeyResponse,

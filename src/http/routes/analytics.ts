@@ -5,7 +5,8 @@ import { decimal8, iso } from '../../../queries/format';
 import { analytics } from '../../analytics/install';
 import { leaderboard } from '../../analytics/leaderboard';
 import { walletPerformance } from '../../analytics/performance';
-import { type Principal, principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
+import type { Principal } from '../../auth/principal';
 import {
   historyQuery,
   historyResponse,

@@ -5,7 +5,7 @@ import { ACCOUNT_NAME_MAX } from '../../../domain/account/decide';
 import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/shared/text';
 import { identity } from '../../auth/install';
 import { loginWithKey, loginWithPassword } from '../../auth/login';
-import { principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
 import { decimalInput, decimalOutput, errorResponses, timestamp } from '../../contract/common';
 import { awaitReadModels } from '../read-your-writes';
 

@@ -17,7 +17,8 @@ import {
   getBacktest,
   listBacktests,
 } from '../../../queries/backtests';
-import { assertAgentActive, type Principal, principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
+import { assertAgentActive, type Principal } from '../../auth/principal';
 import { backtest } from '../../backtest/install';
 import {
   balanceOut,

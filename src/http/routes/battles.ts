@@ -15,7 +15,8 @@ import { DomainError } from '../../../domain/shared/errors';
 import { dec, fmt } from '../../../domain/trading/decimal';
 import { formatPosition } from '../../../ports/event-store';
 import { battleSnapshots, listBattles } from '../../../queries/battles';
-import { type Principal, principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
+import type { Principal } from '../../auth/principal';
 import { battle } from '../../battle/install';
 import { battleOut, battleRowOut, rankingOut } from '../../battle/present';
 import {

@@ -13,7 +13,8 @@ import {
 import { backtestCounts } from '../../../queries/backtest-counts';
 import { readSnapshot } from '../../../queries/snapshot';
 import { getBalances, getPositions, tradeStats } from '../../../queries/trading';
-import { assertAgentActive, type Principal, principalOf } from '../../auth/principal';
+import { principalOf } from '../../auth/plugin';
+import { assertAgentActive, type Principal } from '../../auth/principal';
 import { errorResponses } from '../../contract/common';
 import {
   balanceResponse,

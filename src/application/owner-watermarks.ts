@@ -2,8 +2,11 @@ import type { LogPosition } from '../../ports/event-store';
 
 /** What {@link OwnerWatermarks} needs of the projection runner. */
 export interface FoldWaiter {
-  /** Resolves `true` once every projection has folded the log up to `position`, `false` after `timeoutMs`. */
-  waitFor(position: LogPosition, timeoutMs: number): Promise<boolean>;
+  /**
+   * Resolves `true` once the named read models (default: all) have folded the log up to `position`, `false` after
+   * `timeoutMs` or when one of them has failed.
+   */
+  waitFor(position: LogPosition, timeoutMs: number, readModels?: readonly string[]): Promise<boolean>;
 }
 
 /**
@@ -48,16 +51,20 @@ export class OwnerWatermarks {
   }
 
   /**
-   * Waits until the read models include every write recorded for `owner`, at most `timeoutMs`. Resolves
-   * `true` when they do (or nothing is recorded), `false` after the timeout (the caller answers anyway and says
-   * its figures may lag: `X-Read-Model-Stale`).
+   * Waits until the read models named in `readModels` (default: all of them) include every write recorded for
+   * `owner`, at most `timeoutMs`: a read waits only for what it reads. Resolves `true` when they do (or nothing is
+   * recorded), `false` after the timeout or when one of them has failed (the caller answers anyway and says its
+   * figures may lag: `X-Read-Model-Stale`). The watermark is forgotten once every read model has folded it.
    */
-  async settle(owner: string): Promise<boolean> {
+  async settle(owner: string, readModels?: readonly string[]): Promise<boolean> {
     const position = this.positions.get(owner);
     if (!position) return true;
-    const reached = await this.projections.waitFor(position, this.timeoutMs);
-    // Forget the watermark once folded, unless a newer write replaced it meanwhile.
-    if (reached && this.positions.get(owner) === position) this.positions.delete(owner);
+    const reached = await this.projections.waitFor(position, this.timeoutMs, readModels);
+    // Forget the watermark once all read models folded it, unless a newer write replaced it meanwhile.
+    if (reached && this.positions.get(owner) === position) {
+      const all = readModels === undefined || (await this.projections.waitFor(position, 0));
+      if (all && this.positions.get(owner) === position) this.positions.delete(owner);
+    }
     return reached;
   }
 

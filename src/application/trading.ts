@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import type { PlaceOrderOutcome } from '../../commands/wallet';
+import { normalizeSymbol } from '../../domain/market/pair';
+import { DomainError, isDomainError } from '../../domain/shared/errors';
+import { parseDecimal } from '../../domain/trading/decimal';
+import type { OrderSide, OrderType } from '../../domain/trading/orders';
+import type { OrderCancelledData } from '../../domain/wallet/events';
+import type { OrderStatus } from '../../projections/orders';
+import {
+  getOrder as findOrder,
+  listOrders as findOrders,
+  listTrades as findTrades,
+  OPEN_STATUSES,
+  type OrderRow,
+  type TradeRow,
+} from '../../queries/trading';
+import { ownerIdOf } from '../auth/principal';
+import { trading } from '../trading/install';
+import { type Call, timed } from './call';
+import { commandMeta, ownerOf } from './caller';
+import { acknowledgeTradeWrite, settleOwnWrites } from './read-your-writes';
+
+/**
+ * Trading use cases (spec "Trading endpoints"; ARCHITECTURE §8), one call per capability for every door. Every
+ * figure is the caller's wallet's: the agent's with an agent key or `X-Agent-Id`, else the account's. Writes answer
+ * once durable (read your writes: `acknowledgeTradeWrite`); reads first settle the caller's own writes into the
+ * read models they read. An order of another wallet is `ORDER_NOT_FOUND` like an unknown one.
+ */
+
+/** An order request in the domain's terms: decimals as strings (as sent, validated by the decider). */
+export interface OrderInput {
+  /** Any case; normalised here. */
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  /** Base quantity, decimal string. */
+  quantity: string;
+  /** Limit price (USDT), decimal string; null unless `limit`. */
+  price: string | null;
+  /** Trigger price (USDT), decimal string; null unless `stop_loss` / `take_profit`. */
+  triggerPrice: string | null;
+}
+
+/** Options of {@link placeOrder}. */
+export interface PlaceOrderOptions {
+  /**
+   * The client's idempotency key (`Idempotency-Key`, MCP `idempotency_key`, Binance `newClientOrderId`), scoped
+   * to the wallet for 24 h: the same key and request again return the first answer; another request is `CONFLICT`.
+   */
+  idempotencyKey?: string | undefined;
+}
+
+/** A placed order: filled at once or pending (a rejection is thrown). */
+export interface PlacedOrder {
+  outcome: Extract<PlaceOrderOutcome, { kind: 'filled' | 'pending' }>;
+  /** True when this answers a retry of an earlier request under the same idempotency key. */
+  replayed: boolean;
+}
+
+/** A decimal of the order in canonical form (`"0.00100"`, `".001"` and `0.001` are one value), else as sent. */
+const canonicalDecimal = (v: string | null): string | null => {
+  const parsed = v == null ? undefined : parseDecimal(v);
+  return parsed ? parsed.toFixed() : v;
+};
+
+/**
+ * SHA-256 of the canonical order: the same idempotency key with another order is a conflict. Canonical: the symbol
+ * in upper case and the decimals by value, so a retry that spells the same order differently is still a replay.
+ */
+const requestHash = (o: OrderInput): string =>
+  createHash('sha256')
+    .update(
+      JSON.stringify({
+        symbol: o.symbol,
+        side: o.side,
+        type: o.type,
+        quantity: canonicalDecimal(o.quantity),
+        price: canonicalDecimal(o.price),
+        triggerPrice: canonicalDecimal(o.triggerPrice),
+      }),
+    )
+    .digest('hex');
+
+/**
+ * `ORDER_NOT_FOUND` 404 saying which wallet was searched: an account key (or a JWT without `X-Agent-Id`) reads the
+ * account's own wallet, so an agent's order is not found there, and the message says where it is.
+ */
+const orderNotFound = (call: Call, orderId: string): DomainError =>
+  new DomainError(
+    'ORDER_NOT_FOUND',
+    call.caller.agentId
+      ? `order not found in this agent's wallet (the account's own orders are under the account's API key, or a JWT without X-Agent-Id)`
+      : `order not found in the account's own wallet (an agent's orders are under the agent's API key, or a JWT with X-Agent-Id)`,
+    { order_id: orderId },
+  );
+
+/** Order ids are lower-case UUIDs, and a UUID is case-insensitive (RFC 9562). */
+const orderIdOf = (raw: string): string => raw.trim().toLowerCase();
+
+/**
+ * Places an order through the 8-step risk chain (docs/trading-rules.md). Market orders fill at once; limit,
+ * stop-loss and take-profit orders wait with collateral locked. A rejection is recorded (status `rejected`) and
+ * thrown as the failing rule's `DomainError` (`details.rule`, `details.order_id`); a retry under the same
+ * idempotency key replays the first answer (or its rejection) from the log, in any process. Records `command`
+ * (decision and durable append) in the receipt. Throws `CONFLICT` 409 for a key reused with another order.
+ */
+export const placeOrder = async (
+  call: Call,
+  input: OrderInput,
+  options: PlaceOrderOptions = {},
+): Promise<PlacedOrder> => {
+  const order = { ...input, symbol: normalizeSymbol(input.symbol) };
+  const idempotency = options.idempotencyKey
+    ? { key: options.idempotencyKey, requestHash: requestHash(order) }
+    : undefined;
+  const outcome = await timed(call, 'command', () =>
+    trading(call.services).wallets.placeOrder(ownerOf(call), order, commandMeta(call), idempotency),
+  );
+  if (outcome.kind === 'replayed') {
+    call.receipt.replayed = true;
+    const original = outcome.original;
+    if (original.kind === 'rejected') throw original.error;
+    if (original.kind === 'replayed') throw new DomainError('INTERNAL_ERROR', 'a replay of a replay');
+    return { outcome: original, replayed: true };
+  }
+  await acknowledgeTradeWrite(call, outcome.position);
+  if (outcome.kind === 'rejected') throw outcome.error;
+  return { outcome, replayed: false };
+};
+
+/**
+ * Cancels one open order of the caller; its whole lock is released. Throws `ORDER_NOT_FOUND` (unknown, or of
+ * another wallet) and `ORDER_NOT_CANCELLABLE` 409 (filled, cancelled or rejected).
+ */
+export const cancelOrder = async (call: Call, rawOrderId: string): Promise<OrderCancelledData> => {
+  const orderId = orderIdOf(rawOrderId);
+  const outcome = await trading(call.services)
+    .wallets.cancelOrder(ownerOf(call), orderId, commandMeta(call))
+    .catch((error: unknown) => {
+      throw isDomainError(error) && error.code === 'ORDER_NOT_FOUND' ? orderNotFound(call, orderId) : error;
+    });
+  await acknowledgeTradeWrite(call, outcome.position);
+  return outcome.cancelled;
+};
+
+/** Cancels every open order of the caller atomically (one append); the orders cancelled, possibly none. */
+export const cancelAllOrders = async (call: Call): Promise<OrderCancelledData[]> => {
+  const outcome = await trading(call.services).wallets.cancelAll(ownerOf(call), commandMeta(call));
+  await acknowledgeTradeWrite(call, outcome.position);
+  return outcome.cancelled;
+};
+
+/** One order of the caller (`orders` read model); `ORDER_NOT_FOUND` when unknown or another wallet's. */
+export const getOrder = async (call: Call, rawOrderId: string): Promise<OrderRow> => {
+  await settleOwnWrites(call, ['orders']);
+  const orderId = orderIdOf(rawOrderId);
+  const row = await findOrder(call.services.database.db, ownerIdOf(call.caller), orderId);
+  if (!row) throw orderNotFound(call, orderId);
+  return row;
+};
+
+/** A page of results with the total count (spec list envelopes). */
+export interface Page<Row> {
+  rows: Row[];
+  total: number;
+}
+
+/** Filter and page of {@link listOrders}. */
+export interface OrderListQuery {
+  status?: OrderStatus | undefined;
+  /** Any case; normalised here. */
+  symbol?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** Orders of the caller, newest first, filtered by status and symbol. */
+export const listOrders = async (call: Call, query: OrderListQuery): Promise<Page<OrderRow>> => {
+  await settleOwnWrites(call, ['orders']);
+  return findOrders(call.services.database.db, ownerIdOf(call.caller), {
+    ...(query.status ? { statuses: [query.status] } : {}),
+    ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+    limit: query.limit,
+    offset: query.offset,
+  });
+};
+
+/** Pending and partially filled orders of the caller, newest first (optionally of one symbol). */
+export const listOpenOrders = async (
+  call: Call,
+  query: Omit<OrderListQuery, 'status'>,
+): Promise<Page<OrderRow>> => {
+  await settleOwnWrites(call, ['orders']);
+  return findOrders(call.services.database.db, ownerIdOf(call.caller), {
+    statuses: OPEN_STATUSES,
+    ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+    limit: query.limit,
+    offset: query.offset,
+  });
+};
+
+/** Filter and page of {@link listTrades}. */
+export interface TradeListQuery {
+  symbol?: string | undefined;
+  side?: OrderSide | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** Executed fills of the caller, newest first. */
+export const listTrades = async (call: Call, query: TradeListQuery): Promise<Page<TradeRow>> => {
+  await settleOwnWrites(call, ['orders']);
+  return findTrades(call.services.database.db, ownerIdOf(call.caller), {
+    ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+    ...(query.side ? { side: query.side } : {}),
+    limit: query.limit,
+    offset: query.offset,
+  });
+};
