@@ -45,6 +45,22 @@ module.exports = {
       to: { path: '^commands/' },
     },
     {
+      name: 'application-not-to-doors',
+      severity: 'error',
+      comment:
+        'src/application/ holds the use cases every door calls: it knows no door (HTTP, WebSocket, MCP, Binance, CLI) and no wire contract.',
+      from: { path: '^src/application/' },
+      to: { path: '^src/(http|contract|mcp|binance|cli|webhooks)/' },
+    },
+    {
+      name: 'contract-not-to-doors',
+      severity: 'error',
+      comment:
+        'src/contract/ (wire schemas and presenters) is shared by every door and imports none of them.',
+      from: { path: '^src/contract/' },
+      to: { path: '^src/(http|mcp|binance|cli|webhooks)/' },
+    },
+    {
       name: 'production-code-not-to-tests',
       severity: 'error',
       from: { path: '^(domain|ports|commands|queries|projections|src)/' },

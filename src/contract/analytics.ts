@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import type { SnapshotRow } from '../../queries/analytics';
+import { decimal8, iso } from '../../queries/format';
+import type { WalletPerformance } from '../analytics/performance';
+import type { AnalyticsOwner } from '../application/analytics';
 import { decimalOutput, timestamp } from './common';
 
 /**
@@ -87,4 +91,59 @@ export const leaderboardResponse = z.object({
       }),
     )
     .max(50),
+});
+
+/**
+ * The wire form of a wallet's performance over `period` (`GET /analytics/performance`): the metrics of
+ * ARCHITECTURE §11 with the window and the snapshot interval they were computed over.
+ */
+export const performanceOut = (
+  period: z.infer<typeof performanceQuery>['period'],
+  owner: AnalyticsOwner,
+  result: WalletPerformance,
+): z.infer<typeof performanceResponse> => {
+  const m = result.performance.metrics;
+  return {
+    period,
+    account_id: owner.accountId,
+    agent_id: owner.agentId,
+    sharpe_ratio: m.sharpe_ratio,
+    sortino_ratio: m.sortino_ratio,
+    max_drawdown_pct: m.max_drawdown_pct,
+    max_drawdown_duration_days: m.max_drawdown_duration_days,
+    win_rate: m.win_rate,
+    profit_factor: m.profit_factor,
+    avg_win: m.avg_win,
+    avg_loss: m.avg_loss,
+    total_trades: result.performance.summary.total_trades,
+    avg_trades_per_day: m.trades_per_day,
+    best_trade: m.best_trade,
+    worst_trade: m.worst_trade,
+    current_streak: m.current_streak,
+    closed_trades: m.closed_trades,
+    winning_trades: m.winning_trades,
+    losing_trades: m.losing_trades,
+    snapshot_interval: result.interval as '1m' | '1h',
+    returns_count: m.returns_count,
+    from: new Date(result.window.from).toISOString(),
+    to: new Date(result.window.to).toISOString(),
+  };
+};
+
+/** The wire form of a wallet's equity history (`GET /analytics/portfolio/history`). */
+export const portfolioHistoryOut = (
+  interval: z.infer<typeof historyQuery>['interval'],
+  owner: AnalyticsOwner,
+  rows: SnapshotRow[],
+): z.infer<typeof historyResponse> => ({
+  account_id: owner.accountId,
+  agent_id: owner.agentId,
+  interval,
+  snapshots: rows.map((r) => ({
+    time: iso(r.time),
+    total_equity: decimal8(r.total_equity),
+    unrealized_pnl: decimal8(r.unrealized_pnl),
+    realized_pnl: decimal8(r.realized_pnl),
+    session_id: r.session_id,
+  })),
 });

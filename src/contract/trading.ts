@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { dec } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
+import type { TradingModeState } from '../../domain/wallet/mode';
+import type { BalanceLine, ModeView, PnlBreakdown, ResetOutcome } from '../application/account';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
@@ -343,4 +345,58 @@ export const modeResponse = z.object({
   }),
   active_backtests: z.number().int(),
   total_backtests_completed: z.number().int(),
+});
+
+/** The wire form of the account's balances (`GET /account/balance`). */
+export const balanceOut = (b: { balances: BalanceLine[]; totalEquityUsdt: string }) => ({
+  balances: b.balances,
+  total_equity_usdt: b.totalEquityUsdt,
+});
+
+/** The wire form of a PnL breakdown (`GET /account/pnl`). */
+export const pnlOut = (p: PnlBreakdown): z.infer<typeof pnlResponse> => ({
+  period: p.period,
+  realized_pnl: p.realizedPnl,
+  unrealized_pnl: p.unrealizedPnl,
+  total_pnl: p.totalPnl,
+  fees_paid: p.feesPaid,
+  net_pnl: p.netPnl,
+  winning_trades: p.winningTrades,
+  losing_trades: p.losingTrades,
+  win_rate: p.winRate,
+});
+
+/** The wire form of a reset (`POST /account/reset`). */
+export const resetOut = (r: ResetOutcome): z.infer<typeof resetResponse> => ({
+  message: 'positions closed at market, orders cancelled, a new session started; history is kept',
+  previous_session: {
+    session_id: r.previousSession.sessionId,
+    ending_equity: r.previousSession.endingEquity,
+    total_pnl: r.previousSession.totalPnl,
+    duration_days: r.previousSession.durationDays,
+  },
+  new_session: {
+    session_id: r.newSession.sessionId,
+    starting_balance: r.newSession.startingBalance,
+    started_at: r.newSession.startedAt,
+  },
+});
+
+/** The wire form of the mode view (`GET /account/mode`). */
+export const modeOut = (m: ModeView): z.infer<typeof modeResponse> => ({
+  mode: m.mode,
+  live_session: {
+    started_at: m.liveSession.startedAt,
+    current_equity: m.liveSession.currentEquity,
+    strategy_label: m.strategyLabel,
+  },
+  active_backtests: m.activeBacktests,
+  total_backtests_completed: m.completedBacktests,
+});
+
+/** The wire form of a mode change (`POST /account/mode`). */
+export const modeSetOut = (state: TradingModeState): z.infer<typeof modeSetResponse> => ({
+  mode: state.mode,
+  strategy_label: state.strategyLabel,
+  changed_at: state.changedAt ?? new Date().toISOString(),
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
+import type { PortfolioSnapshot } from '../../src/application/portfolio';
 import { replayWallet } from '../../src/audit/wallet-audit';
-import type { PortfolioSnapshot } from '../../src/http/portfolio-snapshot';
 import { api, keyHeader, registerAccount, startApp, type TestApp } from '../accounts/support';
 import { priceTicker } from '../support/price-ticks';
 

@@ -1,140 +1,55 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Kysely } from 'kysely';
-import { z } from 'zod';
-import { DomainError } from '../../../domain/shared/errors';
-import type { ReadModels } from '../../../projections/read-models';
-import { getAccount } from '../../../queries/accounts';
-import { getAgent } from '../../../queries/agents';
-import { getWallet } from '../../../queries/trading';
-import { identity } from '../../auth/install';
-import { principalOf } from '../../auth/plugin';
-import { assertAgentActive } from '../../auth/principal';
+import { accountInfo, updateRiskProfile } from '../../application/account';
+import { accountInfoOut, accountInfoResponse } from '../../contract/account';
 import {
-  decimalOutput,
   errorResponses,
   riskProfileOut,
   riskProfileResponse,
   riskProfileSchema,
-  timestamp,
 } from '../../contract/common';
-import { currentSession } from '../portfolio-snapshot';
-import { awaitReadModels } from '../read-your-writes';
+import { callOf } from '../call';
 
-const accountInfoResponse = z.object({
-  account_id: z.uuid(),
-  agent_id: z
-    .uuid()
-    .nullable()
-    .describe('the agent this view is scoped to (agent key or X-Agent-Id), else null'),
-  display_name: z.string(),
-  status: z.enum(['active', 'suspended', 'archived']),
-  starting_balance: decimalOutput,
-  current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
-  risk_profile: riskProfileResponse,
-  created_at: timestamp,
-});
+const config = { auth: 'key-or-jwt', awaitOwnWrites: false } as const;
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 
 /**
- * The session the owner trades in now (`currentSession`): the wallet's once it follows the owner's session
- * (`POST /account/reset` starts a new wallet session, possibly with a new starting balance, without touching the
- * account or agent stream), else the owner's own. Its `started_at` is the owner's session start while the
- * wallet trades in that same session, so it does not move when the first order opens the wallet.
- */
-const walletSession = async (
-  db: Kysely<ReadModels>,
-  ownerId: string,
-  owner: { sessionId: string; sessionStartedAt: string; startingBalance: string },
-) => {
-  const session = currentSession(owner, await getWallet(db, ownerId));
-  return {
-    starting_balance: session.startingBalance,
-    current_session: { session_id: session.sessionId, started_at: session.startedAt },
-  };
-};
-
-/**
- * Account endpoints of this capability (spec "Account endpoints", key/JWT): `GET /account/info` and
- * `PUT /account/risk-profile`. With an agent key, or a JWT/account key plus `X-Agent-Id`, both act on that
- * agent (spec "Authentication" rules 4 and 5); otherwise on the account.
+ * `GET /account/info` and `PUT /account/risk-profile` (spec "Account endpoints", key/JWT): with an agent key, or a
+ * JWT/account key plus `X-Agent-Id`, both act on that agent (spec "Authentication" rules 4 and 5); otherwise on the
+ * account. Use cases in `src/application/account.ts`.
  */
 export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/account/info',
     {
-      config: { auth: 'key-or-jwt' },
+      config,
       schema: {
         tags: ['account'],
         summary: 'The account (or the scoped agent): status, starting balance, current session, risk profile',
         description:
           '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
           '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
-        security: [{ apiKey: [] }, { bearer: [] }],
+        security,
         response: { 200: accountInfoResponse, ...errorResponses(401, 403, 404, 429) },
       },
     },
-    async (request) => {
-      const principal = principalOf(request);
-      const db = app.services.database.db;
-      if (principal.agentId) {
-        const agent = await getAgent(db, principal.agentId);
-        if (!agent) throw new DomainError('ACCOUNT_NOT_FOUND', 'no agent for these credentials');
-        return {
-          account_id: agent.accountId,
-          agent_id: agent.agentId,
-          display_name: agent.displayName,
-          status: agent.status,
-          ...(await walletSession(db, agent.agentId, agent)),
-          risk_profile: riskProfileOut(agent.riskProfile),
-          created_at: agent.createdAt,
-        };
-      }
-      const account = await getAccount(db, principal.accountId);
-      if (!account) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
-      return {
-        account_id: account.accountId,
-        agent_id: null,
-        display_name: account.displayName,
-        status: account.status,
-        ...(await walletSession(db, account.accountId, account)),
-        risk_profile: riskProfileOut(account.riskProfile),
-        created_at: account.createdAt,
-      };
-    },
+    async (request) => accountInfoOut(await accountInfo(callOf(request))),
   );
 
   app.put(
     '/account/risk-profile',
     {
-      config: { auth: 'key-or-jwt' },
+      config,
       schema: {
         tags: ['account'],
         summary: 'Replace the risk limits of the account (or the scoped agent); applies to the next order',
         description:
           "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
           'keeps its current value when omitted. The response shows all four fields.',
-        security: [{ apiKey: [] }, { bearer: [] }],
+        security,
         body: riskProfileSchema,
         response: { 200: riskProfileResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const principal = principalOf(request);
-      assertAgentActive(principal);
-      const { accounts, agents } = identity(app.services);
-      const meta = { actor: principal.agentId ?? principal.accountId, requestId: request.id };
-      if (principal.agentId) {
-        const result = await agents.updateRiskProfile(
-          principal.accountId,
-          principal.agentId,
-          request.body,
-          meta,
-        );
-        await awaitReadModels(app.services, reply, result.position);
-        return riskProfileOut(result.agent.riskProfile!);
-      }
-      const result = await accounts.updateRiskProfile(principal.accountId, request.body, meta);
-      await awaitReadModels(app.services, reply, result.position);
-      return riskProfileOut(result.account.riskProfile!);
-    },
+    async (request) => riskProfileOut(await updateRiskProfile(callOf(request), request.body)),
   );
 };

@@ -5,6 +5,7 @@ import { agentNotOwned } from '../../../domain/agent/decide';
 import type { AgentProfileFields } from '../../../domain/agent/events';
 import type { ReadModels } from '../../../projections/read-models';
 import { type AgentView, getAgent, listAgents } from '../../../queries/agents';
+import { syncWalletToOwner } from '../../application/wallet-sync';
 import { identity } from '../../auth/install';
 import { principalOf } from '../../auth/plugin';
 import type { Principal } from '../../auth/principal';
@@ -30,7 +31,6 @@ import {
 } from '../../contract/common';
 import { awaitReadModels } from '../read-your-writes';
 import { renderSkill } from '../skill/render-skill';
-import { syncWalletToOwner } from '../wallet-sync';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
 const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management' } as const;

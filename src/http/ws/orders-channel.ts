@@ -2,7 +2,7 @@ import { DomainError } from '../../../domain/shared/errors';
 import { walletStreamId } from '../../../domain/wallet/events';
 import { ownerIdOf } from '../../auth/principal';
 import type { Services } from '../../services';
-import { walletEventView } from '../wallet-event-view';
+import { walletEventView } from '../../trading/wallet-event-view';
 import type { WsChannel, WsChannelFactory, WsClientMessage, WsConnection } from './registry';
 import { serialPump } from './serial-pump';
 

@@ -2,9 +2,9 @@ import type { OwnerRef } from '../../../commands/wallet';
 import { isDomainError } from '../../../domain/shared/errors';
 import { fmt } from '../../../domain/trading/decimal';
 import { walletStreamId } from '../../../domain/wallet/events';
+import { currentPortfolio, liveMark, type PortfolioSnapshot } from '../../application/portfolio';
 import { ownerIdOf } from '../../auth/principal';
 import type { Services } from '../../services';
-import { currentPortfolio, liveMark, type PortfolioSnapshot } from '../portfolio-snapshot';
 import type { WsChannel, WsChannelFactory, WsConnection } from './registry';
 
 /** Least time between two snapshots sent to one subscriber, ms (changes in between coalesce into one). */

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { CommandMeta } from '../../commands/metadata';
 import type { OwnerRef } from '../../commands/wallet';
 import { dec, fmt, ZERO } from '../../domain/trading/decimal';
@@ -6,13 +5,12 @@ import { walletStreamId } from '../../domain/wallet/events';
 import { readSnapshot } from '../../queries/snapshot';
 import { foldedRevision, getBalances, getPositions, getWallet } from '../../queries/trading';
 import type { TradingProfile } from '../../queries/trading-profile';
-import type { portfolioResponse } from '../contract/trading';
 import type { Services } from '../services';
 import { holdingsOf, type Mark, portfolioOut } from '../trading/present';
 import { syncWalletToOwner } from './wallet-sync';
 
 /** A portfolio snapshot as `GET /account/portfolio` answers it (spec "Portfolio snapshot" plus our fields). */
-export type PortfolioSnapshot = z.infer<typeof portfolioResponse>;
+export type PortfolioSnapshot = ReturnType<typeof portfolioOut>;
 
 /** An owner's trading profile and wallet read model (`undefined` until the wallet's first command). */
 export interface PreparedWallet {

@@ -1,0 +1,443 @@
+import { DomainError } from '../../domain/shared/errors';
+import type { RiskProfile } from '../../domain/shared/risk-profile';
+import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
+import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
+import { walletDecider } from '../../domain/wallet/decide';
+import {
+  type SessionStartedData,
+  type WalletEvent,
+  type WalletResetData,
+  walletStreamId,
+} from '../../domain/wallet/events';
+import type { TradingMode, TradingModeState } from '../../domain/wallet/mode';
+import type { RecordedEvent } from '../../ports/event-store';
+import type { ReadModelName } from '../../projections/registry';
+import { getAccount } from '../../queries/accounts';
+import { getAgent } from '../../queries/agents';
+import { backtestCounts } from '../../queries/backtest-counts';
+import { readSnapshot } from '../../queries/snapshot';
+import { getBalances, getPositions, getWallet, tradeStats } from '../../queries/trading';
+import { identity } from '../auth/install';
+import { assertAgentActive } from '../auth/principal';
+import { trading } from '../trading/install';
+import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../trading/present';
+import type { Call } from './call';
+import { commandMeta, ownerOf } from './caller';
+import {
+  currentSession,
+  liveMark,
+  type PortfolioSnapshot,
+  type PreparedWallet,
+  portfolioSnapshot,
+  prepareWallet,
+} from './portfolio';
+import { awaitReadModels, settleOwnWrites } from './read-your-writes';
+
+/**
+ * Account use cases (spec "Account endpoints"): who the caller is, its risk limits, and its wallet's balances,
+ * positions, portfolio (also as of a past time, folded from the log), PnL, reset, mode and events. Scoped like every
+ * trading figure: the agent's wallet with an agent key or `X-Agent-Id`, else the account's. Every read first
+ * settles the caller's own writes into the read models it reads; every figure shows the owner's current session
+ * (`prepareWallet` brings a wallet left behind by an agent reset into step first).
+ */
+
+/** The wallet read models a figure of the account reads. */
+const WALLET_MODELS = ['wallets', 'stream_summaries'] as const;
+
+/** The caller's trading profile and wallet read model, after its own writes are in the read models it reads. */
+const prepared = async (
+  call: Call,
+  readModels: readonly ReadModelName[] = WALLET_MODELS,
+): Promise<PreparedWallet> => {
+  await settleOwnWrites(call, readModels);
+  return prepareWallet(call.services, ownerOf(call), commandMeta(call));
+};
+
+const markOf =
+  (call: Call) =>
+  (symbol: string): Mark | undefined =>
+    liveMark(call.services, symbol);
+
+/** The account or agent the caller acts as (`GET /account/info`). */
+export interface AccountInfo {
+  accountId: string;
+  /** The scoped agent, else null. */
+  agentId: string | null;
+  displayName: string;
+  status: 'active' | 'suspended' | 'archived';
+  /** The current wallet session's starting balance (USDT) and id/start. */
+  startingBalance: string;
+  currentSession: { sessionId: string; startedAt: string };
+  riskProfile: RiskProfile;
+  createdAt: string;
+}
+
+/**
+ * The account, or the agent the call is scoped to: status, the current session (`POST /account/reset` starts a new
+ * wallet session, possibly with a new starting balance, without touching the account or agent stream) and the risk
+ * profile. `ACCOUNT_NOT_FOUND` when the owner is gone.
+ */
+export const accountInfo = async (call: Call): Promise<AccountInfo> => {
+  await settleOwnWrites(call, ['wallets']);
+  const db = call.services.database.db;
+  const { agentId, accountId } = call.caller;
+  const owner = agentId
+    ? await getAgent(db, agentId).then((a) => a && { ...a, ownerId: a.agentId, agentId: a.agentId })
+    : await getAccount(db, accountId).then((a) => a && { ...a, ownerId: a.accountId, agentId: null });
+  if (!owner) {
+    throw new DomainError('ACCOUNT_NOT_FOUND', `no ${agentId ? 'agent' : 'account'} for these credentials`);
+  }
+  const session = currentSession(owner, await getWallet(db, owner.ownerId));
+  return {
+    accountId: owner.accountId,
+    agentId: owner.agentId,
+    displayName: owner.displayName,
+    status: owner.status,
+    startingBalance: session.startingBalance,
+    currentSession: { sessionId: session.sessionId, startedAt: session.startedAt },
+    riskProfile: owner.riskProfile,
+    createdAt: owner.createdAt,
+  };
+};
+
+/**
+ * Replaces the risk limits of the account or the scoped agent; they apply to the next order. Refused for an
+ * archived agent's key (`PERMISSION_DENIED`). Returns the profile in force.
+ */
+export const updateRiskProfile = async (call: Call, input: Partial<RiskProfile>): Promise<RiskProfile> => {
+  assertAgentActive(call.caller);
+  const { accounts, agents } = identity(call.services);
+  const { accountId, agentId } = call.caller;
+  if (agentId) {
+    const result = await agents.updateRiskProfile(accountId, agentId, input, commandMeta(call));
+    await awaitReadModels(call, result.position);
+    return result.agent.riskProfile!;
+  }
+  const result = await accounts.updateRiskProfile(accountId, input, commandMeta(call));
+  await awaitReadModels(call, result.position);
+  return result.account.riskProfile!;
+};
+
+/** One balance line: USDT or a held base asset (decimal strings, 8 places). */
+export interface BalanceLine {
+  asset: string;
+  available: string;
+  locked: string;
+  total: string;
+}
+
+/**
+ * Balances (USDT and every held asset: available, locked, total) and the total equity in USDT (spec "Balance":
+ * cash + locked cash + positions at live prices; a holding without a price at its cost basis).
+ */
+export const balances = async (call: Call): Promise<{ balances: BalanceLine[]; totalEquityUsdt: string }> => {
+  const { profile, wallet } = await prepared(call);
+  if (!wallet) {
+    const start = fmt(dec(profile.startingBalance));
+    return {
+      balances: [{ asset: 'USDT', available: start, locked: '0.00000000', total: start }],
+      totalEquityUsdt: start,
+    };
+  }
+  const { rows, positions } = await readSnapshot(call.services.database.db, async (trx) => ({
+    rows: await getBalances(trx, profile.ownerId),
+    positions: await getPositions(trx, profile.ownerId),
+  }));
+  const symbolOf = new Map(positions.map((p) => [p.asset, p.symbol]));
+  let equity = ZERO;
+  const lines = rows.map((b) => {
+    const total = dec(b.available).plus(b.locked);
+    if (b.asset === 'USDT') equity = equity.plus(total);
+    else {
+      const position = positions.find((p) => p.asset === b.asset);
+      const mark = markOf(call)(symbolOf.get(b.asset) ?? `${b.asset}USDT`);
+      equity = equity.plus(mark ? total.times(mark.price) : dec(position?.cost_basis ?? 0));
+    }
+    return {
+      asset: b.asset,
+      available: fmt(dec(b.available)),
+      locked: fmt(dec(b.locked)),
+      total: fmt(total),
+    };
+  });
+  return { balances: lines, totalEquityUsdt: fmt(roundHalfEven8(equity)) };
+};
+
+/** Open positions valued at live prices, and their total unrealized PnL (USDT). */
+export const positions = async (call: Call) => {
+  const { profile, wallet } = await prepared(call);
+  const rows = wallet ? await getPositions(call.services.database.db, profile.ownerId) : [];
+  const valued = holdingsOf(rows).map((h) => positionOut(h, markOf(call)(h.symbol)));
+  const unrealized = valued.reduce((s, p) => s.plus(p._unrealized), ZERO);
+  return { positions: valued.map(publicPosition), totalUnrealizedPnl: fmt(roundHalfEven8(unrealized)) };
+};
+
+/**
+ * The portfolio snapshot now (read models, live prices), or with `asOf` the portfolio at that past time folded
+ * from the wallet's event log (ARCHITECTURE §6 time travel; positions valued at the last fill's reference price of
+ * each symbol at or before it).
+ */
+export const portfolio = async (call: Call, options: { asOf?: Date } = {}): Promise<PortfolioSnapshot> => {
+  const { profile, wallet } = await prepared(call);
+  if (!options.asOf) return portfolioSnapshot(call.services, { profile, wallet });
+  const asOf = options.asOf;
+  const events = await call.services.eventStore.readStream(walletStreamId(profile.ownerId));
+  let state = walletDecider.initialState();
+  let revision = -1;
+  const marks = new Map<string, Mark>();
+  for (const e of events) {
+    if (Date.parse(e.metadata.occurred_at) > asOf.getTime()) break;
+    const event = { type: e.type, data: e.data } as WalletEvent;
+    state = walletDecider.evolve(state, event);
+    revision = e.revision;
+    if (event.type === 'OrderFilled') {
+      marks.set(event.data.symbol, { price: dec(event.data.reference_price), source: 'last_fill' });
+    }
+  }
+  return portfolioOut({
+    cash: state.session ? state.cash : dec(profile.startingBalance),
+    locked: state.lockedCash,
+    holdings: holdingsOf(state),
+    markOf: (s) => marks.get(s),
+    realizedPnl: state.realizedPnl,
+    feesPaid: state.feesPaid,
+    startingBalance: state.session?.startingBalance ?? dec(profile.startingBalance),
+    sessionId: state.session?.id ?? null,
+    timestamp: asOf.toISOString(),
+    asOf: asOf.toISOString(),
+    revision,
+  });
+};
+
+/** A PnL period (spec `GET /account/pnl`). */
+export type PnlPeriod = '1d' | '7d' | '30d' | 'all';
+
+const PERIOD_MS = { '1d': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+
+/** The PnL breakdown of a period (spec "PnL breakdown"; decimal strings, `win_rate` a percentage). */
+export interface PnlBreakdown {
+  period: PnlPeriod;
+  realizedPnl: string;
+  unrealizedPnl: string;
+  totalPnl: string;
+  feesPaid: string;
+  netPnl: string;
+  winningTrades: number;
+  losingTrades: number;
+  winRate: string;
+}
+
+/**
+ * PnL of the current session over a period: realized in the period, unrealized now (live prices); `net_pnl` =
+ * `total_pnl` − `fees_paid`; win rate over the closing fills of the period.
+ */
+export const pnl = async (call: Call, period: PnlPeriod): Promise<PnlBreakdown> => {
+  const { profile, wallet } = await prepared(call, [...WALLET_MODELS, 'orders']);
+  const zero = '0.00000000';
+  if (!wallet) {
+    return {
+      period,
+      realizedPnl: zero,
+      unrealizedPnl: zero,
+      totalPnl: zero,
+      feesPaid: zero,
+      netPnl: zero,
+      winningTrades: 0,
+      losingTrades: 0,
+      winRate: zero,
+    };
+  }
+  const since = period === 'all' ? undefined : new Date(Date.now() - PERIOD_MS[period]);
+  const { stats, held } = await readSnapshot(call.services.database.db, async (trx) => ({
+    stats: await tradeStats(trx, profile.ownerId, wallet.wallet.session_id, since),
+    held: await getPositions(trx, profile.ownerId),
+  }));
+  const unrealized = holdingsOf(held)
+    .map((h) => positionOut(h, markOf(call)(h.symbol))._unrealized)
+    .reduce((s: Dec, v) => s.plus(v), ZERO);
+  const realized = dec(stats.realizedPnl);
+  const fees = dec(stats.feesPaid);
+  const total = realized.plus(unrealized);
+  return {
+    period,
+    realizedPnl: fmt(roundHalfEven8(realized)),
+    unrealizedPnl: fmt(roundHalfEven8(unrealized)),
+    totalPnl: fmt(roundHalfEven8(total)),
+    feesPaid: fmt(roundHalfEven8(fees)),
+    netPnl: fmt(roundHalfEven8(total.minus(fees))),
+    winningTrades: stats.winningTrades,
+    losingTrades: stats.losingTrades,
+    winRate: fmt(
+      stats.closedTrades === 0
+        ? ZERO
+        : roundHalfEven8(dec(stats.winningTrades).div(stats.closedTrades).times(HUNDRED)),
+    ),
+  };
+};
+
+/** What `POST /account/reset` answers: the session that ended and the one that started. */
+export interface ResetOutcome {
+  previousSession: { sessionId: string; endingEquity: string; totalPnl: string; durationDays: number };
+  newSession: { sessionId: string; startingBalance: string; startedAt: string };
+}
+
+/**
+ * Closes every position at market, cancels every order and starts a new session (history kept), optionally with a
+ * new starting balance (`new_starting_balance`, a decimal string in USDT). `confirm` must be true
+ * (`VALIDATION_ERROR` 400 otherwise, spec "Account endpoints"); refused for an archived agent's key.
+ */
+export const resetAccount = async (
+  call: Call,
+  input: { confirm?: boolean | null | undefined; newStartingBalance?: string | number | undefined },
+): Promise<ResetOutcome> => {
+  // Resetting is a trading request (it closes positions at market): not with an archived agent's key.
+  assertAgentActive(call.caller);
+  if (input.confirm !== true) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      'reset needs "confirm": true: it closes every position and cancels every order',
+      { issues: [{ field: 'confirm', location: 'body', message: 'must be true' }] },
+      400,
+    );
+  }
+  const startingBalance =
+    input.newStartingBalance === undefined
+      ? undefined
+      : renamedField('new_starting_balance', () => normalizeStartingBalance(input.newStartingBalance));
+  const { wallets } = trading(call.services);
+  const owner = await wallets.profile(ownerOf(call));
+  const outcome = await wallets.reset(ownerOf(call), startingBalance, commandMeta(call));
+  await awaitReadModels(call, outcome.position);
+  // The last WalletReset is this call's (one that brings the wallet into an agent's newer session first may
+  // precede it).
+  const ended = [...outcome.events].reverse().find((e) => e.type === 'WalletReset')?.data as WalletResetData;
+  const started = [...outcome.events].reverse().find((e) => e.type === 'SessionStarted')
+    ?.data as SessionStartedData;
+  // The ended session began when the owner's did if it was the owner's session (the wallet opened in it at the
+  // first order), as `/account/info` `current_session.started_at` showed it.
+  const began =
+    ended.previous_session_id === owner.sessionId
+      ? Math.min(Date.parse(owner.sessionStartedAt), Date.parse(ended.previous_started_at))
+      : Date.parse(ended.previous_started_at);
+  const days = (Date.parse(ended.reset_at) - began) / 86_400_000;
+  return {
+    previousSession: {
+      sessionId: ended.previous_session_id,
+      endingEquity: ended.ending_equity,
+      totalPnl: ended.total_pnl,
+      durationDays: Math.round(days * 10_000) / 10_000,
+    },
+    newSession: {
+      sessionId: started.session_id,
+      startingBalance: started.starting_balance,
+      startedAt: started.started_at,
+    },
+  };
+};
+
+/**
+ * Runs `parse` (a shared normaliser that names its own field, e.g. `starting_balance`) and reports a
+ * `VALIDATION_ERROR` under the request's field name instead, so the message and the issue match the request.
+ */
+const renamedField = <T>(field: string, parse: () => T): T => {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'VALIDATION_ERROR') throw error;
+    const named = error.details?.['field'];
+    if (typeof named !== 'string' || named === field) throw error;
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      error.message.replaceAll(named, field),
+      { ...error.details, field },
+      error.status,
+    );
+  }
+};
+
+/** The caller's primary mode and live session (`GET /account/mode`). */
+export interface ModeView {
+  mode: TradingMode;
+  strategyLabel: string | null;
+  /** When the live session started (ISO 8601) and its equity now (USDT). */
+  liveSession: { startedAt: string; currentEquity: string };
+  /** Backtest sessions not yet finished (`created` or `running`), and the completed ones. */
+  activeBacktests: number;
+  completedBacktests: number;
+}
+
+/**
+ * The primary mode (`live` or `backtest`), the live session with its current equity, and the caller's backtest
+ * counts: the agent's with an agent key or `X-Agent-Id`, else every session of the account.
+ */
+export const mode = async (call: Call): Promise<ModeView> => {
+  const { profile, wallet } = await prepared(call, [...WALLET_MODELS, 'backtests']);
+  const [state, equity, backtests] = await Promise.all([
+    trading(call.services).wallets.mode(profile.ownerId),
+    equityOf(call, profile, wallet !== undefined),
+    backtestCounts(call.services.database.db, ownerOf(call)),
+  ]);
+  return {
+    mode: state.mode,
+    strategyLabel: state.strategyLabel,
+    liveSession: {
+      startedAt: currentSession(profile, wallet).startedAt,
+      currentEquity: fmt(roundHalfEven8(equity)),
+    },
+    activeBacktests: backtests.active,
+    completedBacktests: backtests.completed,
+  };
+};
+
+/** Current equity (cash + locked + positions at live prices) of a prepared owner. */
+const equityOf = async (
+  call: Call,
+  profile: { ownerId: string; startingBalance: string },
+  hasWallet: boolean,
+): Promise<Dec> => {
+  if (!hasWallet) return dec(profile.startingBalance);
+  const { rows, held } = await readSnapshot(call.services.database.db, async (trx) => ({
+    rows: await getBalances(trx, profile.ownerId),
+    held: await getPositions(trx, profile.ownerId),
+  }));
+  const usdt = rows.find((b) => b.asset === 'USDT');
+  let equity = dec(usdt?.available ?? 0).plus(usdt?.locked ?? 0);
+  for (const h of holdingsOf(held)) equity = equity.plus(positionOut(h, markOf(call)(h.symbol))._value);
+  return equity;
+};
+
+/** Switches the primary mode; active backtests keep running. Refused for an archived agent's key. */
+export const setMode = async (
+  call: Call,
+  input: { mode: TradingMode; strategyLabel: string | null },
+): Promise<TradingModeState> => {
+  assertAgentActive(call.caller);
+  const result = await trading(call.services).wallets.setMode(
+    ownerOf(call),
+    input.mode,
+    input.strategyLabel,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, result.position);
+  return result.state;
+};
+
+/** A page of the wallet's event log (auditors): events after revision `after`, at most `limit`. */
+export const walletEvents = async (
+  call: Call,
+  page: { after: number; limit: number },
+): Promise<{ streamId: string; events: RecordedEvent[]; nextAfter: number; hasMore: boolean }> => {
+  const profile = await trading(call.services).wallets.profile(ownerOf(call));
+  const streamId = walletStreamId(profile.ownerId);
+  const events = await call.services.eventStore.readStream(streamId, {
+    fromRevision: page.after + 1,
+    maxCount: page.limit + 1,
+  });
+  const shown = events.slice(0, page.limit);
+  return {
+    streamId,
+    events: shown,
+    nextAfter: shown.length ? shown[shown.length - 1]!.revision : page.after,
+    hasMore: events.length > page.limit,
+  };
+};

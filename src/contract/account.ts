@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import type { AccountInfo } from '../application/account';
+import { decimalOutput, riskProfileOut, riskProfileResponse, timestamp } from './common';
+
+/** `GET /account/info`: the account, or the agent the credential is scoped to. */
+export const accountInfoResponse = z.object({
+  account_id: z.uuid(),
+  agent_id: z
+    .uuid()
+    .nullable()
+    .describe('the agent this view is scoped to (agent key or X-Agent-Id), else null'),
+  display_name: z.string(),
+  status: z.enum(['active', 'suspended', 'archived']),
+  starting_balance: decimalOutput,
+  current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
+  risk_profile: riskProfileResponse,
+  created_at: timestamp,
+});
+
+/** The wire form of {@link AccountInfo}. */
+export const accountInfoOut = (info: AccountInfo): z.infer<typeof accountInfoResponse> => ({
+  account_id: info.accountId,
+  agent_id: info.agentId,
+  display_name: info.displayName,
+  status: info.status,
+  starting_balance: info.startingBalance,
+  current_session: { session_id: info.currentSession.sessionId, started_at: info.currentSession.startedAt },
+  risk_profile: riskProfileOut(info.riskProfile),
+  created_at: info.createdAt,
+});
