@@ -134,10 +134,3 @@ export const portfolioSnapshot = async (
     revision,
   });
 };
-
-/** `prepareWallet` then `portfolioSnapshot`: the owner's current portfolio, as `GET /account/portfolio` shows it. */
-export const currentPortfolio = async (
-  services: Services,
-  owner: OwnerRef,
-  meta: CommandMeta,
-): Promise<PortfolioSnapshot> => portfolioSnapshot(services, await prepareWallet(services, owner, meta));

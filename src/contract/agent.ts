@@ -4,6 +4,7 @@ import type { AgentState } from '../../domain/agent/state';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
 import type { AgentView } from '../../queries/agents';
+import type { CreatedAgent } from '../application/agents';
 import {
   decimalInput,
   decimalOutput,
@@ -169,4 +170,12 @@ export const agentStateOut = (s: AgentState): z.infer<typeof agentResponse> => (
   status: s.status === 'archived' ? 'archived' : 'active',
   created_at: s.createdAt,
   updated_at: s.updatedAt,
+});
+
+/** The wire form of a created (or cloned) agent: its id, key, name and starting balance (spec create 201). */
+export const createdAgentOut = (created: CreatedAgent): z.infer<typeof createdAgentResponse> => ({
+  agent_id: created.agent.agentId,
+  api_key: created.apiKey,
+  display_name: created.agent.profile.display_name,
+  starting_balance: created.agent.startingBalance,
 });

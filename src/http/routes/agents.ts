@@ -1,14 +1,21 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { agentNotOwned } from '../../../domain/agent/decide';
 import type { AgentProfileFields } from '../../../domain/agent/events';
-import type { ReadModels } from '../../../projections/read-models';
-import { type AgentView, getAgent, listAgents } from '../../../queries/agents';
-import { syncWalletToOwner } from '../../application/wallet-sync';
-import { identity } from '../../auth/install';
-import { principalOf } from '../../auth/plugin';
-import type { Principal } from '../../auth/principal';
+import {
+  agentRiskProfile,
+  agentSkill,
+  archiveAgent,
+  cloneAgent,
+  createAgent,
+  deleteAgent,
+  getAgent,
+  listAgents,
+  regenerateAgentKey,
+  resetAgent,
+  revealAgentKey,
+  updateAgent,
+  updateAgentRiskProfile,
+} from '../../application/agents';
 import {
   agentIdParams,
   agentKeyResponse,
@@ -18,6 +25,7 @@ import {
   agentStateOut,
   cloneQuery,
   createAgentBody,
+  createdAgentOut,
   createdAgentResponse,
   listAgentsQuery,
   overviewQuery,
@@ -29,29 +37,12 @@ import {
   riskProfileResponse,
   riskProfileSchema,
 } from '../../contract/common';
-import { awaitReadModels } from '../read-your-writes';
-import { renderSkill } from '../skill/render-skill';
+import { callOf } from '../call';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
-const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management' } as const;
+const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management', awaitOwnWrites: false } as const;
 const security = [{ bearer: [] }];
 const tags = ['agents'];
-
-/**
- * An agent of the caller's account from the read model: unknown or another account's → `PERMISSION_DENIED` 403,
- * the same error for both (ARCHITECTURE §12; `agentNotOwned`).
- */
-const ownedAgent = async (
-  db: Kysely<ReadModels>,
-  principal: Principal,
-  agentId: string,
-): Promise<AgentView> => {
-  const agent = await getAgent(db, agentId);
-  if (!agent || agent.accountId !== principal.accountId) throw agentNotOwned();
-  return agent;
-};
-
-const meta = (principal: Principal, requestId: string) => ({ actor: principal.accountId, requestId });
 
 /** Only the fields the client sent (`undefined` means "leave unchanged", `null` clears). */
 const suppliedChanges = (body: z.infer<typeof updateAgentBody>): Partial<AgentProfileFields> =>
@@ -60,11 +51,9 @@ const suppliedChanges = (body: z.infer<typeof updateAgentBody>): Partial<AgentPr
 /**
  * The 14 agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
  * update, clone, reset, archive, delete, api-key, regenerate-key, risk profile get/put and `skill.md`.
- * Commands answer after the read models include them (read your writes).
+ * Each parses, calls its use case in `src/application/agents.ts` and presents.
  */
 export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
-  const db = () => app.services.database.db;
-
   app.post(
     '/agents',
     {
@@ -78,29 +67,18 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
       const b = request.body;
-      const result = await identity(app.services).agents.create(
-        principal.accountId,
-        {
-          displayName: b.display_name,
-          ...(b.starting_balance !== undefined ? { startingBalance: b.starting_balance } : {}),
-          ...(b.llm_model !== undefined ? { llmModel: b.llm_model } : {}),
-          ...(b.framework !== undefined ? { framework: b.framework } : {}),
-          ...(b.strategy_tags !== undefined ? { strategyTags: b.strategy_tags } : {}),
-          ...(b.risk_profile !== undefined ? { riskProfile: b.risk_profile } : {}),
-          ...(b.color !== undefined ? { color: b.color } : {}),
-          ...(b.avatar_url !== undefined ? { avatarUrl: b.avatar_url } : {}),
-        },
-        meta(principal, request.id),
-      );
-      await awaitReadModels(app.services, reply, result.position);
-      return reply.status(201).send({
-        agent_id: result.agent.agentId,
-        api_key: result.apiKey,
-        display_name: result.agent.profile.display_name,
-        starting_balance: result.agent.startingBalance,
+      const agent = await createAgent(callOf(request), {
+        displayName: b.display_name,
+        ...(b.starting_balance !== undefined ? { startingBalance: b.starting_balance } : {}),
+        ...(b.llm_model !== undefined ? { llmModel: b.llm_model } : {}),
+        ...(b.framework !== undefined ? { framework: b.framework } : {}),
+        ...(b.strategy_tags !== undefined ? { strategyTags: b.strategy_tags } : {}),
+        ...(b.risk_profile !== undefined ? { riskProfile: b.risk_profile } : {}),
+        ...(b.color !== undefined ? { color: b.color } : {}),
+        ...(b.avatar_url !== undefined ? { avatarUrl: b.avatar_url } : {}),
       });
+      return reply.status(201).send(createdAgentOut(agent));
     },
   );
 
@@ -118,7 +96,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const q = request.query;
-      const page = await listAgents(db(), principalOf(request).accountId, {
+      const page = await listAgents(callOf(request), {
         includeArchived: q.include_archived,
         limit: q.limit,
         offset: q.offset,
@@ -140,10 +118,11 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const page = await listAgents(db(), principalOf(request).accountId, {
+      const q = request.query;
+      const page = await listAgents(callOf(request), {
         includeArchived: false,
-        limit: request.query.limit,
-        offset: request.query.offset,
+        limit: q.limit,
+        offset: q.offset,
       });
       return { agents: page.agents.map(agentOut), total: page.total };
     },
@@ -161,7 +140,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => agentOut(await ownedAgent(db(), principalOf(request), request.params.agent_id)),
+    async (request) => agentOut(await getAgent(callOf(request), request.params.agent_id)),
   );
 
   app.put(
@@ -177,17 +156,10 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const principal = principalOf(request);
-      const result = await identity(app.services).agents.update(
-        principal.accountId,
-        request.params.agent_id,
-        suppliedChanges(request.body),
-        meta(principal, request.id),
-      );
-      await awaitReadModels(app.services, reply, result.position);
-      return agentStateOut(result.agent);
-    },
+    async (request) =>
+      agentStateOut(
+        await updateAgent(callOf(request), request.params.agent_id, suppliedChanges(request.body)),
+      ),
   );
 
   app.post(
@@ -204,20 +176,8 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      const result = await identity(app.services).agents.clone(
-        principal.accountId,
-        request.params.agent_id,
-        request.query.new_name,
-        meta(principal, request.id),
-      );
-      await awaitReadModels(app.services, reply, result.position);
-      return reply.status(201).send({
-        agent_id: result.agent.agentId,
-        api_key: result.apiKey,
-        display_name: result.agent.profile.display_name,
-        starting_balance: result.agent.startingBalance,
-      });
+      const agent = await cloneAgent(callOf(request), request.params.agent_id, request.query.new_name);
+      return reply.status(201).send(createdAgentOut(agent));
     },
   );
 
@@ -237,22 +197,12 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
           response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
         },
       },
-      async (request, reply) => {
-        const principal = principalOf(request);
-        const { agents } = identity(app.services);
-        const run = action === 'reset' ? agents.reset : agents.archive;
-        const result = await run(principal.accountId, request.params.agent_id, meta(principal, request.id));
-        await awaitReadModels(app.services, reply, result.position);
-        if (action === 'reset' && app.services.trading) {
-          // The spec's reset cancels the orders and restores the balance: do it before answering, not on the
-          // agent's next trading request, so an immediate read sees no open order and no lock.
-          await syncWalletToOwner(
-            app.services,
-            { accountId: principal.accountId, agentId: request.params.agent_id },
-            meta(principal, request.id),
-          );
-        }
-        return agentStateOut(result.agent);
+      async (request) => {
+        const call = callOf(request);
+        const agentId = request.params.agent_id;
+        return agentStateOut(
+          action === 'reset' ? await resetAgent(call, agentId) : await archiveAgent(call, agentId),
+        );
       },
     );
   }
@@ -273,13 +223,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      const { position } = await identity(app.services).agents.remove(
-        principal.accountId,
-        request.params.agent_id,
-        meta(principal, request.id),
-      );
-      await awaitReadModels(app.services, reply, position);
+      await deleteAgent(callOf(request), request.params.agent_id);
       return reply.status(204).send(null);
     },
   );
@@ -297,11 +241,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const principal = principalOf(request);
-      const { apiKey, agent } = await identity(app.services).agents.revealKey(
-        principal.accountId,
-        request.params.agent_id,
-      );
+      const { apiKey, agent } = await revealAgentKey(callOf(request), request.params.agent_id);
       return {
         agent_id: agent.agentId,
         api_key: apiKey,
@@ -323,18 +263,12 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const principal = principalOf(request);
-      const result = await identity(app.services).agents.regenerateKey(
-        principal.accountId,
-        request.params.agent_id,
-        meta(principal, request.id),
-      );
-      await awaitReadModels(app.services, reply, result.position);
+    async (request) => {
+      const { apiKey, agent } = await regenerateAgentKey(callOf(request), request.params.agent_id);
       return {
-        agent_id: result.agent.agentId,
-        api_key: result.apiKey,
-        api_key_preview: result.agent.apiKeyPreview,
+        agent_id: agent.agentId,
+        api_key: apiKey,
+        api_key_preview: agent.apiKeyPreview,
         message: 'New key issued; the previous key no longer works.',
       };
     },
@@ -352,8 +286,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: riskProfileResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) =>
-      riskProfileOut((await ownedAgent(db(), principalOf(request), request.params.agent_id)).riskProfile),
+    async (request) => riskProfileOut(await agentRiskProfile(callOf(request), request.params.agent_id)),
   );
 
   app.put(
@@ -371,17 +304,8 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: riskProfileResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const principal = principalOf(request);
-      const result = await identity(app.services).agents.updateRiskProfile(
-        principal.accountId,
-        request.params.agent_id,
-        request.body,
-        meta(principal, request.id),
-      );
-      await awaitReadModels(app.services, reply, result.position);
-      return riskProfileOut(result.agent.riskProfile!);
-    },
+    async (request) =>
+      riskProfileOut(await updateAgentRiskProfile(callOf(request), request.params.agent_id, request.body)),
   );
 
   app.get(
@@ -398,22 +322,8 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request);
-      const { apiKey, agent } = await identity(app.services).agents.revealKey(
-        principal.accountId,
-        request.params.agent_id,
-      );
-      const markdown = renderSkill({
-        agentId: agent.agentId,
-        accountId: agent.accountId,
-        name: agent.profile.display_name,
-        apiKey,
-        apiKeyPreview: agent.apiKeyPreview,
-        status: agent.status === 'archived' ? 'archived' : 'active',
-        startingBalance: agent.startingBalance,
-        riskProfile: agent.riskProfile!,
-        baseUrl: `${request.protocol}://${request.host}/api/v1`,
-      });
+      const baseUrl = `${request.protocol}://${request.host}/api/v1`;
+      const markdown = await agentSkill(callOf(request), request.params.agent_id, baseUrl);
       return reply
         .type('text/markdown; charset=utf-8')
         .header('cache-control', 'no-store')

@@ -1,9 +1,10 @@
-import type { OwnerRef } from '../../../commands/wallet';
 import { isDomainError } from '../../../domain/shared/errors';
 import { fmt } from '../../../domain/trading/decimal';
 import { walletStreamId } from '../../../domain/wallet/events';
-import { currentPortfolio, liveMark, type PortfolioSnapshot } from '../../application/portfolio';
-import { ownerIdOf } from '../../auth/principal';
+import { portfolio } from '../../application/account';
+import { newCall } from '../../application/call';
+import { liveMark, type PortfolioSnapshot } from '../../application/portfolio';
+import { ownerIdOf, type Principal } from '../../auth/principal';
 import type { Services } from '../../services';
 import type { WsChannel, WsChannelFactory, WsConnection } from './registry';
 
@@ -36,7 +37,7 @@ class PortfolioFollower {
   constructor(
     private readonly services: Services,
     private readonly connection: WsConnection,
-    private readonly owner: OwnerRef,
+    private readonly principal: Principal,
     readonly stream: string,
   ) {}
 
@@ -77,13 +78,10 @@ class PortfolioFollower {
     }
     this.pending = false;
     this.building = true;
-    const actor = this.owner.agentId ?? this.owner.accountId;
-    // The owner's own orders that answered before their fold (READ_YOUR_WRITES=on-read) are waited for, as a
-    // request's are; and a wallet behind its owner's session (agent reset) is brought into step under the
-    // socket's id, as a request would be under its request id.
-    const settled = this.services.trading?.ownWrites.settle(actor) ?? Promise.resolve(true);
-    void settled
-      .then(() => currentPortfolio(this.services, this.owner, { actor, requestId: this.connection.id }))
+    // The same use case as `GET /account/portfolio`: the owner's own orders that answered before their fold
+    // (READ_YOUR_WRITES=on-read) are waited for, and a wallet behind its owner's session (agent reset) is brought
+    // into step under the socket's id, as a request would be under its request id.
+    void portfolio(newCall(this.services, this.principal, this.connection.id))
       .then(
         (snapshot) => {
           if (!this.running) return;
@@ -128,7 +126,7 @@ class PortfolioFollower {
 /**
  * The private `portfolio` channel of `/ws/v1` (ARCHITECTURE §13): the authenticated owner's portfolio snapshot,
  * `{channel: 'portfolio', type: 'portfolio', data}` with `data` exactly the body of `GET /account/portfolio`
- * (`currentPortfolio`, one builder for both). Subscribe with `{action: 'subscribe', channel: 'portfolio'}`: a
+ * (the same use case, `portfolio` of `src/application/account.ts`). Subscribe with `{action: 'subscribe', channel: 'portfolio'}`: a
  * snapshot at once, then again after every committed change of the owner's wallet (the projection runner's
  * `onFolded`, so the snapshot includes it; a 1 s revision poll when this process folds no read models) and every
  * {@link PORTFOLIO_PRICE_REFRESH_MS} while a held position's live price moves, at most one per
@@ -173,12 +171,11 @@ class PortfolioChannel implements WsChannel {
   subscription(_message: unknown, connection: WsConnection) {
     const principal = connection.principal!;
     const ownerId = ownerIdOf(principal);
-    const owner: OwnerRef = { accountId: principal.accountId, agentId: principal.agentId ?? null };
     return {
       key: `portfolio:${ownerId}`,
       ack: { owner_id: ownerId },
       start: () => {
-        const follower = new PortfolioFollower(this.services, connection, owner, walletStreamId(ownerId));
+        const follower = new PortfolioFollower(this.services, connection, principal, walletStreamId(ownerId));
         this.followers.add(follower);
         follower.request();
         return () => {

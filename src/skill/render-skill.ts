@@ -1,6 +1,6 @@
-import type { RiskProfile } from '../../../domain/shared/risk-profile';
-import { TOKEN_TTL_SECONDS } from '../../auth/tokens';
-import { RATE_LIMIT_GROUPS } from '../rate-limit';
+import type { RiskProfile } from '../../domain/shared/risk-profile';
+import { TOKEN_TTL_SECONDS } from '../auth/tokens';
+import { RATE_LIMIT_GROUPS } from '../http/rate-limit';
 
 /** What {@link renderSkill} needs about the agent. */
 export interface SkillInput {

@@ -1,0 +1,166 @@
+import type { AgentCommandResult, CreateAgentInput } from '../../commands/agents';
+import { agentNotOwned } from '../../domain/agent/decide';
+import type { AgentProfileFields } from '../../domain/agent/events';
+import type { AgentState } from '../../domain/agent/state';
+import type { RiskProfile } from '../../domain/shared/risk-profile';
+import { type AgentView, getAgent as findAgent, listAgents as findAgents } from '../../queries/agents';
+import { identity } from '../auth/install';
+import { renderSkill } from '../skill/render-skill';
+import type { Call } from './call';
+import { commandMeta } from './caller';
+import { awaitReadModels, settleOwnWrites } from './read-your-writes';
+import { syncWalletToOwner } from './wallet-sync';
+
+/**
+ * Agent use cases (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b), for the account the call authenticates
+ * (JWT only on REST: spec "Authentication" rule 3). Commands answer after the read models include them (read your
+ * writes); an agent that is unknown or another account's is `PERMISSION_DENIED` 403 with one message for both
+ * (`agentNotOwned`), so an id cannot be probed.
+ */
+
+/** An agent of the caller's account from the read model; `PERMISSION_DENIED` when unknown or another's. */
+const ownedAgent = async (call: Call, agentId: string): Promise<AgentView> => {
+  await settleOwnWrites(call, ['agents']);
+  const agent = await findAgent(call.services.database.db, agentId);
+  if (!agent || agent.accountId !== call.caller.accountId) throw agentNotOwned();
+  return agent;
+};
+
+/** A created agent (create, clone): its state and its API key, shown here once more. */
+export type CreatedAgent = Pick<AgentCommandResult, 'agent'> & { apiKey: string };
+
+const created = async (call: Call, result: AgentCommandResult): Promise<CreatedAgent> => {
+  await awaitReadModels(call, result.position);
+  return { agent: result.agent, apiKey: result.apiKey! };
+};
+
+/** Creates an agent with its own key, wallet and risk profile (at most 100 per account: `VALIDATION_ERROR`). */
+export const createAgent = async (call: Call, input: CreateAgentInput): Promise<CreatedAgent> =>
+  created(call, await identity(call.services).agents.create(call.caller.accountId, input, commandMeta(call)));
+
+/** The account's agents, archived ones only when asked, with the total count. */
+export const listAgents = async (
+  call: Call,
+  query: { includeArchived: boolean; limit: number; offset: number },
+): Promise<{ agents: AgentView[]; total: number }> => {
+  await settleOwnWrites(call, ['agents']);
+  return findAgents(call.services.database.db, call.caller.accountId, query);
+};
+
+/** One agent of the account. */
+export const getAgent = (call: Call, agentId: string): Promise<AgentView> => ownedAgent(call, agentId);
+
+/** Partial update of an agent's profile: only supplied fields change (`null` clears an optional label). */
+export const updateAgent = async (
+  call: Call,
+  agentId: string,
+  changes: Partial<AgentProfileFields>,
+): Promise<AgentState> => {
+  const result = await identity(call.services).agents.update(
+    call.caller.accountId,
+    agentId,
+    changes,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, result.position);
+  return result.agent;
+};
+
+/** Copies risk profile, tags, model and framework into a new agent with a fresh balance and key. */
+export const cloneAgent = async (call: Call, agentId: string, newName?: string): Promise<CreatedAgent> =>
+  created(
+    call,
+    await identity(call.services).agents.clone(call.caller.accountId, agentId, newName, commandMeta(call)),
+  );
+
+/**
+ * Resets an agent: a new session at its starting balance, status `active`, trade history kept. Its wallet follows
+ * before this answers (orders cancelled, positions closed, balance restored), so an immediate read sees no open
+ * order and no lock.
+ */
+export const resetAgent = async (call: Call, agentId: string): Promise<AgentState> => {
+  const result = await identity(call.services).agents.reset(
+    call.caller.accountId,
+    agentId,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, result.position);
+  if (call.services.trading) {
+    await syncWalletToOwner(call.services, { accountId: call.caller.accountId, agentId }, commandMeta(call));
+  }
+  return result.agent;
+};
+
+/** Archives an agent: data kept, key refused for new trading requests, hidden from default lists. */
+export const archiveAgent = async (call: Call, agentId: string): Promise<AgentState> => {
+  const result = await identity(call.services).agents.archive(
+    call.caller.accountId,
+    agentId,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, result.position);
+  return result.agent;
+};
+
+/**
+ * Deletes an agent for good: its streams, read models and key material. An agent in a running live battle:
+ * `BATTLE_INVALID_STATE` 409.
+ */
+export const deleteAgent = async (call: Call, agentId: string): Promise<void> => {
+  const { position } = await identity(call.services).agents.remove(
+    call.caller.accountId,
+    agentId,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, position);
+};
+
+/** The agent's full API key (decrypted) with its state. */
+export const revealAgentKey = (call: Call, agentId: string): Promise<{ apiKey: string; agent: AgentState }> =>
+  identity(call.services).agents.revealKey(call.caller.accountId, agentId);
+
+/** Replaces the agent's key; the old key is refused from now on. */
+export const regenerateAgentKey = async (call: Call, agentId: string): Promise<CreatedAgent> =>
+  created(
+    call,
+    await identity(call.services).agents.regenerateKey(call.caller.accountId, agentId, commandMeta(call)),
+  );
+
+/** The agent's effective risk limits. */
+export const agentRiskProfile = async (call: Call, agentId: string): Promise<RiskProfile> =>
+  (await ownedAgent(call, agentId)).riskProfile;
+
+/** Replaces the agent's risk limits (applies to its next order); returns the limits in force. */
+export const updateAgentRiskProfile = async (
+  call: Call,
+  agentId: string,
+  input: Partial<RiskProfile>,
+): Promise<RiskProfile> => {
+  const result = await identity(call.services).agents.updateRiskProfile(
+    call.caller.accountId,
+    agentId,
+    input,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, result.position);
+  return result.agent.riskProfile!;
+};
+
+/**
+ * The agent's `skill.md`: Markdown instructions for an LLM agent with its key injected, its limits and the
+ * endpoints under `baseUrl` (the venue's `/api/v1` address as the caller reached it).
+ */
+export const agentSkill = async (call: Call, agentId: string, baseUrl: string): Promise<string> => {
+  const { apiKey, agent } = await revealAgentKey(call, agentId);
+  return renderSkill({
+    agentId: agent.agentId,
+    accountId: agent.accountId,
+    name: agent.profile.display_name,
+    apiKey,
+    apiKeyPreview: agent.apiKeyPreview,
+    status: agent.status === 'archived' ? 'archived' : 'active',
+    startingBalance: agent.startingBalance,
+    riskProfile: agent.riskProfile!,
+    baseUrl,
+  });
+};
