@@ -23,9 +23,13 @@ export interface Receipt {
  * REST route, WebSocket channel, MCP tool, Binance endpoint — builds one per request and passes it to the same
  * functions of `src/application/`, which carry the guarantees (idempotency, read your writes, ownership).
  */
-export interface Call {
-  readonly services: Services;
+export interface Call extends PublicCall {
   readonly caller: Principal;
+}
+
+/** A call of a public use case (registration, login, market data): no caller yet. */
+export interface PublicCall {
+  readonly services: Services;
   /** Correlates the call's events (`correlation_id`) and logs; the door's request id. */
   readonly requestId: string;
   readonly receipt: Receipt;
@@ -33,19 +37,24 @@ export interface Call {
 
 /** A new call of `caller` with an empty receipt. */
 export const newCall = (services: Services, caller: Principal, requestId: string): Call => ({
-  services,
+  ...newPublicCall(services, requestId),
   caller,
+});
+
+/** A new call of a public use case with an empty receipt. */
+export const newPublicCall = (services: Services, requestId: string): PublicCall => ({
+  services,
   requestId,
   receipt: { stale: false, timings: [] },
 });
 
 /** Adds a timing (ms) to the call's receipt. */
-export const recordTiming = (call: Call, name: string, ms: number): void => {
+export const recordTiming = (call: PublicCall, name: string, ms: number): void => {
   call.receipt.timings.push({ name, ms });
 };
 
 /** Runs `fn` and records how long it took under `name`. */
-export const timed = async <T>(call: Call, name: string, fn: () => Promise<T>): Promise<T> => {
+export const timed = async <T>(call: PublicCall, name: string, fn: () => Promise<T>): Promise<T> => {
   const started = performance.now();
   try {
     return await fn();

@@ -1,7 +1,7 @@
 import type { LogPosition } from '../../ports/event-store';
 import type { ReadModelName } from '../../projections/registry';
 import { ownerIdOf } from '../auth/principal';
-import type { Call } from './call';
+import type { Call, PublicCall } from './call';
 
 /**
  * Read your writes, a guarantee of the venue for every door (ARCHITECTURE §2.5; docs/architecture.md, "Read your
@@ -32,7 +32,7 @@ export const settleOwnWrites = async (call: Call, readModels: readonly ReadModel
  * `READ_MODEL_WAIT_MS` (`read-models` in the receipt; `stale` on a timeout). The answer is built from the decider's
  * events either way; the wait is what lets the caller's next read, through any door, include the change.
  */
-export const awaitReadModels = async (call: Call, position: LogPosition | undefined): Promise<void> => {
+export const awaitReadModels = async (call: PublicCall, position: LogPosition | undefined): Promise<void> => {
   if (!position) return;
   call.receipt.position = position;
   const { projections, config } = call.services;

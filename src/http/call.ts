@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatPosition } from '../../ports/event-store';
-import { type Call, newCall } from '../application/call';
+import { type Call, newCall, newPublicCall, type PublicCall } from '../application/call';
 import { principalOf } from '../auth/plugin';
 import { addServerTiming } from './server-timing';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The use-case call this request made ({@link callOf}); its receipt becomes response headers. */
-    call?: Call;
+    call?: PublicCall;
   }
 }
 
@@ -16,8 +16,16 @@ declare module 'fastify' {
  * is written into the response headers when the response goes out ({@link writeReceipts}), error responses too.
  */
 export const callOf = (request: FastifyRequest): Call => {
-  request.call ??= newCall(request.server.services, principalOf(request), request.id);
-  return request.call;
+  const call = newCall(request.server.services, principalOf(request), request.id);
+  request.call = call;
+  return call;
+};
+
+/** The use-case call of a public request (registration, login): no caller. */
+export const publicCallOf = (request: FastifyRequest): PublicCall => {
+  const call = newPublicCall(request.server.services, request.id);
+  request.call = call;
+  return call;
 };
 
 /**
@@ -26,7 +34,7 @@ export const callOf = (request: FastifyRequest): Call => {
  * retry under an idempotency key, and each timing in `Server-Timing`
  * (`own-writes`, `command`, `read-models`; docs/architecture.md, "Read your writes").
  */
-const presentReceipt = (reply: FastifyReply, call: Call): void => {
+const presentReceipt = (reply: FastifyReply, call: PublicCall): void => {
   const { position, stale, timings, replayed } = call.receipt;
   if (replayed) reply.header('idempotent-replayed', 'true');
   if (position) reply.header('x-log-position', formatPosition(position));

@@ -1,77 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { PASSWORD_LENGTH } from '../../../commands/accounts';
-import { ACCOUNT_NAME_MAX } from '../../../domain/account/decide';
-import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/shared/text';
-import { identity } from '../../auth/install';
-import { loginWithKey, loginWithPassword } from '../../auth/login';
-import { principalOf } from '../../auth/plugin';
-import { decimalInput, decimalOutput, errorResponses, timestamp } from '../../contract/common';
-import { awaitReadModels } from '../read-your-writes';
-
-const registerBody = z
-  .object({
-    display_name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(ACCOUNT_NAME_MAX)
-      .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE)
-      .describe('1–64 characters'),
-    email: z.email().max(254).nullable().optional().describe('contact email; needed for /auth/user-login'),
-    starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
-    password: z
-      .string()
-      .min(PASSWORD_LENGTH.min)
-      .max(PASSWORD_LENGTH.max)
-      .optional()
-      .describe(
-        '8–72 characters, for /auth/user-login (needs `email`); can be set later with PUT /auth/password',
-      ),
-  })
-  // A misspelt field (`pasword`, `starting_balence`) must not silently give a different account.
-  .strict();
-
-const registerResponse = z.object({
-  account_id: z.uuid(),
-  api_key: z.string().describe('account API key `ak_live_…`'),
-  api_secret: z.string().describe('API secret `sk_live_…`: shown only here, cannot be recovered'),
-  display_name: z.string(),
-  starting_balance: decimalOutput,
-  message: z.string(),
-});
-
-const tokenResponse = z.object({
-  token: z.string().describe('JWT (HS256), send as Authorization: Bearer <token>'),
-  expires_at: timestamp.describe('1 hour after issue; log in again for a new token'),
-  token_type: z.literal('Bearer'),
-});
-
-const loginBody = z.object({
-  api_key: z.string().min(1).max(256).describe('account key, prefix `ak_live_`'),
-  api_secret: z.string().min(1).max(256).describe('account secret, prefix `sk_live_`'),
-});
-
-const userLoginBody = z.object({
-  email: z.email().max(254),
-  password: z.string().min(1).max(256),
-});
-
-const passwordBody = z.object({
-  password: z
-    .string()
-    .min(PASSWORD_LENGTH.min)
-    .max(PASSWORD_LENGTH.max)
-    .describe('the new password, 8–72 characters'),
-  current_password: z.string().max(256).optional().describe('required when a password is already set'),
-});
-
-const passwordResponse = z.object({
-  account_id: z.uuid(),
-  password_set: z.literal(true),
-  updated_at: timestamp,
-  message: z.string(),
-});
+import { login, loginWithEmail, register, setPassword } from '../../application/auth';
+import {
+  loginBody,
+  passwordBody,
+  passwordResponse,
+  registerBody,
+  registerResponse,
+  tokenResponse,
+  userLoginBody,
+} from '../../contract/auth';
+import { errorResponses } from '../../contract/common';
+import { callOf, publicCallOf } from '../call';
 
 /**
  * Authentication endpoints (spec "Authentication endpoints"; ARCHITECTURE §12, §14b): register, key login,
@@ -90,18 +29,13 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { accounts } = identity(app.services);
       const body = request.body;
-      const registration = await accounts.register(
-        {
-          displayName: body.display_name,
-          email: body.email ?? null,
-          ...(body.starting_balance !== undefined ? { startingBalance: body.starting_balance } : {}),
-          password: body.password ?? null,
-        },
-        { requestId: request.id },
-      );
-      await awaitReadModels(app.services, reply, registration.position);
+      const registration = await register(publicCallOf(request), {
+        displayName: body.display_name,
+        email: body.email ?? null,
+        ...(body.starting_balance !== undefined ? { startingBalance: body.starting_balance } : {}),
+        password: body.password ?? null,
+      });
       return reply.status(201).send({
         account_id: registration.accountId,
         api_key: registration.apiKey,
@@ -127,11 +61,10 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const { accounts, auth } = identity(app.services);
-      const issued = await loginWithKey(
-        { db: app.services.database.db, accounts, tokens: auth.tokens },
-        { apiKey: request.body.api_key, apiSecret: request.body.api_secret },
-      );
+      const issued = await login(publicCallOf(request), {
+        apiKey: request.body.api_key,
+        apiSecret: request.body.api_secret,
+      });
       return { token: issued.token, expires_at: issued.expiresAt, token_type: issued.tokenType };
     },
   );
@@ -148,11 +81,10 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const { accounts, auth } = identity(app.services);
-      const issued = await loginWithPassword(
-        { db: app.services.database.db, accounts, tokens: auth.tokens },
-        { email: request.body.email, password: request.body.password },
-      );
+      const issued = await loginWithEmail(publicCallOf(request), {
+        email: request.body.email,
+        password: request.body.password,
+      });
       return { token: issued.token, expires_at: issued.expiresAt, token_type: issued.tokenType };
     },
   );
@@ -160,7 +92,7 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
   app.put(
     '/auth/password',
     {
-      config: { auth: 'jwt', rateLimitGroup: 'auth' },
+      config: { auth: 'jwt', rateLimitGroup: 'auth', awaitOwnWrites: false },
       schema: {
         tags: ['auth'],
         summary: 'Set or change the password used by /auth/user-login (JWT)',
@@ -169,19 +101,16 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: passwordResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const { accounts } = identity(app.services);
-      const principal = principalOf(request);
-      const result = await accounts.setPassword(
-        principal.accountId,
-        { password: request.body.password, currentPassword: request.body.current_password ?? null },
-        { actor: principal.accountId, requestId: request.id },
-      );
-      await awaitReadModels(app.services, reply, result.position);
+    async (request) => {
+      const call = callOf(request);
+      const account = await setPassword(call, {
+        password: request.body.password,
+        currentPassword: request.body.current_password ?? null,
+      });
       return {
-        account_id: principal.accountId,
+        account_id: call.caller.accountId,
         password_set: true as const,
-        updated_at: result.account.updatedAt,
+        updated_at: account.updatedAt,
         message: 'Password set. Log in with POST /api/v1/auth/user-login (email and password).',
       };
     },

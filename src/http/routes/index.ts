@@ -6,7 +6,9 @@ import { accountRoutes } from './account';
 import { agentRoutes } from './agents';
 import { analyticsRoutes } from './analytics';
 import { authRoutes } from './auth';
-import { backtestRoutes } from './backtest';
+import { backtestResultsRoutes } from './backtest-results';
+import { backtestSandboxRoutes } from './backtest-sandbox';
+import { backtestSessionsRoutes } from './backtest-sessions';
 import { battleRoutes } from './battles';
 import { marketRoutes } from './market';
 import { tradeRoutes } from './trade';
@@ -27,7 +29,9 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'market', plugin: marketRoutes as FastifyPluginAsync },
   { name: 'trade', plugin: tradeRoutes as FastifyPluginAsync },
   { name: 'wallet', plugin: walletRoutes as FastifyPluginAsync },
-  { name: 'backtest', plugin: backtestRoutes as FastifyPluginAsync },
+  { name: 'backtest-sessions', plugin: backtestSessionsRoutes as FastifyPluginAsync },
+  { name: 'backtest-sandbox', plugin: backtestSandboxRoutes as FastifyPluginAsync },
+  { name: 'backtest-results', plugin: backtestResultsRoutes as FastifyPluginAsync },
   { name: 'battles', plugin: battleRoutes as FastifyPluginAsync },
   { name: 'analytics', plugin: analyticsRoutes as FastifyPluginAsync },
 ];

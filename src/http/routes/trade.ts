@@ -26,8 +26,9 @@ import {
   pendingOrderResponse,
   placeOrderBody,
 } from '../../contract/trading';
-import { decimalText, orderOut, placedOrderOut, tradeOut } from '../../trading/present';
+import { orderOut, placedOrderOut, tradeOut } from '../../trading/present';
 import { callOf } from '../call';
+import { orderInputOf } from '../order-input';
 import { addServerTiming } from '../server-timing';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
@@ -69,19 +70,9 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       addServerTiming(reply, 'handler', reply.elapsedTime);
-      const b = request.body;
-      const placed = await placeOrder(
-        callOf(request),
-        {
-          symbol: b.symbol,
-          side: b.side,
-          type: b.type,
-          quantity: decimalText(b.quantity),
-          price: b.price == null ? null : decimalText(b.price),
-          triggerPrice: b.trigger_price == null ? null : decimalText(b.trigger_price),
-        },
-        { idempotencyKey: request.headers['idempotency-key'] },
-      );
+      const placed = await placeOrder(callOf(request), orderInputOf(request.body), {
+        idempotencyKey: request.headers['idempotency-key'],
+      });
       return reply.status(201).send(placedOrderOut(placed.outcome));
     },
   );

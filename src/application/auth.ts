@@ -1,0 +1,59 @@
+import type { RegisterInput, Registration } from '../../commands/accounts';
+import type { AccountState } from '../../domain/account/state';
+import { identity } from '../auth/install';
+import { loginWithKey, loginWithPassword } from '../auth/login';
+import type { IssuedToken } from '../auth/tokens';
+import type { Call, PublicCall } from './call';
+import { commandMeta } from './caller';
+import { awaitReadModels } from './read-your-writes';
+
+/**
+ * Authentication use cases (spec "Authentication endpoints"; ARCHITECTURE §12, §14b): registration, key login,
+ * e-mail login and setting the password. Registration answers after the read models include the account, so its
+ * key authenticates at once.
+ */
+
+/**
+ * Registers an account: the only moment its API key and secret exist in plaintext outside the client. An e-mail
+ * already registered is `DUPLICATE_ACCOUNT` 409; a password needs an e-mail (`VALIDATION_ERROR`).
+ */
+export const register = async (call: PublicCall, input: RegisterInput): Promise<Registration> => {
+  const registration = await identity(call.services).accounts.register(input, { requestId: call.requestId });
+  await awaitReadModels(call, registration.position);
+  return registration;
+};
+
+/**
+ * Exchanges the account's API key and secret for a 1-hour JWT. `INVALID_API_KEY` (unknown or an agent's key),
+ * `INVALID_TOKEN` (wrong secret), `ACCOUNT_SUSPENDED`.
+ */
+export const login = (
+  call: PublicCall,
+  input: { apiKey: string; apiSecret: string },
+): Promise<IssuedToken> => {
+  const { accounts, auth } = identity(call.services);
+  return loginWithKey({ db: call.services.database.db, accounts, tokens: auth.tokens }, input);
+};
+
+/** Exchanges e-mail and password for a 1-hour JWT; `INVALID_TOKEN` for either wrong (one message for both). */
+export const loginWithEmail = (
+  call: PublicCall,
+  input: { email: string; password: string },
+): Promise<IssuedToken> => {
+  const { accounts, auth } = identity(call.services);
+  return loginWithPassword({ db: call.services.database.db, accounts, tokens: auth.tokens }, input);
+};
+
+/** Sets or changes the account's password (the current one is needed to change it). */
+export const setPassword = async (
+  call: Call,
+  input: { password: string; currentPassword: string | null },
+): Promise<AccountState> => {
+  const result = await identity(call.services).accounts.setPassword(
+    call.caller.accountId,
+    input,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, result.position);
+  return result.account;
+};

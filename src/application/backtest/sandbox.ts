@@ -1,0 +1,269 @@
+import type { LoadedSession } from '../../../commands/backtest';
+import { closedCandlesBetween, lastClosed, type SessionMarket } from '../../../domain/backtest/market';
+import type { Candle } from '../../../domain/market/candle';
+import { INTERVAL_MS, INTERVALS, isInterval } from '../../../domain/market/intervals';
+import { normalizeSymbol } from '../../../domain/market/pair';
+import { DomainError } from '../../../domain/shared/errors';
+import type { OrderSide } from '../../../domain/trading/orders';
+import { assertAgentActive } from '../../auth/principal';
+import { balanceOut, candleOut, portfolioOut, tickerOut } from '../../backtest/present';
+import { parseQueryTime } from '../../market/query-time';
+import type { Call } from '../call';
+import { commandMeta } from '../caller';
+import { type SandboxPlacement, sandboxPlacement } from '../sandbox-orders';
+import type { OrderInput } from '../trading';
+import { backtestCaller, backtestCommands, ownedSession, recordSessionWrite } from './sessions';
+
+/**
+ * The backtest sandbox (spec "Backtest endpoints", sandbox): the live trading rules, market data and account
+ * figures of one session at its virtual time (only candles closed by then). Reads come from the in-memory session
+ * (its state is the fold of its stream), so they need no read model.
+ */
+
+const iso = (v: number): string => new Date(v).toISOString();
+
+/**
+ * The session's candles for a read at virtual time; `BACKTEST_INVALID_STATE` for a session whose virtual clock
+ * never started (`created`, `failed`, or cancelled before its start): it has no sandbox wallet and no virtual
+ * time to read at. The session's status decides, not whether its candles happen to be in memory.
+ */
+const requireMarket = (session: LoadedSession): SessionMarket => {
+  if (session.state.startedAt === null || !session.market) {
+    const status = session.state.status;
+    throw new DomainError(
+      'BACKTEST_INVALID_STATE',
+      status === 'created'
+        ? 'the session is created: its virtual clock has not started (POST /backtest/{id}/start first)'
+        : `the session is ${status} and was never started: it has no sandbox to read`,
+      { status },
+    );
+  }
+  return session.market;
+};
+
+const requireSymbol = (market: SessionMarket, raw: string): string => {
+  const symbol = normalizeSymbol(raw);
+  if (!market.bySymbol.has(symbol)) {
+    throw new DomainError('INVALID_SYMBOL', `${symbol} is not a pair of this backtest session`, { symbol });
+  }
+  return symbol;
+};
+
+/** A session of the caller with its candles, and its virtual time (ms). */
+const marketSession = async (call: Call, id: string) => {
+  const session = await ownedSession(call, id, { market: true });
+  return { session, market: requireMarket(session), at: session.state.virtualTime };
+};
+
+/**
+ * A sandbox wallet knows only its session's pairs, so an order on a real pair outside them comes back from the
+ * decider as "unknown symbol". Say what is wrong instead (same code, status and details; the rejection is
+ * recorded as before).
+ */
+const outsideSessionPairs = (error: unknown, symbol: string, listed: boolean): unknown => {
+  if (!listed || !(error instanceof DomainError) || error.code !== 'INVALID_SYMBOL') return error;
+  if (error.details?.['symbol'] !== symbol || !/unknown symbol/.test(error.message)) return error;
+  return new DomainError(
+    'INVALID_SYMBOL',
+    error.message.replace(
+      `unknown symbol ${symbol}`,
+      `${symbol} is not a pair of this backtest session (see its pairs in GET /backtest/{id}/status)`,
+    ),
+    { ...error.details, reason: 'not_in_session' },
+    error.status,
+  );
+};
+
+/**
+ * A sandbox order: the live order rules and risk chain at virtual time. Market orders fill at the close of the
+ * last candle closed by then (with slippage and fee); others wait for the candles of later steps. A rejection is
+ * recorded and thrown as the violated rule's error.
+ */
+export const placeSandboxOrder = async (
+  call: Call,
+  id: string,
+  input: OrderInput,
+): Promise<SandboxPlacement> => {
+  assertAgentActive(call.caller);
+  const symbol = normalizeSymbol(input.symbol);
+  const outcome = await backtestCommands(call)
+    .placeOrder(backtestCaller(call), id, { ...input, symbol }, commandMeta(call))
+    .catch((error: unknown) => {
+      throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
+    });
+  recordSessionWrite(call, outcome);
+  return sandboxPlacement(outcome.events, 'the sandbox order');
+};
+
+/** Cancels a pending sandbox order; its whole lock is released. */
+export const cancelSandboxOrder = async (call: Call, id: string, orderId: string) => {
+  assertAgentActive(call.caller);
+  const outcome = await backtestCommands(call).cancelOrder(
+    backtestCaller(call),
+    id,
+    orderId,
+    commandMeta(call),
+  );
+  recordSessionWrite(call, outcome);
+  const c = outcome.events.find((e) => e.type === 'OrderCancelled');
+  if (c?.type !== 'OrderCancelled') throw new DomainError('INTERNAL_ERROR', 'nothing was cancelled');
+  return c.data;
+};
+
+/** A page of a newest-first list. */
+const newestPage = <T>(all: readonly T[], page: { limit: number; offset: number }) => {
+  const newest = all.slice().reverse();
+  return { rows: newest.slice(page.offset, page.offset + page.limit), total: all.length };
+};
+
+/** Sandbox orders, newest first, filtered by status and symbol. */
+export const sandboxOrders = async (
+  call: Call,
+  id: string,
+  q: { status?: string | undefined; symbol?: string | undefined; limit: number; offset: number },
+) => {
+  const session = await ownedSession(call, id);
+  const symbol = q.symbol ? normalizeSymbol(q.symbol) : undefined;
+  return newestPage(
+    session.log.orders.filter(
+      (o) => (!q.status || o.status === q.status) && (!symbol || o.symbol === symbol),
+    ),
+    q,
+  );
+};
+
+/** Pending sandbox orders, newest first (optionally of one symbol). */
+export const openSandboxOrders = async (
+  call: Call,
+  id: string,
+  q: { symbol?: string | undefined; limit: number; offset: number },
+) => sandboxOrders(call, id, { ...q, status: 'pending' });
+
+/** Sandbox fills, newest first, filtered by symbol and side. */
+export const sandboxFills = async (
+  call: Call,
+  id: string,
+  q: { symbol?: string | undefined; side?: OrderSide | undefined; limit: number; offset: number },
+) => {
+  const session = await ownedSession(call, id);
+  const symbol = q.symbol ? normalizeSymbol(q.symbol) : undefined;
+  return newestPage(
+    session.log.fills.filter((f) => (!symbol || f.symbol === symbol) && (!q.side || f.side === q.side)),
+    q,
+  );
+};
+
+/** The price at virtual time: the close of the last candle closed by then (forward-filled). */
+export const sandboxPrice = async (call: Call, id: string, rawSymbol: string) => {
+  const { market, at } = await marketSession(call, id);
+  const symbol = requireSymbol(market, rawSymbol);
+  const c = lastClosed(market, symbol, at);
+  if (!c)
+    throw new DomainError('PRICE_NOT_AVAILABLE', `no ${symbol} candle has closed by virtual time`, {
+      symbol,
+    });
+  return { symbol, price: c.close, timestamp: iso(c.openTime + market.intervalMs), virtual_time: iso(at) };
+};
+
+/** Prices of the session's pairs (or of `symbols`, each a pair of the session) at virtual time. */
+export const sandboxPrices = async (call: Call, id: string, symbols?: readonly string[]) => {
+  const { market, at } = await marketSession(call, id);
+  const wanted =
+    symbols === undefined ? market.series.map((s) => s.symbol) : symbols.map((s) => requireSymbol(market, s));
+  const prices: Record<string, string> = {};
+  for (const symbol of wanted) {
+    const c = lastClosed(market, symbol, at);
+    if (c) prices[symbol] = c.close;
+  }
+  return { prices, timestamp: iso(at), count: Object.keys(prices).length };
+};
+
+/** 24 h statistics at virtual time (the candles closed in the 24 hours before it). */
+export const sandboxTicker = async (call: Call, id: string, rawSymbol: string) => {
+  const { market, at } = await marketSession(call, id);
+  return tickerOut(market, requireSymbol(market, rawSymbol), at);
+};
+
+/** A time of a sandbox candle query: as on `GET /market/candles`, ISO 8601 or epoch milliseconds. */
+const queryTime = (value: string | undefined, field: string): number | undefined => {
+  if (value === undefined || value === '') return undefined;
+  const ms = parseQueryTime(value);
+  if (ms === undefined) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `${field} must be an ISO 8601 UTC time (or epoch milliseconds)`,
+      {
+        field,
+      },
+    );
+  }
+  return ms;
+};
+
+/**
+ * Candles closed at or before virtual time, oldest first: `interval` defaults to the session's (any the data has);
+ * `startTime`/`endTime` bound the open time (inclusive); without `startTime` the newest `limit`. A candle still
+ * open at virtual time is never returned. The live candle endpoint's errors: an unsupported interval is
+ * `INVALID_SYMBOL` 400, a bad time or a start after the end `VALIDATION_ERROR` 422.
+ */
+export const sandboxCandles = async (
+  call: Call,
+  id: string,
+  rawSymbol: string,
+  q: {
+    interval?: string | undefined;
+    startTime?: string | undefined;
+    endTime?: string | undefined;
+    limit: number;
+  },
+) => {
+  const { session, market, at } = await marketSession(call, id);
+  const symbol = requireSymbol(market, rawSymbol);
+  const interval = q.interval ?? session.state.config!.interval;
+  if (!isInterval(interval)) {
+    throw new DomainError(
+      'INVALID_SYMBOL',
+      `unsupported candle interval ${interval}: use one of ${INTERVALS.join(', ')}`,
+      {
+        interval,
+        supported: INTERVALS,
+      },
+    );
+  }
+  const start = queryTime(q.startTime, 'start_time');
+  const end = queryTime(q.endTime, 'end_time');
+  if (start !== undefined && end !== undefined && start > end) {
+    throw new DomainError('VALIDATION_ERROR', 'start_time is after end_time', { field: 'start_time' });
+  }
+  let list: readonly Candle[];
+  if (interval === market.interval) {
+    list = closedCandlesBetween(market, symbol, at, start ?? 0, end ?? Number.MAX_SAFE_INTEGER);
+  } else {
+    // Another interval, from the market's candle index: the open times allowed are those closed by the virtual
+    // time (open + interval ≤ at) and inside the bounds; paged like the live endpoint (without `start_time` the
+    // newest `limit` up to the last allowed open time, whatever the gaps).
+    const lastOpen = Math.min(end ?? Number.MAX_SAFE_INTEGER, at - INTERVAL_MS[interval]);
+    list =
+      start !== undefined && start > lastOpen
+        ? []
+        : (call.services.market?.candles(symbol, interval, {
+            ...(start !== undefined ? { start } : {}),
+            end: lastOpen,
+            limit: q.limit,
+          }) ?? []);
+  }
+  const page = start === undefined ? list.slice(Math.max(0, list.length - q.limit)) : list.slice(0, q.limit);
+  return { symbol, interval, candles: page.map(candleOut), count: page.length, virtual_time: iso(at) };
+};
+
+/** Sandbox balances and equity at virtual time. */
+export const sandboxBalance = async (call: Call, id: string) => {
+  const { session, market } = await marketSession(call, id);
+  return balanceOut(session, market);
+};
+
+/** Sandbox portfolio snapshot at virtual time. */
+export const sandboxPortfolio = async (call: Call, id: string) => {
+  const { session, market } = await marketSession(call, id);
+  return portfolioOut(session, market);
+};

@@ -1,0 +1,157 @@
+import type { BacktestOutcome, Caller, LoadedSession } from '../../../commands/backtest';
+import type { BacktestEndedData } from '../../../domain/backtest/events';
+import { parseIsoTime } from '../../../domain/market/time';
+import { DomainError } from '../../../domain/shared/errors';
+import { assertAgentActive } from '../../auth/principal';
+import { backtest } from '../../backtest/install';
+import { statusOut, stepOut, summaryOut } from '../../backtest/present';
+import type { Call } from '../call';
+import { commandMeta } from '../caller';
+import { awaitReadModels } from '../read-your-writes';
+
+/**
+ * Backtest session use cases (spec "Backtest endpoints"; ARCHITECTURE §9, §14b): create, start, step, cancel,
+ * status. Sessions are event-sourced (`backtest-{id}` streams, `commands/backtest.ts`). Every session call checks
+ * that the caller owns the session: unknown → `BACKTEST_NOT_FOUND` 404, another account's (or, with an agent
+ * credential, another agent's) → `PERMISSION_DENIED` 403. Views are the spec's shapes (`src/backtest/present.ts`),
+ * computed at the session's virtual time.
+ */
+
+/** Who a backtest call acts for: the account, or the agent of an agent credential. */
+export const backtestCaller = (call: Call): Caller => ({
+  accountId: call.caller.accountId,
+  agentId: call.caller.agentId ?? null,
+});
+
+/** The backtest commands of the call's runtime. */
+export const backtestCommands = (call: Call) => backtest(call.services).commands;
+
+const iso = (v: Date | string | number): string => new Date(v).toISOString();
+
+/** An ISO 8601 time of the configuration (a day that does not exist is refused, not rolled over). */
+const parseTime = (value: string, field: string): number => {
+  const ms = parseIsoTime(value);
+  if (ms === undefined) {
+    throw new DomainError('VALIDATION_ERROR', `${field} must be an ISO 8601 timestamp`, { field });
+  }
+  return ms;
+};
+
+/** A backtest configuration as a client sends it (times ISO 8601, balance a decimal string or number). */
+export interface BacktestRequest {
+  startTime: string;
+  endTime: string;
+  candleInterval: string;
+  startingBalance: string | number;
+  strategyLabel: string | null;
+  pairs: string[] | null;
+  /** The agent whose risk profile the sandbox copies (an agent of the caller). */
+  agentId: string;
+}
+
+/**
+ * Creates a session (status `created`) after validating the configuration against the market data:
+ * `VALIDATION_ERROR` 422, `INVALID_SYMBOL` 400, `BACKTEST_NO_DATA` 400, `PERMISSION_DENIED` 403.
+ */
+export const createBacktest = async (call: Call, input: BacktestRequest) => {
+  assertAgentActive(call.caller);
+  const outcome = await backtestCommands(call).create(
+    backtestCaller(call),
+    input.agentId,
+    {
+      startTime: parseTime(input.startTime, 'start_time'),
+      endTime: parseTime(input.endTime, 'end_time'),
+      candleInterval: input.candleInterval,
+      startingBalance: input.startingBalance,
+      strategyLabel: input.strategyLabel,
+      pairs: input.pairs,
+    },
+    commandMeta(call),
+  );
+  await awaitReadModels(call, outcome.position);
+  const c = outcome.session.state.config!;
+  return {
+    session_id: outcome.session.id,
+    status: 'created' as const,
+    total_steps: c.totalSteps,
+    estimated_pairs: c.pairs.length,
+    pairs: c.pairs,
+    candle_interval: c.interval,
+    start_time: iso(c.startTime),
+    end_time: iso(c.endTime),
+    starting_balance: c.startingBalance,
+    agent_id: c.agentId,
+    strategy_label: c.strategyLabel,
+    created_at: c.createdAt,
+  };
+};
+
+/**
+ * Loads the candles and starts the virtual clock at `start_time` (status `running`). Data that cannot be loaded
+ * records the session `failed` and answers `BACKTEST_NO_DATA` 400; a session not `created`:
+ * `BACKTEST_INVALID_STATE` 409.
+ */
+export const startBacktest = async (call: Call, id: string) => {
+  assertAgentActive(call.caller);
+  const outcome = await backtestCommands(call).start(backtestCaller(call), id, commandMeta(call));
+  await awaitReadModels(call, outcome.position);
+  const s = outcome.session;
+  if (s.state.status === 'failed') {
+    throw new DomainError('BACKTEST_NO_DATA', s.state.failure ?? 'the session data could not be loaded', {
+      session_id: s.id,
+      status: 'failed',
+    });
+  }
+  return {
+    session_id: s.id,
+    status: s.state.status!,
+    total_steps: s.state.config!.totalSteps,
+    virtual_time: iso(s.state.virtualTime),
+    pairs: (s.market?.series ?? []).map((x) => ({ symbol: x.symbol, candles: x.candles.length })),
+    failure_reason: s.state.failure,
+  };
+};
+
+/** Records where a session's last write is (sandbox reads come from the in-memory session, not read models). */
+export const recordSessionWrite = (call: Call, outcome: Pick<BacktestOutcome, 'position'>): void => {
+  if (outcome.position) call.receipt.position = outcome.position;
+};
+
+/**
+ * Advances `steps` candles (clamped at the last step): pending orders are checked against each candle passed
+ * along its path; the step view holds every fill of the batch. Only the completing step waits for the read models
+ * (results, list); other steps answer as soon as the step is durable.
+ */
+export const stepBacktest = async (call: Call, id: string, steps: number) => {
+  assertAgentActive(call.caller);
+  const outcome = await backtestCommands(call).step(backtestCaller(call), id, steps, commandMeta(call));
+  const session = outcome.session;
+  if (session.state.status === 'completed') await awaitReadModels(call, outcome.position);
+  else recordSessionWrite(call, outcome);
+  return stepOut(session, session.market!, outcome.events);
+};
+
+/** Aborts a created or running session; partial results are saved. */
+export const cancelBacktest = async (call: Call, id: string) => {
+  assertAgentActive(call.caller);
+  const outcome = await backtestCommands(call).cancel(backtestCaller(call), id, commandMeta(call));
+  await awaitReadModels(call, outcome.position);
+  const ended = outcome.events.find((e) => e.type === 'BacktestCancelled')!.data as BacktestEndedData;
+  return {
+    session_id: outcome.session.id,
+    status: 'cancelled' as const,
+    step: ended.step,
+    virtual_time: ended.virtual_time,
+    summary: summaryOut(outcome.session, ended.final_equity, ended.duration_real_seconds),
+  };
+};
+
+/** A session of the caller (`options.market`: with its candles in memory, for reads at virtual time). */
+export const ownedSession = (
+  call: Call,
+  id: string,
+  options?: { market?: boolean },
+): Promise<LoadedSession> => backtestCommands(call).session(backtestCaller(call), id, options);
+
+/** Progress and state of a session. */
+export const backtestStatus = async (call: Call, id: string) => statusOut(await ownedSession(call, id));

@@ -1,0 +1,289 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import {
+  cancelSandboxOrder,
+  openSandboxOrders,
+  placeSandboxOrder,
+  sandboxBalance,
+  sandboxCandles,
+  sandboxFills,
+  sandboxOrders,
+  sandboxPortfolio,
+  sandboxPrice,
+  sandboxPrices,
+  sandboxTicker,
+} from '../../application/backtest/sandbox';
+import {
+  balanceResponse,
+  candlesQuery,
+  candlesResponse,
+  historyQuery,
+  historyResponse,
+  openOrdersQuery,
+  ordersQuery,
+  ordersResponse,
+  portfolioResponse,
+  positionsResponse,
+  priceResponse,
+  pricesQuery,
+  pricesResponse,
+  sandboxCancelResponse,
+  sessionOrderParams,
+  sessionParams,
+  sessionSymbolParams,
+  tickerResponse,
+} from '../../contract/backtest';
+import { errorResponses } from '../../contract/common';
+import { filledOrderResponse, pendingOrderResponse, placeOrderBody } from '../../contract/trading';
+import { callOf } from '../call';
+import { orderInputOf } from '../order-input';
+import { requiredSymbols } from '../symbols-query';
+
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
+const tags = ['backtest'];
+/** Every backtest route: API key or JWT (ARCHITECTURE §14b), the backtest rate-limit group (6,000/min). */
+const config = { auth: 'key-or-jwt', rateLimitGroup: 'backtest', awaitOwnWrites: false } as const;
+
+/**
+ * The backtest sandbox endpoints (spec "Backtest endpoints"): trading, market data and account at a session's
+ * virtual time. Use cases in `src/application/backtest/sandbox.ts`.
+ */
+export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.post(
+    '/backtest/:id/trade/order',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Sandbox order: the live order rules and risk chain at virtual time',
+        description:
+          'Same body and response as `POST /trade/order`. Market orders fill at the close of the last candle ' +
+          'closed by virtual time (with slippage and fee); others wait for the candles of later steps. A ' +
+          'rejection is recorded and answered with the error of the violated rule (`details.rule`).',
+        params: sessionParams,
+        body: placeOrderBody,
+        response: {
+          201: filledOrderResponse.or(pendingOrderResponse),
+          ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const placed = await placeSandboxOrder(callOf(request), request.params.id, orderInputOf(request.body));
+      return reply.status(201).send(placed);
+    },
+  );
+
+  app.get(
+    '/backtest/:id/trade/orders',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Sandbox orders, newest first (filter by status and symbol)',
+        params: sessionParams,
+        querystring: ordersQuery,
+        response: { 200: ordersResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = await sandboxOrders(callOf(request), request.params.id, q);
+      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
+    },
+  );
+
+  app.get(
+    '/backtest/:id/trade/orders/open',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Pending sandbox orders, newest first (filter by symbol)',
+        params: sessionParams,
+        querystring: openOrdersQuery,
+        response: { 200: ordersResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = await openSandboxOrders(callOf(request), request.params.id, q);
+      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
+    },
+  );
+
+  app.delete(
+    '/backtest/:id/trade/order/:order_id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Cancel a pending sandbox order; its whole lock is released',
+        params: sessionOrderParams,
+        response: { 200: sandboxCancelResponse, ...errorResponses(401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => {
+      const c = await cancelSandboxOrder(callOf(request), request.params.id, request.params.order_id);
+      return {
+        order_id: c.order_id,
+        status: 'cancelled' as const,
+        unlocked_amount: c.unlocked_amount,
+        unlocked_asset: c.unlocked_asset,
+        cancelled_at: c.cancelled_at,
+      };
+    },
+  );
+
+  app.get(
+    '/backtest/:id/trade/history',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Sandbox fills, newest first',
+        params: sessionParams,
+        querystring: historyQuery,
+        response: { 200: historyResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = await sandboxFills(callOf(request), request.params.id, q);
+      return { trades: page.rows, total: page.total, limit: q.limit, offset: q.offset };
+    },
+  );
+
+  app.get(
+    '/backtest/:id/market/price/:symbol',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Price at virtual time: the close of the last candle closed by then (forward-filled)',
+        params: sessionSymbolParams,
+        response: { 200: priceResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
+      },
+    },
+    async (request) => sandboxPrice(callOf(request), request.params.id, request.params.symbol),
+  );
+
+  app.get(
+    '/backtest/:id/market/prices',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Prices of the session pairs at virtual time',
+        params: sessionParams,
+        querystring: pricesQuery,
+        response: { 200: pricesResponse, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { symbols } = request.query;
+      return sandboxPrices(
+        callOf(request),
+        request.params.id,
+        symbols === undefined ? undefined : requiredSymbols(symbols),
+      );
+    },
+  );
+
+  app.get(
+    '/backtest/:id/market/ticker/:symbol',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: '24h statistics at virtual time (candles closed in the 24 hours before it)',
+        params: sessionSymbolParams,
+        response: { 200: tickerResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
+      },
+    },
+    async (request) => sandboxTicker(callOf(request), request.params.id, request.params.symbol),
+  );
+
+  app.get(
+    '/backtest/:id/market/candles/:symbol',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Candles closed at or before virtual time, oldest first',
+        description:
+          '`interval` defaults to the session interval (any of 1m 5m 15m 1h 4h 1d the data has); `start_time`/' +
+          '`end_time` bound the open time (inclusive); without `start_time` the newest `limit` candles. A candle ' +
+          'still open at virtual time is never returned.',
+        params: sessionSymbolParams,
+        querystring: candlesQuery,
+        response: { 200: candlesResponse, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return sandboxCandles(callOf(request), request.params.id, request.params.symbol, {
+        interval: q.interval,
+        startTime: q.start_time,
+        endTime: q.end_time,
+        limit: q.limit,
+      });
+    },
+  );
+
+  app.get(
+    '/backtest/:id/account/balance',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Sandbox balances and equity at virtual time',
+        params: sessionParams,
+        response: { 200: balanceResponse, ...errorResponses(401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => sandboxBalance(callOf(request), request.params.id),
+  );
+
+  app.get(
+    '/backtest/:id/account/positions',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Sandbox positions valued at virtual time',
+        params: sessionParams,
+        response: { 200: positionsResponse, ...errorResponses(401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => {
+      const p = await sandboxPortfolio(callOf(request), request.params.id);
+      return { positions: p.positions, total_unrealized_pnl: p.unrealized_pnl, virtual_time: p.timestamp };
+    },
+  );
+
+  app.get(
+    '/backtest/:id/account/portfolio',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Sandbox portfolio snapshot at virtual time',
+        params: sessionParams,
+        response: { 200: portfolioResponse, ...errorResponses(401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => sandboxPortfolio(callOf(request), request.params.id),
+  );
+};
