@@ -1,6 +1,10 @@
 import { z } from 'zod';
+import type { BattleChanges } from '../../commands/battle';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import { BATTLE_INTERVALS, RANKING_METRICS } from '../../domain/battle/events';
+import { parseIsoTime } from '../../domain/market/time';
+import { DomainError } from '../../domain/shared/errors';
+import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, timestamp } from './common';
 import { placeOrderBody } from './trading';
 
@@ -233,3 +237,41 @@ export const pricesResponse = z.object({
 export const battleOrderBody = placeOrderBody.extend({
   agent_id: z.string().uuid().describe('the participant placing the order'),
 });
+
+/** An ISO 8601 time of a battle's `backtest_config`; `VALIDATION_ERROR` naming the field otherwise. */
+const parseTime = (value: string, field: string): number => {
+  const ms = parseIsoTime(value);
+  if (ms === undefined) {
+    throw new DomainError('VALIDATION_ERROR', `${field} must be an ISO 8601 timestamp`, { field });
+  }
+  return ms;
+};
+
+/** A battle configuration as a client sends it (create, update, a replay's `override_config`). */
+type ConfigBody = Partial<z.infer<typeof createBattleBody>>;
+
+/** The client's configuration fields as the domain reads them (absent fields stay absent). */
+export const battleChangesOf = (b: ConfigBody): BattleChanges => {
+  const out: BattleChanges = {};
+  if (b.name !== undefined) out.name = b.name;
+  if (b.battle_mode !== undefined) out.battleMode = b.battle_mode;
+  if (b.starting_balance !== undefined) {
+    out.startingBalance =
+      typeof b.starting_balance === 'number' ? b.starting_balance : decimalText(b.starting_balance);
+  }
+  if (b.duration_minutes !== undefined) out.durationMinutes = b.duration_minutes;
+  if (b.ranking_metric !== undefined) out.rankingMetric = b.ranking_metric;
+  if (b.backtest_config !== undefined) {
+    const bc = b.backtest_config;
+    out.backtestConfig =
+      bc === null
+        ? null
+        : {
+            startTime: parseTime(bc.start_time, 'backtest_config.start_time'),
+            endTime: parseTime(bc.end_time, 'backtest_config.end_time'),
+            candleInterval: bc.candle_interval,
+            pairs: bc.pairs ?? null,
+          };
+  }
+  return out;
+};

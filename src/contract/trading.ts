@@ -3,6 +3,8 @@ import { dec } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { TradingModeState } from '../../domain/wallet/mode';
 import type { BalanceLine, ModeView, PnlBreakdown, ResetOutcome } from '../application/account';
+import type { OrderInput } from '../application/trading';
+import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
@@ -399,4 +401,18 @@ export const modeSetOut = (state: TradingModeState): z.infer<typeof modeSetRespo
   mode: state.mode,
   strategy_label: state.strategyLabel,
   changed_at: state.changedAt ?? new Date().toISOString(),
+});
+
+/**
+ * An order body as the use cases take it (`OrderInput`): the wire's snake_case fields, decimals sent as JSON numbers
+ * read to 8 places and strings kept as sent (the decider validates them). One parser for the live order, the
+ * backtest sandbox's and a historical battle's.
+ */
+export const orderInputOf = (b: z.output<typeof placeOrderBody>): OrderInput => ({
+  symbol: b.symbol,
+  side: b.side,
+  type: b.type,
+  quantity: decimalText(b.quantity),
+  price: b.price == null ? null : decimalText(b.price),
+  triggerPrice: b.trigger_price == null ? null : decimalText(b.trigger_price),
 });

@@ -33,9 +33,14 @@ import {
   tickerResponse,
 } from '../../contract/backtest';
 import { errorResponses } from '../../contract/common';
-import { filledOrderResponse, pendingOrderResponse, placeOrderBody } from '../../contract/trading';
+import {
+  filledOrderResponse,
+  orderInputOf,
+  pendingOrderResponse,
+  placeOrderBody,
+} from '../../contract/trading';
 import { callOf } from '../call';
-import { orderInputOf } from '../order-input';
+
 import { requiredSymbols } from '../symbols-query';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];

@@ -21,6 +21,7 @@ import {
   listOrdersQuery,
   openOrdersQuery,
   orderIdParams,
+  orderInputOf,
   orderListResponse,
   orderResponse,
   pendingOrderResponse,
@@ -28,7 +29,7 @@ import {
 } from '../../contract/trading';
 import { orderOut, placedOrderOut, tradeOut } from '../../trading/present';
 import { callOf } from '../call';
-import { orderInputOf } from '../order-input';
+
 import { addServerTiming } from '../server-timing';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
