@@ -9,7 +9,7 @@ import {
 } from '../../contract/common';
 import { callOf } from '../call';
 
-const config = { auth: 'key-or-jwt', awaitOwnWrites: false } as const;
+const config = { auth: 'key-or-jwt' } as const;
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 
 /**

@@ -40,7 +40,7 @@ import {
 import { callOf } from '../call';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
-const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management', awaitOwnWrites: false } as const;
+const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management' } as const;
 const security = [{ bearer: [] }];
 const tags = ['agents'];
 

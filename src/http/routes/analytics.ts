@@ -16,7 +16,7 @@ import { callOf } from '../call';
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['analytics'];
 /** key/JWT, in the spec's analytics rate-limit group (120 per minute). */
-const config = { auth: 'key-or-jwt', rateLimitGroup: 'analytics', awaitOwnWrites: false } as const;
+const config = { auth: 'key-or-jwt', rateLimitGroup: 'analytics' } as const;
 
 /**
  * Analytics endpoints (spec "Analytics endpoints", docs/analytics.md): performance metrics of a period, the

@@ -92,7 +92,7 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
   app.put(
     '/auth/password',
     {
-      config: { auth: 'jwt', rateLimitGroup: 'auth', awaitOwnWrites: false },
+      config: { auth: 'jwt', rateLimitGroup: 'auth' },
       schema: {
         tags: ['auth'],
         summary: 'Set or change the password used by /auth/user-login (JWT)',

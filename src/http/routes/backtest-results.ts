@@ -27,7 +27,7 @@ import { callOf } from '../call';
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['backtest'];
 /** Every backtest route: API key or JWT (ARCHITECTURE §14b), the backtest rate-limit group (6,000/min). */
-const config = { auth: 'key-or-jwt', rateLimitGroup: 'backtest', awaitOwnWrites: false } as const;
+const config = { auth: 'key-or-jwt', rateLimitGroup: 'backtest' } as const;
 
 /**
  * Backtest results endpoints (spec "Backtest endpoints"): results, equity curve, trade log, list, compare, best.

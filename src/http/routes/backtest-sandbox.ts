@@ -46,7 +46,7 @@ import { requiredSymbols } from '../symbols-query';
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['backtest'];
 /** Every backtest route: API key or JWT (ARCHITECTURE §14b), the backtest rate-limit group (6,000/min). */
-const config = { auth: 'key-or-jwt', rateLimitGroup: 'backtest', awaitOwnWrites: false } as const;
+const config = { auth: 'key-or-jwt', rateLimitGroup: 'backtest' } as const;
 
 /**
  * The backtest sandbox endpoints (spec "Backtest endpoints"): trading, market data and account at a session's

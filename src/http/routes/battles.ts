@@ -46,7 +46,7 @@ import { filledOrderResponse, orderInputOf, pendingOrderResponse } from '../../c
 import { callOf } from '../call';
 
 /** Every battle endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600/min, §14b). */
-const config = { auth: 'jwt', rateLimitGroup: 'management', awaitOwnWrites: false } as const;
+const config = { auth: 'jwt', rateLimitGroup: 'management' } as const;
 const security = [{ bearer: [] }];
 const tags = ['battles'];
 

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { authPlugin } from '../../auth/plugin';
-import { ownWritesPlugin } from '../read-your-writes';
 import { websocketRoutes } from '../ws/plugin';
 import { accountRoutes } from './account';
 import { agentRoutes } from './agents';
@@ -21,8 +20,6 @@ import { walletRoutes } from './wallet';
 export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   // First: the auth hook (skip-override) covers every route plugin registered after it in `/api/v1`.
   { name: 'auth-hook', plugin: authPlugin },
-  // Second: reads wait for the caller's own unfolded `/trade` writes (READ_YOUR_WRITES=on-read).
-  { name: 'own-writes-hook', plugin: ownWritesPlugin },
   { name: 'auth', plugin: authRoutes as FastifyPluginAsync },
   { name: 'account', plugin: accountRoutes as FastifyPluginAsync },
   { name: 'agents', plugin: agentRoutes as FastifyPluginAsync },

@@ -34,13 +34,13 @@ import { addServerTiming } from '../server-timing';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['trade'];
-/** Reads settle the caller's own writes in their use case, into the read models they read (not the hook's all). */
-const read = { auth: 'key-or-jwt', awaitOwnWrites: false } as const;
+/** Reads settle the caller's own writes in their use case, into the read models they read. */
+const read = { auth: 'key-or-jwt' } as const;
 /**
  * Placement and cancels share the order limit (spec "Limits": 100 per minute, combined). They decide from the
  * wallet's stream, so they need not wait for the caller's earlier writes to be folded.
  */
-const write = { auth: 'key-or-jwt', rateLimitGroup: 'orders', awaitOwnWrites: false } as const;
+const write = { auth: 'key-or-jwt', rateLimitGroup: 'orders' } as const;
 
 /**
  * Trading endpoints (spec "Trading endpoints"; ARCHITECTURE §8): each parses, calls its use case in

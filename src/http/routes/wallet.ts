@@ -36,8 +36,8 @@ import { callOf } from '../call';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['account'];
-/** Use cases settle the caller's own writes into the read models they read (not the hook's all). */
-const config = { auth: 'key-or-jwt', awaitOwnWrites: false } as const;
+/** Use cases settle the caller's own writes into the read models they read. */
+const config = { auth: 'key-or-jwt' } as const;
 
 /**
  * `POST /account/reset` body: the shared schema, with `"confirm": null` read as a missing confirmation (400,
