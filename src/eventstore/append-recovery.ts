@@ -12,8 +12,8 @@ export interface RecoverableAppend {
   ids: string[];
 }
 
-/** A stored event of an append, in the shape `append_events_batch` returns it. */
-export interface StoredRow {
+/** A row of `append_events_batch`: an appended event, or the conflict of one append. */
+export interface BatchRow {
   o_append: number;
   o_conflict: boolean;
   o_revision: string;
@@ -23,6 +23,9 @@ export interface StoredRow {
   o_hash: string | null;
   o_recorded_at: Date | string | null;
 }
+
+/** What became of one append of a batch. */
+export type AppendOutcome = { conflict: false; rows: BatchRow[] } | { conflict: true; actual: number };
 
 /** How long an append whose connection was lost waits for the database before answering 503 (ms). */
 export const APPEND_RECOVERY_MS = 10_000;
@@ -34,7 +37,7 @@ export const APPEND_RECOVERY_MS = 10_000;
 const findStored = async <A extends RecoverableAppend>(
   db: Kysely<Database>,
   appends: readonly A[],
-): Promise<(StoredRow[] | undefined)[]> => {
+): Promise<(BatchRow[] | undefined)[]> => {
   const streams: string[] = [];
   const ids: string[] = [];
   const fromRevision: number[] = [];
@@ -47,7 +50,7 @@ const findStored = async <A extends RecoverableAppend>(
       index.push(k + 1);
     }
   });
-  const { rows } = await sql<StoredRow & { event_id: string }>`
+  const { rows } = await sql<BatchRow & { event_id: string }>`
     select w.k as o_append, false as o_conflict, e.revision::text as o_revision,
            e.global_position::text as o_global_position, e.transaction_id::text as o_transaction_id,
            e.metadata->>'prev_hash' as o_prev_hash, e.metadata->>'hash' as o_hash, e.recorded_at as o_recorded_at,
@@ -55,7 +58,7 @@ const findStored = async <A extends RecoverableAppend>(
     from unnest(${streams}::text[], ${ids}::uuid[], ${fromRevision}::bigint[], ${index}::int[]) as w(s, id, r, k)
     join events e on e.stream_id = w.s and e.revision >= w.r and e.event_id = w.id
     order by w.k, e.revision`.execute(db);
-  const out: (StoredRow[] | undefined)[] = appends.map(() => undefined);
+  const out: (BatchRow[] | undefined)[] = appends.map(() => undefined);
   for (const r of rows) {
     const k = r.o_append - 1;
     const { event_id: _, ...row } = r;
@@ -88,12 +91,12 @@ export const recoverBatch = async <A extends RecoverableAppend>(
     availability: DatabaseAvailability;
     send: (
       appends: A[],
-    ) => Promise<({ conflict: false; rows: StoredRow[] } | { conflict: true; actual: number })[]>;
+    ) => Promise<({ conflict: false; rows: BatchRow[] } | { conflict: true; actual: number })[]>;
   },
   appends: A[],
   cause: unknown,
   waitMs = APPEND_RECOVERY_MS,
-): Promise<({ conflict: false; rows: StoredRow[] } | { conflict: true; actual: number })[]> => {
+): Promise<AppendOutcome[]> => {
   const deadline = Date.now() + waitMs;
   let lastError = cause;
   for (;;) {

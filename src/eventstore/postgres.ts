@@ -23,7 +23,7 @@ import { isConnectionError } from '../db/connection-errors';
 import type { DatabaseHandle } from '../db/database';
 import type { Database } from '../db/schema';
 import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
-import { recoverBatch } from './append-recovery';
+import { type AppendOutcome, type BatchRow, recoverBatch } from './append-recovery';
 import { canonicalJson } from './hash-chain';
 import { LiveReader } from './live-reader';
 
@@ -96,21 +96,6 @@ interface PreparedAppend {
 
 /** What an event weighs in a batch beyond its JSON (ids, type, row and index overhead), in bytes. */
 const EVENT_OVERHEAD = 256;
-
-/** A row of `append_events_batch`: an appended event, or the conflict of one append. */
-interface BatchRow {
-  o_append: number;
-  o_conflict: boolean;
-  o_revision: string;
-  o_global_position: string | null;
-  o_transaction_id: string | null;
-  o_prev_hash: string | null;
-  o_hash: string | null;
-  o_recorded_at: Date | string | null;
-}
-
-/** What became of one append of a batch. */
-type AppendOutcome = { conflict: false; rows: BatchRow[] } | { conflict: true; actual: number };
 
 /** Validates and serialises an append. Throws `RangeError` for no events or a bad expected revision. */
 const prepareAppend = (

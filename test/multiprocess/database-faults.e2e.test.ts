@@ -103,12 +103,33 @@ class Observer {
   }
 }
 
-/** Prepares 32 agents and a lot size on `cluster`. */
-const prepareLoad = async (cluster: Cluster) => {
+/**
+ * Creates 32 agents on `cluster` and starts their load (about 40 orders/s); `stop()` ends it and resolves to what
+ * it saw.
+ */
+const startLoad = async (cluster: Cluster) => {
   const base = cluster.api[0]!.url;
   const agents = await createAgents(base, 4, AGENTS / 4);
   const quantity = await quantityWorth(base, 'BTCUSDT', 12);
-  return { agents, quantity, bases: cluster.api.map((p) => p.url) };
+  let stop!: () => void;
+  const stopped = new Promise<void>((r) => {
+    stop = r;
+  });
+  const bases = cluster.api.map((p) => p.url);
+  const loading = runOrderLoad({
+    bases,
+    agents,
+    symbol: 'BTCUSDT',
+    quantity,
+    ratePerSecond: RATE,
+    until: stopped,
+  });
+  return {
+    stop: () => {
+      stop();
+      return loading;
+    },
+  };
 };
 
 /** The checks every fault scenario ends with; logs the figures. */
@@ -155,19 +176,7 @@ describe.skipIf(reason !== null)('database faults under load', () => {
     cleanups.push(() => cluster.close());
     const observer = new Observer(cluster.database.url);
     cleanups.push(() => observer.close());
-    const { agents, quantity, bases } = await prepareLoad(cluster);
-    let faultsDone!: () => void;
-    const done = new Promise<void>((r) => {
-      faultsDone = r;
-    });
-    const loading = runOrderLoad({
-      bases,
-      agents,
-      symbol: 'BTCUSDT',
-      quantity,
-      ratePerSecond: RATE,
-      until: done,
-    });
+    const load = await startLoad(cluster);
     const catchUps: number[] = [];
     let terminated = 0;
     await new Promise((r) => setTimeout(r, 3_000));
@@ -181,11 +190,10 @@ describe.skipIf(reason !== null)('database faults under load', () => {
       catchUps.push(await observer.catchUpMs(await observer.head()));
       await new Promise((r) => setTimeout(r, 5_000 - Math.min(4_000, catchUps.at(-1)!)));
     }
-    faultsDone();
-    const load = await loading;
+    const result = await load.stop();
     console.log(`[terminate] ${terminated} connections terminated in ${catchUps.length} rounds`);
     expect(terminated).toBeGreaterThan(catchUps.length * 3);
-    await expectSurvived('terminate', cluster, load, catchUps);
+    await expectSurvived('terminate', cluster, result, catchUps);
   }, 300_000);
 
   it.skipIf(clusterReason !== null)(
@@ -198,19 +206,7 @@ describe.skipIf(reason !== null)('database faults under load', () => {
       cleanups.push(() => cluster.close());
       const observer = new Observer(database.url);
       cleanups.push(() => observer.close());
-      const { agents, quantity, bases } = await prepareLoad(cluster);
-      let faultsDone!: () => void;
-      const done = new Promise<void>((r) => {
-        faultsDone = r;
-      });
-      const loading = runOrderLoad({
-        bases,
-        agents,
-        symbol: 'BTCUSDT',
-        quantity,
-        ratePerSecond: RATE,
-        until: done,
-      });
+      const load = await startLoad(cluster);
       const catchUps: number[] = [];
       for (let round = 0; round < 2; round++) {
         await new Promise((r) => setTimeout(r, 8_000));
@@ -222,9 +218,7 @@ describe.skipIf(reason !== null)('database faults under load', () => {
         catchUps.push(await observer.catchUpMs(await observer.head()));
       }
       await new Promise((r) => setTimeout(r, 5_000));
-      faultsDone();
-      const load = await loading;
-      await expectSurvived('restart', cluster, load, catchUps);
+      await expectSurvived('restart', cluster, await load.stop(), catchUps);
     },
     300_000,
   );
