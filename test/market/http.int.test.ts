@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
-import { candlesResponse, priceResponse } from '../../src/http/routes/market';
+import { candlesResponse, priceResponse } from '../../src/http/schemas/market';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';

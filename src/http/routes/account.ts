@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
-import { z } from 'zod';
 import { DomainError } from '../../../domain/shared/errors';
+import { fmt } from '../../../domain/trading/decimal';
+import { DEFAULT_FEE_RATE, parseFeeRate } from '../../../domain/trading/fees';
 import type { ReadModels } from '../../../projections/read-models';
 import { getAccount } from '../../../queries/accounts';
 import { getAgent } from '../../../queries/agents';
@@ -10,28 +11,8 @@ import { identity } from '../../auth/install';
 import { assertAgentActive, principalOf } from '../../auth/principal';
 import { currentSession } from '../portfolio-snapshot';
 import { awaitReadModels } from '../read-your-writes';
-import {
-  decimalOutput,
-  errorResponses,
-  riskProfileOut,
-  riskProfileResponse,
-  riskProfileSchema,
-  timestamp,
-} from '../schemas/common';
-
-const accountInfoResponse = z.object({
-  account_id: z.uuid(),
-  agent_id: z
-    .uuid()
-    .nullable()
-    .describe('the agent this view is scoped to (agent key or X-Agent-Id), else null'),
-  display_name: z.string(),
-  status: z.enum(['active', 'suspended', 'archived']),
-  starting_balance: decimalOutput,
-  current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
-  risk_profile: riskProfileResponse,
-  created_at: timestamp,
-});
+import { accountInfoResponse } from '../schemas/account';
+import { errorResponses, riskProfileOut, riskProfileResponse, riskProfileSchema } from '../schemas/common';
 
 /**
  * The session the owner trades in now (`currentSession`): the wallet's once it follows the owner's session
@@ -57,6 +38,9 @@ const walletSession = async (
  * agent (spec "Authentication" rules 4 and 5); otherwise on the account.
  */
 export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
+  /** The fee rate fills are charged at (`FEE_RATE`, as the trading capability parsed it), 8 places. */
+  const feeRate = () =>
+    fmt(app.services.trading?.feeRate ?? parseFeeRate(app.services.config.FEE_RATE ?? DEFAULT_FEE_RATE));
   app.get(
     '/account/info',
     {
@@ -84,6 +68,7 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
           status: agent.status,
           ...(await walletSession(db, agent.agentId, agent)),
           risk_profile: riskProfileOut(agent.riskProfile),
+          fee_rate: feeRate(),
           created_at: agent.createdAt,
         };
       }
@@ -96,6 +81,7 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
         status: account.status,
         ...(await walletSession(db, account.accountId, account)),
         risk_profile: riskProfileOut(account.riskProfile),
+        fee_rate: feeRate(),
         created_at: account.createdAt,
       };
     },

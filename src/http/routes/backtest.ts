@@ -7,6 +7,8 @@ import type { Candle } from '../../../domain/market/candle';
 import { INTERVAL_MS, INTERVALS, isInterval } from '../../../domain/market/intervals';
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { parseIsoTime } from '../../../domain/market/time';
+import { m, out8 } from '../../../domain/metrics/decimal';
+import { drawdownSeries } from '../../../domain/metrics/drawdown';
 import { DomainError } from '../../../domain/shared/errors';
 import { dec, fmt, ZERO } from '../../../domain/trading/decimal';
 import type { BacktestResults } from '../../../projections/backtests';
@@ -872,10 +874,19 @@ export const backtestRoutes: FastifyPluginAsyncZod = async (app) => {
       await rowOf(session);
       const q = request.query;
       const page = await equityCurve(db(), session.id, q);
+      const drawdowns = drawdownSeries(
+        page.rows.map((r) => m(r.equity)),
+        page.peakBefore === null ? null : m(page.peakBefore),
+      );
       return {
         session_id: session.id,
         candle_interval: session.state.config!.interval,
-        points: page.rows.map((r) => ({ step: r.step, time: iso(r.time), equity: r.equity })),
+        points: page.rows.map((r, i) => ({
+          step: r.step,
+          time: iso(r.time),
+          equity: r.equity,
+          drawdown_pct: out8(drawdowns[i]!),
+        })),
         total: page.total,
         limit: q.limit,
         offset: q.offset,

@@ -13,6 +13,7 @@ import {
 import { backtestCounts } from '../../../queries/backtest-counts';
 import { readSnapshot } from '../../../queries/snapshot';
 import { getBalances, getPositions, tradeStats } from '../../../queries/trading';
+import { auditWalletNow } from '../../audit/wallet-audit';
 import { assertAgentActive, type Principal, principalOf } from '../../auth/principal';
 import { trading } from '../../trading/install';
 import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../../trading/present';
@@ -33,6 +34,7 @@ import {
   positionsResponse,
   resetBody,
   resetResponse,
+  walletAuditResponse,
 } from '../schemas/trading';
 import { walletEventView } from '../wallet-event-view';
 
@@ -445,6 +447,45 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         events: page.map(walletEventView),
         next_after: page.length ? page[page.length - 1]!.revision : after,
         has_more: events.length > limit,
+      };
+    },
+  );
+
+  app.get(
+    '/account/audit',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: "Verify the wallet's hash chain and its read models against the event log (auditors)",
+        description:
+          'Recomputes the SHA-256 chain of every event of the wallet stream (`docs/events.md`), checks that no ' +
+          'event is missing at its end, and compares balances, positions, open orders and session figures with ' +
+          'the fold of the log up to the revision the read models include. Reads the whole stream.',
+        response: { 200: walletAuditResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const profile = await trading(services).wallets.profile(ownerOf(principal));
+      const report = await auditWalletNow(services.eventStore, db(), profile.ownerId);
+      const b = report.chainBreak;
+      return {
+        stream_id: report.streamId,
+        events: report.events,
+        head_revision: report.headRevision,
+        last_hash: report.lastHash,
+        chain: {
+          intact: b === null,
+          break: b && { revision: b.revision, reason: b.reason, expected: b.expected, actual: b.actual },
+        },
+        read_models: {
+          revision: report.readModels.revision,
+          agree: report.readModels.mismatches.length === 0,
+          mismatches: report.readModels.mismatches,
+        },
+        verified_at: new Date().toISOString(),
       };
     },
   );

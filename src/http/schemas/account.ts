@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { decimalOutput, riskProfileResponse, timestamp } from './common';
+
+/** `GET /account/info` response (spec "Account endpoints"), with the scoped `agent_id`. */
+export const accountInfoResponse = z.object({
+  account_id: z.uuid(),
+  agent_id: z
+    .uuid()
+    .nullable()
+    .describe('the agent this view is scoped to (agent key or X-Agent-Id), else null'),
+  display_name: z.string(),
+  status: z.enum(['active', 'suspended', 'archived']),
+  starting_balance: decimalOutput,
+  current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
+  risk_profile: riskProfileResponse,
+  fee_rate: decimalOutput.describe(
+    'fee per fill as a fraction of its notional, charged in USDT on both sides (FEE_RATE; 0.00100000 = 0.1 %)',
+  ),
+  created_at: timestamp,
+});

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { PASSWORD_LENGTH } from '../../../commands/accounts';
+import { ACCOUNT_NAME_MAX } from '../../../domain/account/decide';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../../domain/shared/text';
+import { decimalInput, decimalOutput, timestamp } from './common';
+
+/**
+ * Schemas of the authentication endpoints (spec "Authentication endpoints"; ARCHITECTURE §12), shared by the
+ * routes (`src/http/routes/auth.ts`) and every client typed from them (the dashboard).
+ */
+
+export const registerBody = z
+  .object({
+    display_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(ACCOUNT_NAME_MAX)
+      .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE)
+      .describe('1–64 characters'),
+    email: z.email().max(254).nullable().optional().describe('contact email; needed for /auth/user-login'),
+    starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
+    password: z
+      .string()
+      .min(PASSWORD_LENGTH.min)
+      .max(PASSWORD_LENGTH.max)
+      .optional()
+      .describe(
+        '8–72 characters, for /auth/user-login (needs `email`); can be set later with PUT /auth/password',
+      ),
+  })
+  // A misspelt field (`pasword`, `starting_balence`) must not silently give a different account.
+  .strict();
+
+export const registerResponse = z.object({
+  account_id: z.uuid(),
+  api_key: z.string().describe('account API key `ak_live_…`'),
+  api_secret: z.string().describe('API secret `sk_live_…`: shown only here, cannot be recovered'),
+  display_name: z.string(),
+  starting_balance: decimalOutput,
+  message: z.string(),
+});
+
+export const tokenResponse = z.object({
+  token: z.string().describe('JWT (HS256), send as Authorization: Bearer <token>'),
+  expires_at: timestamp.describe('1 hour after issue; log in again for a new token'),
+  token_type: z.literal('Bearer'),
+});
+
+export const loginBody = z.object({
+  api_key: z.string().min(1).max(256).describe('account key, prefix `ak_live_`'),
+  api_secret: z.string().min(1).max(256).describe('account secret, prefix `sk_live_`'),
+});
+
+export const userLoginBody = z.object({
+  email: z.email().max(254),
+  password: z.string().min(1).max(256),
+});
+
+export const passwordBody = z.object({
+  password: z
+    .string()
+    .min(PASSWORD_LENGTH.min)
+    .max(PASSWORD_LENGTH.max)
+    .describe('the new password, 8–72 characters'),
+  current_password: z.string().max(256).optional().describe('required when a password is already set'),
+});
+
+export const passwordResponse = z.object({
+  account_id: z.uuid(),
+  password_set: z.literal(true),
+  updated_at: timestamp,
+  message: z.string(),
+});
