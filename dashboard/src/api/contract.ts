@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import type { accountInfoResponse } from '../../../src/http/schemas/account';
-import type { agentListResponse, agentResponse } from '../../../src/http/schemas/agent';
+import type { agentListResponse } from '../../../src/http/schemas/agent';
 import type * as analytics from '../../../src/http/schemas/analytics';
 import type {
   loginBody,
@@ -30,7 +30,6 @@ export type RegisterBody = In<typeof registerBody>;
 export type Registered = Out<typeof registerResponse>;
 export type Token = Out<typeof tokenResponse>;
 export type AccountInfo = Out<typeof accountInfoResponse>;
-export type Agent = Out<typeof agentResponse>;
 export type AgentList = Out<typeof agentListResponse>;
 
 // Wallet and trading
@@ -59,7 +58,6 @@ export type Pairs = Out<typeof market.pairsResponse>;
 export type Prices = Out<typeof market.pricesResponse>;
 export type Ticker = Out<typeof market.tickerResponse>;
 export type Candles = Out<typeof market.candlesResponse>;
-export type Candle = Candles['candles'][number];
 export type CandleInterval = Candles['interval'];
 
 // Backtests
