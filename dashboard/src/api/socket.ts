@@ -20,6 +20,9 @@ export interface Topic {
 /** Connection state shown in the header. */
 export type SocketState = 'connecting' | 'live' | 'offline';
 
+/** Channels whose every message is the whole current state (not an event of a log). */
+const SNAPSHOT_CHANNELS = new Set<Topic['channel']>(['ticker', 'portfolio']);
+
 const keyOf = (t: Topic): string => `${t.channel}:${t.symbol ?? t.battle_id ?? ''}`;
 
 /** Does `m` belong to topic `t` (the server tags `ticker` data with its symbol and `battle` data with its id)? */
@@ -44,10 +47,15 @@ export class VenueSocket {
   private attempts = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private connectedOnce = false;
-  private readonly topics = new Map<string, { topic: Topic; listeners: Set<(m: ServerMessage) => void> }>();
+  private readonly topics = new Map<
+    string,
+    { topic: Topic; listeners: Set<(m: ServerMessage) => void>; last?: ServerMessage }
+  >();
   private readonly stateListeners = new Set<(s: SocketState) => void>();
   private readonly reconnectListeners = new Set<() => void>();
-  private errorListeners = new Set<(m: { code: string; message: string; channel?: string }) => void>();
+  private readonly errorListeners = new Set<
+    (m: { code: string; message: string; channel?: string }) => void
+  >();
   state: SocketState = 'connecting';
 
   constructor(private readonly url: string) {
@@ -64,6 +72,9 @@ export class VenueSocket {
       this.send({ action: 'subscribe', ...topic });
     }
     entry.listeners.add(listener);
+    // A snapshot channel's newest message is the state now: a listener joining a topic already followed gets it
+    // at once (the server sends the current ticker or portfolio only to a new subscription).
+    if (entry.last && SNAPSHOT_CHANNELS.has(topic.channel)) listener(entry.last);
     return () => {
       const e = this.topics.get(key);
       if (!e) return;
@@ -128,8 +139,10 @@ export class VenueSocket {
         }
         return;
       }
-      for (const { topic, listeners } of this.topics.values()) {
-        if (matches(topic, m)) for (const l of listeners) l(m);
+      for (const entry of this.topics.values()) {
+        if (!matches(entry.topic, m)) continue;
+        entry.last = m;
+        for (const l of entry.listeners) l(m);
       }
     };
     socket.onclose = () => {
