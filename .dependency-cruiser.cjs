@@ -61,6 +61,26 @@ module.exports = {
       to: { path: '^src/(http|mcp|binance|cli|webhooks)/' },
     },
     {
+      name: 'dashboard-is-a-door',
+      severity: 'error',
+      comment:
+        'The dashboard (browser code, docs/dashboard.md) talks to the venue over its public API: of the venue it imports ' +
+        "only the domain's pure functions and the API's schemas (as types, see the next rule).",
+      from: { path: '^dashboard/src/' },
+      to: {
+        path: '^(src|commands|queries|projections|ports|test|bench|examples)/',
+        pathNot: '^src/contract/',
+      },
+    },
+    {
+      name: 'dashboard-takes-schemas-as-types',
+      severity: 'error',
+      comment:
+        'The API client is typed from the schemas with `import type`: no server code reaches the bundle.',
+      from: { path: '^dashboard/src/' },
+      to: { path: '^src/contract/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'production-code-not-to-tests',
       severity: 'error',
       from: { path: '^(domain|ports|commands|queries|projections|src)/' },
@@ -69,7 +89,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|data|dist|web/dist)' },
+    exclude: { path: '^(node_modules|data|dist|web/dist|dashboard/dist)' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

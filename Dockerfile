@@ -1,5 +1,5 @@
 # Image for both roles of the venue: the API (`npm start`) and the worker (`npx tsx src/main.ts worker`).
-# TypeScript runs through tsx, so there is no build step; see docs/operations.md.
+# TypeScript runs through tsx; the only build step is the dashboard's bundle (Vite); see docs/operations.md.
 FROM node:20-bookworm-slim
 
 WORKDIR /app
@@ -11,6 +11,8 @@ COPY --chown=node:node package.json package-lock.json ./
 RUN npm ci && npm cache clean --force
 
 COPY --chown=node:node . .
+# The dashboard's bundle (the `npm ci` above ran before the sources were copied, so it built nothing).
+RUN npm run build:dashboard
 
 ENV HOST=0.0.0.0 \
     PORT=8000

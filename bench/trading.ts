@@ -40,6 +40,7 @@ import { fromUnits } from '../domain/market/decimal';
 import { dec } from '../domain/trading/decimal';
 import { type AllSubscription, type EventStore, START } from '../ports/event-store';
 import { MatchingEngine } from '../src/matching/engine';
+import { soleLeadership } from '../src/matching/leader';
 import { indexedOrder } from '../src/matching/order-index';
 import { openLoop } from './open-loop';
 
@@ -525,7 +526,7 @@ const matchingBenchmark = async () => {
     wallets,
     ticks$: EMPTY,
     lastTick: () => undefined,
-    leadership: { isLeader: () => true, start: async () => {}, stop: async () => {} },
+    leadership: soleLeadership(),
   });
   await engine.start();
   const symbols = Array.from({ length: 10 }, (_, i) => `SYM${i}USDT`);

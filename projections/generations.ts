@@ -97,42 +97,67 @@ export const readGeneration = async (
 
 /** Creates the next generation (status `building`, checkpoint at the start) with empty tables. */
 export const createGeneration = async (db: Kysely<ReadModels>, projection: Projection): Promise<Generation> =>
-  db.transaction().execute(async (trx) => {
+  db.transaction().execute((trx) => createGenerationIn(trx, projection));
+
+/**
+ * The live generation of `projection`, created (empty, at the start of the log) and promoted first when there is
+ * none. Safe when several processes start together on a fresh database (issue 16, item 3): the check and the
+ * creation run in one transaction holding the projection's `projections` row lock, so the first process creates
+ * the generation and the others wait, then find it live (READ COMMITTED: each statement after the lock sees what
+ * the first committed). Registers the name first.
+ */
+export const ensureLiveGeneration = async (
+  db: Kysely<ReadModels>,
+  projection: Projection,
+): Promise<Generation> => {
+  await ensureRegistered(db, projection.name);
+  return db.transaction().execute(async (trx) => {
     await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
-    const { max } = await trx
-      .selectFrom('projection_generations')
-      .select(sql<number | null>`max(generation)`.as('max'))
-      .where('name', '=', projection.name)
-      .executeTakeFirstOrThrow();
-    const generation = (max ?? 0) + 1;
-    const schema = generationSchema(projection.name, generation);
-    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
-    await sql`create schema ${sql.id(schema)}`.execute(trx);
-    await projection.createTables(trx, schema);
-    await trx
-      .insertInto('projection_generations')
-      .values({
-        name: projection.name,
-        generation,
-        version: projection.version,
-        schema_name: schema,
-        status: 'building',
-        checkpoint_commit: '0',
-        checkpoint_prepare: '0',
-        events_processed: '0',
-        updated_at: new Date(),
-      })
-      .execute();
-    return {
+    const live = await liveGeneration(trx, projection.name);
+    if (live) return live;
+    const created = await createGenerationIn(trx, projection);
+    await promote(trx, projection, created);
+    return { ...created, status: 'live' as const };
+  });
+};
+
+/** {@link createGeneration} inside the caller's transaction. */
+const createGenerationIn = async (trx: Kysely<ReadModels>, projection: Projection): Promise<Generation> => {
+  await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
+  const { max } = await trx
+    .selectFrom('projection_generations')
+    .select(sql<number | null>`max(generation)`.as('max'))
+    .where('name', '=', projection.name)
+    .executeTakeFirstOrThrow();
+  const generation = (max ?? 0) + 1;
+  const schema = generationSchema(projection.name, generation);
+  await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(trx);
+  await sql`create schema ${sql.id(schema)}`.execute(trx);
+  await projection.createTables(trx, schema);
+  await trx
+    .insertInto('projection_generations')
+    .values({
       name: projection.name,
       generation,
       version: projection.version,
-      schema,
+      schema_name: schema,
       status: 'building',
-      checkpoint: START,
-      eventsProcessed: 0,
-    };
-  });
+      checkpoint_commit: '0',
+      checkpoint_prepare: '0',
+      events_processed: '0',
+      updated_at: new Date(),
+    })
+    .execute();
+  return {
+    name: projection.name,
+    generation,
+    version: projection.version,
+    schema,
+    status: 'building',
+    checkpoint: START,
+    eventsProcessed: 0,
+  };
+};
 
 /** One projection generation taking part in {@link applyBatches}. */
 export interface BatchMember {

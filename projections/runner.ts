@@ -11,12 +11,10 @@ import {
 import {
   applyBatch,
   applyBatches,
-  createGeneration,
-  ensureRegistered,
+  ensureLiveGeneration,
   type Generation,
   liveCheckpoints,
   liveGeneration,
-  promote,
 } from './generations';
 import type { Projection } from './projection';
 import type { ReadModels } from './read-models';
@@ -42,6 +40,14 @@ export interface ProjectionRunnerOptions {
    * pool: PGlite runs one statement at a time anyway.
    */
   concurrentFolds?: number;
+  /**
+   * True for an error that says the database is away (a lost connection, a restart), not that a projector
+   * failed: the page is then retried as a whole once the database answers (`waitForDatabase`), without marking
+   * any projection failed or growing its back-off, so the read models catch up right after a recovery.
+   */
+  isTransient?: (error: unknown) => boolean;
+  /** Resolves once the database answers again (true), or false after `timeoutMs`. */
+  waitForDatabase?: (timeoutMs: number) => Promise<boolean>;
   logger?: Logger;
 }
 
@@ -129,13 +135,7 @@ export class ProjectionRunner {
         failures: 0,
       };
       this.members.set(projection.name, member);
-      await ensureRegistered(this.db, projection.name);
-      let live = await liveGeneration(this.db, projection.name);
-      if (!live) {
-        const created = await createGeneration(this.db, projection);
-        await this.db.transaction().execute((trx) => promote(trx, projection, created));
-        live = { ...created, status: 'live' };
-      }
+      const live = await ensureLiveGeneration(this.db, projection);
       member.generation = live;
       member.checkpoint = live.checkpoint;
       if (live.version !== projection.version) this.rebuildInBackground(member);
@@ -275,7 +275,16 @@ export class ProjectionRunner {
     const deadline = Date.now() + timeoutMs;
     const named = readModels ? this.projections.filter((p) => readModels.includes(p.name)) : this.projections;
     for (;;) {
-      const checkpoints = await liveCheckpoints(this.db);
+      let checkpoints: Map<string, LogPosition>;
+      try {
+        checkpoints = await liveCheckpoints(this.db);
+      } catch (error) {
+        // The database is away: a write that is already durable answers as stale instead of failing.
+        if (!this.options.isTransient?.(error)) throw error;
+        if (Date.now() >= deadline) return false;
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       const all = named.every((p) => {
         const c = checkpoints.get(p.name);
         return c !== undefined && comparePositions(c, position) >= 0;
@@ -355,7 +364,17 @@ export class ProjectionRunner {
           if (this.restartRequested || !this.running) break;
         }
       } catch (error) {
-        // The reader itself failed (the database went away): back off and read again from the checkpoints.
+        if (this.options.isTransient?.(error) && this.options.waitForDatabase) {
+          // The database went away under a page: nothing of it committed; read again from the checkpoints as
+          // soon as the database answers.
+          this.options.logger?.warn(
+            { err: error },
+            'projection reader: database unavailable, resuming when back',
+          );
+          if (!(await this.options.waitForDatabase(5_000))) await this.pause(100);
+          continue;
+        }
+        // The reader itself failed: back off and read again from the checkpoints.
         failures++;
         this.options.logger?.error({ err: error }, 'projection reader failed');
         await this.pause(Math.min(5_000, 100 * 2 ** failures));
@@ -420,7 +439,9 @@ export class ProjectionRunner {
         ),
       );
       for (const [i, m] of group.entries()) out.set(m, results[i]!);
-    } catch {
+    } catch (error) {
+      // The database went away: no projector is at fault; the reader retries the page when it is back.
+      if (this.options.isTransient?.(error)) throw error;
       // Some projector failed and rolled the page back for the group: fold it one projection per transaction
       // so the healthy ones go on and only the failing one stops (and says why).
       for (const m of group) {
@@ -430,6 +451,7 @@ export class ProjectionRunner {
             await this.db.transaction().execute((trx) => applyBatch(trx, m.projection, m.generation!, batch)),
           );
         } catch (error) {
+          if (this.options.isTransient?.(error)) throw error;
           this.fail(m, error);
           out.set(m, 'failed');
         }

@@ -106,7 +106,7 @@ export const bestBacktest = (
     .executeTakeFirst();
 };
 
-/** A page of a session's equity curve, oldest first. */
+/** A page of a session's equity curve, oldest first, and the highest equity before the page (`peakBefore`). */
 export const equityCurve = async (
   db: Kysely<ReadModels>,
   sessionId: string,
@@ -125,7 +125,17 @@ export const equityCurve = async (
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('session_id', '=', sessionId)
     .executeTakeFirstOrThrow();
-  return { rows, total: Number(total.n) };
+  // The running peak a drawdown of this page starts from: the highest equity before its first step.
+  const first = rows[0];
+  const before = first
+    ? await db
+        .selectFrom('backtest_equity')
+        .select(sql<string | null>`max(equity)::text`.as('peak'))
+        .where('session_id', '=', sessionId)
+        .where('step', '<', first.step)
+        .executeTakeFirst()
+    : undefined;
+  return { rows, total: Number(total.n), peakBefore: before?.peak ?? null };
 };
 
 /** A page of a session's trade log, in execution order. */

@@ -11,6 +11,8 @@ const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
 const configSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  /** `worker` only: serve the operator endpoints (`/health`, `/metrics`) on this port; unset, no HTTP at all. */
+  OPS_PORT: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).optional()),
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: z.preprocess(
     emptyToUndefined,
@@ -19,6 +21,8 @@ const configSchema = z.object({
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
       .optional(),
   ),
+  /** Connections of the `DATABASE_URL` pool per process (plus one each for LISTEN and every leadership held). */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(500).default(20),
   EVENT_STORE: z.enum(['postgres', 'esdb']).default('postgres'),
   ESDB_URL: z.preprocess(
     emptyToUndefined,

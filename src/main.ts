@@ -90,10 +90,11 @@ program
   .action(async () => {
     const { config, logger } = context('migrate');
     const { openDatabase } = await import('./db/database');
-    const { migrateToLatest } = await import('./db/migrate');
+    const { MIGRATION_LOCK, migrateToLatest } = await import('./db/migrate');
+    const { exclusively } = await import('./db/exclusive');
     const db = await openDatabase(config);
     try {
-      const applied = await migrateToLatest(db.db);
+      const applied = await exclusively(db, MIGRATION_LOCK, () => migrateToLatest(db.db));
       console.log(
         applied.length ? `applied: ${applied.map((m) => m.migrationName).join(', ')}` : 'up to date',
       );

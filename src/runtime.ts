@@ -8,8 +8,10 @@ import { loadServerKeys } from './auth/server-keys';
 import { installBacktest } from './backtest/install';
 import { installBattle } from './battle/install';
 import type { Config } from './config';
+import { isConnectionError } from './db/connection-errors';
 import { type DatabaseHandle, openDatabase } from './db/database';
-import { migrateToLatest } from './db/migrate';
+import { exclusively } from './db/exclusive';
+import { MIGRATION_LOCK, migrateToLatest } from './db/migrate';
 import { createEsdbEventStore } from './eventstore/esdb';
 import { createPostgresEventStore } from './eventstore/postgres';
 import { createMarketServices } from './market/services';
@@ -62,7 +64,8 @@ export const createRuntime = async (
       await stop().catch((e) => logger.error({ err: e }, 'stop failed'));
   };
   try {
-    const applied = await migrateToLatest(database.db);
+    // Several processes starting on a fresh database migrate one at a time (issue 16, item 3).
+    const applied = await exclusively(database, MIGRATION_LOCK, () => migrateToLatest(database.db));
     if (applied.length) logger.info({ migrations: applied.map((m) => m.migrationName) }, 'database migrated');
     const eventStore =
       config.EVENT_STORE === 'esdb'
@@ -73,6 +76,8 @@ export const createRuntime = async (
       logger,
       unwaitedFoldDelayMs: config.READ_MODEL_LAZY_MS,
       concurrentFolds: database.kind === 'postgres' ? config.READ_MODEL_FOLDS : 1,
+      isTransient: isConnectionError,
+      waitForDatabase: (ms) => database.availability.waitUntilAvailable(ms),
     });
     stops.push(() => projections.stop());
     if (options.runProjections ?? config.PROJECTIONS) await projections.start();

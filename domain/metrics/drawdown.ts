@@ -76,3 +76,20 @@ export const maxDrawdown = (points: readonly { time: number; equity: MDec }[]): 
     durationDays: Math.floor(durationMs / DAY_MS),
   };
 };
+
+/**
+ * The drawdown at each point of an equity curve (ARCHITECTURE §11; the series whose deepest value
+ * {@link maxDrawdown} reports): (running peak − Eₜ) / running peak × 100, in %, 0 at a new peak and while the
+ * peak is ≤ 0. `peakBefore` is the highest equity before `equities[0]` when they are a page of a longer curve
+ * (null at the curve's start), so pages give the same values as the whole.
+ */
+export const drawdownSeries = (equities: readonly MDec[], peakBefore: MDec | null = null): MDec[] => {
+  let peak = peakBefore;
+  return equities.map((equity) => {
+    if (peak === null || equity.gt(peak)) {
+      peak = equity;
+      return M_ZERO;
+    }
+    return peak.lte(0) ? M_ZERO : peak.minus(equity).div(peak).times(M_HUNDRED);
+  });
+};

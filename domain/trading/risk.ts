@@ -109,6 +109,25 @@ const limit8 = (v: Dec) => fmt(roundDown8(v));
 const needed8 = (v: Dec) => fmt(roundUp8(v));
 
 /** Each rule as a check; undefined means passed. */
+/**
+ * Step 4 of the chain (ARCHITECTURE §8, spec "Limits": minimum notional value): the order's value at the price
+ * it is judged at (`quantity × referencePrice`, USDT) must reach the pair's `min_notional`. Returns why not, or
+ * undefined. Also what clients check before sending (the dashboard's order ticket), so both say the same.
+ */
+export const checkNotional = (
+  quantity: Dec,
+  referencePrice: Dec,
+  pair: Pick<PairFilters, 'symbol' | 'minNotional'>,
+): { message: string; notional: string; min_notional: string } | undefined => {
+  const notional = quantity.times(referencePrice);
+  if (!notional.lt(pair.minNotional)) return undefined;
+  return {
+    message: `order value ${s(notional)} USDT is below the minimum ${s(dec(pair.minNotional))} USDT of ${pair.symbol}`,
+    notional: d8(notional),
+    min_notional: pair.minNotional,
+  };
+};
+
 const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
   account_active({ owner }) {
     if (owner.accountStatus !== 'active') {
@@ -158,16 +177,14 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
     return undefined;
   },
   min_notional(input) {
-    const notional = input.order.quantity.times(input.referencePrice());
-    const minimum = input.pair!.minNotional;
-    if (notional.lt(minimum)) {
-      return fail(
-        'min_notional',
-        `order value ${s(notional)} USDT is below the minimum ${s(dec(minimum))} USDT of ${input.pair!.symbol}`,
-        { notional: d8(notional), min_notional: minimum },
-      );
-    }
-    return undefined;
+    const problem = checkNotional(input.order.quantity, input.referencePrice(), input.pair!);
+    return (
+      problem &&
+      fail('min_notional', problem.message, {
+        notional: problem.notional,
+        min_notional: problem.min_notional,
+      })
+    );
   },
   max_order_size(input) {
     if (input.order.side !== 'buy') return undefined;

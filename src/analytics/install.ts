@@ -36,6 +36,7 @@ export const installAnalytics = (services: Services, options: { record: boolean 
         db: services.database.db,
         price: (symbol) => market.feed.prices.get(symbol),
         leadership: createLeadership(services.database, {
+          name: 'equity_snapshots',
           key: SNAPSHOTTER_LOCK_KEY,
           logger: services.logger,
         }),

@@ -2,6 +2,7 @@ import { DomainError } from '../../domain/shared/errors';
 import type { RiskProfile } from '../../domain/shared/risk-profile';
 import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
+import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
 import { walletDecider } from '../../domain/wallet/decide';
 import {
   type SessionStartedData,
@@ -17,6 +18,7 @@ import { getAgent } from '../../queries/agents';
 import { backtestCounts } from '../../queries/backtest-counts';
 import { readSnapshot } from '../../queries/snapshot';
 import { getBalances, getPositions, getWallet, tradeStats } from '../../queries/trading';
+import { auditWalletNow } from '../audit/wallet-audit';
 import { identity } from '../auth/install';
 import { assertAgentActive } from '../auth/principal';
 import { trading } from '../trading/install';
@@ -69,6 +71,8 @@ export interface AccountInfo {
   startingBalance: string;
   currentSession: { sessionId: string; startedAt: string };
   riskProfile: RiskProfile;
+  /** The fee per fill as a fraction of its notional (`FEE_RATE`), 8 places. */
+  feeRate: string;
   createdAt: string;
 }
 
@@ -96,6 +100,9 @@ export const accountInfo = async (call: Call): Promise<AccountInfo> => {
     startingBalance: session.startingBalance,
     currentSession: { sessionId: session.sessionId, startedAt: session.startedAt },
     riskProfile: owner.riskProfile,
+    feeRate: fmt(
+      call.services.trading?.feeRate ?? parseFeeRate(call.services.config.FEE_RATE ?? DEFAULT_FEE_RATE),
+    ),
     createdAt: owner.createdAt,
   };
 };
@@ -440,4 +447,15 @@ export const walletEvents = async (
     nextAfter: shown.length ? shown[shown.length - 1]!.revision : page.after,
     hasMore: events.length > page.limit,
   };
+};
+
+/**
+ * The auditor's check of the caller's wallet: the SHA-256 chain of every event of its stream recomputed, no event
+ * missing at its end, and the read models (balances, positions, open orders, session figures) against the fold of
+ * the log up to the revision they include. Reads the whole stream.
+ */
+export const auditWallet = async (call: Call) => {
+  await settleOwnWrites(call, [...WALLET_MODELS, 'orders']);
+  const profile = await trading(call.services).wallets.profile(ownerOf(call));
+  return auditWalletNow(call.services.eventStore, call.services.database.db, profile.ownerId);
 };

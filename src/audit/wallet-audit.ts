@@ -221,3 +221,63 @@ export const verifyAllChains = async (
   }
   return { streams: ids.length, events, breaks };
 };
+
+/**
+ * The end of a stream against its head: events removed at the end leave the head ahead of the last event, which
+ * {@link verifyChain} (links between events present) cannot see. `null` when the events reach the head.
+ */
+export const streamTruncation = (
+  streamId: string,
+  head: number,
+  events: readonly RecordedEvent[],
+): ChainBreak | null => {
+  const last = events.at(-1)?.revision ?? -1;
+  if (head <= last) return null;
+  return {
+    streamId,
+    revision: last + 1,
+    reason: 'revision_gap',
+    expected: `events up to revision ${head} (the stream head)`,
+    actual: last < 0 ? 'no events' : `the last event is revision ${last}`,
+  };
+};
+
+/** Outcome of {@link auditWalletNow}. */
+export interface WalletAuditReport {
+  streamId: string;
+  /** Events in the stream (all of them were verified). */
+  events: number;
+  /** Revision of the last event (-1: the wallet has no events yet). */
+  headRevision: number;
+  /** `hash` of the last event, the value an auditor keeps to notice a rewritten history later. */
+  lastHash: string | null;
+  /** The first break of the hash chain or of the stream's end, or null when intact. */
+  chainBreak: ChainBreak | null;
+  /** The read models against the fold of the log up to the revision they include. */
+  readModels: { revision: number; mismatches: string[] };
+}
+
+/**
+ * The present state of a wallet's audit (ARCHITECTURE §4, §17; `GET /account/audit`, the dashboard's Audit
+ * page): the SHA-256 chain of every event of `wallet-{ownerId}` recomputed, the stream's end compared with its
+ * head, and the read models compared with the fold of the log ({@link replayWallet}). The head is read first: a
+ * later append can add events after it, but events can only be missing below it. Reads the whole stream.
+ */
+export const auditWalletNow = async (
+  store: EventStore,
+  db: Kysely<ReadModels>,
+  ownerId: string,
+): Promise<WalletAuditReport> => {
+  const streamId = walletStreamId(ownerId);
+  const head = await store.streamRevision(streamId);
+  const replay = await replayWallet(store, db, ownerId);
+  const last = replay.events.at(-1);
+  return {
+    streamId,
+    events: replay.events.length,
+    headRevision: last?.revision ?? -1,
+    lastHash: last?.metadata.hash ?? null,
+    chainBreak: replay.chainBreak ?? streamTruncation(streamId, head, replay.events),
+    readModels: { revision: replay.readModelsRevision, mismatches: replay.mismatches },
+  };
+};

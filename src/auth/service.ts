@@ -37,6 +37,13 @@ export interface AuthService {
    */
   resolveCredential(credential: Credential): Promise<Principal>;
   /**
+   * Scopes an account's principal to one of its agents (spec "Authentication" rule 5: `X-Agent-Id` over HTTP,
+   * `?agent_id=` on the WebSocket handshake); no agent id returns `principal` as is. Throws `VALIDATION_ERROR`
+   * (not a UUID; `details.field` = `field`) or `PERMISSION_DENIED` (not an agent of the account, or another
+   * agent than an agent key's own).
+   */
+  scopeToAgent(principal: Principal, agentId: string | undefined, field?: string): Promise<Principal>;
+  /**
    * Authenticates a request for a route's mode: `jwt` needs `Authorization: Bearer` (an API key alone gives
    * `INVALID_TOKEN`); `key-or-jwt` takes the bearer token when present, else `X-API-Key` (none →
    * `INVALID_API_KEY`), then applies `X-Agent-Id` (`VALIDATION_ERROR` when not a UUID, `PERMISSION_DENIED` when
@@ -171,16 +178,16 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return pending;
   };
 
-  const scopeToAgent = async (request: CredentialCarrier, principal: Principal): Promise<Principal> => {
-    const raw = request.headers['x-agent-id'];
-    const header = Array.isArray(raw) ? raw[0] : raw;
-    if (header === undefined || header === '') return principal;
-    if (!UUID.test(header)) {
-      throw new DomainError('VALIDATION_ERROR', 'X-Agent-Id must be an agent id (UUID)', {
-        field: 'X-Agent-Id',
-      });
+  const scopeToAgent = async (
+    principal: Principal,
+    agentIdText: string | undefined,
+    field = 'X-Agent-Id',
+  ): Promise<Principal> => {
+    if (agentIdText === undefined || agentIdText === '') return principal;
+    if (!UUID.test(agentIdText)) {
+      throw new DomainError('VALIDATION_ERROR', `${field} must be an agent id (UUID)`, { field });
     }
-    const agentId = header.toLowerCase();
+    const agentId = agentIdText.toLowerCase();
     if (principal.via === 'agent_key') {
       if (agentId !== principal.agentId) {
         throw new DomainError('PERMISSION_DENIED', 'an agent key can only act for its own agent');
@@ -189,7 +196,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     }
     const agent = await agentOwnership(agentId);
     if (!agent || agent.accountId !== principal.accountId) {
-      throw new DomainError('PERMISSION_DENIED', 'X-Agent-Id names no agent of this account');
+      throw new DomainError('PERMISSION_DENIED', `${field} names no agent of this account`);
     }
     return { ...principal, agentId, agentStatus: agent.status };
   };
@@ -197,6 +204,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   return {
     tokens,
     resolveCredential,
+    scopeToAgent,
 
     async authenticate(request, mode) {
       const creds = requestCredentials(request);
@@ -216,7 +224,9 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
       }
       const resolution = await resolveRequest(request);
       if ('error' in resolution) throw resolution.error;
-      return mode === 'key-or-jwt' ? scopeToAgent(request, resolution.principal) : resolution.principal;
+      if (mode !== 'key-or-jwt') return resolution.principal;
+      const raw = request.headers['x-agent-id'];
+      return scopeToAgent(resolution.principal, Array.isArray(raw) ? raw[0] : raw);
     },
 
     async rateLimitIdentity(request) {

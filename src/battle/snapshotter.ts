@@ -39,6 +39,7 @@ export const createBattleSnapshotter = (options: SnapshotterOptions): BattleSnap
   const intervalMs = options.intervalMs ?? SNAPSHOT_INTERVAL_MS;
   const now = options.now ?? (() => new Date());
   const leadership: Leadership = createLeadership(options.database, {
+    name: 'battle_snapshots',
     key: BATTLE_SNAPSHOT_LOCK_KEY,
     logger: options.logger,
   });

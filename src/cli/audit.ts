@@ -4,7 +4,7 @@ import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
 import { DELETIONS_STREAM, type EventStore, type RecordedEvent } from '../../ports/event-store';
-import { describeWalletEvent, replayWallet, stateSummary } from '../audit/wallet-audit';
+import { describeWalletEvent, replayWallet, stateSummary, streamTruncation } from '../audit/wallet-audit';
 import type { Config } from '../config';
 import { portfolioQuery } from '../contract/trading';
 import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
@@ -55,19 +55,6 @@ const fold = (events: readonly RecordedEvent[]): WalletState =>
     (state, e) => walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent),
     walletDecider.initialState(),
   );
-
-/** The end of a stream against its head: events removed at the end leave the head ahead of the last event. */
-const truncation = (streamId: string, head: number, events: readonly RecordedEvent[]): ChainBreak | null => {
-  const last = events.at(-1)?.revision ?? -1;
-  if (head <= last) return null;
-  return {
-    streamId,
-    revision: last + 1,
-    reason: 'revision_gap',
-    expected: `events up to revision ${head} (the stream head)`,
-    actual: last < 0 ? 'no events' : `the last event is revision ${last}`,
-  };
-};
 
 const describeBreak = (b: ChainBreak): string =>
   b.reason === 'revision_gap' && b.expected.startsWith('events up to')
@@ -165,7 +152,7 @@ export const auditReplay = async (
             }
           : { compared: false, why: 'events were appended after --as-of meanwhile', failed: false };
     }
-    chainBreak ??= truncation(streamId, head, all);
+    chainBreak ??= streamTruncation(streamId, head, all);
 
     const lastHash = all.at(-1)?.metadata.hash;
     if (options.json) {
@@ -316,7 +303,7 @@ export const auditVerify = async (
       events += stream.length;
       const last = stream.at(-1);
       const lastRevision = last?.revision ?? -1;
-      const chainBreak = verifyChain(stream) ?? truncation(id, revision, stream);
+      const chainBreak = verifyChain(stream) ?? streamTruncation(id, revision, stream);
       if (chainBreak) {
         problems.push({
           streamId: id,

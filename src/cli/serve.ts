@@ -1,7 +1,10 @@
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { buildApp } from '../http/app';
+import { buildOpsApp } from '../http/ops-app';
 import { createRuntime } from '../runtime';
+import { retryStartup } from './startup-retry';
 
 /**
  * `serve`: the HTTP server (and, unless `PROJECTIONS=false`, the projection runner) until SIGINT/SIGTERM.
@@ -9,7 +12,7 @@ import { createRuntime } from '../runtime';
  * close the store and the database. A second signal exits at once.
  */
 export const serve = async (config: Config, logger: Logger): Promise<void> => {
-  const runtime = await createRuntime(config, logger, { equitySnapshots: true });
+  const runtime = await retryStartup(() => createRuntime(config, logger, { equitySnapshots: true }), logger);
   const app = await buildApp(runtime.services);
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -47,16 +50,34 @@ export const serve = async (config: Config, logger: Logger): Promise<void> => {
 };
 
 /**
- * `worker`: the projection runner and the matching engine, no HTTP; for scaled deployments. It folds every page
+ * `worker`: the projection runner and the matching engine, no API; for scaled deployments. With `OPS_PORT`, it
+ * serves the operator endpoints (`/health`, `/metrics`) there. It folds every page
  * at once (`READ_MODEL_LAZY_MS` = 0): the requests waiting for its read models are in the API processes, which
  * it cannot hear.
  */
 export const worker = async (config: Config, logger: Logger): Promise<void> => {
-  const runtime = await createRuntime({ ...config, PROJECTIONS: true, READ_MODEL_LAZY_MS: 0 }, logger, {
-    equitySnapshots: true,
-  });
+  const runtime = await retryStartup(
+    () =>
+      createRuntime({ ...config, PROJECTIONS: true, READ_MODEL_LAZY_MS: 0 }, logger, {
+        equitySnapshots: true,
+      }),
+    logger,
+  );
+  let ops: FastifyInstance | undefined;
+  if (config.OPS_PORT !== undefined) {
+    try {
+      ops = await buildOpsApp(runtime.services);
+      const address = await ops.listen({ host: config.HOST, port: config.OPS_PORT });
+      logger.info({ address }, `worker operator endpoints on ${address} (/health)`);
+    } catch (error) {
+      await ops?.close().catch(() => {});
+      await runtime.close().catch(() => {});
+      throw error;
+    }
+  }
   logger.info({ projections: runtime.services.projections.projections.map((p) => p.name) }, 'worker running');
   const stop = async () => {
+    await ops?.close().catch((e) => logger.error({ err: e }, 'closing HTTP failed'));
     await runtime.close();
     process.exit(0);
   };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { AccountInfo } from '../application/account';
 import { decimalOutput, riskProfileOut, riskProfileResponse, timestamp } from './common';
 
-/** `GET /account/info`: the account, or the agent the credential is scoped to. */
+/** `GET /account/info` response (spec "Account endpoints"), with the scoped `agent_id`. */
 export const accountInfoResponse = z.object({
   account_id: z.uuid(),
   agent_id: z
@@ -14,6 +14,9 @@ export const accountInfoResponse = z.object({
   starting_balance: decimalOutput,
   current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
   risk_profile: riskProfileResponse,
+  fee_rate: decimalOutput.describe(
+    'fee per fill as a fraction of its notional, charged in USDT on both sides (FEE_RATE; 0.00100000 = 0.1 %)',
+  ),
   created_at: timestamp,
 });
 
@@ -26,5 +29,6 @@ export const accountInfoOut = (info: AccountInfo): z.infer<typeof accountInfoRes
   starting_balance: info.startingBalance,
   current_session: { session_id: info.currentSession.sessionId, started_at: info.currentSession.startedAt },
   risk_profile: riskProfileOut(info.riskProfile),
+  fee_rate: info.feeRate,
   created_at: info.createdAt,
 });

@@ -396,7 +396,16 @@ export const pageQuery = (max: number, fallback: number) =>
 export const equityCurveResponse = z.object({
   session_id: z.string(),
   candle_interval: z.string(),
-  points: z.array(z.object({ step: z.number().int(), time: timestamp, equity: decimalOutput })),
+  points: z.array(
+    z.object({
+      step: z.number().int(),
+      time: timestamp,
+      equity: decimalOutput,
+      drawdown_pct: decimalOutput.describe(
+        '(running peak − equity) / running peak × 100 at this step; its maximum is metrics.max_drawdown_pct',
+      ),
+    }),
+  ),
   total: z.number().int(),
   limit: z.number().int(),
   offset: z.number().int(),

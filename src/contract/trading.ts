@@ -4,6 +4,7 @@ import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/tradin
 import type { TradingModeState } from '../../domain/wallet/mode';
 import type { BalanceLine, ModeView, PnlBreakdown, ResetOutcome } from '../application/account';
 import type { OrderInput } from '../application/trading';
+import type { WalletAuditReport } from '../audit/wallet-audit';
 import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
@@ -319,6 +320,39 @@ export const eventsResponse = z.object({
   has_more: z.boolean(),
 });
 
+/** `GET /account/audit`: the wallet's hash chain and read models checked against its event log. */
+export const walletAuditResponse = z.object({
+  stream_id: z.string(),
+  events: z.number().int().describe('events in the stream, every one verified'),
+  head_revision: z.number().int().describe('revision of the last event (-1: no events yet)'),
+  last_hash: z.string().nullable().describe("the last event's hash: keep it to notice a rewritten history"),
+  chain: z.object({
+    intact: z
+      .boolean()
+      .describe('every hash recomputes and links to the previous one, none missing at the end'),
+    break: z
+      .object({
+        revision: z.number().int(),
+        reason: z.enum(['hash_mismatch', 'prev_hash_mismatch', 'revision_gap']),
+        expected: z.string(),
+        actual: z.string(),
+      })
+      .nullable()
+      .describe('the first break, or null'),
+  }),
+  read_models: z.object({
+    revision: z
+      .number()
+      .int()
+      .describe('the last revision of the stream the read models include (they may lag the log briefly)'),
+    agree: z
+      .boolean()
+      .describe('balances, positions, open orders and session figures equal the fold of the log'),
+    mismatches: z.array(z.string()).describe('each difference in words'),
+  }),
+  verified_at: timestamp,
+});
+
 export const modeBody = z
   .object({
     mode: z.enum(['live', 'backtest']),
@@ -416,3 +450,24 @@ export const orderInputOf = (b: z.output<typeof placeOrderBody>): OrderInput => 
   price: b.price == null ? null : decimalText(b.price),
   triggerPrice: b.trigger_price == null ? null : decimalText(b.trigger_price),
 });
+
+/** The wire form of a wallet audit (`GET /account/audit`). */
+export const walletAuditOut = (report: WalletAuditReport): z.infer<typeof walletAuditResponse> => {
+  const b = report.chainBreak;
+  return {
+    stream_id: report.streamId,
+    events: report.events,
+    head_revision: report.headRevision,
+    last_hash: report.lastHash,
+    chain: {
+      intact: b === null,
+      break: b && { revision: b.revision, reason: b.reason, expected: b.expected, actual: b.actual },
+    },
+    read_models: {
+      revision: report.readModels.revision,
+      agree: report.readModels.mismatches.length === 0,
+      mismatches: report.readModels.mismatches,
+    },
+    verified_at: new Date().toISOString(),
+  };
+};

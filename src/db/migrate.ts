@@ -15,6 +15,9 @@ export const migrations: Record<string, Migration> = {
   '0004_append_batch': m0004,
 };
 
+/** The `exclusively` lock name migrations run under, so processes starting together migrate one at a time. */
+export const MIGRATION_LOCK = 'ptv:migrations';
+
 /**
  * Brings the schema to the latest migration. Resolves to the migrations applied in this call; throws the
  * migrator's error (nothing half-applied: each migration runs in its own transaction).

@@ -11,7 +11,10 @@ import { START } from '../../ports/event-store';
 /** What a {@link LiveReader} needs from its store. */
 export interface LiveReaderSource {
   readAll(options: ReadAllOptions): Promise<ReadAllResult>;
-  /** Starts a wake-up channel (LISTEN); `onWake` receives the notified global position when known. */
+  /**
+   * Starts a wake-up channel (LISTEN); `onWake` receives the notified global position when known, and is called
+   * without one after the channel was lost and re-subscribed (notifications may have been missed meanwhile).
+   */
   listen?(onWake: (position?: bigint) => void): Promise<() => Promise<void>>;
 }
 
@@ -111,9 +114,10 @@ class LiveSubscription implements AllSubscription {
         page = await this.source.readAll({ after, maxCount: maxBatch });
         failures = 0;
       } catch {
-        // The database is briefly away (restart, failover): back off and read again.
+        // The database is briefly away (restart, failover): back off a little and read again (a read waits for
+        // the server itself, up to a few seconds, so this loop does not spin while it is away).
         failures++;
-        await this.sleep(Math.min(1000, 10 * 2 ** failures));
+        await this.sleep(Math.min(200, 10 * 2 ** failures));
         continue;
       }
       if (this.closed) return;

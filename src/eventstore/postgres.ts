@@ -19,9 +19,11 @@ import {
   type SubscribeOptions,
   WrongExpectedRevisionError,
 } from '../../ports/event-store';
+import { isConnectionError } from '../db/connection-errors';
 import type { DatabaseHandle } from '../db/database';
 import type { Database } from '../db/schema';
 import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
+import { type AppendOutcome, type BatchRow, recoverBatch } from './append-recovery';
 import { canonicalJson } from './hash-chain';
 import { LiveReader } from './live-reader';
 
@@ -46,8 +48,12 @@ const createNotifier = (handle: DatabaseHandle) => {
         await sql`select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()})`.execute(
           handle.db,
         );
-      } catch {
-        // A lost wake-up only delays readers until their idle poll.
+      } catch (error) {
+        // A lost wake-up would delay readers until their idle poll (up to a second): when the connection was
+        // lost, send it again (with the highest position by then) as soon as the database answers.
+        if (handle.availability.report(error) && (await handle.availability.waitUntilAvailable(2_000))) {
+          if (pending === undefined || position > pending) pending = position;
+        }
       }
     }
     inFlight = false;
@@ -90,21 +96,6 @@ interface PreparedAppend {
 
 /** What an event weighs in a batch beyond its JSON (ids, type, row and index overhead), in bytes. */
 const EVENT_OVERHEAD = 256;
-
-/** A row of `append_events_batch`: an appended event, or the conflict of one append. */
-interface BatchRow {
-  o_append: number;
-  o_conflict: boolean;
-  o_revision: string;
-  o_global_position: string | null;
-  o_transaction_id: string | null;
-  o_prev_hash: string | null;
-  o_hash: string | null;
-  o_recorded_at: Date | string | null;
-}
-
-/** What became of one append of a batch. */
-type AppendOutcome = { conflict: false; rows: BatchRow[] } | { conflict: true; actual: number };
 
 /** Validates and serialises an append. Throws `RangeError` for no events or a bad expected revision. */
 const prepareAppend = (
@@ -174,6 +165,7 @@ const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult
 const isServerError = (error: unknown): boolean => {
   const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
   return (
+    !isConnectionError(error) &&
     typeof severity === 'string' &&
     typeof code === 'string' &&
     /^[0-9A-Z]{5}$/.test(code) &&
@@ -255,7 +247,12 @@ export const createPostgresEventStore = (
   const notifyOthers = createNotifier(handle);
   const live = new LiveReader({
     readAll: (o) => readAll(o),
-    listen: (onWake) => handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload))),
+    // After a lost LISTEN connection is re-subscribed, every reader re-reads the log (a catch-up read), so a
+    // notification missed meanwhile delays nothing.
+    listen: (onWake) =>
+      handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload)), {
+        onResubscribed: () => onWake(),
+      }),
   });
 
   /** Runs one batch through `append_events_batch` on `executor`; one outcome per append, in order. */
@@ -306,12 +303,43 @@ export const createPostgresEventStore = (
     return outcomes;
   };
 
+  /**
+   * A batch on the pool; when its connection is lost before the commit is confirmed, it is settled by looking its
+   * event ids up once the database answers, and sent again only if nothing of it was stored (`recoverBatch`).
+   */
+  const sendSurvivingLoss = async (appends: PreparedAppend[]): Promise<AppendOutcome[]> => {
+    try {
+      return await sendBatch(appends);
+    } catch (error) {
+      if (handle.kind === 'pglite' || !isConnectionError(error)) throw error;
+      handle.availability.report(error);
+      const outcomes = await recoverBatch(
+        { db, availability: handle.availability, send: (again) => sendBatch(again) },
+        appends,
+        error,
+      );
+      let last: bigint | undefined;
+      for (const o of outcomes) {
+        if (o.conflict) continue;
+        for (const r of o.rows) {
+          const position = BigInt(r.o_global_position!);
+          if (last === undefined || position > last) last = position;
+        }
+      }
+      if (last !== undefined) {
+        live.wake(last);
+        notifyOthers(last);
+      }
+      return outcomes;
+    }
+  };
+
   const batcher =
     options.batching === false
       ? undefined
       : new AppendBatcher<PreparedAppend, AppendOutcome>(
           {
-            send: (appends) => sendBatch(appends),
+            send: (appends) => sendSurvivingLoss(appends),
             weight: (a) => a.weight,
             key: (a) => a.streamId,
             isolatable: isServerError,
@@ -332,7 +360,7 @@ export const createPostgresEventStore = (
     const outcome =
       executor === db && batcher
         ? await batcher.submit(prepared)
-        : (await sendBatch([prepared], executor))[0]!;
+        : (await (executor === db ? sendSurvivingLoss([prepared]) : sendBatch([prepared], executor)))[0]!;
     return toAppendResult(prepared, outcome);
   };
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors';
+import { DatabaseUnavailableError, isConnectionError } from '../db/connection-errors';
 
 /** The spec's error envelope: `{ error: { code, message, details? } }` (spec "Errors"). */
 export interface ErrorEnvelope {
@@ -67,7 +68,8 @@ export const envelope = (e: DomainError): ErrorEnvelope => ({
  * Turns any error into a `DomainError` with the spec's code: domain errors pass through; schema failures
  * become `VALIDATION_ERROR` 422 naming each bad field in `details.issues[]`; malformed, empty, oversized or
  * wrongly typed bodies become `VALIDATION_ERROR` with their HTTP status (400/413/415); everything else is
- * `INTERNAL_ERROR` 500 with no internals in the message. (`errorHandler` then gives every `VALIDATION_ERROR`
+ * `SERVICE_UNAVAILABLE` 503 when the database is away (a lost connection, a restart: `src/db/connection-errors.ts`;
+ * `errorHandler` adds `Retry-After`), `INTERNAL_ERROR` 500 otherwise, with no internals in the message. (`errorHandler` then gives every `VALIDATION_ERROR`
  * its `issues[]`, see {@link withIssues}.)
  */
 export const toDomainError = (error: unknown): DomainError => {
@@ -99,6 +101,20 @@ export const toDomainError = (error: unknown): DomainError => {
         ? `invalid ${first.location === 'body' ? 'request body' : first.location}: ${first.field}: ${first.message}`
         : 'request failed validation';
     return new DomainError('VALIDATION_ERROR', message, { issues });
+  }
+  if (isConnectionError(error)) {
+    const e = error instanceof DatabaseUnavailableError ? error : undefined;
+    return new DomainError(
+      'SERVICE_UNAVAILABLE',
+      e?.outcomeUnknown
+        ? 'the database became unavailable while recording this request; it may or may not have been recorded: ' +
+            'retry with the same Idempotency-Key, or read before repeating it'
+        : 'the database is unavailable; retry shortly',
+      {
+        retry_after_seconds: e?.retryAfterSeconds ?? 1,
+        ...(e?.outcomeUnknown ? { outcome_unknown: true } : {}),
+      },
+    );
   }
   if (isResponseSerializationError(error)) {
     return new DomainError('INTERNAL_ERROR', 'internal error');
@@ -166,6 +182,11 @@ export const errorHandler = (error: unknown, request: FastifyRequest, reply: Fas
   else if (domain.status === 503)
     request.log.warn({ code: domain.code, status: domain.status }, domain.message);
   else request.log.info({ code: domain.code, status: domain.status }, domain.message);
+  // Every 503 says when to try again (issue 16, item 1; spec "Errors": clients back off and retry 503s).
+  if (domain.status === 503 && !reply.hasHeader('retry-after')) {
+    const after = domain.details?.['retry_after_seconds'];
+    reply.header('retry-after', String(typeof after === 'number' && after > 0 ? Math.ceil(after) : 1));
+  }
   if (domain.code === 'VALIDATION_ERROR' && domain.status === 413 && domain.details) {
     domain.details['limit_bytes'] = request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit;
   }

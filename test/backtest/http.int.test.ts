@@ -330,6 +330,15 @@ describe('stepping', () => {
       ...recomputed.summary,
       duration_real_seconds: expect.any(String),
     });
+    // Each point's drawdown below the running peak: the deepest is the reported maximum, and a page (which
+    // starts from the peak before it) gives the same values as the whole curve.
+    const drawdowns = curve.points.map((p: { drawdown_pct: string }) => p.drawdown_pct);
+    const deepest = drawdowns.reduce((a: string, b: string) => (Number(b) > Number(a) ? b : a));
+    expect(deepest).toBe(results.metrics.max_drawdown_pct);
+    expect(Number(deepest)).toBeGreaterThan(0);
+    expect(curve.points[0].drawdown_pct).toBe('0.00000000');
+    const page = await ok(t.app, h, 'GET', `/backtest/${id}/results/equity-curve?limit=20&offset=30`);
+    expect(page.points).toEqual(curve.points.slice(30, 50));
     const orders = await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders`);
     expect(orders.orders.map((o: { status: string }) => o.status)).toEqual([
       'filled',

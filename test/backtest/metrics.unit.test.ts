@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { m } from '../../domain/metrics/decimal';
-import { maxDrawdown } from '../../domain/metrics/drawdown';
+import { drawdownSeries, maxDrawdown } from '../../domain/metrics/drawdown';
 import { computePerformance } from '../../domain/metrics/performance';
 import { periodReturns, periodsPerYear, sharpeRatio, sortinoRatio } from '../../domain/metrics/returns';
 import { closedTrades, type MetricsFill, tradeStats } from '../../domain/metrics/trades';
@@ -75,6 +75,33 @@ describe('maximum drawdown', () => {
           expect(dd.pct.gte(0) && dd.pct.lte(100)).toBe(true);
           const sorted = [...values].sort((a, b) => a - b);
           if (values.every((v, i) => v === sorted[i])) expect(dd.pct.isZero()).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('drawdownSeries: each point below its running peak; its deepest is maxDrawdown; pages agree with the whole', () => {
+    expect(drawdownSeries([100, 120, 90, 121, 60].map((e) => m(e))).map((d) => d.toFixed(8))).toEqual([
+      '0.00000000',
+      '0.00000000',
+      m(30).div(120).times(100).toFixed(8),
+      '0.00000000',
+      m(61).div(121).times(100).toFixed(8),
+    ]);
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: 1, maxLength: 60 }),
+        fc.nat(),
+        (values, cutAt) => {
+          const equities = values.map((v) => m(v));
+          const series = drawdownSeries(equities);
+          const deepest = series.reduce((a, b) => (b.gt(a) ? b : a));
+          const dd = maxDrawdown(equities.map((equity, i) => ({ time: i * H, equity })));
+          expect(deepest.eq(dd.pct)).toBe(true);
+          const cut = cutAt % values.length;
+          const peakBefore = cut === 0 ? null : equities.slice(0, cut).reduce((a, b) => (b.gt(a) ? b : a));
+          const page = drawdownSeries(equities.slice(cut), peakBefore);
+          expect(page.map((d) => d.toFixed())).toEqual(series.slice(cut).map((d) => d.toFixed()));
         },
       ),
     );

@@ -13,6 +13,12 @@ import { migrateToLatest, migrations } from '../../src/db/migrate';
 export const postgresServerUrl = (): string =>
   process.env.DATABASE_URL || process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/**
+ * Prefix of the databases tests create on the server (`TEST_DATABASE_PREFIX`, default `ptv_test_`): engineers
+ * sharing one server give theirs a prefix of their own.
+ */
+export const testDatabasePrefix = (): string => process.env.TEST_DATABASE_PREFIX || 'ptv_test_';
+
 let reachable: Promise<string | null> | undefined;
 
 /** Resolves to `null` when the PostgreSQL server answers, else to the reason it cannot be used. */
@@ -43,7 +49,7 @@ export interface TestDatabase extends DatabaseHandle {
  * and drops it on close.
  */
 export const createPostgresTestDatabase = async (options: { max?: number } = {}): Promise<TestDatabase> => {
-  const name = `ptv_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const name = `${testDatabasePrefix()}${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: postgresServerUrl() });
   await admin.connect();
   await admin.query(`create database ${name}`);

@@ -9,6 +9,7 @@ import { streamSummariesProjection } from '../../projections/stream-summaries';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import type { PriceTick } from '../../src/market/ticks';
 import { MatchingEngine } from '../../src/matching/engine';
+import { soleLeadership } from '../../src/matching/leader';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 
 /**
@@ -66,7 +67,7 @@ const startEngine = async () => {
     wallets: recordingWallets,
     ticks$: new Subject<PriceTick>(),
     lastTick: () => undefined,
-    leadership: { isLeader: () => true, start: async () => {}, stop: async () => {} },
+    leadership: soleLeadership(),
     folded: (listener) => runner.onFolded(listener),
   });
   await engine.start();

@@ -1,5 +1,7 @@
 import type { LoadedSession } from '../../../commands/backtest';
 import { normalizeSymbol } from '../../../domain/market/pair';
+import { m, out8 } from '../../../domain/metrics/decimal';
+import { drawdownSeries } from '../../../domain/metrics/drawdown';
 import { DomainError } from '../../../domain/shared/errors';
 import { dec, fmt, ZERO } from '../../../domain/trading/decimal';
 import type { BacktestResults } from '../../../projections/backtests';
@@ -84,7 +86,7 @@ export const backtestResults = async (call: Call, id: string) => {
   };
 };
 
-/** Equity at every step so far (step 0 = start), oldest first, a page of it. */
+/** Equity and drawdown (%) at every step so far (step 0 = start), oldest first, a page of it. */
 export const backtestEquityCurve = async (
   call: Call,
   id: string,
@@ -93,10 +95,20 @@ export const backtestEquityCurve = async (
   const session = await ownedSession(call, id);
   await rowOf(call, session);
   const rows = await readEquityCurve(call.services.database.db, session.id, page);
+  // Each point's drawdown from the running peak, the page's peak taken from the points before it.
+  const drawdowns = drawdownSeries(
+    rows.rows.map((r) => m(r.equity)),
+    rows.peakBefore === null ? null : m(rows.peakBefore),
+  );
   return {
     session_id: session.id,
     candle_interval: session.state.config!.interval,
-    points: rows.rows.map((r) => ({ step: r.step, time: iso(r.time), equity: r.equity })),
+    points: rows.rows.map((r, i) => ({
+      step: r.step,
+      time: iso(r.time),
+      equity: r.equity,
+      drawdown_pct: out8(drawdowns[i]!),
+    })),
     total: rows.total,
     limit: page.limit,
     offset: page.offset,

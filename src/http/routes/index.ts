@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { authPlugin } from '../../auth/plugin';
+import { dashboardRoutes } from '../dashboard';
 import { websocketRoutes } from '../ws/plugin';
 import { accountRoutes } from './account';
 import { agentRoutes } from './agents';
@@ -33,7 +34,8 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'analytics', plugin: analyticsRoutes as FastifyPluginAsync },
 ];
 
-/** Plugins mounted at the root (outside `/api/v1`), e.g. the WebSocket endpoint `/ws/v1`. */
+/** Plugins mounted at the root (outside `/api/v1`): the WebSocket endpoint `/ws/v1`, the dashboard at `/`. */
 export const rootRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'websocket', plugin: websocketRoutes },
+  { name: 'dashboard', plugin: dashboardRoutes() },
 ];

@@ -1,12 +1,30 @@
 import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Candle } from '../../../domain/market/candle';
 import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../domain/market/intervals';
 import type { Pair } from '../../../domain/market/pair';
 import { isoMicros, isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
-import { decimalOutput, errorResponses, timestamp } from '../../contract/common';
+import { errorResponses } from '../../contract/common';
+import {
+  candlesQuery,
+  candlesResponse,
+  dataRangeResponse,
+  orderBookQuery,
+  orderBookResponse,
+  pairsQuery,
+  pairsResponse,
+  priceResponse,
+  pricesQuery,
+  pricesResponse,
+  symbolParams,
+  tickerResponse,
+  tickersQuery,
+  tickersResponse,
+  tradesQuery,
+  tradesResponse,
+} from '../../contract/market';
 import type { Ticker } from '../../market/feed';
 import type { CachedPrice } from '../../market/price-cache';
 import { parseQueryTime } from '../../market/query-time';
@@ -23,91 +41,6 @@ import { requiredSymbols, symbolList } from '../symbols-query';
  * `PRICE_NOT_AVAILABLE` 503. Values are 8-decimal strings; timestamps ISO 8601 UTC, `/market/price` with
  * microseconds.
  */
-
-// Up to the router's parameter length (100): a longer or odd symbol is simply unknown (`INVALID_SYMBOL` 400, the
-// spec's code for an unknown pair), not a `VALIDATION_ERROR`.
-const symbolParams = z.object({
-  symbol: z.string().min(1).max(100).describe('pair symbol, case-insensitive, e.g. BTCUSDT'),
-});
-
-const pairSchema = z.object({
-  symbol: z.string(),
-  base_asset: z.string(),
-  quote_asset: z.literal('USDT'),
-  status: z.enum(['active', 'inactive']),
-  min_qty: decimalOutput.describe('minimum order quantity (base asset)'),
-  step_size: decimalOutput.describe('quantity increment'),
-  min_notional: decimalOutput.describe('minimum order value in USDT'),
-  tick_size: decimalOutput.describe('price increment'),
-});
-
-const tickerSchema = z.object({
-  symbol: z.string(),
-  open: decimalOutput.describe('first price of the rolling 24-hour window'),
-  high: decimalOutput,
-  low: decimalOutput,
-  close: decimalOutput.describe('last price'),
-  volume: decimalOutput.describe('base-asset volume over 24 h'),
-  quote_volume: decimalOutput.describe('USDT volume over 24 h'),
-  change: decimalOutput.describe('close − open'),
-  change_pct: decimalOutput.describe('(close − open) / open × 100'),
-  trade_count: z.number().int(),
-  timestamp: timestamp.describe('time of the last tick in the window'),
-});
-
-const batchTickerSchema = tickerSchema.pick({
-  symbol: true,
-  open: true,
-  high: true,
-  low: true,
-  close: true,
-  volume: true,
-  change_pct: true,
-  trade_count: true,
-});
-
-const candleSchema = z.object({
-  time: timestamp.describe('open time of the candle'),
-  open: decimalOutput,
-  high: decimalOutput,
-  low: decimalOutput,
-  close: decimalOutput,
-  volume: decimalOutput.describe('base-asset volume'),
-  trade_count: z.number().int().describe('number of trades; 0 when the source file lacks the column'),
-});
-
-/** `GET /market/price/{symbol}` response. */
-export const priceResponse = z.object({
-  symbol: z.string(),
-  price: decimalOutput,
-  timestamp: timestamp.describe('when the price was observed, microsecond precision'),
-});
-
-/** `GET /market/candles/{symbol}` response. */
-export const candlesResponse = z.object({
-  symbol: z.string(),
-  interval: z.enum(INTERVALS),
-  candles: z.array(candleSchema),
-  count: z.number().int(),
-});
-
-const tradeSchema = z.object({
-  trade_id: z.number().int(),
-  price: decimalOutput,
-  quantity: decimalOutput,
-  time: timestamp,
-  is_buyer_maker: z.boolean(),
-});
-
-const levelSchema = z.tuple([decimalOutput, decimalOutput]).describe('[price, quantity]');
-
-const gapSchema = z.object({
-  interval: z.enum(INTERVALS),
-  start: timestamp.describe('open time of the first missing candle'),
-  end: timestamp.describe('open time of the next stored candle (the gap is [start, end))'),
-  missing_candles: z.number().int(),
-  symbols: z.array(z.string()).describe('pairs with this gap'),
-});
 
 const marketOf = (app: FastifyInstance): MarketServices => {
   const market = app.services.market;
@@ -213,9 +146,9 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         summary: 'Trading pairs (all quoted in USDT) with their order filters',
-        querystring: z.object({ status: z.enum(['active', 'inactive']).optional() }),
+        querystring: pairsQuery,
         response: {
-          200: z.object({ pairs: z.array(pairSchema), total: z.number().int() }),
+          200: pairsResponse,
           ...errorResponses(422, 429),
         },
       },
@@ -258,19 +191,9 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         summary: 'Current prices of several pairs (all when `symbols` is omitted)',
-        querystring: z.object({
-          symbols: z
-            .string()
-            .max(20_000)
-            .optional()
-            .describe('comma-separated symbols (at least one); omitted: every pair with a price'),
-        }),
+        querystring: pricesQuery,
         response: {
-          200: z.object({
-            prices: z.record(z.string(), decimalOutput),
-            timestamp,
-            count: z.number().int(),
-          }),
+          200: pricesResponse,
           ...errorResponses(400, 422, 429),
         },
       },
@@ -300,7 +223,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         summary: 'Rolling 24-hour statistics of one pair',
         params: symbolParams,
-        response: { 200: tickerSchema, ...errorResponses(400, 422, 429, 503) },
+        response: { 200: tickerResponse, ...errorResponses(400, 422, 429, 503) },
       },
     },
     async (request) => tickerOut(marketOf(app).ticker(request.params.symbol)),
@@ -314,10 +237,8 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         summary: 'Rolling 24-hour statistics of up to 100 pairs, keyed by symbol',
         description: 'Pairs without a ticker yet are left out of the object.',
-        querystring: z.object({
-          symbols: z.string().min(1).max(20_000).describe('comma-separated symbols, at most 100'),
-        }),
-        response: { 200: z.record(z.string(), batchTickerSchema), ...errorResponses(400, 422, 429) },
+        querystring: tickersQuery,
+        response: { 200: tickersResponse, ...errorResponses(400, 422, 429) },
       },
     },
     async (request) => {
@@ -334,7 +255,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
           },
         );
       }
-      const out: Record<string, z.infer<typeof batchTickerSchema>> = {};
+      const out: z.output<typeof tickersResponse> = {};
       for (const symbol of symbols) {
         m.requirePair(symbol);
         let t: Ticker;
@@ -373,12 +294,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
           'neither bound, the newest candles are those closed by the replayed time the live price is at ' +
           '(`/health` `market_feed.replayed_time`), not the end of the data.',
         params: symbolParams,
-        querystring: z.object({
-          interval: z.string().max(8).optional().describe('1m, 5m, 15m, 1h, 4h or 1d (default 1h)'),
-          limit: z.coerce.number().int().min(1).max(1000).default(100),
-          start_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
-          end_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
-        }),
+        querystring: candlesQuery,
         response: {
           200: candlesResponse,
           ...errorResponses(400, 422, 429),
@@ -429,9 +345,9 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         summary: 'Recent public trades, newest first',
         params: symbolParams,
-        querystring: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+        querystring: tradesQuery,
         response: {
-          200: z.object({ symbol: z.string(), trades: z.array(tradeSchema) }),
+          200: tradesResponse,
           ...errorResponses(400, 422, 429),
         },
       },
@@ -461,14 +377,9 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
           'Synthetic: levels are generated deterministically around the current mid-price, with spread and ' +
           'depth scaled by the pair’s 24h volume; they do not reflect real liquidity.',
         params: symbolParams,
-        querystring: z.object({ depth: z.string().max(8).optional().describe('5, 10 or 20 (default 10)') }),
+        querystring: orderBookQuery,
         response: {
-          200: z.object({
-            symbol: z.string(),
-            bids: z.array(levelSchema).describe('highest price first'),
-            asks: z.array(levelSchema).describe('lowest price first'),
-            timestamp,
-          }),
+          200: orderBookResponse,
           ...errorResponses(400, 422, 429, 503),
         },
       },
@@ -500,22 +411,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
           '`earliest` is the first candle’s open time, `latest` the end of the last candle. `data_gaps` lists ' +
           'runs of missing candles inside each stored series, merged across the pairs they affect.',
         response: {
-          200: z.object({
-            earliest: timestamp.nullable(),
-            latest: timestamp.nullable(),
-            total_pairs: z.number().int().describe('pairs with historical candles'),
-            intervals_available: z.array(z.enum(INTERVALS)),
-            data_gaps: z.array(gapSchema),
-            pairs: z.array(
-              z.object({
-                symbol: z.string(),
-                earliest: timestamp,
-                latest: timestamp,
-                intervals: z.array(z.enum(INTERVALS)).describe('intervals served'),
-                stored_intervals: z.array(z.enum(INTERVALS)).describe('intervals stored as imported'),
-              }),
-            ),
-          }),
+          200: dataRangeResponse,
           ...errorResponses(429),
         },
       },

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
+  auditWallet,
   balances,
   mode,
   pnl,
@@ -30,6 +31,8 @@ import {
   resetBody,
   resetOut,
   resetResponse,
+  walletAuditOut,
+  walletAuditResponse,
 } from '../../contract/trading';
 import { walletEventView } from '../../trading/wallet-event-view';
 import { callOf } from '../call';
@@ -206,5 +209,23 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         has_more: page.hasMore,
       };
     },
+  );
+
+  app.get(
+    '/account/audit',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: "Verify the wallet's hash chain and its read models against the event log (auditors)",
+        description:
+          'Recomputes the SHA-256 chain of every event of the wallet stream (`docs/events.md`), checks that no ' +
+          'event is missing at its end, and compares balances, positions, open orders and session figures with ' +
+          'the fold of the log up to the revision the read models include. Reads the whole stream.',
+        response: { 200: walletAuditResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => walletAuditOut(await auditWallet(callOf(request))),
   );
 };

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { LoadedBattle } from '../../../commands/battle';
 import { BATTLE_ID_PATTERN, canonicalId } from '../../../commands/battle';
 import type { BattleEvent } from '../../../domain/battle/events';
@@ -8,6 +9,7 @@ import type { OrderFilledData } from '../../../domain/wallet/events';
 import { walletStreamId } from '../../../domain/wallet/events';
 import type { RecordedEvent } from '../../../ports/event-store';
 import { rankingOut } from '../../battle/present';
+import type { battleStatusData, battleTradeData, battleUpdateData } from '../../contract/ws';
 import type { Services } from '../../services';
 import type { WsChannel, WsChannelFactory, WsClientMessage, WsConnection } from './registry';
 import { serialPump } from './serial-pump';
@@ -16,8 +18,12 @@ import { serialPump } from './serial-pump';
 const POLL_MS = 1_000;
 const CHANNEL = 'battle';
 
+type BattleTradeData = z.output<typeof battleTradeData>;
+type BattleUpdateData = z.output<typeof battleUpdateData>;
+type BattleStatusData = z.output<typeof battleStatusData>;
+
 /** `battle:trade` data (spec "Battle channel events"). */
-const tradeOf = (battleId: string, agentId: string, d: OrderFilledData) => ({
+const tradeOf = (battleId: string, agentId: string, d: OrderFilledData): BattleTradeData => ({
   battle_id: battleId,
   agent_id: agentId,
   symbol: d.symbol,
@@ -50,9 +56,9 @@ export const battleMessages = (
 ): { type: string; data: Record<string, unknown> }[] => {
   const battleId = before.battleId!;
   const status = (
-    event: string,
-    to: string,
-    extra: Record<string, unknown> = {},
+    event: BattleStatusData['event'],
+    to: BattleStatusData['status'],
+    extra: Partial<BattleStatusData> & Record<string, unknown> = {},
   ): { type: string; data: Record<string, unknown> } => ({
     type: 'battle:status',
     data: {
@@ -64,7 +70,7 @@ export const battleMessages = (
       reason: null,
       timestamp: occurredAt,
       ...extra,
-    },
+    } satisfies BattleStatusData,
   });
   const sb = before.config?.starting_balance ?? '0';
   switch (e.type) {
@@ -98,7 +104,7 @@ export const battleMessages = (
               roi_pct: roiPct(p.equity, sb),
             })),
             timestamp: e.data.timestamp,
-          },
+          } satisfies BattleUpdateData,
         },
       ];
     case 'BattleStepped':
@@ -114,7 +120,7 @@ export const battleMessages = (
               return { agent_id: agentId, equity: last, roi_pct: roiPct(last, sb) };
             }),
             timestamp: e.data.to_time,
-          },
+          } satisfies BattleUpdateData,
         },
       ];
     case 'BattleSandboxEventRecorded':

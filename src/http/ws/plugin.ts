@@ -14,8 +14,9 @@ import { tickerChannels } from './ticker-channels';
  * `GET /ws/v1` (ARCHITECTURE §13, §14b). Protocol:
  * - Optional credential `?api_key=…` or `?token=<JWT>` (needed only by private channels), or on the handshake
  *   the HTTP headers of the spec's Authentication part (`X-API-Key`, `Authorization: Bearer`, with `X-Agent-Id`
- *   as over HTTP) for clients that can set headers; the query wins when both are given. A bad credential
- *   closes the socket with code 4401 after an error message.
+ *   as over HTTP) for clients that can set headers; the query wins when both are given. `?agent_id=` scopes a
+ *   JWT or account key to one of the account's agents like `X-Agent-Id` (and wins over it). A bad credential
+ *   or agent id closes the socket with code 4401 after an error message.
  * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`),
  *   `{action: 'ping'}`.
  * - Server → client: `{channel, type, data}`. `system` messages: `welcome` on connect, `subscribed` /
@@ -50,6 +51,12 @@ const credentialOf = (request: FastifyRequest): { apiKey?: string; token?: strin
   const apiKey = typeof q['api_key'] === 'string' && q['api_key'] ? q['api_key'] : undefined;
   const token = typeof q['token'] === 'string' && q['token'] ? q['token'] : undefined;
   return apiKey || token ? { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) } : undefined;
+};
+
+/** The `?agent_id=` of the handshake: the agent a JWT or account key acts for (as `X-Agent-Id`). */
+const agentIdOf = (request: FastifyRequest): string | undefined => {
+  const value = (request.query as Record<string, unknown>)['agent_id'];
+  return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
 /** True when the handshake carries a credential header (`X-API-Key` or `Authorization`). */
@@ -276,16 +283,20 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       return;
     }
     // A client following the spec's Authentication part sends its key as a header: without this it would get
-    // an anonymous socket (`authenticated: false`) and its private subscriptions refused.
-    (credential ? auth.resolveCredential(credential) : auth.authenticate(request, 'key-or-jwt')).then(
-      (p) => {
-        principal = p;
-        open();
-      },
-      (e: unknown) => {
-        error(e);
-        socket.close(WS_CLOSE_UNAUTHORIZED, isDomainError(e) ? e.code : 'unauthorized');
-      },
-    );
+    // an anonymous socket (`authenticated: false`) and its private subscriptions refused. `?agent_id=` scopes
+    // the socket to an agent like `X-Agent-Id` (a browser cannot set handshake headers) and wins over it.
+    const agentId = agentIdOf(request);
+    (credential ? auth.resolveCredential(credential) : auth.authenticate(request, 'key-or-jwt'))
+      .then((p) => (agentId !== undefined ? auth.scopeToAgent(p, agentId, 'agent_id') : p))
+      .then(
+        (p) => {
+          principal = p;
+          open();
+        },
+        (e: unknown) => {
+          error(e);
+          socket.close(WS_CLOSE_UNAUTHORIZED, isDomainError(e) ? e.code : 'unauthorized');
+        },
+      );
   });
 };

@@ -1,7 +1,9 @@
 import type { Subscription } from 'rxjs';
+import type { z } from 'zod';
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { isoMicros, isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
+import type { tickerMessageData } from '../../contract/ws';
 import type { MarketServices } from '../../market/services';
 import type { PriceTick } from '../../market/ticks';
 import type { WsChannel, WsChannelFactory } from './registry';
@@ -40,7 +42,7 @@ export class TickerHub {
   }
 
   /** The ticker payload of `symbol` now (also used by tests). */
-  payload(symbol: string): Record<string, unknown> | undefined {
+  payload(symbol: string): z.output<typeof tickerMessageData> | undefined {
     const price = this.market.feed.prices.get(symbol);
     if (!price) return undefined;
     const t = this.market.feed.ticker(symbol);

@@ -1,0 +1,138 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { setCredentials } from './api/http';
+import { type SocketState, socketUrl, VenueSocket } from './api/socket';
+import { agents, login, ownAccount } from './api/venue';
+import { theme, toggleTheme } from './charts/theme';
+import { AuditPage } from './pages/audit';
+import { BacktestComparePage, BacktestPage, BacktestsPage } from './pages/backtests';
+import { BattlePage, BattlesPage } from './pages/battles';
+import { LoginPage } from './pages/login';
+import { MarketPage } from './pages/market';
+import { OverviewPage } from './pages/overview';
+import { href, type Route, useRoute } from './router';
+import { endSession, resumeSession, type Session, selectAgent, session } from './session';
+import { useStore } from './store';
+import { ErrorNotice } from './ui/components';
+import { useAsync } from './ui/hooks';
+import { SocketContext } from './ui/socket-context';
+
+const NAV = [
+  { path: 'overview', label: 'Overview' },
+  { path: 'market', label: 'Market' },
+  { path: 'backtests', label: 'Backtests' },
+  { path: 'battles', label: 'Battles' },
+  { path: 'audit', label: 'Audit' },
+] as const;
+
+resumeSession((c) => login({ api_key: c.apiKey, api_secret: c.apiSecret }));
+
+/** The dashboard: the login page, or the pages of the logged-in account. */
+export const App = () => {
+  const s = useStore(session);
+  return s ? <Shell session={s} /> : <LoginPage />;
+};
+
+const page = (route: Route) => {
+  const [first = 'overview', second] = route.parts;
+  switch (first) {
+    case 'market':
+      return <MarketPage symbol={second?.toUpperCase() ?? null} />;
+    case 'backtests':
+      if (second === 'compare') return <BacktestComparePage ids={route.query.get('ids')?.split(',') ?? []} />;
+      return second ? <BacktestPage id={second} /> : <BacktestsPage />;
+    case 'battles':
+      return second ? <BattlePage id={second} /> : <BattlesPage />;
+    case 'audit':
+      return <AuditPage />;
+    default:
+      return <OverviewPage />;
+  }
+};
+
+/**
+ * The logged-in frame: navigation, the wallet picker (the account's own wallet or one of its agents', sent as
+ * `X-Agent-Id` and `?agent_id=`), the live connection's state, the theme switch and logout. Every page below
+ * is keyed by the viewed wallet, so choosing another one reads everything afresh.
+ */
+const Shell = ({ session: s }: { session: Session }) => {
+  setCredentials({
+    token: s.token,
+    agentId: s.agentId,
+    onUnauthorized: (e) => {
+      if (e.code === 'INVALID_TOKEN')
+        endSession(`The venue refused the session (${e.message}): log in again.`);
+    },
+  });
+  const route = useRoute();
+  const account = useAsync(() => ownAccount(), [s.token]);
+  const list = useAsync(() => agents(), [s.token]);
+  const socket = useMemo(() => new VenueSocket(socketUrl(s.token, s.agentId)), [s.token, s.agentId]);
+  useEffect(() => () => socket.close(), [socket]);
+  const [state, setState] = useState<SocketState>(socket.state);
+  useEffect(() => {
+    setState(socket.state);
+    return socket.onState(setState);
+  }, [socket]);
+  const t = useStore(theme);
+  const current = route.parts[0] ?? 'overview';
+  const agentList = list.data?.agents ?? [];
+  const viewed = agentList.find((a) => a.id === s.agentId);
+
+  return (
+    <SocketContext.Provider value={socket}>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href={href('overview')}>
+          Paper-trading venue
+        </a>
+        <nav aria-label="Pages">
+          {NAV.map((n) => (
+            <a key={n.path} href={href(n.path)} aria-current={current === n.path ? 'page' : undefined}>
+              {n.label}
+            </a>
+          ))}
+        </nav>
+        <div class="tools">
+          <label class="picker">
+            <span>Wallet</span>
+            <select
+              name="wallet"
+              value={s.agentId ?? ''}
+              onChange={(e) => selectAgent(e.currentTarget.value || null)}
+            >
+              <option value="">{account.data ? `${account.data.display_name} (account)` : 'Account'}</option>
+              {agentList.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.display_name}
+                  {a.status === 'archived' ? ' (archived)' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <span class={`conn ${state}`} role="status" title="Live updates over the venue's WebSocket">
+            {state === 'live' ? 'live' : state === 'connecting' ? 'connecting…' : 'offline, retrying'}
+          </span>
+          <button
+            type="button"
+            onClick={toggleTheme}
+            aria-label={`Switch to ${t === 'dark' ? 'light' : 'dark'} theme`}
+          >
+            {t === 'dark' ? 'Light' : 'Dark'}
+          </button>
+          <button type="button" onClick={() => endSession(null)}>
+            Log out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <ErrorNotice error={account.error} title="Account" />
+        {s.agentId && list.data && !viewed ? (
+          <p class="notice">The chosen agent is no longer in this account; showing it may fail.</p>
+        ) : null}
+        <div key={s.agentId ?? 'account'}>{page(route)}</div>
+      </main>
+    </SocketContext.Provider>
+  );
+};

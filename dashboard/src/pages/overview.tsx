@@ -1,0 +1,306 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { HistoryInterval, Order, Performance, Portfolio } from '../api/contract';
+import * as venue from '../api/venue';
+import { LineChart, type Point } from '../charts/chart';
+import { href } from '../router';
+import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
+import { Badge, Num, ShortId, Side, Time, viewerZone } from '../ui/format';
+import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
+import { markReady } from '../ui/ready';
+import { Head, hidden, NumCell, right } from '../ui/table';
+import { FillsTable, PositionsTable } from '../ui/wallet-tables';
+import { OrderTicket } from './ticket';
+
+const INTERVALS: HistoryInterval[] = ['1m', '1h', '1d'];
+
+/**
+ * Overview (docs/dashboard.md): the viewed wallet's equity, cash, ROI and PnL, its equity curve, positions,
+ * open orders (with cancel) and recent fills, and an order ticket. Live without polling: the `portfolio`
+ * channel replaces the figures and positions on every change, and each event of the `orders` channel re-reads
+ * the open orders, the fills and the metrics (coalesced). The curve is the recorded history
+ * (`/analytics/portfolio/history`, one valuation a minute) followed by the live equity of each pushed snapshot.
+ */
+export const OverviewPage = () => {
+  const initial = useAsync(() => venue.portfolio(), []);
+  const [pushed, setPushed] = useState<Portfolio | null>(null);
+  const [interval, setHistoryInterval] = useState<HistoryInterval>('1m');
+  // The figures first, alone: the other panels read once they are in (the venue answers one wallet's reads
+  // one after the other on an embedded database; the first figures should not wait behind a history).
+  const after = initial.data !== undefined || initial.error !== undefined;
+  const later = <T,>(read: () => Promise<T>) => (after ? read() : new Promise<never>(() => {}));
+  const history = useAsync(() => later(() => venue.portfolioHistory(interval)), [interval, after]);
+  const orders = useAsync(() => later(() => venue.openOrders()), [after]);
+  const fills = useAsync(() => later(() => venue.tradeHistory(20)), [after]);
+  const perf = useAsync(() => later(() => venue.performance()), [after]);
+  const [live, setLive] = useState<Point[]>([]);
+  const historyReadAt = useRef(Date.now());
+
+  const rereadActivity = useCoalesced(() => {
+    orders.reload();
+    fills.reload();
+    perf.reload();
+  }, 150);
+  // New valuations are recorded once a minute: re-read the history when a snapshot arrives a minute later.
+  const rereadHistory = () => {
+    if (Date.now() - historyReadAt.current < 60_000) return;
+    historyReadAt.current = Date.now();
+    history.reload();
+  };
+
+  useChannel(
+    { channel: 'portfolio' },
+    (m) => {
+      if (m.channel !== 'portfolio' || m.type !== 'portfolio') return;
+      const p = m.data as Portfolio;
+      setPushed(p);
+      setLive((points) => [
+        ...points.slice(-500),
+        { time: Date.parse(p.timestamp), value: Number(p.total_equity) },
+      ]);
+      rereadHistory();
+    },
+    () => {
+      initial.reload();
+      history.reload();
+      rereadActivity();
+    },
+  );
+  useChannel({ channel: 'orders' }, rereadActivity);
+
+  const p = pushed ?? initial.data;
+  useEffect(() => {
+    if (p) markReady('overview');
+  }, [p]);
+
+  const curve = useMemo(() => {
+    const recorded = (history.data?.snapshots ?? []).map((s) => ({
+      time: Date.parse(s.time),
+      value: Number(s.total_equity),
+    }));
+    const lastRecorded = recorded.at(-1)?.time ?? 0;
+    const tail = live.filter((x) => x.time > lastRecorded);
+    const first =
+      p && recorded.length === 0 && tail.length === 0
+        ? [{ time: Date.parse(p.timestamp), value: Number(p.total_equity) }]
+        : [];
+    return [...recorded, ...first, ...tail];
+  }, [history.data, live, p]);
+
+  return (
+    <div class="page overview">
+      <h1 class="sr-only">Overview</h1>
+      <div class="main-col">
+        <ErrorNotice error={initial.error} title="Portfolio" />
+        {p ? <Summary p={p} /> : <Loading what="the portfolio" />}
+        <Panel
+          id="equity"
+          title="Equity"
+          actions={
+            <Segmented
+              label="History interval"
+              value={interval}
+              options={INTERVALS}
+              onChange={setHistoryInterval}
+            />
+          }
+        >
+          <ErrorNotice error={history.error} title="Equity history" />
+          {curve.length > 0 ? (
+            <LineChart
+              lines={[{ id: 'equity', name: 'Equity', points: curve }]}
+              label={`Equity curve: ${curve.length} points, last ${curve.at(-1)?.value ?? ''} USDT`}
+            />
+          ) : (
+            <Empty>
+              No equity recorded yet: the venue values wallets once a minute after their first trade.
+            </Empty>
+          )}
+          <p class="muted small">
+            Recorded valuations every {interval === '1m' ? 'minute' : interval === '1h' ? 'hour' : 'day'},
+            then the live equity of each update. Times in {viewerZone()}; UTC on hover.
+          </p>
+        </Panel>
+        {perf.data ? <Metrics perf={perf.data} /> : null}
+        <Panel id="positions" title="Positions">
+          {p && p.positions.length === 0 ? (
+            <Empty>
+              No open positions. Buy with the order ticket, or let an agent trade through the API.
+            </Empty>
+          ) : p ? (
+            <PositionsTable positions={p.positions} />
+          ) : null}
+        </Panel>
+        <OpenOrders orders={orders.data?.orders} error={orders.error} />
+        <Panel
+          id="fills"
+          title="Recent fills"
+          actions={fills.data ? <span class="muted small">{fills.data.total} in all</span> : null}
+        >
+          <ErrorNotice error={fills.error} />
+          {fills.data && fills.data.trades.length === 0 ? (
+            <Empty>
+              No fills yet. Market orders fill at once; limit and conditional orders when the price reaches
+              them.
+            </Empty>
+          ) : fills.data ? (
+            <FillsTable fills={fills.data.trades} />
+          ) : null}
+        </Panel>
+      </div>
+      <aside class="side-col" aria-label="Trade">
+        <Panel id="ticket" title="Order ticket" actions={<a href={href('market')}>Market</a>}>
+          <OrderTicket />
+        </Panel>
+      </aside>
+    </div>
+  );
+};
+
+const Summary = ({ p }: { p: Portfolio }) => (
+  <div class="stats" data-testid="summary" data-revision={p.revision}>
+    <Stat label="Equity (USDT)" id="equity">
+      <Num value={p.total_equity} />
+    </Stat>
+    <Stat label="Cash available" id="cash">
+      <Num value={p.available_cash} />
+    </Stat>
+    <Stat label="Locked" id="locked">
+      <Num value={p.locked_cash} />
+    </Stat>
+    <Stat label="ROI" id="roi">
+      <Num value={p.roi_pct} signed unit="%" />
+    </Stat>
+    <Stat label="Total PnL" id="pnl">
+      <Num value={p.total_pnl} signed />
+    </Stat>
+    <Stat label="Realized / unrealized" id="realized">
+      <Num value={p.realized_pnl} signed /> / <Num value={p.unrealized_pnl} signed />
+    </Stat>
+    <Stat label="Fees paid" id="fees">
+      <Num value={p.fees_paid} />
+    </Stat>
+    <Stat label="Net PnL" id="net">
+      <Num value={p.net_pnl} signed />
+    </Stat>
+  </div>
+);
+
+const Metrics = ({ perf }: { perf: Performance }) => (
+  <div class="stats compact" data-testid="metrics">
+    <Stat label="Sharpe">
+      <Num value={perf.sharpe_ratio} />
+    </Stat>
+    <Stat label="Max drawdown">
+      <Num value={perf.max_drawdown_pct} unit="%" />
+    </Stat>
+    <Stat label="Win rate">
+      <Num value={perf.win_rate} unit="%" />
+    </Stat>
+    <Stat label="Profit factor">
+      <Num value={perf.profit_factor} />
+    </Stat>
+    <Stat label="Fills">{perf.total_trades}</Stat>
+  </div>
+);
+
+/** Open orders with a cancel button each (`DELETE /trade/order/{id}`) and cancel-all. */
+const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unknown }) => {
+  const [cancelling, setCancelling] = useState<Set<string>>(new Set());
+  const [failure, setFailure] = useState<unknown>(null);
+  const cancel = async (id: string) => {
+    setFailure(null);
+    setCancelling((s) => new Set(s).add(id));
+    try {
+      await venue.cancelOrder(id);
+    } catch (e) {
+      setFailure(e);
+    } finally {
+      setCancelling((s) => {
+        const n = new Set(s);
+        n.delete(id);
+        return n;
+      });
+    }
+  };
+  const cancelAll = async () => {
+    if (!confirm(`Cancel all ${orders?.length ?? 0} open orders?`)) return;
+    setFailure(null);
+    try {
+      await venue.cancelAllOrders();
+    } catch (e) {
+      setFailure(e);
+    }
+  };
+  return (
+    <Panel
+      id="orders"
+      title="Open orders"
+      actions={
+        orders && orders.length > 1 ? (
+          <button type="button" onClick={cancelAll}>
+            Cancel all
+          </button>
+        ) : null
+      }
+    >
+      <ErrorNotice error={error} />
+      <ErrorNotice error={failure} title="Cancel" />
+      {orders && orders.length === 0 ? (
+        <Empty>
+          No open orders. Limit, stop-loss and take-profit orders wait here until the price reaches them.
+        </Empty>
+      ) : orders ? (
+        <table>
+          <Head
+            cols={[
+              'Order',
+              'Pair',
+              'Side',
+              'Type',
+              right('Quantity'),
+              right('Price / trigger'),
+              right('Locked'),
+              'Status',
+              'Placed',
+              hidden('Cancel'),
+            ]}
+          />
+          <tbody>
+            {orders.map((o) => (
+              <tr key={o.order_id} data-order={o.order_id}>
+                <td>
+                  <ShortId id={o.order_id} />
+                </td>
+                <td>{o.symbol}</td>
+                <td>
+                  <Side side={o.side} />
+                </td>
+                <td>{o.type.replace('_', ' ')}</td>
+                <NumCell value={o.quantity} />
+                <NumCell value={o.price ?? o.trigger_price} />
+                <NumCell value={o.locked_amount} />
+                <td>
+                  <Badge>{o.status.replace('_', ' ')}</Badge>
+                </td>
+                <td>
+                  <Time iso={o.created_at} />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    class="small"
+                    disabled={cancelling.has(o.order_id)}
+                    onClick={() => cancel(o.order_id)}
+                    aria-label={`Cancel ${o.side} ${o.type} ${o.symbol} order ${o.order_id.slice(0, 8)}`}
+                  >
+                    {cancelling.has(o.order_id) ? 'Cancelling…' : 'Cancel'}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </Panel>
+  );
+};

@@ -1,0 +1,100 @@
+import type { Position, Trade } from '../api/contract';
+import { href } from '../router';
+import { Side, Time } from './format';
+import { Head, NumCell, right } from './table';
+
+/** The fields of a fill both the live trade history and a backtest's trade log carry. */
+type Fill = Pick<
+  Trade,
+  'trade_id' | 'executed_at' | 'symbol' | 'side' | 'quantity' | 'price' | 'fee' | 'total' | 'realized_pnl'
+> & {
+  type?: string;
+};
+
+/**
+ * Fills, newest or oldest first as given: the wallet's recent fills (`/trade/history`) and a backtest's trade log
+ * (`/results/trades`, whose fills also name their order type and run on virtual time).
+ */
+export const FillsTable = ({
+  fills,
+  virtual = false,
+  testId,
+}: {
+  fills: Fill[];
+  virtual?: boolean;
+  testId?: string;
+}) => {
+  const typed = fills.some((f) => f.type !== undefined);
+  return (
+    <table data-testid={testId}>
+      <Head
+        cols={[
+          virtual ? 'Time (virtual)' : 'Time',
+          'Pair',
+          'Side',
+          ...(typed ? ['Type'] : []),
+          right('Quantity'),
+          right('Price'),
+          right('Fee'),
+          right('Total'),
+          right('Realized PnL'),
+        ]}
+      />
+      <tbody>
+        {fills.map((t) => (
+          <tr key={t.trade_id} data-trade={t.trade_id}>
+            <td>
+              <Time iso={t.executed_at} />
+            </td>
+            <td>{t.symbol}</td>
+            <td>
+              <Side side={t.side} />
+            </td>
+            {typed ? <td>{t.type?.replace('_', ' ')}</td> : null}
+            <NumCell value={t.quantity} />
+            <NumCell value={t.price} />
+            <NumCell value={t.fee} />
+            <NumCell value={t.total} />
+            <NumCell value={t.realized_pnl} signed />
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+};
+
+/** Positions valued as the venue valued them (the price's source on hover): live, or as of a past time. */
+export const PositionsTable = ({ positions }: { positions: Position[] }) => (
+  <table>
+    <Head
+      cols={[
+        'Pair',
+        right('Quantity'),
+        right('Avg entry'),
+        right('Price'),
+        right('Value'),
+        right('Unrealized PnL'),
+        right('%'),
+        'Opened',
+      ]}
+    />
+    <tbody>
+      {positions.map((x) => (
+        <tr key={x.symbol} data-position={x.symbol}>
+          <th scope="row">
+            <a href={href('market', x.symbol)}>{x.symbol}</a>
+          </th>
+          <NumCell value={x.quantity} />
+          <NumCell value={x.avg_entry_price} />
+          <NumCell value={x.current_price} title={`price source: ${x.price_source}`} />
+          <NumCell value={x.market_value} />
+          <NumCell value={x.unrealized_pnl} signed />
+          <NumCell value={x.unrealized_pnl_pct} signed />
+          <td>
+            <Time iso={x.opened_at} />
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);

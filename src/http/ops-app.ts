@@ -1,0 +1,21 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Services } from '../services';
+import { errorHandler, notFoundHandler } from './errors';
+import { healthRoutes } from './routes/health';
+
+/**
+ * The operator endpoints of a process without the API (`worker` with `OPS_PORT`): `/health` for orchestrators
+ * and load balancers, with the same answers as the API's. Errors in the spec's envelope.
+ */
+export const buildOpsApp = async (services: Services): Promise<FastifyInstance> => {
+  const app = Fastify({ loggerInstance: services.logger as FastifyBaseLogger, trustProxy: false });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.decorate('services', services);
+  await app.register(healthRoutes);
+  await app.ready();
+  return app as unknown as FastifyInstance;
+};

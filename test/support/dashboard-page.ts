@@ -1,0 +1,40 @@
+import type { BrowserContext, Page } from 'playwright-core';
+
+/** What a page measured of its own load, in ms from navigation start (docs/benchmarks.md, "Dashboard"). */
+export interface LoadTimings {
+  /** The page's `ptv:ready:<page>` mark: its first-interactive time (docs/dashboard.md). */
+  ready: number;
+  domContentLoaded: number;
+  loadEvent: number;
+  /** Bytes over the wire: the page and everything it fetched so far. */
+  transferredBytes: number;
+}
+
+/** Reads {@link LoadTimings} of the dashboard page `page` once it marked `ptv:ready:<name>`. */
+export const loadTimings = (page: Page, name: string): Promise<LoadTimings> =>
+  // A string, run in the page: the browser's types are not the test's (Node's).
+  page.evaluate(`(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const entries = [nav, ...performance.getEntriesByType('resource')];
+    return {
+      ready: performance.getEntriesByName(${JSON.stringify(`ptv:ready:${name}`)})[0].startTime,
+      domContentLoaded: nav.domContentLoadedEventEnd,
+      loadEvent: nav.loadEventEnd,
+      transferredBytes: entries.reduce((n, e) => n + (e.transferSize || 0), 0),
+    };
+  })()`);
+
+/**
+ * Puts a dashboard session (`dashboard/src/session.ts`) in every page's sessionStorage before its scripts run, so
+ * a cold load opens the overview of a logged-in viewer.
+ */
+export const presetSession = (
+  context: BrowserContext,
+  token: { token: string; expires_at: string },
+  agentId: string | null = null,
+): Promise<unknown> =>
+  context.addInitScript({
+    content: `sessionStorage.setItem('ptv.session', ${JSON.stringify(
+      JSON.stringify({ token: token.token, expiresAt: token.expires_at, agentId }),
+    )});`,
+  });
