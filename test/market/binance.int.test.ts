@@ -13,6 +13,7 @@ import { createBinanceSource } from '../../src/market/sources/binance';
 import { reconnectingSocket } from '../../src/market/sources/reconnecting-socket';
 import { createRuntime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { operatorHeadersOf } from '../support/runtime';
 import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
 
 /**
@@ -234,7 +235,9 @@ describe('runtime with MARKET_SOURCE=binance', () => {
         price: '102571.17000000',
         timestamp: `${new Date(RECORDED.trade.data['T'] as number).toISOString().slice(0, -1)}000Z`,
       });
-      const health = (await app.inject({ method: 'GET', url: '/health' })).json();
+      const health = (
+        await app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(app) })
+      ).json();
       expect(health.checks.market_feed).toMatchObject({
         status: 'ok',
         source: 'binance',
