@@ -37,11 +37,8 @@ export const metricsRoutes = async (app: FastifyInstance): Promise<void> => {
   app.get(
     '/metrics',
     {
-      schema: {
-        tags: ['health'],
-        summary: 'Prometheus metrics of this process (operator token)',
-        description: 'Text exposition format 0.0.4. Needs `Authorization: Bearer <OPERATOR_TOKEN>`.',
-      },
+      // An operator endpoint, not part of the API's contract (documented in docs/operations.md, "Metrics").
+      schema: { hide: true },
     },
     async (request, reply) => {
       if (!app.operator.allows(request)) {
