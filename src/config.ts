@@ -87,6 +87,11 @@ const configSchema = z.object({
     .default('0.001'),
   /** Directory of market data in Binance's formats (see docs/market-data.md), imported at start. */
   MARKET_DATA_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
+  /**
+   * The candle store's directory (docs/market-data.md, "The candle store"): every imported candle, in month files.
+   * Unset: `DATA_DIR/market`. Processes sharing a database read the same store (a shared volume).
+   */
+  MARKET_STORE_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
   /** Comma-separated symbols the live source follows (default: every pair it has data for). */
   MARKET_SYMBOLS: z.preprocess(
     emptyToUndefined,

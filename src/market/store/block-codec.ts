@@ -58,6 +58,19 @@ const pricesAtScale = (c: CandleColumns): { scale: number; cols: Float64Array[] 
   };
 };
 
+/** The largest value, nulls (NaN) ignored. */
+const largest = (values: Float64Array): number => {
+  let max = 0;
+  for (const v of values) if (v > max) max = v;
+  return max;
+};
+
+const largestBig = (values: readonly bigint[]): bigint => {
+  let max = 0n;
+  for (const v of values) if (v > max) max = v;
+  return max;
+};
+
 const writeBitmap = (w: BitWriter, bits: (i: number) => boolean, n: number) => {
   const bytes = new Uint8Array(Math.ceil(n / 8));
   for (let i = 0; i < n; i++) if (bits(i)) bytes[i >>> 3]! |= 1 << (i & 7);
@@ -102,46 +115,42 @@ export const encodeBlock = (c: CandleColumns): Uint8Array => {
     const cl = close[i]!;
     moves[0]![i] = zigzag(o - previousClose);
     moves[1]![i] = zigzag(cl - o);
-    moves[2]![i] = high[i]! - (o > cl ? o : cl);
-    moves[3]![i] = (o < cl ? o : cl) - low[i]!;
+    moves[2]![i] = high[i]! - Math.max(o, cl);
+    moves[3]![i] = Math.min(o, cl) - low[i]!;
     previousClose = cl;
   }
-  const widths = moves.map((m) => bitWidth(m.reduce((a, b) => (b > a ? b : a), 0)));
+  const widths = moves.map((m) => bitWidth(largest(m)));
   const p = header(13);
   p.view.setUint8(0, scale);
   p.view.setFloat64(1, open[0]!, true);
-  widths.forEach((width, i) => p.view.setUint8(9 + i, width));
+  widths.forEach((width, i) => {
+    p.view.setUint8(9 + i, width);
+  });
   w.raw(p.bytes);
 
   const others = [c.volume, c.quote, c.trades];
   const plans = others.map((col) => {
-    const nulls = Array.from({ length: n }, (_, i) => isNull(col, i));
-    const nullCount = nulls.filter(Boolean).length;
+    let nullCount = 0;
+    for (let i = 0; i < n; i++) if (isNull(col, i)) nullCount++;
     const kind = nullCount === n ? 2 : col.big ? 1 : 0;
-    const width =
-      kind === 2
-        ? 0
-        : col.big
-          ? bigBitWidth(col.big.reduce((a, b) => (b > a ? b : a), 0n))
-          : bitWidth(col.ints!.reduce((a, b) => (b > a ? b : a), 0));
+    const width = kind === 2 ? 0 : col.big ? bigBitWidth(largestBig(col.big)) : bitWidth(largest(col.ints!));
     const m = header(3);
     m.view.setUint8(0, col.scale);
     m.view.setUint8(1, kind);
     m.view.setUint8(2, nullCount > 0 && nullCount < n ? 1 : 0);
     w.raw(m.bytes);
-    if (nullCount > 0 && nullCount < n) writeBitmap(w, (i) => nulls[i]!, n);
+    if (nullCount > 0 && nullCount < n) writeBitmap(w, (i) => isNull(col, i), n);
     w.raw(Uint8Array.of(width));
     return { col, kind, width };
   });
 
   widths.forEach((width, k) => {
-    const m = moves[k]!;
-    for (let i = 0; i < n; i++) w.write(m[i]!, width);
+    w.writeMany(moves[k]!, width, n);
   });
   for (const { col, kind, width } of plans) {
     if (kind === 2) continue;
     if (col.big) for (let i = 0; i < n; i++) w.writeBig(col.big[i]! < 0n ? 0n : col.big[i]!, width);
-    else for (let i = 0; i < n; i++) w.write(Number.isNaN(col.ints![i]!) ? 0 : col.ints![i]!, width);
+    else w.writeMany(col.ints!, width, n);
   }
   return w.finish();
 };
@@ -201,8 +210,8 @@ export const decodeBlock = (bytes: Uint8Array): CandleColumns => {
     const cl = o + unzigzag(moves[1]![i]!);
     open[i] = o;
     close[i] = cl;
-    high[i] = (o > cl ? o : cl) + moves[2]![i]!;
-    low[i] = (o < cl ? o : cl) - moves[3]![i]!;
+    high[i] = Math.max(o, cl) + moves[2]![i]!;
+    low[i] = Math.min(o, cl) - moves[3]![i]!;
     previousClose = cl;
   }
   const [volume, quote, trades] = metas.map((meta): DecimalColumn => {
@@ -245,4 +254,6 @@ export const blockCount = (bytes: Uint8Array): number =>
 /** True when every column of `c` has `length` values (a consistency check for builders). */
 export const consistent = (c: CandleColumns): boolean =>
   c.openTime.length === c.length &&
-  [c.open, c.high, c.low, c.close, c.volume, c.quote, c.trades].every((col) => columnLength(col) === c.length);
+  [c.open, c.high, c.low, c.close, c.volume, c.quote, c.trades].every(
+    (col) => columnLength(col) === c.length,
+  );

@@ -24,7 +24,11 @@ export const isNull = (c: DecimalColumn, i: number): boolean =>
 
 /** Value `i` in 1e-8 units as a number (exact up to 2^53 units: any price); NaN for null. */
 export const unitsAt = (c: DecimalColumn, i: number): number =>
-  c.ints ? c.ints[i]! * POW10[8 - c.scale]! : c.big[i]! < 0n ? Number.NaN : Number(c.big[i]! * BIG_POW10[8 - c.scale]!);
+  c.ints
+    ? c.ints[i]! * POW10[8 - c.scale]!
+    : c.big[i]! < 0n
+      ? Number.NaN
+      : Number(c.big[i]! * BIG_POW10[8 - c.scale]!);
 
 /** Value `i` in 1e-8 units as a bigint (exact for any value); −1n for null. */
 export const bigUnitsAt = (c: DecimalColumn, i: number): bigint => {
@@ -152,7 +156,12 @@ export const sliceColumn = (c: DecimalColumn, from: number, to: number): Decimal
 
 /** Columns joined end to end (common scale: the largest). */
 export const concatColumns = (parts: readonly DecimalColumn[]): DecimalColumn => {
-  const b = new DecimalColumnBuilder(Math.max(1, parts.reduce((n, c) => n + columnLength(c), 0)));
+  const b = new DecimalColumnBuilder(
+    Math.max(
+      1,
+      parts.reduce((n, c) => n + columnLength(c), 0),
+    ),
+  );
   for (const c of parts) {
     const n = columnLength(c);
     if (c.ints && c.scale === 8) for (let i = 0; i < n; i++) b.push(c.ints[i]!);
