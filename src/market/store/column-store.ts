@@ -509,7 +509,10 @@ export class ColumnStore {
           incomingIndex: from + c.incoming,
         });
       }
-      if (merge.added > 0) {
+      // A month is (re)written when candles are added, and also when the manifest does not know what its file
+      // holds: a run that died after writing the file and before writing the manifest.
+      const known = this.manifest.native[symbol]?.[interval]?.[month]?.count;
+      if (merge.added > 0 || (merge.conflicts.length === 0 && known !== merge.merged.length)) {
         sections.set(interval, merge.merged);
         prepared.months.push({ month, merge, sections });
       }
