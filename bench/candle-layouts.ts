@@ -25,14 +25,14 @@ import { PGlite } from '@electric-sql/pglite';
 import { Command } from 'commander';
 import pg from 'pg';
 import type { Candle } from '../domain/market/candle';
-import { KlineCsvParser } from '../src/market/import/kline-parser';
 import { planFiles, planPairs, readGeneratorSource } from '../src/market/generator/plan';
 import { renderFile } from '../src/market/generator/render';
+import { KlineCsvParser } from '../src/market/import/kline-parser';
 import { siblingMarketDataDir } from '../src/market/sibling-data';
 import { type CandleColumns, decodeBlock, encodeBlock } from '../src/market/store/block-codec';
 import { ColumnStore } from '../src/market/store/column-store';
 import { sliceColumns } from '../src/market/store/columns';
-import { candlesFromColumns, columnsFromCandles } from '../src/market/store/convert';
+import { candlesFromColumns } from '../src/market/store/convert';
 import { bigUnitsAt } from '../src/market/store/decimal-column';
 
 const program = new Command()
@@ -42,7 +42,13 @@ const program = new Command()
   .option('--postgres <url>', 'PostgreSQL server', 'postgres://postgres@127.0.0.1:5432/postgres')
   .option('--json <file>', 'write the results as JSON')
   .parse();
-const opts = program.opts<{ pairs: string; months: string; pgliteMonths: string; postgres: string; json?: string }>();
+const opts = program.opts<{
+  pairs: string;
+  months: string;
+  pgliteMonths: string;
+  postgres: string;
+  json?: string;
+}>();
 
 const DAY = 86_400_000;
 const READS = 200;
@@ -112,7 +118,11 @@ interface Sql {
   exec(text: string): Promise<unknown>;
 }
 
-const units = (c: CandleColumns, key: 'open' | 'high' | 'low' | 'close' | 'volume' | 'quote' | 'trades', i: number) => {
+const units = (
+  c: CandleColumns,
+  key: 'open' | 'high' | 'low' | 'close' | 'volume' | 'quote' | 'trades',
+  i: number,
+) => {
   const v = bigUnitsAt(c[key], i);
   return v < 0n ? null : (key === 'trades' ? v / 100_000_000n : v).toString();
 };
@@ -200,7 +210,17 @@ const pgLayouts = async (db: Sql, series: Series[], label: string) => {
       await db.query(
         `insert into bench_rows_bigint select $1, 1, t.* from unnest($2::bigint[], $3::bigint[], $4::bigint[],
           $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::integer[]) as t`,
-        [s.id, Array.from(c.openTime), col('open'), col('high'), col('low'), col('close'), col('volume'), col('quote'), col('trades')],
+        [
+          s.id,
+          Array.from(c.openTime),
+          col('open'),
+          col('high'),
+          col('low'),
+          col('close'),
+          col('volume'),
+          col('quote'),
+          col('trades'),
+        ],
       );
     }
   }
@@ -268,7 +288,8 @@ const pgLayouts = async (db: Sql, series: Series[], label: string) => {
       const out: Candle[] = [];
       for (const row of r.rows) {
         const c = decodeBlock(row.block as Uint8Array);
-        for (const candle of candlesFromColumns(c)) if (candle.openTime >= start && candle.openTime < end) out.push(candle);
+        for (const candle of candlesFromColumns(c))
+          if (candle.openTime >= start && candle.openTime < end) out.push(candle);
       }
       return out;
     })),
@@ -339,7 +360,10 @@ const main = async () => {
   try {
     results.push(
       ...(await pgLayouts(
-        { query: (text, params) => client.query(text, params as unknown[]), exec: (text) => client.query(text) },
+        {
+          query: (text, params) => client.query(text, params as unknown[]),
+          exec: (text) => client.query(text),
+        },
         series,
         'postgresql',
       )),
@@ -357,7 +381,9 @@ const main = async () => {
     results.push(
       ...(await pgLayouts(
         {
-          query: async (text, params) => ({ rows: (await lite.query(text, params as unknown[])).rows as Record<string, unknown>[] }),
+          query: async (text, params) => ({
+            rows: (await lite.query(text, params as unknown[])).rows as Record<string, unknown>[],
+          }),
           exec: (text) => lite.exec(text),
         },
         small,
@@ -379,7 +405,8 @@ const main = async () => {
     })),
   );
   console.log(`load average at the end: ${load}`);
-  if (opts.json) fs.writeFileSync(opts.json, JSON.stringify({ at: new Date().toISOString(), load, results }, null, 2));
+  if (opts.json)
+    fs.writeFileSync(opts.json, JSON.stringify({ at: new Date().toISOString(), load, results }, null, 2));
 };
 
 await main();

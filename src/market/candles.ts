@@ -1,4 +1,4 @@
-import type { Candle } from '../../domain/market/candle';
+import { type Candle, lowerBound } from '../../domain/market/candle';
 import { type Gap, groupGaps, type SharedGap } from '../../domain/market/gaps';
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../domain/market/intervals';
 import { CandleStore } from './candle-store';
@@ -219,17 +219,6 @@ export class MarketCandles {
     return this.live.merge(symbol, interval, candles);
   }
 }
-
-const lowerBound = (list: readonly Candle[], time: number): number => {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid]!.openTime < time) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-};
 
 /** Stored columns with live candles added where the store has none at their open time. */
 const mergeLayers = (stored: CandleColumns, live: readonly Candle[], intervalMs: number): CandleColumns => {

@@ -3,6 +3,7 @@ import { toUnits } from '../../../domain/market/decimal';
 import { INTERVAL_MS, type Interval } from '../../../domain/market/intervals';
 import { type KlineProblem, klineFromColumns } from '../../../domain/market/klines';
 import type { CandleColumns } from '../store/block-codec';
+import { assembleColumns } from '../store/columns';
 import { DecimalColumnBuilder } from '../store/decimal-column';
 
 /**
@@ -85,19 +86,11 @@ export class KlineCsvParser {
     }
     let order: number[] | undefined;
     if (!this.sorted) order = this.sortAndFindDuplicates();
-    const [open, high, low, close, volume, quote, trades] = this.builders.map((b) => b.finish());
-    let columns: CandleColumns = {
-      intervalMs: this.intervalMs,
-      length: this.times.length,
-      openTime: Float64Array.from(this.times),
-      open: open!,
-      high: high!,
-      low: low!,
-      close: close!,
-      volume: volume!,
-      quote: quote!,
-      trades: trades!,
-    };
+    let columns = assembleColumns(
+      this.intervalMs,
+      Float64Array.from(this.times),
+      this.builders.map((b) => b.finish()),
+    );
     let lines = Int32Array.from(this.lineNumbers);
     if (order) {
       columns = permute(columns, order);
@@ -250,20 +243,14 @@ export class KlineCsvParser {
 
 /** Digits only → an epoch time in ms (microseconds recognized by magnitude); −1 otherwise. */
 const epoch = (data: Buffer, from: number, to: number): number => {
-  if (to <= from || to - from > 16) return -1;
-  let v = 0;
-  for (let i = from; i < to; i++) {
-    const d = data[i]! - D0;
-    if (d < 0 || d > 9) return -1;
-    v = v * 10 + d;
-  }
-  if (v > MAX) return -1;
+  const v = integer(data, from, to, 16);
+  if (v < 0 || v > MAX) return -1;
   return v >= MICROS_THRESHOLD ? Math.floor(v / 1000) : v;
 };
 
-/** Digits only (at most 15) → the integer; −1 otherwise. */
-const integer = (data: Buffer, from: number, to: number): number => {
-  if (to <= from || to - from > 15) return -1;
+/** Digits only (at most `maxDigits`) → the integer; −1 otherwise. */
+const integer = (data: Buffer, from: number, to: number, maxDigits = 15): number => {
+  if (to <= from || to - from > maxDigits) return -1;
   let v = 0;
   for (let i = from; i < to; i++) {
     const d = data[i]! - D0;
@@ -322,16 +309,9 @@ const permute = (c: CandleColumns, order: readonly number[]): CandleColumns => {
     }
     return b.finish();
   });
-  return {
-    intervalMs: c.intervalMs,
-    length: order.length,
-    openTime: Float64Array.from(order, (i) => c.openTime[i]!),
-    open: cols[0]!,
-    high: cols[1]!,
-    low: cols[2]!,
-    close: cols[3]!,
-    volume: cols[4]!,
-    quote: cols[5]!,
-    trades: cols[6]!,
-  };
+  return assembleColumns(
+    c.intervalMs,
+    Float64Array.from(order, (i) => c.openTime[i]!),
+    cols,
+  );
 };

@@ -1,5 +1,5 @@
 import { BitReader, BitWriter, bigBitWidth, bitWidth } from './bits';
-import { columnLength, type DecimalColumn, isNull } from './decimal-column';
+import { type DecimalColumn, isNull } from './decimal-column';
 
 /**
  * Candles of one series in columns — the candle store's unit of storage, reading and decoding. Times are epoch ms
@@ -246,14 +246,3 @@ export const decodeBlock = (bytes: Uint8Array): CandleColumns => {
     trades,
   };
 };
-
-/** Number of candles of a block without decoding it. */
-export const blockCount = (bytes: Uint8Array): number =>
-  new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(22, true);
-
-/** True when every column of `c` has `length` values (a consistency check for builders). */
-export const consistent = (c: CandleColumns): boolean =>
-  c.openTime.length === c.length &&
-  [c.open, c.high, c.low, c.close, c.volume, c.quote, c.trades].every(
-    (col) => columnLength(col) === c.length,
-  );

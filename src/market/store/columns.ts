@@ -2,7 +2,6 @@ import { INTERVAL_MS, type Interval } from '../../../domain/market/intervals';
 import type { CandleColumns } from './block-codec';
 import {
   bigUnitsAt,
-  columnLength,
   concatColumns,
   type DecimalColumn,
   DecimalColumnBuilder,
@@ -20,6 +19,27 @@ import {
 
 const DECIMALS = ['open', 'high', 'low', 'close', 'volume', 'quote', 'trades'] as const;
 const MAX = Number.MAX_SAFE_INTEGER;
+
+/** Candle columns from times and the seven decimal columns in their order (open … trades). */
+export const assembleColumns = (
+  intervalMs: number,
+  openTime: Float64Array,
+  decimals: readonly DecimalColumn[],
+): CandleColumns => {
+  const [open, high, low, close, volume, quote, trades] = decimals;
+  return {
+    intervalMs,
+    length: openTime.length,
+    openTime,
+    open: open!,
+    high: high!,
+    low: low!,
+    close: close!,
+    volume: volume!,
+    quote: quote!,
+    trades: trades!,
+  };
+};
 
 /** No candles. */
 export const emptyColumns = (intervalMs: number): CandleColumns => {
@@ -224,20 +244,12 @@ export const aggregateColumns = (c: CandleColumns, to: Interval): Aggregated => 
     pushSum(b[5]!, c.quote, first, i);
     pushSum(b[6]!, c.trades, first, i);
   }
-  const [open, high, low, close, volume, quote, trades] = b.map((x) => x.finish());
   return {
-    columns: {
-      intervalMs: size,
-      length: times.length,
-      openTime: Float64Array.from(times),
-      open: open!,
-      high: high!,
-      low: low!,
-      close: close!,
-      volume: volume!,
-      quote: quote!,
-      trades: trades!,
-    },
+    columns: assembleColumns(
+      size,
+      Float64Array.from(times),
+      b.map((x) => x.finish()),
+    ),
     parts: Int32Array.from(parts),
   };
 };
@@ -314,10 +326,3 @@ export const combineColumns = (sources: readonly ColumnSource[], target: Interva
   }
   return out as CandleColumns;
 };
-
-/** Number of candles (for symmetry with `columnLength`). */
-export const countOf = (c: CandleColumns): number => c.length;
-
-/** Sanity: every column as long as the times. */
-export const columnsConsistent = (c: CandleColumns): boolean =>
-  DECIMALS.every((k) => columnLength(c[k]) === c.length) && c.openTime.length === c.length;

@@ -1,6 +1,7 @@
 import type { Candle } from '../../../domain/market/candle';
 import { toUnits } from '../../../domain/market/decimal';
 import type { CandleColumns } from './block-codec';
+import { assembleColumns } from './columns';
 import { DecimalColumnBuilder, textAt } from './decimal-column';
 
 /** Candle objects (the venue's wire-level form, 8-decimal strings) in columns. */
@@ -18,19 +19,11 @@ export const columnsFromCandles = (candles: readonly Candle[], intervalMs: numbe
     b[5]!.pushBig(c.quoteVolume === null ? -1n : toUnits(c.quoteVolume));
     b[6]!.pushBig(c.tradeCount === null ? -1n : BigInt(c.tradeCount) * 100_000_000n);
   });
-  const [open, high, low, close, volume, quote, trades] = b.map((x) => x.finish());
-  return {
+  return assembleColumns(
     intervalMs,
-    length: n,
     openTime,
-    open: open!,
-    high: high!,
-    low: low!,
-    close: close!,
-    volume: volume!,
-    quote: quote!,
-    trades: trades!,
-  };
+    b.map((x) => x.finish()),
+  );
 };
 
 /** Candle `i` of `c` as a candle object. */

@@ -140,16 +140,6 @@ const reduceBig = (units: readonly bigint[]): DecimalColumn => {
   return { scale: 8 - k, big: reduced };
 };
 
-/** A column of `values` (units as numbers, or bigints), reduced to its scale. */
-export const columnOf = (values: readonly (number | bigint)[]): DecimalColumn => {
-  const b = new DecimalColumnBuilder(Math.max(1, values.length));
-  for (const v of values) {
-    if (typeof v === 'bigint') b.pushBig(v);
-    else b.push(v);
-  }
-  return b.finish();
-};
-
 /** Values `from` (inclusive) to `to` (exclusive) of a column, as a column of the same scale. */
 export const sliceColumn = (c: DecimalColumn, from: number, to: number): DecimalColumn =>
   c.ints ? { scale: c.scale, ints: c.ints.slice(from, to) } : { scale: c.scale, big: c.big.slice(from, to) };
