@@ -305,7 +305,7 @@ const filesLayout = async (series: Series[]) => {
     const total = series.reduce((n, s) => n + s.columns.length, 0);
     const t = performance.now();
     for (const s of series) store.commit(store.prepare(s.symbol, '1m', s.columns));
-    store.flush();
+    await store.flush();
     const writeS = (performance.now() - t) / 1000;
     // The store also writes the served 5m…1d series; count the 1m sections only, as the other layouts hold 1m.
     let nativeBytes = 0;

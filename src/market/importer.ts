@@ -108,6 +108,8 @@ export const importDirectory = async (
     /** Stops between files (shutdown); what was imported stays. */
     signal?: AbortSignal | undefined;
     onProgress?: (progress: ImportProgress) => void;
+    /** How often the store's manifest is written while files are imported (ms; default 2,000). */
+    flushMs?: number;
   },
 ): Promise<ImportResult> => {
   const started = performance.now();
@@ -170,13 +172,13 @@ export const importDirectory = async (
         pair.overlapping += report.overlapping ?? 0;
         pairs.set(key, pair);
       }
-      if (dirty && performance.now() - flushedAt > FLUSH_MS) {
-        store.flush();
+      if (dirty && performance.now() - flushedAt > (deps.flushMs ?? FLUSH_MS)) {
+        await store.flush();
         flushedAt = performance.now();
         dirty = false;
       }
     }
-    if (dirty || unlock) store.flush();
+    if (dirty || unlock) await store.flush();
   } finally {
     unlock?.();
   }

@@ -36,7 +36,7 @@ export const moveLegacyCandles = async (
         continue;
       }
       store.commit(prepared);
-      store.flush();
+      await store.flush();
       await sql`delete from market_candles where source = 'files' and symbol = ${s.symbol} and interval = ${s.interval}`.execute(
         db,
       );

@@ -258,6 +258,7 @@ describe('import-market-data', () => {
         importDirectory(generated.dir, {
           db: database.all,
           data: new MarketData(crashed),
+          flushMs: Number.POSITIVE_INFINITY,
           onProgress: (p) => {
             if (p.files === 5) throw new Error('killed');
           },

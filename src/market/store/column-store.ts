@@ -114,6 +114,8 @@ export class ColumnStore {
   private readonly blocks: LRUCache<string, CandleColumns>;
   private gapCache: SharedGap[] | undefined;
   private changes = 0;
+  /** Month files written since the last flush, not yet known to be on disk. */
+  private readonly unsynced = new Set<string>();
 
   /**
    * @param root the store's directory (created on the first write)
@@ -560,6 +562,7 @@ export class ColumnStore {
       for (const key of this.blocks.keys())
         if (key.startsWith(`${symbol}/${month}/`)) this.blocks.delete(key);
       writeMonthFile(file, symbol, month, data);
+      this.unsynced.add(file);
 
       this.manifest.native[symbol] ??= {};
       const native = this.manifest.native[symbol];
@@ -607,13 +610,35 @@ export class ColumnStore {
     this.manifest.seen[relative] = { size, mtimeMs, sha256 };
   }
 
-  /** Writes the manifest (atomically). */
-  flush(): void {
+  /**
+   * Makes what was committed durable: flushes every month file written since the last flush to disk (in parallel),
+   * then writes the manifest that names them, flushed too, under a temporary name, and renames it (atomically).
+   * A crash before the rename leaves the old manifest, which never names a month file that is not on disk.
+   */
+  async flush(): Promise<void> {
+    const files = [...this.unsynced];
+    this.unsynced.clear();
+    await Promise.all(
+      files.map(async (f) => {
+        const handle = await fs.promises.open(f, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
     this.manifest.generation++;
     fs.mkdirSync(this.root, { recursive: true });
     const file = path.join(this.root, MANIFEST);
     const temporary = `${file}.${process.pid}.partial`;
-    fs.writeFileSync(temporary, JSON.stringify(this.manifest));
+    const handle = await fs.promises.open(temporary, 'w');
+    try {
+      await handle.writeFile(JSON.stringify(this.manifest));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     fs.renameSync(temporary, file);
     this.manifestMtime = fs.statSync(file).mtimeMs;
   }

@@ -8,7 +8,8 @@ import { sliceColumns } from './columns';
  * One file per pair and calendar month (UTC) of the candle store: every series of that pair in that month, each cut
  * into blocks (a day each for 1m, 5m and 15m, the whole month for coarser intervals) so a range read decodes only
  * the blocks of its window. A file is written whole under a temporary name and renamed, so a reader sees the old
- * file or the new one, never a mix.
+ * file or the new one, never a mix. It is not flushed to disk here: the store flushes the files it wrote, all at
+ * once, before the manifest that names them (`ColumnStore.flush`).
  *
  * ```
  * "PTVC" | u32 format=1 | u32 directory length | directory (JSON, UTF-8) | blocks (block-codec.ts)
@@ -114,7 +115,6 @@ export const writeMonthFile = (
     fs.writeSync(fd, head);
     fs.writeSync(fd, json);
     for (const b of blocks) fs.writeSync(fd, b);
-    fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
