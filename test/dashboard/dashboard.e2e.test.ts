@@ -141,6 +141,12 @@ describe.skipIf(MISSING !== undefined)('the dashboard in a real browser', () => 
     await page.waitForSelector('[data-testid="summary"]');
     timings.login_to_overview_ms = Date.now() - clicked;
     expect(await page.textContent('[data-stat="equity"]')).toContain('10,000.');
+    // The keyboard reaches the skip link first, then the navigation.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Overview');
     // Nothing the page does reloads it from here on: this marker would be gone.
     await page.evaluate(() => {
       (globalThis as unknown as { marker: string }).marker = 'same page';
@@ -206,7 +212,8 @@ describe.skipIf(MISSING !== undefined)('the dashboard in a real browser', () => 
     await ticket.locator('select[name="type"]').selectOption('limit');
     await ticket.locator('input[name="quantity"]').fill('0.01');
     await ticket.locator('input[name="price"]').fill('1000');
-    await ticket.locator('button[type="submit"]').click();
+    // From the keyboard: Enter in the last field sends the order, as in any form.
+    await ticket.locator('input[name="price"]').press('Enter');
     await expect
       .poll(() => ticket.locator('[data-testid="order-result"]').getAttribute('data-status'))
       .toBe('pending');
