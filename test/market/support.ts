@@ -5,7 +5,7 @@ import { MarketData } from '../../src/market/market-data';
 import { ColumnStore } from '../../src/market/store/column-store';
 
 /** The shared real Binance data set (never copied into the repository). */
-export const MARKET_DATA = path.resolve(__dirname, '../../../shared/market-data');
+export const MARKET_DATA = path.resolve(import.meta.dirname, '../../../shared/market-data');
 /** Its `binance/` folder. */
 export const BINANCE = path.join(MARKET_DATA, 'binance');
 
