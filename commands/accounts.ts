@@ -206,7 +206,11 @@ export const createAccountCommands = (deps: {
         }
       }
       const passwordHash = await hashSecret(input.password);
-      return run(accountId, { type: 'SetAccountPassword', data: { passwordHash } }, meta);
+      const result = await run(accountId, { type: 'SetAccountPassword', data: { passwordHash } }, meta);
+      // Tokens issued before this change stop working in this process at once (the cached credentials version
+      // is bypassed until the read models include the change); other processes within their cache lifetime.
+      deps.onCredentialsChanged?.({ accountId, ...(result.position ? { position: result.position } : {}) });
+      return result;
     },
 
     updateRiskProfile(accountId, riskProfile, meta) {

@@ -28,6 +28,8 @@ export interface AccountsTable {
   max_open_orders: number;
   max_order_size_pct: number;
   has_password: boolean;
+  /** Password changes so far: JWTs issued at a lower version are refused (`AccountState.credentialsVersion`). */
+  credentials_version: number;
   api_key_preview: string;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -46,7 +48,7 @@ const riskColumns = (p: RiskProfile) => ({
  */
 export const accountsProjection: Projection = {
   name: 'accounts',
-  version: 1,
+  version: 2,
   tables: ['accounts'],
   eventTypes: [...ACCOUNT_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -65,6 +67,7 @@ export const accountsProjection: Projection = {
       .addColumn('max_open_orders', 'integer', (c) => c.notNull())
       .addColumn('max_order_size_pct', 'integer', (c) => c.notNull())
       .addColumn('has_password', 'boolean', (c) => c.notNull())
+      .addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('api_key_preview', 'text', (c) => c.notNull())
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
@@ -100,6 +103,7 @@ export const accountsProjection: Projection = {
               session_started_at: d.registered_at,
               ...riskColumns(d.risk_profile),
               has_password: d.password_hash !== null,
+              credentials_version: 0,
               api_key_preview: d.api_key_preview,
               created_at: d.registered_at,
               updated_at: d.registered_at,
@@ -110,7 +114,11 @@ export const accountsProjection: Projection = {
         case 'AccountPasswordSet':
           await db
             .updateTable('accounts')
-            .set({ has_password: true, updated_at: event.data.set_at })
+            .set((eb) => ({
+              has_password: true,
+              credentials_version: eb('credentials_version', '+', event.data.first_time ? 0 : 1),
+              updated_at: event.data.set_at,
+            }))
             .where('account_id', '=', event.data.account_id)
             .execute();
           break;

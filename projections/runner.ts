@@ -60,6 +60,8 @@ export interface ProjectionStatus {
   checkpoint: string;
   /** Events in the log after the checkpoint (filled by {@link ProjectionRunner.status}). */
   lag_events?: number;
+  /** Age (ms) of the oldest event after the checkpoint, 0 when caught up (filled by {@link ProjectionRunner.status}). */
+  lag_ms?: number;
   last_error?: string;
 }
 
@@ -219,6 +221,8 @@ export class ProjectionRunner {
       const gen = member?.generation ?? (await liveGeneration(this.db, p.name));
       const checkpoint = member?.checkpoint ?? gen?.checkpoint ?? { commit: 0n, prepare: 0n };
       const lag = await this.countAfter(checkpoint);
+      const oldest =
+        lag > 0 ? (await this.store.readAll({ after: checkpoint, maxCount: 1 })).events[0] : undefined;
       out.push({
         name: p.name,
         version: p.version,
@@ -226,6 +230,7 @@ export class ProjectionRunner {
         state: member?.state === 'catching_up' && lag === 0 ? 'live' : (member?.state ?? 'stopped'),
         checkpoint: formatPosition(checkpoint),
         lag_events: lag,
+        lag_ms: oldest ? Math.max(0, Date.now() - oldest.recordedAt.getTime()) : 0,
         ...(member?.lastError ? { last_error: member.lastError } : {}),
       });
     }

@@ -54,6 +54,22 @@ export const getAccount = async (
   };
 };
 
+/**
+ * What authenticating a JWT needs of an account: its status and its credentials version (a token issued at a
+ * lower version is refused), or `undefined` when there is none.
+ */
+export const getAccountAuthState = async (
+  db: Kysely<ReadModels>,
+  accountId: string,
+): Promise<{ status: AccountStatus; credentialsVersion: number } | undefined> => {
+  const row = await db
+    .selectFrom('accounts')
+    .select(['status', 'credentials_version'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? { status: row.status, credentialsVersion: row.credentials_version } : undefined;
+};
+
 /** Status of an account, or `undefined` when there is none (cheap: used on every authenticated request). */
 export const getAccountStatus = async (
   db: Kysely<ReadModels>,

@@ -64,13 +64,16 @@ const configSchema = z.object({
    * 1. See docs/architecture.md, "Projections", and docs/benchmarks.md.
    */
   READ_MODEL_FOLDS: z.coerce.number().int().min(1).max(8).default(1),
-  /** Largest accepted request body (bytes). */
+  /**
+   * Largest accepted request body (bytes); the routes whose bodies are larger for real (a backtest or battle
+   * configuration naming many pairs) allow 64 KiB (`src/http/body-limits.ts`).
+   */
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
     .max(64 * 1024 * 1024)
-    .default(1024 * 1024),
+    .default(16 * 1024),
   /**
    * Market price source (ARCHITECTURE §7, §14): `files` replays stored candles, `binance` follows the exchange,
    * `synthetic` is a seeded random walk. Unset: `files` when MARKET_DATA_DIR is set, else `synthetic`.
@@ -84,6 +87,11 @@ const configSchema = z.object({
     .default('0.001'),
   /** Directory of market data in Binance's formats (see docs/market-data.md), imported at start. */
   MARKET_DATA_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
+  /**
+   * The candle store's directory (docs/market-data.md, "The candle store"): every imported candle, in month files.
+   * Unset: `DATA_DIR/market`. Processes sharing a database read the same store (a shared volume).
+   */
+  MARKET_STORE_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
   /** Comma-separated symbols the live source follows (default: every pair it has data for). */
   MARKET_SYMBOLS: z.preprocess(
     emptyToUndefined,
@@ -117,6 +125,18 @@ const configSchema = z.object({
    * AES-256-GCM key that encrypts agent API keys (ARCHITECTURE §12): 32 bytes as 64 hex characters or base64.
    * Unset: generated once into `DATA_DIR/secrets.json`. Processes sharing a `DATABASE_URL` must set the same.
    */
+  /**
+   * Bearer token of the operator views: `/health` details and `/metrics` (docs/operations.md, "Operator
+   * endpoints"), at least 32 characters. Unset: generated once into `DATA_DIR/operator-token`.
+   */
+  OPERATOR_TOKEN: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .min(32, 'must be at least 32 characters')
+      .regex(/^\S+$/, 'must not contain white space')
+      .optional(),
+  ),
   ENCRYPTION_KEY: z.preprocess(
     emptyToUndefined,
     z
@@ -127,7 +147,7 @@ const configSchema = z.object({
 });
 
 /** Configuration values never echoed in an error message or a log line. */
-const SECRET_SETTINGS = new Set(['JWT_SECRET', 'ENCRYPTION_KEY']);
+const SECRET_SETTINGS = new Set(['JWT_SECRET', 'ENCRYPTION_KEY', 'OPERATOR_TOKEN']);
 
 /** The validated configuration. Paths are absolute. */
 export type Config = z.infer<typeof configSchema> & { DATA_DIR: string };

@@ -15,6 +15,7 @@ import { MIGRATION_LOCK, migrateToLatest } from './db/migrate';
 import { createEsdbEventStore } from './eventstore/esdb';
 import { createPostgresEventStore } from './eventstore/postgres';
 import { createMarketServices } from './market/services';
+import { collectServiceMetrics, createMetrics } from './operations/metrics';
 import type { Services } from './services';
 import { installTrading } from './trading/install';
 
@@ -42,6 +43,8 @@ export interface RuntimeOptions {
    * off in tests and one-off CLI runtimes, whose logs should hold only what they do.
    */
   equitySnapshots?: boolean;
+  /** The `role` label of this process's metrics (default: `serve`, or `api` without projections). */
+  role?: string;
 }
 
 /**
@@ -67,10 +70,13 @@ export const createRuntime = async (
     // Several processes starting on a fresh database migrate one at a time (issue 16, item 3).
     const applied = await exclusively(database, MIGRATION_LOCK, () => migrateToLatest(database.db));
     if (applied.length) logger.info({ migrations: applied.map((m) => m.migrationName) }, 'database migrated');
+    const metrics = createMetrics(options.role ?? (config.PROJECTIONS ? 'serve' : 'api'));
     const eventStore =
       config.EVENT_STORE === 'esdb'
         ? createEsdbEventStore(config.ESDB_URL!)
-        : createPostgresEventStore(database);
+        : createPostgresEventStore(database, {
+            observeBatch: (appends, seconds, ok) => metrics.observeAppendBatch(appends, seconds, ok),
+          });
     stops.push(() => eventStore.close());
     const projections = new ProjectionRunner(eventStore, database.db, options.projections ?? allProjections, {
       logger,
@@ -89,6 +95,8 @@ export const createRuntime = async (
       projections,
       startedAt: Date.now(),
       healthChecks: [],
+      leaderships: [],
+      metrics,
     };
     installIdentity(services, serverKeys);
     if (options.market ?? true) {
@@ -110,6 +118,7 @@ export const createRuntime = async (
     stops.push(() => battles.stop());
     await battles.start();
     const analytics = installAnalytics(services, { record: options.equitySnapshots ?? false });
+    collectServiceMetrics(metrics, services);
     stops.push(() => analytics.stop());
     await analytics.start();
     let closed = false;

@@ -3,6 +3,8 @@ import type { EventStore } from '../ports/event-store';
 import type { ProjectionRunner } from '../projections/runner';
 import type { Config } from './config';
 import type { DatabaseHandle } from './db/database';
+import type { Leadership } from './matching/leader';
+import type { Metrics } from './operations/metrics';
 
 /**
  * Everything a request handler or CLI command may use, built once by `createRuntime` and handed to the HTTP
@@ -21,6 +23,13 @@ export interface Services {
   startedAt: number;
   /** Extra health checks contributed by capabilities (market feed, matching engine). */
   healthChecks: HealthCheck[];
+  /**
+   * The singleton roles this process competes for (matching engine, battle and equity snapshots), for `/health`
+   * and `/metrics`; capabilities push theirs when they run them.
+   */
+  leaderships: Leadership[];
+  /** This process's Prometheus metrics (`/metrics`). */
+  metrics: Metrics;
 }
 
 /** A named check shown by `/health`; `ok: false` makes the service `degraded`. */

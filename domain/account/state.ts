@@ -13,6 +13,11 @@ export interface AccountState {
   apiKeyHash: string;
   apiSecretHash: string;
   passwordHash: string | null;
+  /**
+   * How many times the account's password was changed (a first password set does not count); JWTs carry the
+   * version they were issued at, and one issued at an older version is refused (issue 16, item 5).
+   */
+  credentialsVersion: number;
   startingBalance: string;
   sessionId: string;
   sessionStartedAt: string;
@@ -30,6 +35,7 @@ export const initialAccountState = (): AccountState => ({
   apiKeyHash: '',
   apiSecretHash: '',
   passwordHash: null,
+  credentialsVersion: 0,
   startingBalance: '0',
   sessionId: '',
   sessionStartedAt: '',
@@ -51,6 +57,7 @@ export const evolveAccount = (state: AccountState, event: AccountEvent): Account
         apiKeyHash: d.api_key_hash,
         apiSecretHash: d.api_secret_hash,
         passwordHash: d.password_hash,
+        credentialsVersion: 0,
         startingBalance: d.starting_balance,
         sessionId: d.session_id,
         sessionStartedAt: d.registered_at,
@@ -60,7 +67,13 @@ export const evolveAccount = (state: AccountState, event: AccountEvent): Account
       };
     }
     case 'AccountPasswordSet':
-      return { ...state, passwordHash: event.data.password_hash, updatedAt: event.data.set_at };
+      return {
+        ...state,
+        passwordHash: event.data.password_hash,
+        // Setting a first password adds a way in; changing one is what revokes the tokens issued before.
+        credentialsVersion: state.credentialsVersion + (event.data.first_time ? 0 : 1),
+        updatedAt: event.data.set_at,
+      };
     case 'AccountRiskProfileUpdated':
       return { ...state, riskProfile: event.data.risk_profile, updatedAt: event.data.updated_at };
     case 'AccountSuspended':

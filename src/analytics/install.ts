@@ -30,16 +30,17 @@ export interface AnalyticsServices {
  */
 export const installAnalytics = (services: Services, options: { record: boolean }): AnalyticsServices => {
   const market = services.market;
+  const leadership = createLeadership(services.database, {
+    name: 'equity_snapshots',
+    key: SNAPSHOTTER_LOCK_KEY,
+    logger: services.logger,
+  });
   const snapshotter = market
     ? createSnapshotter({
         store: services.eventStore,
         db: services.database.db,
         price: (symbol) => market.feed.prices.get(symbol),
-        leadership: createLeadership(services.database, {
-          name: 'equity_snapshots',
-          key: SNAPSHOTTER_LOCK_KEY,
-          logger: services.logger,
-        }),
+        leadership,
         logger: services.logger,
       })
     : undefined;
@@ -47,7 +48,10 @@ export const installAnalytics = (services: Services, options: { record: boolean 
     ...(snapshotter ? { snapshotter } : {}),
     now: Date.now,
     start: async () => {
-      if (options.record) await snapshotter?.start();
+      if (options.record && snapshotter) {
+        services.leaderships.push(leadership);
+        await snapshotter.start();
+      }
     },
     stop: async () => {
       if (options.record) await snapshotter?.stop();

@@ -44,7 +44,10 @@ export const loginWithKey = async (
   if (account.status !== 'active') {
     throw new DomainError('ACCOUNT_SUSPENDED', `account is ${account.status}`, { status: account.status });
   }
-  return { ...deps.tokens.issue(account.accountId), accountId: account.accountId };
+  return {
+    ...deps.tokens.issue(account.accountId, new Date(), account.credentialsVersion),
+    accountId: account.accountId,
+  };
 };
 
 /**
@@ -64,5 +67,8 @@ export const loginWithPassword = async (
   if (account.status !== 'active') {
     throw new DomainError('ACCOUNT_SUSPENDED', `account is ${account.status}`, { status: account.status });
   }
-  return { ...deps.tokens.issue(account.accountId), accountId: account.accountId };
+  return {
+    ...deps.tokens.issue(account.accountId, new Date(), account.credentialsVersion),
+    accountId: account.accountId,
+  };
 };

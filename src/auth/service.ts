@@ -7,7 +7,7 @@ import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
 import type { LogPosition } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
-import { getAccountStatus } from '../../queries/accounts';
+import { getAccountAuthState } from '../../queries/accounts';
 import { getAgentOwnership } from '../../queries/agents';
 import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
 import type { AuthMode, Principal } from './principal';
@@ -101,19 +101,32 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return value;
   };
 
-  const accountStatus = (accountId: string) =>
-    cached<AccountStatus>(`acct:${accountId}`, () => getAccountStatus(db, accountId));
+  const accountState = (accountId: string) =>
+    cached<{ status: AccountStatus; credentialsVersion: number }>(`acct:${accountId}`, () =>
+      getAccountAuthState(db, accountId),
+    );
   const agentOwnership = (agentId: string) =>
     cached<{ accountId: string; status: AgentStatus }>(`agent:${agentId}`, () =>
       getAgentOwnership(db, agentId),
     );
   const keyOwner = (hash: string) => cached<ApiKeyOwner>(`key:${hash}`, () => findApiKeyOwner(db, hash));
 
-  const requireActiveAccount = async (accountId: string): Promise<void> => {
-    const status = await accountStatus(accountId);
-    if (!status) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
-    if (status !== 'active') {
-      throw new DomainError('ACCOUNT_SUSPENDED', `account is ${status}`, { status });
+  const requireActiveAccount = async (
+    accountId: string,
+    token?: { credentialsVersion: number },
+  ): Promise<void> => {
+    const state = await accountState(accountId);
+    if (!state) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
+    // A token issued before the account's credentials changed (a password set or changed) no longer works.
+    if (token && token.credentialsVersion < state.credentialsVersion) {
+      throw new DomainError(
+        'INVALID_TOKEN',
+        "token was issued before the account's credentials changed: log in again",
+        { reason: 'credentials_changed' },
+      );
+    }
+    if (state.status !== 'active') {
+      throw new DomainError('ACCOUNT_SUSPENDED', `account is ${state.status}`, { status: state.status });
     }
   };
 
@@ -139,7 +152,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
 
   const resolveToken = async (token: string): Promise<Principal> => {
     const claims = tokens.verify(token);
-    await requireActiveAccount(claims.accountId);
+    await requireActiveAccount(claims.accountId, claims);
     return { accountId: claims.accountId, via: 'jwt', tokenId: claims.tokenId };
   };
 

@@ -21,12 +21,17 @@ export interface TokenClaims {
   tokenId: string;
   issuedAt: number;
   expiresAt: number;
+  /** The account's credentials version at issue (claim `cv`; 0 when absent). */
+  credentialsVersion: number;
 }
 
 /** Signs and verifies the service's JWTs. */
 export interface TokenService {
-  /** A new HS256 token for the account: claims `sub`, `iat`, `exp` (= iat + 1 h), `jti`. */
-  issue(accountId: string, now?: Date): IssuedToken;
+  /**
+   * A new HS256 token for the account: claims `sub`, `iat`, `exp` (= iat + 1 h), `jti`, and `cv`, the account's
+   * credentials version (`AccountState.credentialsVersion`, default 0): a later credential change refuses it.
+   */
+  issue(accountId: string, now?: Date, credentialsVersion?: number): IssuedToken;
   /**
    * Verifies signature (HS256 only, never `none`), expiry and the presence of every claim; throws
    * `DomainError('INVALID_TOKEN')` saying whether it was expired, malformed or wrongly signed.
@@ -50,10 +55,10 @@ export const createTokenService = (secret: Buffer): TokenService => {
     cache: 1000,
   });
   return {
-    issue(accountId, now = new Date()) {
+    issue(accountId, now = new Date(), credentialsVersion = 0) {
       const iat = Math.floor(now.getTime() / 1000);
       const exp = iat + TOKEN_TTL_SECONDS;
-      const token = signer({ sub: accountId, iat, exp, jti: randomUUID() });
+      const token = signer({ sub: accountId, iat, exp, jti: randomUUID(), cv: credentialsVersion });
       return { token, expiresAt: new Date(exp * 1000).toISOString(), tokenType: 'Bearer' };
     },
     verify(token) {
@@ -63,11 +68,17 @@ export const createTokenService = (secret: Buffer): TokenService => {
       } catch (error) {
         throw invalidToken(error);
       }
-      const { sub, jti, iat, exp } = payload;
+      const { sub, jti, iat, exp, cv } = payload;
       if (typeof sub !== 'string' || !UUID.test(sub) || typeof jti !== 'string') {
         throw new DomainError('INVALID_TOKEN', 'token is malformed: bad claims', { reason: 'malformed' });
       }
-      return { accountId: sub.toLowerCase(), tokenId: jti, issuedAt: Number(iat), expiresAt: Number(exp) };
+      return {
+        accountId: sub.toLowerCase(),
+        tokenId: jti,
+        issuedAt: Number(iat),
+        expiresAt: Number(exp),
+        credentialsVersion: Number.isSafeInteger(cv) ? Number(cv) : 0,
+      };
     },
   };
 };

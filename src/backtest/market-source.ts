@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { BacktestMarketSource } from '../../commands/backtest';
 import { buildSessionMarket } from '../../domain/backtest/market';
-import { lowerBound } from '../../domain/market/candle';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
 import type { MarketServices } from '../market/services';
+import { candlesFromColumns } from '../market/store/convert';
 
 /**
  * Backtests' view of market data (ARCHITECTURE §7, §9): the pairs and their candle ranges for validating a new
@@ -20,19 +20,13 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
     catalog: () => ({
       pair: (symbol) => market.pair(symbol),
       range(symbol, interval) {
-        const list = store.series(normalizeSymbol(symbol), interval);
-        const first = list[0];
-        const last = list[list.length - 1];
-        return first && last
-          ? { earliest: first.openTime, latest: last.openTime + INTERVAL_MS[interval] }
-          : undefined;
+        const r = store.seriesRange(normalizeSymbol(symbol), interval);
+        return r ? { earliest: r.first, latest: r.last + INTERVAL_MS[interval] } : undefined;
       },
       symbolsWithData: (interval: Interval) =>
-        store.symbols().filter((s) => store.series(s, interval).length > 0),
-      candleCount(symbol, interval, start, end) {
-        const list = store.series(normalizeSymbol(symbol), interval);
-        return lowerBound(list, end) - lowerBound(list, start);
-      },
+        store.symbols().filter((s) => store.seriesRange(s, interval) !== undefined),
+      candleCount: (symbol, interval, start, end) =>
+        store.count(normalizeSymbol(symbol), interval, start, end),
     }),
     load(pairs, interval, end) {
       const loaded = [];
@@ -40,8 +34,9 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
       for (const symbol of pairs) {
         const filters = market.pair(symbol);
         if (!filters) return { error: `pair ${symbol} is no longer known to the market data` };
-        const list = store.series(symbol, interval);
-        const candles = list.slice(0, lowerBound(list, end - INTERVAL_MS[interval] + 1));
+        const candles = candlesFromColumns(
+          store.columns(symbol, interval, Number.NEGATIVE_INFINITY, end - INTERVAL_MS[interval] + 1),
+        );
         if (candles.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
         hash.update(
           `${symbol}:${candles.length}:${candles[0]!.openTime}:${candles[candles.length - 1]!.openTime}\n`,

@@ -72,7 +72,10 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
     snapshotter,
     async start() {
       await paused.load();
-      if (options.snapshots) await snapshotter.start();
+      if (options.snapshots) {
+        services.leaderships.push(snapshotter.leadership);
+        await snapshotter.start();
+      }
     },
     async stop() {
       if (options.snapshots) await snapshotter.stop();

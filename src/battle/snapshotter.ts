@@ -24,6 +24,8 @@ export interface SnapshotterOptions {
 export interface BattleSnapshotter {
   /** One round: every running live battle is stopped when its duration elapsed, else snapshotted. */
   tick(): Promise<void>;
+  /** Its leadership (shown by `/health` and `/metrics`). */
+  readonly leadership: Leadership;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -92,6 +94,7 @@ export const createBattleSnapshotter = (options: SnapshotterOptions): BattleSnap
 
   return {
     tick,
+    leadership,
     async start() {
       await leadership.start();
       loop();

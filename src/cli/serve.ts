@@ -60,6 +60,7 @@ export const worker = async (config: Config, logger: Logger): Promise<void> => {
     () =>
       createRuntime({ ...config, PROJECTIONS: true, READ_MODEL_LAZY_MS: 0 }, logger, {
         equitySnapshots: true,
+        role: 'worker',
       }),
     logger,
   );

@@ -193,6 +193,8 @@ export interface PostgresEventStoreOptions {
    * the defaults one by one.
    */
   batching?: BatcherOptions | false;
+  /** Hears every batch sent (`/metrics`): its appends, its round trip in seconds, whether it was stored. */
+  observeBatch?: (appends: number, seconds: number, ok: boolean) => void;
 }
 
 /** The PostgreSQL adapter: the {@link EventStore} port plus what benchmarks and tests look at. */
@@ -308,9 +310,13 @@ export const createPostgresEventStore = (
    * event ids up once the database answers, and sent again only if nothing of it was stored (`recoverBatch`).
    */
   const sendSurvivingLoss = async (appends: PreparedAppend[]): Promise<AppendOutcome[]> => {
+    const started = performance.now();
     try {
-      return await sendBatch(appends);
+      const outcomes = await sendBatch(appends);
+      options.observeBatch?.(appends.length, (performance.now() - started) / 1000, true);
+      return outcomes;
     } catch (error) {
+      options.observeBatch?.(appends.length, (performance.now() - started) / 1000, false);
       if (handle.kind === 'pglite' || !isConnectionError(error)) throw error;
       handle.availability.report(error);
       const outcomes = await recoverBatch(

@@ -4,12 +4,16 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services';
 import { VERSION } from '../version';
+import { registerBodyLimits } from './body-limits';
 import { writeReceipts } from './call';
-import { errorHandler, notFoundHandler } from './errors';
+import { clientErrorHandler, errorHandler, notFoundHandler } from './errors';
+import { metricsRoutes, registerHttpMetrics } from './metrics';
 import { registerOpenApi } from './openapi';
+import { loadOperatorAccess } from './operator';
 import { registerRateLimit } from './rate-limit';
 import { healthRoutes } from './routes/health';
 import { apiRoutes, rootRoutes } from './routes/index';
+import { registerSecurityHeaders } from './security-headers';
 import { unstorablePath, unstorableTextError, urlNul } from './unstorable-text';
 import { WS_FRAME_LIMIT_BYTES } from './ws/plugin';
 
@@ -56,6 +60,8 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: services.config.BODY_LIMIT_BYTES,
+    // Requests Node's parser refuses (headers or URL too large: 431) answer in the envelope too.
+    clientErrorHandler,
     // Router errors (a bad %-escape, a path parameter over the length limit) answer in the envelope too.
     frameworkErrors: (error, request, reply) => {
       errorHandler(error, request, reply);
@@ -76,19 +82,29 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   acceptEmptyJsonBodies(app as unknown as FastifyInstance);
   writeReceipts(app as unknown as FastifyInstance);
   app.decorate('services', services);
+  app.decorate('operator', loadOperatorAccess(services.config, services.logger));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const nul = urlNul(request.url);
     if (nul) throw unstorableTextError(nul.field, nul.location);
   });
 
+  registerBodyLimits(app as unknown as FastifyInstance, services.config.BODY_LIMIT_BYTES);
+  await registerSecurityHeaders(app as unknown as FastifyInstance);
   await registerOpenApi(app as unknown as FastifyInstance, VERSION);
   await app.register(websocket, { options: { maxPayload: WS_FRAME_LIMIT_BYTES } });
+  registerHttpMetrics(app as unknown as FastifyInstance);
   await app.register(healthRoutes);
+  await app.register(metricsRoutes);
   for (const { plugin } of rootRoutes) await app.register(plugin);
   await app.register(
     async (api) => {
       await registerRateLimit(api as unknown as FastifyInstance);
+      // API answers are per caller or live (and some carry secrets: a registration's API secret, an agent's key):
+      // no cache, shared or private, may keep one. A route that wants caching sets its own Cache-Control.
+      api.addHook('onSend', async (_request, reply) => {
+        if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      });
       // Unknown /api/v1 routes go through the scope's hooks too, so they carry the rate-limit headers.
       api.setNotFoundHandler(notFoundHandler);
       for (const { plugin } of apiRoutes) await api.register(plugin);

@@ -6,22 +6,6 @@ import type { FastifyPluginAsync } from 'fastify';
 /** Where `dashboard/build.ts` writes the bundle (`npm ci` and `npm start` build it; not committed). */
 export const DASHBOARD_DIST = path.resolve(import.meta.dirname, '../../dashboard/dist');
 
-/**
- * The page's Content-Security-Policy: its own scripts only, and requests to this origin (REST and `/ws/v1`). The
- * chart library sets inline styles, hence `'unsafe-inline'` for styles (never for scripts).
- */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self' ws: wss:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-  "form-action 'self'",
-].join('; ');
-
 const NOT_BUILT = `<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title>
 <body style="font:16px system-ui;margin:3rem;max-width:40rem">
 <h1>The dashboard is not built</h1>
@@ -33,7 +17,7 @@ then reload. The API is up: <a href="/docs">/docs</a>, <a href="/health">/health
  * content-hashed `assets/`), served with its precompressed `.br`/`.gz` copies to clients that accept them. Only
  * the files present at start are routed (no wildcard), so `/docs`, `/openapi.json`, `/health`, `/api/v1` and
  * `/ws/v1` are untouched and unknown paths still answer the JSON error envelope. `index.html` is revalidated on
- * every load (`no-cache`) and carries a strict CSP; hashed assets are cached for a year. Without a build, `/`
+ * every load (`no-cache`); hashed assets are cached for a year; the CSP is the venue's (security-headers.ts). Without a build, `/`
  * answers 503 with a page saying how to build it. The dashboard is a client of the public API only.
  */
 export const dashboardRoutes =
@@ -59,16 +43,11 @@ export const dashboardRoutes =
       cacheControl: false,
       index: ['index.html'],
       globIgnore: ['**/*.gz', '**/*.br', '**/.build-stamp'],
+      // The Content-Security-Policy and the other security headers are the venue's, on every response
+      // (src/http/security-headers.ts): its own scripts only, connections to this origin (REST and /ws/v1).
       setHeaders: (res, file) => {
-        res.setHeader('x-content-type-options', 'nosniff');
-        if (file.includes(`${path.sep}assets${path.sep}`)) {
-          res.setHeader('cache-control', 'public, max-age=31536000, immutable');
-        } else {
-          res.setHeader('cache-control', 'no-cache');
-          res.setHeader('content-security-policy', CSP);
-          res.setHeader('referrer-policy', 'no-referrer');
-          res.setHeader('x-frame-options', 'DENY');
-        }
+        const hashed = file.includes(`${path.sep}assets${path.sep}`);
+        res.setHeader('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
       },
     });
   };

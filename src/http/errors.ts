@@ -198,3 +198,44 @@ export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
   reply
     .status(404)
     .send(envelope(new DomainError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)));
+
+/** Headers of an answer written straight to the socket (no route, no hooks): what every response carries. */
+const RAW_HEADERS =
+  'Content-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n' +
+  "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n" +
+  'Connection: close\r\n';
+
+/**
+ * Answers a request Node's HTTP parser refused before fastify saw it (fastify's `clientErrorHandler`), in the
+ * envelope: headers or URL over Node's 16 KiB limit → `VALIDATION_ERROR` 431; a request that timed out → 408;
+ * anything malformed → 400. Then closes the connection (the parser cannot go on after such a request).
+ */
+export const clientErrorHandler = (
+  error: Error & { code?: string },
+  socket: import('node:stream').Duplex,
+) => {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const [status, reason, e] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          new DomainError(
+            'VALIDATION_ERROR',
+            'request headers (with the URL) are too large: at most 16 KiB',
+            { issues: [{ field: 'headers', location: 'headers', message: 'too large' }] },
+            431,
+          ),
+        ]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [
+            408,
+            'Request Timeout',
+            new DomainError('VALIDATION_ERROR', 'the request took too long to arrive', undefined, 408),
+          ]
+        : [400, 'Bad Request', new DomainError('VALIDATION_ERROR', 'malformed HTTP request', undefined, 400)];
+  const body = JSON.stringify(envelope(e));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n${RAW_HEADERS}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+};

@@ -2,11 +2,15 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Services } from '../services';
 import { errorHandler, notFoundHandler } from './errors';
+import { metricsRoutes, registerHttpMetrics } from './metrics';
+import { loadOperatorAccess } from './operator';
 import { healthRoutes } from './routes/health';
+import { registerSecurityHeaders } from './security-headers';
 
 /**
  * The operator endpoints of a process without the API (`worker` with `OPS_PORT`): `/health` for orchestrators
- * and load balancers, with the same answers as the API's. Errors in the spec's envelope.
+ * and load balancers and `/metrics` for Prometheus, with the same answers as the API's. Errors in the spec's
+ * envelope.
  */
 export const buildOpsApp = async (services: Services): Promise<FastifyInstance> => {
   const app = Fastify({ loggerInstance: services.logger as FastifyBaseLogger, trustProxy: false });
@@ -15,7 +19,11 @@ export const buildOpsApp = async (services: Services): Promise<FastifyInstance> 
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   app.decorate('services', services);
+  app.decorate('operator', loadOperatorAccess(services.config, services.logger));
+  await registerSecurityHeaders(app as unknown as FastifyInstance);
+  registerHttpMetrics(app as unknown as FastifyInstance);
   await app.register(healthRoutes);
+  await app.register(metricsRoutes);
   await app.ready();
   return app as unknown as FastifyInstance;
 };

@@ -7,6 +7,8 @@ export interface MarketSettings {
   source: MarketSourceName;
   /** Absolute path of MARKET_DATA_DIR, if set. */
   dataDir: string | undefined;
+  /** Absolute path of the candle store (MARKET_STORE_DIR, else DATA_DIR/market). */
+  storeDir: string;
   /** Upper-cased MARKET_SYMBOLS, if set. */
   symbols: string[] | undefined;
   seed: number;
@@ -23,6 +25,7 @@ export interface MarketSettings {
 export const marketSettings = (config: Config): MarketSettings => ({
   source: config.MARKET_SOURCE ?? (config.MARKET_DATA_DIR ? 'files' : 'synthetic'),
   dataDir: config.MARKET_DATA_DIR ? path.resolve(config.MARKET_DATA_DIR) : undefined,
+  storeDir: path.resolve(config.MARKET_STORE_DIR ?? path.join(config.DATA_DIR, 'market')),
   symbols: config.MARKET_SYMBOLS?.split(',')
     .map((s) => s.trim().toUpperCase())
     .filter(Boolean),

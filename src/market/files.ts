@@ -6,8 +6,8 @@ import { type Interval, isInterval } from '../../domain/market/intervals';
 /**
  * Finds market-data files in a directory laid out in Binance's own formats (ARCHITECTURE §7):
  * `exchangeInfo.json`, `ticker_24hr.json`, and kline files anywhere under `klines/`, named like Binance's
- * (`{SYMBOL}-{interval}[-...].csv|json`, e.g. `BTCUSDT-1m-2020-01-01.csv` from data.binance.vision or
- * `BTCUSDT-1h.csv`). The directory may also be a parent holding a `binance/` folder of that shape.
+ * (`{SYMBOL}-{interval}[-...].csv|json|zip`, e.g. `BTCUSDT-1m-2020-01.zip` from data.binance.vision, with its
+ * `.CHECKSUM` beside it, or `BTCUSDT-1h.csv`). The directory may also be a parent holding a `binance/` folder of that shape.
  */
 export type FoundFile =
   | { kind: 'exchange_info' | 'ticker_24hr'; file: string; relative: string }
@@ -17,7 +17,7 @@ export type FoundFile =
       relative: string;
       symbol: string;
       interval: Interval;
-      format: 'csv' | 'json';
+      format: 'csv' | 'json' | 'zip';
     }
   | { kind: 'skipped'; file: string; relative: string; reason: string };
 
@@ -30,7 +30,7 @@ export const dataRoot = (dir: string): string => {
   return !own && fs.existsSync(nested) && fs.statSync(nested).isDirectory() ? nested : dir;
 };
 
-const KLINE_NAME = /^([A-Za-z0-9]+)-([0-9]+[a-zA-Z])(?:-.*)?\.(csv|json)$/;
+const KLINE_NAME = /^([A-Za-z0-9]+)-([0-9]+[a-zA-Z])(?:-.*)?\.(csv|json|zip)$/i;
 const EXCHANGE_INFO = /^exchange_?info\.json$/i;
 const TICKER = /^(ticker[_-]?)?24hr\.json$/i;
 
@@ -63,15 +63,6 @@ export const scanDirectory = (dir: string): { root: string; files: FoundFile[] }
     const relative = path.relative(root, file);
     const name = path.basename(file);
     if (name.startsWith('.')) continue;
-    if (/\.zip$/i.test(name)) {
-      files.push({
-        kind: 'skipped',
-        file,
-        relative,
-        reason: 'zip archive: unzip it first (Binance ships CSVs zipped)',
-      });
-      continue;
-    }
     if (/\.(checksum|sha256|md5)$/i.test(name)) continue;
     const m = KLINE_NAME.exec(name);
     if (!m) {
@@ -79,7 +70,7 @@ export const scanDirectory = (dir: string): { root: string; files: FoundFile[] }
         kind: 'skipped',
         file,
         relative,
-        reason: 'name is not {SYMBOL}-{interval}[-...].csv|json',
+        reason: 'name is not {SYMBOL}-{interval}[-...].csv|json|zip',
       });
       continue;
     }
@@ -99,7 +90,7 @@ export const scanDirectory = (dir: string): { root: string; files: FoundFile[] }
       relative,
       symbol: m[1]!.toUpperCase(),
       interval,
-      format: m[3]!.toLowerCase() as 'csv' | 'json',
+      format: m[3]!.toLowerCase() as 'csv' | 'json' | 'zip',
     });
   }
   return { root, files };
@@ -109,4 +100,23 @@ export const scanDirectory = (dir: string): { root: string; files: FoundFile[] }
 export const readWithChecksum = (file: string): { bytes: Buffer; checksum: string } => {
   const bytes = fs.readFileSync(file);
   return { bytes, checksum: createHash('sha256').update(bytes).digest('hex') };
+};
+
+/** SHA-256 (hex) of a file, read as a stream (never whole in memory). */
+export const sha256OfFile = async (file: string): Promise<string> => {
+  const hash = createHash('sha256');
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 }))
+    hash.update(chunk as Buffer);
+  return hash.digest('hex');
+};
+
+/**
+ * The SHA-256 a `.CHECKSUM` sibling publishes for `file` (Binance: `<hex>  <name>`), `undefined` without one, or
+ * `null` when the sibling exists but says nothing readable.
+ */
+export const publishedChecksum = (file: string): string | null | undefined => {
+  const sibling = [`${file}.CHECKSUM`, `${file}.checksum`].find((f) => fs.existsSync(f));
+  if (!sibling) return undefined;
+  const m = /^([0-9a-fA-F]{64})\b/.exec(fs.readFileSync(sibling, 'utf8').trim());
+  return m ? m[1]!.toLowerCase() : null;
 };

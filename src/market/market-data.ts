@@ -1,16 +1,22 @@
 import type { Pair, PairSnapshot, ReferenceTicker } from '../../domain/market/pair';
-import { CandleStore } from './candle-store';
+import { MarketCandles } from './candles';
+import type { ColumnStore } from './store/column-store';
 
 /**
  * The market's reference data in memory: the current pair list (with filters), reference 24h tickers and the
  * candle index. Loaded from the database at start, extended by imports and live sources.
  */
 export class MarketData {
-  readonly candles = new CandleStore();
+  readonly candles: MarketCandles;
   private pairMap = new Map<string, Pair>();
   private pairList: Pair[] = [];
   private snapshotAsOf = -1;
   private readonly reference = new Map<string, ReferenceTicker>();
+
+  /** @param store the candle store on disk (imported candles); live candles are kept in memory beside it. */
+  constructor(store: ColumnStore) {
+    this.candles = new MarketCandles(store);
+  }
 
   /** Replaces the pair list when `snapshot` is at least as new as the current one. Resolves to true if used. */
   setPairs(snapshot: PairSnapshot, force = false): boolean {

@@ -98,15 +98,24 @@ export interface StoredSeries {
 }
 
 /**
- * Loads every stored candle, one series per symbol and interval, sorted by open time. Each series comes back
+ * Loads stored candles (of one source, or all but one), one series per symbol and interval, sorted by open time. Each series comes back
  * as one aggregated text value (far faster than row by row on PGlite).
  */
-export const loadCandleSeries = async (db: Kysely<Database>): Promise<StoredSeries[]> => {
+export const loadCandleSeries = async (
+  db: Kysely<Database>,
+  sources: { only?: string; except?: string } = {},
+): Promise<StoredSeries[]> => {
+  const where =
+    sources.only !== undefined
+      ? sql`where source = ${sources.only}`
+      : sources.except !== undefined
+        ? sql`where source <> ${sources.except}`
+        : sql``;
   const result = await sql<{ symbol: string; interval: string; body: string }>`
     select symbol, interval,
       string_agg(concat_ws(',', open_time::text, open::text, high::text, low::text, close::text, volume::text,
         coalesce(quote_volume::text, ''), coalesce(trade_count::text, '')), E'\n' order by open_time) as body
-    from market_candles group by symbol, interval order by symbol, interval`.execute(db);
+    from market_candles ${where} group by symbol, interval order by symbol, interval`.execute(db);
   const out: StoredSeries[] = [];
   for (const row of result.rows) {
     if (!isInterval(row.interval)) continue;

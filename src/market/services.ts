@@ -14,6 +14,7 @@ import type { HealthCheck } from '../services';
 import { type MarketSettings, marketSettings } from './config';
 import { MarketFeed, type Ticker } from './feed';
 import { type ImportResult, importDirectory } from './importer';
+import { moveLegacyCandles } from './legacy-candles';
 import { MarketData } from './market-data';
 import type { CachedPrice } from './price-cache';
 import type { RecentTrade } from './recent-trades';
@@ -22,6 +23,7 @@ import { createBinanceSource } from './sources/binance';
 import { createFilesSource } from './sources/files';
 import type { MarketSource } from './sources/port';
 import { createSyntheticSource } from './sources/synthetic';
+import { ColumnStore } from './store/column-store';
 import type { MarketSourceName, PriceTick } from './ticks';
 
 /** `/market/data-range` before formatting (spec "Market data endpoints"). */
@@ -130,24 +132,17 @@ export interface MarketDeps {
   settings?: Partial<MarketSettings>;
 }
 
-/**
- * Files imported at start are served from memory at once; writing them to the store (seconds of work on
- * embedded PGlite, which runs on this thread) waits until the start-up burst has settled.
- */
-const STORE_WRITE_DELAY_MS = 15_000;
-
 /** Builds the market services from the configuration (not started; see `start`). */
 export const createMarketServices = (config: Config, deps: MarketDeps): MarketServices => {
   const settings: MarketSettings = { ...marketSettings(config), ...deps.settings };
   const { db, logger } = deps;
   const now = deps.now ?? Date.now;
-  const data = new MarketData();
+  const data = new MarketData(new ColumnStore(settings.storeDir));
   const feed = new MarketFeed();
   let source: MarketSource | undefined;
   let filesSource: ReturnType<typeof createFilesSource> | undefined;
   let lastImport: ImportResult | undefined;
   let started = false;
-  let warming: Promise<void> = Promise.resolve();
   let storeWrites: 'none' | 'pending' | 'done' | 'failed' = 'none';
   const shutdown = new AbortController();
 
@@ -186,8 +181,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     return feed.ticker(symbol, now())?.quoteVolume ?? data.referenceTicker(symbol)?.quoteVolume;
   };
 
-  const runImport = (dir: string) =>
-    importDirectory(dir, { db, data, logger, signal: shutdown.signal, writeDelayMs: STORE_WRITE_DELAY_MS });
+  const runImport = (dir: string) => importDirectory(dir, { db, data, logger, signal: shutdown.signal });
 
   const services: MarketServices = {
     get source() {
@@ -272,7 +266,6 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     },
     importDirectory: runImport,
     persisted: async () => {
-      await warming;
       await lastImport?.persisted;
     },
     healthCheck: {
@@ -294,25 +287,24 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
       if (started) return;
       started = true;
       const t0 = performance.now();
-      for (const s of await loadCandleSeries(db)) data.candles.merge(s.symbol, s.interval, s.candles);
+      await moveLegacyCandles(db, data.candles.store, logger);
+      for (const s of await loadCandleSeries(db, { except: 'files' })) {
+        data.candles.merge(s.symbol, s.interval, s.candles);
+      }
       const pairs = await loadLatestPairs(db, settings.source === 'files' ? 'files' : undefined);
       if (pairs) data.setPairs(pairs);
       data.setReferenceTickers(await loadReferenceTickers(db));
       const loadedMs = performance.now() - t0;
       if (settings.dataDir) {
-        lastImport = await runImport(settings.dataDir);
         storeWrites = 'pending';
-        lastImport.persisted.then(
-          () => {
-            storeWrites = 'done';
-          },
-          (e: Error) => {
-            storeWrites = 'failed';
-            logger.error({ err: e }, 'writing imported market data to the store failed');
-          },
-        );
+        try {
+          lastImport = await runImport(settings.dataDir);
+          storeWrites = 'done';
+        } catch (error) {
+          storeWrites = 'failed';
+          throw error;
+        }
       }
-      warming = data.candles.warmInBackground();
       const symbols = settings.symbols;
       filesSource =
         settings.source === 'files' ? createFilesSource({ feed, data, logger, symbols, now }) : undefined;

@@ -100,6 +100,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     // told of it on the `orders` channel before its fold and then reading it waits for the fold.
     if (owner) ownWrites.record([owner], last.position);
     engine?.observeAppended(events);
+    services.metrics.observeWalletAppend(events);
     for (const listener of appendListeners) listener(events);
   };
   const wallets = createWalletCommands({
@@ -117,6 +118,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     },
   });
   const market = services.market;
+  const leadership = createLeadership(services.database, { logger: services.logger });
   engine =
     options.matching && market
       ? new MatchingEngine({
@@ -129,7 +131,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
               ? { price: p.price, priceUnits: toUnitsNumber(p.price), time: p.time, source: p.source }
               : undefined;
           },
-          leadership: createLeadership(services.database, { logger: services.logger }),
+          leadership,
           ...(services.projections.folding
             ? { folded: (listener: FoldListener) => services.projections.onFolded(listener) }
             : {}),
@@ -154,6 +156,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     },
   };
   if (engine) {
+    services.leaderships.push(leadership);
     services.healthChecks.push({ name: 'matching_engine', check: async () => ({ ...engine.status() }) });
   }
   services.trading = trading;

@@ -263,12 +263,21 @@ export const authAccountSuite = (use: () => TestApp): void => {
       const ok = await put({ password: 'second password', current_password: 'first password' });
       expect(ok.statusCode).toBe(200);
       expect((await post('/auth/user-login', { email, password: 'first password' })).statusCode).toBe(401);
-      expect((await post('/auth/user-login', { email, password: 'second password' })).statusCode).toBe(200);
+      const relogin = await post('/auth/user-login', { email, password: 'second password' });
+      expect(relogin.statusCode).toBe(200);
+      // The change refuses the tokens issued before it (issue 16): the first one no longer works.
+      const stale = await put({ password: 'third password', current_password: 'second password' });
+      expect(stale.statusCode).toBe(401);
+      expect(errorOf(stale)).toMatchObject({
+        code: 'INVALID_TOKEN',
+        details: { reason: 'credentials_changed' },
+      });
 
-      expect((await put({ password: 'short' })).statusCode).toBe(422);
-      expect((await put({ password: 'p'.repeat(73), current_password: 'second password' })).statusCode).toBe(
-        422,
-      );
+      const fresh = bearer({ token: relogin.json().token });
+      expect((await put({ password: 'short' }, fresh)).statusCode).toBe(422);
+      expect(
+        (await put({ password: 'p'.repeat(73), current_password: 'second password' }, fresh)).statusCode,
+      ).toBe(422);
     });
 
     it('needs a JWT (an API key alone is refused) and an account with an email', async () => {

@@ -128,7 +128,7 @@ describe('tokens (HS256, 1 hour)', () => {
     throw new Error('expected INVALID_TOKEN');
   };
 
-  it('issues sub/iat/exp/jti claims, expiring one hour after issue', () => {
+  it('issues sub/iat/exp/jti/cv claims, expiring one hour after issue', () => {
     const now = new Date();
     const issued = tokens.issue(ACCOUNT, now);
     expect(issued.tokenType).toBe('Bearer');
@@ -137,7 +137,10 @@ describe('tokens (HS256, 1 hour)', () => {
     expect(claims.expiresAt - claims.issuedAt).toBe(TOKEN_TTL_SECONDS);
     expect(new Date(issued.expiresAt).getTime()).toBe(claims.expiresAt * 1000);
     const payload = JSON.parse(Buffer.from(issued.token.split('.')[1]!, 'base64url').toString());
-    expect(Object.keys(payload).sort()).toEqual(['exp', 'iat', 'jti', 'sub']);
+    expect(Object.keys(payload).sort()).toEqual(['cv', 'exp', 'iat', 'jti', 'sub']);
+    // The credentials version the token was issued at (a later password change refuses it).
+    expect(claims.credentialsVersion).toBe(0);
+    expect(tokens.verify(tokens.issue(ACCOUNT, now, 3).token).credentialsVersion).toBe(3);
     expect(JSON.parse(Buffer.from(issued.token.split('.')[0]!, 'base64url').toString()).alg).toBe('HS256');
     expect(tokens.issue(ACCOUNT).token).not.toBe(tokens.issue(ACCOUNT).token);
   });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DomainError } from '../../domain/shared/errors';
 import { apiRoutes } from '../../src/http/routes/index';
-import { createTestApp, type TestApp } from '../support/runtime';
+import { createTestApp, operatorHeadersOf, type TestApp } from '../support/runtime';
 
 // A probe route exercising validation, domain errors and crashes through the real stack.
 const probe: FastifyPluginAsyncZod = async (app) => {
@@ -282,7 +282,7 @@ describe('HTTP runtime', () => {
   });
 
   it('reports health: event store, database and projection lag', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/health' });
+    const res = await t.app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(t.app) });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServer } from '../support/server-process';
+import { operatorHeaders, startServer } from '../support/server-process';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-e2e-'));
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
@@ -13,7 +13,7 @@ describe('the real server process', () => {
     const first = await startServer({ DATA_DIR: dataDir, DATABASE_URL: '', MARKET_DATA_DIR: '' });
     let credentials: { api_key: string; api_secret: string };
     try {
-      const health = await (await fetch(`${first.url}/health`)).json();
+      const health = await (await fetch(`${first.url}/health`, { headers: operatorHeaders })).json();
       expect(health).toMatchObject({ status: expect.any(String), database: { kind: 'pglite' } });
       const reg = await fetch(`${first.url}/api/v1/auth/register`, {
         method: 'POST',
@@ -36,7 +36,7 @@ describe('the real server process', () => {
         body: JSON.stringify(credentials),
       });
       expect(login.status).toBe(200);
-      const health = (await (await fetch(`${second.url}/health`)).json()) as {
+      const health = (await (await fetch(`${second.url}/health`, { headers: operatorHeaders })).json()) as {
         event_store: { head: string };
       };
       expect(health.event_store.head).not.toBe('0/0');

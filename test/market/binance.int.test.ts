@@ -8,12 +8,13 @@ import { buildApp } from '../../src/http/app';
 import { createLogger } from '../../src/logger';
 import { marketSettings } from '../../src/market/config';
 import { MarketFeed } from '../../src/market/feed';
-import { MarketData } from '../../src/market/market-data';
 import { createBinanceSource } from '../../src/market/sources/binance';
 import { reconnectingSocket } from '../../src/market/sources/reconnecting-socket';
 import { createRuntime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { operatorHeadersOf } from '../support/runtime';
 import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
+import { tempMarketData } from './support';
 
 /**
  * The `binance` source against a local fake server serving the recorded real REST responses and WebSocket
@@ -58,7 +59,7 @@ const settingsFor = (env: Record<string, string>) =>
 describe('binance source (trade streams)', () => {
   it('loads pairs, backfills klines, turns trades into ticks, and reconnects after a dropped connection', async () => {
     const feed = new MarketFeed();
-    const data = new MarketData();
+    const data = tempMarketData();
     const source = createBinanceSource({
       feed,
       data,
@@ -90,7 +91,7 @@ describe('binance source (trade streams)', () => {
       expect(
         fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT&interval=1m')),
       ).toHaveLength(1);
-      expect(data.candles.nativeSeries('BTCUSDT', '1m')).toHaveLength(10);
+      expect(data.candles.live.nativeSeries('BTCUSDT', '1m')).toHaveLength(10);
       const stored = await sql<{ n: string }>`
         select count(*)::text as n from market_candles where symbol = 'BTCUSDT' and source = 'binance'`.execute(
         database.all,
@@ -125,7 +126,7 @@ describe('binance source (trade streams)', () => {
     const feed = new MarketFeed();
     const source = createBinanceSource({
       feed,
-      data: new MarketData(),
+      data: tempMarketData(),
       db: database.all,
       settings: settingsFor({
         MARKET_SYMBOLS: 'BTCUSDT',
@@ -185,7 +186,7 @@ describe('binance source (!miniTicker@arr)', () => {
     const feed = new MarketFeed();
     const source = createBinanceSource({
       feed,
-      data: new MarketData(),
+      data: tempMarketData(),
       db: database.all,
       settings: settingsFor({ BINANCE_STREAM: 'miniTicker' }),
     });
@@ -234,7 +235,9 @@ describe('runtime with MARKET_SOURCE=binance', () => {
         price: '102571.17000000',
         timestamp: `${new Date(RECORDED.trade.data['T'] as number).toISOString().slice(0, -1)}000Z`,
       });
-      const health = (await app.inject({ method: 'GET', url: '/health' })).json();
+      const health = (
+        await app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(app) })
+      ).json();
       expect(health.checks.market_feed).toMatchObject({
         status: 'ok',
         source: 'binance',

@@ -6,17 +6,16 @@ import { parseKlineCsv } from '../../domain/market/klines';
 import { parseExchangeInfo } from '../../domain/market/pair';
 import { replayTime } from '../../domain/market/replay-clock';
 import { MarketFeed } from '../../src/market/feed';
-import { MarketData } from '../../src/market/market-data';
 import { createFilesSource } from '../../src/market/sources/files';
 import type { PriceTick } from '../../src/market/ticks';
-import { readData } from './support';
+import { readData, tempMarketData } from './support';
 
 /**
  * The `files` source (issue item 3): a live feed replaying the real candles, time-shifted to now, with ticks
  * every second along each candle's path, forward-filled across the real outages.
  */
 const HOUR = 3_600_000;
-const data = new MarketData();
+const data = tempMarketData();
 let btc: readonly Candle[];
 
 beforeAll(() => {
@@ -24,7 +23,7 @@ beforeAll(() => {
   for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
     data.candles.merge(symbol, '1h', parseKlineCsv(readData(`klines/1h/${symbol}-1h.csv`), '1h').candles);
   }
-  btc = data.candles.nativeSeries('BTCUSDT', '1h');
+  btc = data.candles.live.nativeSeries('BTCUSDT', '1h');
 });
 
 const candleAt = (t: number) => btc.find((c) => c.openTime <= t && t < c.openTime + HOUR);

@@ -139,7 +139,7 @@ describe('generate-market-data', () => {
       expect(fs.readFileSync(zip).equals(bytes)).toBe(true);
 
       await expect(generateMarketData({ ...options, seed: 1 })).rejects.toThrow(/other options/);
-    });
+    }, 180_000);
   });
 });
 

@@ -44,7 +44,7 @@ beforeAll(async () => {
   });
   runtime = await createRuntime(config, createLogger('silent', { pretty: false }), { database });
   app = await buildApp(runtime.services);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await app?.close();

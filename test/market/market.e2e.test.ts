@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { operatorHeaders } from '../support/server-process';
 import { csvRows } from './support';
 
 /**
@@ -21,7 +22,7 @@ afterAll(async () => {
 }, 30_000);
 
 const get = async (url: string) => {
-  const r = await fetch(`${base}${url}`);
+  const r = await fetch(`${base}${url}`, { headers: url === '/health' ? operatorHeaders : {} });
   return { status: r.status, body: (await r.json()) as any };
 };
 

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MarketData } from '../../src/market/market-data';
+import { ColumnStore } from '../../src/market/store/column-store';
 
 /** The shared real Binance data set (never copied into the repository). */
-export const MARKET_DATA = path.resolve(__dirname, '../../../shared/market-data');
+export const MARKET_DATA = path.resolve(import.meta.dirname, '../../../shared/market-data');
 /** Its `binance/` folder. */
 export const BINANCE = path.join(MARKET_DATA, 'binance');
 
@@ -44,3 +46,10 @@ export const csvRows = (relative: string): string[][] =>
     .split('\n')
     .slice(1)
     .map((l) => l.split(','));
+
+/** Market data over an empty candle store in a temporary directory (removed when the test process exits). */
+export const tempMarketData = (): MarketData => {
+  const { dir, remove } = tempDir('ptv-store-');
+  process.once('exit', remove);
+  return new MarketData(new ColumnStore(dir));
+};

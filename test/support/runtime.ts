@@ -8,6 +8,16 @@ import { buildApp } from '../../src/http/app';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime';
 import { createTestDatabase } from './databases';
 
+/**
+ * Headers of an operator request (`/health` details, `/metrics`) to an app built in this process: its
+ * `OPERATOR_TOKEN`, or the token it generated into its `DATA_DIR`.
+ */
+export const operatorHeadersOf = (app: FastifyInstance): { authorization: string } => {
+  const { OPERATOR_TOKEN, DATA_DIR } = app.services.config;
+  const token = OPERATOR_TOKEN ?? fs.readFileSync(path.join(DATA_DIR, 'operator-token'), 'utf8').trim();
+  return { authorization: `Bearer ${token}` };
+};
+
 /** A runtime on a fresh test database plus its HTTP app, for `inject` tests. */
 export interface TestApp {
   app: FastifyInstance;

@@ -13,6 +13,12 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
+/** The operator token every server started by {@link startServer} has (unless its `env` names another). */
+export const TEST_OPERATOR_TOKEN = 'test-operator-token-not-for-production-0001';
+
+/** Headers of an operator request (`/health` details, `/metrics`) to a server of {@link startServer}. */
+export const operatorHeaders = { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` };
+
 /** A TCP port that was free a moment ago on 127.0.0.1. */
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -34,7 +40,14 @@ export const startServer = async (
 ): Promise<ServerProcess> => {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -11,6 +11,7 @@ import {
   type TestApp,
 } from '../accounts/support';
 import { priceTicker } from '../support/price-ticks';
+import { operatorHeadersOf } from '../support/runtime';
 import { settleTrading } from './log-head';
 
 /**
@@ -28,9 +29,12 @@ const order = (key: string, payload: Record<string, unknown>, headers: Record<st
   api(t.app, { method: 'POST', url: '/trade/order', headers: { ...keyHeader(key), ...headers }, payload });
 const get = (key: string, url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(key) });
 const failedProjections = async (app: TestApp['app']) =>
-  ((await app.inject({ method: 'GET', url: '/health' })).json().projections as { state: string }[]).filter(
-    (p) => p.state === 'failed',
-  );
+  (
+    (await app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(app) })).json()
+      .projections as {
+      state: string;
+    }[]
+  ).filter((p) => p.state === 'failed');
 const walletRevision = async (account: TestAccount) =>
   (await get(account.apiKey, '/account/events?limit=1000')).json().events.length as number;
 

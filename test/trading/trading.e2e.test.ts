@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import { floorToStep } from '../../domain/trading/quantity';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { operatorHeaders } from '../support/server-process';
 
 /**
  * The real server process (`src/main.ts serve`) on the real data set (`MARKET_DATA_DIR=../shared/market-data`)
@@ -227,7 +228,9 @@ describe('trading on the real server with replayed real prices', () => {
     const p = (await call('GET', '/account/portfolio')).body;
     checkPortfolio(p);
     expect(p.roi_pct).toBe('0.00000000');
-    const health = await fetch(`${base}/health`).then((r) => r.json() as Promise<any>);
+    const health = await fetch(`${base}/health`, { headers: operatorHeaders }).then(
+      (r) => r.json() as Promise<any>,
+    );
     expect(JSON.stringify(health)).toContain('matching_engine');
   });
 });

@@ -111,7 +111,9 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
         account_id: call.caller.accountId,
         password_set: true as const,
         updated_at: account.updatedAt,
-        message: 'Password set. Log in with POST /api/v1/auth/user-login (email and password).',
+        message:
+          'Password set. Log in with POST /api/v1/auth/user-login (email and password); ' +
+          'when it replaced one, the tokens issued before no longer work.',
       };
     },
   );

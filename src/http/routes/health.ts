@@ -6,31 +6,54 @@ import { VERSION } from '../../version';
 
 const componentSchema = z.object({ status: z.enum(['ok', 'down']) }).catchall(z.unknown());
 
+const statusSchema = z
+  .enum(['ok', 'degraded', 'down'])
+  .describe(
+    '`ok`; `degraded`: a check failed or the database is away (the process answers, with 503 where it needs ' +
+      'the database); `down`: it cannot serve at all',
+  );
+
 const healthSchema = z.object({
-  status: z
-    .enum(['ok', 'degraded', 'down'])
-    .describe('`ok`, `degraded` (a check failed) or `down` (storage unreachable)'),
+  status: statusSchema,
   version: z.string(),
-  uptime_seconds: z.number(),
-  event_store: componentSchema,
-  database: componentSchema,
-  projections: z.array(
-    z.object({
-      name: z.string(),
-      version: z.number().int(),
-      generation: z.number().int().nullable(),
-      state: z.string(),
-      checkpoint: z.string(),
-      lag_events: z.number().int().optional(),
-      last_error: z.string().optional(),
-    }),
-  ),
-  checks: z.record(z.string(), componentSchema),
+  uptime_seconds: z.number().optional(),
+  event_store: componentSchema.optional(),
+  database: componentSchema.optional(),
+  projections: z
+    .array(
+      z.object({
+        name: z.string(),
+        version: z.number().int(),
+        generation: z.number().int().nullable(),
+        state: z.string(),
+        checkpoint: z.string(),
+        lag_events: z.number().int().optional(),
+        lag_ms: z.number().optional(),
+        last_error: z.string().optional(),
+      }),
+    )
+    .optional(),
+  checks: z.record(z.string(), componentSchema).optional(),
+  process: z
+    .object({
+      pid: z.number().int(),
+      projections: z.boolean().describe('whether this process folds the read models'),
+      leaderships: z.record(z.string(), z.boolean()).describe('singleton roles held by this process'),
+      memory_rss_bytes: z.number().int(),
+    })
+    .optional(),
 });
 
+/** How long one probe of `/health` may take before it counts as down (ms). */
+const PROBE_TIMEOUT_MS = 2_000;
+
 /**
- * `GET /health` (outside `/api/v1`, ARCHITECTURE §14): event store, database, projection lag and the checks
- * capabilities add (market feed...). 200 when everything answers, 503 when the event store or database is down.
+ * `GET /health` (outside `/api/v1`, ARCHITECTURE §14). Public answer, for load balancers and uptime checks:
+ * `{status, version}` with 200 while the process serves (`ok`, or `degraded` when a check failed or the database
+ * is away: the process stays in rotation and answers 503 `SERVICE_UNAVAILABLE` with `Retry-After` where it needs
+ * the database). The operator view (`Authorization: Bearer <OPERATOR_TOKEN>`, docs/operations.md) adds the
+ * details: event store head, database (kind, location, ping, outage), projections and their lag, the checks
+ * capabilities add (market feed, matching engine) and this process (leaderships held).
  */
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
@@ -38,51 +61,91 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     {
       schema: {
         tags: ['health'],
-        summary: 'Service health: event store, database, projection lag, market feed',
+        summary: 'Service health; details (database, projections, market feed) for the operator only',
+        description:
+          'Public: `status` and `version`. With `Authorization: Bearer <OPERATOR_TOKEN>`: event store, database, ' +
+          'projection lag, checks (market feed, matching engine) and the process.',
         response: { 200: healthSchema, 503: healthSchema },
       },
     },
-    async (_request, reply) => {
-      const { eventStore, database, projections, healthChecks, startedAt } = app.services;
-      const eventStoreStatus = await timed(async () => {
-        const head = await eventStore.headPosition();
-        return { adapter: eventStore.name, head: formatPosition(head) };
-      });
-      const databaseStatus = await timed(async () => {
-        const latency = await pingDatabase(database.db);
-        return { kind: database.kind, location: database.location, ping_ms: round(latency) };
-      });
-      const projectionStatus = await projections.status().catch(() => []);
+    async (request, reply) => {
+      const { eventStore, database, projections, healthChecks, startedAt, leaderships } = app.services;
+      reply.header('cache-control', 'no-store');
+      const available = database.availability.available;
       const checks: Record<string, z.infer<typeof componentSchema>> = {};
       for (const c of healthChecks) {
         const r = await c.check().catch((e: Error) => ({ ok: false, error: e.message }));
         const { ok, ...rest } = r;
         checks[c.name] = { status: ok ? 'ok' : 'down', ...rest };
       }
-      const storageDown = eventStoreStatus.status === 'down' || databaseStatus.status === 'down';
+      const checksOk = Object.values(checks).every((c) => c.status === 'ok');
+      if (!app.operator.allows(request)) {
+        return { status: available && checksOk ? ('ok' as const) : ('degraded' as const), version: VERSION };
+      }
+      const outage = database.availability.snapshot();
+      const eventStoreStatus = available
+        ? await timed(async () => {
+            const head = await eventStore.headPosition();
+            return { adapter: eventStore.name, head: formatPosition(head) };
+          })
+        : { status: 'down' as const, adapter: eventStore.name, error: 'the database is unavailable' };
+      const databaseStatus = {
+        ...(available
+          ? await timed(async () => ({ ping_ms: round(await pingDatabase(database.db)) }))
+          : { status: 'down' as const, error: outage.lastError ?? 'unavailable' }),
+        kind: database.kind,
+        location: database.location,
+        outages: outage.outages,
+        ...(outage.downSince ? { down_since: new Date(outage.downSince).toISOString() } : {}),
+      };
+      const projectionStatus = available
+        ? await withTimeout(projections.status(), PROBE_TIMEOUT_MS).catch(() => [])
+        : [];
       const degraded =
-        Object.values(checks).some((c) => c.status !== 'ok') ||
+        !checksOk ||
+        eventStoreStatus.status === 'down' ||
+        databaseStatus.status === 'down' ||
         projectionStatus.some((p) => p.state === 'failed');
-      const status = storageDown ? 'down' : degraded ? 'degraded' : 'ok';
-      return reply.status(storageDown ? 503 : 200).send({
-        status,
+      return {
+        status: degraded ? ('degraded' as const) : ('ok' as const),
         version: VERSION,
         uptime_seconds: Math.round((Date.now() - startedAt) / 1000),
         event_store: eventStoreStatus,
         database: databaseStatus,
         projections: projectionStatus,
         checks,
-      });
+        process: {
+          pid: process.pid,
+          projections: projections.folding,
+          leaderships: Object.fromEntries(leaderships.map((l) => [l.name, l.isLeader()])),
+          memory_rss_bytes: process.memoryUsage.rss(),
+        },
+      };
     },
   );
 };
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
+const withTimeout = <T>(work: Promise<T>, ms: number): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    work.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+
 const timed = async (probe: () => Promise<Record<string, unknown>>) => {
   const started = performance.now();
   try {
-    const detail = await probe();
+    const detail = await withTimeout(probe(), PROBE_TIMEOUT_MS);
     return { status: 'ok' as const, latency_ms: round(performance.now() - started), ...detail };
   } catch (error) {
     return { status: 'down' as const, error: (error as Error).message };

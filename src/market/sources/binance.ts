@@ -68,7 +68,7 @@ export const createBinanceSource = (
 
   const backfillSymbol = async (symbol: string) => {
     const at = now();
-    const last = data.candles.nativeSeries(symbol, '1m').at(-1);
+    const last = data.candles.last(symbol, '1m');
     const windowStart = Math.floor(at / MINUTE) * MINUTE - backfillMinutes * MINUTE;
     const from = last ? Math.max(windowStart, last.openTime + MINUTE) : windowStart;
     const candles = await rest.klines(symbol, '1m', from, at);

@@ -6,6 +6,7 @@ import { type ReplayWindow, replayTime, replayWindow } from '../../../domain/mar
 import { type CandlePath, candlePath } from '../../../domain/market/tick-path';
 import type { MarketFeed } from '../feed';
 import type { MarketData } from '../market-data';
+import { candlesFromColumns } from '../store/convert';
 import type { PriceTick } from '../ticks';
 import type { MarketSource } from './port';
 import { everySecond } from './second-timer';
@@ -31,13 +32,24 @@ export interface FilesSourceOptions {
   timerMs?: number;
 }
 
+/**
+ * One replayed pair: a day of its candles around the replayed time (read from the candle store as the replay moves,
+ * so a pair with years of minutes costs a day of them in memory), and the last candle before that day for the
+ * forward-filled price across a gap.
+ */
 interface Replayed {
   symbol: string;
   candles: readonly Candle[];
+  /** [start, end) of the open times `candles` covers, and the last candle before `start`. */
+  windowStart: number;
+  windowEnd: number;
+  before: Candle | undefined;
   tickUnits: number;
   path: CandlePath | undefined;
   cursor: number;
 }
+
+const WINDOW_MS = 86_400_000;
 
 const SECOND = 1000;
 const BACKFILL_SECONDS = 86_400;
@@ -48,8 +60,8 @@ const MAX_CATCH_UP_SECONDS = 120;
 export const replayInterval = (data: MarketData, symbols?: readonly string[]): Interval | undefined => {
   let best: { interval: Interval; count: number } | undefined;
   for (const interval of INTERVALS) {
-    const count = (symbols ?? data.candles.symbols()).filter(
-      (s) => data.candles.nativeSeries(s, interval).length > 0,
+    const count = (symbols ?? data.candles.symbols()).filter((s) =>
+      data.candles.nativeIntervals(s).includes(interval),
     ).length;
     if (count > 0 && (!best || count > best.count)) best = { interval, count };
   }
@@ -82,24 +94,42 @@ export const createFilesSource = (
     let first = Number.POSITIVE_INFINITY;
     let last = Number.NEGATIVE_INFINITY;
     for (const symbol of options.symbols ?? data.candles.symbols()) {
-      const candles = data.candles.nativeSeries(symbol, interval);
-      if (candles.length === 0) continue;
+      const range = data.candles.nativeRange(symbol, interval);
+      if (!range) continue;
       const tickSize = data.pair(symbol)?.tickSize;
       series.set(symbol, {
         symbol,
-        candles,
+        candles: [],
+        windowStart: 0,
+        windowEnd: 0,
+        before: undefined,
         tickUnits: tickSize ? Math.max(1, toUnitsNumber(tickSize)) : 1,
         path: undefined,
         cursor: 0,
       });
-      first = Math.min(first, candles[0]!.openTime);
-      last = Math.max(last, candles[candles.length - 1]!.openTime + ms);
+      first = Math.min(first, range.first);
+      last = Math.max(last, range.last + ms);
     }
     window = series.size ? replayWindow(first, last) : undefined;
   };
 
+  /** Makes `r`'s window cover replayed time `t`: the UTC day of `t` (the candle covering `t` opens in it). */
+  const cover = (r: Replayed, t: number, ms: number) => {
+    const opening = t - ms + 1; // the earliest open time of a candle covering t
+    if (opening >= r.windowStart && t < r.windowEnd) return;
+    const start = Math.floor(opening / WINDOW_MS) * WINDOW_MS;
+    const end = Math.max(start + WINDOW_MS, Math.floor(t / WINDOW_MS) * WINDOW_MS + WINDOW_MS);
+    r.candles = candlesFromColumns(data.candles.nativeColumns(r.symbol, interval!, start, end));
+    r.before = data.candles.nativeBefore(r.symbol, interval!, start);
+    r.windowStart = start;
+    r.windowEnd = end;
+    r.cursor = 0;
+    r.path = undefined;
+  };
+
   /** Index of the candle covering replayed time `t`, or -(index of the next candle) - 1 when `t` is not covered. */
   const locate = (r: Replayed, t: number, ms: number): number => {
+    cover(r, t, ms);
     const c = r.candles[r.cursor];
     if (c && c.openTime <= t && t < c.openTime + ms) return r.cursor;
     const next = r.candles[r.cursor + 1];
@@ -133,9 +163,10 @@ export const createFilesSource = (
       };
     }
     const previous = -(at + 1) - 1; // index of the last candle before t, or -1
-    if (previous < 0) return undefined;
+    const last = previous >= 0 ? r.candles[previous] : r.before;
+    if (!last) return undefined;
     return {
-      price: toUnitsNumber(r.candles[previous]!.close),
+      price: toUnitsNumber(last.close),
       quantity: 0n,
       buyerMaker: false,
       trade: false,
@@ -165,7 +196,6 @@ export const createFilesSource = (
   const backfill = (nowSecond: number) => {
     const detailed = 500; // the last seconds also go to recent trades and the price cache
     for (const r of series.values()) {
-      r.cursor = 0;
       for (let s = nowSecond - BACKFILL_SECONDS + 1; s <= nowSecond; s++) {
         const wall = s * SECOND;
         if (s > nowSecond - detailed) {

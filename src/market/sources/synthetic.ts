@@ -106,7 +106,7 @@ export const createSyntheticSource = (options: SyntheticSourceOptions): MarketSo
       for (const pair of data.pairs()) {
         if (pair.status !== 'active' || (wanted && !wanted.has(pair.symbol))) continue;
         const reference = data.referenceTicker(pair.symbol);
-        const stored = data.candles.series(pair.symbol, '1d').at(-1)?.close;
+        const stored = data.candles.last(pair.symbol, '1d')?.close;
         const builtIn = BUILT_IN_PAIRS.find((p) => p.symbol === pair.symbol)?.startPrice;
         const start = [reference?.last, stored, builtIn].find((v) => v !== undefined && toUnits(v) > 0n);
         if (!start) continue;

@@ -1,0 +1,702 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { type Gap, groupGaps, type SharedGap } from '../../../domain/market/gaps';
+import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';
+import type { CandleColumns } from './block-codec';
+import {
+  type ColumnSource,
+  combineColumns,
+  emptyColumns,
+  joinColumns,
+  lowerBoundTime,
+  type MergeResult,
+  mergeColumns,
+  sliceColumns,
+  windowColumns,
+} from './columns';
+import {
+  type MonthDirectory,
+  monthBounds,
+  monthOf,
+  readBlock,
+  readDirectory,
+  type Section,
+  type SectionData,
+  sectionOf,
+  writeMonthFile,
+} from './month-file';
+
+/**
+ * The candle store (issue 24 item 2; `docs/market-data.md`, "The candle store"): a directory of month files
+ * (`month-file.ts`), one per pair and calendar month, and `manifest.json`, the index of what they hold — per pair
+ * and interval, each month's first and last open time, count and gaps — and the record of every imported file.
+ *
+ * - **Native** series are the candles as imported; **served** series are what `/market/candles` and backtests
+ *   read: the native series where a pair has one interval, and for coarser intervals the aggregation of the finer
+ *   native candles (`combineColumns`: the source covering most time wins per bucket). They are made when a month is
+ *   written, so a read never aggregates.
+ * - **Range reads** open only the months of the window and decode only its blocks (a day of 1m candles each). Open
+ *   files and decoded blocks are kept in bounded LRU caches shared by every reader of the process: many sessions
+ *   reading the same pair and window decode it once.
+ * - **Writes** (`prepare` → `commit` → `flush`): a month file is rewritten whole under a temporary name and renamed;
+ *   the manifest last, the same way. A crash between the two leaves months written that the manifest does not know
+ *   of; the import that wrote them is not recorded either, so its rerun finds the candles already there (an
+ *   overlap, nothing changes) and records it. One writer at a time (`lock`). Readers in other processes notice a new
+ *   manifest (checked at most once a second) and drop their caches.
+ */
+export interface MonthStat {
+  first: number;
+  last: number;
+  count: number;
+}
+
+interface NativeMonth extends MonthStat {
+  /** Missing candles inside the month: [start, end) pairs (ms). */
+  gaps: [number, number][];
+}
+
+/** A served month: where its candles are (a served section, or the native section of the same interval). */
+interface ServedMonth extends MonthStat {
+  from: 'native' | 'served';
+}
+
+/** One imported file, by its SHA-256. */
+export interface ImportRecord {
+  path: string;
+  symbol: string;
+  interval: Interval;
+  rows: number;
+  added: number;
+  overlapping: number;
+  importedAt: string;
+}
+
+interface Manifest {
+  format: 1;
+  /** Increases with every flush. */
+  generation: number;
+  native: Record<string, Partial<Record<Interval, Record<string, NativeMonth>>>>;
+  served: Record<string, Partial<Record<Interval, Record<string, ServedMonth>>>>;
+  imports: Record<string, ImportRecord>;
+  /** Size and modification time of files already imported, by path: a rerun skips them without hashing. */
+  seen: Record<string, { size: number; mtimeMs: number; sha256: string }>;
+}
+
+const emptyManifest = (): Manifest => ({
+  format: 1,
+  generation: 0,
+  native: {},
+  served: {},
+  imports: {},
+  seen: {},
+});
+
+const MANIFEST = 'manifest.json';
+const FILE_EXTENSION = '.ptvc';
+
+/** A prepared write: the months an import changes, merged and checked, not yet written. */
+export interface PreparedWrite {
+  symbol: string;
+  interval: Interval;
+  months: { month: string; merge: MergeResult; sections: Map<Interval, CandleColumns> }[];
+  added: number;
+  overlapping: number;
+  /** Incoming candles that disagree with stored ones: (incoming open time, stored candle index in its month). */
+  conflicts: { openTime: number; month: string; storedIndex: number; incomingIndex: number }[];
+}
+
+export class ColumnStore {
+  private manifest: Manifest = emptyManifest();
+  private manifestMtime = 0;
+  private checkedAt = 0;
+  private readonly files: LRUCache<string, { fd: number; directory: MonthDirectory }>;
+  private readonly blocks: LRUCache<string, CandleColumns>;
+  private gapCache: SharedGap[] | undefined;
+  private changes = 0;
+  /** Month files written since the last flush, not yet known to be on disk. */
+  private readonly unsynced = new Set<string>();
+
+  /**
+   * @param root the store's directory (created on the first write)
+   * @param options `blockCacheBytes`: decoded blocks kept (default 64 MiB); `openFiles`: month files kept open (256)
+   */
+  constructor(
+    readonly root: string,
+    options: { blockCacheBytes?: number; openFiles?: number } = {},
+  ) {
+    this.files = new LRUCache({
+      max: options.openFiles ?? 256,
+      dispose: (value) => {
+        try {
+          fs.closeSync(value.fd);
+        } catch {
+          // already closed
+        }
+      },
+    });
+    this.blocks = new LRUCache({
+      maxSize: options.blockCacheBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: (c) => Math.max(1, c.length * 72),
+    });
+    this.reload();
+  }
+
+  /** Increases whenever the stored candles change (response caches key on it). */
+  get version(): number {
+    this.refresh();
+    return this.changes;
+  }
+
+  /** Re-reads the manifest if another process wrote a newer one (at most once a second). */
+  refresh(): void {
+    const now = Date.now();
+    if (now - this.checkedAt < 1000) return;
+    this.checkedAt = now;
+    const stat = fs.statSync(path.join(this.root, MANIFEST), { throwIfNoEntry: false });
+    if (stat && stat.mtimeMs !== this.manifestMtime) this.reload();
+  }
+
+  private reload(): void {
+    const file = path.join(this.root, MANIFEST);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat) return;
+    const read = JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
+    if (read.format !== 1) throw new Error(`unknown candle store manifest format ${read.format} in ${file}`);
+    this.manifest = read;
+    this.manifestMtime = stat.mtimeMs;
+    this.files.clear();
+    this.blocks.clear();
+    this.gapCache = undefined;
+    this.changes++;
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // What is stored
+  // -------------------------------------------------------------------------------------------------------------
+
+  /** Pairs with candles, sorted. */
+  symbols(): string[] {
+    this.refresh();
+    return Object.keys(this.manifest.native).sort();
+  }
+
+  /** Intervals stored natively for `symbol` (finest first). */
+  nativeIntervals(symbol: string): Interval[] {
+    this.refresh();
+    const n = this.manifest.native[symbol];
+    return n ? INTERVALS.filter((i) => Object.keys(n[i] ?? {}).length > 0) : [];
+  }
+
+  /** Intervals `symbol` is served in (finest first). */
+  servedIntervals(symbol: string): Interval[] {
+    this.refresh();
+    const s = this.manifest.served[symbol];
+    return s ? INTERVALS.filter((i) => Object.keys(s[i] ?? {}).length > 0) : [];
+  }
+
+  private servedMonths(symbol: string, interval: Interval): [string, ServedMonth][] {
+    const months = this.manifest.served[symbol]?.[interval];
+    return months ? Object.entries(months).sort((a, b) => (a[0] < b[0] ? -1 : 1)) : [];
+  }
+
+  private nativeMonths(symbol: string, interval: Interval): [string, NativeMonth][] {
+    const months = this.manifest.native[symbol]?.[interval];
+    return months ? Object.entries(months).sort((a, b) => (a[0] < b[0] ? -1 : 1)) : [];
+  }
+
+  /** First open time, last open time and count of a served series; undefined without candles. */
+  seriesRange(symbol: string, interval: Interval): MonthStat | undefined {
+    this.refresh();
+    const months = this.servedMonths(symbol, interval);
+    if (months.length === 0) return undefined;
+    return {
+      first: months[0]![1].first,
+      last: months[months.length - 1]![1].last,
+      count: months.reduce((n, [, m]) => n + m.count, 0),
+    };
+  }
+
+  /** First open time, last open time and count of a native series; undefined without candles. */
+  nativeRange(symbol: string, interval: Interval): MonthStat | undefined {
+    this.refresh();
+    const months = this.nativeMonths(symbol, interval);
+    if (months.length === 0) return undefined;
+    return {
+      first: months[0]![1].first,
+      last: months[months.length - 1]![1].last,
+      count: months.reduce((n, [, m]) => n + m.count, 0),
+    };
+  }
+
+  /** First open time and end of the last candle over the native series of `symbol` (or of every pair). */
+  range(symbol?: string): { earliest: number; latest: number } | undefined {
+    this.refresh();
+    let earliest = Number.POSITIVE_INFINITY;
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const s of symbol ? [symbol] : Object.keys(this.manifest.native)) {
+      for (const interval of this.nativeIntervals(s)) {
+        const months = this.nativeMonths(s, interval);
+        earliest = Math.min(earliest, months[0]![1].first);
+        latest = Math.max(latest, months[months.length - 1]![1].last + INTERVAL_MS[interval]);
+      }
+    }
+    return Number.isFinite(earliest) ? { earliest, latest } : undefined;
+  }
+
+  /** Native candles stored. */
+  size(): number {
+    this.refresh();
+    let n = 0;
+    for (const byInterval of Object.values(this.manifest.native)) {
+      for (const months of Object.values(byInterval))
+        for (const m of Object.values(months ?? {})) n += m.count;
+    }
+    return n;
+  }
+
+  /** Bytes of the month files on disk. */
+  bytesOnDisk(): number {
+    let total = 0;
+    for (const symbol of this.symbols()) {
+      const dir = path.join(this.root, symbol);
+      for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+        if (f.endsWith(FILE_EXTENSION)) total += fs.statSync(path.join(dir, f)).size;
+      }
+    }
+    return total;
+  }
+
+  /** Gaps of every native series, shared gaps merged across pairs (see `groupGaps`). */
+  gaps(): SharedGap[] {
+    this.refresh();
+    if (!this.gapCache) {
+      const perSymbol = new Map<string, Gap[]>();
+      for (const symbol of Object.keys(this.manifest.native)) {
+        const all: Gap[] = [];
+        for (const interval of this.nativeIntervals(symbol)) all.push(...this.seriesGaps(symbol, interval));
+        if (all.length) perSymbol.set(symbol, all);
+      }
+      this.gapCache = groupGaps(perSymbol);
+    }
+    return this.gapCache;
+  }
+
+  /** Gaps of one native series: inside its months and between them. */
+  seriesGaps(symbol: string, interval: Interval): Gap[] {
+    const ms = INTERVAL_MS[interval];
+    const gaps: Gap[] = [];
+    let previousLast: number | undefined;
+    for (const [, m] of this.nativeMonths(symbol, interval)) {
+      if (previousLast !== undefined && m.first - previousLast > ms) {
+        gaps.push(gap(interval, previousLast + ms, m.first));
+      }
+      for (const [start, end] of m.gaps) gaps.push(gap(interval, start, end));
+      previousLast = m.last;
+    }
+    return gaps;
+  }
+
+  /** The import record of a file's SHA-256, if it was imported. */
+  imported(sha256: string): ImportRecord | undefined {
+    return this.manifest.imports[sha256];
+  }
+
+  /** The SHA-256 of a file imported before with the same path, size and modification time. */
+  seenFile(relative: string, size: number, mtimeMs: number): string | undefined {
+    const s = this.manifest.seen[relative];
+    return s && s.size === size && s.mtimeMs === mtimeMs ? s.sha256 : undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Range reads
+  // -------------------------------------------------------------------------------------------------------------
+
+  private fileOf(symbol: string, month: string): string {
+    return path.join(this.root, symbol, `${month}${FILE_EXTENSION}`);
+  }
+
+  private open(symbol: string, month: string): { fd: number; directory: MonthDirectory } | undefined {
+    const file = this.fileOf(symbol, month);
+    let entry = this.files.get(file);
+    if (!entry) {
+      let fd: number;
+      try {
+        fd = fs.openSync(file, 'r');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+      entry = { fd, directory: readDirectory(fd) };
+      this.files.set(file, entry);
+    }
+    return entry;
+  }
+
+  /** Candles of one section of one month with open time in [start, end). */
+  private readSection(
+    symbol: string,
+    month: string,
+    interval: Interval,
+    kind: 'native' | 'served',
+    start: number,
+    end: number,
+  ): CandleColumns {
+    const ms = INTERVAL_MS[interval];
+    const file = this.open(symbol, month);
+    const section = file && sectionOf(file.directory, interval, kind);
+    if (!file || !section) return emptyColumns(ms);
+    const parts: CandleColumns[] = [];
+    section.blocks.forEach((block, index) => {
+      if (block.last < start || block.first >= end) return;
+      const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
+      let columns = this.blocks.get(key);
+      if (!columns) {
+        columns = readBlock(file.fd, file.directory, block);
+        this.blocks.set(key, columns);
+      }
+      parts.push(block.first >= start && block.last < end ? columns : windowColumns(columns, start, end));
+    });
+    return joinColumns(parts, ms);
+  }
+
+  /**
+   * Served candles of `symbol` at `interval` with open time in [start, end), oldest first. Reads only the months
+   * and blocks of the window.
+   */
+  read(symbol: string, interval: Interval, start: number, end: number): CandleColumns {
+    this.refresh();
+    const parts: CandleColumns[] = [];
+    for (const [month, m] of this.servedMonths(symbol, interval)) {
+      if (m.last < start || m.first >= end) continue;
+      parts.push(this.readSection(symbol, month, interval, m.from, start, end));
+    }
+    return joinColumns(parts, INTERVAL_MS[interval]);
+  }
+
+  /** Native candles of `symbol` at `interval` with open time in [start, end). */
+  readNative(symbol: string, interval: Interval, start: number, end: number): CandleColumns {
+    this.refresh();
+    const parts: CandleColumns[] = [];
+    for (const [month, m] of this.nativeMonths(symbol, interval)) {
+      if (m.last < start || m.first >= end) continue;
+      parts.push(this.readSection(symbol, month, interval, 'native', start, end));
+    }
+    return joinColumns(parts, INTERVAL_MS[interval]);
+  }
+
+  /** Served candles in [start, end): how many, from the manifest and the boundary months' block index. */
+  count(symbol: string, interval: Interval, start: number, end: number): number {
+    this.refresh();
+    let n = 0;
+    for (const [month, m] of this.servedMonths(symbol, interval)) {
+      if (m.last < start || m.first >= end) continue;
+      if (m.first >= start && m.last < end) {
+        n += m.count;
+        continue;
+      }
+      const file = this.open(symbol, month);
+      const section = file && sectionOf(file.directory, interval, m.from);
+      for (const block of section?.blocks ?? []) {
+        if (block.last < start || block.first >= end) continue;
+        if (block.first >= start && block.last < end) n += block.count;
+        else
+          n += this.readSection(
+            symbol,
+            month,
+            interval,
+            m.from,
+            Math.max(start, block.first),
+            Math.min(end, block.last + 1),
+          ).length;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * The last `limit` served candles with open time ≤ `end` (every candle when `end` is undefined), oldest first:
+   * reads months backwards from `end` until it has enough.
+   */
+  newest(
+    symbol: string,
+    interval: Interval,
+    end: number | undefined,
+    limit: number,
+    series: 'served' | 'native' = 'served',
+  ): CandleColumns {
+    this.refresh();
+    const ms = INTERVAL_MS[interval];
+    const stop = end === undefined ? Number.POSITIVE_INFINITY : end + 1;
+    const parts: CandleColumns[] = [];
+    let have = 0;
+    const months: [string, { first: number; from: 'native' | 'served' }][] =
+      series === 'served'
+        ? this.servedMonths(symbol, interval)
+        : this.nativeMonths(symbol, interval).map(([month, m]) => [
+            month,
+            { first: m.first, from: 'native' },
+          ]);
+    for (let k = months.length - 1; k >= 0 && have < limit; k--) {
+      const [month, m] = months[k]!;
+      if (m.first >= stop) continue;
+      const section = this.sectionsOf(symbol, month, interval, m.from);
+      for (let b = section.length - 1; b >= 0 && have < limit; b--) {
+        const block = section[b]!;
+        if (block.first >= stop) continue;
+        const part = this.readSection(
+          symbol,
+          month,
+          interval,
+          m.from,
+          block.first,
+          Math.min(stop, block.last + 1),
+        );
+        parts.unshift(part);
+        have += part.length;
+      }
+    }
+    const all = joinColumns(parts, ms);
+    return sliceColumns(all, Math.max(0, all.length - limit), all.length);
+  }
+
+  private sectionsOf(
+    symbol: string,
+    month: string,
+    interval: Interval,
+    kind: 'native' | 'served',
+  ): Section['blocks'] {
+    const file = this.open(symbol, month);
+    return (file && sectionOf(file.directory, interval, kind)?.blocks) ?? [];
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Writes
+  // -------------------------------------------------------------------------------------------------------------
+
+  /** Every native section of one month, decoded. */
+  private nativeSections(symbol: string, month: string): Map<Interval, CandleColumns> {
+    const out = new Map<Interval, CandleColumns>();
+    const [from, to] = monthBounds(month);
+    const file = this.open(symbol, month);
+    for (const s of file?.directory.sections ?? []) {
+      if (s.kind === 'native')
+        out.set(s.interval, this.readSection(symbol, month, s.interval, 'native', from, to));
+    }
+    return out;
+  }
+
+  /**
+   * Merges `incoming` (native candles of `symbol` at `interval`, sorted, unique) into the stored ones, month by month,
+   * without writing: what would be added, what overlaps, what conflicts.
+   */
+  prepare(symbol: string, interval: Interval, incoming: CandleColumns): PreparedWrite {
+    this.refresh();
+    const prepared: PreparedWrite = { symbol, interval, months: [], added: 0, overlapping: 0, conflicts: [] };
+    let from = 0;
+    while (from < incoming.length) {
+      const month = monthOf(incoming.openTime[from]!);
+      const [, monthEnd] = monthBounds(month);
+      const to = lowerBoundTime(incoming.openTime, monthEnd, from);
+      const part = sliceColumns(incoming, from, to);
+      const sections = this.nativeSections(symbol, month);
+      const merge = mergeColumns(sections.get(interval) ?? emptyColumns(INTERVAL_MS[interval]), part);
+      prepared.added += merge.added;
+      prepared.overlapping += merge.overlapping;
+      for (const c of merge.conflicts) {
+        prepared.conflicts.push({
+          openTime: part.openTime[c.incoming]!,
+          month,
+          storedIndex: c.stored,
+          incomingIndex: from + c.incoming,
+        });
+      }
+      // A month is (re)written when candles are added, and also when the manifest does not know what its file
+      // holds: a run that died after writing the file and before writing the manifest.
+      const known = this.manifest.native[symbol]?.[interval]?.[month]?.count;
+      if (merge.added > 0 || (merge.conflicts.length === 0 && known !== merge.merged.length)) {
+        sections.set(interval, merge.merged);
+        prepared.months.push({ month, merge, sections });
+      }
+      from = to;
+    }
+    return prepared;
+  }
+
+  /** The stored native candle a conflict names. */
+  storedCandle(symbol: string, interval: Interval, month: string, index: number): CandleColumns {
+    const [from, to] = monthBounds(month);
+    return sliceColumns(this.readSection(symbol, month, interval, 'native', from, to), index, index + 1);
+  }
+
+  /** Writes the months of a prepared write (no conflicts) and updates the manifest in memory (see `flush`). */
+  commit(prepared: PreparedWrite): void {
+    if (prepared.conflicts.length) throw new Error('a write with conflicts cannot be committed');
+    const { symbol } = prepared;
+    for (const { month, sections } of prepared.months) {
+      const natives: ColumnSource[] = [...sections.entries()].map(([interval, columns]) => ({
+        interval,
+        columns,
+      }));
+      const finest = Math.min(...natives.map((s) => INTERVAL_MS[s.interval]));
+      const data: SectionData[] = natives.map((s) => ({
+        interval: s.interval,
+        kind: 'native',
+        columns: s.columns,
+      }));
+      const served = new Map<Interval, { columns: CandleColumns; from: 'native' | 'served' }>();
+      for (const interval of INTERVALS) {
+        if (INTERVAL_MS[interval] < finest) continue;
+        const own = sections.get(interval);
+        const finer = natives.some((s) => INTERVAL_MS[s.interval] < INTERVAL_MS[interval]);
+        if (own && !finer) {
+          served.set(interval, { columns: own, from: 'native' });
+          continue;
+        }
+        const columns = combineColumns(natives, interval);
+        data.push({ interval, kind: 'served', columns });
+        served.set(interval, { columns, from: 'served' });
+      }
+      const file = this.fileOf(symbol, month);
+      this.files.delete(file);
+      for (const key of this.blocks.keys())
+        if (key.startsWith(`${symbol}/${month}/`)) this.blocks.delete(key);
+      writeMonthFile(file, symbol, month, data);
+      this.unsynced.add(file);
+
+      this.manifest.native[symbol] ??= {};
+      const native = this.manifest.native[symbol];
+      for (const s of natives) {
+        const c = s.columns;
+        native[s.interval] ??= {};
+        native[s.interval]![month] = {
+          first: c.openTime[0]!,
+          last: c.openTime[c.length - 1]!,
+          count: c.length,
+          gaps: internalGaps(c),
+        };
+      }
+      this.manifest.served[symbol] ??= {};
+      const servedEntry = this.manifest.served[symbol];
+      for (const [interval, s] of served) {
+        if (s.columns.length === 0) continue;
+        servedEntry[interval] ??= {};
+        servedEntry[interval]![month] = {
+          first: s.columns.openTime[0]!,
+          last: s.columns.openTime[s.columns.length - 1]!,
+          count: s.columns.length,
+          from: s.from,
+        };
+      }
+    }
+    if (prepared.months.length) {
+      this.gapCache = undefined;
+      this.changes++;
+    }
+  }
+
+  /** Records an imported file (written to disk by the next `flush`). */
+  recordImport(
+    sha256: string,
+    record: ImportRecord,
+    seen?: { relative: string; size: number; mtimeMs: number },
+  ): void {
+    this.manifest.imports[sha256] = record;
+    if (seen) this.manifest.seen[seen.relative] = { size: seen.size, mtimeMs: seen.mtimeMs, sha256 };
+  }
+
+  /** Notes a file's identity (path, size, time) → SHA-256 without an import record (a rejected or empty file). */
+  noteSeen(relative: string, size: number, mtimeMs: number, sha256: string): void {
+    this.manifest.seen[relative] = { size, mtimeMs, sha256 };
+  }
+
+  /**
+   * Makes what was committed durable: flushes every month file written since the last flush to disk (in parallel),
+   * then writes the manifest that names them, flushed too, under a temporary name, and renames it (atomically).
+   * A crash before the rename leaves the old manifest, which never names a month file that is not on disk.
+   */
+  async flush(): Promise<void> {
+    const files = [...this.unsynced];
+    this.unsynced.clear();
+    await Promise.all(
+      files.map(async (f) => {
+        const handle = await fs.promises.open(f, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+    this.manifest.generation++;
+    fs.mkdirSync(this.root, { recursive: true });
+    const file = path.join(this.root, MANIFEST);
+    const temporary = `${file}.${process.pid}.partial`;
+    const handle = await fs.promises.open(temporary, 'w');
+    try {
+      await handle.writeFile(JSON.stringify(this.manifest));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    fs.renameSync(temporary, file);
+    this.manifestMtime = fs.statSync(file).mtimeMs;
+  }
+
+  /**
+   * Takes the store's write lock (a lock file holding this process's id; a lock left by a process that no longer
+   * runs is taken over). Returns the function that releases it. Throws when another live process holds it.
+   */
+  lock(): () => void {
+    fs.mkdirSync(this.root, { recursive: true });
+    const file = path.join(this.root, 'write.lock');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+        return () => fs.rmSync(file, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const holder = Number(fs.readFileSync(file, 'utf8'));
+        if (holder === process.pid)
+          throw new Error(`the candle store ${this.root} is already being written by this process`);
+        if (Number.isSafeInteger(holder) && holder > 0 && alive(holder)) {
+          throw new Error(`the candle store ${this.root} is being written by process ${holder}`);
+        }
+        fs.rmSync(file, { force: true });
+      }
+    }
+    throw new Error(`could not lock the candle store ${this.root}`);
+  }
+
+  /** Closes every open file. */
+  close(): void {
+    this.files.clear();
+    this.blocks.clear();
+  }
+}
+
+const gap = (interval: Interval, start: number, end: number): Gap => ({
+  interval,
+  start,
+  end,
+  missingCandles: Math.round((end - start) / INTERVAL_MS[interval]),
+});
+
+/** Runs of missing open times inside a sorted series. */
+const internalGaps = (c: CandleColumns): [number, number][] => {
+  const out: [number, number][] = [];
+  for (let i = 1; i < c.length; i++) {
+    if (c.openTime[i]! - c.openTime[i - 1]! > c.intervalMs)
+      out.push([c.openTime[i - 1]! + c.intervalMs, c.openTime[i]!]);
+  }
+  return out;
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
