@@ -65,6 +65,12 @@ const configSchema = z.object({
    */
   READ_MODEL_FOLDS: z.coerce.number().int().min(1).max(8).default(1),
   /**
+   * Where the rate-limit counters live (`src/rate-limits/limiter.ts`): `auto` (default) uses the shared PostgreSQL
+   * table when `DATABASE_URL` names a server (every process counts against one budget per caller) and this
+   * process's memory on embedded PGlite; `memory` forces per-process counters.
+   */
+  RATE_LIMIT_STORE: z.enum(['auto', 'memory', 'postgres']).default('auto'),
+  /**
    * Largest accepted request body (bytes); the routes whose bodies are larger for real (a backtest or battle
    * configuration naming many pairs) allow 64 KiB (`src/http/body-limits.ts`).
    */

@@ -16,6 +16,7 @@ import { createEsdbEventStore } from './eventstore/esdb';
 import { createPostgresEventStore } from './eventstore/postgres';
 import { createMarketServices } from './market/services';
 import { collectServiceMetrics, createMetrics } from './operations/metrics';
+import { createRateLimiter } from './rate-limits/limiter';
 import type { Services } from './services';
 import { installTrading } from './trading/install';
 
@@ -99,6 +100,15 @@ export const createRuntime = async (
       metrics,
     };
     installIdentity(services, serverKeys);
+    services.rateLimits = createRateLimiter({
+      store:
+        config.RATE_LIMIT_STORE === 'memory' ||
+        (config.RATE_LIMIT_STORE === 'auto' && database.kind !== 'postgres')
+          ? 'memory'
+          : 'postgres',
+      db: database.db,
+      logger,
+    });
     if (options.market ?? true) {
       const market = createMarketServices(config, { db: database.all, logger });
       stops.push(() => market.stop());

@@ -10,6 +10,7 @@ import type { ReadModels } from '../../projections/read-models';
 import { getAccountAuthState } from '../../queries/accounts';
 import { getAgentOwnership } from '../../queries/agents';
 import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
+import { rateLimitKeyOf } from '../application/rate-limits';
 import type { AuthMode, Principal } from './principal';
 import type { TokenService } from './tokens';
 import { TtlCache } from './ttl-cache';
@@ -51,9 +52,10 @@ export interface AuthService {
    */
   authenticate(request: CredentialCarrier, mode: Exclude<AuthMode, 'public'>): Promise<Principal>;
   /**
-   * The rate-limit identity of a request (spec "Limits": per credential): `acct:<id>` for a valid JWT (all
-   * tokens of an account share it), `key:<hash prefix>` for a known API key, `undefined` otherwise (the client
-   * IP counts).
+   * The rate-limit identity of a request (spec "Limits"; issues 16 and 17): `owner:<id>` of the wallet owner it acts
+   * for — the agent of an agent key or of `X-Agent-Id`, else the account — the same whichever credential (JWT,
+   * account key, agent key) or door; `cred:<hash prefix>` for a suspended account's key; `undefined` otherwise (the
+   * client IP counts).
    */
   rateLimitIdentity(request: CredentialCarrier): Promise<string | undefined>;
   /** Applies a {@link CredentialsChange}: drops cached lookups and refuses revoked key hashes at once. */
@@ -248,16 +250,15 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         // A suspended account's credential is still a verified credential: count it as such.
         if (resolution.error.code !== 'ACCOUNT_SUSPENDED') return undefined;
         const creds = requestCredentials(request);
-        return creds.bearer
-          ? undefined
-          : creds.apiKey
-            ? `key:${sha256Hex(creds.apiKey).slice(0, 32)}`
-            : undefined;
+        return !creds.bearer && creds.apiKey ? `cred:${sha256Hex(creds.apiKey).slice(0, 32)}` : undefined;
       }
-      const { principal } = resolution;
-      if (principal.via === 'jwt') return `acct:${principal.accountId}`;
-      const { apiKey } = requestCredentials(request);
-      return apiKey ? `key:${sha256Hex(apiKey).slice(0, 32)}` : undefined;
+      // The wallet owner the request acts for: an agent (its key, or `X-Agent-Id`) or the account, whichever
+      // credential it comes with; a header that names no agent of the account counts against the account.
+      const raw = request.headers['x-agent-id'];
+      const scoped = await scopeToAgent(resolution.principal, Array.isArray(raw) ? raw[0] : raw).catch(
+        () => resolution.principal,
+      );
+      return rateLimitKeyOf(scoped, '');
     },
 
     invalidate(change) {

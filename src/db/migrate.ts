@@ -3,6 +3,7 @@ import * as m0001 from './migrations/0001_event_store';
 import * as m0002 from './migrations/0002_projections';
 import * as m0003market from './migrations/0003_market_data';
 import * as m0004 from './migrations/0004_append_batch';
+import * as m0005rate from './migrations/0005_rate_limits';
 
 /**
  * Ordered migrations (STYLE: kysely's `Migrator`). A static list rather than a folder scan so the same code
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '0002_projections': m0002,
   '0003_market_data': m0003market,
   '0004_append_batch': m0004,
+  '0005_rate_limits': m0005rate,
 };
 
 /** The `exclusively` lock name migrations run under, so processes starting together migrate one at a time. */
@@ -26,6 +28,8 @@ export const migrateToLatest = async (db: Kysely<any>): Promise<MigrationResult[
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
+    // Capabilities add migrations independently; one added later under a lower name still applies.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -1,6 +1,6 @@
 import type { RiskProfile } from '../../domain/shared/risk-profile';
+import { RATE_LIMIT_GROUPS } from '../application/rate-limits';
 import { TOKEN_TTL_SECONDS } from '../auth/tokens';
-import { RATE_LIMIT_GROUPS } from '../http/rate-limit';
 
 /** What {@link renderSkill} needs about the agent. */
 export interface SkillInput {

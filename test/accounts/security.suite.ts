@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RATE_LIMIT_GROUPS } from '../../src/http/rate-limit';
+import { RATE_LIMIT_GROUPS } from '../../src/application/rate-limits';
 import {
   api,
   bearer,

@@ -53,8 +53,12 @@ apiRoutes.push({ name: 'probe', plugin: probe });
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({ BODY_LIMIT_BYTES: '2048' });
-  // Count per raw credential fingerprint: these probes use made-up keys that no account owns.
-  t.runtime.services.rateLimitIdentity = undefined;
+  // These probes use made-up keys that no account owns (the venue would count them per client IP): count each key
+  // as an owner of its own, to see the limiter count per identity and group.
+  t.runtime.services.rateLimitIdentity = (request) => {
+    const key = request.headers['x-api-key'];
+    return typeof key === 'string' ? `probe:${key}` : undefined;
+  };
 });
 afterAll(async () => {
   await t?.close();
