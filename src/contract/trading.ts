@@ -277,12 +277,31 @@ export const pnlResponse = z.object({
   win_rate: decimalOutput,
 });
 
-export const resetBody = z
+const resetFields = z
   .object({
-    confirm: z.boolean().optional().describe('must be true'),
+    confirm: z.boolean().nullable().optional().describe('must be true'),
     new_starting_balance: decimalInput.optional().describe('USDT; default the original starting balance'),
   })
   .strict();
+
+/**
+ * Without its confirmation a reset body is refused as such, whatever else it holds (spec "Account endpoints":
+ * `VALIDATION_ERROR` 400 when `confirm` is false or missing): a body whose `confirm` is missing, `null` or `false` is
+ * read as that confirmation alone, so an unknown or malformed other field does not turn the 400 into a 422. A
+ * `confirm` of another type, or a confirmed body with a bad field, is still a schema failure (422).
+ */
+const confirmationFirst = (body: unknown): unknown => {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const confirm = (body as Record<string, unknown>)['confirm'];
+  if (confirm === undefined || confirm === null || confirm === false) return { confirm: confirm ?? null };
+  return body;
+};
+
+/**
+ * `POST /account/reset` body (spec): `confirm` (must be true) and `new_starting_balance`; no body at all, `{}` or
+ * `"confirm": null` is a missing confirmation (400 from the use case), not a schema failure.
+ */
+export const resetBody = z.preprocess(confirmationFirst, resetFields.nullish());
 
 export const resetResponse = z.object({
   message: z.string(),

@@ -298,12 +298,14 @@ describe('GET /analytics/performance', () => {
   it('defaults to all and equals domain/metrics for the same fills and hourly equity', async () => {
     const body = await getOk(keyHeader(a.apiKey), '/analytics/performance');
     const p = expectedFor('all');
+    // An undefined metric is "0.00000000" on the wire and named in undefined_metrics (issue 17, item 1).
+    const wire = (v: string | null) => v ?? '0.00000000';
     expect(body).toMatchObject({
       period: 'all',
       account_id: a.accountId,
       agent_id: null,
-      sharpe_ratio: p.metrics.sharpe_ratio,
-      sortino_ratio: p.metrics.sortino_ratio,
+      sharpe_ratio: wire(p.metrics.sharpe_ratio),
+      sortino_ratio: wire(p.metrics.sortino_ratio),
       max_drawdown_pct: p.metrics.max_drawdown_pct,
       max_drawdown_duration_days: p.metrics.max_drawdown_duration_days,
       win_rate: p.metrics.win_rate,
@@ -319,17 +321,21 @@ describe('GET /analytics/performance', () => {
     });
     // The session is younger than a day: its 3 fills count as 3 per day, not thousands.
     expect(body.avg_trades_per_day).toBe('3.00000000');
-    // Fewer than 30 hourly returns: no ratios.
-    expect(body.sharpe_ratio).toBeNull();
-    expect(body.sortino_ratio).toBeNull();
+    // Fewer than 30 hourly returns: no ratios, answered as zero and named as undefined.
+    expect(p.metrics.sharpe_ratio).toBeNull();
+    expect(body.sharpe_ratio).toBe('0.00000000');
+    expect(body.sortino_ratio).toBe('0.00000000');
+    expect(body.undefined_metrics).toEqual(expect.arrayContaining(['sharpe_ratio', 'sortino_ratio']));
+    expect(body.undefined_metrics).not.toContain('win_rate');
   });
 
   it('1d: ratios from 1-minute returns, trade figures computed by hand', async () => {
     const body = await getOk(keyHeader(a.apiKey), '/analytics/performance?period=1d');
     const p = expectedFor('1d');
     expect(body.returns_count).toBe(BTC_PATH.length);
-    expect(body.sharpe_ratio).not.toBeNull();
+    expect(p.metrics.sharpe_ratio).not.toBeNull();
     expect(body.sharpe_ratio).toBe(p.metrics.sharpe_ratio);
+    expect(body.undefined_metrics).toEqual([]);
     expect(body.sortino_ratio).toBe(p.metrics.sortino_ratio);
     expect(body.max_drawdown_pct).toBe(p.metrics.max_drawdown_pct);
     expect(Number(body.max_drawdown_pct)).toBeGreaterThan(0);
@@ -358,21 +364,35 @@ describe('GET /analytics/performance', () => {
     expect(Number(body.avg_loss)).toBeLessThan(0);
   });
 
-  it('is null where §11 says so for a wallet without closed trades', async () => {
+  it('answers "0.00000000" and names the metric in undefined_metrics where §11 leaves it undefined (no closed trades)', async () => {
     const body = await getOk(keyHeader(c.apiKey), '/analytics/performance?period=7d');
     expect(body).toMatchObject({
       period: '7d',
       total_trades: 1,
       closed_trades: 0,
-      win_rate: null,
-      profit_factor: null,
-      avg_win: null,
-      avg_loss: null,
-      best_trade: null,
-      worst_trade: null,
+      win_rate: '0.00000000',
+      profit_factor: '0.00000000',
+      avg_win: '0.00000000',
+      avg_loss: '0.00000000',
+      best_trade: '0.00000000',
+      worst_trade: '0.00000000',
       current_streak: 0,
-      sharpe_ratio: null,
+      sharpe_ratio: '0.00000000',
     });
+    expect(body.undefined_metrics.slice().sort()).toEqual(
+      [
+        'avg_loss',
+        'avg_win',
+        'best_trade',
+        'profit_factor',
+        'sharpe_ratio',
+        'sortino_ratio',
+        'win_rate',
+        'worst_trade',
+      ].sort(),
+    );
+    // No metric of the body is null: the original SDK parses each as a decimal.
+    expect(Object.values(body).filter((v) => v === null && v !== body.agent_id)).toEqual([]);
   });
 
   it('rejects an unknown period with VALIDATION_ERROR 422; needs credentials; counts in the analytics group', async () => {
@@ -411,10 +431,10 @@ describe('a period that starts after the session', () => {
         from: new Date(from).toISOString(),
         total_trades: 0,
         closed_trades: 0,
-        win_rate: null,
+        win_rate: '0.00000000',
         returns_count: inWindow.length - 1,
-        sharpe_ratio: p.metrics.sharpe_ratio,
-        sortino_ratio: p.metrics.sortino_ratio,
+        sharpe_ratio: p.metrics.sharpe_ratio ?? '0.00000000',
+        sortino_ratio: p.metrics.sortino_ratio ?? '0.00000000',
         max_drawdown_pct: p.metrics.max_drawdown_pct,
         avg_trades_per_day: '0.00000000',
       });
@@ -453,9 +473,14 @@ describe('GET /analytics/leaderboard', () => {
           'roi_pct',
           'sharpe_ratio',
           'total_trades',
+          'undefined_metrics',
           'win_rate',
         ].sort(),
       );
+      // Never null (issue 17, item 1): an undefined metric is zero and named.
+      expect(r.sharpe_ratio).toMatch(/^-?\d+\.\d{8}$/);
+      expect(r.win_rate).toMatch(/^-?\d+\.\d{8}$/);
+      for (const name of r.undefined_metrics) expect(r[name]).toBe('0.00000000');
     }
     const names = Object.fromEntries(
       body.rankings.map((r: { display_name: string; agent_id: string | null; account_id: string }) => [
@@ -486,6 +511,9 @@ describe('GET /analytics/leaderboard', () => {
       expect(entry.sharpe_ratio).toBe(perf.sharpe_ratio);
       expect(entry.total_trades).toBe(perf.total_trades);
       expect(entry.win_rate).toBe(perf.win_rate);
+      expect(entry.undefined_metrics).toEqual(
+        perf.undefined_metrics.filter((m: string) => m === 'sharpe_ratio' || m === 'win_rate'),
+      );
     }
     // A: 10,000 → cash + 0.01 BTC at the live price (the last of BTC_PATH).
     const { cash, btc } = holdingsAfter('10000', aFills.raw);

@@ -202,7 +202,16 @@ describe('POST /account/reset confirmation', () => {
   it('answers "confirm": null like a missing confirmation (400), keeps 422 for a malformed body', async () => {
     const acct = await registerAccount(t.app, {}, { plain: true });
     const K = keyHeader(acct.apiKey);
-    for (const payload of [undefined, {}, { confirm: false }, { confirm: null }]) {
+    // Without a confirmation the reset is refused as such, whatever else the body holds (issue 17, item 2).
+    for (const payload of [
+      undefined,
+      {},
+      { confirm: false },
+      { confirm: null },
+      { wipe: 'everything' },
+      { confirm: false, wipe: 'everything' },
+      { new_starting_balance: { bad: true } },
+    ]) {
       const res = await post(K, '/account/reset', payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().error).toMatchObject({

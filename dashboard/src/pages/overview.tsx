@@ -185,23 +185,31 @@ const Summary = ({ p }: { p: Portfolio }) => (
   </div>
 );
 
-const Metrics = ({ perf }: { perf: Performance }) => (
-  <div class="stats compact" data-testid="metrics">
-    <Stat label="Sharpe">
-      <Num value={perf.sharpe_ratio} />
-    </Stat>
-    <Stat label="Max drawdown">
-      <Num value={perf.max_drawdown_pct} unit="%" />
-    </Stat>
-    <Stat label="Win rate">
-      <Num value={perf.win_rate} unit="%" />
-    </Stat>
-    <Stat label="Profit factor">
-      <Num value={perf.profit_factor} />
-    </Stat>
-    <Stat label="Fills">{perf.total_trades}</Stat>
-  </div>
-);
+/**
+ * The performance figures; a metric the venue names in `undefined_metrics` (too few returns, no losing trade…) is
+ * answered as "0" on the wire and shown as a dash here, so an undefined ratio is not read as a real zero.
+ */
+const Metrics = ({ perf }: { perf: Performance }) => {
+  const shown = (name: 'sharpe_ratio' | 'win_rate' | 'profit_factor') =>
+    perf.undefined_metrics.includes(name) ? null : perf[name];
+  return (
+    <div class="stats compact" data-testid="metrics">
+      <Stat label="Sharpe">
+        <Num value={shown('sharpe_ratio')} />
+      </Stat>
+      <Stat label="Max drawdown">
+        <Num value={perf.max_drawdown_pct} unit="%" />
+      </Stat>
+      <Stat label="Win rate">
+        <Num value={shown('win_rate')} unit="%" />
+      </Stat>
+      <Stat label="Profit factor">
+        <Num value={shown('profit_factor')} />
+      </Stat>
+      <Stat label="Fills">{perf.total_trades}</Stat>
+    </div>
+  );
+};
 
 /** Open orders with a cancel button each (`DELETE /trade/order/{id}`) and cancel-all. */
 const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unknown }) => {

@@ -3,6 +3,7 @@ import { leaderboard, performance, portfolioHistory } from '../../application/an
 import {
   historyQuery,
   historyResponse,
+  leaderboardOut,
   leaderboardQuery,
   leaderboardResponse,
   performanceOut,
@@ -87,7 +88,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const { period } = request.query;
-      return { period, rankings: await leaderboard(callOf(request), period) };
+      return leaderboardOut(period, await leaderboard(callOf(request), period));
     },
   );
 };

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import {
   auditWallet,
   balances,
@@ -41,14 +40,6 @@ const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['account'];
 /** Use cases settle the caller's own writes into the read models they read. */
 const config = { auth: 'key-or-jwt' } as const;
-
-/**
- * `POST /account/reset` body: the shared schema, with `"confirm": null` read as a missing confirmation (400,
- * spec "Account endpoints") rather than a type error (422).
- */
-const resetRequestBody = resetBody.extend({
-  confirm: z.boolean().nullable().optional().describe('must be true'),
-});
 
 /**
  * Account endpoints of the trading ledger (spec "Account endpoints"): balance, positions, portfolio (also as of a
@@ -133,8 +124,8 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         security,
         summary: 'Close every position at market, cancel every order, start a new session (history kept)',
-        // No body at all, or `"confirm": null`, is "confirm missing" (400 below), not a schema failure.
-        body: resetRequestBody.nullish(),
+        // No body, or one without `"confirm": true`, is "confirm missing" (400 from the use case).
+        body: resetBody,
         response: { 200: resetResponse, ...errorResponses(400, 401, 403, 404, 422, 429) },
       },
     },
