@@ -78,6 +78,16 @@ export interface Idempotency {
   requestHash: string;
 }
 
+/**
+ * What an order would do now ({@link WalletCommands.previewOrder}): the events the wallet decider gives it on the
+ * wallet's current state — `OrderPlaced`, and `OrderFilled` for a market order — never appended.
+ */
+export interface OrderPreviewOutcome {
+  kind: 'filled' | 'pending';
+  ownerId: string;
+  events: WalletEvent[];
+}
+
 /** The trading write side (ARCHITECTURE §4, §8). */
 export interface WalletCommands {
   placeOrder(
@@ -86,6 +96,15 @@ export interface WalletCommands {
     meta: CommandMeta,
     idempotency?: Idempotency,
   ): Promise<PlaceOrderOutcome>;
+  /**
+   * Decides an order exactly as {@link placeOrder} would (the order guards, the same decider, risk chain, prices,
+   * fee rate and risk profile) on the wallet's current state, and appends nothing. Throws the error the order would
+   * get: the failing rule's (`details.rule`, `details.step`; no `order_id`, as no order exists) or a validation error.
+   */
+  previewOrder(
+    owner: OwnerRef,
+    order: Omit<OrderRequest, 'idempotencyKey' | 'requestHash'>,
+  ): Promise<OrderPreviewOutcome>;
   /** Cancels one open order: `ORDER_NOT_FOUND` (unknown or foreign), `ORDER_NOT_CANCELLABLE` (finished). */
   cancelOrder(
     owner: OwnerRef,
@@ -310,6 +329,31 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
         }
         return placementOutcome(outcome);
       });
+    },
+
+    async previewOrder(owner, order) {
+      const profile = await requireProfile(owner);
+      const ownerId = profile.ownerId;
+      for (const guard of deps.orderGuards ?? []) await guard({ ownerId, ownerType: profile.ownerType });
+      const { state } = await handler.load(walletStreamId(ownerId));
+      const events = walletDecider.decide(
+        {
+          type: 'PlaceOrder',
+          data: { owner: snapshot(profile), order: { ...order, idempotencyKey: null, requestHash: null } },
+        },
+        state,
+        context(profile, now()),
+      );
+      const rejected = events.find((e) => e.type === 'OrderRejected');
+      if (rejected) {
+        const error = rejectionError(rejected.data);
+        const { order_id: _none, ...details } = error.details ?? {};
+        throw new DomainError(error.code, error.message, details, error.status);
+      }
+      const placed = events.find((e) => e.type === 'OrderPlaced');
+      if (!placed) throw new DomainError('INTERNAL_ERROR', 'the order was neither placed nor rejected');
+      const filled = events.some((e) => e.type === 'OrderFilled' && e.data.order_id === placed.data.order_id);
+      return { kind: filled ? 'filled' : 'pending', ownerId, events };
     },
 
     async cancelOrder(owner, orderId, meta) {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PlaceOrderOutcome } from '../../commands/wallet';
+import type { OrderPreviewOutcome, PlaceOrderOutcome } from '../../commands/wallet';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { parseDecimal } from '../../domain/trading/decimal';
@@ -127,6 +127,22 @@ export const placeOrder = async (
   if (outcome.kind === 'rejected') throw outcome.error;
   return { outcome, replayed: false };
 };
+
+/**
+ * What an order would do now, without placing it (`POST /trade/order/preview`, MCP `place_order` with
+ * `dry_run`): the wallet's own decider runs the same guards and 8-step risk chain on the wallet's current state with
+ * the live price, pair filters, fee rate and risk profile `placeOrder` would use, and nothing is appended. Answers
+ * the events the order would record (a market order's `OrderFilled`: price, quantity, fee, notional, slippage; a
+ * resting order's lock), or throws the error the order would get (the failing rule's, `details.rule`, no
+ * `order_id`). Settles nothing: it decides from the wallet's stream, like an order.
+ */
+export const previewOrder = (call: Call, input: OrderInput): Promise<OrderPreviewOutcome> =>
+  timed(call, 'command', () =>
+    trading(call.services).wallets.previewOrder(ownerOf(call), {
+      ...input,
+      symbol: normalizeSymbol(input.symbol),
+    }),
+  );
 
 /**
  * Cancels one open order of the caller; its whole lock is released. Throws `ORDER_NOT_FOUND` (unknown, or of

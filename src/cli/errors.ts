@@ -71,7 +71,10 @@ export const redactDatabaseUrl = (url: string): string => {
  * One line describing `error` for a person at a terminal: the message alone (multi-line messages folded), with
  * the database named when it cannot be reached.
  */
-export const describeError = (thrown: unknown, context: { databaseUrl?: string | undefined } = {}): string => {
+export const describeError = (
+  thrown: unknown,
+  context: { databaseUrl?: string | undefined } = {},
+): string => {
   // The pool gives up on an unreachable server with its own error; the socket error it wraps names the cause.
   const error = thrown instanceof DatabaseUnavailableError && thrown.cause ? thrown.cause : thrown;
   const message = messageOf(error)

@@ -103,6 +103,40 @@ export const pendingOrderResponse = z.object({
   created_at: timestamp,
 });
 
+/** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */
+export const orderPreviewResponse = z.object({
+  preview: z.literal(true).describe('nothing was placed'),
+  status: z
+    .enum(['filled', 'pending'])
+    .describe('what the order would be: `filled` at once (market) or `pending` with collateral locked'),
+  would_fill: z.boolean().describe('true when the order would fill at once (the fill figures below are set)'),
+  symbol: z.string(),
+  side: z.enum(ORDER_SIDES),
+  type: z.enum(ORDER_TYPES),
+  quantity: decimalOutput,
+  price: decimalOutput.nullable(),
+  trigger_price: decimalOutput.nullable(),
+  marketable: z
+    .boolean()
+    .describe(
+      'a limit order the current price already reaches: it would fill at the next tick, never beyond its limit',
+    ),
+  executed_quantity: decimalOutput.nullable(),
+  executed_price: decimalOutput.nullable().describe('USDT per unit, after slippage'),
+  reference_price: decimalOutput.nullable().describe('the market price the fill would be decided on'),
+  price_source: z.string().nullable(),
+  slippage_pct: decimalOutput.nullable(),
+  notional: decimalOutput.nullable().describe('executed_quantity × executed_price, USDT'),
+  fee_rate: z.string().describe('fee per fill as a fraction, e.g. "0.001"'),
+  fee: decimalOutput.nullable().describe('USDT'),
+  total_cost: decimalOutput.nullable().describe('buy: notional + fee; sell: notional − fee (proceeds)'),
+  locked_amount: decimalOutput.describe(
+    'collateral a resting order would lock: USDT for buys, the base for sells',
+  ),
+  lock_asset: z.string(),
+  priced_at: timestamp,
+});
+
 /** An order as `GET /trade/order/{id}` and the lists return it (spec). */
 export const orderResponse = z.object({
   order_id: z.string(),

@@ -71,6 +71,42 @@ export const placementOut = (events: readonly WalletEvent[], orderId: string) =>
   return placed.type === 'market' && fill ? filledOrderOut(placed, fill) : pendingOrderOut(placed);
 };
 
+/**
+ * The answer of `POST /trade/order/preview` from the events the order would record (never recorded): a market
+ * order's fill (`would_fill: true`, every fill figure) or a resting order's lock (fill figures null; `marketable`
+ * when the current price already reaches a limit, so it would fill at the next tick as a taker, never beyond it).
+ */
+export const previewOut = (kind: 'filled' | 'pending', events: readonly WalletEvent[]) => {
+  const placed = events.find((e) => e.type === 'OrderPlaced')?.data as OrderPlacedData;
+  const fill = events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
+    | OrderFilledData
+    | undefined;
+  return {
+    preview: true as const,
+    status: kind,
+    would_fill: fill !== undefined,
+    symbol: placed.symbol,
+    side: placed.side,
+    type: placed.type,
+    quantity: placed.quantity,
+    price: placed.price,
+    trigger_price: placed.trigger_price,
+    marketable: placed.marketable ?? false,
+    executed_quantity: fill?.quantity ?? null,
+    executed_price: fill?.executed_price ?? null,
+    reference_price: fill?.reference_price ?? null,
+    price_source: fill?.price_source ?? null,
+    slippage_pct: fill?.slippage_pct ?? null,
+    notional: fill?.notional ?? null,
+    fee_rate: placed.fee_rate,
+    fee: fill?.fee ?? null,
+    total_cost: fill?.total ?? null,
+    locked_amount: placed.locked_amount,
+    lock_asset: placed.lock_asset,
+    priced_at: placed.placed_at,
+  };
+};
+
 /** An order (spec `GET /trade/order/{id}` and the lists). */
 export const orderOut = (row: OrderRow) => ({
   order_id: row.order_id,

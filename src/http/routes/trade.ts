@@ -9,6 +9,7 @@ import {
   listOrders,
   listTrades,
   placeOrder,
+  previewOrder,
 } from '../../application/trading';
 import { errorResponses } from '../../contract/common';
 import {
@@ -23,11 +24,12 @@ import {
   orderIdParams,
   orderInputOf,
   orderListResponse,
+  orderPreviewResponse,
   orderResponse,
   pendingOrderResponse,
   placeOrderBody,
 } from '../../contract/trading';
-import { orderOut, placedOrderOut, tradeOut } from '../../trading/present';
+import { orderOut, placedOrderOut, previewOut, tradeOut } from '../../trading/present';
 import { callOf } from '../call';
 
 import { addServerTiming } from '../server-timing';
@@ -75,6 +77,31 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.status(201).send(placedOrderOut(placed.outcome));
+    },
+  );
+
+  app.post(
+    '/trade/order/preview',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'What an order would do now (its fill, or the rule it breaks), without placing it',
+        description:
+          'Same body as `POST /trade/order`. Runs the same guards, 8-step risk chain and pricing (live price, ' +
+          'slippage, fee rate, risk profile) on the wallet as it is, and records nothing: 200 with the fill a ' +
+          'market order would get or the lock a resting order would hold, or the error the order would get.',
+        body: placeOrderBody,
+        response: {
+          200: orderPreviewResponse,
+          ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
+        },
+      },
+    },
+    async (request) => {
+      const preview = await previewOrder(callOf(request), orderInputOf(request.body));
+      return previewOut(preview.kind, preview.events);
     },
   );
 

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  keyHeader,
+  registerAccount,
+  startApp,
+  type TestAccount,
+  type TestApp,
+} from '../accounts/support';
+import { priceTicker } from '../support/price-ticks';
+
+/**
+ * `POST /trade/order/preview` through the real stack (`app.inject`, PGlite): the answer is the fill the same order
+ * then gets from `POST /trade/order` (same decider, risk chain, price, fee), a refusal is the order's own error
+ * envelope, and nothing is recorded (no order, no balance change, the wallet stream unchanged).
+ */
+
+let t: TestApp;
+let account: TestAccount;
+const tick = priceTicker(() => t.app.services.market!);
+const post = (url: string, payload: Record<string, unknown>) =>
+  api(t.app, { method: 'POST', url, headers: keyHeader(account.apiKey), payload });
+const get = (url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(account.apiKey) });
+
+beforeAll(async () => {
+  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  tick('BTCUSDT', '40000', '10000');
+  account = await registerAccount(t.app, {}, { plain: true });
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('POST /trade/order/preview', () => {
+  it('answers the fill a market order then gets, and records nothing', async () => {
+    const body = { symbol: 'btcusdt', side: 'buy', type: 'market', quantity: '0.05' };
+    const preview = await post('/trade/order/preview', body);
+    expect(preview.statusCode, preview.body).toBe(200);
+    expect(preview.json()).toMatchObject({
+      preview: true,
+      status: 'filled',
+      would_fill: true,
+      symbol: 'BTCUSDT',
+      executed_quantity: '0.05000000',
+      executed_price: '40004.00000000',
+      slippage_pct: '0.01000000',
+      notional: '2000.20000000',
+      fee: '2.00020000',
+      total_cost: '2002.20020000',
+      reference_price: '40000.00000000',
+      locked_amount: '0.00000000',
+    });
+    expect((await get('/trade/orders')).json().total).toBe(0);
+    expect((await get('/account/balance')).json().balances).toEqual([
+      expect.objectContaining({ asset: 'USDT', available: '10000.00000000' }),
+    ]);
+
+    const placed = await post('/trade/order', body);
+    expect(placed.statusCode, placed.body).toBe(201);
+    const p = preview.json();
+    expect(placed.json()).toMatchObject({
+      executed_price: p.executed_price,
+      executed_quantity: p.executed_quantity,
+      fee: p.fee,
+      total_cost: p.total_cost,
+      slippage_pct: p.slippage_pct,
+    });
+  });
+
+  it('answers a resting limit order with its lock', async () => {
+    const res = await post('/trade/order/preview', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '30000',
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      status: 'pending',
+      would_fill: false,
+      marketable: false,
+      price: '30000.00000000',
+      locked_amount: '300.30000000',
+      lock_asset: 'USDT',
+      executed_price: null,
+      fee: null,
+    });
+    expect((await get('/trade/orders/open')).json().total).toBe(0);
+  });
+
+  it('answers the error the order would get, without recording a rejection', async () => {
+    const body = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '100' };
+    const preview = await post('/trade/order/preview', body);
+    const placed = await post('/trade/order', body);
+    expect(placed.statusCode).toBeGreaterThanOrEqual(400);
+    expect(preview.statusCode).toBe(placed.statusCode);
+    const { order_id: _id, ...placedDetails } = placed.json().error.details;
+    expect(preview.json().error).toEqual({ ...placed.json().error, details: placedDetails });
+    // The order's rejection is recorded; the preview's is not.
+    expect((await get('/trade/orders?status=rejected')).json().total).toBe(1);
+
+    const unknown = await post('/trade/order/preview', { ...body, symbol: 'NOPEUSDT', quantity: '1' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('INVALID_SYMBOL');
+    const negative = await post('/trade/order/preview', { ...body, quantity: '-1' });
+    expect(negative.statusCode).toBeGreaterThanOrEqual(400);
+    expect(negative.statusCode).toBeLessThan(500);
+    const missing = await post('/trade/order/preview', { symbol: 'BTCUSDT', side: 'buy', type: 'market' });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().error.code).toBe('VALIDATION_ERROR');
+    expect((await get('/trade/orders?status=rejected')).json().total).toBe(1);
+  });
+});
