@@ -11,6 +11,7 @@ import type { AccountState } from '../domain/account/state';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import type { EventStore, LogPosition } from '../ports/event-store';
+import type { Keyring } from '../ports/keyring';
 import {
   emailHash,
   generateApiKey,
@@ -18,6 +19,7 @@ import {
   hashSecret,
   keyPreview,
   sha256Hex,
+  signingSecretContext,
   verifySecret,
 } from './credentials';
 import type { CredentialsChangeListener } from './credentials-change';
@@ -65,6 +67,13 @@ export interface AccountCommands {
   register(input: RegisterInput, meta?: Omit<CommandMeta, 'actor'>): Promise<Registration>;
   /** The account's state from its stream (through the state cache); status `none` when unknown. */
   load(accountId: string): Promise<AccountState>;
+  /**
+   * Stores the account's verified API secret, encrypted, as its signing secret when it has none yet (an account
+   * registered before signing secrets existed; called at key login). Nothing when one is stored or no keyring.
+   */
+  storeSigningSecret(accountId: string, apiSecret: string, meta: CommandMeta): Promise<AccountCommandResult>;
+  /** The account's signing secret in plaintext (its API secret), or null when none is stored. */
+  signingSecret(accountId: string): Promise<string | null>;
   /** The account holding `email` (from its reservation stream), or undefined. */
   accountIdByEmail(email: string): Promise<string | undefined>;
   /**
@@ -96,6 +105,8 @@ export interface AccountCommands {
 export const createAccountCommands = (deps: {
   store: EventStore;
   onCredentialsChanged?: CredentialsChangeListener;
+  /** Encrypts the API secret as the signing secret (without one, accounts get no signing secret). */
+  keyring?: Keyring;
 }): AccountCommands => {
   const accounts = createCommandHandler(deps.store, accountDecider);
   const emails = createCommandHandler(deps.store, emailReservationDecider);
@@ -155,6 +166,9 @@ export const createAccountCommands = (deps: {
               apiKeyHash: sha256Hex(apiKey),
               apiKeyPreview: keyPreview(apiKey),
               apiSecretHash,
+              ...(deps.keyring
+                ? { apiSecretCiphertext: deps.keyring.encrypt(apiSecret, signingSecretContext(accountId)) }
+                : {}),
               passwordHash,
               startingBalance: input.startingBalance,
             },
@@ -177,6 +191,20 @@ export const createAccountCommands = (deps: {
 
     async load(accountId) {
       return (await accounts.load(accountStreamId(accountId))).state;
+    },
+
+    async storeSigningSecret(accountId, apiSecret, meta) {
+      const current = await this.load(accountId);
+      if (!deps.keyring || current.status === 'none' || current.signingSecretCiphertext)
+        return { account: current };
+      const ciphertext = deps.keyring.encrypt(apiSecret, signingSecretContext(accountId));
+      return run(accountId, { type: 'StoreAccountSigningSecret', data: { ciphertext } }, meta);
+    },
+
+    async signingSecret(accountId) {
+      const current = await this.load(accountId);
+      if (!deps.keyring || !current.signingSecretCiphertext) return null;
+      return deps.keyring.decrypt(current.signingSecretCiphertext, signingSecretContext(accountId));
     },
 
     async accountIdByEmail(email) {

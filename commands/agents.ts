@@ -13,7 +13,13 @@ import type { ReadModels } from '../projections/read-models';
 import { countAgents } from '../queries/agents';
 import { runningBattlesOfAgent } from '../queries/battles';
 import { agentBattleLock } from './battle-locks';
-import { generateApiKey, keyPreview, sha256Hex } from './credentials';
+import {
+  generateApiKey,
+  generateApiSecret,
+  keyPreview,
+  sha256Hex,
+  signingSecretContext,
+} from './credentials';
 import type { CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
@@ -34,12 +40,14 @@ export interface CreateAgentInput {
   avatarUrl?: string | null;
 }
 
-/** A command's outcome; `apiKey` is set when a new key was made (create, clone, regenerate). */
+/** A command's outcome; `apiKey` and `apiSecret` are set when a new key was made (create, clone, regenerate). */
 export interface AgentCommandResult {
   agent: AgentState;
   /** Position of the last new event; absent when nothing changed. */
   position?: LogPosition;
   apiKey?: string;
+  /** The new key's HMAC signing secret (`sk_live_…`), in plaintext only in this result. */
+  apiSecret?: string;
 }
 
 /** Agent commands (the write side of agents, spec "Agent" endpoints, ARCHITECTURE §4, §12). */
@@ -87,6 +95,17 @@ export interface AgentCommands {
    * (`details.reason` `agent_in_running_battle`, `details.battle_id`) and nothing changes.
    */
   remove(accountId: string, agentId: string, meta: CommandMeta): Promise<{ position: LogPosition }>;
+  /**
+   * A new HMAC signing secret for the agent's key (`POST /agents/{id}/signing-secret`), replacing the previous
+   * one; the plaintext is only in the result. `PERMISSION_DENIED` for an agent of another account.
+   */
+  issueSigningSecret(
+    accountId: string,
+    agentId: string,
+    meta: CommandMeta,
+  ): Promise<{ agent: AgentState; apiSecret: string; position: LogPosition }>;
+  /** The agent's signing secret in plaintext, or null when its key has none. */
+  signingSecret(agentId: string): Promise<string | null>;
   /** Decrypts the agent's current key for its owner (`GET /agents/{id}/api-key`, `skill.md`). */
   revealKey(accountId: string, agentId: string): Promise<{ apiKey: string; agent: AgentState }>;
   /** The agent's state from its stream (status `none` when unknown). */
@@ -119,14 +138,17 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
   const maxAgents = deps.maxAgents ?? MAX_AGENTS_PER_ACCOUNT;
   const exclusive = deps.exclusive ?? (<T>(_names: string | readonly string[], fn: () => Promise<T>) => fn());
 
-  const newKey = (agentId: string): { apiKey: string; key: AgentKeyInput } => {
+  const newKey = (agentId: string): { apiKey: string; apiSecret: string; key: AgentKeyInput } => {
     const apiKey = generateApiKey();
+    const apiSecret = generateApiSecret();
     return {
       apiKey,
+      apiSecret,
       key: {
         hash: sha256Hex(apiKey),
         preview: keyPreview(apiKey),
         ciphertext: deps.keyring.encrypt(apiKey, agentId),
+        signingSecretCiphertext: deps.keyring.encrypt(apiSecret, signingSecretContext(agentId)),
       },
     };
   };
@@ -161,7 +183,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
         );
       }
       const agentId = randomUUID();
-      const { apiKey, key } = newKey(agentId);
+      const { apiKey, apiSecret, key } = newKey(agentId);
       const now = new Date();
       const result = await agents.handle(
         agentStreamId(agentId),
@@ -190,7 +212,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
       const position = result.append!.position;
       // The next create of this account counts from the read model: let it include this agent first.
       await deps.waitForReadModels(position);
-      return { agent: result.state, position, apiKey };
+      return { agent: result.state, position, apiKey, apiSecret };
     });
 
   return {
@@ -226,7 +248,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
     },
 
     async regenerateKey(accountId, agentId, meta) {
-      const { apiKey, key } = newKey(agentId);
+      const { apiKey, apiSecret, key } = newKey(agentId);
       const result = await run(agentId, { type: 'RegenerateAgentKey', data: { accountId, key } }, meta);
       const event = result.events.find((e) => e.type === 'AgentKeyRegenerated');
       deps.onCredentialsChanged?.({
@@ -235,7 +257,29 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
         revokedKeyHashes: event?.type === 'AgentKeyRegenerated' ? [event.data.previous_key_hash] : [],
         ...(result.position ? { position: result.position } : {}),
       });
-      return { agent: result.agent, position: result.position!, apiKey };
+      return { agent: result.agent, position: result.position!, apiKey, apiSecret };
+    },
+
+    async issueSigningSecret(accountId, agentId, meta) {
+      const apiSecret = generateApiSecret();
+      const ciphertext = deps.keyring.encrypt(apiSecret, signingSecretContext(agentId));
+      const result = await run(
+        agentId,
+        { type: 'IssueAgentSigningSecret', data: { accountId, ciphertext } },
+        meta,
+      );
+      deps.onCredentialsChanged?.({
+        accountId,
+        agentId,
+        ...(result.position ? { position: result.position } : {}),
+      });
+      return { agent: result.agent, apiSecret, position: result.position! };
+    },
+
+    async signingSecret(agentId) {
+      const agent = await load(agentId);
+      if (agent.status === 'none' || !agent.signingSecretCiphertext) return null;
+      return deps.keyring.decrypt(agent.signingSecretCiphertext, signingSecretContext(agentId));
     },
 
     async reset(accountId, agentId, meta) {

@@ -27,6 +27,12 @@ export const API_KEY_PATTERN = /^ak_live_[A-Za-z0-9_-]{43}$/;
 /** True when `value` looks like an API key this service issues (before any lookup). */
 export const isWellFormedApiKey = (value: string): boolean => API_KEY_PATTERN.test(value);
 
+/**
+ * The additional authenticated data binding a signing secret's ciphertext to its owner (an account or agent id),
+ * distinct from an agent key's (the bare agent id), so neither ciphertext can stand in for the other.
+ */
+export const signingSecretContext = (ownerId: string): string => `signing-secret:${ownerId}`;
+
 /** SHA-256 of `value` as lower-case hex: the lookup hash of an API key and of a lower-cased email. */
 export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 

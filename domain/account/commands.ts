@@ -10,7 +10,9 @@ export type AccountCommand =
   | { type: 'UpdateAccountRiskProfile'; data: { riskProfile: Partial<RiskProfile> } }
   | { type: 'SuspendAccount'; data: { reason: string | null } }
   | { type: 'ReactivateAccount'; data: Record<string, never> }
-  | { type: 'ArchiveAccount'; data: { reason: string | null } };
+  | { type: 'ArchiveAccount'; data: { reason: string | null } }
+  /** Stores the (verified) API secret's ciphertext as the signing secret; nothing when one is stored already. */
+  | { type: 'StoreAccountSigningSecret'; data: { ciphertext: string } };
 
 /** What registration records. */
 export interface RegisterAccountData {
@@ -23,6 +25,8 @@ export interface RegisterAccountData {
   apiKeyPreview: string;
   /** scrypt hash of the API secret. */
   apiSecretHash: string;
+  /** AES-256-GCM ciphertext of the API secret (the signing secret); absent when not recorded. */
+  apiSecretCiphertext?: string;
   /** scrypt hash of the password, null when none. */
   passwordHash: string | null;
   /** Decimal string or number; normalised to 8 places (default `10000.00000000`). */

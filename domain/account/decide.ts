@@ -19,7 +19,8 @@ export const ACCOUNT_NAME_MAX = 64;
  *   spec (`VALIDATION_ERROR`); an unchanged risk profile records nothing;
  * - status changes (operator CLI): suspend `active` → `suspended` (an archived account cannot be suspended:
  *   `CONFLICT`), reactivate `suspended`/`archived` → `active`, archive `active`/`suspended` → `archived`;
- *   a command that would not change the status records nothing.
+ *   a command that would not change the status records nothing;
+ * - storing the signing secret records it once (an account that has one records nothing).
  */
 export const decideAccount = (
   command: AccountCommand,
@@ -52,6 +53,7 @@ export const decideAccount = (
           api_key_preview: d.apiKeyPreview,
           api_secret_hash: d.apiSecretHash,
           password_hash: d.passwordHash,
+          ...(d.apiSecretCiphertext ? { api_secret_ciphertext: d.apiSecretCiphertext } : {}),
           starting_balance: normalizeStartingBalance(d.startingBalance),
           session_id: context.newId(),
           risk_profile: { ...DEFAULT_RISK_PROFILE },
@@ -105,6 +107,14 @@ export const decideAccount = (
         {
           type: 'AccountReactivated',
           data: { account_id: accountId, previous_status: state.status, reactivated_at: now },
+        },
+      ];
+    case 'StoreAccountSigningSecret':
+      if (state.signingSecretCiphertext) return [];
+      return [
+        {
+          type: 'AccountSigningSecretStored',
+          data: { account_id: accountId, api_secret_ciphertext: command.data.ciphertext, stored_at: now },
         },
       ];
     case 'ArchiveAccount':

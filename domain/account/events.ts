@@ -13,7 +13,8 @@ export type AccountEvent =
   | DomainEvent<'AccountRiskProfileUpdated', AccountRiskProfileUpdatedData>
   | DomainEvent<'AccountSuspended', AccountSuspendedData>
   | DomainEvent<'AccountReactivated', AccountReactivatedData>
-  | DomainEvent<'AccountArchived', AccountArchivedData>;
+  | DomainEvent<'AccountArchived', AccountArchivedData>
+  | DomainEvent<'AccountSigningSecretStored', AccountSigningSecretStoredData>;
 
 /** An account was registered (`POST /auth/register`). */
 export interface AccountRegisteredData {
@@ -30,6 +31,12 @@ export interface AccountRegisteredData {
   api_secret_hash: string;
   /** scrypt hash of the password for `/auth/user-login`; null when none was set. */
   password_hash: string | null;
+  /**
+   * The API secret as AES-256-GCM ciphertext under the server's `ENCRYPTION_KEY`, bound to the account
+   * (`v1:iv:ciphertext:tag`): the HMAC key of signed requests (the Binance door, docs/operations.md "Signing
+   * secrets"). Absent on accounts registered before signing secrets existed (`AccountSigningSecretStored`).
+   */
+  api_secret_ciphertext?: string;
   /** USDT, 8 decimal places. */
   starting_balance: string;
   /** The first trading session of the account. */
@@ -77,6 +84,17 @@ export interface AccountArchivedData {
   archived_at: string;
 }
 
+/**
+ * The account's API secret was stored encrypted as its signing secret, for an account registered before signing
+ * secrets existed: recorded at its first key login (`POST /auth/login`), the moment the verified plaintext is at hand.
+ */
+export interface AccountSigningSecretStoredData {
+  account_id: string;
+  /** AES-256-GCM ciphertext of the API secret, as `AccountRegistered.api_secret_ciphertext`. */
+  api_secret_ciphertext: string;
+  stored_at: string;
+}
+
 /** Every account event type, for projections' `eventTypes`. */
 export const ACCOUNT_EVENT_TYPES = [
   'AccountRegistered',
@@ -85,6 +103,7 @@ export const ACCOUNT_EVENT_TYPES = [
   'AccountSuspended',
   'AccountReactivated',
   'AccountArchived',
+  'AccountSigningSecretStored',
 ] as const satisfies readonly AccountEvent['type'][];
 
 /** Stream of one account. */

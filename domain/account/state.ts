@@ -13,6 +13,8 @@ export interface AccountState {
   apiKeyHash: string;
   apiSecretHash: string;
   passwordHash: string | null;
+  /** Ciphertext of the API secret used as the HMAC signing secret; null until one is stored. */
+  signingSecretCiphertext: string | null;
   /**
    * How many times the account's password was changed (a first password set does not count); JWTs carry the
    * version they were issued at, and one issued at an older version is refused (issue 16, item 5).
@@ -35,6 +37,7 @@ export const initialAccountState = (): AccountState => ({
   apiKeyHash: '',
   apiSecretHash: '',
   passwordHash: null,
+  signingSecretCiphertext: null,
   credentialsVersion: 0,
   startingBalance: '0',
   sessionId: '',
@@ -57,6 +60,7 @@ export const evolveAccount = (state: AccountState, event: AccountEvent): Account
         apiKeyHash: d.api_key_hash,
         apiSecretHash: d.api_secret_hash,
         passwordHash: d.password_hash,
+        signingSecretCiphertext: d.api_secret_ciphertext ?? null,
         credentialsVersion: 0,
         startingBalance: d.starting_balance,
         sessionId: d.session_id,
@@ -82,5 +86,7 @@ export const evolveAccount = (state: AccountState, event: AccountEvent): Account
       return { ...state, status: 'active', updatedAt: event.data.reactivated_at };
     case 'AccountArchived':
       return { ...state, status: 'archived', updatedAt: event.data.archived_at };
+    case 'AccountSigningSecretStored':
+      return { ...state, signingSecretCiphertext: event.data.api_secret_ciphertext };
   }
 };

@@ -6,6 +6,8 @@ export interface AgentKeyInput {
   hash: string;
   preview: string;
   ciphertext: string;
+  /** AES-256-GCM ciphertext of the key's HMAC signing secret (docs/operations.md "Signing secrets"). */
+  signingSecretCiphertext?: string;
 }
 
 /**
@@ -18,7 +20,8 @@ export type AgentCommand =
   | { type: 'UpdateAgentRiskProfile'; data: { accountId: string; riskProfile: Partial<RiskProfile> } }
   | { type: 'RegenerateAgentKey'; data: { accountId: string; key: AgentKeyInput } }
   | { type: 'ResetAgent'; data: { accountId: string } }
-  | { type: 'ArchiveAgent'; data: { accountId: string } };
+  | { type: 'ArchiveAgent'; data: { accountId: string } }
+  | { type: 'IssueAgentSigningSecret'; data: { accountId: string; ciphertext: string } };
 
 /** What creating (or cloning) an agent records. */
 export interface CreateAgentData {

@@ -18,6 +18,7 @@ import { type AgentState, evolveAgent, initialAgentState } from './state';
  * - regenerate key: always a new `AgentKeyRegenerated` naming the replaced key's hash.
  * - reset: from any status, a new session at the starting balance, status `active`.
  * - archive: from `active`; already archived → nothing.
+ * - issue a signing secret: always a new `AgentSigningSecretIssued` (the key's previous secret stops verifying).
  */
 export const decideAgent = (command: AgentCommand, state: AgentState, context: BaseContext): AgentEvent[] => {
   const now = context.now.toISOString();
@@ -44,6 +45,9 @@ export const decideAgent = (command: AgentCommand, state: AgentState, context: B
           api_key_hash: d.key.hash,
           api_key_preview: d.key.preview,
           api_key_ciphertext: d.key.ciphertext,
+          ...(d.key.signingSecretCiphertext
+            ? { signing_secret_ciphertext: d.key.signingSecretCiphertext }
+            : {}),
           session_id: context.newId(),
           cloned_from: d.clonedFrom,
           created_at: now,
@@ -77,6 +81,9 @@ export const decideAgent = (command: AgentCommand, state: AgentState, context: B
             api_key_hash: command.data.key.hash,
             api_key_preview: command.data.key.preview,
             api_key_ciphertext: command.data.key.ciphertext,
+            ...(command.data.key.signingSecretCiphertext
+              ? { signing_secret_ciphertext: command.data.key.signingSecretCiphertext }
+              : {}),
             previous_key_hash: state.apiKeyHash,
             regenerated_at: now,
           },
@@ -98,6 +105,13 @@ export const decideAgent = (command: AgentCommand, state: AgentState, context: B
     case 'ArchiveAgent':
       if (state.status === 'archived') return [];
       return [{ type: 'AgentArchived', data: { agent_id: agentId, archived_at: now } }];
+    case 'IssueAgentSigningSecret':
+      return [
+        {
+          type: 'AgentSigningSecretIssued',
+          data: { agent_id: agentId, signing_secret_ciphertext: command.data.ciphertext, issued_at: now },
+        },
+      ];
   }
 };
 

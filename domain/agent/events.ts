@@ -13,7 +13,8 @@ export type AgentEvent =
   | DomainEvent<'AgentRiskProfileUpdated', AgentRiskProfileUpdatedData>
   | DomainEvent<'AgentKeyRegenerated', AgentKeyRegeneratedData>
   | DomainEvent<'AgentReset', AgentResetData>
-  | DomainEvent<'AgentArchived', AgentArchivedData>;
+  | DomainEvent<'AgentArchived', AgentArchivedData>
+  | DomainEvent<'AgentSigningSecretIssued', AgentSigningSecretIssuedData>;
 
 /** The editable labels of an agent (spec "Agent"). */
 export interface AgentProfileFields {
@@ -35,6 +36,11 @@ export interface AgentKeyMaterial {
   api_key_preview: string;
   /** AES-256-GCM ciphertext of the key (`v1:iv:ciphertext:tag`, base64url), bound to the agent id. */
   api_key_ciphertext: string;
+  /**
+   * AES-256-GCM ciphertext of the key's HMAC signing secret (`sk_live_…`, bound to the agent): the secret of signed
+   * requests (the Binance door). Absent on keys made before signing secrets existed.
+   */
+  signing_secret_ciphertext?: string;
 }
 
 /** An agent was created (`POST /agents`) or cloned (`POST /agents/{id}/clone`). */
@@ -91,6 +97,14 @@ export interface AgentArchivedData {
   archived_at: string;
 }
 
+/** A new signing secret replaced the key's (`POST /agents/{id}/signing-secret`); the key itself is unchanged. */
+export interface AgentSigningSecretIssuedData {
+  agent_id: string;
+  /** AES-256-GCM ciphertext of the new secret, bound to the agent. */
+  signing_secret_ciphertext: string;
+  issued_at: string;
+}
+
 /** Every agent event type, for projections' `eventTypes`. */
 export const AGENT_EVENT_TYPES = [
   'AgentCreated',
@@ -99,6 +113,7 @@ export const AGENT_EVENT_TYPES = [
   'AgentKeyRegenerated',
   'AgentReset',
   'AgentArchived',
+  'AgentSigningSecretIssued',
 ] as const satisfies readonly AgentEvent['type'][];
 
 /** Stream of one agent. */

@@ -15,6 +15,8 @@ export interface AgentState {
   apiKeyHash: string;
   apiKeyPreview: string;
   apiKeyCiphertext: string;
+  /** Ciphertext of the key's HMAC signing secret; null when the key has none. */
+  signingSecretCiphertext: string | null;
   sessionId: string;
   sessionStartedAt: string;
   clonedFrom: string | null;
@@ -40,6 +42,7 @@ export const initialAgentState = (): AgentState => ({
   apiKeyHash: '',
   apiKeyPreview: '',
   apiKeyCiphertext: '',
+  signingSecretCiphertext: null,
   sessionId: '',
   sessionStartedAt: '',
   clonedFrom: null,
@@ -69,6 +72,7 @@ export const evolveAgent = (state: AgentState, event: AgentEvent): AgentState =>
         apiKeyHash: d.api_key_hash,
         apiKeyPreview: d.api_key_preview,
         apiKeyCiphertext: d.api_key_ciphertext,
+        signingSecretCiphertext: d.signing_secret_ciphertext ?? null,
         sessionId: d.session_id,
         sessionStartedAt: d.created_at,
         clonedFrom: d.cloned_from,
@@ -90,6 +94,7 @@ export const evolveAgent = (state: AgentState, event: AgentEvent): AgentState =>
         apiKeyHash: event.data.api_key_hash,
         apiKeyPreview: event.data.api_key_preview,
         apiKeyCiphertext: event.data.api_key_ciphertext,
+        signingSecretCiphertext: event.data.signing_secret_ciphertext ?? null,
         updatedAt: event.data.regenerated_at,
       };
     case 'AgentReset':
@@ -102,5 +107,11 @@ export const evolveAgent = (state: AgentState, event: AgentEvent): AgentState =>
       };
     case 'AgentArchived':
       return { ...state, status: 'archived', updatedAt: event.data.archived_at };
+    case 'AgentSigningSecretIssued':
+      return {
+        ...state,
+        signingSecretCiphertext: event.data.signing_secret_ciphertext,
+        updatedAt: event.data.issued_at,
+      };
   }
 };

@@ -26,12 +26,15 @@ const ownedAgent = async (call: Call, agentId: string): Promise<AgentView> => {
   return agent;
 };
 
-/** A created agent (create, clone): its state and its API key, shown here once more. */
-export type CreatedAgent = Pick<AgentCommandResult, 'agent'> & { apiKey: string };
+/**
+ * A created agent (create, clone, regenerate): its state, its API key, shown here once more, and the key's HMAC
+ * signing secret (signed requests: the Binance door), shown only here.
+ */
+export type CreatedAgent = Pick<AgentCommandResult, 'agent'> & { apiKey: string; apiSecret: string };
 
 const created = async (call: Call, result: AgentCommandResult): Promise<CreatedAgent> => {
   await awaitReadModels(call, result.position);
-  return { agent: result.agent, apiKey: result.apiKey! };
+  return { agent: result.agent, apiKey: result.apiKey!, apiSecret: result.apiSecret! };
 };
 
 /** Creates an agent with its own key, wallet and risk profile (at most 100 per account: `VALIDATION_ERROR`). */
@@ -125,6 +128,22 @@ export const regenerateAgentKey = async (call: Call, agentId: string): Promise<C
     call,
     await identity(call.services).agents.regenerateKey(call.caller.accountId, agentId, commandMeta(call)),
   );
+
+/**
+ * A new HMAC signing secret for the agent's key (docs/operations.md "Signing secrets"), replacing the previous one
+ * at once; the plaintext is in the answer only. `PERMISSION_DENIED` for an agent that is not the account's.
+ */
+export const issueAgentSigningSecret = async (
+  call: Call,
+  agentId: string,
+): Promise<{ agent: AgentState; apiSecret: string }> => {
+  const result = await identity(call.services).agents.issueSigningSecret(
+    call.caller.accountId,
+    agentId,
+    commandMeta(call),
+  );
+  return { agent: result.agent, apiSecret: result.apiSecret };
+};
 
 /** The agent's effective risk limits. */
 export const agentRiskProfile = async (call: Call, agentId: string): Promise<RiskProfile> =>

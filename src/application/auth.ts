@@ -2,6 +2,7 @@ import type { RegisterInput, Registration } from '../../commands/accounts';
 import type { AccountState } from '../../domain/account/state';
 import { identity } from '../auth/install';
 import { loginWithKey, loginWithPassword } from '../auth/login';
+import type { Principal } from '../auth/principal';
 import type { IssuedToken } from '../auth/tokens';
 import type { Call, PublicCall } from './call';
 import { commandMeta } from './caller';
@@ -25,14 +26,39 @@ export const register = async (call: PublicCall, input: RegisterInput): Promise<
 
 /**
  * Exchanges the account's API key and secret for a 1-hour JWT. `INVALID_API_KEY` (unknown or an agent's key),
- * `INVALID_TOKEN` (wrong secret), `ACCOUNT_SUSPENDED`.
+ * `INVALID_TOKEN` (wrong secret), `ACCOUNT_SUSPENDED`. An account registered before signing secrets existed gets
+ * its verified secret stored (encrypted) as its signing secret here, once (docs/operations.md "Signing secrets").
  */
-export const login = (
+export const login = async (
   call: PublicCall,
   input: { apiKey: string; apiSecret: string },
 ): Promise<IssuedToken> => {
   const { accounts, auth } = identity(call.services);
-  return loginWithKey({ db: call.services.database.db, accounts, tokens: auth.tokens }, input);
+  const issued = await loginWithKey({ db: call.services.database.db, accounts, tokens: auth.tokens }, input);
+  await accounts.storeSigningSecret(issued.accountId, input.apiSecret, {
+    actor: issued.accountId,
+    requestId: call.requestId,
+  });
+  return issued;
+};
+
+/** An API key's caller and the HMAC secret its signed requests are verified with. */
+export interface SigningKey {
+  principal: Principal;
+  /** Null when the key has no signing secret yet (docs/operations.md "Signing secrets" says how to get one). */
+  secret: string | null;
+}
+
+/**
+ * Resolves an API key (account or agent key) for a signed request (the Binance door, HMAC-SHA256): its principal
+ * and signing secret. Throws as {@link AuthService.resolveCredential} for a bad key (`INVALID_API_KEY`,
+ * `ACCOUNT_SUSPENDED`).
+ */
+export const resolveSigningKey = async (call: PublicCall, apiKey: string): Promise<SigningKey> => {
+  const { auth } = identity(call.services);
+  const principal = await auth.resolveCredential({ apiKey });
+  const secret = (await call.services.signingSecrets?.of(principal)) ?? null;
+  return { principal, secret };
 };
 
 /** Exchanges e-mail and password for a 1-hour JWT; `INVALID_TOKEN` for either wrong (one message for both). */

@@ -1,11 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import { type AccountCommands, createAccountCommands } from '../../commands/accounts';
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
+import type { CredentialsChangeListener } from '../../commands/credentials-change';
 import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
 import { createKeyring } from './keyring';
 import type { ServerKeys } from './server-keys';
 import { type AuthService, createAuthService } from './service';
+import { createSigningSecrets, type SigningSecrets } from './signing-secrets';
 import { createTokenService } from './tokens';
 
 declare module '../services' {
@@ -21,6 +23,8 @@ declare module '../services' {
     accounts?: AccountCommands;
     /** Agent commands: the agent lifecycle and its keys. */
     agents?: AgentCommands;
+    /** The HMAC signing secrets of API keys (signed requests: the Binance door). */
+    signingSecrets?: SigningSecrets;
   }
 }
 
@@ -49,8 +53,14 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     tokens,
     waitForReadModels: (position) => projections.waitFor(position, INVALIDATION_WAIT_MS),
   });
-  const onCredentialsChanged = auth.invalidate;
-  const accounts = createAccountCommands({ store: eventStore, onCredentialsChanged });
+  // Filled below: the secrets are read through the commands, which report changes through this listener.
+  let signingSecrets: SigningSecrets | undefined;
+  const onCredentialsChanged: CredentialsChangeListener = (change) => {
+    auth.invalidate(change);
+    if (change.agentId) signingSecrets?.forget(change.agentId);
+    if (change.accountId) signingSecrets?.forget(change.accountId);
+  };
+  const accounts = createAccountCommands({ store: eventStore, onCredentialsChanged, keyring });
   const agents = createAgentCommands({
     store: eventStore,
     db: database.db,
@@ -59,7 +69,8 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     onCredentialsChanged,
     exclusive: (names, fn) => exclusively(database, names, fn),
   });
-  Object.assign(services, { auth, accounts, agents });
+  signingSecrets = createSigningSecrets({ accounts, agents });
+  Object.assign(services, { auth, accounts, agents, signingSecrets });
   services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);
   return { auth, accounts, agents };
 };

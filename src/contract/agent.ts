@@ -124,6 +124,11 @@ export const agentListResponse = z.object({ agents: z.array(agentResponse), tota
 export const createdAgentResponse = z.object({
   agent_id: z.uuid(),
   api_key: z.string().describe('the agent key; also readable later via GET /agents/{id}/api-key'),
+  api_secret: z
+    .string()
+    .describe(
+      "the key's HMAC signing secret (signed requests, e.g. the Binance API's `secret`); shown only now, POST /agents/{id}/signing-secret replaces it",
+    ),
   display_name: z.string(),
   starting_balance: decimalOutput,
 });
@@ -133,6 +138,18 @@ export const agentKeyResponse = z.object({
   agent_id: z.uuid(),
   api_key: z.string(),
   api_key_preview: z.string(),
+  api_secret: z
+    .string()
+    .optional()
+    .describe("regenerate only: the new key's HMAC signing secret, shown only in this response"),
+  message: z.string(),
+});
+
+/** `POST /agents/{id}/signing-secret` response: the new signing secret, shown once. */
+export const agentSigningSecretResponse = z.object({
+  agent_id: z.uuid(),
+  api_key_preview: z.string(),
+  api_secret: z.string().describe("the key's new HMAC signing secret; shown only in this response"),
   message: z.string(),
 });
 
@@ -176,6 +193,7 @@ export const agentStateOut = (s: AgentState): z.infer<typeof agentResponse> => (
 export const createdAgentOut = (created: CreatedAgent): z.infer<typeof createdAgentResponse> => ({
   agent_id: created.agent.agentId,
   api_key: created.apiKey,
+  api_secret: created.apiSecret,
   display_name: created.agent.profile.display_name,
   starting_balance: created.agent.startingBalance,
 });

@@ -38,12 +38,19 @@ export const agentsSuite = (use: () => TestApp): void => {
     api(t.app, { method, url, headers: bearer(who), ...(payload ? { payload } : {}) });
 
   describe('POST /agents', () => {
-    it('creates with defaults: 201 with agent_id, api_key, display_name, starting_balance', async () => {
+    it('creates with defaults: 201 with agent_id, api_key, api_secret, display_name, starting_balance', async () => {
       const res = await req('POST', '/agents', { display_name: 'Plain' });
       expect(res.statusCode).toBe(201);
       const body = res.json();
-      expect(Object.keys(body).sort()).toEqual(['agent_id', 'api_key', 'display_name', 'starting_balance']);
+      expect(Object.keys(body).sort()).toEqual([
+        'agent_id',
+        'api_key',
+        'api_secret',
+        'display_name',
+        'starting_balance',
+      ]);
       expect(body.api_key).toMatch(/^ak_live_[A-Za-z0-9_-]{43}$/);
+      expect(body.api_secret).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
       expect(body.starting_balance).toBe('10000.00000000');
       const agent = (await req('GET', `/agents/${body.agent_id}`)).json();
       expect(agent).toMatchObject({
@@ -333,6 +340,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       expect(Object.keys(created).sort()).toEqual([
         'agent_id',
         'api_key',
+        'api_secret',
         'display_name',
         'starting_balance',
       ]);

@@ -9,6 +9,7 @@ import {
   createAgent,
   deleteAgent,
   getAgent,
+  issueAgentSigningSecret,
   listAgents,
   regenerateAgentKey,
   resetAgent,
@@ -22,6 +23,7 @@ import {
   agentListResponse,
   agentOut,
   agentResponse,
+  agentSigningSecretResponse,
   agentStateOut,
   cloneQuery,
   createAgentBody,
@@ -49,8 +51,9 @@ const suppliedChanges = (body: z.infer<typeof updateAgentBody>): Partial<AgentPr
   Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<AgentProfileFields>;
 
 /**
- * The 14 agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
- * update, clone, reset, archive, delete, api-key, regenerate-key, risk profile get/put and `skill.md`.
+ * The agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
+ * update, clone, reset, archive, delete, api-key, regenerate-key, signing-secret, risk profile get/put and
+ * `skill.md`.
  * Each parses, calls its use case in `src/application/agents.ts` and presents.
  */
 export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -264,12 +267,38 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const { apiKey, agent } = await regenerateAgentKey(callOf(request), request.params.agent_id);
+      const { apiKey, apiSecret, agent } = await regenerateAgentKey(callOf(request), request.params.agent_id);
       return {
         agent_id: agent.agentId,
         api_key: apiKey,
         api_key_preview: agent.apiKeyPreview,
+        api_secret: apiSecret,
         message: 'New key issued; the previous key no longer works.',
+      };
+    },
+  );
+
+  app.post(
+    '/agents/:agent_id/signing-secret',
+    {
+      config: jwtOnly,
+      schema: {
+        tags,
+        security,
+        summary:
+          "A new HMAC signing secret for the agent's key (shown once; the previous one stops verifying)",
+        params: agentIdParams,
+        response: { 200: agentSigningSecretResponse, ...errorResponses(401, 403, 422, 429) },
+      },
+    },
+    async (request) => {
+      const { apiSecret, agent } = await issueAgentSigningSecret(callOf(request), request.params.agent_id);
+      return {
+        agent_id: agent.agentId,
+        api_key_preview: agent.apiKeyPreview,
+        api_secret: apiSecret,
+        message:
+          'New signing secret issued (HMAC-SHA256 of signed requests, e.g. the Binance API); it is shown only now.',
       };
     },
   );
