@@ -31,13 +31,6 @@ export const comparePositions = (a: LogPosition, b: LogPosition): number =>
 /** Serialises a position as `"commit/prepare"` (used in checkpoints on the wire and in the CLI). */
 export const formatPosition = (p: LogPosition): string => `${p.commit}/${p.prepare}`;
 
-/** Parses `"commit/prepare"`; throws `Error` on any other shape. */
-export const parsePosition = (text: string): LogPosition => {
-  const m = /^(\d+)\/(\d+)$/.exec(text);
-  if (!m) throw new Error(`not a log position: ${text}`);
-  return { commit: BigInt(m[1]!), prepare: BigInt(m[2]!) };
-};
-
 /**
  * Expected revision of a stream for an append (optimistic concurrency, ARCHITECTURE §2.4). Revisions are
  * 0-based: a stream with one event is at revision 0.

@@ -69,11 +69,3 @@ export const getAccountAuthState = async (
     .executeTakeFirst();
   return row ? { status: row.status, credentialsVersion: row.credentials_version } : undefined;
 };
-
-/** Status of an account, or `undefined` when there is none (cheap: used on every authenticated request). */
-export const getAccountStatus = async (
-  db: Kysely<ReadModels>,
-  accountId: string,
-): Promise<AccountStatus | undefined> =>
-  (await db.selectFrom('accounts').select('status').where('account_id', '=', accountId).executeTakeFirst())
-    ?.status;

@@ -44,15 +44,6 @@ export const getWallet = async (
   return { wallet, session };
 };
 
-/** Every session of a wallet, oldest first. */
-export const listSessions = (db: Kysely<ReadModels>, ownerId: string): Promise<SessionRow[]> =>
-  db
-    .selectFrom('wallet_sessions')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .orderBy('started_at')
-    .execute();
-
 /** Balances of the current session (USDT first, then assets by name). */
 export const getBalances = (db: Kysely<ReadModels>, ownerId: string): Promise<BalanceRow[]> =>
   db
@@ -120,22 +111,6 @@ export const listOrders = async (
   return { rows, total: Number(count.n) };
 };
 
-/** The order recorded with this idempotency key (hash) since `since`, if any. */
-export const findOrderByIdempotencyKey = (
-  db: Kysely<ReadModels>,
-  ownerId: string,
-  key: string,
-  since: Date,
-): Promise<OrderRow | undefined> =>
-  db
-    .selectFrom('orders')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
-    .where('idempotency_key', '=', key)
-    .where('created_at', '>=', since)
-    .orderBy('seq')
-    .executeTakeFirst();
-
 /** Filters and page of {@link listTrades}. */
 export interface TradeFilter {
   symbol?: string;
@@ -200,11 +175,3 @@ export const tradeStats = async (
     losingTrades: Number(row.losses),
   };
 };
-
-/** Open orders of every wallet (the matching engine's index when it starts from read models). */
-export const listAllOpenOrders = (db: Kysely<ReadModels>): Promise<OrderRow[]> =>
-  db
-    .selectFrom('orders')
-    .selectAll()
-    .where('status', 'in', [...OPEN_STATUSES])
-    .execute();

@@ -22,8 +22,6 @@ import {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-export { SOURCE_CLOSE, SOURCE_PATH, sandboxContext } from './advance';
-
 const requireStatus = (state: BacktestState, allowed: readonly BacktestStatus[], action: string) => {
   if (!state.config || !state.status) {
     throw new DomainError('BACKTEST_NOT_FOUND', 'no backtest session with this id');

@@ -87,9 +87,6 @@ const updateParticipant = (
   change: (p: Participant) => Participant,
 ): Participant[] => state.participants.map((p) => (p.agentId === agentId ? change(p) : p));
 
-/** Total steps of a historical battle (0 for a live one). */
-export const totalStepsOf = (state: BattleState): number => state.config?.backtest_config?.total_steps ?? 0;
-
 /** Length of one step of a historical battle (ms). */
 export const intervalMsOf = (state: BattleState): number =>
   INTERVAL_MS[state.config?.backtest_config?.candle_interval ?? '1m'];

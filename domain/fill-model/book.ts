@@ -28,8 +28,6 @@ import { type Dec, dec } from '../trading/decimal';
  * inputs give the same book everywhere, live, in backtests and in battles.
  */
 
-/** Version of the book's shape; part of the fill model's version (a change here is a new model version). */
-export const BOOK_VERSION = 1;
 /** Levels per side. */
 export const BOOK_LEVELS = 40;
 /** Depth of each side, % of the 24h quote volume. */

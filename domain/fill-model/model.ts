@@ -11,7 +11,7 @@ import {
 } from '../trading/decimal';
 import { floorToStep } from '../trading/quantity';
 import { participationPct, slippagePct, slippedPrice } from '../trading/slippage';
-import { BOOK_VERSION, type BookLevel, bookLevels, sideTakenBy } from './book';
+import { type BookLevel, bookLevels, sideTakenBy } from './book';
 import { walkBook } from './walk';
 
 /**
@@ -27,28 +27,6 @@ import { walkBook } from './walk';
  *   their limit.
  */
 export type FillModelName = 'realistic' | 'instant';
-export const FILL_MODEL_NAMES = ['realistic', 'instant'] as const satisfies readonly FillModelName[];
-
-/** A model and its version, as recorded on orders and fills. */
-export interface FillModel {
-  name: FillModelName;
-  version: number;
-}
-
-/** The current version of each model (the realistic one follows the book's shape). */
-export const FILL_MODEL_VERSIONS: Readonly<Record<FillModelName, number>> = {
-  realistic: BOOK_VERSION,
-  instant: 1,
-};
-
-/** The current version of a model. */
-export const fillModel = (name: FillModelName): FillModel => ({ name, version: FILL_MODEL_VERSIONS[name] });
-
-/** The model of an order recorded before fill models existed: today's `instant`. */
-export const LEGACY_FILL_MODEL: FillModel = { name: 'instant', version: 1 };
-
-/** Default share of a print's volume a wallet's resting orders may take (%; per account setting). */
-export const DEFAULT_PARTICIPATION_PCT = 10;
 
 /** Whether a fill added liquidity (a resting limit order) or took it (everything else). */
 export type Liquidity = 'maker' | 'taker';

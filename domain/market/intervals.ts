@@ -22,13 +22,3 @@ export const INTERVAL_MS: Readonly<Record<Interval, number>> = {
 /** True when `value` names a supported interval (case-sensitive, like Binance: `1m` is not `1M`). */
 export const isInterval = (value: unknown): value is Interval =>
   typeof value === 'string' && (INTERVALS as readonly string[]).includes(value);
-
-/** Open time (ms) of the `interval` bucket containing `timeMs`. */
-export const bucketStart = (timeMs: number, interval: Interval): number => {
-  const ms = INTERVAL_MS[interval];
-  return Math.floor(timeMs / ms) * ms;
-};
-
-/** Intervals finer than `interval` that divide it, finest first (all finer ones do, see {@link INTERVALS}). */
-export const finerIntervals = (interval: Interval): Interval[] =>
-  INTERVALS.filter((i) => INTERVAL_MS[i] < INTERVAL_MS[interval]);

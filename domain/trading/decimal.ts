@@ -63,9 +63,3 @@ export const parseDecimal = (text: string): Dec | undefined => {
 export const min = (a: Dec, b: Dec): Dec => (a.lte(b) ? a : b);
 /** The larger of two values. */
 export const max = (a: Dec, b: Dec): Dec => (a.gte(b) ? a : b);
-/** Sum of values. */
-export const sum = (values: Iterable<Dec>): Dec => {
-  let total = ZERO;
-  for (const v of values) total = total.plus(v);
-  return total;
-};

@@ -6,7 +6,6 @@ import type { BaseContext, Decider, DomainEvent } from '../shared/decider';
  * from the wallet: the mode is a preference of the owner, not a ledger fact.
  */
 export type TradingMode = 'live' | 'backtest';
-export const TRADING_MODES = ['live', 'backtest'] as const satisfies readonly TradingMode[];
 
 export type TradingModeEvent = DomainEvent<
   'TradingModeChanged',

@@ -3,7 +3,6 @@ import { type Kysely, sql } from 'kysely';
 import {
   type AllSubscription,
   type AppendResult,
-  comparePositions,
   DELETIONS_STREAM,
   type EventStore,
   type ExpectedRevision,
@@ -485,6 +484,3 @@ const parseNotified = (payload: string): bigint | undefined => {
     return undefined;
   }
 };
-
-/** True when `a` is at or after `b`. */
-export const reached = (a: LogPosition, b: LogPosition): boolean => comparePositions(a, b) >= 0;

@@ -131,11 +131,6 @@ export const opened = (startingBalance = '10000.00000000'): WalletEvent[] => [
   },
 ];
 
-export const dayOpened = (equity = '10000.00000000', day = '2024-01-05'): WalletEvent => ({
-  type: 'TradingDayOpened',
-  data: { session_id: SESSION_ID, day, equity, opened_at: AT },
-});
-
 /** Runs commands one after another from `given` events; returns every event and the final state. */
 export const run = (commands: WalletCommand[], ctx: WalletContext = context(), given: WalletEvent[] = []) => {
   let state = foldEvents(walletDecider, given);
