@@ -4,12 +4,14 @@ import {
   type EventMetadataInput,
   type EventStore,
   type ExpectedRevision,
+  type RecordedEvent,
   WrongExpectedRevisionError,
 } from '../ports/event-store';
+import type { Snapshotter } from './snapshots';
 import { StateCache } from './state-cache';
 
 /** Options of {@link createCommandHandler}. */
-export interface CommandHandlerOptions {
+export interface CommandHandlerOptions<State = unknown> {
   /** Streams whose state is kept in memory (default 10,000). */
   cacheSize?: number;
   /** Attempts on a revision conflict before giving up (default 8). */
@@ -23,6 +25,12 @@ export interface CommandHandlerOptions {
    * against the stream before it is returned, so a stale cache never answers on its own.
    */
   trustCache?: boolean;
+  /**
+   * Snapshots of the streams' states (docs/architecture.md, "Snapshots"): a cold load starts from the stream's
+   * snapshot and folds only the events after it; appends and loads leave new ones every `every` events. Absent,
+   * every cold load replays the stream from its first event.
+   */
+  snapshots?: Snapshotter<State>;
 }
 
 /** Per-call options of a command. */
@@ -83,23 +91,51 @@ export interface CommandHandler<State, Command, Event extends DomainEvent, Conte
 export const createCommandHandler = <State, Command, Event extends DomainEvent, Context>(
   store: EventStore,
   decider: StatefulDecider<State, Command, Event, Context>,
-  options: CommandHandlerOptions = {},
+  options: CommandHandlerOptions<State> = {},
 ): CommandHandler<State, Command, Event, Context> => {
   const cache = new StateCache<State>(options.cacheSize ?? 10_000);
   const maxAttempts = options.maxAttempts ?? 8;
   const backoffMs = options.backoffMs ?? 2;
   const trustCache = options.trustCache ?? true;
 
+  const snapshots = options.snapshots;
+
+  /**
+   * A cold load's start: the stream's snapshot and the events after it when its last event is still the log's
+   * event at its revision (same hash; read with the tail, so it costs no extra round trip), else nothing.
+   */
+  const fromSnapshot = async (streamId: string) => {
+    const snapshot = await snapshots?.read(streamId);
+    if (!snapshot) return undefined;
+    const events = await store.readStream(streamId, { fromRevision: snapshot.revision });
+    const first = events[0];
+    if (first?.revision !== snapshot.revision || first.metadata.hash !== snapshot.eventHash) return undefined;
+    return { snapshot, events: events.slice(1) };
+  };
+
   const load = async (streamId: string): Promise<{ state: State; revision: number }> => {
     const cached = cache.get(streamId);
     let state = cached?.state ?? decider.initialState();
     let revision = cached?.revision ?? -1;
-    const events = await store.readStream(streamId, { fromRevision: revision + 1 });
+    let events: RecordedEvent[] | undefined;
+    if (!cached && snapshots) {
+      const start = await fromSnapshot(streamId);
+      if (start) {
+        state = start.snapshot.state;
+        revision = start.snapshot.revision;
+        events = start.events;
+      }
+    }
+    const base = revision;
+    events ??= await store.readStream(streamId, { fromRevision: revision + 1 });
     for (const e of events) {
       state = decider.evolve(state, { type: e.type, data: e.data } as Event);
       revision = e.revision;
     }
-    if (events.length > 0 || cached) cache.set(streamId, state, revision);
+    if (events.length > 0 || cached || base >= 0) cache.set(streamId, state, revision);
+    const last = events[events.length - 1];
+    if (snapshots && last && snapshots.dueAfterLoad(base, revision))
+      snapshots.take(streamId, state, revision, last.metadata.hash);
     return { state, revision };
   };
 
@@ -143,6 +179,8 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
         let next = after ?? state;
         if (after === undefined) for (const e of events) next = decider.evolve(next, e);
         cache.set(streamId, next, append.nextRevision);
+        if (snapshots?.due(revision, append.nextRevision))
+          snapshots.take(streamId, next, append.nextRevision, append.lastHash);
         return { events, state: next, revision: append.nextRevision, append };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;

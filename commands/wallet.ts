@@ -22,14 +22,17 @@ import {
   type TradingModeState,
   tradingModeDecider,
 } from '../domain/wallet/mode';
+import { walletSnapshotCodec } from '../domain/wallet/snapshot';
 import type { WalletState } from '../domain/wallet/state';
 import type { EventStore, LogPosition, RecordedEvent } from '../ports/event-store';
+import type { SnapshotStore } from '../ports/snapshot-store';
 import type { ReadModels } from '../projections/read-models';
 import { getOrder, OPEN_STATUSES } from '../queries/trading';
 import { getTradingProfile, type TradingProfile } from '../queries/trading-profile';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, eventMetadata } from './metadata';
+import { Snapshotter } from './snapshots';
 
 /** What market data offers the trading commands (adapted from `services.market` in `src/trading`). */
 export interface MarketView {
@@ -139,6 +142,8 @@ export interface WalletCommands {
   mode(ownerId: string): Promise<TradingModeState>;
   /** Forgets cached state of a wallet (after its stream was deleted). */
   forget(ownerId: string): void;
+  /** Resolves once the snapshots scheduled so far are written (before the database closes; tests). */
+  snapshotsWritten(): Promise<void>;
 }
 
 /** Dependencies of {@link createWalletCommands}. */
@@ -168,6 +173,11 @@ export interface WalletCommandDeps {
   settled?: (ownerId: string) => Promise<unknown>;
   /** Told every wallet append of this process as recorded (the matching engine indexes them at once). */
   appended?: (events: readonly RecordedEvent[]) => void;
+  /**
+   * Wallet snapshots (docs/architecture.md, "Snapshots"): where they are kept and every how many events one is
+   * taken; absent (or `every` 0), a cold load replays the whole stream.
+   */
+  snapshots?: { store: SnapshotStore; every: number; onError?: (error: unknown, streamId: string) => void };
 }
 
 /** A check of {@link WalletCommandDeps.orderGuards}: throws to refuse the owner's new order. */
@@ -210,7 +220,14 @@ export const rejectionError = (r: Pick<OrderRejectedData, 'code' | 'message' | '
  * returned with its error, an `Idempotency-Key` seen before returns the first answer.
  */
 export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands => {
-  const handler = createCommandHandler(deps.store, walletDecider, { cacheSize: deps.cacheSize ?? 10_000 });
+  const snapshotter =
+    deps.snapshots && deps.snapshots.every > 0
+      ? new Snapshotter<WalletState>({ ...deps.snapshots, codec: walletSnapshotCodec })
+      : undefined;
+  const handler = createCommandHandler(deps.store, walletDecider, {
+    cacheSize: deps.cacheSize ?? 10_000,
+    ...(snapshotter ? { snapshots: snapshotter } : {}),
+  });
   const modes = createCommandHandler(deps.store, tradingModeDecider, { cacheSize: 1_000 });
   const perWallet = new KeyedMutex();
   const feeRate = deps.feeRate ?? dec(DEFAULT_FEE_RATE);
@@ -450,5 +467,8 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
     load: (ownerId) => handler.load(walletStreamId(ownerId)),
     profile: requireProfile,
     forget: (ownerId) => handler.forget(walletStreamId(ownerId)),
+    snapshotsWritten: async () => {
+      await snapshotter?.idle();
+    },
   };
 };

@@ -65,6 +65,11 @@ const configSchema = z.object({
    */
   READ_MODEL_FOLDS: z.coerce.number().int().min(1).max(8).default(1),
   /**
+   * Aggregate snapshots (docs/architecture.md, "Snapshots"): a wallet's state is snapshotted every this many
+   * events, so a cold load folds at most that many; 0 turns snapshots off (every cold load replays the stream).
+   */
+  SNAPSHOT_EVERY: z.coerce.number().int().min(0).max(1_000_000).default(500),
+  /**
    * Where the rate-limit counters live (`src/rate-limits/limiter.ts`): `auto` (default) uses the shared PostgreSQL
    * table when `DATABASE_URL` names a server (every process counts against one budget per caller) and this
    * process's memory on embedded PGlite; `memory` forces per-process counters.

@@ -14,6 +14,7 @@ import { exclusively } from './db/exclusive';
 import { MIGRATION_LOCK, migrateToLatest } from './db/migrate';
 import { createEsdbEventStore } from './eventstore/esdb';
 import { createPostgresEventStore } from './eventstore/postgres';
+import { createSqlSnapshotStore } from './eventstore/snapshots';
 import { createMarketServices } from './market/services';
 import { collectServiceMetrics, createMetrics } from './operations/metrics';
 import { createRateLimiter } from './rate-limits/limiter';
@@ -93,6 +94,7 @@ export const createRuntime = async (
       logger,
       database,
       eventStore,
+      snapshots: createSqlSnapshotStore(database.all),
       projections,
       startedAt: Date.now(),
       healthChecks: [],

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../ports/event-store';
+import type { SnapshotStore } from '../ports/snapshot-store';
 import type { ProjectionRunner } from '../projections/runner';
 import type { Config } from './config';
 import type { DatabaseHandle } from './db/database';
@@ -18,6 +19,8 @@ export interface Services {
   logger: Logger;
   database: DatabaseHandle;
   eventStore: EventStore;
+  /** Snapshots of aggregate states beside the log (`SNAPSHOT_EVERY`; docs/architecture.md, "Snapshots"). */
+  snapshots: SnapshotStore;
   projections: ProjectionRunner;
   /** Process start (ms since epoch), for `/health`. */
   startedAt: number;

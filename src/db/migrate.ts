@@ -4,6 +4,7 @@ import * as m0002 from './migrations/0002_projections';
 import * as m0003market from './migrations/0003_market_data';
 import * as m0004 from './migrations/0004_append_batch';
 import * as m0005rate from './migrations/0005_rate_limits';
+import * as m0006snapshots from './migrations/0006_snapshots';
 
 /**
  * Ordered migrations (STYLE: kysely's `Migrator`). A static list rather than a folder scan so the same code
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '0003_market_data': m0003market,
   '0004_append_batch': m0004,
   '0005_rate_limits': m0005rate,
+  '0006_snapshots': m0006snapshots,
 };
 
 /** The `exclusively` lock name migrations run under, so processes starting together migrate one at a time. */

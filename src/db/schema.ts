@@ -30,10 +30,21 @@ export interface StreamsTable {
   updated_at: Generated<Date>;
 }
 
+/** `snapshots`: the newest snapshot of a stream's state (`ports/snapshot-store.ts`, migration 0006). */
+export interface SnapshotsTable {
+  stream_id: string;
+  schema: string;
+  revision: string;
+  event_hash: string;
+  state: string;
+  taken_at: Generated<Date>;
+}
+
 /** The PostgreSQL event store's own tables. */
 export interface EventStoreTables {
   events: EventsTable;
   streams: StreamsTable;
+  snapshots: SnapshotsTable;
 }
 
 /** Every table and read-model view of the database. */

@@ -442,6 +442,8 @@ export const createPostgresEventStore = (
       if (expected === 'no_stream') throw new WrongExpectedRevisionError(streamId, expected, current);
       await sql`delete from events where stream_id = ${streamId}`.execute(trx);
       await sql`delete from streams where stream_id = ${streamId}`.execute(trx);
+      // Its snapshot goes with it (a cache of what was deleted; a new stream of that id starts afresh).
+      await sql`delete from snapshots where stream_id = ${streamId}`.execute(trx);
       const result = await append(
         DELETIONS_STREAM,
         [

@@ -110,6 +110,11 @@ export const installTrading = (services: Services, options: { matching: boolean 
     store: services.eventStore,
     db: services.database.db,
     feeRate,
+    snapshots: {
+      store: services.snapshots,
+      every: services.config.SNAPSHOT_EVERY,
+      onError: (err, streamId) => services.logger.warn({ err, streamId }, 'wallet snapshot skipped'),
+    },
     ...(services.projections.folding ? { profileOf: cachedProfiles(services) } : {}),
     market: () => {
       if (!services.market) return undefined;
@@ -153,6 +158,8 @@ export const installTrading = (services: Services, options: { matching: boolean 
     },
     stop: async () => {
       await engine?.stop();
+      // Snapshots being written finish before the database closes.
+      await wallets.snapshotsWritten();
     },
   };
   if (engine) {
