@@ -151,6 +151,11 @@ export class ProjectionRunner {
     return this.running;
   }
 
+  /** Names of the read models this process folds that have failed (no database read: for `/health`). */
+  get failed(): string[] {
+    return [...this.members.values()].filter((m) => m.state === 'failed').map((m) => m.projection.name);
+  }
+
   /**
    * Calls `listener` after each committed page with its events, and with `'swapped'` when a read model's tables
    * were replaced (a rebuild): caches over the read models use it to stay exact. Returns the unsubscribe.

@@ -42,6 +42,7 @@ export const battleOut = (battle: LoadedBattle) => {
   const historical = c.battle_mode === 'historical';
   return {
     battle_id: battle.id,
+    id: battle.id,
     name: c.name,
     status: s.status!,
     battle_mode: c.battle_mode,
@@ -72,6 +73,7 @@ export const battleRowOut = (row: BattleRow, participants: readonly ParticipantR
   const bc = row.backtest_config as BacktestConfigData | null;
   return {
     battle_id: row.battle_id,
+    id: row.battle_id,
     name: row.name,
     status: row.status as ReturnType<typeof battleOut>['status'],
     battle_mode: row.battle_mode as 'live' | 'historical',

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import { INTERVALS } from '../../domain/market/intervals';
 import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
-import { decimalInput, decimalOutput, timestamp } from './common';
+import type { BacktestRequest } from '../application/backtest/sessions';
+import { decimalText } from '../trading/present';
+import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -20,11 +22,14 @@ export const createBody = z
     start_time: z.string().min(1).max(40).describe('ISO 8601; UTC when no zone is given'),
     end_time: z.string().min(1).max(40),
     starting_balance: decimalInput.describe('USDT'),
-    candle_interval: z
+    candle_interval: intervalInput,
+    agent_id: z
       .string()
-      .max(10)
-      .describe(`one of ${INTERVALS.join(', ')}`),
-    agent_id: z.string().uuid().describe('an agent of the caller: its risk profile is copied'),
+      .uuid()
+      .optional()
+      .describe(
+        'an agent of the caller: its risk profile is copied; may be omitted with an agent key (that agent)',
+      ),
     strategy_label: z.string().trim().min(1).max(100).nullable().optional(),
     pairs: z
       .array(z.string().trim().min(1).max(30))
@@ -34,6 +39,22 @@ export const createBody = z
       .describe('null: every pair with data'),
   })
   .strict();
+
+/**
+ * The use case's input from a `POST /backtest/create` body, with the original clients' forms read
+ * (docs/compatibility.md): `candle_interval` in seconds becomes its name; an absent `agent_id` is left for the
+ * use case to fill from an agent credential.
+ */
+export const backtestRequestOf = (b: z.output<typeof createBody>): BacktestRequest => ({
+  startTime: b.start_time,
+  endTime: b.end_time,
+  candleInterval: intervalText(b.candle_interval),
+  startingBalance:
+    typeof b.starting_balance === 'number' ? b.starting_balance : decimalText(b.starting_balance),
+  strategyLabel: b.strategy_label ?? null,
+  pairs: b.pairs ?? null,
+  ...(b.agent_id !== undefined ? { agentId: b.agent_id } : {}),
+});
 
 export const createResponse = z.object({
   session_id: z.string(),
@@ -278,7 +299,10 @@ export const candlesQuery = z.object({
     .string()
     .max(8)
     .optional()
-    .describe(`${INTERVALS.join(', ')}; default: the session interval (another value: INVALID_SYMBOL 400)`),
+    .transform((v) => (v === undefined ? undefined : intervalText(v)))
+    .describe(
+      `${INTERVALS.join(', ')} (or seconds: 60 … 86400); default: the session interval (another value: INVALID_SYMBOL 400)`,
+    ),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   start_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),
   end_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { BattleChanges } from '../../commands/battle';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
+import type { BattleRequest } from '../../domain/battle/config';
 import { BATTLE_INTERVALS, RANKING_METRICS } from '../../domain/battle/events';
+import { BATTLE_PRESETS } from '../../domain/battle/presets';
 import { parseIsoTime } from '../../domain/market/time';
 import { DomainError } from '../../domain/shared/errors';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, timestamp } from './common';
+import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
 import { placeOrderBody } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BATTLE_NOT_FOUND` 404). */
@@ -20,11 +22,16 @@ export const BATTLE_STATUSES = ['draft', 'pending', 'active', 'paused', 'complet
 const backtestConfigBody = z
   .object({
     start_time: z.string().min(1).max(40).describe('ISO 8601 (UTC when no zone is given)'),
-    end_time: z.string().min(1).max(40).describe('ISO 8601, after start_time'),
-    candle_interval: z
+    end_time: z
       .string()
-      .max(10)
-      .describe(`one of ${BATTLE_INTERVALS.join(', ')}`),
+      .min(1)
+      .max(40)
+      .describe(
+        'ISO 8601, after start_time (with a historical `preset`: start_time + its days when omitted)',
+      ),
+    candle_interval: intervalInput.describe(
+      `one of ${BATTLE_INTERVALS.join(', ')}, or seconds (60, 300, 3600, 86400); with a \`preset\`: its interval when omitted`,
+    ),
     pairs: z
       .array(z.string().trim().min(1).max(30))
       .max(1000)
@@ -32,6 +39,8 @@ const backtestConfigBody = z
       .optional()
       .describe('symbols, or null / absent for every pair with data in the range'),
   })
+  // Each of the three is required in the end; a `preset` may fill the interval and the end (see battleChangesOf).
+  .partial({ start_time: true, end_time: true, candle_interval: true })
   .strict();
 
 const configFields = {
@@ -49,10 +58,12 @@ const configFields = {
     .describe('required for historical battles: start_time, end_time, candle_interval, pairs'),
 };
 
-/** `POST /battles` body (spec). */
-export const createBattleBody = z
+const PRESET_KEYS = Object.keys(BATTLE_PRESETS) as [string, ...string[]];
+
+/** The configuration fields nested under `config`, as the original clients send them (docs/compatibility.md). */
+const nestedConfig = z
   .object({
-    name: configFields.name,
+    name: configFields.name.optional(),
     battle_mode: configFields.battle_mode.optional(),
     starting_balance: configFields.starting_balance.optional(),
     duration_minutes: configFields.duration_minutes.optional(),
@@ -61,13 +72,45 @@ export const createBattleBody = z
   })
   .strict();
 
+/**
+ * The fields of a battle configuration body: the spec's (top level), and the original clients' `preset` and
+ * `config` (docs/compatibility.md). Precedence: the preset's values, then `config`'s, then the top-level fields.
+ */
+const battleBodyObject = z
+  .object({
+    name: configFields.name.optional(),
+    battle_mode: configFields.battle_mode.optional(),
+    starting_balance: configFields.starting_balance.optional(),
+    duration_minutes: configFields.duration_minutes.optional(),
+    ranking_metric: configFields.ranking_metric.optional(),
+    backtest_config: configFields.backtest_config.optional(),
+    preset: z
+      .enum(PRESET_KEYS)
+      .optional()
+      .describe('a key of `GET /battles/presets`: fills the fields it names (explicit fields win)'),
+    config: nestedConfig
+      .nullable()
+      .optional()
+      .describe("the configuration fields nested in one object (the original clients' form)"),
+  })
+  .strict();
+
+/** `POST /battles` body (spec; `name` required unless a `preset` or `config.name` gives it). */
+export const createBattleBody = battleBodyObject.superRefine((b, ctx) => {
+  if (b.name === undefined && b.config?.name === undefined && b.preset === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['name'],
+      message: 'Invalid input: expected string, received undefined',
+    });
+  }
+});
+
 /** `PUT /battles/{id}` body: any of the create fields (absent = unchanged); at least one. */
-export const updateBattleBody = createBattleBody
-  .partial()
-  .strict()
-  .refine((b) => Object.values(b).some((v) => v !== undefined), {
-    message: 'give at least one field to change',
-  });
+export const updateBattleBody = battleBodyObject.refine(
+  (b) => Object.values(b).some((v) => v !== undefined),
+  { message: 'give at least one field to change' },
+);
 
 /** `POST /battles/{id}/participants` body (spec). */
 export const addParticipantBody = z
@@ -77,9 +120,7 @@ export const addParticipantBody = z
 /** `POST /battles/{id}/replay` body (spec): optional, like both of its fields. */
 export const replayBody = z
   .object({
-    override_config: createBattleBody
-      .partial()
-      .strict()
+    override_config: battleBodyObject
       .optional()
       .describe('configuration fields replacing the original ones, e.g. a new starting_balance'),
     agent_ids: z
@@ -127,6 +168,7 @@ const participantOut = z.object({
 /** A battle (spec "Battle": known fields, plus the progress and times decided in docs/battles.md). */
 export const battleResponse = z.object({
   battle_id: z.string(),
+  id: z.string().describe('the battle id again, as the original clients read it (docs/compatibility.md)'),
   name: z.string(),
   status: z.enum(BATTLE_STATUSES),
   battle_mode: z.enum(['live', 'historical']),
@@ -238,8 +280,49 @@ export const battleOrderBody = placeOrderBody.extend({
   agent_id: z.string().uuid().describe('the participant placing the order'),
 });
 
+/** A battle configuration as a client sends it (create, update, a replay's `override_config`). */
+type ConfigBody = z.infer<typeof battleBodyObject>;
+type BacktestConfigBody = NonNullable<z.infer<typeof backtestConfigBody>>;
+type FlatConfig = Omit<ConfigBody, 'preset' | 'config'>;
+
+/** Only the fields that are present (an explicit `null` is present). */
+const present = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/**
+ * The flat configuration of a body: a `preset`'s values (`GET /battles/presets`), overlaid with `config`'s,
+ * overlaid with the top-level fields (docs/compatibility.md). A historical preset gives `backtest_config` its
+ * interval and, when only `start_time` is sent, the end (start + the preset's days).
+ */
+const flatConfigOf = (b: ConfigBody): FlatConfig => {
+  const { preset: presetKey, config, ...top } = b;
+  const preset = presetKey === undefined ? undefined : BATTLE_PRESETS[presetKey];
+  // The preset's name is not among them: it names a new battle (battleRequestOf), it does not rename one.
+  const fromPreset: FlatConfig = preset
+    ? {
+        battle_mode: preset.battle_mode,
+        starting_balance: preset.starting_balance,
+        duration_minutes: preset.duration_minutes,
+      }
+    : {};
+  const flat: FlatConfig = { ...fromPreset, ...present(config ?? {}), ...present(top) };
+  if (preset?.battle_mode === 'historical' && flat.battle_mode === 'historical' && flat.backtest_config) {
+    const bc: BacktestConfigBody = { ...flat.backtest_config };
+    bc.candle_interval ??= preset.candle_interval ?? undefined;
+    if (bc.end_time === undefined && bc.start_time !== undefined && preset.historical_days !== null) {
+      const start = parseIsoTime(bc.start_time);
+      if (start !== undefined) {
+        bc.end_time = new Date(start + preset.historical_days * 86_400_000).toISOString();
+      }
+    }
+    flat.backtest_config = bc;
+  }
+  return flat;
+};
+
 /** An ISO 8601 time of a battle's `backtest_config`; `VALIDATION_ERROR` naming the field otherwise. */
-const parseTime = (value: string, field: string): number => {
+const parseTime = (value: string | undefined, field: string): number => {
+  if (value === undefined) throw new DomainError('VALIDATION_ERROR', `${field} is required`, { field });
   const ms = parseIsoTime(value);
   if (ms === undefined) {
     throw new DomainError('VALIDATION_ERROR', `${field} must be an ISO 8601 timestamp`, { field });
@@ -247,11 +330,13 @@ const parseTime = (value: string, field: string): number => {
   return ms;
 };
 
-/** A battle configuration as a client sends it (create, update, a replay's `override_config`). */
-type ConfigBody = Partial<z.infer<typeof createBattleBody>>;
-
-/** The client's configuration fields as the domain reads them (absent fields stay absent). */
-export const battleChangesOf = (b: ConfigBody): BattleChanges => {
+/**
+ * The client's configuration fields as the domain reads them (absent fields stay absent), from the spec's form
+ * or the original clients' (`preset`, `config`, `candle_interval` in seconds). `VALIDATION_ERROR` naming the
+ * field when a `backtest_config` lacks a time or interval no preset fills.
+ */
+export const battleChangesOf = (body: ConfigBody): BattleChanges => {
+  const b = flatConfigOf(body);
   const out: BattleChanges = {};
   if (b.name !== undefined) out.name = b.name;
   if (b.battle_mode !== undefined) out.battleMode = b.battle_mode;
@@ -263,15 +348,27 @@ export const battleChangesOf = (b: ConfigBody): BattleChanges => {
   if (b.ranking_metric !== undefined) out.rankingMetric = b.ranking_metric;
   if (b.backtest_config !== undefined) {
     const bc = b.backtest_config;
+    if (bc !== null && bc.candle_interval === undefined) {
+      throw new DomainError('VALIDATION_ERROR', 'backtest_config.candle_interval is required', {
+        field: 'backtest_config.candle_interval',
+      });
+    }
     out.backtestConfig =
       bc === null
         ? null
         : {
             startTime: parseTime(bc.start_time, 'backtest_config.start_time'),
             endTime: parseTime(bc.end_time, 'backtest_config.end_time'),
-            candleInterval: bc.candle_interval,
+            candleInterval: intervalText(bc.candle_interval!),
             pairs: bc.pairs ?? null,
           };
   }
   return out;
+};
+
+/** The create request of a `POST /battles` body (its name given at the top, in `config`, or by the preset). */
+export const battleRequestOf = (body: ConfigBody): BattleRequest => {
+  const changes = battleChangesOf(body);
+  const presetName = body.preset === undefined ? undefined : BATTLE_PRESETS[body.preset]?.name;
+  return { ...changes, name: changes.name ?? presetName ?? '' };
 };

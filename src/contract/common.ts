@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { INTERVAL_MS, INTERVALS, type Interval } from '../../domain/market/intervals';
 import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../domain/shared/risk-profile';
 
 /** The error envelope (spec "Errors"), for the OpenAPI document of error responses. */
@@ -72,3 +73,31 @@ export const riskProfileOut = (p: RiskProfile): z.infer<typeof riskProfileRespon
   max_open_orders: p.max_open_orders,
   max_order_size_pct: p.max_order_size_pct,
 });
+
+/**
+ * Interval names by length in seconds: the original product's clients send `candle_interval` as integer seconds
+ * (60, 300, 900, 3600, 14400, 86400; docs/compatibility.md). Derived from {@link INTERVAL_MS}, so every interval
+ * the venue serves has its number.
+ */
+const INTERVAL_BY_SECONDS: ReadonlyMap<number, Interval> = new Map(
+  INTERVALS.map((i) => [INTERVAL_MS[i] / 1000, i] as const),
+);
+
+/**
+ * A candle interval on input: the spec's name (`1m` … `1d`) or, for the original clients, integer seconds as a
+ * JSON number or an all-digit string. {@link intervalText} turns it into the name the domain checks.
+ */
+export const intervalInput = z
+  .union([z.string().max(10), z.number().int().min(1).max(10_000_000)])
+  .describe(`one of ${INTERVALS.join(', ')}; also integer seconds (60, 300, 900, 3600, 14400, 86400)`);
+
+/**
+ * The interval name of an {@link intervalInput}: a number of seconds (or an all-digit string) becomes its name
+ * (`60` → `1m`); any other value passes unchanged, so an unknown one is refused by the domain's own check
+ * (`VALIDATION_ERROR` naming the intervals, or the market endpoints' `INVALID_SYMBOL`) exactly like a wrong name.
+ */
+export const intervalText = (value: string | number): string => {
+  const text = String(value);
+  if (!/^\d{1,8}$/.test(text)) return text;
+  return INTERVAL_BY_SECONDS.get(Number(text)) ?? text;
+};

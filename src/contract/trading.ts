@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DomainError } from '../../domain/shared/errors';
 import { dec } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { TradingModeState } from '../../domain/wallet/mode';
@@ -57,6 +58,12 @@ export const placeOrderBody = z
       .optional()
       .describe(
         'trigger price (below 10^15): required for `stop_loss` and `take_profit`, refused (422) on other types',
+      ),
+    stop_price: orderDecimal
+      .nullable()
+      .optional()
+      .describe(
+        "the original clients' name of `trigger_price` (docs/compatibility.md): the same value; both given must be equal",
       ),
   })
   .strict();
@@ -501,8 +508,34 @@ export const orderInputOf = (b: z.output<typeof placeOrderBody>): OrderInput => 
   type: b.type,
   quantity: decimalText(b.quantity),
   price: b.price == null ? null : decimalText(b.price),
-  triggerPrice: b.trigger_price == null ? null : decimalText(b.trigger_price),
+  triggerPrice: triggerPriceOf(b),
 });
+
+/**
+ * The trigger price of an order body: `trigger_price` (the spec) or `stop_price` (the original clients' name for
+ * it, docs/compatibility.md). Both given with different values: `VALIDATION_ERROR` naming `stop_price`, rather
+ * than silently picking one.
+ */
+const triggerPriceOf = (b: z.output<typeof placeOrderBody>): string | null => {
+  const trigger = b.trigger_price == null ? null : decimalText(b.trigger_price);
+  const stop = b.stop_price == null ? null : decimalText(b.stop_price);
+  if (trigger !== null && stop !== null && !sameDecimal(trigger, stop)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      'stop_price is another name of trigger_price: give one, or equal values',
+      {
+        field: 'stop_price',
+      },
+    );
+  }
+  return trigger ?? stop;
+};
+
+/** True when two decimal texts are the same number (a malformed one compares as text; the decider refuses it). */
+const sameDecimal = (a: string, b: string): boolean => {
+  if (!PLAIN_DECIMAL.test(a.trim()) || !PLAIN_DECIMAL.test(b.trim())) return a === b;
+  return dec(a.trim()).eq(dec(b.trim()));
+};
 
 /** The wire form of a wallet audit (`GET /account/audit`). */
 export const walletAuditOut = (report: WalletAuditReport): z.infer<typeof walletAuditResponse> => {

@@ -203,14 +203,27 @@ describe('response hardening', () => {
   it('shows /health details to the operator only; the public answer says ok or degraded', async () => {
     const pub = await t.app.inject({ method: 'GET', url: '/health' });
     expect(pub.statusCode).toBe(200);
-    expect(pub.json()).toEqual({ status: 'ok', version: expect.any(String) });
+    // The dependencies by name, up or down, and the original clients' booleans (docs/compatibility.md): no details.
+    expect(pub.json()).toEqual({
+      status: 'ok',
+      version: expect.any(String),
+      db_connected: true,
+      redis_connected: true,
+      dependencies: { database: 'ok', event_store: 'ok', market_feed: 'ok', projections: 'ok' },
+    });
     expect(pub.body).not.toContain(t.app.services.database.location);
     const wrong = await t.app.inject({
       method: 'GET',
       url: '/health',
       headers: { authorization: 'Bearer nope' },
     });
-    expect(Object.keys(wrong.json())).toEqual(['status', 'version']);
+    expect(Object.keys(wrong.json())).toEqual([
+      'status',
+      'version',
+      'db_connected',
+      'redis_connected',
+      'dependencies',
+    ]);
     const op = await t.app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(t.app) });
     expect(op.json()).toMatchObject({
       status: 'ok',

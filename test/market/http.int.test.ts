@@ -447,10 +447,11 @@ describe('WebSocket /ws/v1', () => {
     });
     expect(second.data).toHaveProperty('change_pct');
     send({ action: 'subscribe', channel: 'ticker:ETHUSDT' });
+    // Answered on the name it was subscribed with (the original SDK's form, issue 17 item 8).
     expect(await next((m) => m.type === 'subscribed' && m.data.symbol === 'ETHUSDT')).toMatchObject({
-      channel: 'ticker',
+      channel: 'ticker:ETHUSDT',
     });
-    await next((m) => m.type === 'ticker' && m.data.symbol === 'ETHUSDT');
+    await next((m) => m.type === 'ticker' && m.data.symbol === 'ETHUSDT' && m.channel === 'ticker:ETHUSDT');
     send({ action: 'unsubscribe', channel: 'ticker', symbol: 'BTCUSDT' });
     expect(await next((m) => m.type === 'unsubscribed')).toMatchObject({ data: { symbol: 'BTCUSDT' } });
     ws.terminate();

@@ -43,10 +43,11 @@ describe('ticker channel targets', () => {
         details: { symbol: 'BTCUSDT:X' },
       },
     });
-    // The socket stays open and still answers.
+    // The socket stays open and still answers, on the channel name the subscription was made with (the original
+    // SDK's form, issue 17 item 8; docs/compatibility.md).
     socket.send({ action: 'subscribe', channel: 'ticker:btcusdt' });
     expect(await socket.next((m) => m.type === 'subscribed')).toEqual({
-      channel: 'ticker',
+      channel: 'ticker:btcusdt',
       type: 'subscribed',
       data: { symbol: 'BTCUSDT' },
     });

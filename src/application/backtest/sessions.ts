@@ -45,9 +45,26 @@ export interface BacktestRequest {
   startingBalance: string | number;
   strategyLabel: string | null;
   pairs: string[] | null;
-  /** The agent whose risk profile the sandbox copies (an agent of the caller). */
-  agentId: string;
+  /**
+   * The agent whose risk profile the sandbox copies (an agent of the caller). Absent: the caller's own agent
+   * when it calls with an agent credential (the original clients omit it, docs/compatibility.md); with an
+   * account credential it is required (`VALIDATION_ERROR` naming `agent_id`).
+   */
+  agentId?: string;
 }
+
+/** The agent a backtest runs for: the one named, else the agent of an agent credential. */
+const backtestAgentOf = (call: Call, input: BacktestRequest): string => {
+  const agentId = input.agentId ?? call.caller.agentId;
+  if (agentId === undefined || agentId === null) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      "agent_id is required (an agent of the caller), unless the call is made with that agent's key",
+      { field: 'agent_id' },
+    );
+  }
+  return agentId;
+};
 
 /**
  * Creates a session (status `created`) after validating the configuration against the market data:
@@ -57,7 +74,7 @@ export const createBacktest = async (call: Call, input: BacktestRequest) => {
   assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).create(
     backtestCaller(call),
-    input.agentId,
+    backtestAgentOf(call, input),
     {
       startTime: parseTime(input.startTime, 'start_time'),
       endTime: parseTime(input.endTime, 'end_time'),

@@ -7,6 +7,7 @@ import {
   stepBacktest,
 } from '../../application/backtest/sessions';
 import {
+  backtestRequestOf,
   batchBody,
   cancelResponse,
   createBody,
@@ -17,7 +18,6 @@ import {
   stepResponse,
 } from '../../contract/backtest';
 import { errorResponses } from '../../contract/common';
-import { decimalText } from '../../trading/present';
 import { callOf } from '../call';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
@@ -42,24 +42,12 @@ export const backtestSessionsRoutes: FastifyPluginAsyncZod = async (app) => {
           'Validates the configuration against the market data: `start_time` < `end_time` (at least one ' +
           'interval apart) inside the data range, `candle_interval` one of 1m 5m 15m 1h 4h 1d, `pairs` known ' +
           '(or null: every pair with data in the range), `agent_id` an agent of the caller (its risk profile is ' +
-          'copied). Errors: `VALIDATION_ERROR` 422, `INVALID_SYMBOL` 400, `BACKTEST_NO_DATA` 400, `PERMISSION_DENIED` 403.',
+          'copied; with an agent key it may be omitted). `candle_interval` may also be integer seconds (60 … 86400). Errors: `VALIDATION_ERROR` 422, `INVALID_SYMBOL` 400, `BACKTEST_NO_DATA` 400, `PERMISSION_DENIED` 403.',
         body: createBody,
         response: { 200: createResponse, ...errorResponses(400, 401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const b = request.body;
-      return createBacktest(callOf(request), {
-        startTime: b.start_time,
-        endTime: b.end_time,
-        candleInterval: b.candle_interval,
-        startingBalance:
-          typeof b.starting_balance === 'number' ? b.starting_balance : decimalText(b.starting_balance),
-        strategyLabel: b.strategy_label ?? null,
-        pairs: b.pairs ?? null,
-        agentId: b.agent_id,
-      });
-    },
+    async (request) => createBacktest(callOf(request), backtestRequestOf(request.body)),
   );
 
   app.post(

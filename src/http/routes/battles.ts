@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { BattleRequest } from '../../../domain/battle/config';
 import {
   addParticipant,
   battlePresets,
@@ -27,6 +26,7 @@ import {
   battleListResponse,
   battleOrderBody,
   battleParams,
+  battleRequestOf,
   battleResponse,
   createBattleBody,
   deleteBattleResponse,
@@ -75,8 +75,7 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const request_ = { ...battleChangesOf(request.body), name: request.body.name } as BattleRequest;
-      return reply.status(201).send(await createBattle(callOf(request), request_));
+      return reply.status(201).send(await createBattle(callOf(request), battleRequestOf(request.body)));
     },
   );
 

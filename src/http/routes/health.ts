@@ -13,9 +13,19 @@ const statusSchema = z
       'the database); `down`: it cannot serve at all',
   );
 
+/** The dependencies named in every answer (the original clients' form, docs/compatibility.md). */
+const DEPENDENCIES = ['database', 'event_store', 'market_feed', 'projections'] as const;
+
 const healthSchema = z.object({
   status: statusSchema,
   version: z.string(),
+  db_connected: z.boolean().describe('whether the database answers (the original clients read it)'),
+  redis_connected: z
+    .boolean()
+    .describe('always true: the venue needs no cache server (the original clients read it)'),
+  dependencies: z
+    .record(z.enum(DEPENDENCIES), z.enum(['ok', 'down']))
+    .describe('each dependency by name, `ok` or `down` (no details: those are for the operator)'),
   uptime_seconds: z.number().optional(),
   event_store: componentSchema.optional(),
   database: componentSchema.optional(),
@@ -49,7 +59,8 @@ const PROBE_TIMEOUT_MS = 2_000;
 
 /**
  * `GET /health` (outside `/api/v1`, ARCHITECTURE §14). Public answer, for load balancers and uptime checks:
- * `{status, version}` with 200 while the process serves (`ok`, or `degraded` when a check failed or the database
+ * `{status, version}` and the dependencies by name, up or down (`database`, `event_store`, `market_feed`,
+ * `projections`, with the original clients' `db_connected` and `redis_connected`, docs/compatibility.md) with 200 while the process serves (`ok`, or `degraded` when a check failed or the database
  * is away: the process stays in rotation and answers 503 `SERVICE_UNAVAILABLE` with `Retry-After` where it needs
  * the database). The operator view (`Authorization: Bearer <OPERATOR_TOKEN>`, docs/operations.md) adds the
  * details: event store head, database (kind, location, ping, outage), projections and their lag, the checks
@@ -63,7 +74,8 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
         tags: ['health'],
         summary: 'Service health; details (database, projections, market feed) for the operator only',
         description:
-          'Public: `status` and `version`. With `Authorization: Bearer <OPERATOR_TOKEN>`: event store, database, ' +
+          'Public: `status`, `version`, `dependencies` (database, event_store, market_feed, projections: ok or ' +
+          'down) and the booleans `db_connected`, `redis_connected` (always true: no cache server). With `Authorization: Bearer <OPERATOR_TOKEN>`: event store, database, ' +
           'projection lag, checks (market feed, matching engine) and the process.',
         response: { 200: healthSchema, 503: healthSchema },
       },
@@ -79,8 +91,26 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
         checks[c.name] = { status: ok ? 'ok' : 'down', ...rest };
       }
       const checksOk = Object.values(checks).every((c) => c.status === 'ok');
+      // By name, from what this process already knows (no probe: load balancers call this often). The event
+      // store lives in the database unless it is EventStoreDB, which is probed.
+      const eventStoreUp =
+        eventStore.name === 'esdb'
+          ? (await timed(async () => ({ head: formatPosition(await eventStore.headPosition()) }))).status ===
+            'ok'
+          : available;
+      const dependencies = {
+        database: up(available),
+        event_store: up(eventStoreUp),
+        market_feed: up(checks['market_feed'] === undefined || checks['market_feed'].status === 'ok'),
+        projections: up(available && projections.failed.length === 0),
+      };
+      const compat = { db_connected: available, redis_connected: true, dependencies };
       if (!app.operator.allows(request)) {
-        return { status: available && checksOk ? ('ok' as const) : ('degraded' as const), version: VERSION };
+        return {
+          status: available && checksOk ? ('ok' as const) : ('degraded' as const),
+          version: VERSION,
+          ...compat,
+        };
       }
       const outage = database.availability.snapshot();
       const eventStoreStatus = available
@@ -109,6 +139,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       return {
         status: degraded ? ('degraded' as const) : ('ok' as const),
         version: VERSION,
+        ...compat,
         uptime_seconds: Math.round((Date.now() - startedAt) / 1000),
         event_store: eventStoreStatus,
         database: databaseStatus,
@@ -124,6 +155,8 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   );
 };
+
+const up = (ok: boolean) => (ok ? ('ok' as const) : ('down' as const));
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 

@@ -258,7 +258,8 @@ class BattleChannel implements WsChannel {
   }
 
   subscription(message: WsClientMessage, connection: WsConnection) {
-    const given = message['battle_id'];
+    // `channel: "battle:<id>"` (the original SDK's form) names the battle after the colon.
+    const given = message['battle_id'] ?? message['target'];
     if (typeof given !== 'string' || !BATTLE_ID_PATTERN.test(given)) {
       throw new DomainError('VALIDATION_ERROR', '"battle_id" must be a battle id (UUID)', {
         field: 'battle_id',

@@ -17,7 +17,8 @@ import { tickerChannels } from './ticker-channels';
  *   as over HTTP) for clients that can set headers; the query wins when both are given. `?agent_id=` scopes a
  *   JWT or account key to one of the account's agents like `X-Agent-Id` (and wins over it). A bad credential
  *   or agent id closes the socket with code 4401 after an error message.
- * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`),
+ * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`
+ *   or `'battle:<id>'`, the original SDK's form: that subscription is answered on that channel name),
  *   `{action: 'ping'}`.
  * - Server → client: `{channel, type, data}`. `system` messages: `welcome` on connect, `subscribed` /
  *   `unsubscribed` acknowledgements (on the subscribed channel), `pong`, `heartbeat` (every WS_HEARTBEAT_MS,
@@ -63,8 +64,34 @@ const agentIdOf = (request: FastifyRequest): string | undefined => {
 const hasCredentialHeader = (request: FastifyRequest): boolean =>
   Boolean(request.headers['x-api-key']) || Boolean(request.headers.authorization);
 
-/** Parses a client message; `channel: "name:target"` becomes `channel: name` plus `symbol` (or `target`). */
-const parseMessage = (raw: string): WsClientMessage => {
+/**
+ * The connection a subscription delivers to: `connection` itself, or for a subscription made as
+ * `channel: "name:target"` (the original SDK's form, docs/compatibility.md) one that sends the channel's messages
+ * under that name, so a client keying its handlers by it sees them. Raw (pre-serialized, fan-out) messages start
+ * with `{"channel":"<name>",` (they are built as `JSON.stringify({channel, type, data})`): only that prefix is
+ * rewritten, so the data is still serialized once for all subscribers.
+ */
+const answeringOn = (connection: WsConnection, name: string, answerOn: string | undefined): WsConnection => {
+  if (answerOn === undefined || answerOn === name) return connection;
+  const prefix = `{"channel":${JSON.stringify(name)},`;
+  const renamed = `{"channel":${JSON.stringify(answerOn)},`;
+  return {
+    id: connection.id,
+    request: connection.request,
+    get principal() {
+      return connection.principal;
+    },
+    send: (channel, type, data) => connection.send(channel === name ? answerOn : channel, type, data),
+    sendRaw: (message) =>
+      connection.sendRaw(message.startsWith(prefix) ? renamed + message.slice(prefix.length) : message),
+  };
+};
+
+/**
+ * Parses a client message; `channel: "name:target"` becomes `channel: name` plus `symbol` (or `target`), and is
+ * answered on `name:target`.
+ */
+const parseMessage = (raw: string): { message: WsClientMessage; answerOn?: string } => {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -78,7 +105,7 @@ const parseMessage = (raw: string): WsClientMessage => {
   if (typeof m['action'] !== 'string') {
     throw new DomainError('VALIDATION_ERROR', 'missing "action"', { field: 'action' });
   }
-  if (m['action'] === 'ping') return { ...m, action: 'ping', channel: 'system' };
+  if (m['action'] === 'ping') return { message: { ...m, action: 'ping', channel: 'system' } };
   if (m['action'] !== 'subscribe' && m['action'] !== 'unsubscribe') {
     throw new DomainError(
       'VALIDATION_ERROR',
@@ -94,9 +121,12 @@ const parseMessage = (raw: string): WsClientMessage => {
   const name = colon < 0 ? m['channel'] : m['channel'].slice(0, colon);
   const target = colon < 0 ? undefined : m['channel'].slice(colon + 1);
   if (target !== undefined) {
-    return { ...m, action: m['action'], channel: name, symbol: m['symbol'] ?? target, target };
+    return {
+      message: { ...m, action: m['action'], channel: name, symbol: m['symbol'] ?? target, target },
+      answerOn: m['channel'],
+    };
   }
-  return { ...m, action: m['action'], channel: name };
+  return { message: { ...m, action: m['action'], channel: name } };
 };
 
 /** The `/ws/v1` plugin (registered at the root). */
@@ -149,8 +179,9 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
 
     const handle = (raw: string) => {
       let message: WsClientMessage;
+      let answerOn: string | undefined;
       try {
-        message = parseMessage(raw);
+        ({ message, answerOn } = parseMessage(raw));
       } catch (e) {
         error(e);
         return;
@@ -174,7 +205,8 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
             `channel ${channel.name} needs a credential on connect: ?api_key=, ?token=, or the X-API-Key or Authorization header`,
           );
         }
-        const sub = channel.subscription(message, connection);
+        const target = answeringOn(connection, channel.name, answerOn);
+        const sub = channel.subscription(message, target);
         if (message.action === 'subscribe') {
           const existing = subscriptions.get(sub.key);
           if (!existing) {
@@ -187,14 +219,14 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
                 },
               );
             }
-            connection.send(channel.name, 'subscribed', sub.ack);
+            target.send(channel.name, 'subscribed', sub.ack);
             const entry = { stop: () => {}, ack: sub.ack };
             subscriptions.set(sub.key, entry);
             entry.stop = sub.start(() => {
               if (subscriptions.get(sub.key) === entry) subscriptions.delete(sub.key);
             });
           } else {
-            connection.send(channel.name, 'subscribed', existing.ack);
+            target.send(channel.name, 'subscribed', existing.ack);
           }
         } else {
           const existing = subscriptions.get(sub.key);
@@ -203,7 +235,7 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
           }
           existing.stop();
           subscriptions.delete(sub.key);
-          connection.send(channel.name, 'unsubscribed', sub.ack);
+          target.send(channel.name, 'unsubscribed', sub.ack);
         }
       } catch (e) {
         error(e, context);

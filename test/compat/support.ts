@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { linkedDataDir } from '../market/support';
+import { createPostgresTestDatabase, type TestDatabase } from '../support/databases';
+import { type ServerProcess, startServer } from '../support/server-process';
+
+/**
+ * The real server process for the original product's clients (issue 17, docs/compatibility.md): `src/main.ts
+ * serve` on the real hourly candles of BTCUSDT and ETHUSDT (replayed as the live feed by the `files` source),
+ * embedded PGlite in a temporary DATA_DIR, or a fresh database on DATABASE_URL's server when that is set.
+ */
+export interface CompatServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  server: ServerProcess;
+  close(): Promise<void>;
+}
+
+export const startCompatServer = async (env: Record<string, string> = {}): Promise<CompatServer> => {
+  const market = linkedDataDir(['exchangeInfo.json', 'klines/1h/BTCUSDT-1h.csv', 'klines/1h/ETHUSDT-1h.csv']);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-compat-'));
+  let database: TestDatabase | undefined;
+  const cleanup = async () => {
+    await database?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    market.remove();
+  };
+  try {
+    if (process.env.DATABASE_URL) database = await createPostgresTestDatabase();
+    const server = await startServer(
+      {
+        DATA_DIR: dataDir,
+        MARKET_DATA_DIR: market.dir,
+        MARKET_SOURCE: '',
+        MARKET_SYMBOLS: '',
+        DATABASE_URL: database?.url ?? '',
+        ...env,
+      },
+      110_000,
+    );
+    return {
+      url: server.url,
+      server,
+      async close() {
+        const stopped = server.stop();
+        const timer = setTimeout(() => void server.kill(), 15_000);
+        await stopped;
+        clearTimeout(timer);
+        await cleanup();
+      },
+    };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+};
+
+/** An answer: status, JSON body and headers. */
+export interface Answer {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/**
+ * A client sending what the original product's SDK sends: its credential as `X-API-Key` or a JWT bearer, JSON
+ * bodies, paths under `/api/v1`.
+ */
+export const client = (base: string, credential: { apiKey?: string; token?: string } = {}) => {
+  const headers: Record<string, string> = {};
+  if (credential.apiKey) headers['x-api-key'] = credential.apiKey;
+  if (credential.token) headers.authorization = `Bearer ${credential.token}`;
+  return async (method: string, url: string, body?: unknown): Promise<Answer> => {
+    const r = await fetch(`${base}${url.startsWith('/health') ? '' : '/api/v1'}${url}`, {
+      method,
+      headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : undefined, headers: r.headers };
+  };
+};
+
+/** An account (key, secret, JWT) with `agents` agents (id and key each), registered over HTTP. */
+export const newTrader = async (base: string, agents = 1) => {
+  const anonymous = client(base);
+  const reg = await anonymous('POST', '/auth/register', { display_name: `Compat ${Date.now()}` });
+  if (reg.status !== 201) throw new Error(`register: ${reg.status} ${JSON.stringify(reg.body)}`);
+  const login = await anonymous('POST', '/auth/login', {
+    api_key: reg.body.api_key,
+    api_secret: reg.body.api_secret,
+  });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
+  const account = {
+    accountId: reg.body.account_id as string,
+    apiKey: reg.body.api_key as string,
+    token: login.body.token as string,
+  };
+  const jwt = client(base, { token: account.token });
+  const created: { agentId: string; apiKey: string }[] = [];
+  for (let i = 0; i < agents; i++) {
+    const a = await jwt('POST', '/agents', { display_name: `Compat agent ${i + 1}` });
+    if (a.status !== 201) throw new Error(`agent: ${a.status} ${JSON.stringify(a.body)}`);
+    created.push({ agentId: a.body.agent_id, apiKey: a.body.api_key });
+  }
+  return { ...account, agents: created, jwt, key: client(base, { apiKey: account.apiKey }) };
+};
