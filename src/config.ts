@@ -113,6 +113,13 @@ const configSchema = z.object({
   ),
   /** Seed of the `synthetic` source's random walk. */
   MARKET_SEED: z.coerce.number().int().default(42),
+  /**
+   * Largest age (ms) of the live feed before its prices count as stale (issue 21, item 4; docs/trading-rules.md
+   * "Stale prices"): past it, market orders answer `PRICE_NOT_AVAILABLE` with the age, resting orders wait for a
+   * fresh tick, and `/market/price` says `stale`. Applies to the `binance` source; the `synthetic` and `files`
+   * sources are clocked by the venue itself. 0 turns the check off.
+   */
+  MAX_PRICE_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   /** Binance REST base URL (`binance` source). */
   BINANCE_REST_URL: z.string().url().default('https://api.binance.com'),
   /** Binance WebSocket base URL; combined streams are read from `{url}/stream?streams=...`. */

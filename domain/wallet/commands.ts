@@ -61,6 +61,11 @@ export interface QuotedPrice {
   price: string;
   timestamp: string;
   source: string;
+  /**
+   * Set when the feed behind the price has been silent past the venue's limit (ms; docs/trading-rules.md "Stale
+   * prices"): the decider then refuses to fill at it.
+   */
+  stale?: { age_ms: number; max_age_ms: number };
 }
 
 /**

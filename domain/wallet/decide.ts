@@ -429,6 +429,18 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
   const market = (): QuotedPrice => {
     const quoted = ctx.prices(symbol);
     if (!quoted) throw new DomainError('PRICE_NOT_AVAILABLE', `no price for ${symbol} yet`, { symbol });
+    if (quoted.stale) {
+      throw new DomainError(
+        'PRICE_NOT_AVAILABLE',
+        `the price of ${symbol} is stale: no market data for ${quoted.stale.age_ms} ms (limit ${quoted.stale.max_age_ms} ms); retry when the feed is back`,
+        {
+          symbol,
+          price_age_ms: quoted.stale.age_ms,
+          max_price_age_ms: quoted.stale.max_age_ms,
+          last_price_at: quoted.timestamp,
+        },
+      );
+    }
     return quoted;
   };
   // The chain may ask for the same figures at several steps: each is computed once per decision (prices do not

@@ -77,6 +77,13 @@ export const priceResponse = z.object({
   symbol: z.string(),
   price: decimalOutput,
   timestamp: timestamp.describe('when the price was observed, microsecond precision'),
+  stale: z
+    .literal(true)
+    .optional()
+    .describe(
+      'present only when the live feed has been silent past MAX_PRICE_AGE_MS: market orders are refused meanwhile',
+    ),
+  price_age_ms: z.number().int().optional().describe('with `stale`: how long the feed has been silent (ms)'),
 });
 
 /** `GET /market/prices` query and response. */

@@ -12,6 +12,8 @@ export interface MarketSettings {
   /** Upper-cased MARKET_SYMBOLS, if set. */
   symbols: string[] | undefined;
   seed: number;
+  /** MAX_PRICE_AGE_MS: the live feed's largest age before its prices are stale (ms; 0 = never). */
+  maxPriceAgeMs: number;
   binance: {
     restUrl: string;
     wsUrl: string;
@@ -30,6 +32,7 @@ export const marketSettings = (config: Config): MarketSettings => ({
     .map((s) => s.trim().toUpperCase())
     .filter(Boolean),
   seed: config.MARKET_SEED,
+  maxPriceAgeMs: config.MAX_PRICE_AGE_MS,
   binance: {
     restUrl: config.BINANCE_REST_URL.replace(/\/+$/, ''),
     wsUrl: config.BINANCE_WS_URL.replace(/\/+$/, ''),

@@ -23,6 +23,7 @@ import { createBinanceSource } from './sources/binance';
 import { createFilesSource } from './sources/files';
 import type { MarketSource } from './sources/port';
 import { createSyntheticSource } from './sources/synthetic';
+import { type PriceStaleness, stalenessOf } from './staleness';
 import { ColumnStore } from './store/column-store';
 import type { MarketSourceName, PriceTick } from './ticks';
 
@@ -86,6 +87,11 @@ export interface MarketServices {
   getPrice(symbol: string): CachedPrice;
   /** Every cached price. */
   prices(): CachedPrice[];
+  /**
+   * How stale the live feed's prices are now, or undefined when they are fresh (or the source is clocked by the
+   * venue): see {@link stalenessOf}. Market orders and the matching engine refuse to fill while it is defined.
+   */
+  staleness(): PriceStaleness | undefined;
   /** Rolling 24h ticker; `INVALID_SYMBOL` / `PRICE_NOT_AVAILABLE` as {@link getPrice}. */
   ticker(symbol: string): Ticker;
   /**
@@ -143,6 +149,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
   let filesSource: ReturnType<typeof createFilesSource> | undefined;
   let lastImport: ImportResult | undefined;
   let started = false;
+  let sourceStartedAt: number | undefined;
   let storeWrites: 'none' | 'pending' | 'done' | 'failed' = 'none';
   const shutdown = new AbortController();
 
@@ -198,6 +205,8 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     requirePair,
     getPrice,
     prices: () => [...feed.prices.all()],
+    staleness: () =>
+      stalenessOf(settings.source, settings.maxPriceAgeMs, feed.lastTickAt, sourceStartedAt, now()),
     ticker(raw) {
       const pair = requirePair(raw, LIVE);
       const ticker = feed.ticker(pair.symbol, now());
@@ -279,6 +288,10 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
           prices: feed.prices.size,
           candles: data.candles.size(),
           ticks: feed.tickCount,
+          // The feed's lag, for an operator watching a stall build before prices turn stale.
+          feed_lag_ms: feed.lastTickAt ? now() - feed.lastTickAt : null,
+          max_price_age_ms: settings.source === 'binance' ? settings.maxPriceAgeMs : null,
+          prices_stale: services.staleness() !== undefined,
           store_writes: storeWrites,
         };
       },
@@ -313,6 +326,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
         : settings.source === 'binance'
           ? createBinanceSource({ feed, data, db, settings, logger, now })
           : createSyntheticSource({ feed, data, logger, symbols, now, seed: settings.seed });
+      sourceStartedAt = now();
       await source.start();
       logger.info(
         {

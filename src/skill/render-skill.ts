@@ -255,7 +255,7 @@ Every error has the shape \`{"error": {"code": "...", "message": "...", "details
 | \`ORDER_NOT_FOUND\` | 404 | wrong order id |
 | \`ORDER_NOT_CANCELLABLE\` | 409 | the order is already filled, cancelled or rejected |
 | \`RATE_LIMIT_EXCEEDED\` | 429 | wait \`Retry-After\` seconds (\`details.retry_after_seconds\`) |
-| \`PRICE_NOT_AVAILABLE\` | 503 | retry with back-off; if it persists the pair has no price feed: pick one from \`/market/prices\` |
+| \`PRICE_NOT_AVAILABLE\` | 503 | retry with back-off; with \`details.price_age_ms\` the live feed is stale (market orders refused, resting orders wait); if it persists the pair has no price feed: pick one from \`/market/prices\` |
 | \`INTERNAL_ERROR\` | 500 | retry with back-off |
 
 ## Retry advice

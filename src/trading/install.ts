@@ -55,7 +55,14 @@ export interface TradingServices {
 export const marketView = (market: MarketServices): MarketView => ({
   price(symbol) {
     const p = market.feed.prices.get(normalizeSymbol(symbol));
-    return p ? { price: p.price, timestamp: new Date(p.time).toISOString(), source: p.source } : undefined;
+    if (!p) return undefined;
+    const stale = market.staleness();
+    return {
+      price: p.price,
+      timestamp: new Date(p.time).toISOString(),
+      source: p.source,
+      ...(stale ? { stale } : {}),
+    };
   },
   pair: (symbol) => market.pair(symbol),
   quoteVolume24h: (symbol) => market.quoteVolume24h(symbol),
@@ -132,7 +139,8 @@ export const installTrading = (services: Services, options: { matching: boolean 
           ticks$: market.ticks$,
           lastTick: (symbol) => {
             const p = market.feed.prices.get(symbol);
-            return p
+            // A resting order placed while the feed is stale waits for a fresh tick instead of filling at the old price.
+            return p && !market.staleness()
               ? { price: p.price, priceUnits: toUnitsNumber(p.price), time: p.time, source: p.source }
               : undefined;
           },

@@ -174,7 +174,18 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const p = marketOf(app).getPrice(request.params.symbol);
+      const m = marketOf(app);
+      const p = m.getPrice(request.params.symbol);
+      const stale = m.staleness();
+      if (stale) {
+        return {
+          symbol: p.symbol,
+          price: p.price,
+          timestamp: isoMicros(p.time),
+          stale: true as const,
+          price_age_ms: stale.age_ms,
+        };
+      }
       let body = priceBodies.get(p);
       if (!body) {
         body = JSON.stringify({ symbol: p.symbol, price: p.price, timestamp: isoMicros(p.time) });

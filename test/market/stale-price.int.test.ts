@@ -1,0 +1,158 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config';
+import { buildApp } from '../../src/http/app';
+import { createLogger } from '../../src/logger';
+import { createRuntime } from '../../src/runtime';
+import { keyHeader, registerAccount } from '../accounts/support';
+import { call, fails, ok } from '../support/api-calls';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { operatorHeadersOf } from '../support/runtime';
+import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
+
+/**
+ * No trading on stale prices (issue 21, item 4; docs/trading-rules.md "Stale prices"): the `binance` source
+ * against a local stand-in whose stream goes silent. Past MAX_PRICE_AGE_MS a market order is refused with the
+ * feed's age and changes nothing, `/market/price` and `/health` say so, a marketable limit order rests instead of
+ * filling at the old price, and the first fresh trade lets both fill again.
+ */
+const MAX_AGE_MS = 1500;
+let fake: FakeBinance;
+let database: TestDatabase;
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-stale-'));
+
+beforeAll(async () => {
+  fake = await startFakeBinance();
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await fake?.close();
+  await database?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const until = async (check: () => boolean | Promise<boolean>, timeoutMs = 15_000) => {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+let tradeId = Number(RECORDED.trade.data['t']);
+/** A new trade of BTCUSDT at `price`, now: what Binance's stream would send next. */
+const trade = (price: string) => ({
+  ...RECORDED.trade,
+  data: { ...RECORDED.trade.data, t: ++tradeId, p: price, T: Date.now(), E: Date.now() },
+});
+
+describe('stale prices on the live binance source', () => {
+  it('refuses market orders and holds resting ones while the feed is silent, then trades again', async () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      MARKET_SOURCE: 'binance',
+      MARKET_SYMBOLS: 'BTCUSDT',
+      BINANCE_REST_URL: fake.restUrl,
+      BINANCE_WS_URL: fake.wsUrl,
+      MAX_PRICE_AGE_MS: String(MAX_AGE_MS),
+    });
+    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), { database });
+    const app = await buildApp(runtime.services);
+    const market = runtime.services.market!;
+    try {
+      await until(() => market.feed.prices.get('BTCUSDT') !== undefined);
+      const account = await registerAccount(app, {}, { plain: true });
+      const headers = keyHeader(account.apiKey);
+
+      // Fresh: a market buy fills.
+      fake.broadcast(trade('100000.00'));
+      await until(() => market.feed.prices.get('BTCUSDT')?.price === '100000.00000000');
+      const bought = await ok(
+        app,
+        headers,
+        'POST',
+        '/trade/order',
+        {
+          symbol: 'BTCUSDT',
+          side: 'buy',
+          type: 'market',
+          quantity: '0.01',
+        },
+        201,
+      );
+      expect(bought.status).toBe('filled');
+      const fresh = await ok(app, {}, 'GET', '/market/price/BTCUSDT');
+      expect(fresh).not.toHaveProperty('stale');
+
+      // Silent past the limit.
+      await until(() => market.staleness() !== undefined);
+      const balanceBefore = await ok(app, headers, 'GET', '/account/balance');
+      const refused = await fails(app, headers, 'POST', '/trade/order', 503, 'PRICE_NOT_AVAILABLE', {
+        symbol: 'BTCUSDT',
+        side: 'sell',
+        type: 'market',
+        quantity: '0.005',
+      });
+      expect(refused.message).toMatch(/stale/);
+      expect(refused.details).toMatchObject({ symbol: 'BTCUSDT', max_price_age_ms: MAX_AGE_MS });
+      expect(refused.details!['price_age_ms']).toBeGreaterThan(MAX_AGE_MS);
+      expect(await ok(app, headers, 'GET', '/account/balance')).toEqual(balanceBefore);
+
+      const price = await ok(app, {}, 'GET', '/market/price/BTCUSDT');
+      expect(price).toMatchObject({ symbol: 'BTCUSDT', price: '100000.00000000', stale: true });
+      expect(price.price_age_ms).toBeGreaterThan(MAX_AGE_MS);
+      const health = (
+        await app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(app) })
+      ).json();
+      expect(health.checks.market_feed).toMatchObject({ prices_stale: true, max_price_age_ms: MAX_AGE_MS });
+      expect(health.checks.market_feed.feed_lag_ms).toBeGreaterThan(MAX_AGE_MS);
+
+      // A limit buy through the old price rests: it would have filled at once on a fresh feed.
+      const limit = await ok(
+        app,
+        headers,
+        'POST',
+        '/trade/order',
+        {
+          symbol: 'BTCUSDT',
+          side: 'buy',
+          type: 'limit',
+          quantity: '0.01',
+          price: '100500.00',
+        },
+        201,
+      );
+      expect(limit.status).toBe('pending');
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await ok(app, headers, 'GET', `/trade/order/${limit.order_id}`)).status).toBe('pending');
+
+      // The feed comes back: the resting order fills on the fresh trade, market orders are taken again.
+      fake.broadcast(trade('100200.00'));
+      await until(async () => {
+        const r = await call(app, headers, 'GET', `/trade/order/${limit.order_id}`);
+        return r.body.status === 'filled';
+      });
+      expect(market.staleness()).toBeUndefined();
+      const sold = await ok(
+        app,
+        headers,
+        'POST',
+        '/trade/order',
+        {
+          symbol: 'BTCUSDT',
+          side: 'sell',
+          type: 'market',
+          quantity: '0.005',
+        },
+        201,
+      );
+      expect(sold.status).toBe('filled');
+    } finally {
+      await app.close();
+      await runtime.close();
+    }
+  }, 120_000);
+});
