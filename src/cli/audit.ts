@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { walletDecider } from '../../domain/wallet/decide';
-import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
+import { type WalletEvent, walletOwnerOf, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
 import { DELETIONS_STREAM, type EventStore, type RecordedEvent } from '../../ports/event-store';
+import { verifyWalletSnapshot } from '../audit/snapshot-audit';
 import { describeWalletEvent, replayWallet, stateSummary, streamTruncation } from '../audit/wallet-audit';
 import type { Config } from '../config';
 import { portfolioQuery } from '../contract/trading';
@@ -244,8 +245,10 @@ const logStreams = async (
  * `audit verify [--stream S ...]`: recomputes the SHA-256 hash chain of every stream of the log (or of the
  * given ones) and checks each stream's end against what else recorded it: the stream head (PostgreSQL `streams`
  * row: its revision and last hash) and the `stream_summaries` read model (the last revision and hash it folded),
- * so an edited, removed or re-chained event is reported with its stream and revision. Prints one line per
- * problem and a summary; exit code 1 on any problem or an unknown `--stream`. Reads only: the read models are
+ * so an edited, removed or re-chained event is reported with its stream and revision. Each wallet's snapshot
+ * (a cache, docs/architecture.md "Snapshots") is compared with the wallet replayed from event 0; one that differs
+ * is reported (`SNAPSHOT DIFFERS`). Prints one line per problem and a summary; exit code 1 on any problem or an
+ * unknown `--stream`. Reads only: the read models are
  * not caught up first (a read model behind the log is not a problem; one ahead of it is).
  */
 export const auditVerify = async (
@@ -288,6 +291,10 @@ export const auditVerify = async (
 
     const problems: StreamProblem[] = [];
     const missing: string[] = [];
+    /** Wallet snapshots that are not the state replayed from event 0 (auditors trust only the log). */
+    const snapshotProblems: StreamProblem[] = [];
+    let snapshotsEqual = 0;
+    let snapshotsOtherVersion = 0;
     let events = 0;
     let streams = 0;
     for (const id of ids) {
@@ -336,15 +343,35 @@ export const auditVerify = async (
           });
         }
       }
+      // The wallet's snapshot (a cache) against the stream replayed from event 0.
+      const snapshot = walletOwnerOf(id) ? await runtime.services.snapshots.read(id) : undefined;
+      if (snapshot) {
+        const verdict = verifyWalletSnapshot(snapshot, stream);
+        if (verdict.status === 'equal') snapshotsEqual++;
+        else if (verdict.status === 'other_version') snapshotsOtherVersion++;
+        else snapshotProblems.push({ streamId: id, text: verdict.text });
+      }
     }
     for (const p of problems) console.log(`BROKEN ${p.streamId} ${p.text}`);
     for (const id of missing) console.log(`NOT FOUND ${id}: no such stream in the event log`);
+    for (const p of snapshotProblems) console.log(`SNAPSHOT DIFFERS ${p.streamId} ${p.text}`);
+    const checked = snapshotsEqual + snapshotsOtherVersion + snapshotProblems.length;
     const found = [
       problems.length ? `${problems.length} broken stream(s)` : 'every hash chain intact',
       ...(missing.length ? [`${missing.length} stream(s) not found`] : []),
+      ...(checked
+        ? [
+            snapshotProblems.length
+              ? `${snapshotProblems.length} of ${checked} snapshot(s) differ from the replay`
+              : `${checked} snapshot(s) equal to the replay`,
+          ]
+        : []),
+      ...(snapshotsOtherVersion
+        ? [`${snapshotsOtherVersion} of another state version (ignored by loads)`]
+        : []),
     ];
     console.log(`${streams} streams, ${events} events: ${found.join(', ')}`);
-    return problems.length || missing.length ? 1 : 0;
+    return problems.length || missing.length || snapshotProblems.length ? 1 : 0;
   } finally {
     await runtime.close();
   }
