@@ -7,9 +7,11 @@ import { DomainError } from '../../../domain/shared/errors';
 import type { OrderSide } from '../../../domain/trading/orders';
 import { assertAgentActive } from '../../auth/principal';
 import { balanceOut, candleOut, portfolioOut, tickerOut } from '../../backtest/present';
+import { parseIndicators } from '../../market/indicators';
 import { parseQueryTime } from '../../market/query-time';
 import type { Call } from '../call';
 import { commandMeta } from '../caller';
+import { type IndicatorsRequest, indicatorInterval, indicatorsOver } from '../indicators';
 import { type SandboxPlacement, sandboxPlacement } from '../sandbox-orders';
 import type { OrderInput } from '../trading';
 import { backtestCaller, backtestCommands, ownedSession, recordSessionWrite } from './sessions';
@@ -254,6 +256,23 @@ export const sandboxCandles = async (
   }
   const page = start === undefined ? list.slice(Math.max(0, list.length - q.limit)) : list.slice(0, q.limit);
   return { symbol, interval, candles: page.map(candleOut), count: page.length, virtual_time: iso(at) };
+};
+
+/**
+ * Indicators of a session pair at virtual time (issue 17, item 10): computed like the live ones over the newest
+ * `limit` candles of `interval` (default: the session's) **closed by the virtual time** — no candle that closes
+ * after it is read, so a strategy sees what it could have seen then. Candles before the session's start count
+ * (they were closed then too). Errors as the sandbox candles, and `VALIDATION_ERROR` for a bad name or interval.
+ */
+export const sandboxIndicators = async (call: Call, id: string, rawSymbol: string, q: IndicatorsRequest) => {
+  const { session, market, at } = await marketSession(call, id);
+  const symbol = requireSymbol(market, rawSymbol);
+  const interval = indicatorInterval(q.interval ?? session.state.config!.interval);
+  parseIndicators(q.indicators); // refuse a bad name before reading candles
+  // Open + interval ≤ virtual time: closed by then (the query's end is an inclusive open time).
+  const lastOpen = at - INTERVAL_MS[interval];
+  const candles = call.services.market?.candles(symbol, interval, { end: lastOpen, limit: q.limit }) ?? [];
+  return { ...indicatorsOver(symbol, interval, candles, q.indicators), virtual_time: iso(at) };
 };
 
 /** Sandbox balances and equity at virtual time. */

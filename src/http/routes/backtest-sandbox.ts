@@ -6,6 +6,7 @@ import {
   sandboxBalance,
   sandboxCandles,
   sandboxFills,
+  sandboxIndicators,
   sandboxOrders,
   sandboxPortfolio,
   sandboxPrice,
@@ -33,6 +34,7 @@ import {
   tickerResponse,
 } from '../../contract/backtest';
 import { errorResponses } from '../../contract/common';
+import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
 import {
   filledOrderResponse,
   orderInputOf,
@@ -242,6 +244,27 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
         limit: q.limit,
       });
     },
+  );
+
+  app.get(
+    '/backtest/:id/market/indicators/:symbol',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Indicators of a session pair from the candles closed by virtual time (no look-ahead)',
+        description:
+          'As `GET /market/indicators/{symbol}` (docs/market-data.md "Indicators"), over the newest `limit` ' +
+          'candles of `interval` (default: the session interval) closed at or before virtual time; candles ' +
+          'before the session start count.',
+        params: sessionSymbolParams,
+        querystring: indicatorsQuery,
+        response: { 200: sandboxIndicatorsResponse, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+      },
+    },
+    async (request) =>
+      sandboxIndicators(callOf(request), request.params.id, request.params.symbol, request.query),
   );
 
   app.get(

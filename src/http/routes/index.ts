@@ -10,6 +10,7 @@ import { backtestResultsRoutes } from './backtest-results';
 import { backtestSandboxRoutes } from './backtest-sandbox';
 import { backtestSessionsRoutes } from './backtest-sessions';
 import { battleRoutes } from './battles';
+import { indicatorRoutes } from './indicators';
 import { marketRoutes } from './market';
 import { tradeRoutes } from './trade';
 import { walletRoutes } from './wallet';
@@ -25,6 +26,7 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'account', plugin: accountRoutes as FastifyPluginAsync },
   { name: 'agents', plugin: agentRoutes as FastifyPluginAsync },
   { name: 'market', plugin: marketRoutes as FastifyPluginAsync },
+  { name: 'indicators', plugin: indicatorRoutes as FastifyPluginAsync },
   { name: 'trade', plugin: tradeRoutes as FastifyPluginAsync },
   { name: 'wallet', plugin: walletRoutes as FastifyPluginAsync },
   { name: 'backtest-sessions', plugin: backtestSessionsRoutes as FastifyPluginAsync },
