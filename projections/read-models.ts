@@ -3,6 +3,7 @@ import type { BacktestTables } from './backtests';
 import type { IdentityTables } from './identity-tables';
 import type { StreamSummariesTable } from './stream-summaries';
 import type { TradingTables } from './trading-tables';
+import type { WebhookTables } from './webhooks';
 
 /**
  * The read models as kysely sees them (STYLE: kysely, table types declared once), owned here because the
@@ -41,4 +42,9 @@ export interface ProjectionTables {
 }
 
 /** Every read model the application queries. */
-export interface ReadModels extends ProjectionTables, IdentityTables, TradingTables, BacktestTables {}
+export interface ReadModels
+  extends ProjectionTables,
+    IdentityTables,
+    TradingTables,
+    BacktestTables,
+    WebhookTables {}

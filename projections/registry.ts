@@ -8,6 +8,7 @@ import { ordersProjection } from './orders';
 import type { Projection } from './projection';
 import { streamSummariesProjection } from './stream-summaries';
 import { walletsProjection } from './wallets';
+import { webhooksProjection } from './webhooks';
 
 /** Every projection the application runs, in start order. Capabilities append theirs. */
 export const allProjections: Projection[] = [
@@ -20,6 +21,7 @@ export const allProjections: Projection[] = [
   backtestsProjection,
   battlesProjection,
   equitySnapshotsProjection,
+  webhooksProjection,
 ];
 
 /**
@@ -37,6 +39,7 @@ export const READ_MODELS = [
   'backtests',
   'battles',
   'equity_snapshots',
+  'webhooks',
 ] as const;
 
 /** The name of a read model (a projection). */

@@ -96,6 +96,27 @@ const configSchema = z.object({
     .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction such as 0.001')
     .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)')
     .default('0.001'),
+  /**
+   * Webhooks (docs/webhooks.md): `true` lets webhooks call loopback, private, link-local and other non-public
+   * addresses (receivers on this host or network; the tests). Default `false`: the SSRF rule refuses them.
+   */
+  WEBHOOKS_ALLOW_PRIVATE: z.preprocess(
+    emptyToUndefined,
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default('false')
+      .transform((v) => v === 'true' || v === '1'),
+  ),
+  /** Wait before a failed delivery's first retry (ms); each next retry waits twice as long, up to the maximum. */
+  WEBHOOKS_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
+  /** Longest wait between two attempts of a delivery (ms). */
+  WEBHOOKS_RETRY_MAX_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
+  /** Attempts of a delivery (the first one included) before it is `failed`. */
+  WEBHOOKS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+  /** How long a receiver has to answer a delivery (ms) before the attempt counts as failed. */
+  WEBHOOKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Longest pause of the delivery worker between two looks for due deliveries (ms). */
+  WEBHOOKS_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   /** Directory of market data in Binance's formats (see docs/market-data.md), imported at start. */
   MARKET_DATA_DIR: z.preprocess(emptyToUndefined, z.string().optional()),
   /**

@@ -20,6 +20,7 @@ import { collectServiceMetrics, createMetrics } from './operations/metrics';
 import { createRateLimiter } from './rate-limits/limiter';
 import type { Services } from './services';
 import { installTrading } from './trading/install';
+import { installWebhooks } from './webhooks/install';
 
 /** A started runtime: the services plus how to stop them in order. */
 export interface Runtime {
@@ -45,6 +46,11 @@ export interface RuntimeOptions {
    * off in tests and one-off CLI runtimes, whose logs should hold only what they do.
    */
   equitySnapshots?: boolean;
+  /**
+   * Run the webhook delivery worker (default false; `serve` with projections and `worker` turn it on): tests and
+   * one-off CLI runtimes must not send deliveries. The webhook commands are installed either way.
+   */
+  webhooks?: boolean;
   /** The `role` label of this process's metrics (default: `serve`, or `api` without projections). */
   role?: string;
 }
@@ -133,6 +139,9 @@ export const createRuntime = async (
     collectServiceMetrics(metrics, services);
     stops.push(() => analytics.stop());
     await analytics.start();
+    const webhooks = installWebhooks(services, { deliver: options.webhooks ?? false });
+    stops.push(() => webhooks.stop());
+    await webhooks.start();
     let closed = false;
     return {
       services,

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { type AccountCommands, createAccountCommands } from '../../commands/accounts';
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
 import type { CredentialsChangeListener } from '../../commands/credentials-change';
+import type { Keyring } from '../../ports/keyring';
 import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
 import { createKeyring } from './keyring';
@@ -25,6 +26,8 @@ declare module '../services' {
     agents?: AgentCommands;
     /** The HMAC signing secrets of API keys (signed requests: the Binance door). */
     signingSecrets?: SigningSecrets;
+    /** AES-256-GCM under the server key (`ENCRYPTION_KEY`): agent keys, webhook secrets. */
+    keyring?: Keyring;
   }
 }
 
@@ -70,7 +73,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     exclusive: (names, fn) => exclusively(database, names, fn),
   });
   signingSecrets = createSigningSecrets({ accounts, agents });
-  Object.assign(services, { auth, accounts, agents, signingSecrets });
+  Object.assign(services, { auth, accounts, agents, signingSecrets, keyring });
   services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);
   return { auth, accounts, agents };
 };

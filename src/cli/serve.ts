@@ -12,7 +12,10 @@ import { retryStartup } from './startup-retry';
  * close the store and the database. A second signal exits at once.
  */
 export const serve = async (config: Config, logger: Logger): Promise<void> => {
-  const runtime = await retryStartup(() => createRuntime(config, logger, { equitySnapshots: true }), logger);
+  const runtime = await retryStartup(
+    () => createRuntime(config, logger, { equitySnapshots: true, webhooks: config.PROJECTIONS }),
+    logger,
+  );
   const app = await buildApp(runtime.services);
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -60,6 +63,7 @@ export const worker = async (config: Config, logger: Logger): Promise<void> => {
     () =>
       createRuntime({ ...config, PROJECTIONS: true, READ_MODEL_LAZY_MS: 0 }, logger, {
         equitySnapshots: true,
+        webhooks: true,
         role: 'worker',
       }),
     logger,

@@ -30,7 +30,7 @@ export interface StreamsTable {
   updated_at: Generated<Date>;
 }
 
-/** `snapshots`: the newest snapshot of a stream's state (`ports/snapshot-store.ts`, migration 0006). */
+/** `snapshots`: the newest snapshot of a stream's state (`ports/snapshot-store.ts`, migration 0007). */
 export interface SnapshotsTable {
   stream_id: string;
   schema: string;

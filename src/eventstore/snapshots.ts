@@ -6,7 +6,7 @@ import type { Database } from '../db/schema';
 const LIST_PAGE = 500;
 
 /**
- * The snapshot store on the `snapshots` table (migration 0006) of the PostgreSQL server or PGlite: the same
+ * The snapshot store on the `snapshots` table (migration 0007) of the PostgreSQL server or PGlite: the same
  * database as the log with `EVENT_STORE=postgres`, the read models' database beside EventStoreDB. A write keeps
  * the newer of two snapshots of one schema, and replaces a snapshot of another schema whatever its revision (one
  * row per stream: the storage cost is one state per stream).

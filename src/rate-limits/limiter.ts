@@ -15,7 +15,7 @@ import {
   type RateLimitGroup,
 } from '../application/rate-limits';
 
-/** The table of the shared counters (migration 0006): one row per key and group, expiring with its window. */
+/** The table of the shared counters (migration 0007): one row per key and group, expiring with its window. */
 export const RATE_LIMIT_TABLE = 'rate_limits';
 
 /**

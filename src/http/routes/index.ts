@@ -14,6 +14,7 @@ import { indicatorRoutes } from './indicators';
 import { marketRoutes } from './market';
 import { tradeRoutes } from './trade';
 import { walletRoutes } from './wallet';
+import { webhookRoutes } from './webhooks';
 
 /**
  * The `/api/v1` route plugins, one per resource group (ARCHITECTURE §3). Each capability appends its plugin
@@ -34,6 +35,7 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'backtest-results', plugin: backtestResultsRoutes as FastifyPluginAsync },
   { name: 'battles', plugin: battleRoutes as FastifyPluginAsync },
   { name: 'analytics', plugin: analyticsRoutes as FastifyPluginAsync },
+  { name: 'webhooks', plugin: webhookRoutes as FastifyPluginAsync },
 ];
 
 /** Plugins mounted at the root (outside `/api/v1`): the WebSocket endpoint `/ws/v1`, the dashboard at `/`. */

@@ -1,0 +1,221 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { Agent, request } from 'undici';
+import type { Keyring } from '../../ports/keyring';
+import { guardedLookup } from '../net/outbound-url';
+import { nextAttemptAt, type RetrySchedule } from './backoff';
+import { SIGNATURE_HEADER, signDelivery } from './signature';
+import type { WebhookWorkerTables } from './tables';
+
+/** Settings of {@link createDispatcher} (the `WEBHOOKS_*` configuration). */
+export interface DispatcherSettings extends RetrySchedule {
+  /** How long a receiver has to answer (ms). */
+  timeoutMs: number;
+  /** Longest pause between two looks for due deliveries (ms). */
+  pollMs: number;
+  /** Deliveries in flight at once. */
+  concurrency: number;
+  /** `WEBHOOKS_ALLOW_PRIVATE`: connect to non-public addresses too. */
+  allowPrivate: boolean;
+}
+
+/** Dependencies of {@link createDispatcher}. */
+export interface DispatcherDeps {
+  db: Kysely<any>;
+  keyring: Keyring;
+  logger: Logger;
+  settings: DispatcherSettings;
+  /** Wall clock (ms). */
+  now?: () => number;
+}
+
+/** The delivery dispatcher: sends due deliveries and records each attempt. */
+export interface Dispatcher {
+  start(): void;
+  /** Looks for due deliveries now (the subscriber calls it after enqueuing). */
+  wake(): void;
+  /** Stops looking and waits for the deliveries in flight (their outcome is recorded). */
+  stop(): Promise<void>;
+}
+
+/** The longest error text kept with a delivery. */
+const ERROR_LIMIT = 500;
+
+/**
+ * The webhook dispatcher (docs/webhooks.md, "How deliveries are made"): takes the due `pending` deliveries
+ * (`next_attempt_at` ≤ now, oldest first), POSTs each body signed with its webhook's secret
+ * (`X-PTV-Signature`, {@link signDelivery}) over undici with the SSRF rule applied at connection time
+ * ({@link guardedLookup}), and records the attempt: a 2xx answer makes it `delivered`; anything else (another
+ * status, a timeout, a refused connection) counts an attempt, keeps the status and error, and schedules the
+ * next attempt ({@link nextAttemptAt}), or makes it `failed` after the last. The schedule lives in the table, so
+ * retries survive restarts; between looks it sleeps until the next due time (at most `pollMs`). A delivery is
+ * recorded only after the receiver answered, so a crash between the two can send it again (at least once:
+ * receivers deduplicate by `X-PTV-Delivery`); a graceful stop waits for the deliveries in flight.
+ */
+export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
+  const db = deps.db as Kysely<WebhookWorkerTables>;
+  const { settings, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const newAgent = () =>
+    new Agent({
+      connect: { lookup: guardedLookup(settings.allowPrivate) as never, timeout: settings.timeoutMs },
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+    });
+  let agent = newAgent();
+  let stopped = true;
+  let loop: Promise<void> | undefined;
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+
+  const record = async (
+    deliveryId: string,
+    attempts: number,
+    outcome: { status?: number; error?: string },
+  ) => {
+    const at = now();
+    const ok = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
+    const next = ok ? undefined : nextAttemptAt(settings, attempts, at);
+    await db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: ok ? 'delivered' : next ? 'pending' : 'failed',
+        attempts,
+        last_attempt_at: new Date(at),
+        last_status_code: outcome.status ?? null,
+        last_error: ok ? null : (outcome.error ?? `HTTP ${outcome.status}`).slice(0, ERROR_LIMIT),
+        next_attempt_at: next ?? null,
+        delivered_at: ok ? new Date(at) : null,
+      })
+      .where('delivery_id', '=', deliveryId)
+      .execute();
+  };
+
+  const deliver = async (row: {
+    delivery_id: string;
+    webhook_id: string;
+    event_type: string;
+    body: string;
+    attempts: number;
+  }) => {
+    const attempts = row.attempts + 1;
+    const target = await db
+      .selectFrom('webhook_targets')
+      .select(['url', 'secret_ciphertext'])
+      .where('webhook_id', '=', row.webhook_id)
+      .executeTakeFirst();
+    if (!target) {
+      await record(row.delivery_id, settings.maxAttempts, { error: 'the webhook was deleted' });
+      return;
+    }
+    let secret: string;
+    try {
+      secret = deps.keyring.decrypt(target.secret_ciphertext, row.webhook_id);
+    } catch {
+      await record(row.delivery_id, settings.maxAttempts, {
+        error: 'the signing secret cannot be decrypted (ENCRYPTION_KEY changed?)',
+      });
+      return;
+    }
+    const timestamp = now();
+    try {
+      const res = await request(target.url, {
+        method: 'POST',
+        dispatcher: agent,
+        body: row.body,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'ptv-webhooks/1',
+          'x-ptv-event': row.event_type,
+          'x-ptv-delivery': row.delivery_id,
+          'x-ptv-attempt': String(attempts),
+          [SIGNATURE_HEADER]: signDelivery(secret, row.body, timestamp),
+        },
+        signal: AbortSignal.timeout(settings.timeoutMs),
+      });
+      await res.body.dump().catch(() => {});
+      await record(row.delivery_id, attempts, { status: res.statusCode });
+    } catch (error) {
+      const e = error as Error & { code?: string; cause?: { message?: string } };
+      await record(row.delivery_id, attempts, {
+        error: `${e.code ? `${e.code}: ` : ''}${e.message}${e.cause?.message ? ` (${e.cause.message})` : ''}`,
+      });
+    }
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (woken) {
+        woken = false;
+        resolve();
+        return;
+      }
+      const t = setTimeout(resolve, Math.max(0, ms));
+      wakeUp = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    }).finally(() => {
+      wakeUp = undefined;
+    });
+
+  const pass = async (): Promise<number> => {
+    const due = await db
+      .selectFrom('webhook_deliveries')
+      .select(['delivery_id', 'webhook_id', 'event_type', 'body', 'attempts'])
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', new Date(now()))
+      .orderBy('next_attempt_at')
+      .orderBy('created_at')
+      .limit(settings.concurrency)
+      .execute();
+    await Promise.all(due.map((row) => deliver(row)));
+    return due.length;
+  };
+
+  const untilNextDue = async (): Promise<number> => {
+    const row = await db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.min('next_attempt_at').as('next'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    const next = row?.next ? new Date(row.next as Date).getTime() : undefined;
+    return next === undefined ? settings.pollMs : Math.min(settings.pollMs, next - now());
+  };
+
+  const run = async () => {
+    while (!stopped) {
+      try {
+        woken = false;
+        const sent = await pass();
+        if (sent > 0) continue;
+        if (stopped) break;
+        await sleep(await untilNextDue());
+      } catch (error) {
+        if (stopped) break;
+        logger.error({ err: error }, 'webhook dispatcher failed; trying again');
+        await sleep(settings.pollMs);
+      }
+    }
+  };
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      if (agent.closed) agent = newAgent();
+      loop = run();
+    },
+    wake() {
+      if (wakeUp) wakeUp();
+      else woken = true;
+    },
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+      loop = undefined;
+      await agent.close().catch(() => {});
+    },
+  };
+};
