@@ -39,9 +39,14 @@ export const sandboxContext = (
   newId,
   prices: (symbol) => {
     const c = lastClosed(market, symbol, at);
-    return c
-      ? { price: c.close, timestamp: iso(c.openTime + market.intervalMs), source: SOURCE_CLOSE }
-      : undefined;
+    if (!c) return undefined;
+    const closedAt = c.openTime + market.intervalMs;
+    const quoted = { price: c.close, timestamp: iso(closedAt), source: SOURCE_CLOSE };
+    // Inside a gap of the data the last close is a forward-filled, fabricated price: the decider refuses to fill
+    // a market order at it (issue 24, item 6), as it refuses a stale live price.
+    return at - closedAt >= market.intervalMs
+      ? { ...quoted, stale: { age_ms: at - closedAt, max_age_ms: market.intervalMs - 1 } }
+      : quoted;
   },
   pairs: (symbol) => market.bySymbol.get(symbol)?.filters,
   quoteVolume24h: (symbol) => quoteVolume24h(market, symbol, at),

@@ -1,5 +1,6 @@
 import type { Candle } from './candle';
 import { INTERVAL_MS, type Interval } from './intervals';
+import { isoMillis } from './time';
 
 /**
  * Missing candles inside a stored series (spec `/market/data-range`: `data_gaps`; ARCHITECTURE §7). A gap is
@@ -40,6 +41,26 @@ export interface SharedGap extends Gap {
 }
 
 /**
+ * The gaps of `symbols` that overlap `[from, to)` (ms), each narrowed to those symbols (issue 24, item 6: a
+ * backtest says which of its pairs miss which candles). `gaps` as {@link groupGaps} sorts them.
+ */
+export const gapsWithin = (
+  gaps: readonly SharedGap[],
+  symbols: readonly string[],
+  from: number,
+  to: number,
+): SharedGap[] => {
+  const wanted = new Set(symbols);
+  const out: SharedGap[] = [];
+  for (const g of gaps) {
+    if (g.end <= from || g.start >= to) continue;
+    const hit = g.symbols.filter((s) => wanted.has(s));
+    if (hit.length) out.push({ ...g, symbols: hit });
+  }
+  return out;
+};
+
+/**
  * Merges per-symbol gaps with the same interval, start and end into one entry listing the symbols (an exchange
  * outage leaves the same hole in every pair). Sorted by start, then interval; symbols sorted.
  */
@@ -57,3 +78,12 @@ export const groupGaps = (perSymbol: ReadonlyMap<string, readonly Gap[]>): Share
     .map((g) => ({ ...g, symbols: g.symbols.sort() }))
     .sort((a, b) => a.start - b.start || INTERVAL_MS[a.interval] - INTERVAL_MS[b.interval]);
 };
+
+/** The `data_gaps` entry of a gap on the wire (`/market/data-range`, backtest create and start): ISO times. */
+export const gapOut = (g: SharedGap) => ({
+  interval: g.interval,
+  start: isoMillis(g.start),
+  end: isoMillis(g.end),
+  missing_candles: g.missingCandles,
+  symbols: g.symbols,
+});

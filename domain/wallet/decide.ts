@@ -432,7 +432,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
     if (quoted.stale) {
       throw new DomainError(
         'PRICE_NOT_AVAILABLE',
-        `the price of ${symbol} is stale: no market data for ${quoted.stale.age_ms} ms (limit ${quoted.stale.max_age_ms} ms); retry when the feed is back`,
+        `the price of ${symbol} is stale: its last market data is ${quoted.stale.age_ms} ms old (limit ${quoted.stale.max_age_ms} ms)`,
         {
           symbol,
           price_age_ms: quoted.stale.age_ms,

@@ -5,6 +5,7 @@ import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { BacktestRequest } from '../application/backtest/sessions';
 import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
+import { gapSchema } from './market';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -69,6 +70,9 @@ export const createResponse = z.object({
   agent_id: z.string(),
   strategy_label: z.string().nullable(),
   created_at: timestamp,
+  data_gaps: z
+    .array(gapSchema)
+    .describe('candles missing inside the window for these pairs: no order fills or trades on a price there'),
 });
 
 export const startResponse = z.object({
@@ -78,6 +82,11 @@ export const startResponse = z.object({
   virtual_time: timestamp,
   pairs: z.array(z.object({ symbol: z.string(), candles: z.number().int() })),
   failure_reason: z.string().nullable(),
+  data_gaps: z
+    .array(gapSchema)
+    .describe(
+      'candles missing inside the window at the session interval: no order fills or trades on a price there',
+    ),
 });
 
 export const batchBody = z

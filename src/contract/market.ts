@@ -144,7 +144,8 @@ export const orderBookResponse = z.object({
   timestamp,
 });
 
-const gapSchema = z.object({
+/** A `data_gaps` entry: missing candles shared by some pairs (`/market/data-range`, backtest create and start). */
+export const gapSchema = z.object({
   interval: z.enum(INTERVALS),
   start: timestamp.describe('open time of the first missing candle'),
   end: timestamp.describe('open time of the next stored candle (the gap is [start, end))'),

@@ -1,5 +1,8 @@
 import type { BacktestOutcome, Caller, LoadedSession } from '../../../commands/backtest';
 import type { BacktestEndedData } from '../../../domain/backtest/events';
+import type { PairSeries } from '../../../domain/backtest/market';
+import { findGaps, gapOut, gapsWithin, groupGaps } from '../../../domain/market/gaps';
+import type { Interval } from '../../../domain/market/intervals';
 import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { assertAgentActive } from '../../auth/principal';
@@ -70,6 +73,22 @@ const backtestAgentOf = (call: Call, input: BacktestRequest): string => {
  * Creates a session (status `created`) after validating the configuration against the market data:
  * `VALIDATION_ERROR` 422, `INVALID_SYMBOL` 400, `BACKTEST_NO_DATA` 400, `PERMISSION_DENIED` 403.
  */
+/**
+ * Candles missing for `pairs` inside `[start, end)` per the venue's candle index (its stored native series), in
+ * the `data_gaps` wire form: what a session over that window will not trade on (issue 24, item 6).
+ */
+const indexGaps = (call: Call, pairs: readonly string[], start: number, end: number) =>
+  gapsWithin(call.services.market?.data.candles.gaps() ?? [], pairs, start, end).map(gapOut);
+
+/** Candles missing inside `[start, end)` of a started session's own series, at its interval. */
+const seriesGaps = (series: readonly PairSeries[], interval: Interval, start: number, end: number) =>
+  gapsWithin(
+    groupGaps(new Map(series.map((s) => [s.symbol, findGaps(s.candles, interval)]))),
+    series.map((s) => s.symbol),
+    start,
+    end,
+  ).map(gapOut);
+
 export const createBacktest = async (call: Call, input: BacktestRequest) => {
   assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).create(
@@ -100,6 +119,7 @@ export const createBacktest = async (call: Call, input: BacktestRequest) => {
     agent_id: c.agentId,
     strategy_label: c.strategyLabel,
     created_at: c.createdAt,
+    data_gaps: indexGaps(call, c.pairs, c.startTime, c.endTime),
   };
 };
 
@@ -126,6 +146,9 @@ export const startBacktest = async (call: Call, id: string) => {
     virtual_time: iso(s.state.virtualTime),
     pairs: (s.market?.series ?? []).map((x) => ({ symbol: x.symbol, candles: x.candles.length })),
     failure_reason: s.state.failure,
+    data_gaps: s.market
+      ? seriesGaps(s.market.series, s.market.interval, s.state.config!.startTime, s.state.config!.endTime)
+      : [],
   };
 };
 

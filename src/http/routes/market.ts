@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { Candle } from '../../../domain/market/candle';
+import { gapOut } from '../../../domain/market/gaps';
 import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../domain/market/intervals';
 import type { Pair } from '../../../domain/market/pair';
 import { isoMicros, isoMillis } from '../../../domain/market/time';
@@ -434,13 +435,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         latest: r.latest === null ? null : isoMillis(r.latest),
         total_pairs: r.totalPairs,
         intervals_available: r.intervalsAvailable,
-        data_gaps: r.gaps.map((g) => ({
-          interval: g.interval,
-          start: isoMillis(g.start),
-          end: isoMillis(g.end),
-          missing_candles: g.missingCandles,
-          symbols: g.symbols,
-        })),
+        data_gaps: r.gaps.map(gapOut),
         pairs: r.pairs.map((p) => ({
           symbol: p.symbol,
           earliest: isoMillis(p.earliest),

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../accounts/support';
+import { fails } from '../support/api-calls';
+import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+
+/**
+ * Gaps handled honestly (issue 24, item 6) on the real hourly data: Binance has no candles for 2021-04-20
+ * 02:00 and 03:00 UTC (every pair). A backtest over that window says so when created and started, refuses a
+ * market order while its virtual clock is inside the gap (the last close would be a fabricated price), and
+ * trades again once a real candle has closed.
+ */
+let t: TestApp;
+let remove: () => void;
+let alice: Trader;
+
+beforeAll(async () => {
+  const data = dataDirectory();
+  remove = data.remove;
+  t = await startBacktestApp(data.dir);
+  alice = await trader(t.app);
+}, 90_000);
+
+afterAll(async () => {
+  await t?.close();
+  remove?.();
+});
+
+const GAP = {
+  interval: '1h',
+  start: '2021-04-20T02:00:00.000Z',
+  end: '2021-04-20T04:00:00.000Z',
+  missing_candles: 2,
+  symbols: ['BTCUSDT'],
+};
+
+describe('a backtest over missing candles', () => {
+  it('lists the gap and never fills a market order on the forward-filled price inside it', async () => {
+    const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
+      start_time: '2021-04-19T22:00:00Z',
+      end_time: '2021-04-20T08:00:00Z',
+      starting_balance: 10000,
+      candle_interval: '1h',
+      agent_id: alice.agentId,
+      pairs: ['BTCUSDT'],
+    });
+    expect(created.data_gaps).toEqual([GAP]);
+    const id = created.session_id as string;
+    const started = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    expect(started.data_gaps).toEqual([GAP]);
+
+    const buy = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' };
+    // 02:00: the 01:00 candle has just closed; a real price.
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 4 });
+    const before = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/trade/order`, buy, 201);
+    expect(before.status).toBe('filled');
+
+    // 03:00 and 04:00: inside the gap.
+    for (const step of [1, 1]) {
+      const at = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: step });
+      const refused = await fails(
+        t.app,
+        alice.headers,
+        'POST',
+        `/backtest/${id}/trade/order`,
+        503,
+        'PRICE_NOT_AVAILABLE',
+        buy,
+      );
+      expect(refused.message, at.virtual_time).toMatch(/stale/);
+      expect(refused.details).toMatchObject({ symbol: 'BTCUSDT', last_price_at: '2021-04-20T02:00:00.000Z' });
+    }
+    const orders = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/trade/orders`);
+    expect(orders.orders ?? orders).toHaveLength(1);
+
+    // 05:00: the 04:00 candle closed; trading resumes at its close.
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 1 });
+    const after = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/trade/order`, buy, 201);
+    expect(after.status).toBe('filled');
+  });
+
+  it('lists no gap for a window without one', async () => {
+    const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
+      start_time: '2022-01-01T00:00:00Z',
+      end_time: '2022-01-02T00:00:00Z',
+      starting_balance: 10000,
+      candle_interval: '1h',
+      agent_id: alice.agentId,
+      pairs: ['BTCUSDT', 'ETHUSDT'],
+    });
+    expect(created.data_gaps).toEqual([]);
+  });
+});
