@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { OrderPreviewOutcome, PlaceOrderOutcome } from '../../commands/wallet';
+import { idempotencyKeyHash, type OrderPreviewOutcome, type PlaceOrderOutcome } from '../../commands/wallet';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { parseDecimal } from '../../domain/trading/decimal';
@@ -8,6 +8,7 @@ import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import {
   getOrder as findOrder,
+  findOrderByIdempotencyKey,
   listOrders as findOrders,
   listTrades as findTrades,
   OPEN_STATUSES,
@@ -173,6 +174,42 @@ export const getOrder = async (call: Call, rawOrderId: string): Promise<OrderRow
   const row = await findOrder(call.services.database.db, ownerIdOf(call.caller), orderId);
   if (!row) throw orderNotFound(call, orderId);
   return row;
+};
+
+/**
+ * The order of the caller placed under an idempotency key (`Idempotency-Key`, Binance `origClientOrderId`);
+ * `ORDER_NOT_FOUND` when none was. The key is matched as the wallet stored it (hashed with the wallet's scope); a
+ * key used again after its 24 h finds the first order placed under it.
+ */
+export const getOrderByIdempotencyKey = async (call: Call, key: string): Promise<OrderRow> => {
+  await settleOwnWrites(call, ['orders']);
+  const ownerId = ownerIdOf(call.caller);
+  const row = await findOrderByIdempotencyKey(
+    call.services.database.db,
+    ownerId,
+    idempotencyKeyHash(`wallet:${ownerId}`, key),
+    new Date(0),
+  );
+  if (!row) throw orderNotFound(call, key);
+  return row;
+};
+
+/**
+ * Cancels every open order of the caller on one symbol (Binance `DELETE /openOrders`), one cancel per order; an
+ * order that filled meanwhile is left out. The cancelled orders, possibly none. `INVALID_SYMBOL` is not checked
+ * here: an unknown symbol simply has no open orders.
+ */
+export const cancelOpenOrdersOf = async (call: Call, symbol: string): Promise<OrderCancelledData[]> => {
+  const open = await listOpenOrders(call, { symbol, limit: 1000, offset: 0 });
+  const cancelled: OrderCancelledData[] = [];
+  for (const row of open.rows) {
+    try {
+      cancelled.push(await cancelOrder(call, row.order_id));
+    } catch (error) {
+      if (!(isDomainError(error) && error.code === 'ORDER_NOT_CANCELLABLE')) throw error;
+    }
+  }
+  return cancelled;
 };
 
 /** A page of results with the total count (spec list envelopes). */

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { authPlugin } from '../../auth/plugin';
+import { binanceRoutes } from '../../binance/plugin';
 import { dashboardRoutes } from '../dashboard';
 import { websocketRoutes } from '../ws/plugin';
 import { accountRoutes } from './account';
@@ -38,8 +39,12 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'webhooks', plugin: webhookRoutes as FastifyPluginAsync },
 ];
 
-/** Plugins mounted at the root (outside `/api/v1`): the WebSocket endpoint `/ws/v1`, the dashboard at `/`. */
+/**
+ * Plugins mounted at the root (outside `/api/v1`): the WebSocket endpoint `/ws/v1`, the Binance-compatible door
+ * under `/binance` (`src/binance`, a door of its own that this server only hosts), the dashboard at `/`.
+ */
 export const rootRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'websocket', plugin: websocketRoutes },
+  { name: 'binance', plugin: binanceRoutes },
   { name: 'dashboard', plugin: dashboardRoutes() },
 ];

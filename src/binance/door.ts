@@ -1,0 +1,152 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Call, newCall, newPublicCall } from '../application/call';
+import {
+  consumeRateLimit,
+  type RateLimitDecision,
+  type RateLimitGroup,
+  rateLimitKeyOf,
+} from '../application/rate-limits';
+import { BinanceError, CODES, type ErrorContext, toBinanceError } from './errors';
+import { type BinanceParams, readParams } from './params';
+import { authenticateSigned } from './signed';
+
+/**
+ * The request plumbing of the Binance door: parameters, security (`NONE` or `SIGNED`), the venue's rate limiter
+ * presented as Binance's headers, and Binance's error shape. Every endpoint is `handle(kind, group, context, fn)`.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The raw `application/x-www-form-urlencoded` body of a Binance request ('' without one). */
+    binanceBody?: string;
+  }
+}
+
+/** What an endpoint's handler gets: its parameters, and for a `SIGNED` endpoint the call of the key's caller. */
+export interface BinanceRequest {
+  params: BinanceParams;
+  request: FastifyRequest;
+}
+/** A `SIGNED` endpoint's request: the use-case call of the key's caller. */
+export interface SignedRequest extends BinanceRequest {
+  call: Call;
+}
+
+/**
+ * Presents a decision of the venue's one rate limiter (`src/application/rate-limits.ts`) as Binance's headers:
+ * `X-MBX-USED-WEIGHT-1M` is what the caller used of the request's group this minute (every request weighs 1), and
+ * on order requests `X-MBX-ORDER-COUNT-1M` the orders and cancels counted this minute. A refusal is -1003 (or
+ * -1015 for orders) 429 with `Retry-After`.
+ */
+const presentDecision = (reply: FastifyReply, d: RateLimitDecision): void => {
+  const used = d.limit - d.remaining;
+  reply.header('x-mbx-used-weight-1m', String(d.allowed ? used : d.limit));
+  if (d.group === 'orders') reply.header('x-mbx-order-count-1m', String(d.allowed ? used : d.limit));
+  if (!d.allowed) {
+    throw d.group === 'orders'
+      ? new BinanceError(
+          CODES.TOO_MANY_ORDERS,
+          `Too many new orders; current limit is ${d.limit} orders per MINUTE.`,
+          429,
+          d.retryAfterSeconds,
+        )
+      : new BinanceError(
+          CODES.TOO_MANY_REQUESTS,
+          `Too many requests; current limit of ${d.limit} requests per minute for the ${d.group} group. Please use the websocket for live updates to avoid polling the API.`,
+          429,
+          d.retryAfterSeconds,
+        );
+  }
+};
+
+/** Sends a Binance error: `{code, msg}` with its HTTP status (and `Retry-After` on 429). */
+export const sendError = (reply: FastifyReply, error: unknown, context: ErrorContext): FastifyReply => {
+  const e = toBinanceError(error, context);
+  if (e.status >= 500) reply.request.log.error({ err: error }, 'binance door: internal error');
+  if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
+  return reply
+    .status(e.status)
+    .type('application/json; charset=utf-8')
+    .send({ code: e.code, msg: e.message });
+};
+
+const apiKeyOf = (request: FastifyRequest): string | undefined => {
+  const raw = request.headers['x-mbx-apikey'];
+  return Array.isArray(raw) ? raw[0] : raw;
+};
+
+/**
+ * An endpoint of `security` `NONE` (public market data: counted per client IP in `group`) or `SIGNED` (counted
+ * against the key's wallet owner, the same budget as every other door). `context` tells the error mapping what a
+ * domain error means here (an unknown order is -2011 on a cancel, -2013 on a query).
+ */
+export const publicEndpoint =
+  (group: RateLimitGroup, fn: (r: BinanceRequest) => unknown | Promise<unknown>) =>
+  async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const params = readParams(request.url, request.binanceBody ?? '');
+      presentDecision(reply, await consumeRateLimit(request.server.services, `ip:${request.ip}`, group));
+      return reply.send(await fn({ params, request }));
+    } catch (error) {
+      return sendError(reply, error, 'read');
+    }
+  };
+
+/** A `SIGNED` endpoint (see {@link publicEndpoint}). */
+export const signedEndpoint =
+  (group: RateLimitGroup, context: ErrorContext, fn: (r: SignedRequest) => unknown | Promise<unknown>) =>
+  async (request: FastifyRequest, reply: FastifyReply) => {
+    const services = request.server.services;
+    try {
+      const params = readParams(request.url, request.binanceBody ?? '');
+      let call: Call;
+      try {
+        const principal = await authenticateSigned(
+          newPublicCall(services, request.id),
+          apiKeyOf(request),
+          params,
+        );
+        call = newCall(services, principal, request.id);
+      } catch (error) {
+        // A refused credential counts per client IP, which bounds guessing (as on the REST door).
+        presentDecision(reply, await consumeRateLimit(services, `ip:${request.ip}`, 'general'));
+        throw error;
+      }
+      presentDecision(
+        reply,
+        await consumeRateLimit(services, rateLimitKeyOf(call.caller, request.ip), group),
+      );
+      return reply.send(await fn({ params, request, call }));
+    } catch (error) {
+      return sendError(reply, error, context);
+    }
+  };
+
+/**
+ * Prepares a fastify scope for the Binance door: form bodies are read as text (kept for the signature and parsed
+ * with the query string), JSON bodies are left to the parameters too, unknown routes and framework errors answer in
+ * Binance's shape, and no answer may be cached.
+ */
+export const prepareScope = (app: FastifyInstance): void => {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    request.binanceBody = typeof body === 'string' ? body : body.toString('utf8');
+    done(null, undefined);
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply.status(404),
+      new BinanceError(
+        CODES.UNKNOWN,
+        `Unknown endpoint ${request.method} ${request.url.split('?')[0]}.`,
+        404,
+      ),
+      'read',
+    ),
+  );
+  app.setErrorHandler((error, _request, reply) => sendError(reply, error, 'read'));
+};

@@ -1,0 +1,22 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { prepareScope } from './door';
+import { marketRoutes } from './market-routes';
+import { tradeRoutes } from './trade-routes';
+
+/**
+ * The Binance-compatible door (issue 19; docs/binance-compatibility.md): Binance Spot API v3 under
+ * `/binance/api/v3/`, so `new ccxt.binance()` with `urls.api.public` and `urls.api.private` pointed there trades
+ * on the venue unchanged. A thin adapter: market data from the market capability, every account and trading call
+ * through the use cases of `src/application/` (the same as the REST and MCP doors: one ledger, one risk chain, one
+ * rate limiter), presented in Binance's shapes and errors.
+ */
+export const binanceRoutes: FastifyPluginAsync = async (app) => {
+  await app.register(
+    async (v3) => {
+      prepareScope(v3);
+      await marketRoutes(v3);
+      await tradeRoutes(v3);
+    },
+    { prefix: '/binance/api/v3' },
+  );
+};

@@ -1,0 +1,275 @@
+import type { PlaceOrderOutcome } from '../../commands/wallet';
+import type { Candle } from '../../domain/market/candle';
+import { closeTimeOf } from '../../domain/market/candle';
+import type { Interval } from '../../domain/market/intervals';
+import type { Pair } from '../../domain/market/pair';
+import { type Dec, dec, fmt, roundHalfEven8 } from '../../domain/trading/decimal';
+import type { OrderSide, OrderType } from '../../domain/trading/orders';
+import type { OrderFilledData, OrderPlacedData } from '../../domain/wallet/events';
+import type { OrderStatus } from '../../projections/orders';
+import type { OrderRow, TradeRow } from '../../queries/trading';
+import type { Ticker } from '../market/feed';
+import type { RecentTrade } from '../market/recent-trades';
+
+/**
+ * The one mapping from the venue's records to Binance Spot API v3 shapes (Binance's documentation: decimals as
+ * strings, times as epoch milliseconds, enums in upper case). Ids of orders and trades are the venue's UUIDs
+ * (strings where Binance has integers; docs/binance-compatibility.md, "What differs").
+ */
+
+const ZERO8 = '0.00000000';
+const d8 = (v: string | number | Dec | null | undefined): string =>
+  v == null ? ZERO8 : fmt(roundHalfEven8(dec(v)));
+const ms = (v: Date | string | null | undefined): number => (v == null ? 0 : new Date(v).getTime());
+
+/** Binance's order type of each of ours, and ours of each Binance type we map (the rest are refused: -1116). */
+export const BINANCE_TYPE: Record<OrderType, string> = {
+  market: 'MARKET',
+  limit: 'LIMIT',
+  stop_loss: 'STOP_LOSS',
+  take_profit: 'TAKE_PROFIT',
+};
+/** The Binance order types this door maps (exchangeInfo `orderTypes`: ccxt refuses any other before sending). */
+export const ORDER_TYPES = ['LIMIT', 'MARKET', 'STOP_LOSS', 'TAKE_PROFIT'] as const;
+
+const STATUS: Record<OrderStatus, string> = {
+  pending: 'NEW',
+  partially_filled: 'PARTIALLY_FILLED',
+  filled: 'FILLED',
+  cancelled: 'CANCELED',
+  rejected: 'REJECTED',
+};
+
+const side = (s: OrderSide): 'BUY' | 'SELL' => (s === 'buy' ? 'BUY' : 'SELL');
+
+/** One symbol of `exchangeInfo` from a pair and its filters. */
+export const symbolInfo = (p: Pair) => ({
+  symbol: p.symbol,
+  status: p.status === 'active' ? 'TRADING' : 'BREAK',
+  baseAsset: p.baseAsset,
+  baseAssetPrecision: 8,
+  quoteAsset: p.quoteAsset,
+  quotePrecision: 8,
+  quoteAssetPrecision: 8,
+  baseCommissionPrecision: 8,
+  quoteCommissionPrecision: 8,
+  orderTypes: [...ORDER_TYPES],
+  icebergAllowed: false,
+  ocoAllowed: false,
+  otoAllowed: false,
+  quoteOrderQtyMarketAllowed: false,
+  allowTrailingStop: false,
+  cancelReplaceAllowed: false,
+  isSpotTradingAllowed: p.status === 'active',
+  isMarginTradingAllowed: false,
+  filters: [
+    { filterType: 'PRICE_FILTER', minPrice: d8(p.tickSize), maxPrice: ZERO8, tickSize: d8(p.tickSize) },
+    { filterType: 'LOT_SIZE', minQty: d8(p.minQty), maxQty: '9000000000.00000000', stepSize: d8(p.stepSize) },
+    {
+      filterType: 'NOTIONAL',
+      minNotional: d8(p.minNotional),
+      applyMinToMarket: true,
+      maxNotional: '9000000000.00000000',
+      applyMaxToMarket: false,
+      avgPriceMins: 0,
+    },
+  ],
+  permissions: [],
+  permissionSets: [['SPOT']],
+  defaultSelfTradePreventionMode: 'NONE',
+  allowedSelfTradePreventionModes: ['NONE'],
+});
+
+/** `ticker/24hr` (FULL) of one pair from its rolling 24h ticker; the bid/ask from the synthetic book's top. */
+export const ticker24hr = (t: Ticker, top?: { bid: [string, string]; ask: [string, string] }) => {
+  const volume = dec(t.volume);
+  return {
+    symbol: t.symbol,
+    priceChange: t.change,
+    priceChangePercent: dec(t.changePct).toFixed(3),
+    weightedAvgPrice: volume.isZero() ? t.close : d8(dec(t.quoteVolume).div(volume)),
+    prevClosePrice: t.open,
+    lastPrice: t.close,
+    lastQty: ZERO8,
+    bidPrice: top?.bid[0] ?? t.close,
+    bidQty: top?.bid[1] ?? ZERO8,
+    askPrice: top?.ask[0] ?? t.close,
+    askQty: top?.ask[1] ?? ZERO8,
+    openPrice: t.open,
+    highPrice: t.high,
+    lowPrice: t.low,
+    volume: t.volume,
+    quoteVolume: t.quoteVolume,
+    openTime: Math.floor(t.time) - 86_400_000,
+    closeTime: Math.floor(t.time),
+    firstId: -1,
+    lastId: -1,
+    count: t.tradeCount,
+  };
+};
+
+/** A kline: `[openTime, open, high, low, close, volume, closeTime, quoteVolume, trades, takerBase, takerQuote, "0"]`. */
+export const kline = (c: Candle, interval: Interval) => [
+  c.openTime,
+  c.open,
+  c.high,
+  c.low,
+  c.close,
+  c.volume,
+  closeTimeOf(c.openTime, interval),
+  c.quoteVolume ?? d8(dec(c.volume).times(c.close)),
+  c.tradeCount ?? 0,
+  ZERO8,
+  ZERO8,
+  '0',
+];
+
+/** A public trade (`trades`). */
+export const publicTrade = (t: RecentTrade) => ({
+  id: t.tradeId,
+  price: t.price,
+  qty: t.quantity,
+  quoteQty: d8(dec(t.price).times(t.quantity)),
+  time: Math.floor(t.time),
+  isBuyerMaker: t.isBuyerMaker,
+  isBestMatch: true,
+});
+
+/** An aggregate trade (`aggTrades`): each of our public trades is its own aggregate. */
+export const aggTrade = (t: RecentTrade) => ({
+  a: t.tradeId,
+  p: t.price,
+  q: t.quantity,
+  f: t.tradeId,
+  l: t.tradeId,
+  T: Math.floor(t.time),
+  m: t.isBuyerMaker,
+  M: true,
+});
+
+const quoteOf = (qty: string | null, price: string | null): string =>
+  qty == null || price == null ? ZERO8 : d8(dec(qty).times(price));
+
+/** An order as `GET /order`, `openOrders` and `allOrders` show it (`clientOrderId`: the key it was sent with, when known). */
+export const orderOut = (row: OrderRow, clientOrderId?: string) => {
+  const open = row.status === 'pending' || row.status === 'partially_filled';
+  return {
+    symbol: row.symbol,
+    orderId: row.order_id,
+    orderListId: -1,
+    clientOrderId: clientOrderId ?? row.order_id,
+    price: d8(row.price),
+    origQty: d8(row.quantity),
+    executedQty: d8(row.executed_qty),
+    cummulativeQuoteQty: quoteOf(row.executed_qty, row.executed_price),
+    status: STATUS[row.status],
+    timeInForce: 'GTC',
+    type: BINANCE_TYPE[row.type],
+    side: side(row.side),
+    stopPrice: d8(row.trigger_price),
+    icebergQty: ZERO8,
+    time: ms(row.created_at),
+    updateTime: ms(row.updated_at),
+    isWorking: open && (row.type === 'limit' || row.type === 'market'),
+    workingTime: ms(row.created_at),
+    origQuoteOrderQty: ZERO8,
+    selfTradePreventionMode: 'NONE',
+  };
+};
+
+/** An own trade (`myTrades`); `isMaker` for a resting limit order's fill. */
+export const myTrade = (t: TradeRow) => ({
+  symbol: t.symbol,
+  id: t.trade_id,
+  orderId: t.order_id,
+  orderListId: -1,
+  price: d8(t.price),
+  qty: d8(t.quantity),
+  quoteQty: d8(t.notional),
+  commission: d8(t.fee),
+  commissionAsset: 'USDT',
+  time: ms(t.executed_at),
+  isBuyer: t.side === 'buy',
+  isMaker: t.fill_trigger === 'limit',
+  isBestMatch: true,
+});
+
+/** `newOrderRespType` of a new order (Binance: FULL by default for MARKET and LIMIT, ACK for the others). */
+export type OrderResponseType = 'ACK' | 'RESULT' | 'FULL';
+
+/**
+ * The answer to `POST /order` from the placement's own events (not a read model: it is right at once), in the
+ * requested `newOrderRespType`; `fills` (FULL) lists the fill of an order that filled on placement.
+ */
+export const placedOut = (
+  outcome: Extract<PlaceOrderOutcome, { kind: 'filled' | 'pending' }>,
+  clientOrderId: string,
+  respType: OrderResponseType,
+) => {
+  const placed = outcome.events.find((e) => e.type === 'OrderPlaced' && e.data.order_id === outcome.orderId)
+    ?.data as OrderPlacedData | undefined;
+  if (!placed) throw new Error(`order ${outcome.orderId} has no placement among its events`);
+  const fill = outcome.events.find((e) => e.type === 'OrderFilled' && e.data.order_id === outcome.orderId)
+    ?.data as OrderFilledData | undefined;
+  const transactTime = ms(placed.placed_at);
+  const ack = {
+    symbol: placed.symbol,
+    orderId: placed.order_id,
+    orderListId: -1,
+    clientOrderId,
+    transactTime,
+  };
+  if (respType === 'ACK') return ack;
+  const result = {
+    ...ack,
+    price: d8(placed.price),
+    origQty: d8(placed.quantity),
+    executedQty: d8(fill?.quantity),
+    cummulativeQuoteQty: fill ? d8(fill.notional) : ZERO8,
+    status: fill ? 'FILLED' : 'NEW',
+    timeInForce: 'GTC',
+    type: BINANCE_TYPE[placed.type],
+    side: side(placed.side),
+    ...(placed.trigger_price ? { stopPrice: d8(placed.trigger_price) } : {}),
+    workingTime: transactTime,
+    selfTradePreventionMode: 'NONE',
+  };
+  if (respType === 'RESULT') return result;
+  return {
+    ...result,
+    fills: fill
+      ? [
+          {
+            price: d8(fill.executed_price),
+            qty: d8(fill.quantity),
+            commission: d8(fill.fee),
+            commissionAsset: 'USDT',
+            tradeId: fill.trade_id,
+          },
+        ]
+      : [],
+  };
+};
+
+/** A cancelled order (`DELETE /order`, each of `DELETE /openOrders`): the order as it was, now CANCELED. */
+export const cancelledOut = (row: OrderRow, clientOrderId: string | undefined, cancelledAt: string) => {
+  const o = orderOut(row, clientOrderId);
+  return {
+    symbol: o.symbol,
+    origClientOrderId: o.clientOrderId,
+    orderId: o.orderId,
+    orderListId: -1,
+    clientOrderId: o.clientOrderId,
+    transactTime: ms(cancelledAt),
+    price: o.price,
+    origQty: o.origQty,
+    executedQty: o.executedQty,
+    cummulativeQuoteQty: o.cummulativeQuoteQty,
+    status: 'CANCELED',
+    timeInForce: o.timeInForce,
+    type: o.type,
+    side: o.side,
+    ...(row.trigger_price ? { stopPrice: o.stopPrice } : {}),
+    selfTradePreventionMode: 'NONE',
+  };
+};

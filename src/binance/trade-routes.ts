@@ -1,0 +1,316 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { normalizeSymbol } from '../../domain/market/pair';
+import { dec, fmt } from '../../domain/trading/decimal';
+import type { OrderType } from '../../domain/trading/orders';
+import { balances } from '../application/account';
+import type { Call } from '../application/call';
+import {
+  cancelOpenOrdersOf,
+  cancelOrder,
+  getOrder,
+  getOrderByIdempotencyKey,
+  listOpenOrders,
+  listOrders,
+  listTrades,
+  type OrderInput,
+  placeOrder,
+  previewOrder,
+} from '../application/trading';
+import { signedEndpoint } from './door';
+import { BinanceError, CODES, invalidParam, missingParam } from './errors';
+import { type BinanceParams, decimalParam, intParam, optional, required } from './params';
+import { cancelledOut, myTrade, type OrderResponseType, orderOut, placedOut } from './present';
+
+/**
+ * Binance's `SIGNED` account and trading endpoints (Spot API "Trading endpoints", "Account endpoints") over the
+ * trading use cases of `src/application/trading.ts` and `account.ts` — the ones the REST door calls, so the same
+ * risk chain, fees, idempotency (`newClientOrderId` is the order's idempotency key) and read-your-writes apply.
+ * Orders and cancels count in the `orders` group, reads in `general`, against the key's wallet owner.
+ */
+
+/** Binance order types we map onto ours, and the Binance ones we do not serve (a clear -1116). */
+const TYPE_OF: Record<string, OrderType> = {
+  MARKET: 'market',
+  LIMIT: 'limit',
+  STOP_LOSS: 'stop_loss',
+  TAKE_PROFIT: 'take_profit',
+};
+const UNSERVED_TYPES = new Set(['STOP_LOSS_LIMIT', 'TAKE_PROFIT_LIMIT', 'LIMIT_MAKER']);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Binance's `newClientOrderId` shape. */
+const CLIENT_ORDER_ID = /^[a-zA-Z0-9-_.]{1,36}$/;
+
+/** Parameters Binance knows that the venue does not serve: refused rather than silently ignored. */
+const UNSERVED_PARAMS = [
+  'quoteOrderQty',
+  'icebergQty',
+  'trailingDelta',
+  'strategyId',
+  'strategyType',
+  'pegPriceType',
+];
+
+/** A new order's parameters read as Binance defines them, in the venue's terms. */
+interface NewOrder {
+  input: OrderInput;
+  /** The `newClientOrderId` sent (the idempotency key), else one generated as Binance does. */
+  clientOrderId: string;
+  /** True when the client sent `newClientOrderId` (then it is the idempotency key). */
+  keyed: boolean;
+  respType: OrderResponseType;
+}
+
+const notRequired = (name: string) =>
+  new BinanceError(CODES.PARAM_NOT_REQUIRED, `Parameter '${name}' sent when not required.`);
+
+/**
+ * Reads `POST /order`: `symbol`, `side` (BUY/SELL, else -1117), `type` (MARKET, LIMIT, STOP_LOSS, TAKE_PROFIT;
+ * STOP_LOSS_LIMIT, TAKE_PROFIT_LIMIT and LIMIT_MAKER are not served and any other is invalid: -1116), `quantity`
+ * (mandatory: -1102), `price` (LIMIT only), `stopPrice` (STOP_LOSS and TAKE_PROFIT only; -1106 when sent
+ * elsewhere), `timeInForce` (GTC, the one the venue's orders have: -1115 otherwise), `newClientOrderId`,
+ * `newOrderRespType` (ACK, RESULT, FULL; FULL by default for MARKET and LIMIT, ACK for the others).
+ */
+const newOrderOf = (p: BinanceParams): NewOrder => {
+  const symbol = normalizeSymbol(required(p, 'symbol'));
+  const sideText = required(p, 'side').toUpperCase();
+  if (sideText !== 'BUY' && sideText !== 'SELL') throw new BinanceError(CODES.INVALID_SIDE, 'Invalid side.');
+  const typeText = required(p, 'type').toUpperCase();
+  const type = TYPE_OF[typeText];
+  if (!type) {
+    throw new BinanceError(
+      CODES.INVALID_ORDER_TYPE,
+      UNSERVED_TYPES.has(typeText)
+        ? `Unsupported order type ${typeText}: this venue serves MARKET, LIMIT, STOP_LOSS and TAKE_PROFIT (docs/binance-compatibility.md).`
+        : 'Invalid orderType.',
+    );
+  }
+  for (const name of UNSERVED_PARAMS) if (optional(p, name) !== undefined) throw notRequired(name);
+  const tif = optional(p, 'timeInForce');
+  if (tif !== undefined && tif.toUpperCase() !== 'GTC') {
+    throw new BinanceError(CODES.INVALID_TIME_IN_FORCE, `Invalid timeInForce ${tif}: only GTC is served.`);
+  }
+  const quantity = decimalParam(p, 'quantity');
+  if (quantity === undefined) throw missingParam('quantity');
+  const price = decimalParam(p, 'price');
+  const stopPrice = decimalParam(p, 'stopPrice');
+  if (type === 'limit' && price === undefined) throw missingParam('price');
+  if (type !== 'limit' && price !== undefined) throw notRequired('price');
+  const triggered = type === 'stop_loss' || type === 'take_profit';
+  if (triggered && stopPrice === undefined) throw missingParam('stopPrice');
+  if (!triggered && stopPrice !== undefined) throw notRequired('stopPrice');
+  const given = optional(p, 'newClientOrderId');
+  if (given !== undefined && !CLIENT_ORDER_ID.test(given)) {
+    throw new BinanceError(
+      CODES.ILLEGAL_CHARS,
+      "Illegal characters found in parameter 'newClientOrderId'; legal range is '^[a-zA-Z0-9-_.]{1,36}$'.",
+    );
+  }
+  const respText = optional(p, 'newOrderRespType')?.toUpperCase();
+  if (respText !== undefined && respText !== 'ACK' && respText !== 'RESULT' && respText !== 'FULL') {
+    throw invalidParam('newOrderRespType', 'use ACK, RESULT or FULL');
+  }
+  return {
+    input: {
+      symbol,
+      side: sideText === 'BUY' ? 'buy' : 'sell',
+      type,
+      quantity,
+      price: price ?? null,
+      triggerPrice: stopPrice ?? null,
+    },
+    clientOrderId: given ?? `web_${randomBytes(16).toString('hex')}`,
+    keyed: given !== undefined,
+    respType: (respText as OrderResponseType | undefined) ?? (triggered ? 'ACK' : 'FULL'),
+  };
+};
+
+/**
+ * The order a query or cancel names: `orderId` (the venue's order id) or `origClientOrderId` (the
+ * `newClientOrderId` it was placed with); -1102 when neither is sent; an order of another `symbol` does not exist.
+ */
+const namedOrder = async (call: Call, p: BinanceParams) => {
+  const symbol = normalizeSymbol(required(p, 'symbol'));
+  const orderId = optional(p, 'orderId');
+  const clientOrderId = optional(p, 'origClientOrderId');
+  if (orderId === undefined && clientOrderId === undefined) {
+    throw new BinanceError(
+      CODES.MANDATORY_PARAM_EMPTY_OR_MALFORMED,
+      "Param 'origClientOrderId' or 'orderId' must be sent, but both were empty/null!",
+    );
+  }
+  // Order ids are UUIDs: anything else names no order (and never reaches a uuid column).
+  if (orderId !== undefined && !UUID.test(orderId))
+    throw new BinanceError(CODES.NO_SUCH_ORDER, 'Order does not exist.');
+  const row =
+    orderId !== undefined
+      ? await getOrder(call, orderId)
+      : await getOrderByIdempotencyKey(call, clientOrderId!);
+  if (row.symbol !== symbol) {
+    throw new BinanceError(CODES.NO_SUCH_ORDER, 'Order does not exist.');
+  }
+  return { row, clientOrderId };
+};
+
+/** The venue's fee rate (`FEE_RATE`, a fraction of notional) as an 8-place decimal string. */
+const feeRate = (call: Call): string => fmt(dec(call.services.config.FEE_RATE));
+
+/** `limit` of the list endpoints: default 500, at most 1,000 (Binance's bounds). */
+const listLimit = (p: BinanceParams) => intParam(p, 'limit', { min: 1, max: 1000 }, 500);
+
+/** Keeps the rows within Binance's optional `startTime`/`endTime` (ms, inclusive) and returns them oldest first. */
+const inTimeRange = <R>(rows: R[], p: BinanceParams, timeOf: (r: R) => number): R[] => {
+  const start = intParam(p, 'startTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
+  const end = intParam(p, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
+  return rows
+    .filter((r) => (start === undefined || timeOf(r) >= start) && (end === undefined || timeOf(r) <= end))
+    .reverse();
+};
+
+/** Registers the signed endpoints on the `/binance/api/v3` scope. */
+export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
+  app.get(
+    '/account',
+    signedEndpoint('general', 'read', async ({ call, params }) => {
+      const { balances: lines } = await balances(call);
+      const omitZero = optional(params, 'omitZeroBalances') === 'true';
+      const rate = feeRate(call);
+      const bps = Math.round(Number(rate) * 10_000);
+      return {
+        makerCommission: bps,
+        takerCommission: bps,
+        buyerCommission: 0,
+        sellerCommission: 0,
+        commissionRates: { maker: rate, taker: rate, buyer: '0.00000000', seller: '0.00000000' },
+        canTrade: true,
+        canWithdraw: false,
+        canDeposit: false,
+        brokered: false,
+        requireSelfTradePrevention: false,
+        preventSor: false,
+        updateTime: Date.now(),
+        accountType: 'SPOT',
+        balances: lines
+          .filter((b) => !omitZero || b.total !== '0.00000000')
+          .map((b) => ({ asset: b.asset, free: b.available, locked: b.locked })),
+        permissions: ['SPOT'],
+      };
+    }),
+  );
+
+  app.post(
+    '/order',
+    signedEndpoint('orders', 'order', async ({ call, params }) => {
+      const order = newOrderOf(params);
+      const placed = await placeOrder(
+        call,
+        order.input,
+        order.keyed ? { idempotencyKey: order.clientOrderId } : {},
+      );
+      return placedOut(placed.outcome, order.clientOrderId, order.respType);
+    }),
+  );
+
+  app.post(
+    '/order/test',
+    signedEndpoint('orders', 'order', async ({ call, params }) => {
+      const order = newOrderOf(params);
+      // The same decider on the wallet as it is, nothing appended (POST /api/v1/trade/order/preview).
+      await previewOrder(call, order.input);
+      if (optional(params, 'computeCommissionRates') !== 'true') return {};
+      const rate = feeRate(call);
+      return {
+        standardCommissionForOrder: { maker: rate, taker: rate },
+        taxCommissionForOrder: { maker: '0.00000000', taker: '0.00000000' },
+        discount: {
+          enabledForAccount: false,
+          enabledForSymbol: false,
+          discountAsset: 'BNB',
+          discount: '0.00000000',
+        },
+      };
+    }),
+  );
+
+  app.get(
+    '/order',
+    signedEndpoint('general', 'query', async ({ call, params }) => {
+      const { row, clientOrderId } = await namedOrder(call, params);
+      return orderOut(row, clientOrderId);
+    }),
+  );
+
+  app.delete(
+    '/order',
+    signedEndpoint('orders', 'cancel', async ({ call, params }) => {
+      const { row, clientOrderId } = await namedOrder(call, params).catch((error: unknown) => {
+        // An order the caller cannot see is, on a cancel, Binance's -2011 "Unknown order sent."
+        if (error instanceof BinanceError && error.code === CODES.NO_SUCH_ORDER) {
+          throw new BinanceError(CODES.CANCEL_REJECTED, 'Unknown order sent.');
+        }
+        throw error;
+      });
+      const cancelled = await cancelOrder(call, row.order_id);
+      return cancelledOut(row, clientOrderId, cancelled.cancelled_at);
+    }),
+  );
+
+  app.get(
+    '/openOrders',
+    signedEndpoint('general', 'read', async ({ call, params }) => {
+      const symbol = optional(params, 'symbol');
+      if (symbol !== undefined) call.services.market?.requirePair(symbol);
+      const page = await listOpenOrders(call, { symbol, limit: 1000, offset: 0 });
+      return page.rows.reverse().map((row) => orderOut(row));
+    }),
+  );
+
+  app.delete(
+    '/openOrders',
+    signedEndpoint('orders', 'cancel', async ({ call, params }) => {
+      const symbol = normalizeSymbol(required(params, 'symbol'));
+      call.services.market?.requirePair(symbol);
+      const open = await listOpenOrders(call, { symbol, limit: 1000, offset: 0 });
+      const rows = new Map(open.rows.map((r) => [r.order_id, r]));
+      const cancelled = await cancelOpenOrdersOf(call, symbol);
+      return cancelled.flatMap((c) => {
+        const row = rows.get(c.order_id);
+        return row ? [cancelledOut(row, undefined, c.cancelled_at)] : [];
+      });
+    }),
+  );
+
+  app.get(
+    '/allOrders',
+    signedEndpoint('general', 'read', async ({ call, params }) => {
+      const symbol = normalizeSymbol(required(params, 'symbol'));
+      call.services.market?.requirePair(symbol);
+      const limit = listLimit(params);
+      const fromId = optional(params, 'orderId');
+      const page = await listOrders(call, { symbol, limit: fromId ? 1000 : limit, offset: 0 });
+      let rows = inTimeRange(page.rows, params, (r) => new Date(r.created_at).getTime());
+      if (fromId) {
+        const at = rows.findIndex((r) => r.order_id === fromId.toLowerCase());
+        rows = at < 0 ? [] : rows.slice(at);
+      }
+      return rows.slice(0, limit).map((row) => orderOut(row));
+    }),
+  );
+
+  app.get(
+    '/myTrades',
+    signedEndpoint('general', 'read', async ({ call, params }) => {
+      const symbol = normalizeSymbol(required(params, 'symbol'));
+      call.services.market?.requirePair(symbol);
+      const limit = listLimit(params);
+      const orderId = optional(params, 'orderId')?.toLowerCase();
+      const page = await listTrades(call, { symbol, limit: orderId ? 1000 : limit, offset: 0 });
+      const rows = inTimeRange(page.rows, params, (t) => new Date(t.executed_at).getTime()).filter(
+        (t) => !orderId || t.order_id === orderId,
+      );
+      return rows.slice(-limit).map(myTrade);
+    }),
+  );
+};

@@ -1,0 +1,350 @@
+import { createHmac } from 'node:crypto';
+import ccxt, { type Exchange } from 'ccxt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+
+/**
+ * Issue 19, "Done when": the real `ccxt` client's `binance` class, with its URLs pointed at the venue's
+ * `/binance/api/v3`, against the real server process on the real market data. It reads the market, trades
+ * (market and limit, buy and sell), reads its orders, balances and trades, and every figure it sees equals the
+ * REST door's (`/api/v1`) to the last unit. Tampered signatures, stale timestamps, unknown symbols, too small
+ * quantities and over-selling answer Binance's error codes and change nothing in the wallet.
+ */
+let venue: RealDataServer;
+let apiKey: string;
+let secret: string;
+let token: string;
+let binance: Exchange;
+
+const SYMBOL = 'BTC/USDT';
+
+/** A ccxt binance client of `key` pointed at the venue, spot only (the options docs/binance-compatibility.md gives). */
+const client = (key: string, keySecret: string): Exchange =>
+  new ccxt.binance({
+    apiKey: key,
+    secret: keySecret,
+    enableRateLimit: false,
+    urls: { api: { public: `${venue.url}/binance/api/v3`, private: `${venue.url}/binance/api/v3` } },
+    options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
+  });
+
+/** A REST request of the venue's own API with the account's key. */
+const rest = async (path: string, headers: Record<string, string> = { 'x-api-key': apiKey }) => {
+  const res = await fetch(`${venue.url}/api/v1${path}`, { headers });
+  expect(res.status, `${path}: ${res.status}`).toBe(200);
+  return (await res.json()) as any;
+};
+
+/** The wallet as the REST door shows it: balances by asset (available, locked) and the open orders. */
+const wallet = async () => {
+  const balance = await rest('/account/balance');
+  const open = await rest('/trade/orders/open?limit=100');
+  return {
+    balances: Object.fromEntries(
+      (balance.balances as { asset: string; available: string; locked: string }[]).map((b) => [
+        b.asset,
+        { available: b.available, locked: b.locked },
+      ]),
+    ),
+    open: (open.orders as { order_id: string }[]).map((o) => o.order_id).sort(),
+  };
+};
+
+/** A signed Binance request sent by hand (to tamper with it), with `timestamp` unless given. */
+const signed = async (
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  params: Record<string, string>,
+  options: { tamper?: (query: string) => string; secret?: string } = {},
+) => {
+  const query = new URLSearchParams({ timestamp: String(Date.now()), ...params }).toString();
+  const signature = createHmac('sha256', options.secret ?? secret)
+    .update(query)
+    .digest('hex');
+  const text = `${options.tamper ? options.tamper(query) : query}&signature=${signature}`;
+  const url = `${venue.url}/binance/api/v3/${path}`;
+  const res =
+    method === 'POST'
+      ? await fetch(url, {
+          method,
+          headers: { 'x-mbx-apikey': apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+          body: text,
+        })
+      : await fetch(`${url}?${text}`, { method, headers: { 'x-mbx-apikey': apiKey } });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+};
+
+beforeAll(async () => {
+  venue = await startRealDataServer('ptv-binance-');
+  const reg = await fetch(`${venue.url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ display_name: 'ccxt' }),
+  });
+  const account = (await reg.json()) as { api_key: string; api_secret: string };
+  apiKey = account.api_key;
+  secret = account.api_secret;
+  const login = await fetch(`${venue.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(account),
+  });
+  token = ((await login.json()) as { token: string }).token;
+  binance = client(apiKey, secret);
+}, 180_000);
+
+afterAll(async () => {
+  await venue?.close();
+}, 60_000);
+
+describe('ccxt.binance against the venue', () => {
+  it('loadMarkets: the pairs with their filters and exactly the order types the door maps', async () => {
+    const markets = await binance.loadMarkets();
+    const pairs = (await rest('/market/pairs')).pairs as {
+      symbol: string;
+      min_qty: string;
+      step_size: string;
+      min_notional: string;
+      tick_size: string;
+    }[];
+    expect(Object.keys(markets).length).toBe(pairs.length);
+    const btc = markets[SYMBOL]!;
+    const pair = pairs.find((p) => p.symbol === 'BTCUSDT')!;
+    expect(btc).toMatchObject({ id: 'BTCUSDT', spot: true, base: 'BTC', quote: 'USDT', active: true });
+    expect(btc.limits.amount?.min).toBe(Number(pair.min_qty));
+    expect(btc.limits.cost?.min).toBe(Number(pair.min_notional));
+    expect(btc.precision.amount).toBe(Number(pair.step_size));
+    expect(btc.precision.price).toBe(Number(pair.tick_size));
+    expect(btc.info.orderTypes).toEqual(['LIMIT', 'MARKET', 'STOP_LOSS', 'TAKE_PROFIT']);
+  });
+
+  it('fetchTicker, fetchTickers, fetchOHLCV, fetchOrderBook, fetchTrades: the venue’s market data', async () => {
+    const ticker = await binance.fetchTicker(SYMBOL);
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    expect(ticker.symbol).toBe(SYMBOL);
+    expect(Math.abs(ticker.last! - price) / price).toBeLessThan(0.02);
+    const tickers = await binance.fetchTickers([SYMBOL, 'ETH/USDT']);
+    expect(Object.keys(tickers).sort()).toEqual(['BTC/USDT', 'ETH/USDT']);
+
+    const candles = await binance.fetchOHLCV(SYMBOL, '1h', undefined, 5);
+    const restCandles = (await rest('/market/candles/BTCUSDT?interval=1h&limit=5')).candles as {
+      time: string;
+      open: string;
+      high: string;
+      low: string;
+      close: string;
+      volume: string;
+    }[];
+    expect(candles).toEqual(
+      restCandles.map((c) => [
+        Date.parse(c.time),
+        Number(c.open),
+        Number(c.high),
+        Number(c.low),
+        Number(c.close),
+        Number(c.volume),
+      ]),
+    );
+
+    const book = await binance.fetchOrderBook(SYMBOL, 10);
+    expect(book.bids.length).toBe(10);
+    expect(book.asks.length).toBe(10);
+    expect(book.bids[0]![0]!).toBeLessThan(book.asks[0]![0]!);
+
+    const trades = await binance.fetchTrades(SYMBOL, undefined, 20);
+    for (const t of trades) {
+      expect(t.symbol).toBe(SYMBOL);
+      expect(t.price).toBeGreaterThan(0);
+      expect(t.amount).toBeGreaterThan(0);
+    }
+  });
+
+  it('createOrder market and limit, buy and sell; fetchOrder, fetchOpenOrders, cancelOrder, cancelAllOrders, fetchMyTrades, fetchClosedOrders, fetchOrders', async () => {
+    const start = await binance.fetchBalance();
+    expect(start['USDT']).toMatchObject({ free: 10000, used: 0, total: 10000 });
+
+    // Market buy: filled at once, and the very next read sees it (read your writes).
+    const bought = await binance.createOrder(SYMBOL, 'market', 'buy', 0.002);
+    expect(bought).toMatchObject({
+      status: 'closed',
+      side: 'buy',
+      type: 'market',
+      amount: 0.002,
+      filled: 0.002,
+    });
+    expect(bought.trades).toHaveLength(1);
+    expect(bought.fee?.currency).toBe('USDT');
+    expect((await binance.fetchBalance())['BTC']).toMatchObject({ free: 0.002, used: 0, total: 0.002 });
+
+    // Limit buy far below the price: open, visible at once, then cancelled.
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    const low = Number(binance.priceToPrecision(SYMBOL, price * 0.5));
+    const resting = await binance.createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
+    expect(resting).toMatchObject({ status: 'open', price: low, amount: 0.001, filled: 0 });
+    expect((await binance.fetchOpenOrders(SYMBOL)).map((o) => o.id)).toEqual([resting.id]);
+    expect(await binance.fetchOrder(resting.id!, SYMBOL)).toMatchObject({ id: resting.id, status: 'open' });
+    expect((await binance.fetchBalance())['USDT']!.used).toBeGreaterThan(0);
+    const cancelled = await binance.cancelOrder(resting.id!, SYMBOL);
+    expect(cancelled).toMatchObject({ id: resting.id, status: 'canceled' });
+    expect(await binance.fetchOpenOrders(SYMBOL)).toEqual([]);
+    expect((await binance.fetchBalance())['USDT']!.used).toBe(0);
+
+    // Limit sell far above, a market sell, then cancel all on the symbol.
+    const high = Number(binance.priceToPrecision(SYMBOL, price * 1.5));
+    const ask = await binance.createOrder(SYMBOL, 'limit', 'sell', 0.001, high);
+    expect(ask).toMatchObject({ status: 'open', side: 'sell' });
+    const sold = await binance.createOrder(SYMBOL, 'market', 'sell', 0.001);
+    expect(sold).toMatchObject({ status: 'closed', filled: 0.001 });
+    const bid = await binance.createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
+    const all = await binance.cancelAllOrders(SYMBOL);
+    expect(all.map((o) => o.id).sort()).toEqual([ask.id, bid.id].sort());
+    expect(await binance.fetchOpenOrders(SYMBOL)).toEqual([]);
+
+    // Own trades: the two fills, as the REST history has them.
+    const mine = await binance.fetchMyTrades(SYMBOL);
+    const history = (await rest('/trade/history?limit=100')).trades as {
+      trade_id: string;
+      price: string;
+      quantity: string;
+      fee: string;
+    }[];
+    expect(mine.map((t) => t.id).sort()).toEqual(history.map((t) => t.trade_id).sort());
+    for (const t of mine) {
+      const h = history.find((x) => x.trade_id === t.id)!;
+      expect([t.price, t.amount, t.fee?.cost]).toEqual([Number(h.price), Number(h.quantity), Number(h.fee)]);
+    }
+    expect(mine.map((t) => t.order).sort()).toEqual([bought.id, sold.id].sort());
+
+    // Closed orders (ccxt: the filled ones) and every order (allOrders) with its status.
+    const closed = await binance.fetchClosedOrders(SYMBOL);
+    expect(closed.map((o) => o.id).sort()).toEqual([bought.id, sold.id].sort());
+    const every = await binance.fetchOrders(SYMBOL);
+    expect(Object.fromEntries(every.map((o) => [o.id, o.status]))).toEqual({
+      [bought.id!]: 'closed',
+      [sold.id!]: 'closed',
+      [resting.id!]: 'canceled',
+      [ask.id!]: 'canceled',
+      [bid.id!]: 'canceled',
+    });
+  });
+
+  it('balances seen through ccxt equal /api/v1/account/balance to the last unit', async () => {
+    const balance = await binance.fetchBalance();
+    const restBalance = (await rest('/account/balance')).balances as {
+      asset: string;
+      available: string;
+      locked: string;
+    }[];
+    const raw = (balance.info as { balances: { asset: string; free: string; locked: string }[] }).balances;
+    expect(raw).toEqual(restBalance.map((b) => ({ asset: b.asset, free: b.available, locked: b.locked })));
+    for (const b of restBalance) {
+      expect(balance[b.asset]).toMatchObject({ free: Number(b.available), used: Number(b.locked) });
+    }
+  });
+
+  it('an agent key trades its own wallet with the api_secret it was created with', async () => {
+    const res = await fetch(`${venue.url}/api/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ display_name: 'ccxt agent', starting_balance: '5000' }),
+    });
+    const agent = (await res.json()) as { api_key: string; api_secret: string };
+    const agentClient = client(agent.api_key, agent.api_secret);
+    await agentClient.loadMarkets();
+    expect((await agentClient.fetchBalance())['USDT']).toMatchObject({ free: 5000, total: 5000 });
+    const order = await agentClient.createOrder(SYMBOL, 'market', 'buy', 0.001);
+    expect(order.status).toBe('closed');
+    const agentRest = await rest('/account/balance', { 'x-api-key': agent.api_key });
+    const raw = ((await agentClient.fetchBalance()).info as { balances: { asset: string; free: string }[] })
+      .balances;
+    expect(raw.map((b) => [b.asset, b.free])).toEqual(
+      (agentRest.balances as { asset: string; available: string }[]).map((b) => [b.asset, b.available]),
+    );
+  });
+
+  it('newClientOrderId is the idempotency key: a retry answers the first order, another order with it is -2010', async () => {
+    const before = await wallet();
+    const params = {
+      symbol: 'BTCUSDT',
+      side: 'BUY',
+      type: 'MARKET',
+      quantity: '0.001',
+      newClientOrderId: 'retry-1',
+    };
+    const first = await signed('POST', 'order', params);
+    expect(first.status).toBe(200);
+    const again = await signed('POST', 'order', params);
+    expect(again.body.orderId).toBe(first.body.orderId);
+    expect(again.body.fills).toEqual(first.body.fills);
+    const other = await signed('POST', 'order', { ...params, quantity: '0.002' });
+    expect(other).toMatchObject({ status: 400, body: { code: -2010 } });
+    const found = await signed('GET', 'order', { symbol: 'BTCUSDT', origClientOrderId: 'retry-1' });
+    expect(found.body).toMatchObject({
+      orderId: first.body.orderId,
+      clientOrderId: 'retry-1',
+      status: 'FILLED',
+    });
+    const after = await wallet();
+    expect(Number(after.balances['BTC']!.available)).toBeCloseTo(
+      Number(before.balances['BTC']!.available) + 0.001,
+      8,
+    );
+  });
+
+  it('refusals answer Binance codes and change nothing in the wallet', async () => {
+    const before = await wallet();
+    const order = { symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.001' };
+
+    const tampered = await signed('POST', 'order', order, { tamper: (q) => q.replace('0.001', '0.002') });
+    expect(tampered).toMatchObject({ status: 400, body: { code: -1022 } });
+    const wrongSecret = await signed('GET', 'account', {}, { secret: `${secret}x` });
+    expect(wrongSecret).toMatchObject({ status: 400, body: { code: -1022 } });
+
+    const stale = await signed('POST', 'order', { ...order, timestamp: String(Date.now() - 60_000) });
+    expect(stale).toMatchObject({ status: 400, body: { code: -1021 } });
+    const ahead = await signed('POST', 'order', { ...order, timestamp: String(Date.now() + 10_000) });
+    expect(ahead).toMatchObject({ status: 400, body: { code: -1021 } });
+
+    const unknown = await signed('POST', 'order', { ...order, symbol: 'NOPEUSDT' });
+    expect(unknown).toMatchObject({ status: 400, body: { code: -1121 } });
+    const tooSmall = await signed('POST', 'order', { ...order, quantity: '0.00000001' });
+    expect(tooSmall).toMatchObject({ status: 400, body: { code: -1013 } });
+    expect(tooSmall.body.msg).toMatch(/^Filter failure: (LOT_SIZE|NOTIONAL)/);
+    const overSell = await signed('POST', 'order', { ...order, side: 'SELL', quantity: '5' });
+    expect(overSell.status).toBe(400);
+    expect(overSell.body.code).toBe(-2010);
+    const unserved = await signed('POST', 'order', { ...order, type: 'STOP_LOSS_LIMIT' });
+    expect(unserved).toMatchObject({ status: 400, body: { code: -1116 } });
+    const unknownOrder = await signed('DELETE', 'order', {
+      symbol: 'BTCUSDT',
+      orderId: '00000000-0000-4000-8000-000000000000',
+    });
+    expect(unknownOrder).toMatchObject({ status: 400, body: { code: -2011, msg: 'Unknown order sent.' } });
+    const noKey = await fetch(`${venue.url}/binance/api/v3/account?timestamp=1&signature=00`);
+    expect(noKey.status).toBe(401);
+    expect(((await noKey.json()) as { code: number }).code).toBe(-2014);
+
+    // Through ccxt: its own exception classes for the same refusals.
+    await expect(binance.createOrder(SYMBOL, 'market', 'sell', 5)).rejects.toBeInstanceOf(
+      ccxt.InsufficientFunds,
+    );
+    await expect(binance.fetchOrder('00000000-0000-4000-8000-000000000000', SYMBOL)).rejects.toBeInstanceOf(
+      ccxt.OrderNotFound,
+    );
+
+    expect(await wallet()).toEqual(before);
+  });
+
+  it('presents the rate limiter as X-MBX-USED-WEIGHT-1M and X-MBX-ORDER-COUNT-1M', async () => {
+    const read = await signed('GET', 'account', {});
+    expect(Number(read.headers.get('x-mbx-used-weight-1m'))).toBeGreaterThan(0);
+    const order = await signed('POST', 'order', {
+      symbol: 'BTCUSDT',
+      side: 'SELL',
+      type: 'MARKET',
+      quantity: '0.001',
+    });
+    expect(order.status).toBe(200);
+    expect(Number(order.headers.get('x-mbx-order-count-1m'))).toBeGreaterThan(0);
+  });
+});
