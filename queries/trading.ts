@@ -111,6 +111,22 @@ export const listOrders = async (
   return { rows, total: Number(count.n) };
 };
 
+/** The first order recorded with this idempotency key (its stored hash) since `since`, if any. */
+export const findOrderByIdempotencyKey = (
+  db: Kysely<ReadModels>,
+  ownerId: string,
+  key: string,
+  since: Date,
+): Promise<OrderRow | undefined> =>
+  db
+    .selectFrom('orders')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('idempotency_key', '=', key)
+    .where('created_at', '>=', since)
+    .orderBy('seq')
+    .executeTakeFirst();
+
 /** Filters and page of {@link listTrades}. */
 export interface TradeFilter {
   symbol?: string;

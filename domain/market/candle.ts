@@ -20,6 +20,10 @@ export interface Candle {
   tradeCount: number | null;
 }
 
+/** Binance's `close_time` of a candle: the last millisecond it covers. */
+export const closeTimeOf = (openTime: number, interval: Interval): number =>
+  openTime + INTERVAL_MS[interval] - 1;
+
 const ZERO = '0.00000000';
 const nonPositive = (v: string) => v === ZERO || v.startsWith('-');
 const firstNonPositive = (c: Candle): 'open' | 'high' | 'low' | 'close' | undefined =>
