@@ -125,9 +125,13 @@ export const signedEndpoint =
 /**
  * Prepares a fastify scope for the Binance door: form bodies are read as text (kept for the signature and parsed
  * with the query string), JSON bodies are left to the parameters too, unknown routes and framework errors answer in
- * Binance's shape, and no answer may be cached.
+ * Binance's shape, no answer may be cached, and the routes stay out of the venue's OpenAPI document.
  */
 export const prepareScope = (app: FastifyInstance): void => {
+  // Binance's own documentation describes these endpoints; the venue's OpenAPI document (/docs) is /api/v1's.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     request.binanceBody = typeof body === 'string' ? body : body.toString('utf8');
