@@ -13,6 +13,7 @@ import { reconnectingSocket } from '../../src/market/sources/reconnecting-socket
 import { createRuntime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { operatorHeadersOf } from '../support/runtime';
+import { until } from '../support/until';
 import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
 import { tempMarketData } from './support';
 
@@ -34,14 +35,6 @@ afterAll(async () => {
   await database?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-const until = async (check: () => boolean, timeoutMs = 5000) => {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 const settingsFor = (env: Record<string, string>) =>
   marketSettings(
@@ -170,7 +163,7 @@ describe('reconnecting socket', () => {
       onClose: (_reason, retryInMs) => waits.push(retryInMs),
     });
     socket.start();
-    await until(() => waits.length >= 6, 5000);
+    await until(() => waits.length >= 6);
     await socket.stop();
     waits.slice(0, 6).forEach((w, i) => {
       const base = Math.min(160, 20 * 2 ** i);

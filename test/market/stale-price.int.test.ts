@@ -10,6 +10,7 @@ import { keyHeader, registerAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { operatorHeadersOf } from '../support/runtime';
+import { until } from '../support/until';
 import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
 
 /**
@@ -32,14 +33,6 @@ afterAll(async () => {
   await database?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-const until = async (check: () => boolean | Promise<boolean>, timeoutMs = 15_000) => {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 let tradeId = Number(RECORDED.trade.data['t']);
 /** A new trade of BTCUSDT at `price`, now: what Binance's stream would send next. */
