@@ -1,0 +1,285 @@
+/**
+ * Long-lived wallets (issue 20): what a cold command and a history page cost against the size of one wallet's
+ * history. For each size N (default 10,000 and 100,000 orders) on a fresh database of the local PostgreSQL server
+ * (or PGlite with `--pglite`):
+ *
+ * 1. Builds one wallet of N market orders (alternating buy and sell, each an `OrderPlaced` and an `OrderFilled`):
+ *    the real wallet decider decides every order in-process and the events are appended through the command
+ *    handler (`createCommandHandler`, the same append and snapshot path as the wallet commands) in chunks of 500
+ *    orders, with snapshots on — so it takes seconds, not the N round trips of one command per order.
+ * 2. Folds them into the trades read model (the `orders` projection, as the server does).
+ * 3. "Restarts" `--restarts` times per mode: a new event store and new wallet commands (empty state cache), then
+ *    times the first `placeOrder` (a market order: load, decide, append — the `command` of `Server-Timing`) and the
+ *    next one; with snapshots off (`SNAPSHOT_EVERY=0`, the control: the whole stream is replayed) and on
+ *    (`--every`, default 500).
+ * 4. Times `--samples` reads of the trade history page (`queries/trading` `listTrades`, what `GET /trade/history`
+ *    runs, 50 rows) at the first, middle and last page, and reports p50/p99.
+ *
+ *   npx tsx bench/long-history.ts [--sizes 10000,100000] [--every 500] [--restarts 3] [--samples 50]
+ *                                 [--url postgres://postgres@127.0.0.1:5432/postgres] [--pglite] [--json FILE]
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { Command } from 'commander';
+import pg from 'pg';
+import { createCommandHandler } from '../commands/handler';
+import { Snapshotter } from '../commands/snapshots';
+import { createWalletCommands, type MarketView } from '../commands/wallet';
+import { DEFAULT_RISK_PROFILE } from '../domain/shared/risk-profile';
+import { dec } from '../domain/trading/decimal';
+import type { PairFilters } from '../domain/trading/quantity';
+import type { WalletCommand, WalletContext } from '../domain/wallet/commands';
+import { walletDecider } from '../domain/wallet/decide';
+import { type WalletEvent, walletStreamId } from '../domain/wallet/events';
+import { walletSnapshotCodec } from '../domain/wallet/snapshot';
+import type { WalletState } from '../domain/wallet/state';
+import { ordersProjection } from '../projections/orders';
+import { ProjectionRunner } from '../projections/runner';
+import { listTrades } from '../queries/trading';
+import type { TradingProfile } from '../queries/trading-profile';
+import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/database';
+import { migrateToLatest } from '../src/db/migrate';
+import { createPostgresEventStore } from '../src/eventstore/postgres';
+import { createSqlSnapshotStore } from '../src/eventstore/snapshots';
+
+const program = new Command()
+  .option('--sizes <list>', 'orders per wallet, comma-separated', '10000,100000')
+  .option('--every <n>', 'SNAPSHOT_EVERY of the snapshot runs', '500')
+  .option('--restarts <n>', 'cold starts timed per mode', '3')
+  .option('--samples <n>', 'reads per history page', '50')
+  .option('--url <url>', 'PostgreSQL server', 'postgres://postgres@127.0.0.1:5432/postgres')
+  .option('--pglite', 'in-memory PGlite instead of the server')
+  .option('--json <file>', 'also write the results as JSON')
+  .parse();
+const o = program.opts<{
+  sizes: string;
+  every: string;
+  restarts: string;
+  samples: string;
+  url: string;
+  pglite?: boolean;
+  json?: string;
+}>();
+const every = Number(o.every);
+
+const PAIR: PairFilters = {
+  symbol: 'BTCUSDT',
+  baseAsset: 'BTC',
+  status: 'active',
+  minQty: '0.00001000',
+  stepSize: '0.00001000',
+  minNotional: '5.00000000',
+};
+const view: MarketView = {
+  price: () => ({ price: '40000', timestamp: new Date().toISOString(), source: 'synthetic' }),
+  pair: (s) => (s === 'BTCUSDT' ? PAIR : undefined),
+  quoteVolume24h: () => '400000000',
+};
+const RISK = {
+  ...DEFAULT_RISK_PROFILE,
+  max_position_size_pct: 100,
+  max_order_size_pct: 100,
+  daily_loss_limit_pct: 100,
+};
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const median = (values: number[]) => percentile(values, 50);
+const ms = (v: number) => Number(v.toFixed(2));
+
+/** A fresh database: a new one on the server (dropped at the end), or an in-memory PGlite. */
+const freshDatabase = async (): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> => {
+  if (o.pglite) {
+    const handle = await openPGlite();
+    await migrateToLatest(handle.db);
+    return { handle, drop: () => handle.close() };
+  }
+  const name = `ptv_bench_history_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: o.url });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(o.url);
+  url.pathname = `/${name}`;
+  const handle = openPostgres(url.toString(), { max: 8 });
+  await migrateToLatest(handle.db);
+  return {
+    handle,
+    drop: async () => {
+      await handle.close();
+      const a = new pg.Client({ connectionString: o.url });
+      await a.connect();
+      await a.query(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+};
+
+/** The wallet decider that appends the events it is given (decided beforehand by the real decider). */
+const replaying = {
+  ...walletDecider,
+  decideWithState: undefined,
+  decide: (command: { events: WalletEvent[] }) => command.events,
+};
+
+const results: Record<string, unknown>[] = [];
+
+for (const size of o.sizes.split(',').map(Number)) {
+  const { handle, drop } = await freshDatabase();
+  try {
+    const ownerId = randomUUID();
+    const stream = walletStreamId(ownerId);
+    const profile: TradingProfile = {
+      ownerType: 'account',
+      ownerId,
+      accountId: ownerId,
+      agentId: null,
+      status: 'active',
+      accountStatus: 'active',
+      startingBalance: '100000000.00000000',
+      sessionId: randomUUID(),
+      sessionStartedAt: new Date().toISOString(),
+      riskProfile: RISK,
+    };
+    const owner = {
+      ownerId,
+      ownerType: 'account' as const,
+      accountId: ownerId,
+      status: 'active' as const,
+      accountStatus: 'active' as const,
+      sessionId: profile.sessionId,
+      startingBalance: profile.startingBalance,
+    };
+
+    // 1. Build: decide every order in-process, append through the command handler in chunks.
+    const built = performance.now();
+    const store = createPostgresEventStore(handle);
+    const snapshots = createSqlSnapshotStore(handle.all);
+    const writer = new Snapshotter<WalletState>({ store: snapshots, codec: walletSnapshotCodec, every });
+    const handler = createCommandHandler(store, replaying, { snapshots: writer });
+    let state = walletDecider.initialState();
+    let id = 0;
+    const ctx = (): WalletContext => ({
+      now: new Date(),
+      newId: () => `${ownerId.slice(0, 8)}-${++id}`,
+      prices: (symbol) => view.price(symbol),
+      pairs: (symbol) => view.pair(symbol),
+      quoteVolume24h: () => dec('400000000'),
+      riskProfile: RISK,
+      feeRate: dec('0.001'),
+    });
+    const decide = (command: WalletCommand, into: WalletEvent[]) => {
+      const events = walletDecider.decide(command, state, ctx());
+      for (const e of events) state = walletDecider.evolve(state, e);
+      into.push(...events);
+    };
+    let events = 0;
+    for (let placed = 0; placed < size; ) {
+      const chunk: WalletEvent[] = [];
+      if (placed === 0) decide({ type: 'OpenWallet', data: { owner } }, chunk);
+      for (let i = 0; i < 500 && placed < size; i++, placed++) {
+        decide(
+          {
+            type: 'PlaceOrder',
+            data: {
+              owner,
+              order: {
+                symbol: 'BTCUSDT',
+                side: placed % 2 ? 'sell' : 'buy',
+                type: 'market',
+                quantity: '0.001',
+              },
+            },
+          },
+          chunk,
+        );
+      }
+      await handler.handle(stream, { events: chunk }, { now: new Date(), newId: randomUUID });
+      events += chunk.length;
+    }
+    await writer.idle();
+    const buildSeconds = (performance.now() - built) / 1000;
+
+    // 2. The trades read model.
+    const folded = performance.now();
+    const runner = new ProjectionRunner(store, handle.db, [ordersProjection]);
+    await runner.start();
+    if (!(await runner.waitFor(await store.headPosition(), 600_000)))
+      throw new Error('projection did not catch up');
+    await runner.stop();
+    const foldSeconds = (performance.now() - folded) / 1000;
+    await store.close();
+    console.log(
+      `${size} orders: ${events} events built in ${buildSeconds.toFixed(1)} s, folded into trades in ${foldSeconds.toFixed(1)} s`,
+    );
+
+    // 3. Cold first order after a restart, with snapshots off (control) and on.
+    const cold: Record<string, { first: number[]; next: number[] }> = {};
+    for (const mode of ['off', 'on'] as const) {
+      cold[mode] = { first: [], next: [] };
+      for (let r = 0; r < Number(o.restarts); r++) {
+        const restartedStore = createPostgresEventStore(handle);
+        const wallets = createWalletCommands({
+          store: restartedStore,
+          db: handle.db,
+          market: () => view,
+          profileOf: async () => profile,
+          snapshots: { store: snapshots, every: mode === 'on' ? every : 0 },
+        });
+        const order = { symbol: 'BTCUSDT', side: 'buy' as const, type: 'market' as const, quantity: '0.001' };
+        const t0 = performance.now();
+        const first = await wallets.placeOrder({ accountId: ownerId }, order, { actor: 'bench' });
+        const t1 = performance.now();
+        await wallets.placeOrder({ accountId: ownerId }, { ...order, side: 'sell' }, { actor: 'bench' });
+        const t2 = performance.now();
+        if (first.kind !== 'filled') throw new Error(`the timed order was ${first.kind}`);
+        cold[mode].first.push(t1 - t0);
+        cold[mode].next.push(t2 - t1);
+        await wallets.snapshotsWritten();
+        await restartedStore.close();
+      }
+    }
+
+    // 4. History pages: first, middle, last (50 rows each, newest first).
+    const total = (await listTrades(handle.db, ownerId, { limit: 1, offset: 0 })).total;
+    const pages: Record<string, { p50: number; p99: number }> = {};
+    for (const [name, offset] of [
+      ['first', 0],
+      ['middle', Math.floor(total / 2 / 50) * 50],
+      ['last', Math.max(0, Math.floor((total - 1) / 50) * 50)],
+    ] as const) {
+      const times: number[] = [];
+      for (let i = 0; i < Number(o.samples); i++) {
+        const t0 = performance.now();
+        const page = await listTrades(handle.db, ownerId, { limit: 50, offset });
+        times.push(performance.now() - t0);
+        if (page.rows.length === 0) throw new Error(`empty ${name} page`);
+      }
+      pages[name] = { p50: ms(median(times)), p99: ms(percentile(times, 99)) };
+    }
+    const row = {
+      orders: size,
+      events,
+      trades: total,
+      backend: o.pglite ? 'pglite' : 'postgres',
+      snapshot_every: every,
+      cold_first_order_ms: {
+        snapshots_off: ms(median(cold.off!.first)),
+        snapshots_on: ms(median(cold.on!.first)),
+        runs_off: cold.off!.first.map(ms),
+        runs_on: cold.on!.first.map(ms),
+      },
+      next_order_ms: { snapshots_off: ms(median(cold.off!.next)), snapshots_on: ms(median(cold.on!.next)) },
+      history_page_ms: pages,
+    };
+    results.push(row);
+    console.log(JSON.stringify(row));
+  } finally {
+    await drop();
+  }
+}
+
+if (o.json)
+  fs.writeFileSync(o.json, `${JSON.stringify({ date: new Date().toISOString(), results }, null, 2)}\n`);
