@@ -1,10 +1,10 @@
 import { encodeState } from '../../domain/shared/state-codec';
 import { walletDecider } from '../../domain/wallet/decide';
-import type { WalletEvent } from '../../domain/wallet/events';
+import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import { WALLET_SNAPSHOT_SCHEMA, walletSnapshotCodec } from '../../domain/wallet/snapshot';
 import type { WalletState } from '../../domain/wallet/state';
-import type { RecordedEvent } from '../../ports/event-store';
-import type { StoredSnapshot } from '../../ports/snapshot-store';
+import type { EventStore, RecordedEvent } from '../../ports/event-store';
+import type { SnapshotStore, StoredSnapshot } from '../../ports/snapshot-store';
 
 /** What {@link verifyWalletSnapshot} found. */
 export type SnapshotVerdict =
@@ -67,4 +67,30 @@ export const verifyWalletSnapshot = (
       differing.length ? `fields ${differing.join(', ')}` : 'in its encoding'
     })`,
   };
+};
+
+/** What {@link verifyWalletSnapshots} found over every wallet snapshot. */
+export interface SnapshotsReport {
+  equal: number;
+  otherVersion: number;
+  /** The snapshots that are not the replay, with how (`verifyWalletSnapshot`'s text). */
+  differing: { streamId: string; text: string }[];
+}
+
+/**
+ * Every wallet snapshot of `snapshots` checked against its stream read from `store` and replayed from event 0
+ * (`projections rebuild --verify`; `audit verify` checks them stream by stream). One stream in memory at a time.
+ */
+export const verifyWalletSnapshots = async (
+  store: Pick<EventStore, 'readStream'>,
+  snapshots: SnapshotStore,
+): Promise<SnapshotsReport> => {
+  const report: SnapshotsReport = { equal: 0, otherVersion: 0, differing: [] };
+  for await (const snapshot of snapshots.list(walletStreamId(''))) {
+    const verdict = verifyWalletSnapshot(snapshot, await store.readStream(snapshot.streamId));
+    if (verdict.status === 'equal') report.equal++;
+    else if (verdict.status === 'other_version') report.otherVersion++;
+    else report.differing.push({ streamId: snapshot.streamId, text: verdict.text });
+  }
+  return report;
 };

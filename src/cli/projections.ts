@@ -4,6 +4,7 @@ import { allGenerations } from '../../projections/generations';
 import type { Projection } from '../../projections/projection';
 import { rebuildProjection } from '../../projections/rebuild';
 import { allProjections } from '../../projections/registry';
+import { verifyWalletSnapshots } from '../audit/snapshot-audit';
 import type { Config } from '../config';
 import { usageError } from './errors';
 import { openReadingRuntime } from './runtime';
@@ -80,7 +81,8 @@ export const projectionsNamed = (name: string | undefined): Projection[] => {
 /**
  * `projections rebuild [name] [--verify]`: rebuilds one or all projections beside the live tables and swaps
  * them in (no downtime), with a progress bar. With `--verify`, swaps only when the rebuilt tables equal the
- * live ones row by row; differences are printed and the exit code is 1. An unknown name is a usage error
+ * live ones row by row; differences are printed and the exit code is 1. `--verify` of all projections also checks
+ * every wallet snapshot against the wallet replayed from event 0 (`SNAPSHOT DIFFERS`, exit code 1). An unknown name is a usage error
  * (exit code 2).
  */
 export const projectionsRebuild = async (
@@ -144,6 +146,20 @@ export const projectionsRebuild = async (
           }
         }
       }
+    }
+    if (options.verify && name === undefined) {
+      // Snapshots are a cache of the write side, checked like the read models: against the log from event 0.
+      const report = await verifyWalletSnapshots(runtime.services.eventStore, runtime.services.snapshots);
+      for (const d of report.differing) console.log(`SNAPSHOT DIFFERS ${d.streamId} ${d.text}`);
+      const checked = report.equal + report.otherVersion + report.differing.length;
+      console.log(
+        `snapshots: verify: ${
+          report.differing.length
+            ? `${report.differing.length} of ${checked} wallet snapshot(s) differ from the replay`
+            : `${checked} wallet snapshot(s) equal to the replay`
+        }${report.otherVersion ? ` (${report.otherVersion} of another state version, ignored by loads)` : ''}`,
+      );
+      if (report.differing.length) exitCode = 1;
     }
   } finally {
     await runtime.close();
