@@ -123,9 +123,27 @@ export class RollingWindow {
     if (this.cached && this.cached.minute === current && this.cached.version === this.version) {
       return this.cached.stats;
     }
-    const oldest = current - WINDOW_MINUTES + 1;
+    const stats = this.span(current - WINDOW_MINUTES + 1, current);
+    this.cached = { minute: current, version: this.version, stats };
+    return stats;
+  }
+
+  /**
+   * Statistics of the ticks in `[startMs, endMs)` (minute-aligned bounds: a candle's span, e.g. the forming hour
+   * of the WebSocket `candles` channel), as far as the window ending in the minute of `nowMs` still holds them;
+   * `undefined` when it holds no tick there.
+   */
+  between(startMs: number, endMs: number, nowMs: number): WindowStats | undefined {
+    const current = Math.floor(nowMs / MINUTE);
+    const first = Math.max(Math.floor(startMs / MINUTE), current - WINDOW_MINUTES + 1);
+    const last = Math.min(Math.ceil(endMs / MINUTE) - 1, current);
+    return first <= last ? this.span(first, last) : undefined;
+  }
+
+  /** Folds the buckets of minutes `first` to `last` (inclusive, inside the window). */
+  private span(first: number, last: number): WindowStats | undefined {
     let stats: WindowStats | undefined;
-    for (let m = oldest; m <= current; m++) {
+    for (let m = first; m <= last; m++) {
       const slot = m % SLOTS;
       if (this.minute[slot] !== m) continue;
       if (!stats) {
@@ -149,7 +167,6 @@ export class RollingWindow {
       stats.quoteVolume += this.quote[slot]!;
       stats.tradeCount += this.count[slot]!;
     }
-    this.cached = { minute: current, version: this.version, stats };
     return stats;
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { INTERVALS } from '../../domain/market/intervals';
 import { ORDER_SIDES } from '../../domain/trading/orders';
 import { BATTLE_STATUSES } from './battle';
 import { decimalOutput, timestamp } from './common';
@@ -54,4 +55,23 @@ export const battleStatusData = z.object({
   agent_id: z.string().nullable(),
   reason: z.string().nullable(),
   timestamp,
+});
+
+/**
+ * `candles` / `candle` (the forming candle, on every tick) and `candles` / `candle_closed` (once, at its close):
+ * one candle of a symbol and interval built from the live ticks (docs/market-data.md "WebSocket").
+ */
+export const candleMessageData = z.object({
+  symbol: z.string(),
+  interval: z.enum(INTERVALS),
+  time: timestamp.describe('open time of the candle (wall clock, like the ticks)'),
+  close_time: timestamp.describe('last millisecond the candle covers'),
+  open: decimalOutput,
+  high: decimalOutput,
+  low: decimalOutput,
+  close: decimalOutput,
+  volume: decimalOutput,
+  quote_volume: decimalOutput,
+  trade_count: z.number().int(),
+  is_closed: z.boolean().describe('false while the candle forms; true on `candle_closed`'),
 });

@@ -1,5 +1,10 @@
 import { type Observable, Subject } from 'rxjs';
-import { RollingWindow, type TickerValues, tickerValues } from '../../domain/market/rolling-window';
+import {
+  RollingWindow,
+  type TickerValues,
+  tickerValues,
+  type WindowStats,
+} from '../../domain/market/rolling-window';
 import { PriceCache } from './price-cache';
 import { RecentTrades } from './recent-trades';
 import type { MarketSourceName, PriceTick } from './ticks';
@@ -88,6 +93,15 @@ export class MarketFeed {
     if (!stats) return undefined;
     const source = this.prices.get(symbol)?.source ?? 'files';
     return { symbol, ...tickerValues(stats), time: stats.lastTime, basis: 'window', source };
+  }
+
+  /**
+   * The ticks of `symbol` in `[openTime, openTime + intervalMs)` folded into one candle (values in 1e-8 units), as
+   * far as the 24h window still holds them at `now`; `undefined` without a tick there. The WebSocket `candles`
+   * channel's forming and closed candles (a span of at most a day, inside the window).
+   */
+  candle(symbol: string, openTime: number, intervalMs: number, now = Date.now()): WindowStats | undefined {
+    return this.windows.get(symbol)?.between(openTime, openTime + intervalMs, now);
   }
 
   /** Symbols with a price. */

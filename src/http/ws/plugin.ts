@@ -5,6 +5,7 @@ import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import type { Principal } from '../../auth/principal';
 import { withIssues } from '../errors';
 import { battleChannels } from './battle-channel';
+import { candlesChannels } from './candles-channel';
 import { ordersChannels } from './orders-channel';
 import { portfolioChannels } from './portfolio-channel';
 import { type WsChannel, type WsClientMessage, type WsConnection, wsChannels } from './registry';
@@ -43,7 +44,13 @@ const MAX_BUFFERED_BYTES = 1 << 20;
 
 const WS_CLOSE_UNAUTHORIZED = 4401;
 
-for (const factory of [...tickerChannels, ...ordersChannels, ...portfolioChannels, ...battleChannels]) {
+for (const factory of [
+  ...tickerChannels,
+  ...candlesChannels,
+  ...ordersChannels,
+  ...portfolioChannels,
+  ...battleChannels,
+]) {
   if (!wsChannels.some((f) => f.name === factory.name)) wsChannels.push(factory);
 }
 
