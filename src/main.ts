@@ -11,6 +11,8 @@ import { serve, worker } from './cli/serve';
 import { loadConfig } from './config';
 import { createLogger } from './logger';
 import { defaultMarketDataDir } from './market/sibling-data';
+import { parseToolsets } from './mcp/registry';
+import { runStdio } from './mcp/stdio';
 import { VERSION } from './version';
 
 /**
@@ -206,6 +208,39 @@ program
   .action(async (opts: GenerateCliOptions) => {
     process.exitCode = await generateMarketDataCli(opts);
   });
+
+program
+  .command('mcp')
+  .description(
+    'serve MCP on stdin/stdout for an MCP host (docs/mcp.md): a client of a running venue over its REST API',
+  )
+  .option('--base-url <url>', 'the venue, e.g. http://127.0.0.1:8000 (PTV_BASE_URL)')
+  .option('--api-key <key>', 'account or agent API key (PTV_API_KEY)')
+  .option('--token <jwt>', 'a JWT from POST /auth/login, for the JWT-only tools (PTV_JWT)')
+  .option('--agent-id <id>', 'act for this agent of the account (PTV_AGENT_ID)')
+  .option(
+    '--toolsets <list>',
+    'comma-separated: market,trading,account,backtest,analytics; default all (PTV_TOOLSETS)',
+  )
+  .action(
+    async (opts: {
+      baseUrl?: string;
+      apiKey?: string;
+      token?: string;
+      agentId?: string;
+      toolsets?: string;
+    }) => {
+      const baseUrl = opts.baseUrl ?? process.env.PTV_BASE_URL;
+      if (!baseUrl) throw usageError('mcp needs --base-url or PTV_BASE_URL (e.g. http://127.0.0.1:8000)');
+      await runStdio({
+        baseUrl,
+        apiKey: opts.apiKey ?? process.env.PTV_API_KEY,
+        token: opts.token ?? process.env.PTV_JWT,
+        agentId: opts.agentId ?? process.env.PTV_AGENT_ID,
+        toolsets: parseToolsets(opts.toolsets ?? process.env.PTV_TOOLSETS),
+      });
+    },
+  );
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(describeError(error, { databaseUrl }));

@@ -1,6 +1,11 @@
 import type { PlaceOrderOutcome } from '../../commands/wallet';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
-import type { OrderFilledData, OrderPlacedData, WalletEvent } from '../../domain/wallet/events';
+import type {
+  OrderCancelledData,
+  OrderFilledData,
+  OrderPlacedData,
+  WalletEvent,
+} from '../../domain/wallet/events';
 import type { Holding, WalletState } from '../../domain/wallet/state';
 import type { OrderRow, PositionRow, TradeRow } from '../../queries/trading';
 
@@ -104,6 +109,28 @@ export const previewOut = (kind: 'filled' | 'pending', events: readonly WalletEv
     locked_amount: placed.locked_amount,
     lock_asset: placed.lock_asset,
     priced_at: placed.placed_at,
+  };
+};
+
+/** A cancelled order (spec `DELETE /trade/order/{id}`). */
+export const cancelOut = (c: OrderCancelledData) => ({
+  order_id: c.order_id,
+  status: 'cancelled' as const,
+  unlocked_amount: c.unlocked_amount,
+  unlocked_asset: c.unlocked_asset,
+  cancelled_at: c.cancelled_at,
+});
+
+/** Every open order cancelled at once (spec `DELETE /trade/orders/open`): the count and what was released. */
+export const cancelAllOut = (cancelled: readonly OrderCancelledData[]) => {
+  const unlocked = new Map<string, Dec>();
+  for (const c of cancelled) {
+    unlocked.set(c.unlocked_asset, (unlocked.get(c.unlocked_asset) ?? ZERO).plus(c.unlocked_amount));
+  }
+  return {
+    cancelled_count: cancelled.length,
+    total_unlocked: fmt(unlocked.get('USDT') ?? ZERO),
+    unlocked: Object.fromEntries([...unlocked].map(([asset, v]) => [asset, fmt(v)])),
   };
 };
 

@@ -41,6 +41,7 @@ import {
   pendingOrderResponse,
   placeOrderBody,
 } from '../../contract/trading';
+import { cancelOut } from '../../trading/present';
 import { callOf } from '../call';
 
 import { requiredSymbols } from '../symbols-query';
@@ -134,14 +135,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const c = await cancelSandboxOrder(callOf(request), request.params.id, request.params.order_id);
-      return {
-        order_id: c.order_id,
-        status: 'cancelled' as const,
-        unlocked_amount: c.unlocked_amount,
-        unlocked_asset: c.unlocked_asset,
-        cancelled_at: c.cancelled_at,
-      };
+      return cancelOut(await cancelSandboxOrder(callOf(request), request.params.id, request.params.order_id));
     },
   );
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { authPlugin } from '../../auth/plugin';
 import { binanceRoutes } from '../../binance/plugin';
+import { mcpRoutes } from '../../mcp/http';
 import { dashboardRoutes } from '../dashboard';
 import { websocketRoutes } from '../ws/plugin';
 import { accountRoutes } from './account';
@@ -41,10 +42,12 @@ export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
 
 /**
  * Plugins mounted at the root (outside `/api/v1`): the WebSocket endpoint `/ws/v1`, the Binance-compatible door
- * under `/binance` (`src/binance`, a door of its own that this server only hosts), the dashboard at `/`.
+ * under `/binance` (`src/binance`, a door of its own that this server only hosts), the MCP server `/mcp` (`src/mcp`,
+ * likewise only hosted here: its tools call the use cases, never these routes), the dashboard at `/`.
  */
 export const rootRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   { name: 'websocket', plugin: websocketRoutes },
   { name: 'binance', plugin: binanceRoutes },
+  { name: 'mcp', plugin: mcpRoutes },
   { name: 'dashboard', plugin: dashboardRoutes() },
 ];

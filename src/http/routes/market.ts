@@ -1,12 +1,21 @@
-import type { FastifyInstance } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { Candle } from '../../../domain/market/candle';
-import { gapOut } from '../../../domain/market/gaps';
-import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../domain/market/intervals';
-import type { Pair } from '../../../domain/market/pair';
-import { isoMicros, isoMillis } from '../../../domain/market/time';
-import { DomainError } from '../../../domain/shared/errors';
+import { isoMillis } from '../../../domain/market/time';
+import {
+  candleQuery,
+  candlesOf,
+  currentPrice,
+  currentPrices,
+  dataRange,
+  listPairs,
+  marketOf,
+  orderBook,
+  priceStaleness,
+  recentTrades,
+  ticker,
+  tickers,
+} from '../../application/market';
 import { errorResponses } from '../../contract/common';
 import {
   candlesQuery,
@@ -26,14 +35,23 @@ import {
   tradesQuery,
   tradesResponse,
 } from '../../contract/market';
-import type { Ticker } from '../../market/feed';
+import {
+  batchTickerOut,
+  candleOut,
+  dataRangeOut,
+  orderBookOut,
+  pairOut,
+  priceOut,
+  recentTradeOut,
+  tickerOut,
+} from '../../market/present';
 import type { CachedPrice } from '../../market/price-cache';
-import { parseQueryTime } from '../../market/query-time';
-import type { MarketServices } from '../../market/services';
+import { publicCallOf } from '../call';
 import { requiredSymbols, symbolList } from '../symbols-query';
 
 /**
- * The nine public market-data endpoints (spec "Market data endpoints", "Limits", "Errors"; ARCHITECTURE §7).
+ * The nine public market-data endpoints (spec "Market data endpoints", "Limits", "Errors"; ARCHITECTURE §7), each
+ * parsing, calling its use case in `src/application/market.ts` and presenting (`src/market/present.ts`).
  * No credential; their own rate-limit group (`market`, 1,200 requests per minute). Symbols are
  * case-insensitive. Unknown symbols, inactive pairs on the one-pair live endpoints (price, ticker, trades, order
  * book; the batch endpoints leave them out like any pair without data, and their stored candles stay readable),
@@ -42,47 +60,6 @@ import { requiredSymbols, symbolList } from '../symbols-query';
  * `PRICE_NOT_AVAILABLE` 503. Values are 8-decimal strings; timestamps ISO 8601 UTC, `/market/price` with
  * microseconds.
  */
-
-const marketOf = (app: FastifyInstance): MarketServices => {
-  const market = app.services.market;
-  if (!market) throw new DomainError('SERVICE_UNAVAILABLE', 'market data is not running');
-  return market;
-};
-
-const pairOut = (p: Pair) => ({
-  symbol: p.symbol,
-  base_asset: p.baseAsset,
-  quote_asset: p.quoteAsset,
-  status: p.status,
-  min_qty: p.minQty,
-  step_size: p.stepSize,
-  min_notional: p.minNotional,
-  tick_size: p.tickSize,
-});
-
-const tickerOut = (t: Ticker) => ({
-  symbol: t.symbol,
-  open: t.open,
-  high: t.high,
-  low: t.low,
-  close: t.close,
-  volume: t.volume,
-  quote_volume: t.quoteVolume,
-  change: t.change,
-  change_pct: t.changePct,
-  trade_count: t.tradeCount,
-  timestamp: isoMillis(t.time),
-});
-
-const candleOut = (c: Candle) => ({
-  time: isoMillis(c.openTime),
-  open: c.open,
-  high: c.high,
-  low: c.low,
-  close: c.close,
-  volume: c.volume,
-  trade_count: c.tradeCount ?? 0,
-});
 
 /**
  * Hot paths (`/market/price`, `/market/candles`) send pre-serialized JSON: a price's body is built once per
@@ -93,18 +70,6 @@ const candleOut = (c: Candle) => ({
  */
 const CANDLE_RESPONSES = 64;
 
-/**
- * The default upper bound (an open time, inclusive) of `/market/candles` without bounds: with the `files` replay,
- * the open of the last `interval` candle closed by the replayed time the live prices are at, so the newest
- * candles an agent reads lead up to the live price instead of lying years ahead of it; undefined otherwise (the
- * newest stored). Aligned to the interval so the response cache keeps one entry per candle, not per request.
- */
-const replayEnd = (m: MarketServices, interval: Interval): number | undefined => {
-  const replayed = m.replayedNow();
-  if (replayed === undefined) return undefined;
-  const step = INTERVAL_MS[interval];
-  return Math.floor(replayed / step) * step - step;
-};
 const JSON_TYPE = 'application/json; charset=utf-8';
 const priceBodies = new WeakMap<CachedPrice, string>();
 const candleBodies = new WeakMap<Candle, string>();
@@ -117,23 +82,6 @@ const candleJson = (c: Candle): string => {
   return json;
 };
 
-/**
- * An ISO 8601 query time (or epoch milliseconds) to ms; `VALIDATION_ERROR` otherwise, also for a day that does
- * not exist (`2022-02-30`, which `Date.parse` would roll over into March).
- */
-const queryTime = (name: string, raw: string | undefined): number | undefined => {
-  if (raw === undefined || raw === '') return undefined;
-  const ms = parseQueryTime(raw);
-  if (ms === undefined) {
-    throw new DomainError('VALIDATION_ERROR', `invalid querystring: ${name}: expected an ISO 8601 UTC time`, {
-      issues: [{ field: name, location: 'querystring', message: 'expected an ISO 8601 UTC time' }],
-    });
-  }
-  return ms;
-};
-
-const DEPTHS = [5, 10, 20] as const;
-const MAX_TICKER_SYMBOLS = 100;
 const market = { rateLimitGroup: 'market' as const };
 const tags = ['market'];
 
@@ -155,7 +103,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const pairs = marketOf(app).pairs(request.query.status).map(pairOut);
+      const pairs = listPairs(publicCallOf(request), request.query.status).map(pairOut);
       return { pairs, total: pairs.length };
     },
   );
@@ -175,21 +123,13 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const m = marketOf(app);
-      const p = m.getPrice(request.params.symbol);
-      const stale = m.staleness();
-      if (stale) {
-        return {
-          symbol: p.symbol,
-          price: p.price,
-          timestamp: isoMicros(p.time),
-          stale: true as const,
-          price_age_ms: stale.age_ms,
-        };
-      }
+      const call = publicCallOf(request);
+      const p = currentPrice(call, request.params.symbol);
+      const stale = priceStaleness(call);
+      if (stale) return priceOut(p, stale);
       let body = priceBodies.get(p);
       if (!body) {
-        body = JSON.stringify({ symbol: p.symbol, price: p.price, timestamp: isoMicros(p.time) });
+        body = JSON.stringify(priceOut(p));
         priceBodies.set(p, body);
       }
       return reply.type(JSON_TYPE).send(body as never);
@@ -211,18 +151,11 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const m = marketOf(app);
-      const prices: Record<string, string> = {};
-      if (request.query.symbols === undefined) {
-        for (const p of m.prices().sort((a, b) => (a.symbol < b.symbol ? -1 : 1))) prices[p.symbol] = p.price;
-      } else {
-        const symbols = requiredSymbols(request.query.symbols);
-        for (const symbol of symbols) {
-          m.requirePair(symbol);
-          const p = m.feed.prices.get(symbol);
-          if (p) prices[symbol] = p.price;
-        }
-      }
+      const { symbols } = request.query;
+      const prices = currentPrices(
+        publicCallOf(request),
+        symbols === undefined ? undefined : requiredSymbols(symbols),
+      );
       return { prices, timestamp: isoMillis(Date.now()), count: Object.keys(prices).length };
     },
   );
@@ -238,7 +171,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: tickerResponse, ...errorResponses(400, 422, 429, 503) },
       },
     },
-    async (request) => tickerOut(marketOf(app).ticker(request.params.symbol)),
+    async (request) => tickerOut(ticker(publicCallOf(request), request.params.symbol)),
   );
 
   app.get(
@@ -254,38 +187,9 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const m = marketOf(app);
-      const symbols = symbolList(request.query.symbols);
-      if (symbols.length === 0 || symbols.length > MAX_TICKER_SYMBOLS) {
-        throw new DomainError(
-          'VALIDATION_ERROR',
-          `invalid querystring: symbols: give 1 to ${MAX_TICKER_SYMBOLS} symbols, got ${symbols.length}`,
-          {
-            issues: [
-              { field: 'symbols', location: 'querystring', message: `1 to ${MAX_TICKER_SYMBOLS} symbols` },
-            ],
-          },
-        );
-      }
       const out: z.output<typeof tickersResponse> = {};
-      for (const symbol of symbols) {
-        m.requirePair(symbol);
-        let t: Ticker;
-        try {
-          t = m.ticker(symbol);
-        } catch {
-          continue;
-        }
-        out[symbol] = {
-          symbol,
-          open: t.open,
-          high: t.high,
-          low: t.low,
-          close: t.close,
-          volume: t.volume,
-          change_pct: t.changePct,
-          trade_count: t.tradeCount,
-        };
+      for (const t of tickers(publicCallOf(request), symbolList(request.query.symbols))) {
+        out[t.symbol] = batchTickerOut(t);
       }
       return out;
     },
@@ -314,30 +218,20 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const m = marketOf(app);
-      const { limit } = request.query;
-      const interval = request.query.interval ?? '1h';
-      const pair = m.requirePair(request.params.symbol);
-      if (!isInterval(interval)) {
-        throw new DomainError(
-          'INVALID_SYMBOL',
-          `unsupported candle interval ${interval}: use one of ${INTERVALS.join(', ')}`,
-          { interval, supported: INTERVALS },
-        );
-      }
-      const start = queryTime('start_time', request.query.start_time);
-      const end =
-        queryTime('end_time', request.query.end_time) ??
-        (start === undefined ? replayEnd(m, interval) : undefined);
-      if (start !== undefined && end !== undefined && start > end) {
-        throw new DomainError('VALIDATION_ERROR', 'invalid querystring: start_time is after end_time', {
-          issues: [{ field: 'start_time', location: 'querystring', message: 'after end_time' }],
-        });
-      }
+      const call = publicCallOf(request);
+      const q = request.query;
+      const query = candleQuery(call, request.params.symbol, {
+        interval: q.interval,
+        startTime: q.start_time,
+        endTime: q.end_time,
+        limit: q.limit,
+      });
+      const { pair, interval, start, end, limit } = query;
+      const m = marketOf(call);
       const key = `${pair.symbol}|${interval}|${start}|${end}|${limit}|${m.data.candles.version}`;
       let body = candleResponses.get(key);
       if (body === undefined) {
-        const candles = m.candles(pair.symbol, interval, { start, end, limit });
+        const candles = candlesOf(call, query);
         body = `{"symbol":${JSON.stringify(pair.symbol)},"interval":"${interval}","candles":[${candles
           .map(candleJson)
           .join(',')}],"count":${candles.length}}`;
@@ -365,16 +259,8 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const m = marketOf(app);
-      const pair = m.requirePair(request.params.symbol, { active: true });
-      const trades = m.recentTrades(pair.symbol, request.query.limit).map((t) => ({
-        trade_id: t.tradeId,
-        price: t.price,
-        quantity: t.quantity,
-        time: isoMillis(t.time),
-        is_buyer_maker: t.isBuyerMaker,
-      }));
-      return { symbol: pair.symbol, trades };
+      const r = recentTrades(publicCallOf(request), request.params.symbol, request.query.limit);
+      return { symbol: r.symbol, trades: r.trades.map(recentTradeOut) };
     },
   );
 
@@ -397,18 +283,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const m = marketOf(app);
-      const pair = m.requirePair(request.params.symbol, { active: true });
-      const raw = request.query.depth ?? '10';
-      const depth = Number(raw);
-      if (!/^\d+$/.test(raw) || !(DEPTHS as readonly number[]).includes(depth)) {
-        throw new DomainError('INVALID_SYMBOL', `invalid order book depth ${raw}: use 5, 10 or 20`, {
-          depth: raw,
-          supported: DEPTHS,
-        });
-      }
-      const book = m.orderBook(pair.symbol, depth);
-      return { symbol: book.symbol, bids: book.bids, asks: book.asks, timestamp: isoMillis(book.time) };
+      return orderBookOut(orderBook(publicCallOf(request), request.params.symbol, request.query.depth));
     },
   );
 
@@ -428,22 +303,6 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async () => {
-      const r = marketOf(app).dataRange();
-      return {
-        earliest: r.earliest === null ? null : isoMillis(r.earliest),
-        latest: r.latest === null ? null : isoMillis(r.latest),
-        total_pairs: r.totalPairs,
-        intervals_available: r.intervalsAvailable,
-        data_gaps: r.gaps.map(gapOut),
-        pairs: r.pairs.map((p) => ({
-          symbol: p.symbol,
-          earliest: isoMillis(p.earliest),
-          latest: isoMillis(p.latest),
-          intervals: p.intervals,
-          stored_intervals: p.stored,
-        })),
-      };
-    },
+    async (request) => dataRangeOut(dataRange(publicCallOf(request))),
   );
 };

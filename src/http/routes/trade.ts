@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { dec, fmt, ZERO } from '../../../domain/trading/decimal';
 import {
   cancelAllOrders,
   cancelOrder,
@@ -29,7 +28,14 @@ import {
   pendingOrderResponse,
   placeOrderBody,
 } from '../../contract/trading';
-import { orderOut, placedOrderOut, previewOut, tradeOut } from '../../trading/present';
+import {
+  cancelAllOut,
+  cancelOut,
+  orderOut,
+  placedOrderOut,
+  previewOut,
+  tradeOut,
+} from '../../trading/present';
 import { callOf } from '../call';
 
 import { addServerTiming } from '../server-timing';
@@ -171,14 +177,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const c = await cancelOrder(callOf(request), request.params.order_id);
-      return {
-        order_id: c.order_id,
-        status: 'cancelled' as const,
-        unlocked_amount: c.unlocked_amount,
-        unlocked_asset: c.unlocked_asset,
-        cancelled_at: c.cancelled_at,
-      };
+      return cancelOut(await cancelOrder(callOf(request), request.params.order_id));
     },
   );
 
@@ -194,16 +193,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const cancelled = await cancelAllOrders(callOf(request));
-      const unlocked = new Map<string, ReturnType<typeof dec>>();
-      for (const c of cancelled) {
-        unlocked.set(c.unlocked_asset, (unlocked.get(c.unlocked_asset) ?? ZERO).plus(c.unlocked_amount));
-      }
-      return {
-        cancelled_count: cancelled.length,
-        total_unlocked: fmt(unlocked.get('USDT') ?? dec(0)),
-        unlocked: Object.fromEntries([...unlocked].map(([asset, v]) => [asset, fmt(v)])),
-      };
+      return cancelAllOut(await cancelAllOrders(callOf(request)));
     },
   );
 

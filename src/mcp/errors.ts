@@ -1,0 +1,60 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import { DomainError, isDomainError } from '../../domain/shared/errors';
+import { VenueError } from './tool';
+
+/** The venue's error envelope as a tool answers it (spec "Errors"), with `retry_after_seconds` lifted on a 429. */
+export interface ToolErrorEnvelope {
+  error: { code: string; message: string; details?: Record<string, unknown>; retry_after_seconds?: number };
+}
+
+/** The envelope of anything a tool threw: the venue's code, message and details; anything else `INTERNAL_ERROR`. */
+export const envelopeOf = (error: unknown): ToolErrorEnvelope => {
+  const e =
+    isDomainError(error) || error instanceof VenueError
+      ? { code: error.code, message: error.message, details: error.details }
+      : { code: 'INTERNAL_ERROR', message: 'internal error', details: undefined };
+  const retry = e.details?.['retry_after_seconds'];
+  return {
+    error: {
+      code: e.code,
+      message: e.message,
+      ...(e.details ? { details: e.details } : {}),
+      ...(typeof retry === 'number' ? { retry_after_seconds: retry } : {}),
+    },
+  };
+};
+
+/**
+ * A venue error as a tool error result (`isError: true`), never a protocol error: the text is the envelope's JSON,
+ * so an agent reads `code` and `message` and branches on them; no `structuredContent` (it would have to match the
+ * tool's output schema, which describes a success).
+ */
+export const toolError = (error: unknown): CallToolResult => {
+  const envelope = envelopeOf(error);
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(envelope) }] };
+};
+
+/**
+ * The `VALIDATION_ERROR` of arguments that fail a tool's input schema, in the REST door's shape: each issue's
+ * field (a dotted path), location `arguments`, and message.
+ */
+export const invalidArguments = (error: z.ZodError): DomainError => {
+  const issues = error.issues.flatMap((i) => {
+    const path = i.path.map(String).join('.');
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((key) => ({
+        field: path ? `${path}.${key}` : key,
+        location: 'arguments',
+        message: 'unknown field',
+      }));
+    }
+    return [{ field: path || 'arguments', location: 'arguments', message: i.message }];
+  });
+  const first = issues[0];
+  return new DomainError(
+    'VALIDATION_ERROR',
+    first ? `invalid arguments: ${first.field}: ${first.message}` : 'invalid arguments',
+    { issues },
+  );
+};

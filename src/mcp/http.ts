@@ -1,0 +1,86 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../../domain/shared/errors';
+import { agentSkill } from '../application/agents';
+import { newCall, newPublicCall } from '../application/call';
+import { consumeRateLimit, rateLimitExceeded } from '../application/rate-limits';
+import { envelopeOf } from './errors';
+import { selectTools } from './registry';
+import { createMcpServer, type Invoke, type McpResources } from './server';
+import type { ToolDef } from './tool';
+
+/**
+ * The MCP server mounted in the venue at `/mcp` (Streamable HTTP, stateless: each POST is answered by a fresh
+ * server on its own transport, as JSON). Credentials come with each request as for REST (`X-API-Key` or
+ * `Authorization: Bearer`, `X-Agent-Id`) and are checked per tool call with the tool's auth mode, so a host can
+ * list tools and read market data without one. Each call counts in its REST route's rate-limit group under the
+ * caller's wallet owner (the same budget as REST), and runs the tool's use case in this process — never the
+ * route, never HTTP to itself.
+ */
+
+/** Runs a tool for one HTTP request: rate limit, authentication, then the use case. */
+const invokerFor =
+  (app: FastifyInstance, request: FastifyRequest): Invoke =>
+  async (tool: ToolDef, args: unknown) => {
+    const services = app.services;
+    const identity = await services.rateLimitIdentity?.(request);
+    const decision = await consumeRateLimit(services, identity ?? `ip:${request.ip}`, tool.rateLimitGroup);
+    if (!decision.allowed) throw rateLimitExceeded(decision);
+    if (tool.auth === 'public') return tool.run(newPublicCall(services, request.id), args as never);
+    if (!services.auth) throw new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available');
+    const caller = await services.auth.authenticate(request, tool.auth);
+    return tool.run(newCall(services, caller, request.id), args as never);
+  };
+
+/** The resources for one HTTP request: the scoped agent's skill.md, with this venue's address as the caller used. */
+const resourcesFor = (app: FastifyInstance, request: FastifyRequest): McpResources => ({
+  skill: async () => {
+    const services = app.services;
+    if (!services.auth) throw new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available');
+    const caller = await services.auth.authenticate(request, 'key-or-jwt');
+    if (!caller.agentId) {
+      throw new DomainError(
+        'VALIDATION_ERROR',
+        'skill.md is an agent’s: use an agent key, or a JWT or account key with X-Agent-Id',
+      );
+    }
+    const baseUrl = `${request.protocol}://${request.host}/api/v1`;
+    return agentSkill(newCall(services, caller, request.id), caller.agentId, baseUrl);
+  },
+});
+
+const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+  reply
+    .status(405)
+    .header('allow', 'POST')
+    .send(
+      envelopeOf(
+        new DomainError(
+          'VALIDATION_ERROR',
+          'this MCP endpoint is stateless: send JSON-RPC requests with POST; there is no session or event stream',
+          undefined,
+          405,
+        ),
+      ),
+    );
+
+/** The `/mcp` routes (registered at the root, beside `/health`). */
+export const mcpRoutes: FastifyPluginAsync = async (app) => {
+  const tools = selectTools();
+  app.post('/mcp', async (request, reply) => {
+    const server = createMcpServer(tools, invokerFor(app, request), resourcesFor(app, request));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  });
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+};

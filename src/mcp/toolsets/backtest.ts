@@ -1,0 +1,411 @@
+import { z } from 'zod';
+import {
+  backtestEquityCurve,
+  backtestResults,
+  backtestTradeLog,
+  bestBacktestOf,
+  compareBacktests,
+  listBacktests,
+} from '../../application/backtest/results';
+import {
+  cancelSandboxOrder,
+  openSandboxOrders,
+  placeSandboxOrder,
+  sandboxBalance,
+  sandboxCandles,
+  sandboxFills,
+  sandboxOrders,
+  sandboxPortfolio,
+  sandboxPrice,
+  sandboxPrices,
+} from '../../application/backtest/sandbox';
+import {
+  backtestStatus,
+  cancelBacktest,
+  createBacktest,
+  startBacktest,
+  stepBacktest,
+} from '../../application/backtest/sessions';
+import {
+  backtestRequestOf,
+  balanceResponse,
+  batchBody,
+  bestQuery,
+  bestResponse,
+  cancelResponse,
+  candlesQuery,
+  candlesResponse,
+  compareResponse,
+  createBody,
+  createResponse,
+  equityCurveResponse,
+  historyQuery,
+  historyResponse,
+  listQuery,
+  listResponse,
+  openOrdersQuery,
+  ordersQuery,
+  ordersResponse,
+  pageQuery,
+  portfolioResponse,
+  priceResponse,
+  pricesResponse,
+  resultsResponse,
+  sandboxCancelResponse,
+  sessionOrderParams,
+  sessionParams,
+  sessionSymbolParams,
+  startResponse,
+  statusResponse,
+  stepResponse,
+  tradesQuery,
+  tradesResponse,
+} from '../../contract/backtest';
+import {
+  filledOrderResponse,
+  orderInputOf,
+  pendingOrderResponse,
+  placeOrderBody,
+  symbolInput,
+} from '../../contract/trading';
+import { cancelOut } from '../../trading/present';
+import { authed, defineTool, READ, type ToolDef, WRITE } from '../tool';
+
+/**
+ * Backtest tools (spec "Backtest endpoints"): sessions (create, start, step, step batch, cancel, status), the
+ * sandbox at the session's virtual time (orders, market, account) and results. Each calls its use case in
+ * `src/application/backtest/` as `/backtest/*` does; the `backtest` rate-limit group (6,000 per minute).
+ */
+
+const common = { toolset: 'backtest', auth: 'key-or-jwt', rateLimitGroup: 'backtest' } as const;
+const read = { ...common, annotations: READ } as const;
+const enc = encodeURIComponent;
+const at = (id: string, rest = '') => `/backtest/${enc(id)}${rest}`;
+
+export const backtestTools: ToolDef[] = [
+  defineTool({
+    ...common,
+    name: 'create_backtest',
+    title: 'Create a backtest',
+    description:
+      'Creates a backtest session (status created) for an agent of the caller (agent_id; omitted with an agent ' +
+      'key) over historical data: start_time < end_time (ISO 8601) inside the data range (get_data_range), ' +
+      'candle_interval 1m/5m/15m/1h/4h/1d (or seconds), starting_balance in USDT, pairs (null: all). Errors: ' +
+      'VALIDATION_ERROR, INVALID_SYMBOL, BACKTEST_NO_DATA, PERMISSION_DENIED.',
+    input: createBody,
+    output: createResponse,
+    annotations: WRITE,
+    run: async (call, b) => createBacktest(authed(call), backtestRequestOf(b)),
+    rest: (b, http) => http({ method: 'POST', path: '/backtest/create', body: b }),
+    summary: (r) => `backtest ${r.session_id} created: ${r.total_steps} steps of ${r.candle_interval}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'start_backtest',
+    title: 'Start a backtest',
+    description:
+      'Loads the candles and starts the virtual clock at start_time (status running). BACKTEST_INVALID_STATE ' +
+      'when not created; BACKTEST_NO_DATA when the candles cannot be loaded.',
+    input: sessionParams,
+    output: startResponse,
+    annotations: WRITE,
+    run: async (call, a) => startBacktest(authed(call), a.id),
+    rest: (a, http) => http({ method: 'POST', path: at(a.id, '/start') }),
+    summary: (r) => `backtest ${r.session_id} ${r.status} at ${r.virtual_time}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'step_backtest',
+    title: 'Step a backtest',
+    description:
+      'Advances a running backtest by one candle: pending sandbox orders are checked against it; answers the new ' +
+      'virtual time, prices, fills and is_complete.',
+    input: sessionParams,
+    output: stepResponse,
+    annotations: WRITE,
+    run: async (call, a) => stepBacktest(authed(call), a.id, 1),
+    rest: (a, http) => http({ method: 'POST', path: at(a.id, '/step') }),
+    summary: (r) =>
+      `step ${r.step}/${r.total_steps} at ${r.virtual_time}${r.is_complete ? ', complete' : ''}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'step_backtest_batch',
+    title: 'Step a backtest by N candles',
+    description:
+      'Advances a running backtest by steps candles (1 to 100,000, clamped at the end) in one append; answers ' +
+      'every fill of the batch and the final prices.',
+    input: sessionParams.extend(batchBody.shape),
+    output: stepResponse,
+    annotations: WRITE,
+    run: async (call, a) => stepBacktest(authed(call), a.id, a.steps),
+    rest: (a, http) => http({ method: 'POST', path: at(a.id, '/step/batch'), body: { steps: a.steps } }),
+    summary: (r) =>
+      `step ${r.step}/${r.total_steps} at ${r.virtual_time}${r.is_complete ? ', complete' : ''}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'cancel_backtest',
+    title: 'Cancel a backtest',
+    description: 'Aborts a created or running backtest; partial results are kept.',
+    input: sessionParams,
+    output: cancelResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => cancelBacktest(authed(call), a.id),
+    rest: (a, http) => http({ method: 'POST', path: at(a.id, '/cancel') }),
+    summary: (r) => `backtest ${r.session_id} ${r.status}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_status',
+    title: 'Backtest status',
+    description: 'Progress and state of a backtest: status, step, virtual time, equity.',
+    input: sessionParams,
+    output: statusResponse,
+    run: async (call, a) => backtestStatus(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/status') }),
+    summary: (r) => `backtest ${r.session_id} ${r.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'place_backtest_order',
+    title: 'Place a sandbox order',
+    description:
+      "Places an order in a running backtest's sandbox at its virtual time, under the live order rules and risk " +
+      'chain: market orders fill at the close of the last closed candle; others wait for later steps.',
+    input: sessionParams.extend(placeOrderBody.shape).strict(),
+    output: z.object({ order: z.union([filledOrderResponse, pendingOrderResponse]) }),
+    annotations: WRITE,
+    run: async (call, a) => {
+      const { id, ...body } = a;
+      return { order: await placeSandboxOrder(authed(call), id, orderInputOf(body)) };
+    },
+    rest: async (a, http) => {
+      const { id, ...body } = a;
+      return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
+    },
+    summary: (r) => `sandbox order ${r.order.order_id} ${r.order.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'cancel_backtest_order',
+    title: 'Cancel a sandbox order',
+    description: 'Cancels a pending sandbox order of a backtest; its whole lock is released.',
+    input: sessionOrderParams,
+    output: sandboxCancelResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => cancelOut(await cancelSandboxOrder(authed(call), a.id, a.order_id)),
+    rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
+    summary: (r) => `sandbox order ${r.order_id} cancelled`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_backtest_orders',
+    title: 'Sandbox orders',
+    description: 'Orders of a backtest sandbox, newest first (filter by status and symbol; limit, offset).',
+    input: sessionParams.extend(ordersQuery.shape),
+    output: ordersResponse,
+    run: async (call, a) => {
+      const { id, ...q } = a;
+      const page = await sandboxOrders(authed(call), id, q);
+      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
+    },
+    rest: (a, http) => {
+      const { id, ...query } = a;
+      return http({ method: 'GET', path: at(id, '/trade/orders'), query });
+    },
+    summary: (r) => `${r.orders.length} of ${r.total} sandbox orders`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_backtest_open_orders',
+    title: 'Open sandbox orders',
+    description: 'Pending orders of a backtest sandbox, newest first (optionally of one symbol).',
+    input: sessionParams.extend(openOrdersQuery.shape),
+    output: ordersResponse,
+    run: async (call, a) => {
+      const { id, ...q } = a;
+      const page = await openSandboxOrders(authed(call), id, q);
+      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
+    },
+    rest: (a, http) => {
+      const { id, ...query } = a;
+      return http({ method: 'GET', path: at(id, '/trade/orders/open'), query });
+    },
+    summary: (r) => `${r.total} open sandbox orders`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_trade_history',
+    title: 'Sandbox fills',
+    description: 'Fills of a backtest sandbox, newest first (filter by symbol and side).',
+    input: sessionParams.extend(historyQuery.shape),
+    output: historyResponse,
+    run: async (call, a) => {
+      const { id, ...q } = a;
+      const page = await sandboxFills(authed(call), id, q);
+      return { trades: page.rows, total: page.total, limit: q.limit, offset: q.offset };
+    },
+    rest: (a, http) => {
+      const { id, ...query } = a;
+      return http({ method: 'GET', path: at(id, '/trade/history'), query });
+    },
+    summary: (r) => `${r.trades.length} of ${r.total} sandbox fills`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_price',
+    title: 'Sandbox price',
+    description:
+      "A pair's price (USDT) at the backtest's virtual time: the close of the last candle closed by then.",
+    input: sessionSymbolParams,
+    output: priceResponse,
+    run: async (call, a) => sandboxPrice(authed(call), a.id, a.symbol),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, `/market/price/${enc(a.symbol)}`) }),
+    summary: (r) => `${r.symbol} ${r.price} USDT at virtual time`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_prices',
+    title: 'Sandbox prices',
+    description: "Prices (USDT) of the backtest's pairs (or those named) at its virtual time.",
+    input: sessionParams.extend({ symbols: z.array(symbolInput).min(1).max(100).optional() }),
+    output: pricesResponse,
+    run: async (call, a) => sandboxPrices(authed(call), a.id, a.symbols),
+    rest: (a, http) =>
+      http({ method: 'GET', path: at(a.id, '/market/prices'), query: { symbols: a.symbols } }),
+    summary: (r) => `${Object.keys(r.prices).length} prices at virtual time`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_candles',
+    title: 'Sandbox candles',
+    description: 'Candles of a pair closed by the backtest’s virtual time, oldest first (no look-ahead).',
+    input: sessionSymbolParams.extend(candlesQuery.shape),
+    output: candlesResponse,
+    run: async (call, a) =>
+      sandboxCandles(authed(call), a.id, a.symbol, {
+        interval: a.interval,
+        startTime: a.start_time,
+        endTime: a.end_time,
+        limit: a.limit,
+      }),
+    rest: (a, http) => {
+      const { id, symbol, ...query } = a;
+      return http({ method: 'GET', path: at(id, `/market/candles/${enc(symbol)}`), query });
+    },
+    summary: (r) => `${r.candles.length} candles`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_balance',
+    title: 'Sandbox balances',
+    description: 'Balances and equity (USDT) of a backtest sandbox at its virtual time.',
+    input: sessionParams,
+    output: balanceResponse,
+    run: async (call, a) => sandboxBalance(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/account/balance') }),
+    summary: (r) => `sandbox equity ${r.total_equity_usdt} USDT`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_portfolio',
+    title: 'Sandbox portfolio',
+    description: 'Portfolio of a backtest sandbox at its virtual time: equity, cash, positions, PnL (USDT).',
+    input: sessionParams,
+    output: portfolioResponse,
+    run: async (call, a) => sandboxPortfolio(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/account/portfolio') }),
+    summary: (r) => `sandbox equity ${r.total_equity} USDT`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_results',
+    title: 'Backtest results',
+    description:
+      'Results of a backtest: final equity, ROI, Sharpe and Sortino ratios, max drawdown, win rate, profit factor, ' +
+      'trade counts, per-pair figures.',
+    input: sessionParams,
+    output: resultsResponse,
+    run: async (call, a) => backtestResults(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/results') }),
+    summary: (r) => `backtest ${r.session_id} ${r.status}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_equity_curve',
+    title: 'Backtest equity curve',
+    description: 'Equity (USDT) at every step so far (step 0 = start), oldest first, paginated.',
+    input: sessionParams.extend(pageQuery(10_000, 1_000).shape),
+    output: equityCurveResponse,
+    run: async (call, a) => {
+      const { id, ...q } = a;
+      return backtestEquityCurve(authed(call), id, q);
+    },
+    rest: (a, http) => {
+      const { id, ...query } = a;
+      return http({ method: 'GET', path: at(id, '/results/equity-curve'), query });
+    },
+    summary: (r) => `${r.points.length} equity points`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_trades',
+    title: 'Backtest trade log',
+    description: 'The fills of a backtest with their realized PnL, oldest first, paginated.',
+    input: sessionParams.extend(tradesQuery.shape),
+    output: tradesResponse,
+    run: async (call, a) => {
+      const { id, ...q } = a;
+      return backtestTradeLog(authed(call), id, q);
+    },
+    rest: (a, http) => {
+      const { id, ...query } = a;
+      return http({ method: 'GET', path: at(id, '/results/trades'), query });
+    },
+    summary: (r) => `${r.trades.length} trades`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_backtests',
+    title: 'Backtests',
+    description:
+      'Backtests of the caller (filter by strategy_label and status; sort by roi_pct, sharpe_ratio or created_at).',
+    input: listQuery,
+    output: listResponse,
+    run: async (call, q) =>
+      listBacktests(authed(call), {
+        strategyLabel: q.strategy_label,
+        status: q.status,
+        sortBy: q.sort_by,
+        limit: q.limit,
+        offset: q.offset,
+      }),
+    rest: (q, http) => http({ method: 'GET', path: '/backtest/list', query: q }),
+    summary: (r) => `${r.backtests.length} of ${r.total} backtests`,
+  }),
+  defineTool({
+    ...read,
+    name: 'compare_backtests',
+    title: 'Compare backtests',
+    description:
+      'Compares 1 to 20 backtests side by side (ROI, Sharpe, drawdown, win rate) and names the best.',
+    input: z.object({ sessions: z.array(z.string().min(1).max(100)).min(1).max(20) }),
+    output: compareResponse,
+    run: async (call, a) => compareBacktests(authed(call), a.sessions),
+    rest: (a, http) => http({ method: 'GET', path: '/backtest/compare', query: { sessions: a.sessions } }),
+    summary: (r) => `${r.comparisons.length} compared; best by ROI ${r.best_by_roi ?? '—'}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_best_backtest',
+    title: 'Best backtest',
+    description:
+      'The best backtest of the caller by a metric (roi_pct, sharpe_ratio, win_rate, profit_factor).',
+    input: bestQuery,
+    output: bestResponse,
+    run: async (call, a) => bestBacktestOf(authed(call), a.metric, a.strategy_label),
+    rest: (a, http) => http({ method: 'GET', path: '/backtest/best', query: a }),
+    summary: (r) => `best by ${r.metric}: ${r.session_id} (${r.value})`,
+  }),
+];

@@ -1,0 +1,222 @@
+import { z } from 'zod';
+import {
+  cancelAllOrders,
+  cancelOrder,
+  getOrder,
+  listOpenOrders,
+  listOrders,
+  listTrades,
+  placeOrder,
+  previewOrder,
+} from '../../application/trading';
+import {
+  cancelAllResponse,
+  cancelResponse,
+  filledOrderResponse,
+  historyQuery,
+  historyResponse,
+  listOrdersQuery,
+  openOrdersQuery,
+  orderIdParams,
+  orderInputOf,
+  orderListResponse,
+  orderPreviewResponse,
+  orderResponse,
+  pendingOrderResponse,
+  placeOrderBody,
+} from '../../contract/trading';
+import {
+  cancelAllOut,
+  cancelOut,
+  orderOut,
+  placedOrderOut,
+  previewOut,
+  tradeOut,
+} from '../../trading/present';
+import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+
+/**
+ * Trading tools (spec "Trading endpoints"): the caller's wallet (the agent's with an agent key or `X-Agent-Id`),
+ * each calling its use case in `src/application/trading.ts` as `/trade/*` does. Writes count in the `orders`
+ * rate-limit group (100 per minute), reads in `general`.
+ */
+
+const read = {
+  toolset: 'trading',
+  auth: 'key-or-jwt',
+  rateLimitGroup: 'general',
+  annotations: READ,
+} as const;
+const write = { toolset: 'trading', auth: 'key-or-jwt', rateLimitGroup: 'orders' } as const;
+const enc = encodeURIComponent;
+
+/** `idempotency_key` of the write tools: sent as `Idempotency-Key`, scoped to the wallet for 24 h. */
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .describe('retry-safe key (Idempotency-Key): the same key and order within 24 h answer the first result');
+
+/** `confirm` of the destructive tools: must be `true`. */
+export const confirmTrue = z.literal(true).describe('must be true: this cannot be undone');
+
+const placeInput = placeOrderBody.extend({
+  idempotency_key: idempotencyKey,
+  dry_run: z
+    .boolean()
+    .optional()
+    .describe('true: run the risk chain and price the order without placing it (POST /trade/order/preview)'),
+});
+
+const placeOutput = z.object({
+  order: z
+    .union([filledOrderResponse, pendingOrderResponse])
+    .optional()
+    .describe('the order placed: filled at once (market) or pending with collateral locked'),
+  preview: orderPreviewResponse.optional().describe('with dry_run: what the order would do; nothing placed'),
+  idempotent_replay: z.boolean().optional().describe('true when this answers a retry under the same key'),
+});
+
+const orderSummary = (o: z.output<typeof placeOutput>): string => {
+  if (o.preview) {
+    const p = o.preview;
+    return p.would_fill
+      ? `dry run: would ${p.side} ${p.executed_quantity} ${p.symbol} at ${p.executed_price} USDT (fee ${p.fee}, total ${p.total_cost}); nothing placed`
+      : `dry run: would rest as a pending ${p.type} ${p.side} of ${p.quantity} ${p.symbol}, locking ${p.locked_amount} ${p.lock_asset}; nothing placed`;
+  }
+  const order = o.order;
+  if (!order) return 'no order';
+  return order.status === 'filled' && 'executed_price' in order
+    ? `order ${order.order_id} filled: ${order.side} ${order.executed_quantity} ${order.symbol} at ${order.executed_price} USDT (fee ${order.fee})`
+    : `order ${order.order_id} ${order.status}: ${order.type} ${order.side} ${'quantity' in order ? order.quantity : ''} ${order.symbol}`;
+};
+
+export const tradingTools: ToolDef[] = [
+  defineTool({
+    ...write,
+    name: 'place_order',
+    title: 'Place an order',
+    description:
+      'Places a market, limit, stop_loss or take_profit order (quantity in the base asset; price and trigger_price ' +
+      'in USDT). Market orders fill at once with slippage and a fee; the others wait with collateral locked. ' +
+      'dry_run: true prices it through the same risk chain without placing. A refusal names the rule ' +
+      '(details.rule): INVALID_SYMBOL, INVALID_QUANTITY, INSUFFICIENT_BALANCE, POSITION_LIMIT_EXCEEDED, ' +
+      'DAILY_LOSS_LIMIT, ORDER_REJECTED, PRICE_NOT_AVAILABLE.',
+    input: placeInput,
+    output: placeOutput,
+    annotations: WRITE,
+    run: async (call, a) => {
+      const { idempotency_key, dry_run, ...body } = a;
+      if (dry_run) {
+        const p = await previewOrder(authed(call), orderInputOf(body));
+        return { preview: previewOut(p.kind, p.events) };
+      }
+      const placed = await placeOrder(authed(call), orderInputOf(body), { idempotencyKey: idempotency_key });
+      return {
+        order: placedOrderOut(placed.outcome),
+        ...(placed.replayed ? { idempotent_replay: true } : {}),
+      };
+    },
+    rest: async (a, http) => {
+      const { idempotency_key, dry_run, ...body } = a;
+      if (dry_run) return { preview: await http({ method: 'POST', path: '/trade/order/preview', body }) };
+      return {
+        order: await http({
+          method: 'POST',
+          path: '/trade/order',
+          body,
+          headers: { 'idempotency-key': idempotency_key },
+        }),
+      };
+    },
+    summary: orderSummary,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_order',
+    title: 'One order',
+    description:
+      'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
+      'rejected one. ORDER_NOT_FOUND when unknown or of another wallet.',
+    input: orderIdParams,
+    output: orderResponse,
+    run: async (call, a) => orderOut(await getOrder(authed(call), a.order_id)),
+    rest: (a, http) => http({ method: 'GET', path: `/trade/order/${enc(a.order_id)}` }),
+    summary: (r) => `order ${r.order_id}: ${r.status} ${r.type} ${r.side} ${r.quantity} ${r.symbol}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_orders',
+    title: 'Orders',
+    description:
+      'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
+      'rejected) and symbol; limit 1–500 (default 100), offset.',
+    input: listOrdersQuery,
+    output: orderListResponse,
+    run: async (call, a) => {
+      const page = await listOrders(authed(call), a);
+      return { orders: page.rows.map(orderOut), total: page.total, limit: a.limit, offset: a.offset };
+    },
+    rest: (a, http) => http({ method: 'GET', path: '/trade/orders', query: a }),
+    summary: (r) => `${r.orders.length} of ${r.total} orders`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_open_orders',
+    title: 'Open orders',
+    description:
+      'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200.',
+    input: openOrdersQuery,
+    output: orderListResponse,
+    run: async (call, a) => {
+      const page = await listOpenOrders(authed(call), a);
+      return { orders: page.rows.map(orderOut), total: page.total, limit: a.limit, offset: a.offset };
+    },
+    rest: (a, http) => http({ method: 'GET', path: '/trade/orders/open', query: a }),
+    summary: (r) => `${r.total} open orders`,
+  }),
+  defineTool({
+    ...write,
+    name: 'cancel_order',
+    title: 'Cancel an order',
+    description:
+      'Cancels one open order of the caller and releases its whole lock. ORDER_NOT_FOUND (unknown or another ' +
+      "wallet's), ORDER_NOT_CANCELLABLE (already filled, cancelled or rejected).",
+    input: orderIdParams,
+    output: cancelResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => cancelOut(await cancelOrder(authed(call), a.order_id)),
+    rest: (a, http) => http({ method: 'DELETE', path: `/trade/order/${enc(a.order_id)}` }),
+    summary: (r) => `order ${r.order_id} cancelled, ${r.unlocked_amount} ${r.unlocked_asset} released`,
+  }),
+  defineTool({
+    ...write,
+    name: 'cancel_all_orders',
+    title: 'Cancel every open order',
+    description:
+      'Cancels every open order of the caller at once and releases their locks. Destructive: needs confirm: true.',
+    input: z.object({ confirm: confirmTrue }),
+    output: cancelAllResponse,
+    annotations: DESTRUCTIVE,
+    run: async (call) => cancelAllOut(await cancelAllOrders(authed(call))),
+    rest: (_a, http) => http({ method: 'DELETE', path: '/trade/orders/open' }),
+    summary: (r) => `${r.cancelled_count} orders cancelled, ${r.total_unlocked} USDT released`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_trade_history',
+    title: 'Trade history',
+    description:
+      'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +
+      'and total in USDT, realized PnL, slippage.',
+    input: historyQuery,
+    output: historyResponse,
+    run: async (call, a) => {
+      const page = await listTrades(authed(call), a);
+      return { trades: page.rows.map(tradeOut), total: page.total, limit: a.limit, offset: a.offset };
+    },
+    rest: (a, http) => http({ method: 'GET', path: '/trade/history', query: a }),
+    summary: (r) => `${r.trades.length} of ${r.total} fills`,
+  }),
+];

@@ -1,0 +1,212 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import {
+  backtestScenario,
+  badInputScenario,
+  checkToolList,
+  fails,
+  ok,
+  type Rest,
+  restOf,
+  tradingScenario,
+} from './scenario';
+
+/**
+ * The MCP server through the SDK's own `Client` against the real venue process on the real data set: over
+ * Streamable HTTP at `/mcp` (in the venue) and over stdio (`ptv mcp`, a client of the REST API), the same scenario
+ * with each result checked against the REST API's answer (test/mcp/scenario.ts).
+ */
+
+let server: RealDataServer;
+let base = '';
+
+interface Trader {
+  apiKey: string;
+  token: string;
+  agentId: string;
+  rest: Rest;
+}
+
+const newTrader = async (name: string): Promise<Trader> => {
+  const anonymous = restOf(base, {});
+  const reg = await anonymous('POST', '/auth/register', { display_name: name });
+  expect(reg.status).toBe(201);
+  const login = await anonymous('POST', '/auth/login', {
+    api_key: reg.body.api_key,
+    api_secret: reg.body.api_secret,
+  });
+  const token = login.body.token as string;
+  const agent = await restOf(base, { authorization: `Bearer ${token}` })('POST', '/agents', {
+    display_name: `${name} agent`,
+  });
+  expect(agent.status).toBe(201);
+  return {
+    apiKey: reg.body.api_key,
+    token,
+    agentId: agent.body.agent_id,
+    rest: restOf(base, { 'x-api-key': reg.body.api_key }),
+  };
+};
+
+beforeAll(async () => {
+  server = await startRealDataServer('ptv-mcp-e2e-');
+  base = server.url;
+}, 150_000);
+
+afterAll(async () => {
+  await server?.close();
+}, 30_000);
+
+/** The text of a resource's content (`text`, not `blob`). */
+const textOf = (content: object | undefined): string =>
+  content && 'text' in content ? String(content.text) : '';
+
+const connect = async (transport: StreamableHTTPClientTransport | StdioClientTransport) => {
+  const client = new Client({ name: 'ptv-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+};
+
+describe('MCP over Streamable HTTP at /mcp', () => {
+  let trader: Trader;
+  let other: Trader;
+  let client: Client;
+  let otherOrder: string;
+
+  beforeAll(async () => {
+    trader = await newTrader('MCP HTTP trader');
+    other = await newTrader('MCP HTTP other');
+    const placed = await other.rest('POST', '/trade/order', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.001',
+    });
+    expect(placed.status).toBe(201);
+    otherOrder = placed.body.order_id;
+    client = await connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { 'x-api-key': trader.apiKey } },
+      }),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it('lists every toolset with valid JSON Schemas, resources and the prompt', async () => {
+    await checkToolList(client);
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(['ptv://docs/trading-rules.md', 'ptv://skill.md']);
+    const rules = await client.readResource({ uri: 'ptv://docs/trading-rules.md' });
+    expect(textOf(rules.contents[0])).toMatch(/risk chain/i);
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(['backtest_then_trade']);
+  });
+
+  it('trades: whoami, price, dry run, market and limit buy, open orders, cancel, portfolio', async () => {
+    await tradingScenario(client, trader.rest);
+  }, 60_000);
+
+  it('runs a 24-step backtest with a sandbox order and reads its results', async () => {
+    await backtestScenario(client, trader.rest, trader.agentId);
+  }, 60_000);
+
+  it('answers bad input with the venue code and stays usable', async () => {
+    await badInputScenario(client, trader.rest, otherOrder);
+  }, 60_000);
+
+  it("serves the scoped agent's skill.md with an agent key", async () => {
+    const key = (
+      await restOf(base, { authorization: `Bearer ${trader.token}` })(
+        'GET',
+        `/agents/${trader.agentId}/api-key`,
+      )
+    ).body.api_key as string;
+    const agentClient = await connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { 'x-api-key': key } },
+      }),
+    );
+    try {
+      const skill = await agentClient.readResource({ uri: 'ptv://skill.md' });
+      expect(textOf(skill.contents[0])).toContain(trader.agentId);
+      expect((await ok(agentClient, 'whoami')).acting_as).toBe('agent');
+    } finally {
+      await agentClient.close();
+    }
+  });
+
+  it('refuses a call without credentials with INVALID_API_KEY, and the 101st order of a minute with a 429', async () => {
+    const anonymous = await connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      expect((await ok(anonymous, 'get_price', { symbol: 'ETHUSDT' })).symbol).toBe('ETHUSDT');
+      expect((await fails(anonymous, 'whoami', {})).code).toBe('INVALID_API_KEY');
+    } finally {
+      await anonymous.close();
+    }
+    // The orders group (100 per minute) is the wallet owner's, shared with REST: cancels of unknown ids count.
+    let limited: Awaited<ReturnType<typeof fails>> | undefined;
+    for (let i = 0; i < 120 && !limited; i++) {
+      const e = await fails(client, 'cancel_order', { order_id: crypto.randomUUID() });
+      if (e.code === 'RATE_LIMIT_EXCEEDED') limited = e;
+      else expect(e.code).toBe('ORDER_NOT_FOUND');
+    }
+    expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { group: 'orders' } });
+    expect(limited!.retry_after_seconds).toBeGreaterThan(0);
+    expect((await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`)).status).toBe(429);
+    expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
+  }, 60_000);
+});
+
+describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
+  let trader: Trader;
+  let other: Trader;
+  let client: Client;
+  let otherOrder: string;
+
+  beforeAll(async () => {
+    trader = await newTrader('MCP stdio trader');
+    other = await newTrader('MCP stdio other');
+    otherOrder = (
+      await other.rest('POST', '/trade/order', {
+        symbol: 'BTCUSDT',
+        side: 'buy',
+        type: 'market',
+        quantity: '0.001',
+      })
+    ).body.order_id;
+    client = await connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', 'src/main.ts', 'mcp', '--base-url', base, '--api-key', trader.apiKey],
+        env: { ...(process.env as Record<string, string>), LOG_LEVEL: 'warn' },
+        stderr: 'inherit',
+      }),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+  });
+
+  it('lists the same tools as /mcp', async () => {
+    const tools = await checkToolList(client);
+    const http = await connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    try {
+      expect(tools).toEqual((await http.listTools()).tools);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('trades, backtests and answers bad input like /mcp', async () => {
+    await tradingScenario(client, trader.rest);
+    await backtestScenario(client, trader.rest, trader.agentId);
+    await badInputScenario(client, trader.rest, otherOrder);
+  }, 120_000);
+});

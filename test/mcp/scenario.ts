@@ -1,0 +1,229 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { expect } from 'vitest';
+
+/**
+ * The scenario every MCP transport is driven through with the SDK's own `Client` (test/mcp): tools listed with
+ * valid JSON Schemas, then whoami, a price, a dry-run order, a market and a limit buy, open orders, a cancel, the
+ * portfolio, a 24-step backtest with a sandbox order and its results — each result checked against the REST API's
+ * answer — and bad input answered as a tool error with the venue's code on a connection that stays usable.
+ */
+
+/** A REST call of one credential: status and JSON body. */
+export type Rest = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+
+/** A REST client of the venue at `base` with `headers` (credentials). */
+export const restOf =
+  (base: string, headers: Record<string, string>): Rest =>
+  async (method, path, body) => {
+    const r = await fetch(`${base}/api/v1${path}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : undefined };
+  };
+
+/** Calls a tool that must succeed; answers its structured content. */
+export const ok = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<any> => {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  expect(r.isError, `${name}: ${JSON.stringify(r.content)}`).toBeFalsy();
+  expect(r.structuredContent).toBeDefined();
+  const texts = r.content.filter((c) => c.type === 'text').map((c) => c.text);
+  // A summary line, then the same result as JSON (data, never instructions).
+  expect(texts).toHaveLength(2);
+  expect(JSON.parse(texts[1]!)).toEqual(r.structuredContent);
+  return r.structuredContent;
+};
+
+/** Calls a tool that must fail; answers the venue's error envelope from the tool error result. */
+export const fails = async (
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ code: string; message: string; details?: any; retry_after_seconds?: number }> => {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  expect(r.isError, `${name} should fail: ${JSON.stringify(r.content)}`).toBe(true);
+  const text = r.content.find((c) => c.type === 'text');
+  return JSON.parse(text!.type === 'text' ? text!.text : '{}').error;
+};
+
+/** The toolsets the registry has today. */
+export const TOOLSETS_PRESENT = ['account', 'market', 'trading', 'backtest', 'analytics'];
+
+/** Lists tools: every toolset present, every input and output schema valid JSON Schema; answers the tools. */
+export const checkToolList = async (client: Client) => {
+  const { tools } = await client.listTools();
+  const ajv = new AjvJsonSchemaValidator();
+  for (const tool of tools) {
+    expect(tool.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+    expect(() => ajv.getValidator(tool.inputSchema as never), tool.name).not.toThrow();
+    expect(() => ajv.getValidator(tool.outputSchema as never), tool.name).not.toThrow();
+    expect(tool.annotations?.readOnlyHint, tool.name).toBeTypeOf('boolean');
+    expect(tool.description!.length).toBeGreaterThan(40);
+  }
+  const sets = new Set(tools.map((t) => (t._meta as { toolset: string }).toolset));
+  expect([...sets].sort()).toEqual([...TOOLSETS_PRESENT].sort());
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  for (const name of ['reset_account', 'cancel_all_orders']) {
+    expect(byName.get(name)?.annotations?.destructiveHint, name).toBe(true);
+    expect(byName.get(name)?.inputSchema.required, name).toContain('confirm');
+  }
+  expect(byName.get('get_price')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+  return tools;
+};
+
+/** The trading scenario (live wallet of the credential the client and `rest` share). */
+export const tradingScenario = async (client: Client, rest: Rest) => {
+  const me = await ok(client, 'whoami');
+  const info = (await rest('GET', '/account/info')).body;
+  expect(me).toMatchObject({
+    venue: 'paper-trading',
+    account_id: info.account_id,
+    agent_id: info.agent_id,
+    risk_profile: info.risk_profile,
+    fee_rate: info.fee_rate,
+    current_session: info.current_session,
+  });
+  expect(me.notice).toMatch(/paper-trading/);
+  expect(me.balances).toEqual((await rest('GET', '/account/balance')).body.balances);
+
+  const price = await ok(client, 'get_price', { symbol: 'btcusdt' });
+  expect(price).toMatchObject({ symbol: 'BTCUSDT', price: expect.stringMatching(/^\d+\.\d{8}$/) });
+  const restPrice = (await rest('GET', '/market/price/BTCUSDT')).body;
+  expect(restPrice.symbol).toBe('BTCUSDT');
+  expect(Date.parse(restPrice.timestamp)).toBeGreaterThanOrEqual(Date.parse(price.timestamp));
+
+  const buy = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' };
+  const dry = await ok(client, 'place_order', { ...buy, dry_run: true });
+  expect(dry.preview).toMatchObject({
+    preview: true,
+    status: 'filled',
+    would_fill: true,
+    executed_quantity: '0.01000000',
+  });
+  expect(dry.order).toBeUndefined();
+  expect((await rest('GET', '/trade/orders')).body.total).toBe(0);
+
+  const placed = (await ok(client, 'place_order', { ...buy, idempotency_key: 'mcp-buy-1' })).order;
+  expect(placed).toMatchObject({ status: 'filled', symbol: 'BTCUSDT', executed_quantity: '0.01000000' });
+  const restOrder = (await rest('GET', `/trade/order/${placed.order_id}`)).body;
+  expect(restOrder).toMatchObject({
+    status: 'filled',
+    executed_price: placed.executed_price,
+    fee: placed.fee,
+  });
+  // The same idempotency key again: the first answer, no second order.
+  const again = await ok(client, 'place_order', { ...buy, idempotency_key: 'mcp-buy-1' });
+  expect(again.order.order_id).toBe(placed.order_id);
+  expect((await rest('GET', '/trade/orders')).body.total).toBe(1);
+
+  const limitPrice = (Number(price.price) / 2).toFixed(2);
+  const limit = (
+    await ok(client, 'place_order', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: limitPrice,
+    })
+  ).order;
+  expect(limit).toMatchObject({ status: 'pending', type: 'limit' });
+  const open = await ok(client, 'list_open_orders');
+  expect(open).toEqual((await rest('GET', '/trade/orders/open')).body);
+  expect(open.orders.map((o: { order_id: string }) => o.order_id)).toEqual([limit.order_id]);
+
+  const cancelled = await ok(client, 'cancel_order', { order_id: limit.order_id });
+  expect(cancelled).toMatchObject({ order_id: limit.order_id, status: 'cancelled', unlocked_asset: 'USDT' });
+  expect((await rest('GET', `/trade/order/${limit.order_id}`)).body.status).toBe('cancelled');
+
+  const portfolio = await ok(client, 'get_portfolio');
+  const restPortfolio = (await rest('GET', '/account/portfolio')).body;
+  expect(portfolio).toMatchObject({
+    available_cash: restPortfolio.available_cash,
+    locked_cash: '0.00000000',
+    session_id: restPortfolio.session_id,
+    fees_paid: restPortfolio.fees_paid,
+  });
+  expect(portfolio.positions.map((p: { quantity: string }) => p.quantity)).toEqual(['0.01000000']);
+  const history = await ok(client, 'get_trade_history');
+  expect(history).toEqual((await rest('GET', '/trade/history')).body);
+  return { placed };
+};
+
+/** A 24-step backtest with a sandbox order, its results checked against REST. */
+export const backtestScenario = async (client: Client, rest: Rest, agentId: string) => {
+  const range = await ok(client, 'get_data_range');
+  const btc = range.pairs.find((p: { symbol: string }) => p.symbol === 'BTCUSDT');
+  expect(btc.intervals).toContain('1h');
+  // Three days inside the hourly data set (2020–2023).
+  const start = new Date('2023-06-01T00:00:00Z');
+  const end = new Date(start.getTime() + 3 * 86_400_000);
+  const created = await ok(client, 'create_backtest', {
+    start_time: start.toISOString(),
+    end_time: end.toISOString(),
+    starting_balance: '10000',
+    candle_interval: '1h',
+    agent_id: agentId,
+    pairs: ['BTCUSDT'],
+    strategy_label: 'mcp scenario',
+  });
+  expect(created).toMatchObject({ status: 'created', total_steps: 72 });
+  const id = created.session_id;
+  expect(await ok(client, 'start_backtest', { id })).toMatchObject({ status: 'running' });
+  await ok(client, 'step_backtest', { id });
+  const order = (
+    await ok(client, 'place_backtest_order', {
+      id,
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.05',
+    })
+  ).order;
+  expect(order).toMatchObject({ status: 'filled', executed_quantity: '0.05000000' });
+  const stepped = await ok(client, 'step_backtest_batch', { id, steps: 23 });
+  expect(stepped).toMatchObject({ step: 24, is_complete: false });
+  const sandbox = await ok(client, 'get_backtest_portfolio', { id });
+  expect(sandbox).toEqual((await rest('GET', `/backtest/${id}/account/portfolio`)).body);
+  await ok(client, 'cancel_backtest', { id });
+  const results = await ok(client, 'get_backtest_results', { id });
+  expect(results).toEqual((await rest('GET', `/backtest/${id}/results`)).body);
+  const status = await ok(client, 'get_backtest_status', { id });
+  expect(status.status).toBe('cancelled');
+  return { id };
+};
+
+/** Bad input through tools: the venue's codes, and the connection still answers after each. */
+export const badInputScenario = async (client: Client, rest: Rest, foreignOrderId: string) => {
+  const alive = async () => expect((await ok(client, 'list_pairs')).total).toBeGreaterThan(0);
+  const unknown = await fails(client, 'get_price', { symbol: 'NOPEUSDT' });
+  expect(unknown.code).toBe((await rest('GET', '/market/price/NOPEUSDT')).body.error.code);
+  expect(unknown.code).toBe('INVALID_SYMBOL');
+  await alive();
+
+  const negative = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '-1' };
+  const neg = await fails(client, 'place_order', negative);
+  const restNeg = (await rest('POST', '/trade/order/preview', negative)).body.error;
+  expect(neg.code).toBe(restNeg.code);
+  expect(neg.message).toBe(restNeg.message);
+  await alive();
+
+  const missing = await fails(client, 'place_order', { symbol: 'BTCUSDT', type: 'market', quantity: '0.01' });
+  expect(missing.code).toBe('VALIDATION_ERROR');
+  expect(missing.details.issues[0]).toMatchObject({ field: 'side', location: 'arguments' });
+  await alive();
+
+  const unconfirmed = await fails(client, 'reset_account', {});
+  expect(unconfirmed.code).toBe('VALIDATION_ERROR');
+  expect(unconfirmed.details.issues[0].field).toBe('confirm');
+
+  const foreign = await fails(client, 'get_order', { order_id: foreignOrderId });
+  expect(foreign.code).toBe('ORDER_NOT_FOUND');
+  expect(foreign.code).toBe((await rest('GET', `/trade/order/${foreignOrderId}`)).body.error.code);
+  const foreignCancel = await fails(client, 'cancel_order', { order_id: foreignOrderId });
+  expect(foreignCancel.code).toBe('ORDER_NOT_FOUND');
+  await alive();
+};
