@@ -28,6 +28,9 @@ import type { WebhookWorkerTables } from './tables';
 /** The checkpoint row of the delivery subscriber. */
 const CHECKPOINT = 'webhook_deliveries';
 
+/** How often the checkpoint is saved while pages pass that change nothing (ms). */
+const QUIET_SAVE_MS = 2_000;
+
 /** A webhook as the subscriber matches events against it. */
 interface Target {
   webhookId: string;
@@ -80,6 +83,10 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
   let stopped = false;
   let at: LogPosition = START;
   let wake: (() => void) | undefined;
+  /** The webhooks as of the checkpoint (a copy is changed in a page's transaction and kept once it commits). */
+  let targets = new Map<string, Target>();
+  let savedAt = 0;
+  let unsaved = false;
 
   const loadCheckpoint = async (): Promise<LogPosition> => {
     const row = await db
@@ -90,8 +97,8 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
     return row ? toPosition(row.checkpoint_commit, row.checkpoint_prepare) : START;
   };
 
-  const loadTargets = async (trx: Transaction<WebhookWorkerTables>): Promise<Map<string, Target>> => {
-    const rows = await trx.selectFrom('webhook_targets').selectAll().execute();
+  const loadTargets = async (): Promise<Map<string, Target>> => {
+    const rows = await db.selectFrom('webhook_targets').selectAll().execute();
     return new Map(
       rows.map((r) => [
         r.webhook_id,
@@ -209,12 +216,50 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
       },
     });
 
-  /** Handles one page in one transaction; resolves to the number of deliveries enqueued. */
+  const checkpointRow = (position: LogPosition) => ({
+    checkpoint_commit: position.commit.toString(),
+    checkpoint_prepare: position.prepare.toString(),
+    updated_at: new Date(),
+  });
+  const saveCheckpoint = async (q: Kysely<WebhookWorkerTables>, position: LogPosition) => {
+    const row = checkpointRow(position);
+    await q
+      .insertInto('webhook_checkpoint')
+      .values({ name: CHECKPOINT, ...row })
+      .onConflict((oc) => oc.column('name').doUpdateSet(row))
+      .execute();
+    savedAt = Date.now();
+    unsaved = false;
+  };
+
+  /**
+   * Whether a page changes anything of the subscriber: a webhook event, a deletion, a stream's first event, or an
+   * event some active webhook subscribes to. Other pages (most of a busy log when few webhooks exist) cost no
+   * database work: only the checkpoint moves, saved at most every {@link QUIET_SAVE_MS} (reading them again
+   * after a crash enqueues nothing).
+   */
+  const matters = (events: readonly RecordedEvent[]): boolean =>
+    events.some((e) => {
+      if (e.streamId.startsWith(WEBHOOK_STREAM_PREFIX) || e.streamId === DELETIONS_STREAM) return true;
+      if (streamOwnerOf(e)) return true;
+      const match = webhookEventOf(e);
+      if (!match) return false;
+      for (const t of targets.values()) if (t.active && t.eventTypes.includes(match.type)) return true;
+      return false;
+    });
+
+  /** Handles one page: in one transaction when it matters; resolves to the number of deliveries enqueued. */
   const handlePage = async (events: readonly RecordedEvent[]): Promise<number> => {
     const last = events[events.length - 1];
     if (!last) return 0;
-    return db.transaction().execute(async (trx) => {
-      const targets = await loadTargets(trx);
+    if (!matters(events)) {
+      unsaved = true;
+      if (Date.now() - savedAt >= QUIET_SAVE_MS) await saveCheckpoint(db, last.position);
+      return 0;
+    }
+    const next = new Map(targets);
+    const enqueued = await db.transaction().execute(async (trx) => {
+      const targets = next;
       const owners = new Map<string, StreamOwner | null>();
       const deliveries: Insertable<WebhookWorkerTables['webhook_deliveries']>[] = [];
       const enqueue = (
@@ -283,18 +328,11 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
           .onConflict((oc) => oc.columns(['webhook_id', 'dedupe_key']).doNothing())
           .execute();
       }
-      const checkpoint = {
-        checkpoint_commit: last.position.commit.toString(),
-        checkpoint_prepare: last.position.prepare.toString(),
-        updated_at: new Date(),
-      };
-      await trx
-        .insertInto('webhook_checkpoint')
-        .values({ name: CHECKPOINT, ...checkpoint })
-        .onConflict((oc) => oc.column('name').doUpdateSet(checkpoint))
-        .execute();
+      await saveCheckpoint(trx, last.position);
       return deliveries.length;
     });
+    targets = next;
+    return enqueued;
   };
 
   const sleep = (ms: number) =>
@@ -310,6 +348,7 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
     while (!stopped) {
       try {
         at = await loadCheckpoint();
+        targets = await loadTargets();
         subscription = deps.store.subscribeToAll({ after: at, maxBatch: 500 });
         for await (const page of subscription) {
           if (stopped) break;
@@ -338,6 +377,7 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
       await subscription?.close().catch(() => {});
       await loop;
       loop = undefined;
+      if (unsaved) await saveCheckpoint(db, at).catch(() => {});
     },
     position: () => at,
   };

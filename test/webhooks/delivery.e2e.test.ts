@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyDelivery } from '../../src/webhooks/signature';
 import { dataDirectory } from '../backtest/http-support';
+import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
 import { type ServerProcess, startServer } from '../support/server-process';
 import { type Received, type Receiver, startReceiver } from './receiver';
 
@@ -82,189 +83,196 @@ afterAll(async () => {
   market.remove();
 });
 
+/**
+ * The exactly-once scenario on the server now running (`server`, started with `runEnv`): an account's webhook for
+ * every event type at `hookPath`, each event type caused, a SIGTERM restart in the middle of a burst of fills, and
+ * the deliveries checked against the wallets' event logs.
+ */
+const exactlyOnceAcrossRestart = async (runEnv: Record<string, string>, hookPath: string): Promise<void> => {
+  const reg = await must('POST', '/auth/register', {}, { display_name: 'Hooked' }, 201);
+  const key = { 'x-api-key': reg.api_key as string };
+  const { token } = await must(
+    'POST',
+    '/auth/login',
+    {},
+    { api_key: reg.api_key, api_secret: reg.api_secret },
+  );
+  const jwt = { authorization: `Bearer ${token}` };
+  const hook = await must(
+    'POST',
+    '/webhooks',
+    key,
+    {
+      url: `${receiver.url}${hookPath}`,
+      event_types: [
+        'order.filled',
+        'order.cancelled',
+        'backtest.completed',
+        'battle.completed',
+        'risk.daily_loss_breaker_tripped',
+      ],
+    },
+    201,
+  );
+  const secret = hook.secret as string;
+  const risky = { max_position_size_pct: 100, max_order_size_pct: 100, daily_loss_limit_pct: 1 };
+  const a1 = await must(
+    'POST',
+    '/agents',
+    jwt,
+    { display_name: 'a1', starting_balance: '1000', risk_profile: risky },
+    201,
+  );
+  const a2 = await must('POST', '/agents', jwt, { display_name: 'a2' }, 201);
+  const price = Number((await must('GET', '/market/price/BTCUSDT', key)).price);
+
+  // order.cancelled: a limit buy far below the price, cancelled.
+  const limit = await must(
+    'POST',
+    '/trade/order',
+    key,
+    { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: (price / 2).toFixed(2) },
+    201,
+  );
+  await must('DELETE', `/trade/order/${limit.order_id}`, key);
+
+  // risk.daily_loss_breaker_tripped: a1 loses 2 % of its balance in fees, then two orders are refused.
+  const agentKey = { 'x-api-key': a1.api_key as string };
+  const qty = (900 / price).toFixed(5);
+  await must(
+    'POST',
+    '/trade/order',
+    agentKey,
+    { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: qty },
+    201,
+  );
+  await must(
+    'POST',
+    '/trade/order',
+    agentKey,
+    { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: qty },
+    201,
+  );
+  for (let i = 0; i < 2; i++) {
+    const refused = await api('POST', '/trade/order', agentKey, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.0001',
+    });
+    expect(refused.body.error.code).toBe('DAILY_LOSS_LIMIT');
+  }
+
+  // backtest.completed: a short backtest run to its end.
+  const bt = await must('POST', '/backtest/create', jwt, {
+    start_time: '2022-01-01T00:00:00Z',
+    end_time: '2022-01-02T00:00:00Z',
+    starting_balance: '10000',
+    candle_interval: '1h',
+    agent_id: a2.agent_id,
+    pairs: ['BTCUSDT'],
+  });
+  await must('POST', `/backtest/${bt.session_id}/start`, jwt);
+  await must('POST', `/backtest/${bt.session_id}/step/batch`, jwt, { steps: 24 });
+
+  // battle.completed: a live battle of the two agents, started and stopped.
+  const battle = await must('POST', '/battles', jwt, { name: 'Hook duel' }, 201);
+  for (const a of [a1, a2])
+    await must('POST', `/battles/${battle.battle_id}/participants`, jwt, { agent_id: a.agent_id }, 201);
+  await must('POST', `/battles/${battle.battle_id}/start`, jwt);
+  await must('POST', `/battles/${battle.battle_id}/stop`, jwt);
+
+  // A burst of market buys on the account's wallet, with a SIGTERM restart of the venue in its middle.
+  // Under the account's order limit (100 a minute): 25 + 10 + 25 orders of about 20 USDT each.
+  const acked: string[] = [];
+  const refusals: unknown[] = [];
+  const small = (20 / price).toFixed(5);
+  const burst = async (n: number) => {
+    const sent = Array.from({ length: n }, () =>
+      api('POST', '/trade/order', key, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: small })
+        .then((r) => {
+          if (r.status === 201) acked.push(r.body.order_id);
+          else refusals.push(r.body);
+        })
+        .catch(() => {}),
+    );
+    return Promise.all(sent);
+  };
+  const first = burst(25);
+  await waitFor(
+    'the first fills to be delivered',
+    () =>
+      receiver.received.filter((r) => r.path === hookPath && parsed(r).type === 'order.filled').length >= 8,
+  ).catch((error) => {
+    throw new Error(
+      `${error.message}: ${JSON.stringify({ acked: acked.length, refusals, received: receiver.received.map((r) => r.body) }).slice(0, 3000)}`,
+    );
+  });
+  const stopping = server!.stop();
+  await burst(10); // these meet the closing server: refused, or answered before it stops
+  await first;
+  expect(await stopping).toBe(0);
+  const beforeRestart = acked.length;
+  expect(beforeRestart).toBeGreaterThanOrEqual(8);
+  server = await startServer(runEnv);
+  await burst(25);
+  expect(acked.length - beforeRestart, JSON.stringify(refusals)).toBe(25);
+
+  // The truth is the log: every fill and cancel of the account's and a1's wallets.
+  const walletEvents = async (headers: Record<string, string>) =>
+    (await must('GET', '/account/events?limit=1000', headers)).events as {
+      event_id: string;
+      type: string;
+      data: any;
+    }[];
+  const logged = [...(await walletEvents(key)), ...(await walletEvents(agentKey))];
+  const loggedFills = logged.filter((e) => e.type === 'OrderFilled').map((e) => e.event_id);
+  const loggedCancels = logged.filter((e) => e.type === 'OrderCancelled').map((e) => e.event_id);
+  const ofType = (type: string) =>
+    receiver.received.filter((r) => r.path === hookPath && parsed(r).type === type);
+  await waitFor(
+    'every fill to be delivered',
+    () => new Set(ofType('order.filled').map((r) => parsed(r).event.event_id)).size >= loggedFills.length,
+    60_000,
+  );
+  await waitFor(
+    'the backtest and the battle',
+    () => ofType('backtest.completed').length + ofType('battle.completed').length >= 2,
+  );
+  await new Promise((r) => setTimeout(r, 1_000)); // any duplicate would arrive meanwhile
+
+  const all = receiver.received.filter((r) => r.path === hookPath);
+  for (const r of all) {
+    expect(verifyDelivery(secret, r.body, String(r.headers['x-ptv-signature'])), r.body).toBe(true);
+    expect(r.headers['x-ptv-event']).toBe(parsed(r).type);
+    expect(r.headers['x-ptv-delivery']).toBe(parsed(r).id);
+  }
+  expect(verifyDelivery('whsec_wrong', all[0]!.body, String(all[0]!.headers['x-ptv-signature']))).toBe(false);
+  // Exactly once: no delivery id and no source event twice.
+  expect(new Set(all.map((r) => r.headers['x-ptv-delivery'])).size).toBe(all.length);
+  expect(new Set(all.map((r) => parsed(r).event.event_id)).size).toBe(all.length);
+  const fillIds = ofType('order.filled').map((r) => parsed(r).event.event_id);
+  expect(fillIds).toEqual(expect.arrayContaining(loggedFills));
+  const filledOrders = new Set(ofType('order.filled').map((r) => parsed(r).event.data.order_id));
+  for (const id of acked) expect(filledOrders.has(id), id).toBe(true);
+  expect(ofType('order.cancelled').map((r) => parsed(r).event.event_id)).toEqual(
+    expect.arrayContaining(loggedCancels),
+  );
+  expect(ofType('order.cancelled').some((r) => parsed(r).event.data.order_id === limit.order_id)).toBe(true);
+  const breaker = ofType('risk.daily_loss_breaker_tripped');
+  expect(breaker).toHaveLength(1);
+  expect(parsed(breaker[0]!)).toMatchObject({ agent_id: a1.agent_id, event: { type: 'OrderRejected' } });
+  expect(ofType('backtest.completed').map((r) => parsed(r).event.data.session_id)).toEqual([bt.session_id]);
+  expect(ofType('battle.completed').map((r) => parsed(r).event.data.battle_id)).toEqual([battle.battle_id]);
+
+  const listed = await must('GET', `/webhooks/${hook.webhook_id}/deliveries?limit=500`, key);
+  expect(listed.total).toBe(all.length);
+  expect(listed.deliveries.every((d: any) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+};
+
 describe('webhook deliveries from the real server', () => {
   it('delivers every event type exactly once, signed, across a restart in the middle of a burst of fills', async () => {
-    const reg = await must('POST', '/auth/register', {}, { display_name: 'Hooked' }, 201);
-    const key = { 'x-api-key': reg.api_key as string };
-    const { token } = await must(
-      'POST',
-      '/auth/login',
-      {},
-      { api_key: reg.api_key, api_secret: reg.api_secret },
-    );
-    const jwt = { authorization: `Bearer ${token}` };
-    const hook = await must(
-      'POST',
-      '/webhooks',
-      key,
-      {
-        url: `${receiver.url}/all`,
-        event_types: [
-          'order.filled',
-          'order.cancelled',
-          'backtest.completed',
-          'battle.completed',
-          'risk.daily_loss_breaker_tripped',
-        ],
-      },
-      201,
-    );
-    const secret = hook.secret as string;
-    const risky = { max_position_size_pct: 100, max_order_size_pct: 100, daily_loss_limit_pct: 1 };
-    const a1 = await must(
-      'POST',
-      '/agents',
-      jwt,
-      { display_name: 'a1', starting_balance: '1000', risk_profile: risky },
-      201,
-    );
-    const a2 = await must('POST', '/agents', jwt, { display_name: 'a2' }, 201);
-    const price = Number((await must('GET', '/market/price/BTCUSDT', key)).price);
-
-    // order.cancelled: a limit buy far below the price, cancelled.
-    const limit = await must(
-      'POST',
-      '/trade/order',
-      key,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: (price / 2).toFixed(2) },
-      201,
-    );
-    await must('DELETE', `/trade/order/${limit.order_id}`, key);
-
-    // risk.daily_loss_breaker_tripped: a1 loses 2 % of its balance in fees, then two orders are refused.
-    const agentKey = { 'x-api-key': a1.api_key as string };
-    const qty = (900 / price).toFixed(5);
-    await must(
-      'POST',
-      '/trade/order',
-      agentKey,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: qty },
-      201,
-    );
-    await must(
-      'POST',
-      '/trade/order',
-      agentKey,
-      { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: qty },
-      201,
-    );
-    for (let i = 0; i < 2; i++) {
-      const refused = await api('POST', '/trade/order', agentKey, {
-        symbol: 'BTCUSDT',
-        side: 'buy',
-        type: 'market',
-        quantity: '0.0001',
-      });
-      expect(refused.body.error.code).toBe('DAILY_LOSS_LIMIT');
-    }
-
-    // backtest.completed: a short backtest run to its end.
-    const bt = await must('POST', '/backtest/create', jwt, {
-      start_time: '2022-01-01T00:00:00Z',
-      end_time: '2022-01-02T00:00:00Z',
-      starting_balance: '10000',
-      candle_interval: '1h',
-      agent_id: a2.agent_id,
-      pairs: ['BTCUSDT'],
-    });
-    await must('POST', `/backtest/${bt.session_id}/start`, jwt);
-    await must('POST', `/backtest/${bt.session_id}/step/batch`, jwt, { steps: 24 });
-
-    // battle.completed: a live battle of the two agents, started and stopped.
-    const battle = await must('POST', '/battles', jwt, { name: 'Hook duel' }, 201);
-    for (const a of [a1, a2])
-      await must('POST', `/battles/${battle.battle_id}/participants`, jwt, { agent_id: a.agent_id }, 201);
-    await must('POST', `/battles/${battle.battle_id}/start`, jwt);
-    await must('POST', `/battles/${battle.battle_id}/stop`, jwt);
-
-    // A burst of market buys on the account's wallet, with a SIGTERM restart of the venue in its middle.
-    // Under the account's order limit (100 a minute): 25 + 10 + 25 orders of about 20 USDT each.
-    const acked: string[] = [];
-    const refusals: unknown[] = [];
-    const small = (20 / price).toFixed(5);
-    const burst = async (n: number) => {
-      const sent = Array.from({ length: n }, () =>
-        api('POST', '/trade/order', key, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: small })
-          .then((r) => {
-            if (r.status === 201) acked.push(r.body.order_id);
-            else refusals.push(r.body);
-          })
-          .catch(() => {}),
-      );
-      return Promise.all(sent);
-    };
-    const first = burst(25);
-    await waitFor(
-      'the first fills to be delivered',
-      () => receiver.received.filter((r) => parsed(r).type === 'order.filled').length >= 8,
-    ).catch((error) => {
-      throw new Error(
-        `${error.message}: ${JSON.stringify({ acked: acked.length, refusals, received: receiver.received.map((r) => r.body) }).slice(0, 3000)}`,
-      );
-    });
-    const stopping = server!.stop();
-    await burst(10); // these meet the closing server: refused, or answered before it stops
-    await first;
-    expect(await stopping).toBe(0);
-    const beforeRestart = acked.length;
-    expect(beforeRestart).toBeGreaterThanOrEqual(8);
-    server = await startServer(env);
-    await burst(25);
-    expect(acked.length - beforeRestart, JSON.stringify(refusals)).toBe(25);
-
-    // The truth is the log: every fill and cancel of the account's and a1's wallets.
-    const walletEvents = async (headers: Record<string, string>) =>
-      (await must('GET', '/account/events?limit=1000', headers)).events as {
-        event_id: string;
-        type: string;
-        data: any;
-      }[];
-    const logged = [...(await walletEvents(key)), ...(await walletEvents(agentKey))];
-    const loggedFills = logged.filter((e) => e.type === 'OrderFilled').map((e) => e.event_id);
-    const loggedCancels = logged.filter((e) => e.type === 'OrderCancelled').map((e) => e.event_id);
-    const ofType = (type: string) => receiver.received.filter((r) => parsed(r).type === type);
-    await waitFor(
-      'every fill to be delivered',
-      () => new Set(ofType('order.filled').map((r) => parsed(r).event.event_id)).size >= loggedFills.length,
-      60_000,
-    );
-    await waitFor(
-      'the backtest and the battle',
-      () => ofType('backtest.completed').length + ofType('battle.completed').length >= 2,
-    );
-    await new Promise((r) => setTimeout(r, 1_000)); // any duplicate would arrive meanwhile
-
-    const all = receiver.received.filter((r) => r.path === '/all');
-    for (const r of all) {
-      expect(verifyDelivery(secret, r.body, String(r.headers['x-ptv-signature'])), r.body).toBe(true);
-      expect(r.headers['x-ptv-event']).toBe(parsed(r).type);
-      expect(r.headers['x-ptv-delivery']).toBe(parsed(r).id);
-    }
-    expect(verifyDelivery('whsec_wrong', all[0]!.body, String(all[0]!.headers['x-ptv-signature']))).toBe(
-      false,
-    );
-    // Exactly once: no delivery id and no source event twice.
-    expect(new Set(all.map((r) => r.headers['x-ptv-delivery'])).size).toBe(all.length);
-    expect(new Set(all.map((r) => parsed(r).event.event_id)).size).toBe(all.length);
-    const fillIds = ofType('order.filled').map((r) => parsed(r).event.event_id);
-    expect(fillIds).toEqual(expect.arrayContaining(loggedFills));
-    const filledOrders = new Set(ofType('order.filled').map((r) => parsed(r).event.data.order_id));
-    for (const id of acked) expect(filledOrders.has(id), id).toBe(true);
-    expect(ofType('order.cancelled').map((r) => parsed(r).event.event_id)).toEqual(
-      expect.arrayContaining(loggedCancels),
-    );
-    expect(ofType('order.cancelled').some((r) => parsed(r).event.data.order_id === limit.order_id)).toBe(
-      true,
-    );
-    const breaker = ofType('risk.daily_loss_breaker_tripped');
-    expect(breaker).toHaveLength(1);
-    expect(parsed(breaker[0]!)).toMatchObject({ agent_id: a1.agent_id, event: { type: 'OrderRejected' } });
-    expect(ofType('backtest.completed').map((r) => parsed(r).event.data.session_id)).toEqual([bt.session_id]);
-    expect(ofType('battle.completed').map((r) => parsed(r).event.data.battle_id)).toEqual([battle.battle_id]);
-
-    const listed = await must('GET', `/webhooks/${hook.webhook_id}/deliveries?limit=500`, key);
-    expect(listed.total).toBe(all.length);
-    expect(listed.deliveries.every((d: any) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+    await exactlyOnceAcrossRestart(env, '/all-pglite');
   }, 300_000);
 
   it('retries a receiver that fails three times on the back-off schedule, and gives up on one that never answers 2xx', async () => {
@@ -334,4 +342,27 @@ describe('webhook deliveries from the real server', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(attemptsOf(gone.delivery_id)).toHaveLength(5);
   }, 120_000);
+  it('does the same on a PostgreSQL server (the delivery role under its advisory lock)', async (ctx) => {
+    const reason = await postgresUnavailableReason();
+    if (reason) {
+      console.log(`[webhooks] PostgreSQL run skipped: ${reason}`);
+      ctx.skip();
+      return;
+    }
+    const database = await createPostgresTestDatabase();
+    const pgDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-webhooks-pg-'));
+    const pgEnv = { ...env, DATA_DIR: pgDataDir, DATABASE_URL: database.url! };
+    // The PGlite venue of the tests above is done: one venue at a time on this machine.
+    await server?.stop();
+    server = undefined;
+    try {
+      server = await startServer(pgEnv);
+      await exactlyOnceAcrossRestart(pgEnv, '/all-postgres');
+    } finally {
+      await server?.stop();
+      server = undefined;
+      await database.close();
+      fs.rmSync(pgDataDir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

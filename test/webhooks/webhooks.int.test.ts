@@ -25,7 +25,7 @@ beforeAll(async () => {
   t = await startApp({ env: { MARKET_DATA_DIR: '' } });
   account = await registerAccount(t.app, {}, { plain: true });
   agent = await createAgent(t.app, account);
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await t?.close();
