@@ -3,6 +3,7 @@ import { TOOLSETS, type ToolDef, type Toolset } from './tool';
 import { accountTools } from './toolsets/account';
 import { analyticsTools } from './toolsets/analytics';
 import { backtestTools } from './toolsets/backtest';
+import { battleTools } from './toolsets/battle';
 import { marketTools } from './toolsets/market';
 import { tradingTools } from './toolsets/trading';
 
@@ -17,6 +18,7 @@ export const TOOLS: readonly ToolDef[] = [
   ...tradingTools,
   ...backtestTools,
   ...analyticsTools,
+  ...battleTools,
 ];
 
 /**

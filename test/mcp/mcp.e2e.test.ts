@@ -6,6 +6,7 @@ import { type RealDataServer, startRealDataServer } from '../support/real-data-s
 import {
   backtestScenario,
   badInputScenario,
+  battleScenario,
   checkToolList,
   fails,
   ok,
@@ -118,6 +119,23 @@ describe('MCP over Streamable HTTP at /mcp', () => {
 
   it('answers bad input with the venue code and stays usable', async () => {
     await badInputScenario(client, trader.rest, otherOrder);
+  }, 60_000);
+
+  it('runs a live battle over JWT: created, joined, started, stopped', async () => {
+    const jwt = restOf(base, { authorization: `Bearer ${trader.token}` });
+    const second = await jwt('POST', '/agents', { display_name: 'second agent' });
+    expect(second.status).toBe(201);
+    const jwtClient = await connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${trader.token}` } },
+      }),
+    );
+    try {
+      await battleScenario(jwtClient, jwt, [trader.agentId, second.body.agent_id]);
+    } finally {
+      await jwtClient.close();
+    }
+    expect((await fails(client, 'list_battles', {})).code).toBe('INVALID_TOKEN');
   }, 60_000);
 
   it("serves the scoped agent's skill.md with an agent key", async () => {

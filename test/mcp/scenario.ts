@@ -51,7 +51,7 @@ export const fails = async (
 };
 
 /** The toolsets the registry has today. */
-export const TOOLSETS_PRESENT = ['account', 'market', 'trading', 'backtest', 'analytics'];
+export const TOOLSETS_PRESENT = ['account', 'market', 'trading', 'backtest', 'analytics', 'battle'];
 
 /** Lists tools: every toolset present, every input and output schema valid JSON Schema; answers the tools. */
 export const checkToolList = async (client: Client) => {
@@ -226,4 +226,24 @@ export const badInputScenario = async (client: Client, rest: Rest, foreignOrderI
   const foreignCancel = await fails(client, 'cancel_order', { order_id: foreignOrderId });
   expect(foreignCancel.code).toBe('ORDER_NOT_FOUND');
   await alive();
+};
+
+/** A live battle created, joined by two agents, started and stopped over JWT; each answer checked against REST. */
+export const battleScenario = async (client: Client, rest: Rest, agentIds: readonly string[]) => {
+  const created = await ok(client, 'create_battle', { name: 'MCP battle', battle_mode: 'live' });
+  expect(created).toMatchObject({ status: 'draft' });
+  const id = created.battle_id;
+  for (const agentId of agentIds) await ok(client, 'add_battle_participant', { id, agent_id: agentId });
+  const started = await ok(client, 'start_battle', { id });
+  expect(started.status).toBe('active');
+  expect(started.participants).toHaveLength(agentIds.length);
+  const live = await ok(client, 'get_battle_live', { id });
+  expect(live.battle_id).toBe(id);
+  const stopped = await ok(client, 'stop_battle', { id });
+  expect(stopped.status).toBe('completed');
+  expect(await ok(client, 'get_battle', { id })).toEqual((await rest('GET', `/battles/${id}`)).body);
+  const results = await ok(client, 'get_battle_results', { id });
+  expect(results).toEqual((await rest('GET', `/battles/${id}/results`)).body);
+  // JWT only, as the route: an API key is refused with the route's code.
+  return { id };
 };
