@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../domain/market/intervals';
+import { INTERVALS, type Interval, isInterval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
+import { newPublicCall } from '../application/call';
+import { candleQuery, candlesOf } from '../application/market';
 import { RATE_LIMIT_GROUPS, RATE_LIMIT_WINDOW_MS } from '../application/rate-limits';
 import type { MarketServices } from '../market/services';
 import { publicEndpoint } from './door';
@@ -185,26 +187,24 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
     }),
   );
 
-  const klines = publicEndpoint('market', ({ params }) => {
-    const m = marketOf(app);
-    const pair = m.requirePair(required(params, 'symbol'));
+  const klines = publicEndpoint('market', ({ params, request }) => {
     const interval = intervalOf(params);
     const limit = intParam(params, 'limit', { min: 1, max: 1000 }, 500);
     const start = intParam(params, 'startTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
-    let end = intParam(params, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
-    if (end === undefined && start === undefined) {
-      // With the files replay, the newest candles are those closed by the replayed time the live price is at (as
-      // GET /api/v1/market/candles without bounds).
-      const replayed = m.replayedNow();
-      if (replayed !== undefined) {
-        const step = INTERVAL_MS[interval];
-        end = Math.floor(replayed / step) * step - step;
-      }
-    }
+    const end = intParam(params, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
     if (start !== undefined && end !== undefined && start > end) {
       throw new BinanceError(CODES.INVALID_PARAMETER, 'startTime is after endTime.');
     }
-    return m.candles(pair.symbol, interval, { start, end, limit }).map((c) => kline(c, interval));
+    // The candle use case of every door: without bounds under the files replay, the newest candles closed by the
+    // replayed time the live price is at (as GET /api/v1/market/candles).
+    const call = newPublicCall(app.services, request.id);
+    const query = candleQuery(call, required(params, 'symbol'), {
+      interval,
+      startTime: start === undefined ? undefined : String(start),
+      endTime: end === undefined ? undefined : String(end),
+      limit,
+    });
+    return candlesOf(call, query).map((c) => kline(c, interval));
   });
   app.get('/klines', klines);
   app.get('/uiKlines', klines);
