@@ -6,8 +6,8 @@ import type { DatabaseHandle } from '../db/database';
 import { createLeadership, type Leadership } from '../matching/leader';
 import { type LiveParticipant, SNAPSHOT_INTERVAL_MS } from './live';
 
-/** The advisory lock key of the battle snapshot leader (distinct from the matching engine's). */
-export const BATTLE_SNAPSHOT_LOCK_KEY = 7_208_114_305_551_002n;
+/** The advisory lock key of the battle snapshot leader (distinct from every other leader's: test/core/leader-lock-keys.unit.test.ts). */
+export const BATTLE_SNAPSHOT_LOCK_KEY = 7_208_114_305_551_003n;
 
 /** Options of {@link createBattleSnapshotter}. */
 export interface SnapshotterOptions {
