@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CreateAgentInput } from '../../commands/agents';
 import { AGENT_LIMITS, COLOR_PATTERN } from '../../domain/agent/profile';
 import type { AgentState } from '../../domain/agent/state';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
@@ -196,4 +197,16 @@ export const createdAgentOut = (created: CreatedAgent): z.infer<typeof createdAg
   api_secret: created.apiSecret,
   display_name: created.agent.profile.display_name,
   starting_balance: created.agent.startingBalance,
+});
+
+/** The use case's input from a `POST /agents` body: only the fields sent (the others keep their defaults). */
+export const createAgentInputOf = (b: z.output<typeof createAgentBody>): CreateAgentInput => ({
+  displayName: b.display_name,
+  ...(b.starting_balance !== undefined ? { startingBalance: b.starting_balance } : {}),
+  ...(b.llm_model !== undefined ? { llmModel: b.llm_model } : {}),
+  ...(b.framework !== undefined ? { framework: b.framework } : {}),
+  ...(b.strategy_tags !== undefined ? { strategyTags: b.strategy_tags } : {}),
+  ...(b.risk_profile !== undefined ? { riskProfile: b.risk_profile } : {}),
+  ...(b.color !== undefined ? { color: b.color } : {}),
+  ...(b.avatar_url !== undefined ? { avatarUrl: b.avatar_url } : {}),
 });

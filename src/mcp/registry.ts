@@ -1,6 +1,7 @@
 import { DomainError } from '../../domain/shared/errors';
 import { TOOLSETS, type ToolDef, type Toolset } from './tool';
 import { accountTools } from './toolsets/account';
+import { agentTools } from './toolsets/agents';
 import { analyticsTools } from './toolsets/analytics';
 import { backtestTools } from './toolsets/backtest';
 import { battleTools } from './toolsets/battle';
@@ -19,6 +20,7 @@ export const TOOLS: readonly ToolDef[] = [
   ...backtestTools,
   ...analyticsTools,
   ...battleTools,
+  ...agentTools,
 ];
 
 /**

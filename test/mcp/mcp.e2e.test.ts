@@ -123,15 +123,26 @@ describe('MCP over Streamable HTTP at /mcp', () => {
 
   it('runs a live battle over JWT: created, joined, started, stopped', async () => {
     const jwt = restOf(base, { authorization: `Bearer ${trader.token}` });
-    const second = await jwt('POST', '/agents', { display_name: 'second agent' });
-    expect(second.status).toBe(201);
     const jwtClient = await connect(
       new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
         requestInit: { headers: { authorization: `Bearer ${trader.token}` } },
       }),
     );
     try {
-      await battleScenario(jwtClient, jwt, [trader.agentId, second.body.agent_id]);
+      const second = await ok(jwtClient, 'create_agent', { display_name: 'second agent' });
+      expect(await ok(jwtClient, 'get_agent', { agent_id: second.agent_id })).toEqual(
+        (await jwt('GET', `/agents/${second.agent_id}`)).body,
+      );
+      expect((await ok(jwtClient, 'list_agents')).total).toBe(2);
+      await battleScenario(jwtClient, jwt, [trader.agentId, second.agent_id]);
+      const third = await ok(jwtClient, 'create_agent', { display_name: 'third agent' });
+      expect((await fails(jwtClient, 'delete_agent', { agent_id: third.agent_id })).code).toBe(
+        'VALIDATION_ERROR',
+      );
+      expect(await ok(jwtClient, 'delete_agent', { agent_id: third.agent_id, confirm: true })).toEqual({
+        agent_id: third.agent_id,
+        deleted: true,
+      });
     } finally {
       await jwtClient.close();
     }

@@ -51,7 +51,7 @@ export const fails = async (
 };
 
 /** The toolsets the registry has today. */
-export const TOOLSETS_PRESENT = ['account', 'market', 'trading', 'backtest', 'analytics', 'battle'];
+export const TOOLSETS_PRESENT = ['account', 'market', 'trading', 'backtest', 'analytics', 'battle', 'agents'];
 
 /** Lists tools: every toolset present, every input and output schema valid JSON Schema; answers the tools. */
 export const checkToolList = async (client: Client) => {
@@ -67,7 +67,7 @@ export const checkToolList = async (client: Client) => {
   const sets = new Set(tools.map((t) => (t._meta as { toolset: string }).toolset));
   expect([...sets].sort()).toEqual([...TOOLSETS_PRESENT].sort());
   const byName = new Map(tools.map((t) => [t.name, t]));
-  for (const name of ['reset_account', 'cancel_all_orders']) {
+  for (const name of ['reset_account', 'cancel_all_orders', 'delete_agent']) {
     expect(byName.get(name)?.annotations?.destructiveHint, name).toBe(true);
     expect(byName.get(name)?.inputSchema.required, name).toContain('confirm');
   }

@@ -27,6 +27,7 @@ import {
   agentStateOut,
   cloneQuery,
   createAgentBody,
+  createAgentInputOf,
   createdAgentOut,
   createdAgentResponse,
   listAgentsQuery,
@@ -70,17 +71,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const b = request.body;
-      const agent = await createAgent(callOf(request), {
-        displayName: b.display_name,
-        ...(b.starting_balance !== undefined ? { startingBalance: b.starting_balance } : {}),
-        ...(b.llm_model !== undefined ? { llmModel: b.llm_model } : {}),
-        ...(b.framework !== undefined ? { framework: b.framework } : {}),
-        ...(b.strategy_tags !== undefined ? { strategyTags: b.strategy_tags } : {}),
-        ...(b.risk_profile !== undefined ? { riskProfile: b.risk_profile } : {}),
-        ...(b.color !== undefined ? { color: b.color } : {}),
-        ...(b.avatar_url !== undefined ? { avatarUrl: b.avatar_url } : {}),
-      });
+      const agent = await createAgent(callOf(request), createAgentInputOf(request.body));
       return reply.status(201).send(createdAgentOut(agent));
     },
   );
