@@ -73,6 +73,11 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
+    // The SDK writes the response itself: what the venue's hooks put on the reply so far (security headers, the
+    // request id) must reach the raw response first, or a hijacked reply goes out without them.
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value);
+    }
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
