@@ -67,7 +67,9 @@ const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
 /** The `/mcp` routes (registered at the root, beside `/health`). */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
   const tools = selectTools();
-  app.post('/mcp', async (request, reply) => {
+  // JSON-RPC, not REST: described by its tool list (docs/mcp.md), not in the venue's OpenAPI document.
+  const hidden = { schema: { hide: true } };
+  app.post('/mcp', hidden, async (request, reply) => {
     const server = createMcpServer(tools, invokerFor(app, request), resourcesFor(app, request));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -86,6 +88,6 @@ export const mcpRoutes: FastifyPluginAsync = async (app) => {
     await server.connect(transport);
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+  app.get('/mcp', hidden, notAllowed);
+  app.delete('/mcp', hidden, notAllowed);
 };
