@@ -217,7 +217,7 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
       const limit = intParam(params, 'limit', { min: 1, max: 5000 }, 100);
       const book = m.orderBook(pair.symbol, bookDepth(limit));
       return {
-        lastUpdateId: Math.floor(book.time),
+        lastUpdateId: book.updateId,
         bids: book.bids.slice(0, limit),
         asks: book.asks.slice(0, limit),
       };

@@ -2,13 +2,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import { prepareScope } from './door';
 import { marketRoutes } from './market-routes';
 import { tradeRoutes } from './trade-routes';
+import { streamRoutes } from './ws';
 
 /**
  * The Binance-compatible door (issue 19; docs/binance-compatibility.md): Binance Spot API v3 under
  * `/binance/api/v3/`, so `new ccxt.binance()` with `urls.api.public` and `urls.api.private` pointed there trades
  * on the venue unchanged. A thin adapter: market data from the market capability, every account and trading call
  * through the use cases of `src/application/` (the same as the REST and MCP doors: one ledger, one risk chain, one
- * rate limiter), presented in Binance's shapes and errors.
+ * rate limiter), presented in Binance's shapes and errors; and Binance's WebSocket market streams (`./ws`) from
+ * the venue's one market feed.
  */
 export const binanceRoutes: FastifyPluginAsync = async (app) => {
   await app.register(
@@ -19,4 +21,5 @@ export const binanceRoutes: FastifyPluginAsync = async (app) => {
     },
     { prefix: '/binance/api/v3' },
   );
+  await streamRoutes(app);
 };

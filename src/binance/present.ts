@@ -273,3 +273,129 @@ export const cancelledOut = (row: OrderRow, clientOrderId: string | undefined, c
     selfTradePreventionMode: 'NONE',
   };
 };
+
+// --- WebSocket market streams (Binance "WebSocket Streams for Binance"): each event's payload ---
+
+/** A `<symbol>@trade` event from one public trade of the feed. */
+export const tradeEvent = (symbol: string, t: RecentTrade, eventTime: number) => ({
+  e: 'trade',
+  E: eventTime,
+  s: symbol,
+  t: t.tradeId,
+  p: t.price,
+  q: t.quantity,
+  T: Math.floor(t.time),
+  m: t.isBuyerMaker,
+  M: true,
+});
+
+/** A `<symbol>@aggTrade` event: each public trade is its own aggregate (as `GET /aggTrades`). */
+export const aggTradeEvent = (symbol: string, t: RecentTrade, eventTime: number) => ({
+  e: 'aggTrade',
+  E: eventTime,
+  s: symbol,
+  ...aggTrade(t),
+});
+
+/** A `<symbol>@kline_<interval>` event: the candle so far (`x` false) or its final state (`x` true). */
+export const klineEvent = (
+  symbol: string,
+  c: Candle,
+  interval: Interval,
+  closed: boolean,
+  eventTime: number,
+) => ({
+  e: 'kline',
+  E: eventTime,
+  s: symbol,
+  k: {
+    t: c.openTime,
+    T: closeTimeOf(c.openTime, interval),
+    s: symbol,
+    i: interval,
+    f: -1,
+    L: -1,
+    o: c.open,
+    c: c.close,
+    h: c.high,
+    l: c.low,
+    v: c.volume,
+    n: c.tradeCount ?? 0,
+    x: closed,
+    q: c.quoteVolume ?? d8(dec(c.volume).times(c.close)),
+    V: ZERO8,
+    Q: ZERO8,
+    B: '0',
+  },
+});
+
+/** A `<symbol>@ticker` event (`24hrTicker`) from the rolling 24h ticker and the synthetic book's top. */
+export const tickerEvent = (
+  t: Ticker,
+  top: { bid: [string, string]; ask: [string, string] } | undefined,
+  eventTime: number,
+) => {
+  const full = ticker24hr(t, top);
+  return {
+    e: '24hrTicker',
+    E: eventTime,
+    s: t.symbol,
+    p: full.priceChange,
+    P: full.priceChangePercent,
+    w: full.weightedAvgPrice,
+    x: full.prevClosePrice,
+    c: full.lastPrice,
+    Q: full.lastQty,
+    b: full.bidPrice,
+    B: full.bidQty,
+    a: full.askPrice,
+    A: full.askQty,
+    o: full.openPrice,
+    h: full.highPrice,
+    l: full.lowPrice,
+    v: full.volume,
+    q: full.quoteVolume,
+    O: full.openTime,
+    C: full.closeTime,
+    F: -1,
+    L: -1,
+    n: full.count,
+  };
+};
+
+/** A `<symbol>@miniTicker` event (`24hrMiniTicker`). */
+export const miniTickerEvent = (t: Ticker, eventTime: number) => ({
+  e: '24hrMiniTicker',
+  E: eventTime,
+  s: t.symbol,
+  c: t.close,
+  o: t.open,
+  h: t.high,
+  l: t.low,
+  v: t.volume,
+  q: t.quoteVolume,
+});
+
+/** A `<symbol>@bookTicker` event: the synthetic book's top (`u`: the book's update id). */
+export const bookTickerEvent = (
+  symbol: string,
+  updateId: number,
+  top: { bid: [string, string]; ask: [string, string] },
+) => ({
+  u: updateId,
+  s: symbol,
+  b: top.bid[0],
+  B: top.bid[1],
+  a: top.ask[0],
+  A: top.ask[1],
+});
+
+/** A `depthUpdate` event: the levels that changed between update ids `first` and `last` (quantity 0: removed). */
+export const depthUpdateEvent = (
+  symbol: string,
+  first: number,
+  last: number,
+  bids: [string, string][],
+  asks: [string, string][],
+  eventTime: number,
+) => ({ e: 'depthUpdate', E: eventTime, s: symbol, U: first, u: last, b: bids, a: asks });

@@ -8,6 +8,12 @@ export interface CachedPrice {
   /** Observation time (ms since the epoch, may carry a fraction for microseconds). */
   time: number;
   source: MarketSourceName;
+  /**
+   * The symbol's price updates recorded by this process so far (1, 2, …; restarts at 1 with the process): the
+   * update id of the synthetic book built around the price (Binance's `lastUpdateId` / depth stream `u`), which
+   * must grow with every change, even two within one millisecond.
+   */
+  updateId: number;
 }
 
 /**
@@ -26,6 +32,7 @@ export class PriceCache {
       price: tick.price,
       time: tick.time,
       source: tick.source,
+      updateId: (current?.updateId ?? 0) + 1,
     });
   }
 

@@ -45,6 +45,8 @@ export interface OrderBook extends BookSnapshot {
   /** Time (ms) of the mid-price the book was built around. */
   time: number;
   mid: string;
+  /** The price's update id (see `CachedPrice.updateId`): grows with every change of the book. */
+  updateId: number;
 }
 
 declare module '../services' {
@@ -235,7 +237,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
         },
         depth,
       );
-      return { symbol: pair.symbol, time: price.time, mid: price.price, ...sides };
+      return { symbol: pair.symbol, time: price.time, mid: price.price, updateId: price.updateId, ...sides };
     },
     candles(raw, interval, range) {
       const pair = requirePair(raw);

@@ -72,6 +72,7 @@ describe('binance source (trade streams)', () => {
         price: '102571.17000000',
         time: RECORDED.trade.data['T'],
         source: 'binance',
+        updateId: expect.any(Number),
       });
       expect(feed.trades.latest('BTCUSDT', 1)[0]).toMatchObject({
         tradeId: RECORDED.trade.data['t'],

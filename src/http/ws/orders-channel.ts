@@ -3,15 +3,8 @@ import { walletStreamId } from '../../../domain/wallet/events';
 import { ownerIdOf } from '../../auth/principal';
 import type { Services } from '../../services';
 import { walletEventView } from '../../trading/wallet-event-view';
+import { WalletEvents } from '../../trading/wallet-follow';
 import type { WsChannel, WsChannelFactory, WsClientMessage, WsConnection } from './registry';
-import { serialPump } from './serial-pump';
-
-/** Events read from the wallet stream per read while a subscriber catches up. */
-const PAGE = 500;
-/** Re-read period when this process folds no read models (nothing tells it of new events), ms. */
-const POLL_MS = 1_000;
-/** Wait before resending after the socket's buffer was full (the client reads too slowly), ms. */
-const CONGESTED_RETRY_MS = 100;
 
 /** Parses `since` of a subscribe message: a stream revision ≥ −1, or absent (only what comes next). */
 const parseSince = (message: WsClientMessage): number | undefined => {
@@ -26,64 +19,6 @@ const parseSince = (message: WsClientMessage): number | undefined => {
   }
   return since;
 };
-
-/**
- * Delivers one wallet's events to one socket, in stream order, each exactly once: every delivery is a read of
- * the stream after the last revision sent, so nothing is skipped whatever order the wake-ups come in, and a
- * message the socket could not take (its buffer full) is read and sent again later instead of being lost.
- */
-class WalletFollower {
-  private running = true;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly services: Services,
-    private readonly connection: WsConnection,
-    private readonly stream: string,
-    /** The last revision sent; `undefined` until the start revision is known. */
-    private last: number | undefined,
-  ) {}
-
-  /** Reads and sends everything after the last revision sent (one read loop at a time). */
-  readonly pump = serialPump(
-    () => this.drain(),
-    (error) => this.services.logger.warn({ err: error, stream: this.stream }, 'orders channel read failed'),
-    () => this.running,
-  );
-
-  private async drain(): Promise<void> {
-    this.last ??= await this.services.eventStore.streamRevision(this.stream);
-    for (;;) {
-      const events = await this.services.eventStore.readStream(this.stream, {
-        fromRevision: this.last + 1,
-        maxCount: PAGE,
-      });
-      for (const e of events) {
-        if (!this.running) return;
-        if (!this.connection.send('orders', e.type, walletEventView(e))) {
-          this.retryLater(CONGESTED_RETRY_MS);
-          return;
-        }
-        this.last = e.revision;
-      }
-      if (events.length < PAGE) return;
-    }
-  }
-
-  private retryLater(ms: number): void {
-    if (this.timer || !this.running) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.pump();
-    }, ms);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-  }
-}
 
 /**
  * The private `orders` channel of `/ws/v1` (ARCHITECTURE §13, §17 "lossless resumable order stream"): the
@@ -101,30 +36,10 @@ class WalletFollower {
 class OrdersChannel implements WsChannel {
   readonly name = 'orders';
   readonly requiresAuth = true;
-  private readonly followers = new Map<WalletFollower, string>();
-  private readonly unfollow: (() => void) | undefined;
-  private readonly unlisten: (() => void) | undefined;
-  private readonly poll: NodeJS.Timeout | undefined;
+  private readonly events: WalletEvents;
 
-  constructor(private readonly services: Services) {
-    // This process's own appends are pushed as soon as they are durable; other processes' when folded (or
-    // polled). A follower reads the stream after the last revision it sent, so two wake-ups send nothing twice.
-    this.unlisten = services.trading?.onAppended((events) => {
-      const stream = events[0]?.streamId;
-      for (const [f, s] of this.followers) if (s === stream) f.pump();
-    });
-    if (services.projections.folding) {
-      this.unfollow = services.projections.onFolded((change) => {
-        if (change === 'swapped') return;
-        const streams = new Set(change.map((e) => e.streamId));
-        for (const [f, stream] of this.followers) if (streams.has(stream)) f.pump();
-      });
-    } else {
-      this.poll = setInterval(() => {
-        for (const f of this.followers.keys()) f.pump();
-      }, POLL_MS);
-      this.poll.unref();
-    }
+  constructor(services: Services) {
+    this.events = new WalletEvents(services);
   }
 
   subscription(message: WsClientMessage, connection: WsConnection) {
@@ -135,24 +50,14 @@ class OrdersChannel implements WsChannel {
     return {
       key: `orders:${ownerId}`,
       ack: { owner_id: ownerId, stream_id: stream, ...(since !== undefined ? { since } : {}) },
-      start: () => {
-        const follower = new WalletFollower(this.services, connection, stream, since);
-        this.followers.set(follower, stream);
-        follower.pump();
-        return () => {
-          follower.stop();
-          this.followers.delete(follower);
-        };
-      },
+      // A message the socket could not take (its buffer full) is read and sent again later, not lost.
+      start: () =>
+        this.events.follow(stream, since, (e) => connection.send('orders', e.type, walletEventView(e))),
     };
   }
 
   close(): void {
-    this.unfollow?.();
-    this.unlisten?.();
-    if (this.poll) clearInterval(this.poll);
-    for (const f of this.followers.keys()) f.stop();
-    this.followers.clear();
+    this.events.close();
   }
 }
 
