@@ -12,15 +12,20 @@
  *    times the first `placeOrder` (a market order: load, decide, append — the `command` of `Server-Timing`) and the
  *    next one; with snapshots off (`SNAPSHOT_EVERY=0`, the control: the whole stream is replayed) and on
  *    (`--every`, default 500).
+ *    With `--keys`, every built order carries an idempotency key (as a bot that sends one with each order), all of
+ *    them within the 24 h window; the snapshot's size (`octet_length` of the stored row) and the time to encode the
+ *    final state (`walletSnapshotCodec.encode`, median of 5, on the main thread) are reported either way.
  * 4. Times `--samples` reads of the trade history page (`queries/trading` `listTrades`, what `GET /trade/history`
  *    runs, 50 rows) at the first, middle and last page, and reports p50/p99.
  *
  *   npx tsx bench/long-history.ts [--sizes 10000,100000] [--every 500] [--restarts 3] [--samples 50]
  *                                 [--url postgres://postgres@127.0.0.1:5432/postgres] [--pglite] [--json FILE]
+ *                                 [--keys] [--db-prefix ptv_bench_history_]
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { Command } from 'commander';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { createCommandHandler } from '../commands/handler';
 import { Snapshotter } from '../commands/snapshots';
@@ -50,6 +55,8 @@ const program = new Command()
   .option('--url <url>', 'PostgreSQL server', 'postgres://postgres@127.0.0.1:5432/postgres')
   .option('--pglite', 'in-memory PGlite instead of the server')
   .option('--json <file>', 'also write the results as JSON')
+  .option('--keys', 'every built order carries an idempotency key')
+  .option('--db-prefix <prefix>', 'name prefix of the bench database on the server', 'ptv_bench_history_')
   .parse();
 const o = program.opts<{
   sizes: string;
@@ -59,6 +66,8 @@ const o = program.opts<{
   url: string;
   pglite?: boolean;
   json?: string;
+  keys?: boolean;
+  dbPrefix: string;
 }>();
 const every = Number(o.every);
 
@@ -96,7 +105,7 @@ const freshDatabase = async (): Promise<{ handle: DatabaseHandle; drop: () => Pr
     await migrateToLatest(handle.db);
     return { handle, drop: () => handle.close() };
   }
-  const name = `ptv_bench_history_${randomBytes(4).toString('hex')}`;
+  const name = `${o.dbPrefix}${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: o.url });
   await admin.connect();
   await admin.query(`create database ${name}`);
@@ -190,6 +199,7 @@ for (const size of o.sizes.split(',').map(Number)) {
                 side: placed % 2 ? 'sell' : 'buy',
                 type: 'market',
                 quantity: '0.001',
+                ...(o.keys ? { idempotencyKey: `bench-key-${placed}`, requestHash: `bench-${placed}` } : {}),
               },
             },
           },
@@ -201,6 +211,20 @@ for (const size of o.sizes.split(',').map(Number)) {
     }
     await writer.idle();
     const buildSeconds = (performance.now() - built) / 1000;
+    // The snapshot as stored, and what encoding the final state costs (the snapshotter does it on the main thread).
+    const { rows: storedRows } = await sql<{ bytes: string }>`
+      select octet_length(state)::text as bytes from snapshots where stream_id = ${stream}`.execute(
+      handle.all,
+    );
+    const stored = storedRows[0];
+    const encodeTimes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      walletSnapshotCodec.encode(state);
+      encodeTimes.push(performance.now() - t0);
+    }
+    const snapshot = { bytes: Number(stored?.bytes ?? 0), encode_ms: ms(median(encodeTimes)) };
+    console.log(`${size} orders: snapshot ${snapshot.bytes} bytes, encoded in ${snapshot.encode_ms} ms`);
 
     // 2. The trades read model.
     const folded = performance.now();
@@ -230,7 +254,9 @@ for (const size of o.sizes.split(',').map(Number)) {
         });
         const order = { symbol: 'BTCUSDT', side: 'buy' as const, type: 'market' as const, quantity: '0.001' };
         const t0 = performance.now();
-        const first = await wallets.placeOrder({ accountId: ownerId }, order, { actor: 'bench' });
+        // With `--keys` the timed order is keyed too: its key's lookup (or, before, the claims' fold) is timed.
+        const key = o.keys ? { key: `timed-${mode}-${r}`, requestHash: `timed-${mode}-${r}` } : undefined;
+        const first = await wallets.placeOrder({ accountId: ownerId }, order, { actor: 'bench' }, key);
         const t1 = performance.now();
         await wallets.placeOrder({ accountId: ownerId }, { ...order, side: 'sell' }, { actor: 'bench' });
         const t2 = performance.now();
@@ -265,6 +291,8 @@ for (const size of o.sizes.split(',').map(Number)) {
       trades: total,
       backend: o.pglite ? 'pglite' : 'postgres',
       snapshot_every: every,
+      keyed_orders: o.keys === true,
+      snapshot,
       cold_first_order_ms: {
         snapshots_off: ms(median(cold.off!.first)),
         snapshots_on: ms(median(cold.on!.first)),

@@ -66,12 +66,18 @@ export type StatefulDecider<State, Command, Event extends DomainEvent, Context> 
   decideWithState?: (command: Command, state: State, context: Context) => { events: Event[]; state: State };
 };
 
+/**
+ * A context built for each attempt, after the state it decides on was loaded (fresh prices and time; lookups of
+ * the log such as an idempotency key's claim, which must not be older than that state): may be async.
+ */
+type ContextOf<State, Context> = (state: State, revision: number) => Context | Promise<Context>;
+
 /** A command handler for one decider: `handle(streamId, command, context)`. */
 export interface CommandHandler<State, Command, Event extends DomainEvent, Context> {
   handle(
     streamId: string,
     command: Command,
-    context: Context | (() => Context),
+    context: Context | ContextOf<State, Context>,
     options?: HandleOptions,
   ): Promise<HandleResult<State, Event>>;
   /** Current state of a stream (through the cache) and its revision (-1 when absent). */
@@ -85,7 +91,7 @@ export interface CommandHandler<State, Command, Event extends DomainEvent, Conte
  * state cache, reading only events after the cached revision), call the pure decider with the injected context,
  * append with the expected revision, and on a conflict reload and decide again (bounded attempts, jittered
  * back-off). With `trustCache` (default) a cached state is decided on without a read first; anything but a
- * successful append (a conflict, a refusal, no events) is then decided again on the re-read stream. A context given as a function is rebuilt on every attempt (fresh prices and time).
+ * successful append (a conflict, a refusal, no events) is then decided again on the re-read stream. A context given as a function is rebuilt on every attempt, after the load (fresh prices, time and lookups).
  * Throws the decider's `DomainError` unchanged; throws `WrongExpectedRevisionError` after the last attempt.
  */
 export const createCommandHandler = <State, Command, Event extends DomainEvent, Context>(
@@ -142,14 +148,17 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
   const handle = async (
     streamId: string,
     command: Command,
-    context: Context | (() => Context),
+    context: Context | ContextOf<State, Context>,
     handleOptions: HandleOptions = {},
   ): Promise<HandleResult<State, Event>> => {
     for (let attempt = 1; ; attempt++) {
       // The first attempt may decide on the cached state alone (see `trustCache`); retries always re-read.
       const cached = trustCache && attempt === 1 ? cache.get(streamId) : undefined;
       const { state, revision } = cached ?? (await load(streamId));
-      const ctx = typeof context === 'function' ? (context as () => Context)() : context;
+      const ctx =
+        typeof context === 'function'
+          ? await (context as ContextOf<State, Context>)(state, revision)
+          : context;
       let events: Event[];
       let after: State | undefined;
       try {

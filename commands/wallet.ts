@@ -15,7 +15,12 @@ import type {
 import { walletDecider } from '../domain/wallet/decide';
 import type { OrderCancelledData, OrderRejectedData, WalletEvent } from '../domain/wallet/events';
 import { walletStreamId } from '../domain/wallet/events';
-import { type IdempotencyClaim, liveClaim } from '../domain/wallet/idempotency';
+import {
+  claimOfEvent,
+  IDEMPOTENCY_WINDOW_MS,
+  type IdempotencyClaim,
+  liveClaim,
+} from '../domain/wallet/idempotency';
 import {
   modeStreamId,
   type TradingMode,
@@ -261,14 +266,29 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
     command: WalletCommand,
     profile: TradingProfile | undefined,
     meta: CommandMeta,
-  ): Promise<WalletOutcome> => {
+    /** A keyed order's key hash: its newest claim is looked up on every attempt, after the state's load. */
+    keyHash?: string,
+  ): Promise<WalletOutcome & { claim?: IdempotencyClaim }> => {
+    const stream = walletStreamId(ownerId);
     let at = now();
+    let claim: IdempotencyClaim | undefined;
     const result = await handler.handle(
-      walletStreamId(ownerId),
+      stream,
       command,
-      () => {
+      async () => {
         at = now();
-        return context(profile, at);
+        const ctx = context(profile, at);
+        if (!keyHash) return ctx;
+        // Looked up after the state was loaded, so every claim at or below the state's revision is seen: an append
+        // that raced another claim of the key conflicts on the revision, and its retry finds that claim.
+        claim = liveClaim(claim, at.getTime());
+        if (!claim) {
+          const found = await deps.store.findByIdempotencyKey(stream, keyHash, {
+            notBefore: new Date(at.getTime() - IDEMPOTENCY_WINDOW_MS),
+          });
+          claim = found && claimOfEvent(found);
+        }
+        return claim ? { ...ctx, idempotencyClaim: claim } : ctx;
       },
       { metadata: eventMetadata(meta, at) },
     );
@@ -278,6 +298,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
       events: result.events,
       state: result.state,
       ...(result.append ? { position: result.append.position } : {}),
+      ...(claim ? { claim } : {}),
     };
   };
 
@@ -337,13 +358,12 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
           },
           profile,
           meta,
+          keyHash ?? undefined,
         );
-        // Nothing decided for a keyed order: the wallet holds a claim of the key for this very request (the
+        // Nothing decided for a keyed order: the log holds a live claim of the key for this very request (the
         // decider refused another body with CONFLICT), so answer with what the claim's order recorded.
-        if (keyHash && outcome.events.length === 0) {
-          const claim = liveClaim(outcome.state.idempotencyClaims, keyHash, now().getTime());
-          if (claim) return replayClaim(ownerId, claim);
-        }
+        if (keyHash && outcome.events.length === 0 && outcome.claim)
+          return replayClaim(ownerId, outcome.claim);
         return placementOutcome(outcome);
       });
     },

@@ -187,6 +187,18 @@ export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** The stream's current revision, -1 when it does not exist. */
   streamRevision(streamId: string): Promise<number>;
+  /**
+   * The newest event of the stream whose `data.idempotency_key` equals `key` (how an event records the idempotency
+   * key of the command that appended it), or undefined. Events recorded before `notBefore` (business time,
+   * `metadata.occurred_at`) may be left out: a store that scans stops there. PostgreSQL/PGlite: one lookup of an
+   * index (migration 0008), whatever the stream's length; EventStoreDB: a backward read of the stream down to
+   * `notBefore`. Sees every event committed before the call.
+   */
+  findByIdempotencyKey(
+    streamId: string,
+    key: string,
+    options?: { notBefore?: Date },
+  ): Promise<RecordedEvent | undefined>;
   /** A page of the global log after `after`, in `(commit, prepare)` order, never skipping a late commit. */
   readAll(options?: ReadAllOptions): Promise<ReadAllResult>;
   /** Catch-up then live subscription to `$all`; each committed event is delivered exactly once, in order. */

@@ -4,6 +4,7 @@ import type { Dec } from '../trading/decimal';
 import type { OrderSide, OrderType } from '../trading/orders';
 import type { PairFilters } from '../trading/quantity';
 import type { OwnerType } from './events';
+import type { IdempotencyClaim } from './idempotency';
 
 type Status = 'active' | 'suspended' | 'archived';
 
@@ -83,4 +84,10 @@ export interface WalletContext extends BaseContext {
   riskProfile: RiskProfile;
   /** Fee per fill as a fraction of notional (0.001 = 0.1%). */
   feeRate: Dec;
+  /**
+   * For a `PlaceOrder` with an idempotency key: the key's newest claim in the wallet's stream (looked up after the
+   * state was loaded, on every attempt; `domain/wallet/idempotency.ts`), absent when the key was never used. The
+   * decider replays a live claim of the same request and refuses another body under it.
+   */
+  idempotencyClaim?: IdempotencyClaim;
 }

@@ -670,10 +670,7 @@ export const decideWalletWithState = (
     case 'PlaceOrder': {
       // The same key and body again within the window: nothing new to decide (the caller replays the claim).
       const key = command.data.order.idempotencyKey;
-      if (
-        key &&
-        checkClaim(state.idempotencyClaims, key, command.data.order.requestHash, ctx.now.getTime())
-      ) {
+      if (key && checkClaim(ctx.idempotencyClaim, command.data.order.requestHash, ctx.now.getTime())) {
         break;
       }
       prelude(d, command.data.owner, ctx);

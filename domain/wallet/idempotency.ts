@@ -1,4 +1,3 @@
-import { OrderedMap } from 'immutable';
 import { DomainError } from '../shared/errors';
 
 /**
@@ -8,10 +7,14 @@ import { DomainError } from '../shared/errors';
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 /**
- * The order a wallet recorded under an idempotency key. The claim is part of the wallet's own state, folded from
- * its `OrderPlaced`/`OrderRejected` events (which carry the key's hash), so claiming a key and placing the order
- * are one append: with optimistic concurrency on the wallet stream exactly one append can ever claim a key,
- * whichever process or door sends the request (issue 16: idempotency in the write, not in a process's memory).
+ * The order a wallet recorded under an idempotency key: its `OrderPlaced`/`OrderRejected` event, which carries the
+ * key's hash. Claims are not part of the wallet's folded state (a bot sending a key with every order would keep
+ * ~144,000 of them a day in every snapshot, issue 20): before deciding a keyed order the wallet commands look the
+ * key up in the wallet's own stream (`EventStore.findByIdempotencyKey`, an index on PostgreSQL/PGlite) and hand
+ * the newest claim to the decider in its context. Claiming a key and placing the order are still one append with
+ * optimistic concurrency on the wallet stream, so exactly one append can ever claim a key, whichever process or
+ * door sends the request (issue 16): an append that raced another claim of the key conflicts, and its retry looks
+ * the key up again and finds the claim.
  */
 export interface IdempotencyClaim {
   /** The order recorded under the key (placed or rejected). */
@@ -25,58 +28,56 @@ export interface IdempotencyClaim {
 }
 
 /**
- * The live claims of a wallet by key hash, oldest first. A persistent map (Immutable.js `OrderedMap`): folding a
- * claim shares the rest of the map instead of copying it, so a bot that sends a key with every order (100 per
- * minute, 144,000 claims a day) pays O(log n) per order, and expired claims are dropped from the old end.
+ * The claim an event records: an `OrderPlaced` or `OrderRejected` with an `idempotency_key` (data as stored), at
+ * stream revision `revision`; undefined for any other event.
  */
-export type IdempotencyClaims = OrderedMap<string, IdempotencyClaim>;
-
-/** No claims. */
-export const noClaims = (): IdempotencyClaims => OrderedMap<string, IdempotencyClaim>();
-
-/** `claims` with `key` claimed, after dropping the claims expired at the new claim's time. */
-export const addClaim = (
-  claims: IdempotencyClaims,
-  key: string,
-  claim: IdempotencyClaim,
-): IdempotencyClaims => {
-  let out = claims;
-  for (;;) {
-    const oldest = out.first();
-    if (!oldest || claim.at - oldest.at < IDEMPOTENCY_WINDOW_MS) break;
-    out = out.rest();
-  }
-  return out.set(key, claim);
+export const claimOfEvent = (event: {
+  type: string;
+  data: unknown;
+  revision: number;
+}): IdempotencyClaim | undefined => {
+  if (event.type !== 'OrderPlaced' && event.type !== 'OrderRejected') return undefined;
+  const d = event.data as {
+    order_id: string;
+    idempotency_key?: string | null;
+    request_hash?: string | null;
+    placed_at?: string;
+    rejected_at?: string;
+  };
+  if (!d.idempotency_key) return undefined;
+  const at = event.type === 'OrderPlaced' ? d.placed_at : d.rejected_at;
+  return {
+    orderId: d.order_id,
+    requestHash: d.request_hash ?? null,
+    at: Date.parse(at ?? ''),
+    revision: event.revision,
+  };
 };
 
-/** The live claim of `key` at `nowMs`, if any (an expired claim no longer binds the key). */
+/** `claim` when it still binds its key at `nowMs` (ms since epoch), else undefined (an expired claim frees it). */
 export const liveClaim = (
-  claims: IdempotencyClaims,
-  key: string,
+  claim: IdempotencyClaim | undefined,
   nowMs: number,
-): IdempotencyClaim | undefined => {
-  const claim = claims.get(key);
-  return claim && nowMs - claim.at < IDEMPOTENCY_WINDOW_MS ? claim : undefined;
-};
+): IdempotencyClaim | undefined => (claim && nowMs - claim.at < IDEMPOTENCY_WINDOW_MS ? claim : undefined);
 
 /**
- * The decision for an order request carrying an idempotency key: `undefined` when the key is free (place the
- * order), the earlier claim when it is the same request again (replay it). Throws `CONFLICT` 409 when the key was
- * used with another request body (`details.reason = 'idempotency_key_reused'`).
+ * The decision for an order request carrying an idempotency key, given the key's newest claim in the log:
+ * `undefined` when the key is free (place the order), the claim when it is the same request again (replay it).
+ * Throws `CONFLICT` 409 when the key was used with another request body (`details.reason =
+ * 'idempotency_key_reused'`).
  */
 export const checkClaim = (
-  claims: IdempotencyClaims,
-  key: string,
+  claim: IdempotencyClaim | undefined,
   requestHash: string | null | undefined,
   nowMs: number,
 ): IdempotencyClaim | undefined => {
-  const claim = liveClaim(claims, key, nowMs);
-  if (!claim) return undefined;
-  if ((claim.requestHash ?? null) !== (requestHash ?? null)) {
+  const live = liveClaim(claim, nowMs);
+  if (!live) return undefined;
+  if ((live.requestHash ?? null) !== (requestHash ?? null)) {
     throw new DomainError('CONFLICT', 'this Idempotency-Key was already used with a different request body', {
       reason: 'idempotency_key_reused',
-      order_id: claim.orderId,
+      order_id: live.orderId,
     });
   }
-  return claim;
+  return live;
 };

@@ -1,7 +1,6 @@
 import { type Dec, dec, ZERO } from '../trading/decimal';
 import type { OrderSide, OrderType } from '../trading/orders';
 import type { OwnerType, WalletEvent } from './events';
-import { addClaim, type IdempotencyClaims, noClaims } from './idempotency';
 
 /** A held base asset (a position: spot only, never negative). */
 export interface Holding {
@@ -77,10 +76,11 @@ export interface WalletState {
   tradingDay: { day: string; openingEquity: Dec } | null;
   /** Time of the last event (business time). */
   updatedAt: string | null;
-  /** Revision of the last event folded (-1 for none): the wallet stream's revision. */
+  /**
+   * Revision of the last event folded (-1 for none): the wallet stream's revision. (Idempotency claims are not
+   * part of the state: they are looked up in the log per keyed order, `domain/wallet/idempotency.ts`.)
+   */
   version: number;
-  /** Idempotency keys claimed in the last 24 h (`domain/wallet/idempotency.ts`); kept across sessions. */
-  idempotencyClaims: IdempotencyClaims;
 }
 
 /** The state of a wallet with no events. */
@@ -101,7 +101,6 @@ export const initialWalletState = (): WalletState => ({
   tradingDay: null,
   updatedAt: null,
   version: -1,
-  idempotencyClaims: noClaims(),
 });
 
 const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
@@ -111,28 +110,12 @@ const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<st
 
 /**
  * Folds one wallet event (pure; never mutates `state`). Amounts are taken from the event as recorded: the
- * decider computed them, `evolve` only books them. Every event moves `version`; an order event carrying an
- * idempotency key claims it (`domain/wallet/idempotency.ts`).
+ * decider computed them, `evolve` only books them. Every event moves `version`.
  */
-export const evolveWallet = (state: WalletState, event: WalletEvent): WalletState => {
-  const next = foldBalances(state, event);
-  const version = state.version + 1;
-  if ((event.type === 'OrderPlaced' || event.type === 'OrderRejected') && event.data.idempotency_key) {
-    const d = event.data;
-    const at = event.type === 'OrderPlaced' ? event.data.placed_at : event.data.rejected_at;
-    return {
-      ...next,
-      version,
-      idempotencyClaims: addClaim(state.idempotencyClaims, event.data.idempotency_key!, {
-        orderId: d.order_id,
-        requestHash: d.request_hash,
-        at: Date.parse(at),
-        revision: version,
-      }),
-    };
-  }
-  return { ...next, version };
-};
+export const evolveWallet = (state: WalletState, event: WalletEvent): WalletState => ({
+  ...foldBalances(state, event),
+  version: state.version + 1,
+});
 
 /** The balances, orders and session figures after one event (everything but the bookkeeping of `evolveWallet`). */
 const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {

@@ -56,6 +56,9 @@ const READ_BACK_ATTEMPTS = 5;
 /** Events read per page while looking backwards for the newest non-system event. */
 const HEAD_PAGE = 100;
 
+/** Events per backward read of `findByIdempotencyKey`. */
+const FIND_PAGE = 500;
+
 /** The fields this adapter uses of the client's recorded events (stream reads and `$all` reads alike). */
 interface EsdbRecord {
   streamId: string;
@@ -321,6 +324,30 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
     return (await readRange(streamId, BigInt(from) + offset, max)).map(toRecorded);
   };
 
+  /**
+   * EventStoreDB has no index on event data: the stream is read backwards in pages down to `notBefore` (the
+   * idempotency window), so a keyed order costs a read of the wallet's last day of events on this adapter.
+   */
+  const findByIdempotencyKey = async (
+    streamId: string,
+    key: string,
+    options: { notBefore?: Date } = {},
+  ): Promise<RecordedEvent | undefined> => {
+    const notBefore = options.notBefore?.getTime() ?? Number.NEGATIVE_INFINITY;
+    let from: bigint | typeof END = END;
+    for (;;) {
+      const page = await readRange(streamId, from, FIND_PAGE, BACKWARDS);
+      for (const record of page) {
+        const event = toRecorded(record);
+        if ((event.data as { idempotency_key?: unknown } | null)?.idempotency_key === key) return event;
+        if (Date.parse(event.metadata.occurred_at) < notBefore) return undefined;
+      }
+      const last = page[page.length - 1];
+      if (page.length < FIND_PAGE || !last || last.revision === 0n) return undefined;
+      from = last.revision - 1n;
+    }
+  };
+
   const readAll = async (options: ReadAllOptions = {}): Promise<ReadAllResult> => {
     const after = options.after ?? START;
     const max = options.maxCount ?? 1000;
@@ -404,6 +431,7 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
     name: 'esdb',
     append,
     readStream,
+    findByIdempotencyKey,
     streamRevision,
     readAll,
     subscribeToAll: (options: SubscribeOptions = {}): AllSubscription => {

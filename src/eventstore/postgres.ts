@@ -388,6 +388,16 @@ export const createPostgresEventStore = (
     return out;
   };
 
+  const findByIdempotencyKey = async (streamId: string, key: string): Promise<RecordedEvent | undefined> => {
+    // The partial index `events_idempotency_key` (migration 0008): one index probe, whatever the stream's length.
+    const { rows } = await sql<EventRow>`
+      select ${EVENT_COLUMNS} from events
+      where stream_id = ${streamId} and data->>'idempotency_key' = ${key}
+        and data->>'idempotency_key' is not null
+      order by revision desc limit 1`.execute(db);
+    return rows[0] ? toRecorded(rows[0]) : undefined;
+  };
+
   const streamRevision = async (streamId: string): Promise<number> => {
     const row = await db
       .selectFrom('streams')
@@ -468,6 +478,7 @@ export const createPostgresEventStore = (
     name: handle.kind,
     append: (streamId, events, options) => append(streamId, events, options),
     readStream,
+    findByIdempotencyKey,
     streamRevision,
     readAll,
     subscribeToAll: (options: SubscribeOptions = {}): AllSubscription => live.subscribe(options),

@@ -133,6 +133,33 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
       expect(verifyChain(events)).toBeNull();
     });
 
+    it('finds the newest event of a stream recording an idempotency key, and only in that stream', async () => {
+      const stream = uniqueStream('keys');
+      const other = uniqueStream('keys');
+      await store.append(stream, [
+        { type: 'OrderPlaced', data: { order_id: 'a', idempotency_key: 'k1' } },
+        { type: 'OrderFilled', data: { order_id: 'a' } },
+        { type: 'OrderPlaced', data: { order_id: 'b', idempotency_key: null } },
+        { type: 'OrderRejected', data: { order_id: 'c', idempotency_key: 'k2' } },
+      ]);
+      await store.append(stream, [{ type: 'OrderPlaced', data: { order_id: 'd', idempotency_key: 'k1' } }]);
+      await store.append(other, [{ type: 'OrderPlaced', data: { order_id: 'x', idempotency_key: 'k3' } }]);
+      const k1 = await store.findByIdempotencyKey(stream, 'k1');
+      expect(k1).toBeDefined();
+      expect([k1!.revision, (k1!.data as { order_id: string }).order_id, k1!.streamId]).toEqual([
+        4,
+        'd',
+        stream,
+      ]);
+      expect(k1?.metadata.hash).toBe((await store.readStream(stream, { fromRevision: 4 }))[0]!.metadata.hash);
+      expect((await store.findByIdempotencyKey(stream, 'k2'))?.type).toBe('OrderRejected');
+      expect(await store.findByIdempotencyKey(stream, 'k3')).toBeUndefined();
+      expect(await store.findByIdempotencyKey(uniqueStream('missing'), 'k1')).toBeUndefined();
+      // Bounded by `notBefore` where the adapter scans; a key recorded after the bound is always found.
+      const since = new Date(Date.now() - 3_600_000);
+      expect((await store.findByIdempotencyKey(stream, 'k2', { notBefore: since }))?.revision).toBe(3);
+    });
+
     it('reads $all in pages without gaps or repeats and reports the head', async () => {
       const streams = [uniqueStream('all'), uniqueStream('all')];
       let last: RecordedEvent['position'] | undefined;

@@ -4,13 +4,14 @@ import { dec } from '../../domain/trading/decimal';
 import type { WalletCommand } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import type { WalletEvent } from '../../domain/wallet/events';
+import { claimOfEvent } from '../../domain/wallet/idempotency';
 import type { WalletState } from '../../domain/wallet/state';
 import { context, fill, market, owner, place } from './support';
 
 /**
  * Random wallet histories for snapshot tests: every event a wallet can record (orders of the four types with and
  * without idempotency keys, fills, cancels, rejections, resets, trading days), decided by the real decider on a
- * clock that moves by minutes and days (so idempotency claims expire and the claims map drops its old end).
+ * clock that moves by minutes and days (so idempotency claims expire; a keyed order gets its key's claim as the log lookup would find it).
  */
 
 const SYMBOLS = ['BTCUSDT', 'ETHUSDT'] as const;
@@ -87,12 +88,23 @@ export const walletHistory = (actions: HistoryAction[]): { events: WalletEvent[]
   let state = walletDecider.initialState();
   const events: WalletEvent[] = [];
   const decide = (command: WalletCommand) => {
+    // A keyed order's claim as the wallet commands look it up in the log: the newest event recording the key.
+    const key = command.type === 'PlaceOrder' ? command.data.order.idempotencyKey : null;
+    const claim = key
+      ? events
+          .map((e, revision) => claimOfEvent({ ...e, revision }))
+          .findLast(
+            (c, i) =>
+              c !== undefined && (events[i]!.data as { idempotency_key?: string }).idempotency_key === key,
+          )
+      : undefined;
     const ctx = {
       ...context(m, {
         now,
         riskProfile: { max_position_size_pct: 100, max_order_size_pct: 100, max_open_orders: 20 },
       }),
       newId: () => `id-${++id}`,
+      ...(claim ? { idempotencyClaim: claim } : {}),
     };
     try {
       const produced = walletDecider.decide(command, state, ctx);
