@@ -220,7 +220,7 @@ program
   .option('--agent-id <id>', 'act for this agent of the account (PTV_AGENT_ID)')
   .option(
     '--toolsets <list>',
-    'comma-separated: market,trading,account,backtest,analytics,battle,agents; default all (PTV_TOOLSETS)',
+    'comma-separated: market,trading,account,backtest,analytics,battle,agents,webhooks; default all (PTV_TOOLSETS)',
   )
   .action(
     async (opts: {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CreateAgentInput } from '../../commands/agents';
+import type { AgentProfileFields } from '../../domain/agent/events';
 import { AGENT_LIMITS, COLOR_PATTERN } from '../../domain/agent/profile';
 import type { AgentState } from '../../domain/agent/state';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
@@ -209,4 +210,40 @@ export const createAgentInputOf = (b: z.output<typeof createAgentBody>): CreateA
   ...(b.risk_profile !== undefined ? { riskProfile: b.risk_profile } : {}),
   ...(b.color !== undefined ? { color: b.color } : {}),
   ...(b.avatar_url !== undefined ? { avatarUrl: b.avatar_url } : {}),
+});
+
+/** The use case's changes from a `PUT /agents/{id}` body: only the fields sent (`null` clears a label). */
+export const agentChangesOf = (body: z.output<typeof updateAgentBody>): Partial<AgentProfileFields> =>
+  Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<AgentProfileFields>;
+
+/** `GET /agents/{id}/api-key`: the agent's full key, with how to use it. */
+export const agentKeyOut = (revealed: {
+  apiKey: string;
+  agent: AgentState;
+}): z.infer<typeof agentKeyResponse> => ({
+  agent_id: revealed.agent.agentId,
+  api_key: revealed.apiKey,
+  api_key_preview: revealed.agent.apiKeyPreview,
+  message: 'Send it as X-API-Key. Keep it secret; POST /agents/{agent_id}/regenerate-key replaces it.',
+});
+
+/** `POST /agents/{id}/regenerate-key`: the new key and its signing secret (shown only now). */
+export const regeneratedKeyOut = (created: CreatedAgent): z.infer<typeof agentKeyResponse> => ({
+  agent_id: created.agent.agentId,
+  api_key: created.apiKey,
+  api_key_preview: created.agent.apiKeyPreview,
+  api_secret: created.apiSecret,
+  message: 'New key issued; the previous key no longer works.',
+});
+
+/** `POST /agents/{id}/signing-secret`: the new HMAC signing secret (shown only now). */
+export const signingSecretOut = (issued: {
+  agent: AgentState;
+  apiSecret: string;
+}): z.infer<typeof agentSigningSecretResponse> => ({
+  agent_id: issued.agent.agentId,
+  api_key_preview: issued.agent.apiKeyPreview,
+  api_secret: issued.apiSecret,
+  message:
+    'New signing secret issued (HMAC-SHA256 of signed requests, e.g. the Binance API); it is shown only now.',
 });

@@ -76,7 +76,7 @@ const nestedConfig = z
  * The fields of a battle configuration body: the spec's (top level), and the original clients' `preset` and
  * `config` (docs/compatibility.md). Precedence: the preset's values, then `config`'s, then the top-level fields.
  */
-const battleBodyObject = z
+export const battleBodyObject = z
   .object({
     name: configFields.name.optional(),
     battle_mode: configFields.battle_mode.optional(),
@@ -117,8 +117,8 @@ export const addParticipantBody = z
   .object({ agent_id: z.string().uuid().describe('an agent of the caller') })
   .strict();
 
-/** `POST /battles/{id}/replay` body (spec): optional, like both of its fields. */
-export const replayBody = z
+/** The fields of a `POST /battles/{id}/replay` body (spec), both optional. */
+export const replayFields = z
   .object({
     override_config: battleBodyObject
       .optional()
@@ -129,9 +129,18 @@ export const replayBody = z
       .optional()
       .describe('the participants of the new draft; the original agents when omitted'),
   })
-  .strict()
-  // Both fields are optional, so the body is too: no body replays the battle as it was.
-  .nullish();
+  .strict();
+
+/** `POST /battles/{id}/replay` body: both fields are optional, so the body is too (none: the battle as it was). */
+export const replayBody = replayFields.nullish();
+
+/** What a replay body asks for: the configuration overrides and the new participants (undefined: the original). */
+export const replayRequestOf = (
+  body: z.infer<typeof replayBody>,
+): { overrides: BattleChanges; agentIds: string[] | undefined } => ({
+  overrides: battleChangesOf(body?.override_config ?? {}),
+  agentIds: body?.agent_ids,
+});
 
 /** `GET /battles` query (ARCHITECTURE §14b). */
 export const listBattlesQuery = z.object({

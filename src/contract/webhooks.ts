@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
-import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT } from '../../domain/webhook/events';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT, type WebhookSettings } from '../../domain/webhook/events';
 import type { DeliveryView, WebhookView } from '../../queries/webhooks';
-import type { TestDelivery } from '../application/webhooks';
+import type { TestDelivery, WebhookInput } from '../application/webhooks';
 import { timestamp } from './common';
 
 /** `{webhook_id}` path parameter. */
@@ -152,4 +152,23 @@ export const testDeliveryOut = (t: TestDelivery): z.infer<typeof testDeliveryRes
   webhook_id: t.webhookId,
   event_type: t.eventType,
   status: 'pending',
+});
+
+/** The use case's input from a `POST /webhooks` body: only the optional fields sent. */
+export const webhookInputOf = (b: z.output<typeof createWebhookBody>): WebhookInput => ({
+  url: b.url,
+  event_types: b.event_types,
+  ...(b.description !== undefined ? { description: b.description } : {}),
+  ...(b.active !== undefined ? { active: b.active } : {}),
+});
+
+/** The changes of a `PUT /webhooks/{id}` body: only the fields sent. */
+export const webhookChangesOf = (b: z.output<typeof updateWebhookBody>): Partial<WebhookSettings> =>
+  Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) as Partial<WebhookSettings>;
+
+/** The deliveries use case's query from a `GET /webhooks/{id}/deliveries` query. */
+export const deliveriesRequestOf = (q: z.output<typeof deliveriesQuery>) => ({
+  limit: q.limit,
+  offset: q.offset,
+  ...(q.status ? { status: q.status } : {}),
 });

@@ -7,6 +7,7 @@ import { backtestTools } from './toolsets/backtest';
 import { battleTools } from './toolsets/battle';
 import { marketTools } from './toolsets/market';
 import { tradingTools } from './toolsets/trading';
+import { webhookTools } from './toolsets/webhooks';
 
 /**
  * The one tool registry of the MCP server (docs/mcp.md): every toolset's table, in the order a host lists them.
@@ -21,6 +22,7 @@ export const TOOLS: readonly ToolDef[] = [
   ...analyticsTools,
   ...battleTools,
   ...agentTools,
+  ...webhookTools,
 ];
 
 /**

@@ -21,6 +21,7 @@ export const TOOLSETS = [
   'analytics',
   'battle',
   'agents',
+  'webhooks',
 ] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 
@@ -67,6 +68,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   /** What it does, its units and its errors, in one or two sentences an LLM can act on. */
   description: string;
   toolset: Toolset;
+  /**
+   * The REST routes of `/api/v1` the tool stands for, as the OpenAPI document writes them (`GET /battles/{id}`):
+   * test/mcp/coverage.int.test.ts checks that every route has a tool (or a reason in `src/mcp/coverage.ts`) and
+   * that every route named here exists.
+   */
+  routes: readonly `${RestRequest['method']} /${string}`[];
   input: I;
   output: O;
   annotations: Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>;

@@ -19,3 +19,16 @@ export const walletEventView = (e: RecordedEvent) => ({
   prev_hash: e.metadata.prev_hash,
   hash: e.metadata.hash,
 });
+
+/** A page of `GET /account/events` (tool `get_account_events`): the stream, its events, where the next page starts. */
+export const walletEventsPageOut = (page: {
+  streamId: string;
+  events: RecordedEvent[];
+  nextAfter: number;
+  hasMore: boolean;
+}) => ({
+  stream_id: page.streamId,
+  events: page.events.map(walletEventView),
+  next_after: page.nextAfter,
+  has_more: page.hasMore,
+});

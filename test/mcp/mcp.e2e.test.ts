@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 import {
+  agentScenario,
   backtestScenario,
   badInputScenario,
   battleScenario,
@@ -12,6 +13,7 @@ import {
   ok,
   type Rest,
   restOf,
+  restOfTheApiScenario,
   tradingScenario,
 } from './scenario';
 
@@ -53,7 +55,8 @@ const newTrader = async (name: string): Promise<Trader> => {
 };
 
 beforeAll(async () => {
-  server = await startRealDataServer('ptv-mcp-e2e-');
+  // The webhook tools register a loopback URL (nothing listens: the test delivery stays pending or fails).
+  server = await startRealDataServer('ptv-mcp-e2e-', { WEBHOOKS_ALLOW_PRIVATE: 'true' });
   base = server.url;
 }, 150_000);
 
@@ -121,6 +124,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     await badInputScenario(client, trader.rest, otherOrder);
   }, 60_000);
 
+  it('covers the rest of the REST API: indicators, events, audit, webhooks', async () => {
+    await restOfTheApiScenario(client, trader.rest);
+  }, 60_000);
+
   it('runs a live battle over JWT: created, joined, started, stopped', async () => {
     const jwt = restOf(base, { authorization: `Bearer ${trader.token}` });
     const jwtClient = await connect(
@@ -135,6 +142,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       );
       expect((await ok(jwtClient, 'list_agents')).total).toBe(2);
       await battleScenario(jwtClient, jwt, [trader.agentId, second.agent_id]);
+      await agentScenario(jwtClient, jwt, second.agent_id);
       const third = await ok(jwtClient, 'create_agent', { display_name: 'third agent' });
       expect((await fails(jwtClient, 'delete_agent', { agent_id: third.agent_id })).code).toBe(
         'VALIDATION_ERROR',

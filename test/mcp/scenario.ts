@@ -51,7 +51,16 @@ export const fails = async (
 };
 
 /** The toolsets the registry has today. */
-export const TOOLSETS_PRESENT = ['account', 'market', 'trading', 'backtest', 'analytics', 'battle', 'agents'];
+export const TOOLSETS_PRESENT = [
+  'account',
+  'market',
+  'trading',
+  'backtest',
+  'analytics',
+  'battle',
+  'agents',
+  'webhooks',
+];
 
 /** Lists tools: every toolset present, every input and output schema valid JSON Schema; answers the tools. */
 export const checkToolList = async (client: Client) => {
@@ -188,6 +197,21 @@ export const backtestScenario = async (client: Client, rest: Rest, agentId: stri
   expect(stepped).toMatchObject({ step: 24, is_complete: false });
   const sandbox = await ok(client, 'get_backtest_portfolio', { id });
   expect(sandbox).toEqual((await rest('GET', `/backtest/${id}/account/portfolio`)).body);
+  const positions = await ok(client, 'get_backtest_positions', { id });
+  expect(positions).toEqual((await rest('GET', `/backtest/${id}/account/positions`)).body);
+  expect(positions.positions[0]).toMatchObject({ symbol: 'BTCUSDT', quantity: '0.05000000' });
+  const ticker = await ok(client, 'get_backtest_ticker', { id, symbol: 'BTCUSDT' });
+  expect(ticker).toEqual((await rest('GET', `/backtest/${id}/market/ticker/BTCUSDT`)).body);
+  const indicators = await ok(client, 'get_backtest_indicators', {
+    id,
+    symbol: 'BTCUSDT',
+    indicators: 'sma_5,rsi',
+    limit: 50,
+  });
+  expect(indicators).toEqual(
+    (await rest('GET', `/backtest/${id}/market/indicators/BTCUSDT?indicators=sma_5,rsi&limit=50`)).body,
+  );
+  expect(indicators.indicators.sma_5).toMatch(/^\d+\.\d+$/);
   await ok(client, 'cancel_backtest', { id });
   const results = await ok(client, 'get_backtest_results', { id });
   expect(results).toEqual((await rest('GET', `/backtest/${id}/results`)).body);
@@ -234,16 +258,140 @@ export const battleScenario = async (client: Client, rest: Rest, agentIds: reado
   expect(created).toMatchObject({ status: 'draft' });
   const id = created.battle_id;
   for (const agentId of agentIds) await ok(client, 'add_battle_participant', { id, agent_id: agentId });
+  // A draft changes: renamed, a participant removed and added back.
+  const renamed = await ok(client, 'update_battle', {
+    id,
+    name: 'MCP battle, renamed',
+    starting_balance: '5000',
+  });
+  expect(renamed).toMatchObject({ name: 'MCP battle, renamed', starting_balance: '5000.00000000' });
+  expect((await fails(client, 'update_battle', { id })).code).toBe('VALIDATION_ERROR');
+  const removed = await ok(client, 'remove_battle_participant', { id, agent_id: agentIds[0] });
+  expect(removed.participants).toHaveLength(agentIds.length - 1);
+  await ok(client, 'add_battle_participant', { id, agent_id: agentIds[0] });
   const started = await ok(client, 'start_battle', { id });
   expect(started.status).toBe('active');
   expect(started.participants).toHaveLength(agentIds.length);
+  const paused = await ok(client, 'pause_battle_agent', { id, agent_id: agentIds[0] });
+  expect(paused.status).toBe('paused');
+  expect(paused.participants.find((p: { agent_id: string }) => p.agent_id === agentIds[0]).status).toBe(
+    'paused',
+  );
+  expect((await ok(client, 'resume_battle_agent', { id, agent_id: agentIds[0] })).status).toBe('active');
   const live = await ok(client, 'get_battle_live', { id });
   expect(live.battle_id).toBe(id);
+  // Prices at virtual time are a historical battle's: a live one answers the route's error.
+  expect((await fails(client, 'get_battle_prices', { id })).code).toBe(
+    (await rest('GET', `/battles/${id}/market/prices`)).body.error.code,
+  );
   const stopped = await ok(client, 'stop_battle', { id });
   expect(stopped.status).toBe('completed');
   expect(await ok(client, 'get_battle', { id })).toEqual((await rest('GET', `/battles/${id}`)).body);
   const results = await ok(client, 'get_battle_results', { id });
   expect(results).toEqual((await rest('GET', `/battles/${id}/results`)).body);
+  expect(await ok(client, 'get_battle_snapshots', { id })).toEqual(
+    (await rest('GET', `/battles/${id}/replay`)).body,
+  );
+  expect(await ok(client, 'get_battle_presets')).toEqual({
+    presets: (await rest('GET', '/battles/presets')).body,
+  });
+  // A replay is a new draft with the original agents; deleting it needs confirm: true.
+  const replay = await ok(client, 'replay_battle', { id, override_config: { name: 'MCP replay' } });
+  expect(replay).toMatchObject({ status: 'draft', name: 'MCP replay' });
+  expect(replay.participants).toHaveLength(agentIds.length);
+  expect((await fails(client, 'delete_battle', { id: replay.battle_id })).code).toBe('VALIDATION_ERROR');
+  expect(await ok(client, 'delete_battle', { id: replay.battle_id, confirm: true })).toEqual({
+    battle_id: replay.battle_id,
+    status: 'deleted',
+  });
+  expect((await rest('GET', `/battles/${replay.battle_id}`)).status).toBe(404);
   // JWT only, as the route: an API key is refused with the route's code.
   return { id };
+};
+
+/**
+ * Agent management over JWT (update, clone, keys, risk limits, reset, archive), each checked against REST.
+ * `agentId` is renamed and gets new limits; its clone has its key replaced, then is reset and archived.
+ */
+export const agentScenario = async (client: Client, rest: Rest, agentId: string) => {
+  const updated = await ok(client, 'update_agent', {
+    agent_id: agentId,
+    display_name: 'MCP renamed agent',
+    strategy_tags: ['mcp'],
+  });
+  expect(updated).toMatchObject({ display_name: 'MCP renamed agent', strategy_tags: ['mcp'] });
+  expect(updated).toEqual((await rest('GET', `/agents/${agentId}`)).body);
+  const limits = { max_position_size_pct: 30, daily_loss_limit_pct: 10, max_open_orders: 20 };
+  const set = await ok(client, 'set_agent_risk_profile', { agent_id: agentId, ...limits });
+  expect(set).toMatchObject(limits);
+  expect(await ok(client, 'get_agent_risk_profile', { agent_id: agentId })).toEqual(
+    (await rest('GET', `/agents/${agentId}/risk-profile`)).body,
+  );
+  const clone = await ok(client, 'clone_agent', { agent_id: agentId, new_name: 'MCP clone' });
+  expect(clone).toMatchObject({ display_name: 'MCP clone' });
+  const key = await ok(client, 'get_agent_api_key', { agent_id: clone.agent_id });
+  expect(key).toEqual((await rest('GET', `/agents/${clone.agent_id}/api-key`)).body);
+  expect(key.api_key).toBe(clone.api_key);
+  expect((await fails(client, 'regenerate_agent_key', { agent_id: clone.agent_id })).code).toBe(
+    'VALIDATION_ERROR',
+  );
+  const regenerated = await ok(client, 'regenerate_agent_key', { agent_id: clone.agent_id, confirm: true });
+  expect(regenerated.api_key).not.toBe(clone.api_key);
+  expect((await rest('GET', `/agents/${clone.agent_id}/api-key`)).body.api_key).toBe(regenerated.api_key);
+  const secret = await ok(client, 'rotate_agent_signing_secret', { agent_id: clone.agent_id, confirm: true });
+  expect(secret.api_secret).not.toBe(regenerated.api_secret);
+  expect((await ok(client, 'reset_agent', { agent_id: clone.agent_id, confirm: true })).status).toBe(
+    'active',
+  );
+  const archived = await ok(client, 'archive_agent', { agent_id: clone.agent_id, confirm: true });
+  expect(archived.status).toBe('archived');
+  expect((await rest('GET', `/agents/${clone.agent_id}`)).body.status).toBe('archived');
+};
+
+/** Indicators, the wallet's event log and audit, and a webhook's life, each checked against REST. */
+export const restOfTheApiScenario = async (client: Client, rest: Rest) => {
+  expect(await ok(client, 'list_indicators')).toEqual(
+    (await rest('GET', '/market/indicators/available')).body,
+  );
+  const indicators = await ok(client, 'get_indicators', { symbol: 'BTCUSDT', indicators: 'sma_20,rsi' });
+  const viaRest = (await rest('GET', '/market/indicators/BTCUSDT?indicators=sma_20,rsi')).body;
+  expect(Object.keys(indicators.indicators)).toEqual(['sma_20', 'rsi']);
+  // The same candles unless an hour closed between the two calls.
+  if (indicators.last_candle_time === viaRest.last_candle_time) expect(indicators).toEqual(viaRest);
+  expect((await fails(client, 'get_indicators', { symbol: 'BTCUSDT', indicators: 'nope' })).code).toBe(
+    'VALIDATION_ERROR',
+  );
+
+  const events = await ok(client, 'get_account_events', { limit: 3 });
+  expect(events).toEqual((await rest('GET', '/account/events?limit=3')).body);
+  expect(events.events.length).toBeGreaterThan(0);
+  const audit = await ok(client, 'audit_account');
+  expect(audit.chain.intact).toBe(true);
+  expect(audit).toEqual({ ...(await rest('GET', '/account/audit')).body, verified_at: audit.verified_at });
+
+  const hook = await ok(client, 'create_webhook', {
+    url: 'http://127.0.0.1:9/mcp-hook',
+    event_types: ['order.filled'],
+    description: 'MCP test hook',
+  });
+  expect(hook.secret).toEqual(expect.any(String));
+  const id = hook.webhook_id;
+  expect(await ok(client, 'get_webhook', { webhook_id: id })).toEqual(
+    (await rest('GET', `/webhooks/${id}`)).body,
+  );
+  const changed = await ok(client, 'update_webhook', { webhook_id: id, event_types: ['order.cancelled'] });
+  expect(changed.event_types).toEqual(['order.cancelled']);
+  expect(await ok(client, 'list_webhooks')).toEqual((await rest('GET', '/webhooks')).body);
+  const test = await ok(client, 'test_webhook', { webhook_id: id });
+  expect(test).toMatchObject({ webhook_id: id, event_type: 'webhook.test', status: 'pending' });
+  const deliveries = await ok(client, 'list_webhook_deliveries', { webhook_id: id });
+  expect(deliveries.deliveries.map((d: { delivery_id: string }) => d.delivery_id)).toContain(
+    test.delivery_id,
+  );
+  expect((await fails(client, 'delete_webhook', { webhook_id: id })).code).toBe('VALIDATION_ERROR');
+  expect(await ok(client, 'delete_webhook', { webhook_id: id, confirm: true })).toEqual({
+    webhook_id: id,
+    deleted: true,
+  });
+  expect((await rest('GET', `/webhooks/${id}`)).status).toBe(404);
 };

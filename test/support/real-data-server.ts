@@ -17,9 +17,13 @@ export interface RealDataServer {
 /**
  * Starts `src/main.ts serve` replaying `../shared/market-data` (`MARKET_DATA_DIR`, source `files`) in a fresh
  * temporary `DATA_DIR`: embedded PGlite, or a fresh database on `DATABASE_URL`'s server when that is set. Resolves
- * once `/health` answers 200 (the end-to-end tests of market data and trading share it).
+ * once `/health` answers 200 (the end-to-end tests of market data and trading share it). `env` adds or overrides
+ * configuration variables.
  */
-export const startRealDataServer = async (prefix: string): Promise<RealDataServer> => {
+export const startRealDataServer = async (
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<RealDataServer> => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   let database: TestDatabase | undefined;
   try {
@@ -32,6 +36,7 @@ export const startRealDataServer = async (prefix: string): Promise<RealDataServe
         MARKET_SYMBOLS: '',
         DATABASE_URL: database?.url ?? '',
         LOG_LEVEL: 'info',
+        ...env,
       },
       110_000,
     );

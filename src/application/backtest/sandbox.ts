@@ -286,3 +286,12 @@ export const sandboxPortfolio = async (call: Call, id: string) => {
   const { session, market } = await marketSession(call, id);
   return portfolioOut(session, market);
 };
+
+/**
+ * Sandbox positions at virtual time (`GET /backtest/{id}/account/positions`, tool `get_backtest_positions`): the
+ * portfolio's positions with their unrealized PnL total (USDT) and the virtual time.
+ */
+export const sandboxPositions = async (call: Call, id: string) => {
+  const p = await sandboxPortfolio(call, id);
+  return { positions: p.positions, total_unrealized_pnl: p.unrealized_pnl, virtual_time: p.timestamp };
+};

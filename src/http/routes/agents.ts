@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AgentProfileFields } from '../../../domain/agent/events';
 import {
   agentRiskProfile,
   agentSkill,
@@ -18,7 +17,9 @@ import {
   updateAgentRiskProfile,
 } from '../../application/agents';
 import {
+  agentChangesOf,
   agentIdParams,
+  agentKeyOut,
   agentKeyResponse,
   agentListResponse,
   agentOut,
@@ -32,6 +33,8 @@ import {
   createdAgentResponse,
   listAgentsQuery,
   overviewQuery,
+  regeneratedKeyOut,
+  signingSecretOut,
   updateAgentBody,
 } from '../../contract/agent';
 import {
@@ -46,10 +49,6 @@ import { callOf } from '../call';
 const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management' } as const;
 const security = [{ bearer: [] }];
 const tags = ['agents'];
-
-/** Only the fields the client sent (`undefined` means "leave unchanged", `null` clears). */
-const suppliedChanges = (body: z.infer<typeof updateAgentBody>): Partial<AgentProfileFields> =>
-  Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<AgentProfileFields>;
 
 /**
  * The agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
@@ -152,7 +151,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) =>
       agentStateOut(
-        await updateAgent(callOf(request), request.params.agent_id, suppliedChanges(request.body)),
+        await updateAgent(callOf(request), request.params.agent_id, agentChangesOf(request.body)),
       ),
   );
 
@@ -234,15 +233,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const { apiKey, agent } = await revealAgentKey(callOf(request), request.params.agent_id);
-      return {
-        agent_id: agent.agentId,
-        api_key: apiKey,
-        api_key_preview: agent.apiKeyPreview,
-        message: 'Send it as X-API-Key. Keep it secret; POST /agents/{agent_id}/regenerate-key replaces it.',
-      };
-    },
+    async (request) => agentKeyOut(await revealAgentKey(callOf(request), request.params.agent_id)),
   );
 
   app.post(
@@ -257,16 +248,7 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const { apiKey, apiSecret, agent } = await regenerateAgentKey(callOf(request), request.params.agent_id);
-      return {
-        agent_id: agent.agentId,
-        api_key: apiKey,
-        api_key_preview: agent.apiKeyPreview,
-        api_secret: apiSecret,
-        message: 'New key issued; the previous key no longer works.',
-      };
-    },
+    async (request) => regeneratedKeyOut(await regenerateAgentKey(callOf(request), request.params.agent_id)),
   );
 
   app.post(
@@ -282,16 +264,8 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: agentSigningSecretResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const { apiSecret, agent } = await issueAgentSigningSecret(callOf(request), request.params.agent_id);
-      return {
-        agent_id: agent.agentId,
-        api_key_preview: agent.apiKeyPreview,
-        api_secret: apiSecret,
-        message:
-          'New signing secret issued (HMAC-SHA256 of signed requests, e.g. the Binance API); it is shown only now.',
-      };
-    },
+    async (request) =>
+      signingSecretOut(await issueAgentSigningSecret(callOf(request), request.params.agent_id)),
   );
 
   app.get(

@@ -9,6 +9,7 @@ import {
   sandboxIndicators,
   sandboxOrders,
   sandboxPortfolio,
+  sandboxPositions,
   sandboxPrice,
   sandboxPrices,
   sandboxTicker,
@@ -288,10 +289,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: positionsResponse, ...errorResponses(401, 403, 404, 409, 429) },
       },
     },
-    async (request) => {
-      const p = await sandboxPortfolio(callOf(request), request.params.id);
-      return { positions: p.positions, total_unrealized_pnl: p.unrealized_pnl, virtual_time: p.timestamp };
-    },
+    async (request) => sandboxPositions(callOf(request), request.params.id),
   );
 
   app.get(

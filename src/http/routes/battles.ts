@@ -35,6 +35,7 @@ import {
   presetsResponse,
   pricesResponse,
   replayBody,
+  replayRequestOf,
   replaySnapshotsResponse,
   resultsResponse,
   stepBatchBody,
@@ -257,11 +258,10 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const body = request.body ?? {};
-      const overrides = battleChangesOf(body.override_config ?? {});
+      const { overrides, agentIds } = replayRequestOf(request.body);
       return reply
         .status(201)
-        .send(await replayBattle(callOf(request), request.params.id, overrides, body.agent_ids));
+        .send(await replayBattle(callOf(request), request.params.id, overrides, agentIds));
     },
   );
 

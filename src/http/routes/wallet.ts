@@ -33,7 +33,7 @@ import {
   walletAuditOut,
   walletAuditResponse,
 } from '../../contract/trading';
-import { walletEventView } from '../../trading/wallet-event-view';
+import { walletEventsPageOut } from '../../trading/wallet-event-view';
 import { callOf } from '../call';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
@@ -191,15 +191,7 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: eventsResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const page = await walletEvents(callOf(request), request.query);
-      return {
-        stream_id: page.streamId,
-        events: page.events.map(walletEventView),
-        next_after: page.nextAfter,
-        has_more: page.hasMore,
-      };
-    },
+    async (request) => walletEventsPageOut(await walletEvents(callOf(request), request.query)),
   );
 
   app.get(

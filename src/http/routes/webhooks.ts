@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { WebhookSettings } from '../../../domain/webhook/events';
 import {
   createWebhook,
   deleteWebhook,
@@ -15,12 +14,15 @@ import {
   createdWebhookResponse,
   createWebhookBody,
   deliveriesQuery,
+  deliveriesRequestOf,
   deliveryListResponse,
   deliveryOut,
   testDeliveryOut,
   testDeliveryResponse,
   updateWebhookBody,
+  webhookChangesOf,
   webhookIdParams,
+  webhookInputOf,
   webhookListResponse,
   webhookOut,
   webhookResponse,
@@ -31,10 +33,6 @@ const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['webhooks'];
 /** JWT or API key (account or agent: docs/webhooks.md, "Who manages which webhooks"); rate group `management`. */
 const config = { auth: 'key-or-jwt', rateLimitGroup: 'management' } as const;
-
-/** Only the fields the client sent. */
-const supplied = (body: z.infer<typeof updateWebhookBody>): Partial<WebhookSettings> =>
-  Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<WebhookSettings>;
 
 /**
  * The webhook endpoints (issue 17, item 11; docs/webhooks.md): register, list, get, update, delete, test and the
@@ -55,13 +53,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const b = request.body;
-      const created = await createWebhook(callOf(request), {
-        url: b.url,
-        event_types: b.event_types,
-        ...(b.description !== undefined ? { description: b.description } : {}),
-        ...(b.active !== undefined ? { active: b.active } : {}),
-      });
+      const created = await createWebhook(callOf(request), webhookInputOf(request.body));
       return reply.status(201).send({ ...webhookOut(created.webhook), secret: created.secret });
     },
   );
@@ -112,7 +104,9 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) =>
-      webhookOut(await updateWebhook(callOf(request), request.params.webhook_id, supplied(request.body))),
+      webhookOut(
+        await updateWebhook(callOf(request), request.params.webhook_id, webhookChangesOf(request.body)),
+      ),
   );
 
   app.delete(
@@ -163,12 +157,8 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request) => {
-      const q = request.query;
-      const page = await listWebhookDeliveries(callOf(request), request.params.webhook_id, {
-        limit: q.limit,
-        offset: q.offset,
-        ...(q.status ? { status: q.status } : {}),
-      });
+      const q = deliveriesRequestOf(request.query);
+      const page = await listWebhookDeliveries(callOf(request), request.params.webhook_id, q);
       return { deliveries: page.deliveries.map(deliveryOut), total: page.total };
     },
   );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   accountInfo,
+  auditWallet,
   balances,
   mode,
   pnl,
@@ -9,12 +10,15 @@ import {
   resetAccount,
   setMode,
   updateRiskProfile,
+  walletEvents,
 } from '../../application/account';
 import { accountInfoOut, accountInfoResponse } from '../../contract/account';
 import { decimalInput, riskProfileOut, riskProfileResponse, riskProfileSchema } from '../../contract/common';
 import {
   balanceOut,
   balanceResponse,
+  eventsQuery,
+  eventsResponse,
   modeBody,
   modeOut,
   modeResponse,
@@ -28,7 +32,10 @@ import {
   positionsResponse,
   resetOut,
   resetResponse,
+  walletAuditOut,
+  walletAuditResponse,
 } from '../../contract/trading';
+import { walletEventsPageOut } from '../../trading/wallet-event-view';
 import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
@@ -90,6 +97,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'whoami',
+    routes: ['GET /account/info', 'GET /account/balance'],
     title: 'Who am I',
     description:
       'Says that this is a paper-trading venue (simulated orders, virtual USDT) and which account or agent the ' +
@@ -117,6 +125,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_account_info',
+    routes: ['GET /account/info'],
     title: 'Account info',
     description:
       'The account (or the agent the credential is scoped to): status, starting balance and current session, ' +
@@ -130,6 +139,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_balance',
+    routes: ['GET /account/balance'],
     title: 'Balances',
     description:
       'Balances of the wallet: USDT and each held asset (available, locked in open orders, total) and the total ' +
@@ -143,6 +153,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_positions',
+    routes: ['GET /account/positions'],
     title: 'Positions',
     description:
       'Open positions valued at live prices: quantity (base), average entry and current price (USDT), market ' +
@@ -159,6 +170,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_portfolio',
+    routes: ['GET /account/portfolio'],
     title: 'Portfolio',
     description:
       'Portfolio snapshot: equity, cash, locked cash, position value, realized/unrealized PnL, fees, ROI (%). With ' +
@@ -172,6 +184,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_pnl',
+    routes: ['GET /account/pnl'],
     title: 'Profit and loss',
     description:
       'PnL of the current session over a period (1d, 7d, 30d, all): realized in the period, unrealized now, fees, ' +
@@ -185,6 +198,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'set_risk_profile',
+    routes: ['PUT /account/risk-profile'],
     title: 'Set risk limits',
     description:
       'Replaces the risk limits of the wallet (applies to the next order): max_position_size_pct and ' +
@@ -200,6 +214,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_mode',
+    routes: ['GET /account/mode'],
     title: 'Trading mode',
     description: 'The primary mode (live or backtest), the live session and the number of backtests.',
     input: z.object({}),
@@ -211,6 +226,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'set_mode',
+    routes: ['POST /account/mode'],
     title: 'Set the trading mode',
     description:
       'Switches the primary mode (live or backtest) with an optional strategy label; backtests keep running.',
@@ -225,6 +241,7 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'reset_account',
+    routes: ['POST /account/reset'],
     title: 'Reset the account',
     description:
       'Closes every position at market, cancels every order and starts a new session (history kept), optionally ' +
@@ -238,5 +255,35 @@ export const accountTools: ToolDef[] = [
       ),
     rest: (a, http) => http({ method: 'POST', path: '/account/reset', body: a }),
     summary: (r) => `new session ${r.new_session.session_id} with ${r.new_session.starting_balance} USDT`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_account_events',
+    routes: ['GET /account/events'],
+    title: 'Wallet events',
+    description:
+      'The wallet’s event log, oldest first from after (a stream revision, -1: the start), limit 1–1000: each ' +
+      'event’s type, data, times, actor and SHA-256 chain link; next_after and has_more page on.',
+    input: eventsQuery,
+    output: eventsResponse,
+    run: async (call, a) => walletEventsPageOut(await walletEvents(authed(call), a)),
+    rest: (a, http) => http({ method: 'GET', path: '/account/events', query: a }),
+    summary: (r) =>
+      `${r.events.length} events of ${r.stream_id}${r.has_more ? `, more after ${r.next_after}` : ''}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'audit_account',
+    routes: ['GET /account/audit'],
+    title: 'Audit the wallet',
+    description:
+      'Verifies the wallet’s SHA-256 event chain and compares balances, positions, open orders and session ' +
+      'figures with a fold of the event log (reads the whole stream); answers what matched and what did not.',
+    input: z.object({}),
+    output: walletAuditResponse,
+    run: async (call) => walletAuditOut(await auditWallet(authed(call))),
+    rest: (_a, http) => http({ method: 'GET', path: '/account/audit' }),
+    summary: (r) =>
+      `${r.events} events: chain ${r.chain.intact ? 'intact' : 'broken'}, read models ${r.read_models.agree ? 'agree' : 'disagree'}`,
   }),
 ];

@@ -14,10 +14,13 @@ import {
   sandboxBalance,
   sandboxCandles,
   sandboxFills,
+  sandboxIndicators,
   sandboxOrders,
   sandboxPortfolio,
+  sandboxPositions,
   sandboxPrice,
   sandboxPrices,
+  sandboxTicker,
 } from '../../application/backtest/sandbox';
 import {
   backtestStatus,
@@ -48,6 +51,7 @@ import {
   ordersResponse,
   pageQuery,
   portfolioResponse,
+  positionsResponse,
   priceResponse,
   pricesResponse,
   resultsResponse,
@@ -58,9 +62,11 @@ import {
   startResponse,
   statusResponse,
   stepResponse,
+  tickerResponse,
   tradesQuery,
   tradesResponse,
 } from '../../contract/backtest';
+import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
 import {
   filledOrderResponse,
   orderInputOf,
@@ -86,6 +92,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'create_backtest',
+    routes: ['POST /backtest/create'],
     title: 'Create a backtest',
     description:
       'Creates a backtest session (status created) for an agent of the caller (agent_id; omitted with an agent ' +
@@ -102,6 +109,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'start_backtest',
+    routes: ['POST /backtest/{id}/start'],
     title: 'Start a backtest',
     description:
       'Loads the candles and starts the virtual clock at start_time (status running). BACKTEST_INVALID_STATE ' +
@@ -116,6 +124,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'step_backtest',
+    routes: ['POST /backtest/{id}/step'],
     title: 'Step a backtest',
     description:
       'Advances a running backtest by one candle: pending sandbox orders are checked against it; answers the new ' +
@@ -131,6 +140,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'step_backtest_batch',
+    routes: ['POST /backtest/{id}/step/batch'],
     title: 'Step a backtest by N candles',
     description:
       'Advances a running backtest by steps candles (1 to 100,000, clamped at the end) in one append; answers ' +
@@ -146,6 +156,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'cancel_backtest',
+    routes: ['POST /backtest/{id}/cancel'],
     title: 'Cancel a backtest',
     description: 'Aborts a created or running backtest; partial results are kept.',
     input: sessionParams,
@@ -158,6 +169,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_status',
+    routes: ['GET /backtest/{id}/status'],
     title: 'Backtest status',
     description: 'Progress and state of a backtest: status, step, virtual time, equity.',
     input: sessionParams,
@@ -169,6 +181,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'place_backtest_order',
+    routes: ['POST /backtest/{id}/trade/order'],
     title: 'Place a sandbox order',
     description:
       "Places an order in a running backtest's sandbox at its virtual time, under the live order rules and risk " +
@@ -189,6 +202,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'cancel_backtest_order',
+    routes: ['DELETE /backtest/{id}/trade/order/{order_id}'],
     title: 'Cancel a sandbox order',
     description: 'Cancels a pending sandbox order of a backtest; its whole lock is released.',
     input: sessionOrderParams,
@@ -201,6 +215,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'list_backtest_orders',
+    routes: ['GET /backtest/{id}/trade/orders'],
     title: 'Sandbox orders',
     description: 'Orders of a backtest sandbox, newest first (filter by status and symbol; limit, offset).',
     input: sessionParams.extend(ordersQuery.shape),
@@ -219,6 +234,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'list_backtest_open_orders',
+    routes: ['GET /backtest/{id}/trade/orders/open'],
     title: 'Open sandbox orders',
     description: 'Pending orders of a backtest sandbox, newest first (optionally of one symbol).',
     input: sessionParams.extend(openOrdersQuery.shape),
@@ -237,6 +253,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_trade_history',
+    routes: ['GET /backtest/{id}/trade/history'],
     title: 'Sandbox fills',
     description: 'Fills of a backtest sandbox, newest first (filter by symbol and side).',
     input: sessionParams.extend(historyQuery.shape),
@@ -255,6 +272,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_price',
+    routes: ['GET /backtest/{id}/market/price/{symbol}'],
     title: 'Sandbox price',
     description:
       "A pair's price (USDT) at the backtest's virtual time: the close of the last candle closed by then.",
@@ -267,6 +285,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_prices',
+    routes: ['GET /backtest/{id}/market/prices'],
     title: 'Sandbox prices',
     description: "Prices (USDT) of the backtest's pairs (or those named) at its virtual time.",
     input: sessionParams.extend({ symbols: z.array(symbolInput).min(1).max(100).optional() }),
@@ -279,6 +298,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_candles',
+    routes: ['GET /backtest/{id}/market/candles/{symbol}'],
     title: 'Sandbox candles',
     description: 'Candles of a pair closed by the backtest’s virtual time, oldest first (no look-ahead).',
     input: sessionSymbolParams.extend(candlesQuery.shape),
@@ -298,7 +318,44 @@ export const backtestTools: ToolDef[] = [
   }),
   defineTool({
     ...read,
+    name: 'get_backtest_ticker',
+    routes: ['GET /backtest/{id}/market/ticker/{symbol}'],
+    title: 'Sandbox 24h ticker',
+    description:
+      '24-hour statistics of a session pair at the virtual time (candles closed in the 24 h before it): open, ' +
+      'high, low, close (USDT), volume (base), change %. INVALID_SYMBOL for a pair outside the session.',
+    input: sessionSymbolParams,
+    output: tickerResponse,
+    run: async (call, a) => sandboxTicker(authed(call), a.id, a.symbol),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, `/market/ticker/${enc(a.symbol)}`) }),
+    summary: (r) => `${r.symbol} at ${r.virtual_time}: close ${r.close} USDT, ${r.change_pct} %`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_backtest_indicators',
+    routes: ['GET /backtest/{id}/market/indicators/{symbol}'],
+    title: 'Sandbox indicators',
+    description:
+      'RSI, MACD, SMA, EMA, Bollinger Bands, ATR, VWAP of a session pair over candles closed by the virtual time ' +
+      '(no look-ahead); interval defaults to the session interval. A value is null until enough candles exist. ' +
+      'Errors: INVALID_SYMBOL, VALIDATION_ERROR (unknown indicator or interval).',
+    input: sessionSymbolParams.extend(indicatorsQuery.shape),
+    output: sandboxIndicatorsResponse,
+    run: async (call, a) => {
+      const { id, symbol, ...q } = a;
+      return sandboxIndicators(authed(call), id, symbol, q);
+    },
+    rest: (a, http) => {
+      const { id, symbol, ...q } = a;
+      return http({ method: 'GET', path: at(id, `/market/indicators/${enc(symbol)}`), query: q });
+    },
+    summary: (r) =>
+      `${r.symbol} ${r.interval} indicators over ${r.candles_used} candles at ${r.virtual_time}`,
+  }),
+  defineTool({
+    ...read,
     name: 'get_backtest_balance',
+    routes: ['GET /backtest/{id}/account/balance'],
     title: 'Sandbox balances',
     description: 'Balances and equity (USDT) of a backtest sandbox at its virtual time.',
     input: sessionParams,
@@ -309,7 +366,22 @@ export const backtestTools: ToolDef[] = [
   }),
   defineTool({
     ...read,
+    name: 'get_backtest_positions',
+    routes: ['GET /backtest/{id}/account/positions'],
+    title: 'Sandbox positions',
+    description:
+      'Open positions of a backtest sandbox valued at its virtual time: quantity (base), entry and current price, ' +
+      'unrealized PnL (USDT).',
+    input: sessionParams,
+    output: positionsResponse,
+    run: async (call, a) => sandboxPositions(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/account/positions') }),
+    summary: (r) => `${r.positions.length} sandbox positions, unrealized ${r.total_unrealized_pnl} USDT`,
+  }),
+  defineTool({
+    ...read,
     name: 'get_backtest_portfolio',
+    routes: ['GET /backtest/{id}/account/portfolio'],
     title: 'Sandbox portfolio',
     description: 'Portfolio of a backtest sandbox at its virtual time: equity, cash, positions, PnL (USDT).',
     input: sessionParams,
@@ -321,6 +393,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_results',
+    routes: ['GET /backtest/{id}/results'],
     title: 'Backtest results',
     description:
       'Results of a backtest: final equity, ROI, Sharpe and Sortino ratios, max drawdown, win rate, profit factor, ' +
@@ -334,6 +407,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_equity_curve',
+    routes: ['GET /backtest/{id}/results/equity-curve'],
     title: 'Backtest equity curve',
     description: 'Equity (USDT) at every step so far (step 0 = start), oldest first, paginated.',
     input: sessionParams.extend(pageQuery(10_000, 1_000).shape),
@@ -351,6 +425,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_backtest_trades',
+    routes: ['GET /backtest/{id}/results/trades'],
     title: 'Backtest trade log',
     description: 'The fills of a backtest with their realized PnL, oldest first, paginated.',
     input: sessionParams.extend(tradesQuery.shape),
@@ -368,6 +443,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'list_backtests',
+    routes: ['GET /backtest/list'],
     title: 'Backtests',
     description:
       'Backtests of the caller (filter by strategy_label and status; sort by roi_pct, sharpe_ratio or created_at).',
@@ -387,6 +463,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'compare_backtests',
+    routes: ['GET /backtest/compare'],
     title: 'Compare backtests',
     description:
       'Compares 1 to 20 backtests side by side (ROI, Sharpe, drawdown, win rate) and names the best.',
@@ -399,6 +476,7 @@ export const backtestTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_best_backtest',
+    routes: ['GET /backtest/best'],
     title: 'Best backtest',
     description:
       'The best backtest of the caller by a metric (roi_pct, sharpe_ratio, win_rate, profit_factor).',

@@ -1,32 +1,50 @@
 import { z } from 'zod';
 import {
   addParticipant,
+  battlePresets,
+  battlePrices,
+  battleReplay,
   battleResults,
   createBattle,
+  deleteBattle,
   getBattle,
   listBattles,
   liveRankings,
+  pauseOrResumeAgent,
   placeBattleOrder,
+  removeParticipant,
+  replayBattle,
   startBattle,
   stepBattle,
   stopBattle,
+  updateBattle,
 } from '../../application/battles';
 import {
   addParticipantBody,
+  battleAgentParams,
+  battleBodyObject,
+  battleChangesOf,
   battleListResponse,
   battleOrderBody,
   battleParams,
   battleRequestOf,
   battleResponse,
   createBattleBody,
+  deleteBattleResponse,
   listBattlesQuery,
   liveResponse,
+  presetsResponse,
+  pricesResponse,
+  replayFields,
+  replayRequestOf,
+  replaySnapshotsResponse,
   resultsResponse,
   stepBatchBody,
   stepResponse,
 } from '../../contract/battle';
 import { filledOrderResponse, orderInputOf, pendingOrderResponse } from '../../contract/trading';
-import { authed, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { confirmTrue } from './trading';
 
 /**
  * Battle tools (spec "Battle endpoints", docs/battles.md): agents of one account compete, live or on historical
@@ -39,10 +57,19 @@ const read = { ...common, annotations: READ } as const;
 const enc = encodeURIComponent;
 const at = (id: string, rest = '') => `/battles/${enc(id)}${rest}`;
 
+/** `update_battle` arguments: the battle id and any of the create fields (absent: unchanged), at least one. */
+const updateArgs = battleParams
+  .extend(battleBodyObject.shape)
+  .strict()
+  .refine(({ id: _id, ...b }) => Object.values(b).some((v) => v !== undefined), {
+    message: 'give at least one field to change',
+  });
+
 export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'create_battle',
+    routes: ['POST /battles'],
     title: 'Create a battle',
     description:
       'Creates a draft battle between agents of the account: name, battle_mode live or historical (then ' +
@@ -58,6 +85,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'list_battles',
+    routes: ['GET /battles'],
     title: 'Battles',
     description: "The account's battles, newest first (filter by status).",
     input: listBattlesQuery,
@@ -69,6 +97,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_battle',
+    routes: ['GET /battles/{id}'],
     title: 'One battle',
     description:
       'A battle with its participants. BATTLE_NOT_FOUND, or PERMISSION_DENIED for another account’s.',
@@ -81,6 +110,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'add_battle_participant',
+    routes: ['POST /battles/{id}/participants'],
     title: 'Add a participant',
     description: 'Adds an agent of the account to a draft battle. BATTLE_INVALID_STATE once started.',
     input: battleParams.extend(addParticipantBody.shape),
@@ -94,6 +124,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'start_battle',
+    routes: ['POST /battles/{id}/start'],
     title: 'Start a battle',
     description:
       'Starts a draft battle with at least two participants: each agent’s wallet is reset to the starting ' +
@@ -108,6 +139,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'stop_battle',
+    routes: ['POST /battles/{id}/stop'],
     title: 'Stop a battle',
     description: 'Stops an active or paused battle and records the final rankings.',
     input: battleParams,
@@ -120,6 +152,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_battle_live',
+    routes: ['GET /battles/{id}/live'],
     title: 'Live rankings',
     description:
       'The current rankings of an active battle: equity (USDT), ROI (%) and rank of each participant.',
@@ -132,6 +165,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_battle_results',
+    routes: ['GET /battles/{id}/results'],
     title: 'Battle results',
     description: 'The final rankings of a completed battle.',
     input: battleParams,
@@ -143,6 +177,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'step_battle',
+    routes: ['POST /battles/{id}/step', 'POST /battles/{id}/step/batch'],
     title: 'Step a historical battle',
     description: 'Advances a historical battle by steps candles (1 step by default) for every participant.',
     input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }),
@@ -158,6 +193,7 @@ export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'place_battle_order',
+    routes: ['POST /battles/{id}/trade/order'],
     title: 'Place a historical battle order',
     description:
       'Places an order for a participant (agent_id) of a historical battle at its virtual time, under the live ' +
@@ -174,5 +210,137 @@ export const battleTools: ToolDef[] = [
       return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
     },
     summary: (r) => `battle order ${r.order.order_id} ${r.order.status}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_battle_presets',
+    routes: ['GET /battles/presets'],
+    title: 'Battle presets',
+    description:
+      'The built-in battle presets by key (pass the key as preset to create_battle): mode, duration (minutes), ' +
+      'starting balance (USDT), historical days and candle interval.',
+    input: z.object({}),
+    output: z.object({ presets: presetsResponse }),
+    run: async () => ({ presets: battlePresets() }),
+    rest: async (_a, http) => ({ presets: await http({ method: 'GET', path: '/battles/presets' }) }),
+    summary: (r) => `${Object.keys(r.presets).length} presets: ${Object.keys(r.presets).join(', ')}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'update_battle',
+    routes: ['PUT /battles/{id}'],
+    title: 'Update a draft battle',
+    description:
+      'Changes the configuration of a draft battle: any create_battle field (absent fields keep their value; ' +
+      'switching to live drops backtest_config). BATTLE_INVALID_STATE once started; VALIDATION_ERROR.',
+    input: updateArgs,
+    output: battleResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => {
+      const { id, ...b } = a;
+      return updateBattle(authed(call), id, battleChangesOf(b));
+    },
+    rest: (a, http) => {
+      const { id, ...body } = a;
+      return http({ method: 'PUT', path: at(id), body });
+    },
+    summary: (r) => `battle ${r.battle_id} ${r.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'delete_battle',
+    routes: ['DELETE /battles/{id}'],
+    title: 'Delete or cancel a battle',
+    description:
+      'Deletes a draft battle, or cancels an active or paused one (no rankings). Destructive: needs confirm: true. ' +
+      'BATTLE_INVALID_STATE for a completed or cancelled battle.',
+    input: battleParams.extend({ confirm: confirmTrue }).strict(),
+    output: deleteBattleResponse,
+    annotations: DESTRUCTIVE,
+    run: async (call, a) => deleteBattle(authed(call), a.id),
+    rest: (a, http) => http({ method: 'DELETE', path: at(a.id) }),
+    summary: (r) => `battle ${r.battle_id} ${r.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'remove_battle_participant',
+    routes: ['DELETE /battles/{id}/participants/{agent_id}'],
+    title: 'Remove a participant',
+    description: 'Removes an agent from a draft battle. BATTLE_INVALID_STATE once started.',
+    input: battleAgentParams,
+    output: battleResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => removeParticipant(authed(call), a.id, a.agent_id),
+    rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/participants/${enc(a.agent_id)}`) }),
+    summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
+  }),
+  ...(['pause', 'resume'] as const).map((action) =>
+    defineTool({
+      ...common,
+      name: `${action}_battle_agent`,
+      routes: [`POST /battles/{id}/${action}/{agent_id}`],
+      title: action === 'pause' ? 'Pause a battle agent' : 'Resume a battle agent',
+      description:
+        action === 'pause'
+          ? 'Pauses one participant of an active battle: it cannot place orders in it until resumed (the battle ' +
+            'is paused meanwhile). BATTLE_INVALID_STATE otherwise.'
+          : 'Resumes a paused participant; the battle is active again once no agent is paused.',
+      input: battleAgentParams,
+      output: battleResponse,
+      annotations: { ...WRITE, idempotentHint: true },
+      run: async (call, a) => pauseOrResumeAgent(authed(call), a.id, a.agent_id, action),
+      rest: (a, http) => http({ method: 'POST', path: at(a.id, `/${action}/${enc(a.agent_id)}`) }),
+      summary: (r) => `battle ${r.battle_id} ${r.status}`,
+    }),
+  ),
+  defineTool({
+    ...common,
+    name: 'replay_battle',
+    routes: ['POST /battles/{id}/replay'],
+    title: 'Replay a battle',
+    description:
+      'Creates a new draft from a completed battle: its configuration with override_config applied, and its ' +
+      'agents or agent_ids. BATTLE_INVALID_STATE unless completed.',
+    input: battleParams.extend(replayFields.shape).strict(),
+    output: battleResponse,
+    annotations: WRITE,
+    run: async (call, a) => {
+      const { id, ...body } = a;
+      const { overrides, agentIds } = replayRequestOf(body);
+      return replayBattle(authed(call), id, overrides, agentIds);
+    },
+    rest: (a, http) => {
+      const { id, ...body } = a;
+      return http({ method: 'POST', path: at(id, '/replay'), body });
+    },
+    summary: (r) => `battle ${r.battle_id} ${r.status}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_battle_snapshots',
+    routes: ['GET /battles/{id}/replay'],
+    title: 'Battle equity snapshots',
+    description:
+      "Each participant's equity (USDT) over a battle's course, oldest first: every 5 s of a live battle, every " +
+      'step of a historical one.',
+    input: battleParams,
+    output: replaySnapshotsResponse,
+    run: async (call, a) => battleReplay(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/replay') }),
+    summary: (r) => `battle ${r.battle_id}: ${r.snapshots.length} snapshots`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_battle_prices',
+    routes: ['GET /battles/{id}/market/prices'],
+    title: 'Historical battle prices',
+    description:
+      'Prices (USDT) of a historical battle’s pairs at its virtual time (no look-ahead). BATTLE_INVALID_STATE ' +
+      'for a live battle.',
+    input: battleParams,
+    output: pricesResponse,
+    run: async (call, a) => battlePrices(authed(call), a.id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/market/prices') }),
+    summary: (r) => `battle ${r.battle_id} prices at ${r.virtual_time}`,
   }),
 ];

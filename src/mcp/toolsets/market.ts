@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isoMillis } from '../../../domain/market/time';
+import { availableIndicators, marketIndicators } from '../../application/indicators';
 import {
   candleQuery,
   candlesOf,
@@ -13,6 +14,7 @@ import {
   ticker,
   tickers,
 } from '../../application/market';
+import { availableIndicatorsResponse, indicatorsQuery, indicatorsResponse } from '../../contract/indicators';
 import {
   candlesQuery,
   candlesResponse,
@@ -54,6 +56,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'list_pairs',
+    routes: ['GET /market/pairs'],
     title: 'Trading pairs',
     description:
       'Lists the tradable pairs (all quoted in USDT) with their order filters: min_qty and step_size (base asset), ' +
@@ -70,6 +73,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_price',
+    routes: ['GET /market/price/{symbol}'],
     title: 'Current price',
     description:
       'The current price (USDT) of one pair; stale: true with price_age_ms when the live feed has gone quiet ' +
@@ -84,6 +88,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_prices',
+    routes: ['GET /market/prices'],
     title: 'Current prices',
     description:
       'Current prices (USDT) keyed by symbol: of the pairs named, or of every pair with a price when symbols is ' +
@@ -100,6 +105,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_ticker',
+    routes: ['GET /market/ticker/{symbol}'],
     title: '24-hour ticker',
     description:
       'Rolling 24-hour statistics of one pair: open, high, low, close (USDT), base and quote volume, change and ' +
@@ -113,6 +119,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_tickers',
+    routes: ['GET /market/tickers'],
     title: '24-hour tickers',
     description:
       'Rolling 24-hour statistics of 1 to 100 pairs, keyed by symbol (pairs without a ticker yet are left out). ' +
@@ -134,6 +141,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_candles',
+    routes: ['GET /market/candles/{symbol}'],
     title: 'Historical candles',
     description:
       'OHLCV candles of one pair, oldest first: interval 1m, 5m, 15m, 1h, 4h or 1d (default 1h), limit 1–1000 ' +
@@ -162,6 +170,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_recent_trades',
+    routes: ['GET /market/trades/{symbol}'],
     title: 'Recent public trades',
     description:
       'Recent public trades of one active pair, newest first (limit 1–500, default 100): price (USDT), quantity ' +
@@ -179,6 +188,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_order_book',
+    routes: ['GET /market/orderbook/{symbol}'],
     title: 'Order book',
     description:
       'The synthetic order book of one active pair around its current price: depth 5, 10 or 20 levels per side ' +
@@ -193,6 +203,7 @@ export const marketTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'get_data_range',
+    routes: ['GET /market/data-range'],
     title: 'Historical data range',
     description:
       'The range of historical candle data (for backtests): earliest and latest time, intervals, gaps, and the ' +
@@ -202,5 +213,40 @@ export const marketTools: ToolDef[] = [
     run: async (call) => dataRangeOut(dataRange(call)),
     rest: (_a, http) => http({ method: 'GET', path: '/market/data-range' }),
     summary: (r) => `${r.total_pairs} pairs from ${r.earliest ?? '—'} to ${r.latest ?? '—'}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'list_indicators',
+    routes: ['GET /market/indicators/available'],
+    title: 'Available indicators',
+    description:
+      'The indicators get_indicators computes (rsi, macd, sma, ema, bbands, atr, vwap): default period, whether ' +
+      'a period may be given (name_period, e.g. sma_20), candles needed for a value, output fields, intervals.',
+    input: z.object({}),
+    output: availableIndicatorsResponse,
+    run: async () => availableIndicators(),
+    rest: (_a, http) => http({ method: 'GET', path: '/market/indicators/available' }),
+    summary: (r) => `${r.indicators.length} indicators; default ${r.default.join(',')}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'get_indicators',
+    routes: ['GET /market/indicators/{symbol}'],
+    title: 'Technical indicators',
+    description:
+      'Indicators of a pair at its newest closed candle of interval (default 1h), over the newest limit candles: ' +
+      'decimal strings, null until enough candles exist. Errors: INVALID_SYMBOL, VALIDATION_ERROR (unknown ' +
+      'indicator or interval).',
+    input: symbol.extend(indicatorsQuery.shape),
+    output: indicatorsResponse,
+    run: async (call, a) => {
+      const { symbol: pair, ...q } = a;
+      return marketIndicators(call, pair, q);
+    },
+    rest: (a, http) => {
+      const { symbol: pair, ...q } = a;
+      return http({ method: 'GET', path: `/market/indicators/${enc(pair)}`, query: q });
+    },
+    summary: (r) => `${r.symbol} ${r.interval} indicators over ${r.candles_used} candles`,
   }),
 ];

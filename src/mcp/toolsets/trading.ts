@@ -96,6 +96,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'place_order',
+    routes: ['POST /trade/order', 'POST /trade/order/preview'],
     title: 'Place an order',
     description:
       'Places a market, limit, stop_loss or take_profit order (quantity in the base asset; price and trigger_price ' +
@@ -135,6 +136,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_order',
+    routes: ['GET /trade/order/{order_id}'],
     title: 'One order',
     description:
       'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
@@ -148,6 +150,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'list_orders',
+    routes: ['GET /trade/orders'],
     title: 'Orders',
     description:
       'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
@@ -164,6 +167,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'list_open_orders',
+    routes: ['GET /trade/orders/open'],
     title: 'Open orders',
     description:
       'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200.',
@@ -179,6 +183,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'cancel_order',
+    routes: ['DELETE /trade/order/{order_id}'],
     title: 'Cancel an order',
     description:
       'Cancels one open order of the caller and releases its whole lock. ORDER_NOT_FOUND (unknown or another ' +
@@ -193,6 +198,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'cancel_all_orders',
+    routes: ['DELETE /trade/orders/open'],
     title: 'Cancel every open order',
     description:
       'Cancels every open order of the caller at once and releases their locks. Destructive: needs confirm: true.',
@@ -206,6 +212,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_trade_history',
+    routes: ['GET /trade/history'],
     title: 'Trade history',
     description:
       'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhookDeliveries,
+  listWebhooks,
+  testWebhook,
+  updateWebhook,
+} from '../../application/webhooks';
+import {
+  createdWebhookResponse,
+  createWebhookBody,
+  deliveriesQuery,
+  deliveriesRequestOf,
+  deliveryListResponse,
+  deliveryOut,
+  testDeliveryOut,
+  testDeliveryResponse,
+  updateWebhookBody,
+  webhookChangesOf,
+  webhookIdParams,
+  webhookInputOf,
+  webhookListResponse,
+  webhookOut,
+  webhookResponse,
+} from '../../contract/webhooks';
+import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { confirmTrue } from './trading';
+
+/**
+ * Webhook tools (docs/webhooks.md): register a URL for the ledger's events, change, test and delete it, read its
+ * deliveries. Key or JWT, as the routes (an agent key manages the agent's webhooks); the `management` rate-limit
+ * group. Each calls its use case in `src/application/webhooks.ts` as `/webhooks/*` does.
+ */
+
+const common = { toolset: 'webhooks', auth: 'key-or-jwt', rateLimitGroup: 'management' } as const;
+const read = { ...common, annotations: READ } as const;
+const at = (id: string, rest = '') => `/webhooks/${encodeURIComponent(id)}${rest}`;
+
+export const webhookTools: ToolDef[] = [
+  defineTool({
+    ...common,
+    name: 'create_webhook',
+    routes: ['POST /webhooks'],
+    title: 'Register a webhook',
+    description:
+      'Registers an http(s) URL that receives signed POSTs of the given event_types (description, active ' +
+      'optional). The answer holds the signing secret, shown only now. VALIDATION_ERROR (a private address, ' +
+      'an unknown event type).',
+    input: createWebhookBody,
+    output: createdWebhookResponse,
+    annotations: WRITE,
+    run: async (call, b) => {
+      const created = await createWebhook(authed(call), webhookInputOf(b));
+      return { ...webhookOut(created.webhook), secret: created.secret };
+    },
+    rest: (b, http) => http({ method: 'POST', path: '/webhooks', body: b }),
+    summary: (r) => `webhook ${r.webhook_id} for ${r.event_types.length} event types`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_webhooks',
+    routes: ['GET /webhooks'],
+    title: 'Webhooks',
+    description: "The caller's webhooks, oldest first (no secrets; URLs and descriptions are user text).",
+    input: z.object({}),
+    output: webhookListResponse,
+    run: async (call) => {
+      const webhooks = await listWebhooks(authed(call));
+      return { webhooks: webhooks.map(webhookOut), total: webhooks.length };
+    },
+    rest: (_a, http) => http({ method: 'GET', path: '/webhooks' }),
+    summary: (r) => `${r.total} webhooks`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_webhook',
+    routes: ['GET /webhooks/{webhook_id}'],
+    title: 'One webhook',
+    description:
+      'One webhook of the caller: URL, event types, active. NOT_FOUND for an unknown or another’s webhook.',
+    input: webhookIdParams,
+    output: webhookResponse,
+    run: async (call, a) => webhookOut(await getWebhook(authed(call), a.webhook_id)),
+    rest: (a, http) => http({ method: 'GET', path: at(a.webhook_id) }),
+    summary: (r) => `webhook ${r.webhook_id} ${r.active ? 'active' : 'inactive'}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'update_webhook',
+    routes: ['PUT /webhooks/{webhook_id}'],
+    title: 'Change a webhook',
+    description:
+      'Changes a webhook’s url, event_types, description or active (only the fields given); the secret stays.',
+    input: webhookIdParams.extend(updateWebhookBody.shape).strict(),
+    output: webhookResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => {
+      const { webhook_id: id, ...b } = a;
+      return webhookOut(await updateWebhook(authed(call), id, webhookChangesOf(b)));
+    },
+    rest: (a, http) => {
+      const { webhook_id: id, ...body } = a;
+      return http({ method: 'PUT', path: at(id), body });
+    },
+    summary: (r) => `webhook ${r.webhook_id} ${r.active ? 'active' : 'inactive'}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'delete_webhook',
+    routes: ['DELETE /webhooks/{webhook_id}'],
+    title: 'Delete a webhook',
+    description:
+      'Deletes a webhook: no delivery from then on, pending ones dropped. Destructive: needs confirm: true.',
+    input: webhookIdParams.extend({ confirm: confirmTrue }).strict(),
+    output: z.object({ webhook_id: z.string(), deleted: z.literal(true) }),
+    annotations: DESTRUCTIVE,
+    run: async (call, a) => {
+      await deleteWebhook(authed(call), a.webhook_id);
+      return { webhook_id: a.webhook_id, deleted: true as const };
+    },
+    rest: async (a, http) => {
+      await http({ method: 'DELETE', path: at(a.webhook_id) });
+      return { webhook_id: a.webhook_id, deleted: true as const };
+    },
+    summary: (r) => `webhook ${r.webhook_id} deleted`,
+  }),
+  defineTool({
+    ...common,
+    name: 'test_webhook',
+    routes: ['POST /webhooks/{webhook_id}/test'],
+    title: 'Test a webhook',
+    description:
+      'Queues a signed webhook.test delivery to the webhook; follow it with list_webhook_deliveries.',
+    input: webhookIdParams,
+    output: testDeliveryResponse,
+    annotations: WRITE,
+    run: async (call, a) => testDeliveryOut(await testWebhook(authed(call), a.webhook_id)),
+    rest: (a, http) => http({ method: 'POST', path: at(a.webhook_id, '/test') }),
+    summary: (r) => `test delivery ${r.delivery_id} ${r.status}`,
+  }),
+  defineTool({
+    ...read,
+    name: 'list_webhook_deliveries',
+    routes: ['GET /webhooks/{webhook_id}/deliveries'],
+    title: 'Webhook deliveries',
+    description:
+      "A webhook's deliveries, newest first (filter by status pending, delivered, failed): attempts, next " +
+      'attempt, last HTTP status and error.',
+    input: webhookIdParams.extend(deliveriesQuery.shape),
+    output: deliveryListResponse,
+    run: async (call, a) => {
+      const page = await listWebhookDeliveries(authed(call), a.webhook_id, deliveriesRequestOf(a));
+      return { deliveries: page.deliveries.map(deliveryOut), total: page.total };
+    },
+    rest: (a, http) => {
+      const { webhook_id: id, ...q } = a;
+      return http({ method: 'GET', path: at(id, '/deliveries'), query: q });
+    },
+    summary: (r) => `${r.deliveries.length} of ${r.total} deliveries`,
+  }),
+];

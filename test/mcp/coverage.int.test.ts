@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES_WITHOUT_TOOLS } from '../../src/mcp/coverage';
+import { TOOLS } from '../../src/mcp/registry';
+import { createTestApp, type TestApp } from '../support/runtime';
+
+/**
+ * Every REST route of `/api/v1` has an MCP tool or a written reason for having none (src/mcp/coverage.ts), read
+ * from the venue's own OpenAPI document: a new endpoint without a tool fails here, as does a tool naming a route
+ * that no longer exists.
+ */
+
+const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
+const PREFIX = '/api/v1';
+
+let t: TestApp;
+let routes: string[];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+    paths: Record<string, Partial<Record<(typeof METHODS)[number], unknown>>>;
+  };
+  routes = Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith(`${PREFIX}/`))
+    .flatMap(([path, ops]) =>
+      METHODS.filter((m) => ops[m] !== undefined).map(
+        (m) => `${m.toUpperCase()} ${path.slice(PREFIX.length)}`,
+      ),
+    )
+    .sort();
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('MCP coverage of the REST API', () => {
+  it('has a tool, or a reason for none, for every /api/v1 route', () => {
+    expect(routes.length).toBeGreaterThan(90);
+    const byTool = new Set<string>(TOOLS.flatMap((tool) => tool.routes));
+    const uncovered = routes.filter((r) => !byTool.has(r) && !(r in ROUTES_WITHOUT_TOOLS));
+    expect(uncovered, 'add a tool in src/mcp/toolsets (or a reason in src/mcp/coverage.ts)').toEqual([]);
+  });
+
+  it('names only routes that exist, and no exempt route has a tool', () => {
+    const named = [...TOOLS.flatMap((tool) => tool.routes), ...Object.keys(ROUTES_WITHOUT_TOOLS)];
+    expect(named.filter((r) => !routes.includes(r))).toEqual([]);
+    const exempt = Object.keys(ROUTES_WITHOUT_TOOLS);
+    expect(TOOLS.flatMap((tool) => tool.routes).filter((r) => exempt.includes(r))).toEqual([]);
+  });
+});
