@@ -200,6 +200,15 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   }, 60_000);
 });
 
+/** `ptv mcp` against the test venue with the given credential flags, as a host starts it. */
+const stdio = (...credentials: string[]) =>
+  new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', 'src/main.ts', 'mcp', '--base-url', base, ...credentials],
+    env: { ...(process.env as Record<string, string>), LOG_LEVEL: 'warn' },
+    stderr: 'inherit',
+  });
+
 describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
   let trader: Trader;
   let other: Trader;
@@ -217,14 +226,7 @@ describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
         quantity: '0.001',
       })
     ).body.order_id;
-    client = await connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: ['--import', 'tsx', 'src/main.ts', 'mcp', '--base-url', base, '--api-key', trader.apiKey],
-        env: { ...(process.env as Record<string, string>), LOG_LEVEL: 'warn' },
-        stderr: 'inherit',
-      }),
-    );
+    client = await connect(stdio('--api-key', trader.apiKey));
   }, 60_000);
 
   afterAll(async () => {
@@ -245,5 +247,37 @@ describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
     await tradingScenario(client, trader.rest);
     await backtestScenario(client, trader.rest, trader.agentId);
     await badInputScenario(client, trader.rest, otherOrder);
+    await restOfTheApiScenario(client, trader.rest);
+  }, 120_000);
+
+  it('runs a battle and manages agents over JWT (--token), refused with a key', async () => {
+    const jwt = restOf(base, { authorization: `Bearer ${trader.token}` });
+    const jwtClient = await connect(stdio('--token', trader.token));
+    try {
+      const second = await ok(jwtClient, 'create_agent', { display_name: 'second stdio agent' });
+      await battleScenario(jwtClient, jwt, [trader.agentId, second.agent_id]);
+      await agentScenario(jwtClient, jwt, second.agent_id);
+    } finally {
+      await jwtClient.close();
+    }
+    // The battle routes take a JWT only: the key's REST answer comes back as the tool error.
+    const refused = await fails(client, 'list_battles', {});
+    expect(refused.code).toBe((await trader.rest('GET', '/battles')).body.error.code);
+  }, 120_000);
+
+  it('answers the 101st order of a minute with RATE_LIMIT_EXCEEDED and retry_after_seconds, and stays usable', async () => {
+    // The venue's 429 travels as REST's envelope: ptv mcp turns it into the tool error, never a dropped connection.
+    let limited: Awaited<ReturnType<typeof fails>> | undefined;
+    for (let i = 0; i < 120 && !limited; i++) {
+      const e = await fails(client, 'cancel_order', { order_id: crypto.randomUUID() });
+      if (e.code === 'RATE_LIMIT_EXCEEDED') limited = e;
+      else expect(e.code).toBe('ORDER_NOT_FOUND');
+    }
+    expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { group: 'orders' } });
+    expect(limited!.retry_after_seconds).toBeGreaterThan(0);
+    const viaRest = await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`);
+    expect(viaRest.status).toBe(429);
+    expect(viaRest.body.error.code).toBe(limited!.code);
+    expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   }, 120_000);
 });
