@@ -34,6 +34,7 @@ import { ColumnStore } from '../src/market/store/column-store';
 import { sliceColumns } from '../src/market/store/columns';
 import { candlesFromColumns } from '../src/market/store/convert';
 import { bigUnitsAt } from '../src/market/store/decimal-column';
+import { percentile } from './stats';
 
 const program = new Command()
   .option('--pairs <n>', 'pairs', '4')
@@ -60,11 +61,6 @@ interface Series {
   id: number;
   columns: CandleColumns;
 }
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 
 /** Generated 1m candles of `pairs` pairs over `months` months from 2022-01. */
 const generate = (pairs: number, months: number): Series[] => {

@@ -25,6 +25,7 @@ import { DASHBOARD_DIST, ensureDashboardBuilt } from '../dashboard/build';
 import { chromiumMissing, launchFreshChromium } from '../test/support/chromium';
 import { type LoadTimings, loadTimings, presetSession } from '../test/support/dashboard-page';
 import { startRealDataServer } from '../test/support/real-data-server';
+import { percentileOfSorted as percentile } from './stats';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,9 +35,6 @@ const { values: args } = parseArgs({
   },
 });
 const RUNS = Number(args.runs);
-/** Nearest-rank percentile of ascending `sorted` (p in 0–100). */
-const percentile = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 const summary = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { p50: percentile(s, 50), p90: percentile(s, 90), max: s.at(-1)!, min: s[0]!, runs: s.length };

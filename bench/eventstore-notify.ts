@@ -22,6 +22,7 @@ import type { EventStore, ExpectedRevision } from '../ports/event-store';
 import { openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore, EVENTS_CHANNEL } from '../src/eventstore/postgres';
+import { percentileOfSorted as percentile } from './stats';
 
 const positive = (value: string): number => {
   const n = Number(value);
@@ -58,9 +59,6 @@ const admin = async (text: string) => {
     await client.end().catch(() => {});
   }
 };
-
-const percentile = (sorted: number[], q: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : Number.NaN;
 
 interface Outcome {
   variant: Variant;
@@ -200,12 +198,12 @@ const run = async (variant: Variant): Promise<Outcome> => {
     return {
       variant,
       appendsPerSecond,
-      appendP50: percentile(appendLatencies, 0.5),
-      appendP99: percentile(appendLatencies, 0.99),
+      appendP50: percentile(appendLatencies, 50),
+      appendP99: percentile(appendLatencies, 99),
       delivered: latencies.length,
       appended,
-      latencyP50: percentile(latencies, 0.5),
-      latencyP99: percentile(latencies, 0.99),
+      latencyP50: percentile(latencies, 50),
+      latencyP99: percentile(latencies, 99),
       latencyMax: latencies[latencies.length - 1] ?? Number.NaN,
       notifies,
     };

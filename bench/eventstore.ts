@@ -38,6 +38,7 @@ import {
   type PostgresEventStore,
   type PostgresEventStoreOptions,
 } from '../src/eventstore/postgres';
+import { percentileOfSorted as percentile, processCpuSeconds } from './stats';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -160,14 +161,12 @@ interface Percentiles {
 /** Nearest-rank percentiles of `values` (ms). */
 const percentiles = (values: number[]): Percentiles => {
   const sorted = Float64Array.from(values).sort();
-  const at = (q: number) =>
-    sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
   const sum = sorted.reduce((a, b) => a + b, 0);
   return {
     count: sorted.length,
-    p50: at(0.5),
-    p90: at(0.9),
-    p99: at(0.99),
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
     max: sorted.length ? sorted[sorted.length - 1]! : NaN,
     mean: sorted.length ? sum / sorted.length : NaN,
   };
@@ -202,14 +201,9 @@ const backendTicks = async (handle?: DatabaseHandle): Promise<Map<number, number
     select pid from pg_stat_activity where datname = current_database()`.execute(handle.db);
   const ticks = new Map<number, number>();
   for (const { pid } of rows) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
-    } catch {
-      // Not a process of this machine (remote server) or already gone.
-    }
+    // Not a process of this machine (remote server) or already gone: not counted.
+    const seconds = processCpuSeconds(pid, 'postgres');
+    if (seconds !== undefined) ticks.set(pid, Math.round(seconds * 100));
   }
   return ticks.size ? ticks : undefined;
 };

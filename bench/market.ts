@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import WebSocket from 'ws';
+import { percentileOfSorted as percentile } from './stats';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -144,9 +145,6 @@ const startBaseline = async (): Promise<{ child: ChildProcess; url: string }> =>
   });
   return { child, url };
 };
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
 
 const fanOut = async (url: string) => {
   const wsUrl = `${url.replace('http', 'ws')}/ws/v1`;

@@ -6,15 +6,14 @@
  *
  *   npx tsx bench/projections.ts [--events 1000000] [--batch 5000] [--url postgres://...]
  */
-import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
-import pg from 'pg';
 import { rebuildProjection } from '../projections/rebuild';
 import { ProjectionRunner } from '../projections/runner';
 import { streamSummariesProjection } from '../projections/stream-summaries';
 import { openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
+import { createScratchDatabase } from './stats';
 
 const program = new Command()
   .option('--events <n>', 'events in the log', '1000000')
@@ -26,13 +25,8 @@ const o = program.opts<{ events: string; streams: string; batch: string; url: st
 const total = Number(o.events);
 const streams = Number(o.streams);
 
-const name = `ptv_bench_proj_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: o.url });
-await admin.connect();
-await admin.query(`create database ${name}`);
-const url = new URL(o.url);
-url.pathname = `/${name}`;
-const handle = openPostgres(url.toString(), { max: 8 });
+const scratch = await createScratchDatabase(o.url, 'ptv_bench_proj_');
+const handle = openPostgres(scratch.url, { max: 8 });
 try {
   await migrateToLatest(handle.db);
   const store = createPostgresEventStore(handle);
@@ -98,6 +92,5 @@ try {
   await store.close();
 } finally {
   await handle.close();
-  await admin.query(`drop database if exists ${name} with (force)`);
-  await admin.end();
+  await scratch.drop();
 }

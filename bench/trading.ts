@@ -43,6 +43,7 @@ import { MatchingEngine } from '../src/matching/engine';
 import { soleLeadership } from '../src/matching/leader';
 import { indexedOrder } from '../src/matching/order-index';
 import { openLoop } from './open-loop';
+import { processCpuSeconds, round, summarize } from './stats';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -102,31 +103,7 @@ const PROBE_AGENTS = 8;
 const PROBE_PAUSE_MS = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
-const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
-const stats = (values: number[]) => {
-  const s = [...values].sort((a, b) => a - b);
-  return {
-    count: s.length,
-    mean: round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length), 3),
-    p50: round(percentile(s, 50), 3),
-    p90: round(percentile(s, 90), 3),
-    p99: round(percentile(s, 99), 3),
-    max: round(s[s.length - 1] ?? Number.NaN, 3),
-  };
-};
-
-/** CPU seconds (user + system) of a local process, from `/proc`; undefined when it is not readable. */
-const processCpuSeconds = (pid: number): number | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-};
+const stats = (values: number[]) => summarize(values);
 
 /**
  * CPU meter of a measured window: the server process, the PostgreSQL backends serving the scratch database (a

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { BacktestCatalog, BacktestCommand, BacktestRequest } from '../domain/backtest/commands';
 import { backtestDecider } from '../domain/backtest/decide';
 import {
@@ -165,20 +166,13 @@ const notFound = () => new DomainError('BACKTEST_NOT_FOUND', 'no backtest sessio
  * start: its fingerprint must match).
  */
 export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestCommands => {
-  const cache = new Map<string, LoadedSession>();
-  const capacity = deps.cacheSize ?? 16;
+  const cache = new LRUCache<string, LoadedSession>({ max: deps.cacheSize ?? 16 });
   const perSession = new KeyedMutex();
   const now = deps.now ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 4;
 
   const remember = (session: LoadedSession) => {
-    cache.delete(session.id);
     cache.set(session.id, session);
-    while (cache.size > capacity) {
-      const oldest = cache.keys().next().value;
-      if (oldest === undefined) break;
-      cache.delete(oldest);
-    }
   };
 
   const fold = (session: LoadedSession, events: readonly BacktestStreamEvent[]) => {

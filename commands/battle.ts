@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { SessionMarket } from '../domain/backtest/market';
 import type { AgentInfo, BattleCommand, ParticipantStart } from '../domain/battle/commands';
 import { type BattleRequest, requestOf } from '../domain/battle/config';
@@ -178,20 +179,13 @@ const occurredAt = (e: BattleEvent, fallback: string): string => {
  * recorded at start), so they survive restarts.
  */
 export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands => {
-  const cache = new Map<string, LoadedBattle>();
-  const capacity = deps.cacheSize ?? 32;
+  const cache = new LRUCache<string, LoadedBattle>({ max: deps.cacheSize ?? 32 });
   const perBattle = new KeyedMutex();
   const now = deps.now ?? (() => new Date());
   const maxAttempts = deps.maxAttempts ?? 4;
 
   const remember = (battle: LoadedBattle) => {
-    cache.delete(battle.id);
     cache.set(battle.id, battle);
-    while (cache.size > capacity) {
-      const oldest = cache.keys().next().value;
-      if (oldest === undefined) break;
-      cache.delete(oldest);
-    }
   };
 
   const load = async (raw: string): Promise<LoadedBattle> => {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { RecordedEvent } from '../ports/event-store';
 
 /**
@@ -10,8 +11,8 @@ import type { RecordedEvent } from '../ports/event-store';
  * Only valid in a process whose projection runner folds locally: an API-only process sees no pages and must
  * query the read models directly (see `installTrading`).
  */
-export class ReadThroughCache<V> {
-  private readonly entries = new Map<string, V>();
+export class ReadThroughCache<V extends {}> {
+  private readonly entries: LRUCache<string, V>;
   private version = 0;
 
   /**
@@ -19,27 +20,19 @@ export class ReadThroughCache<V> {
    * @param affects whether an event may change a cached value
    */
   constructor(
-    private readonly capacity: number,
+    capacity: number,
     private readonly affects: (event: RecordedEvent) => boolean,
-  ) {}
+  ) {
+    this.entries = new LRUCache({ max: capacity });
+  }
 
   /** The cached value of `key`, else `load()`'s (remembered unless it is `undefined` or went stale). */
   async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const hit = this.entries.get(key);
-    if (hit !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit;
-    }
+    if (hit !== undefined) return hit;
     const version = this.version;
     const value = await load();
-    if (value !== undefined && version === this.version) {
-      this.entries.set(key, value);
-      if (this.entries.size > this.capacity) {
-        const oldest = this.entries.keys().next().value;
-        if (oldest !== undefined) this.entries.delete(oldest);
-      }
-    }
+    if (value !== undefined && version === this.version) this.entries.set(key, value);
     return value;
   }
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { isWellFormedApiKey, sha256Hex } from '../../commands/credentials';
 import type { CredentialsChange } from '../../commands/credentials-change';
 import type { AccountStatus } from '../../domain/account/state';
@@ -13,7 +14,6 @@ import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
 import { rateLimitKeyOf } from '../application/rate-limits';
 import type { AuthMode, Principal } from './principal';
 import type { TokenService } from './tokens';
-import { TtlCache } from './ttl-cache';
 
 /**
  * What carries a request's credentials: its headers (`X-API-Key`, `Authorization`, `X-Agent-Id`). A fastify request,
@@ -88,18 +88,20 @@ type Resolution = { principal: Principal } | { error: DomainError };
  */
 export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const { db, tokens } = options;
-  const cache = new TtlCache<unknown>(options.cacheTtlMs ?? 2_000);
-  const revoked = new Set<string>();
+  const ttl = options.cacheTtlMs ?? 2_000;
+  // A lifetime of 0 turns the cache off (tests that watch every lookup reach the read models).
+  const cache = ttl > 0 ? new LRUCache<string, { value: unknown }>({ max: 50_000, ttl }) : undefined;
+  const revoked = new LRUCache<string, true>({ max: REVOKED_CAPACITY });
   const bypass = new Map<string, number>();
   const memo = new WeakMap<CredentialCarrier, Promise<Resolution>>();
 
   const cached = async <V>(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> => {
     if (!bypass.has(key)) {
-      const hit = cache.get(key) as V | undefined;
-      if (hit !== undefined) return hit;
+      const hit = cache?.get(key);
+      if (hit !== undefined) return hit.value as V;
     }
     const value = await load();
-    if (value !== undefined && !bypass.has(key)) cache.set(key, value);
+    if (value !== undefined && !bypass.has(key)) cache?.set(key, { value });
     return value;
   };
 
@@ -267,14 +269,10 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
       if (change.agentId) keys.push(`agent:${change.agentId}`);
       for (const hash of change.revokedKeyHashes ?? []) {
         if (!hash) continue;
-        revoked.add(hash);
+        revoked.set(hash, true);
         keys.push(`key:${hash}`);
-        if (revoked.size > REVOKED_CAPACITY) {
-          const oldest = revoked.values().next().value;
-          if (oldest !== undefined) revoked.delete(oldest);
-        }
       }
-      for (const key of keys) cache.delete(key);
+      for (const key of keys) cache?.delete(key);
       if (!change.position) return;
       for (const key of keys) bypass.set(key, (bypass.get(key) ?? 0) + 1);
       void options
@@ -285,7 +283,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
             const n = (bypass.get(key) ?? 1) - 1;
             if (n <= 0) bypass.delete(key);
             else bypass.set(key, n);
-            cache.delete(key);
+            cache?.delete(key);
           }
         });
     },

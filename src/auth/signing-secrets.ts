@@ -1,7 +1,7 @@
+import { LRUCache } from 'lru-cache';
 import type { AccountCommands } from '../../commands/accounts';
 import type { AgentCommands } from '../../commands/agents';
 import type { Principal } from './principal';
-import { TtlCache } from './ttl-cache';
 
 /**
  * The HMAC signing secrets of API keys (docs/operations.md "Signing secrets"; issue 19): an account key's is the
@@ -30,22 +30,25 @@ export const createSigningSecrets = (
   deps: { accounts: AccountCommands; agents: AgentCommands },
   cacheTtlMs = 10_000,
 ): SigningSecrets => {
-  const cache = new TtlCache<{ secret: string | null }>(cacheTtlMs);
+  const cache =
+    cacheTtlMs > 0
+      ? new LRUCache<string, { secret: string | null }>({ max: 50_000, ttl: cacheTtlMs })
+      : undefined;
   return {
     async of(principal) {
       if (principal.via === 'jwt') return null;
       const ownerId = principal.via === 'agent_key' ? principal.agentId! : principal.accountId;
-      const hit = cache.get(ownerId);
+      const hit = cache?.get(ownerId);
       if (hit) return hit.secret;
       const secret =
         principal.via === 'agent_key'
           ? await deps.agents.signingSecret(ownerId)
           : await deps.accounts.signingSecret(ownerId);
-      cache.set(ownerId, { secret });
+      cache?.set(ownerId, { secret });
       return secret;
     },
     forget(ownerId) {
-      cache.delete(ownerId);
+      cache?.delete(ownerId);
     },
   };
 };

@@ -22,6 +22,11 @@ export interface FakeBinance {
   broadcast(frame: unknown): void;
   /** Drops every open stream connection (no close handshake). */
   drop(): void;
+  /**
+   * Answers the next REST requests with these statuses instead (one each, in order), with `Retry-After: s` where
+   * given, as Binance does on 429 and 418.
+   */
+  failNext(...failures: { status: number; retryAfterSeconds?: number }[]): void;
   close(): Promise<void>;
 }
 
@@ -51,9 +56,17 @@ export const startFakeBinance = async (): Promise<FakeBinance> => {
     '/api/v3/ticker/24hr': fs.readFileSync(path.join(BINANCE, 'ticker_24hr.json')),
   } as Record<string, Buffer>;
   const klines = fs.readFileSync(path.join(BINANCE, 'rest-klines-btcusdt-1m.json'));
+  const failures: { status: number; retryAfterSeconds?: number }[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     requests.push(`${url.pathname}${url.search}`);
+    const failure = failures.shift();
+    if (failure) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (failure.retryAfterSeconds !== undefined) headers['retry-after'] = String(failure.retryAfterSeconds);
+      res.writeHead(failure.status, headers).end(`{"code":-1003,"msg":"HTTP ${failure.status}"}`);
+      return;
+    }
     const body =
       files[url.pathname] ??
       (url.pathname === '/api/v3/klines'
@@ -89,6 +102,9 @@ export const startFakeBinance = async (): Promise<FakeBinance> => {
     },
     drop() {
       for (const s of sockets) s.terminate();
+    },
+    failNext(...next) {
+      failures.push(...next);
     },
     async close() {
       for (const s of sockets) s.terminate();

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import type { Candle } from '../../../domain/market/candle';
 import { isoMillis } from '../../../domain/market/time';
@@ -87,7 +88,7 @@ const tags = ['market'];
 
 /** The `/market/*` route plugin. */
 export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
-  const candleResponses = new Map<string, string>();
+  const candleResponses = new LRUCache<string, string>({ max: CANDLE_RESPONSES });
   app.get(
     '/market/pairs',
     {
@@ -236,8 +237,6 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
           .map(candleJson)
           .join(',')}],"count":${candles.length}}`;
         candleResponses.set(key, body);
-        if (candleResponses.size > CANDLE_RESPONSES)
-          candleResponses.delete(candleResponses.keys().next().value!);
       }
       return reply.type(JSON_TYPE).send(body as never);
     },

@@ -1,3 +1,5 @@
+import { setTimeout } from 'node:timers/promises';
+import pRetry, { AbortError } from 'p-retry';
 import type { Candle } from '../../../domain/market/candle';
 import { INTERVAL_MS, type Interval } from '../../../domain/market/intervals';
 import { parseKlineJson } from '../../../domain/market/klines';
@@ -23,11 +25,54 @@ export interface BinanceRest {
   klines(symbol: string, interval: Interval, startTime: number, now: number): Promise<Candle[]>;
 }
 
-const getJson = async (url: string, timeoutMs: number): Promise<unknown> => {
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-  if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
-  return response.json();
+/** Retries of a failed GET (network error, timeout, HTTP 429/418/5xx) before it fails. */
+const RETRIES = 4;
+/** The longest `Retry-After` honoured (ms): a ban longer than this fails the backfill instead of stalling start-up. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+/** An HTTP answer worth asking again: 429 (rate limit), 418 (IP ban) or a server error. */
+class RetryableStatus extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** `Retry-After` in ms: Binance sends seconds on 429 and 418 (its REST API docs, "LIMITS"). */
+const retryAfterMsOf = (response: Response): number | undefined => {
+  const seconds = Number(response.headers.get('retry-after'));
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1_000 : undefined;
 };
+
+/**
+ * GETs `url` as JSON, each attempt bounded by `timeoutMs`, retried with exponential back-off (p-retry) on network
+ * errors, timeouts, 5xx, 429 and 418, waiting at least the server's `Retry-After` (up to a minute) before the next
+ * attempt. Any other 4xx fails at once (asking again cannot help). Throws `Error` naming the URL and status.
+ */
+const getJson = (url: string, timeoutMs: number): Promise<unknown> =>
+  pRetry(
+    async () => {
+      const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+      if (response.ok) return response.json();
+      const message = `GET ${url}: HTTP ${response.status}`;
+      if (response.status === 429 || response.status === 418 || response.status >= 500)
+        throw new RetryableStatus(message, retryAfterMsOf(response));
+      throw new AbortError(message);
+    },
+    {
+      retries: RETRIES,
+      minTimeout: 250,
+      maxTimeout: 5_000,
+      randomize: true,
+      onFailedAttempt: async ({ error }) => {
+        if (!(error instanceof RetryableStatus) || error.retryAfterMs === undefined) return;
+        if (error.retryAfterMs > MAX_RETRY_AFTER_MS) throw error;
+        await setTimeout(error.retryAfterMs);
+      },
+    },
+  );
 
 /** Creates the REST client for `baseUrl` (e.g. `https://api.binance.com`). */
 export const binanceRest = (baseUrl: string, timeoutMs = 10_000): BinanceRest => ({
