@@ -8,7 +8,7 @@ import {
 } from '../application/rate-limits';
 import { BinanceError, CODES, type ErrorContext, toBinanceError } from './errors';
 import { type BinanceParams, readParams } from './params';
-import { authenticateSigned } from './signed';
+import { authenticateApiKey, authenticateSigned } from './signed';
 
 /**
  * The request plumbing of the Binance door: parameters, security (`NONE` or `SIGNED`), the venue's rate limiter
@@ -119,6 +119,34 @@ export const signedEndpoint =
       return reply.send(await fn({ params, request, call }));
     } catch (error) {
       return sendError(reply, error, context);
+    }
+  };
+
+/**
+ * An endpoint of security `USER_STREAM` (Binance: the key in `X-MBX-APIKEY`, no signature; the user data stream's
+ * listen keys): counted against the key's wallet owner in `group`. A refused key counts per client IP.
+ */
+export const apiKeyEndpoint =
+  (group: RateLimitGroup, fn: (r: SignedRequest) => unknown | Promise<unknown>) =>
+  async (request: FastifyRequest, reply: FastifyReply) => {
+    const services = request.server.services;
+    try {
+      const params = readParams(request.url, request.binanceBody ?? '');
+      let call: Call;
+      try {
+        const principal = await authenticateApiKey(newPublicCall(services, request.id), apiKeyOf(request));
+        call = newCall(services, principal, request.id);
+      } catch (error) {
+        presentDecision(reply, await consumeRateLimit(services, `ip:${request.ip}`, 'general'));
+        throw error;
+      }
+      presentDecision(
+        reply,
+        await consumeRateLimit(services, rateLimitKeyOf(call.caller, request.ip), group),
+      );
+      return reply.send(await fn({ params, request, call }));
+    } catch (error) {
+      return sendError(reply, error, 'read');
     }
   };
 

@@ -37,6 +37,7 @@ export const CODES = {
   INVALID_PARAMETER: -1130,
   RECV_WINDOW_TOO_LARGE: -1131,
   INVALID_TIME_IN_FORCE: -1115,
+  INVALID_LISTEN_KEY: -1125,
   FILTER_FAILURE: -1013,
   NEW_ORDER_REJECTED: -2010,
   CANCEL_REJECTED: -2011,
@@ -145,6 +146,10 @@ export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceE
       return new BinanceError(CODES.ILLEGAL_CHARS, `Illegal characters found in a parameter. ${e.message}`);
     case 'SERVICE_UNAVAILABLE':
       return new BinanceError(CODES.UNKNOWN, e.message, 503);
+    case 'NOT_FOUND':
+      return e.details?.['listen_key'] !== undefined
+        ? new BinanceError(CODES.INVALID_LISTEN_KEY, 'This listenKey does not exist.')
+        : new BinanceError(CODES.UNKNOWN, e.message);
     default:
       return new BinanceError(
         CODES.UNKNOWN,

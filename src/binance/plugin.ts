@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { prepareScope } from './door';
 import { marketRoutes } from './market-routes';
 import { tradeRoutes } from './trade-routes';
+import { userDataRoutes } from './user-data-routes';
 import { streamRoutes } from './ws';
 
 /**
@@ -18,6 +19,7 @@ export const binanceRoutes: FastifyPluginAsync = async (app) => {
       prepareScope(v3);
       await marketRoutes(v3);
       await tradeRoutes(v3);
+      await userDataRoutes(v3);
     },
     { prefix: '/binance/api/v3' },
   );

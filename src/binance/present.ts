@@ -8,6 +8,7 @@ import type { OrderSide, OrderType } from '../../domain/trading/orders';
 import type { OrderFilledData, OrderPlacedData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import type { OrderRow, TradeRow } from '../../queries/trading';
+import type { OrderUpdate } from '../application/user-data-streams';
 import type { Ticker } from '../market/feed';
 import type { RecentTrade } from '../market/recent-trades';
 
@@ -399,3 +400,59 @@ export const depthUpdateEvent = (
   asks: [string, string][],
   eventTime: number,
 ) => ({ e: 'depthUpdate', E: eventTime, s: symbol, U: first, u: last, b: bids, a: asks });
+
+// --- User data stream (Binance "User Data Streams"): executionReport and outboundAccountPosition ---
+
+/** An `executionReport` event of an order update of the user data stream (its figures include the update's fill). */
+export const executionReport = (u: OrderUpdate, eventTime: number) => {
+  const { order, fill } = u;
+  const open = u.status === 'pending' || u.status === 'partially_filled';
+  return {
+    e: 'executionReport',
+    E: eventTime,
+    s: order.symbol,
+    c: order.orderId,
+    S: side(order.side),
+    o: BINANCE_TYPE[order.type],
+    f: 'GTC',
+    q: d8(order.quantity),
+    p: d8(order.price),
+    P: d8(order.triggerPrice),
+    F: ZERO8,
+    g: -1,
+    C: '',
+    x: u.execution,
+    X: STATUS[u.status],
+    r: u.reason ?? 'NONE',
+    i: order.orderId,
+    l: d8(fill?.quantity),
+    z: d8(order.executedQty),
+    L: d8(fill?.executed_price),
+    n: d8(fill?.fee),
+    N: fill ? 'USDT' : null,
+    T: u.at,
+    t: fill ? fill.trade_id : -1,
+    I: 0,
+    w: open && (order.type === 'limit' || order.type === 'market'),
+    m: fill?.trigger === 'limit',
+    M: false,
+    O: order.placedAt,
+    Z: d8(order.executedQuote),
+    Y: fill ? d8(fill.notional) : ZERO8,
+    Q: ZERO8,
+    W: order.placedAt,
+    V: 'NONE',
+  };
+};
+
+/** An `outboundAccountPosition` event: the balances of the assets an event may have changed. */
+export const accountPosition = (
+  lines: readonly { asset: string; available: string; locked: string }[],
+  updatedAt: number,
+  eventTime: number,
+) => ({
+  e: 'outboundAccountPosition',
+  E: eventTime,
+  u: updatedAt,
+  B: lines.map((b) => ({ a: b.asset, f: d8(b.available), l: d8(b.locked) })),
+});

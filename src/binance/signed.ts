@@ -32,6 +32,26 @@ const sameSignature = (expected: string, given: string): boolean => {
   return a.length === b.length && timingSafeEqual(a, b);
 };
 
+/** The key's caller from its resolution, with Binance's errors (absent or malformed -2014, refused -2015). */
+const resolveKey = async (call: PublicCall, apiKey: string | undefined) => {
+  if (!apiKey) throw new BinanceError(CODES.BAD_API_KEY_FMT, 'API-key format invalid.', 401);
+  try {
+    return await resolveSigningKey(call, apiKey.trim());
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'INVALID_API_KEY' && /malformed/.test(error.message)) {
+      throw new BinanceError(CODES.BAD_API_KEY_FMT, 'API-key format invalid.', 401);
+    }
+    throw error instanceof DomainError ? fromDomainError(error, 'read') : error;
+  }
+};
+
+/**
+ * Authenticates a `USER_STREAM` request (Binance: the API key alone, no signature): the key's caller, as
+ * {@link authenticateSigned} resolves it.
+ */
+export const authenticateApiKey = async (call: PublicCall, apiKey: string | undefined): Promise<Principal> =>
+  (await resolveKey(call, apiKey)).principal;
+
 /**
  * Authenticates a `SIGNED` request as Binance does (Spot API "SIGNED endpoint security"): the key in `X-MBX-APIKEY`
  * (an account's or an agent's API key; absent or malformed → -2014, unknown, suspended or without a signing secret →
@@ -46,16 +66,7 @@ export const authenticateSigned = async (
   p: BinanceParams,
   now: number = Date.now(),
 ): Promise<Principal> => {
-  if (!apiKey) throw new BinanceError(CODES.BAD_API_KEY_FMT, 'API-key format invalid.', 401);
-  let resolved: Awaited<ReturnType<typeof resolveSigningKey>>;
-  try {
-    resolved = await resolveSigningKey(call, apiKey.trim());
-  } catch (error) {
-    if (error instanceof DomainError && error.code === 'INVALID_API_KEY' && /malformed/.test(error.message)) {
-      throw new BinanceError(CODES.BAD_API_KEY_FMT, 'API-key format invalid.', 401);
-    }
-    throw error instanceof DomainError ? fromDomainError(error, 'read') : error;
-  }
+  const resolved = await resolveKey(call, apiKey);
   if (!resolved.secret) {
     throw new BinanceError(
       CODES.REJECTED_MBX_KEY,

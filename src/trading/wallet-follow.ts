@@ -79,7 +79,7 @@ class WalletFollower {
  * processes once this process's read models have folded them, or its poll finds them when it folds none. Each
  * follower re-reads its wallet stream after the last revision it delivered, so two wake-ups deliver nothing twice.
  */
-export class WalletEvents {
+class WalletEvents {
   private readonly followers = new Set<WalletFollower>();
   private readonly unfollow: (() => void) | undefined;
   private readonly unlisten: (() => void) | undefined;
@@ -126,3 +126,33 @@ export class WalletEvents {
     this.followers.clear();
   }
 }
+
+const shared = new WeakMap<Services, { events: WalletEvents; users: number }>();
+
+/**
+ * The application's one {@link WalletEvents} (one subscription to appends and folds for every live door): each user
+ * takes it here and calls `release` when done; the last release closes it.
+ */
+export const walletEventsOf = (services: Services): { events: WalletEvents; release: () => void } => {
+  let entry = shared.get(services);
+  if (!entry) {
+    entry = { events: new WalletEvents(services), users: 0 };
+    shared.set(services, entry);
+  }
+  entry.users++;
+  let released = false;
+  return {
+    events: entry.events,
+    release: () => {
+      const e = shared.get(services);
+      if (released || !e) return;
+      released = true;
+      if (--e.users === 0) {
+        e.events.close();
+        shared.delete(services);
+      }
+    },
+  };
+};
+
+export type { WalletEvents };

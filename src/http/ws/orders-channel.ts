@@ -3,7 +3,7 @@ import { walletStreamId } from '../../../domain/wallet/events';
 import { ownerIdOf } from '../../auth/principal';
 import type { Services } from '../../services';
 import { walletEventView } from '../../trading/wallet-event-view';
-import { WalletEvents } from '../../trading/wallet-follow';
+import { type WalletEvents, walletEventsOf } from '../../trading/wallet-follow';
 import type { WsChannel, WsChannelFactory, WsClientMessage, WsConnection } from './registry';
 
 /** Parses `since` of a subscribe message: a stream revision ≥ −1, or absent (only what comes next). */
@@ -37,9 +37,10 @@ class OrdersChannel implements WsChannel {
   readonly name = 'orders';
   readonly requiresAuth = true;
   private readonly events: WalletEvents;
+  private readonly release: () => void;
 
   constructor(services: Services) {
-    this.events = new WalletEvents(services);
+    ({ events: this.events, release: this.release } = walletEventsOf(services));
   }
 
   subscription(message: WsClientMessage, connection: WsConnection) {
@@ -57,7 +58,7 @@ class OrdersChannel implements WsChannel {
   }
 
   close(): void {
-    this.events.close();
+    this.release();
   }
 }
 

@@ -1,0 +1,340 @@
+import { randomBytes } from 'node:crypto';
+import { DomainError } from '../../domain/shared/errors';
+import { dec, fmt } from '../../domain/trading/decimal';
+import type { OrderSide, OrderType } from '../../domain/trading/orders';
+import {
+  type OrderCancelledData,
+  type OrderFilledData,
+  type OrderPlacedData,
+  type OrderRejectedData,
+  walletStreamId,
+} from '../../domain/wallet/events';
+import type { RecordedEvent } from '../../ports/event-store';
+import type { OrderStatus } from '../../projections/orders';
+import { ownerIdOf, type Principal } from '../auth/principal';
+import type { Services } from '../services';
+import type { WalletEvents } from '../trading/wallet-follow';
+import { type BalanceLine, balances } from './account';
+import type { Call } from './call';
+import { getOrder } from './trading';
+
+/**
+ * User data streams (issue 19 item 3; Binance Spot "User Data Stream": `POST/PUT/DELETE /api/v3/userDataStream`):
+ * a listen key names one wallet owner's live events for a socket that carries no credential of its own. A key is
+ * valid for {@link LISTEN_KEY_TTL_MS} after it was opened or last kept alive, as on Binance; an owner has at most one
+ * (opening again returns it, kept alive). Keys live in the memory of the process that issued them: they are
+ * short-lived handles, not credentials (the API key opened them), and a socket using one must reach that process
+ * (docs/binance-compatibility.md). The events themselves come from the wallet's event stream (`WalletEvents`).
+ */
+
+/** How long a listen key stays valid without a keep-alive (ms; Binance: 60 minutes). */
+export const LISTEN_KEY_TTL_MS = 60 * 60_000;
+
+/** An open user data stream. */
+export interface UserDataStream {
+  /** 60 alphanumeric characters (Binance's shape). */
+  readonly listenKey: string;
+  /** The caller that opened it: its wallet's events are the stream's (an agent key: the agent's wallet). */
+  readonly principal: Principal;
+  readonly ownerId: string;
+  /** Epoch ms after which the key is expired unless kept alive. */
+  expiresAt: number;
+}
+
+interface Registry {
+  byKey: Map<string, UserDataStream>;
+  byOwner: Map<string, string>;
+  /** Called once when a key is closed or found expired (its sockets end). */
+  onEnd: Map<string, Set<() => void>>;
+}
+
+const registries = new WeakMap<Services, Registry>();
+
+const registryOf = (services: Services): Registry => {
+  let r = registries.get(services);
+  if (!r) {
+    r = { byKey: new Map(), byOwner: new Map(), onEnd: new Map() };
+    registries.set(services, r);
+  }
+  return r;
+};
+
+const end = (r: Registry, s: UserDataStream): void => {
+  r.byKey.delete(s.listenKey);
+  if (r.byOwner.get(s.ownerId) === s.listenKey) r.byOwner.delete(s.ownerId);
+  const listeners = r.onEnd.get(s.listenKey);
+  r.onEnd.delete(s.listenKey);
+  for (const l of listeners ?? []) l();
+};
+
+/** The stream of `listenKey` if it is open and not expired at `now` (an expired one is ended now). */
+export const userDataStreamOf = (
+  services: Services,
+  listenKey: string,
+  now: number = Date.now(),
+): UserDataStream | undefined => {
+  const r = registryOf(services);
+  const s = r.byKey.get(listenKey);
+  if (!s) return undefined;
+  if (s.expiresAt <= now) {
+    end(r, s);
+    return undefined;
+  }
+  return s;
+};
+
+/**
+ * Opens the caller's user data stream, or returns the open one kept alive for another {@link LISTEN_KEY_TTL_MS}
+ * (Binance: "If the account has an active listenKey, that listenKey will be returned").
+ */
+export const openUserDataStream = (call: Call, now: number = Date.now()): UserDataStream => {
+  const r = registryOf(call.services);
+  const ownerId = ownerIdOf(call.caller);
+  const current = r.byOwner.get(ownerId);
+  const open = current ? userDataStreamOf(call.services, current, now) : undefined;
+  if (open) {
+    open.expiresAt = now + LISTEN_KEY_TTL_MS;
+    return open;
+  }
+  // 30 random bytes as 60 hex characters: Binance's length, unguessable.
+  const stream: UserDataStream = {
+    listenKey: randomBytes(30).toString('hex'),
+    principal: call.caller,
+    ownerId,
+    expiresAt: now + LISTEN_KEY_TTL_MS,
+  };
+  r.byKey.set(stream.listenKey, stream);
+  r.byOwner.set(ownerId, stream.listenKey);
+  return stream;
+};
+
+/** The caller's open stream of `listenKey`; `NOT_FOUND` when it does not exist, expired or is another owner's. */
+const ownStream = (call: Call, listenKey: string, now: number): UserDataStream => {
+  const s = userDataStreamOf(call.services, listenKey, now);
+  if (!s || s.ownerId !== ownerIdOf(call.caller)) {
+    throw new DomainError('NOT_FOUND', 'This listenKey does not exist.', { listen_key: listenKey });
+  }
+  return s;
+};
+
+/** Keeps `listenKey` valid for another {@link LISTEN_KEY_TTL_MS}; `NOT_FOUND` as {@link ownStream}. */
+export const keepAliveUserDataStream = (call: Call, listenKey: string, now: number = Date.now()): void => {
+  ownStream(call, listenKey, now).expiresAt = now + LISTEN_KEY_TTL_MS;
+};
+
+/** Closes `listenKey` (its sockets end); `NOT_FOUND` as {@link ownStream}. */
+export const closeUserDataStream = (call: Call, listenKey: string, now: number = Date.now()): void => {
+  end(registryOf(call.services), ownStream(call, listenKey, now));
+};
+
+/** Calls `listener` once when `listenKey` is closed or found expired; returns the function that stops listening. */
+export const onUserDataStreamEnd = (
+  services: Services,
+  listenKey: string,
+  listener: () => void,
+): (() => void) => {
+  const r = registryOf(services);
+  let set = r.onEnd.get(listenKey);
+  if (!set) {
+    set = new Set();
+    r.onEnd.set(listenKey, set);
+  }
+  set.add(listener);
+  return () => {
+    r.onEnd.get(listenKey)?.delete(listener);
+  };
+};
+
+// --- What a user data stream delivers: each wallet event as order and balance updates ---
+
+/** What an order update says of its order (from its placement, or its row when placed before the stream). */
+export interface OrderFacts {
+  orderId: string;
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  quantity: string;
+  price: string | null;
+  triggerPrice: string | null;
+  /** Epoch ms the order was placed. */
+  placedAt: number;
+  /** Base quantity and quote (USDT) amount filled so far, decimal strings. */
+  executedQty: string;
+  executedQuote: string;
+}
+
+/** An order's change (Binance: an `executionReport`): what happened and the status after it. */
+export interface OrderUpdate {
+  kind: 'order';
+  order: OrderFacts;
+  execution: 'NEW' | 'TRADE' | 'CANCELED' | 'REJECTED';
+  status: OrderStatus;
+  /** Epoch ms of the change. */
+  at: number;
+  /** Why a rejection or cancel happened (the risk rule, the cancel reason). */
+  reason?: string;
+  fill?: OrderFilledData;
+}
+
+/** The balances of the assets an event may have changed (Binance: an `outboundAccountPosition`), as of the event. */
+export interface BalancesUpdate {
+  kind: 'balances';
+  lines: BalanceLine[];
+  /** Epoch ms of the change. */
+  at: number;
+}
+
+/** One update of a user data stream. */
+export type UserDataUpdate = OrderUpdate | BalancesUpdate;
+
+const ms = (iso: string): number => new Date(iso).getTime();
+
+/**
+ * Follows the wallet of `call`'s caller from now on through the venue's one wallet event subscription, and hands
+ * `deliver` each event as updates, in stream order, each event once: `deliver` returns false when it cannot take
+ * them now (the socket's buffer is full), and the event is offered again later (nothing half-sent). Balances are
+ * read through the `balances` use case once the read models include the event, so they are the balances right
+ * after it (the same figures `GET /account/balance` shows then). Returns the function that stops.
+ */
+export const followUserData = (
+  call: Call,
+  events: WalletEvents,
+  deliver: (updates: UserDataUpdate[]) => boolean,
+): (() => void) => {
+  const { services } = call;
+  const orders = new Map<string, OrderFacts>();
+  const factsOf = async (orderId: string): Promise<OrderFacts | undefined> => {
+    const known = orders.get(orderId);
+    if (known) return known;
+    try {
+      const row = await getOrder(call, orderId);
+      const facts: OrderFacts = {
+        orderId: row.order_id,
+        symbol: row.symbol,
+        side: row.side,
+        type: row.type,
+        quantity: row.quantity,
+        price: row.price,
+        triggerPrice: row.trigger_price,
+        placedAt: new Date(row.created_at).getTime(),
+        // The row may already include fills this stream is about to deliver: start from the placement's zero.
+        executedQty: '0',
+        executedQuote: '0',
+      };
+      orders.set(orderId, facts);
+      return facts;
+    } catch {
+      return undefined;
+    }
+  };
+  const balancesAfter = async (e: RecordedEvent, baseAsset: string | undefined, at: number) => {
+    await services.projections.waitFor(e.position, services.config.READ_MODEL_WAIT_MS);
+    const all = (await balances(call)).balances;
+    const touched = new Set(['USDT', ...(baseAsset ? [baseAsset] : [])]);
+    const lines = all.filter((b) => touched.has(b.asset));
+    // An asset sold to zero is no longer listed: its line says so.
+    for (const asset of touched) {
+      if (!lines.some((b) => b.asset === asset)) {
+        lines.push({ asset, available: '0', locked: '0', total: '0' });
+      }
+    }
+    return { kind: 'balances' as const, lines, at };
+  };
+  const updatesOf = async (e: RecordedEvent): Promise<UserDataUpdate[]> => {
+    switch (e.type) {
+      case 'OrderPlaced': {
+        const p = e.data as OrderPlacedData;
+        const order: OrderFacts = {
+          orderId: p.order_id,
+          symbol: p.symbol,
+          side: p.side,
+          type: p.type,
+          quantity: p.quantity,
+          price: p.price,
+          triggerPrice: p.trigger_price,
+          placedAt: ms(p.placed_at),
+          executedQty: '0',
+          executedQuote: '0',
+        };
+        orders.set(p.order_id, order);
+        const at = ms(p.placed_at);
+        return [
+          { kind: 'order', order: { ...order }, execution: 'NEW', status: 'pending', at },
+          await balancesAfter(e, p.base_asset, at),
+        ];
+      }
+      case 'OrderFilled': {
+        const f = e.data as OrderFilledData;
+        const order = await factsOf(f.order_id);
+        const at = ms(f.filled_at);
+        const out: UserDataUpdate[] = [];
+        if (order) {
+          order.executedQty = fmt(dec(order.executedQty).plus(f.quantity));
+          order.executedQuote = fmt(dec(order.executedQuote).plus(f.notional));
+          const done = dec(order.executedQty).gte(order.quantity);
+          out.push({
+            kind: 'order',
+            order: { ...order },
+            execution: 'TRADE',
+            status: done ? 'filled' : 'partially_filled',
+            at,
+            fill: f,
+          });
+          if (done) orders.delete(f.order_id);
+        }
+        out.push(await balancesAfter(e, f.base_asset, at));
+        return out;
+      }
+      case 'OrderCancelled': {
+        const c = e.data as OrderCancelledData;
+        const order = await factsOf(c.order_id);
+        orders.delete(c.order_id);
+        const at = ms(c.cancelled_at);
+        const out: UserDataUpdate[] = [];
+        if (order) {
+          out.push({
+            kind: 'order',
+            order,
+            execution: 'CANCELED',
+            status: 'cancelled',
+            at,
+            reason: c.reason,
+          });
+        }
+        out.push(await balancesAfter(e, order && services.market?.pair(order.symbol)?.baseAsset, at));
+        return out;
+      }
+      case 'OrderRejected': {
+        const r = e.data as OrderRejectedData;
+        const at = ms(r.rejected_at);
+        const order: OrderFacts = {
+          orderId: r.order_id,
+          symbol: r.symbol,
+          side: r.side,
+          type: r.type,
+          quantity: r.quantity,
+          price: r.price,
+          triggerPrice: r.trigger_price,
+          placedAt: at,
+          executedQty: '0',
+          executedQuote: '0',
+        };
+        // A refusal moves no balance (docs/binance-compatibility.md): no balance update.
+        return [{ kind: 'order', order, execution: 'REJECTED', status: 'rejected', at, reason: r.rule }];
+      }
+      case 'SessionStarted':
+        // A new session (an account reset) sets every balance anew.
+        return [await balancesAfter(e, undefined, e.recordedAt.getTime())];
+      default:
+        return [];
+    }
+  };
+  // Each event's updates are built once (its balances read once), then offered until the socket takes them.
+  let pending: { revision: number; updates: UserDataUpdate[] } | undefined;
+  return events.follow(walletStreamId(ownerIdOf(call.caller)), undefined, async (e) => {
+    if (pending?.revision !== e.revision) pending = { revision: e.revision, updates: await updatesOf(e) };
+    if (pending.updates.length > 0 && !deliver(pending.updates)) return false;
+    pending = undefined;
+    return true;
+  });
+};
