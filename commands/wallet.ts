@@ -129,7 +129,7 @@ export interface WalletCommands {
   fill(
     ownerId: string,
     orderId: string,
-    tick: { price: string; time: string; source: string },
+    tick: { price: string; time: string; source: string; volume?: string | undefined },
     meta: CommandMeta,
   ): Promise<WalletOutcome>;
   /** The wallet's state folded from its stream (through the state cache). */

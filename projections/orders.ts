@@ -77,7 +77,46 @@ export interface TradesTable {
   cost_basis: Numeric;
   realized_pnl: Numeric;
   executed_at: Timestamp;
+  /** The fill model's record of the fill ({@link FillRecord}); null for fills recorded before fill models. */
+  fill: ColumnType<FillRecord | null, FillRecord | null, FillRecord | null>;
 }
+
+/**
+ * How the fill model decided a fill (docs/trading-rules.md, "Fill models"; `OrderFilled`'s fields of the same
+ * names): model and version, liquidity flag and fee rate, the reference it was decided on, the book levels a taker
+ * walked, and a maker's print volume, participation share and what the wallet's earlier fills took of it.
+ */
+export interface FillRecord {
+  fill_model: string;
+  fill_model_version: number;
+  liquidity: string;
+  fee_rate: string;
+  reference_price: string;
+  book_levels: [string, string][] | null;
+  book_taken: string | null;
+  volume_available: string | null;
+  participation_cap_pct: string | null;
+  volume_taken: string | null;
+  remaining_quantity: string;
+}
+
+/** The fill record of an `OrderFilled`, or null when it was recorded before fill models. */
+export const fillRecordOf = (d: Extract<WalletEvent, { type: 'OrderFilled' }>['data']): FillRecord | null =>
+  d.fill_model === undefined
+    ? null
+    : {
+        fill_model: d.fill_model,
+        fill_model_version: d.fill_model_version ?? 1,
+        liquidity: d.liquidity ?? 'taker',
+        fee_rate: d.fee_rate,
+        reference_price: d.reference_price,
+        book_levels: d.book_levels ?? null,
+        book_taken: d.book_taken ?? null,
+        volume_available: d.volume_available ?? null,
+        participation_cap_pct: d.participation_cap_pct ?? null,
+        volume_taken: d.volume_taken ?? null,
+        remaining_quantity: d.remaining_quantity ?? '0.00000000',
+      };
 
 type OrderRow = Required<Insertable<OrdersTable>>;
 type TradeRow = Insertable<TradesTable>;
@@ -158,7 +197,8 @@ const mergeUpdates = (
  */
 export const ordersProjection: Projection = {
   name: 'orders',
-  version: 1,
+  // 2: `trades.fill` (the fill model's record), partial fills.
+  version: 2,
   tables: ['orders', 'trades'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -232,6 +272,7 @@ export const ordersProjection: Projection = {
       .addColumn('cost_basis', 'numeric(38, 8)', (c) => c.notNull())
       .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
       .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('fill', 'jsonb')
       .execute();
     await s.createIndex('trades_owner_seq').on('trades').columns(['owner_id', 'seq']).execute();
     await s.createIndex('trades_owner_time').on('trades').columns(['owner_id', 'executed_at']).execute();
@@ -332,17 +373,21 @@ export const ordersProjection: Projection = {
         }
         case 'OrderFilled': {
           const d = event.data;
+          // A partial fill (fill models) carries the order's figures after it; a fill without them was whole.
+          const after = d.order_after;
+          const partial = d.remaining_quantity !== undefined && Number(d.remaining_quantity) > 0;
           const filled: Partial<OrderRow> = {
-            status: 'filled',
-            executed_price: d.executed_price,
-            executed_qty: d.quantity,
+            status: partial ? 'partially_filled' : 'filled',
+            executed_price: after?.executed_price ?? d.executed_price,
+            executed_qty: after?.executed_quantity ?? d.quantity,
             reference_price: d.reference_price,
             price_source: d.price_source,
             slippage_pct: d.slippage_pct,
-            fee: d.fee,
-            total_cost: d.total,
-            realized_pnl: d.realized_pnl,
+            fee: after?.fee ?? d.fee,
+            total_cost: after?.total ?? d.total,
+            realized_pnl: after?.realized_pnl ?? d.realized_pnl,
             fill_trigger: d.trigger,
+            ...(partial ? { locked_amount: after!.locked_amount } : {}),
             filled_at: d.filled_at,
             updated_at: d.filled_at,
           };
@@ -389,6 +434,7 @@ export const ordersProjection: Projection = {
             cost_basis: d.cost_basis,
             realized_pnl: d.realized_pnl,
             executed_at: d.filled_at,
+            fill: fillRecordOf(d),
           });
           break;
         }

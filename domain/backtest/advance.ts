@@ -170,6 +170,8 @@ export const advanceSandbox = (input: AdvanceInput): AdvanceResult => {
             price: fromUnits(hit.price),
             time: iso(s.openTime[i]!),
             source: SOURCE_PATH,
+            // The candle is the print: its volume is what resting orders take their participation share of.
+            volume: s.candles[i]!.volume,
           },
         },
         wallet,

@@ -28,6 +28,12 @@ import { walkBook } from './walk';
  */
 export type FillModelName = 'realistic' | 'instant';
 
+/** The version of the models' rules recorded on every fill: bump it on any change of what a fill gets. */
+export const FILL_MODEL_VERSION = 1;
+
+/** The share (%) of a print's volume a wallet's resting orders may take under `realistic` by default. */
+export const DEFAULT_PARTICIPATION_PCT = 10;
+
 /** Whether a fill added liquidity (a resting limit order) or took it (everything else). */
 export type Liquidity = 'maker' | 'taker';
 

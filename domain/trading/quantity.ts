@@ -5,7 +5,9 @@ import { type Dec, dec } from './decimal';
 export type PairFilters = Pick<
   Pair,
   'symbol' | 'baseAsset' | 'status' | 'minQty' | 'stepSize' | 'minNotional'
->;
+> &
+  /** The price tick the fill model's book is laid on (`0.00000001` when absent). */
+  Partial<Pick<Pair, 'tickSize'>>;
 
 /** Why a quantity is refused (`INVALID_QUANTITY`), or undefined when it is valid. */
 export type QuantityProblem =

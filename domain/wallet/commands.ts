@@ -1,3 +1,4 @@
+import type { FillModelName } from '../fill-model/model';
 import type { BaseContext } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
 import type { Dec } from '../trading/decimal';
@@ -49,7 +50,20 @@ export type WalletCommand =
    * The matching engine saw `price` (at `time`, from `source`) reach a pending order: fill it. Idempotent: an
    * order that is no longer open, or a price that does not reach it, decides nothing.
    */
-  | { type: 'FillOrder'; data: { orderId: string; price: string; time: string; source: string } }
+  | {
+      type: 'FillOrder';
+      data: {
+        orderId: string;
+        price: string;
+        time: string;
+        source: string;
+        /**
+         * Base volume traded in the print (a tick's quantity, a candle's volume): what a resting limit order's
+         * participation share is taken of under `realistic` (absent or 0: a price-only update, no maker fill).
+         */
+        volume?: string | undefined;
+      };
+    }
   /** `DELETE /trade/order/{id}`. */
   | { type: 'CancelOrder'; data: { orderId: string } }
   /** `DELETE /trade/orders/open`: every open order, in one append (atomic). */
@@ -82,7 +96,7 @@ export interface WalletContext extends BaseContext {
   /** 24h quote volume (USDT) of a symbol, undefined when unknown (slippage then takes its maximum). */
   quoteVolume24h: (symbol: string) => Dec | undefined;
   riskProfile: RiskProfile;
-  /** Fee per fill as a fraction of notional (0.001 = 0.1%). */
+  /** Fee per fill as a fraction of notional (0.001 = 0.1%): the taker rate, and what locks are sized with. */
   feeRate: Dec;
   /**
    * For a `PlaceOrder` with an idempotency key: the key's newest claim in the wallet's stream (looked up after the
@@ -90,4 +104,10 @@ export interface WalletContext extends BaseContext {
    * decider replays a live claim of the same request and refuses another body under it.
    */
   idempotencyClaim?: IdempotencyClaim;
+  /** The maker rate (resting limit fills); absent: {@link feeRate}. */
+  makerFeeRate?: Dec | undefined;
+  /** The wallet's fill model (docs/trading-rules.md, "Fill models"); absent: `instant`. */
+  fillModel?: FillModelName | undefined;
+  /** The share (%) of a print's volume the wallet's resting orders may take under `realistic`; absent: 10. */
+  participationPct?: number | undefined;
 }

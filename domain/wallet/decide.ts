@@ -1,3 +1,10 @@
+import {
+  DEFAULT_PARTICIPATION_PCT,
+  FILL_MODEL_VERSION,
+  type FillModelName,
+  quoteMaker,
+  quoteTaker,
+} from '../fill-model/model';
 import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { type Dec, dec, fmt, fmtOrNull, max, parseDecimal, roundHalfEven8, ZERO } from '../trading/decimal';
@@ -11,7 +18,6 @@ import {
   type PendingTerms,
 } from '../trading/orders';
 import { runRiskChain } from '../trading/risk';
-import { participationPct, slippagePct, slippedPrice } from '../trading/slippage';
 import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
 import type { CancelReason, FillTrigger, OrderFilledData, SessionReason, WalletEvent } from './events';
 import { checkClaim } from './idempotency';
@@ -163,13 +169,39 @@ const reset = (
       timestamp: at,
       source: 'avg_entry',
     };
-    const quote = quoteFill(d.state, ctx, {
+    // A close without a price is booked at the average entry (no market, no slippage).
+    const pricing: Pricing = quoted
+      ? takerPricing(d.state, ctx, {
+          symbol: holding.symbol,
+          side: 'sell',
+          quantity: holding.quantity,
+          reference,
+          whole: true,
+        })
+      : {
+          quantity: holding.quantity,
+          executedPrice: holding.avgEntry,
+          slippage: ZERO,
+          quoteVolume: null,
+          participation: null,
+          feeRate: ctx.feeRate,
+          inputs: {
+            fill_model: modelOf(ctx),
+            fill_model_version: FILL_MODEL_VERSION,
+            liquidity: 'taker',
+            book_levels: null,
+            book_taken: null,
+            volume_available: null,
+            participation_cap_pct: null,
+            volume_taken: null,
+          },
+        };
+    const quote = quoteFill(d.state, {
       symbol: holding.symbol,
       baseAsset: holding.asset,
       side: 'sell',
-      quantity: holding.quantity,
       reference,
-      slippage: quoted !== undefined,
+      pricing,
     });
     d.emit({
       type: 'OrderFilled',
@@ -221,21 +253,41 @@ const cancel = (d: Decision, order: OpenOrder, reason: CancelReason, at: string,
 // Fills
 // ---------------------------------------------------------------------------------------------------------
 
+/** How a fill was priced and sized by the fill model, with the inputs it records (docs/trading-rules.md). */
+interface Pricing {
+  quantity: Dec;
+  executedPrice: Dec;
+  slippage: Dec;
+  quoteVolume: Dec | null;
+  participation: Dec | null;
+  feeRate: Dec;
+  inputs: FillInputs;
+}
+
+/** The fill model's inputs as `OrderFilled` records them. */
+type FillInputs = Required<
+  Pick<
+    OrderFilledData,
+    | 'fill_model'
+    | 'fill_model_version'
+    | 'liquidity'
+    | 'book_levels'
+    | 'book_taken'
+    | 'volume_available'
+    | 'participation_cap_pct'
+    | 'volume_taken'
+  >
+>;
+
 /** A fill computed from the rules (ARCHITECTURE §8), before it is recorded. */
-interface FillQuote {
+interface FillQuote extends Pricing {
   symbol: string;
   baseAsset: string;
   side: OrderSide;
-  quantity: Dec;
   reference: QuotedPrice;
   /** `reference.price` as a decimal. */
   referencePrice: Dec;
-  quoteVolume: Dec | null;
-  participation: Dec | null;
-  slippage: Dec;
-  executedPrice: Dec;
   notional: Dec;
-  feeRate: Dec;
   fee: Dec;
   /** Buy: notional + fee (paid). Sell: notional − fee (received). */
   total: Dec;
@@ -244,63 +296,144 @@ interface FillQuote {
   positionAfter: { quantity: Dec; cost: Dec; avgEntry: Dec };
 }
 
+const modelOf = (ctx: WalletContext): FillModelName => ctx.fillModel ?? 'instant';
+
+const gridOf = (ctx: WalletContext, symbol: string) => {
+  const pair = ctx.pairs(symbol);
+  return { tickSize: pair?.tickSize, stepSize: pair?.stepSize };
+};
+
+/** The print use of the wallet at this symbol and time (its earlier fills on the same print), if any. */
+const printAt = (state: WalletState, symbol: string, time: string) =>
+  state.print !== null && state.print.symbol === symbol && state.print.time === time
+    ? state.print
+    : undefined;
+
 /**
- * Prices a fill: with `slippage`, at the reference price moved by the participation-based slippage (market
- * orders, triggered stops, reset closes, marketable limit orders); without, at `executedPrice` (a resting limit
- * order fills at its limit). `limit` caps a slipped price: a buy never pays more, a sell never gets less; a capped
- * fill records the slippage it paid, `|limit − reference| / reference × 100` half-even to 8 places.
+ * Prices a taker fill (a market order, a triggered stop or take-profit, a marketable limit, a reset's close) with
+ * the wallet's fill model (`domain/fill-model`): `realistic` walks the book around the reference past what the
+ * wallet's own fills already took of it on this print, `instant` moves the reference by the slippage table. A
+ * `limit` caps the price (a buy never pays more, a sell never gets less); `whole` fills the whole quantity even
+ * beyond the book (a reset's closing fills). Fee at the taker rate.
  */
-const quoteFill = (
+const takerPricing = (
   state: WalletState,
   ctx: WalletContext,
   args: {
     symbol: string;
-    baseAsset: string;
     side: OrderSide;
     quantity: Dec;
     reference: QuotedPrice;
-    slippage: boolean;
-    executedPrice?: Dec;
-    limit?: Dec;
+    limit?: Dec | undefined;
+    whole?: boolean;
   },
-): FillQuote => {
+): Pricing => {
+  const model = modelOf(ctx);
   const reference = dec(args.reference.price);
-  let quoteVolume: Dec | null = null;
-  let participation: Dec | null = null;
-  let slippage = ZERO;
-  let executedPrice = args.executedPrice ?? reference;
-  if (args.slippage) {
-    quoteVolume = ctx.quoteVolume24h(args.symbol) ?? null;
-    participation = participationPct(args.quantity.times(reference), quoteVolume ?? undefined);
-    slippage = slippagePct(participation);
-    executedPrice = slippedPrice(reference, args.side, slippage);
-    const { limit } = args;
-    if (limit && (args.side === 'buy' ? executedPrice.gt(limit) : executedPrice.lt(limit))) {
-      executedPrice = limit;
-      slippage = roundHalfEven8(limit.minus(reference).abs().div(reference).times(100));
-    }
-  }
-  const notional = roundHalfEven8(args.quantity.times(executedPrice));
-  const fee = feeFor(notional, ctx.feeRate);
+  const print = printAt(state, args.symbol, args.reference.timestamp);
+  const taken =
+    print && print.price === fmt(reference) ? (args.side === 'buy' ? print.asks : print.bids) : ZERO;
+  const quote = quoteTaker(model, {
+    side: args.side,
+    quantity: args.quantity,
+    reference,
+    quoteVolume24h: ctx.quoteVolume24h(args.symbol),
+    grid: gridOf(ctx, args.symbol),
+    limit: args.limit,
+    taken,
+    ...(args.whole ? { whole: true } : {}),
+  });
+  return {
+    quantity: quote.quantity,
+    executedPrice: quote.executedPrice,
+    slippage: quote.slippagePct,
+    quoteVolume: quote.quoteVolume,
+    participation: quote.participationPct,
+    feeRate: ctx.feeRate,
+    inputs: {
+      fill_model: model,
+      fill_model_version: FILL_MODEL_VERSION,
+      liquidity: 'taker',
+      book_levels: quote.levels?.map((l) => [fmt(l.price), fmt(l.quantity)]) ?? null,
+      book_taken: fmtOrNull(quote.bookTaken),
+      volume_available: null,
+      participation_cap_pct: null,
+      volume_taken: null,
+    },
+  };
+};
+
+/**
+ * Sizes a resting limit fill (a maker: at its limit, no slippage, fee at the maker rate): `instant` fills the
+ * whole remainder, `realistic` at most the participation share of the print's volume less what the wallet's
+ * earlier resting fills of the same print took.
+ */
+const makerPricing = (
+  state: WalletState,
+  ctx: WalletContext,
+  order: OpenOrder,
+  print: { time: string; volume: Dec },
+): Pricing => {
+  const model = modelOf(ctx);
+  const share = ctx.participationPct ?? DEFAULT_PARTICIPATION_PCT;
+  const quote = quoteMaker(model, {
+    remaining: order.remaining,
+    printVolume: print.volume,
+    participationPct: share,
+    taken: printAt(state, order.symbol, print.time)?.maker ?? ZERO,
+    grid: gridOf(ctx, order.symbol),
+  });
+  return {
+    quantity: quote.quantity,
+    executedPrice: order.price!,
+    slippage: ZERO,
+    quoteVolume: null,
+    participation: null,
+    feeRate: ctx.makerFeeRate ?? ctx.feeRate,
+    inputs: {
+      fill_model: model,
+      fill_model_version: FILL_MODEL_VERSION,
+      liquidity: 'maker',
+      book_levels: null,
+      book_taken: null,
+      volume_available: fmtOrNull(quote.volumeAvailable),
+      participation_cap_pct: quote.participationCapPct === null ? null : String(quote.participationCapPct),
+      volume_taken: fmtOrNull(quote.volumeTaken),
+    },
+  };
+};
+
+/** The ledger side of a priced fill: notional, fee, total, cost basis, realized PnL and the position after. */
+const quoteFill = (
+  state: WalletState,
+  args: { symbol: string; baseAsset: string; side: OrderSide; reference: QuotedPrice; pricing: Pricing },
+): FillQuote => {
+  const { pricing } = args;
+  const { quantity, executedPrice } = pricing;
+  const reference = dec(args.reference.price);
+  const notional = roundHalfEven8(quantity.times(executedPrice));
+  const fee = feeFor(notional, pricing.feeRate);
   const held = state.holdings[args.baseAsset];
   const heldQty = held?.quantity ?? ZERO;
   const heldCost = held?.cost ?? ZERO;
+  const common = {
+    symbol: args.symbol,
+    baseAsset: args.baseAsset,
+    side: args.side,
+    reference: args.reference,
+    referencePrice: reference,
+    ...pricing,
+    notional,
+    fee,
+  };
   if (args.side === 'buy') {
     // The quantity-weighted executed price: exact but for the final rounding, so buys at one price average to it.
-    const quantityAfter = heldQty.plus(args.quantity);
+    const quantityAfter = heldQty.plus(quantity);
     const avgEntry = roundHalfEven8(
-      (held?.avgEntry ?? ZERO).times(heldQty).plus(args.quantity.times(executedPrice)).div(quantityAfter),
+      (held?.avgEntry ?? ZERO).times(heldQty).plus(quantity.times(executedPrice)).div(quantityAfter),
     );
     return {
-      ...args,
-      referencePrice: reference,
-      quoteVolume,
-      participation,
-      slippage,
-      executedPrice,
-      notional,
-      feeRate: ctx.feeRate,
-      fee,
+      ...common,
       total: notional.plus(fee),
       costBasis: notional,
       realizedPnl: ZERO,
@@ -309,27 +442,17 @@ const quoteFill = (
   }
   // The sold share of the cost basis; the whole of it when the position is closed, so a flat position has
   // no cost left over from rounding.
-  const costBasis = args.quantity.eq(heldQty)
-    ? heldCost
-    : roundHalfEven8(heldCost.times(args.quantity).div(heldQty));
+  const costBasis = quantity.eq(heldQty) ? heldCost : roundHalfEven8(heldCost.times(quantity).div(heldQty));
   return {
-    ...args,
-    referencePrice: reference,
-    quoteVolume,
-    participation,
-    slippage,
-    executedPrice,
-    notional,
-    feeRate: ctx.feeRate,
-    fee,
+    ...common,
     total: notional.minus(fee),
     costBasis,
     realizedPnl: notional.minus(costBasis),
     positionAfter: {
-      quantity: heldQty.minus(args.quantity),
+      quantity: heldQty.minus(quantity),
       cost: heldCost.minus(costBasis),
       // A sell does not move the average entry price; a closed position has none.
-      avgEntry: args.quantity.eq(heldQty) ? ZERO : (held?.avgEntry ?? ZERO),
+      avgEntry: quantity.eq(heldQty) ? ZERO : (held?.avgEntry ?? ZERO),
     },
   };
 };
@@ -345,10 +468,17 @@ const fillData = (
     lockedAmount: Dec;
     /** The order's limit price (limit orders only). */
     limitPrice?: Dec;
+    /** What is left of the order after the fill. */
+    remaining?: Dec;
+    /** The open order before the fill (pending orders): its earlier partial fills and its lock. */
+    open?: OpenOrder;
     at: string;
   },
 ): OrderFilledData => {
   const avg = q.positionAfter.avgEntry;
+  const earlier = o.open?.done;
+  const executed = o.open ? o.open.quantity.minus(o.open.remaining).plus(q.quantity) : q.quantity;
+  const notional = earlier ? earlier.notional.plus(q.notional) : q.notional;
   return {
     order_id: o.orderId,
     trade_id: o.tradeId,
@@ -381,6 +511,16 @@ const fillData = (
       avg_entry_price: fmt(avg),
     },
     filled_at: o.at,
+    ...q.inputs,
+    remaining_quantity: fmt(o.remaining ?? ZERO),
+    order_after: {
+      executed_quantity: fmt(executed),
+      executed_price: fmt(executed.isZero() ? ZERO : roundHalfEven8(notional.div(executed))),
+      fee: fmt(earlier ? earlier.fee.plus(q.fee) : q.fee),
+      total: fmt(earlier ? earlier.total.plus(q.total) : q.total),
+      realized_pnl: fmt(earlier ? earlier.realizedPnl.plus(q.realizedPnl) : q.realizedPnl),
+      locked_amount: fmt(o.open ? o.open.lockedAmount.minus(o.lockedAmount) : ZERO),
+    },
   };
 };
 
@@ -454,13 +594,14 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
   const terms: PendingTerms | null = type === 'market' ? null : { side, type, level: (price ?? trigger)! };
   let marketQuote: FillQuote | undefined;
   const quoteMarket = (): FillQuote => {
-    marketQuote ??= quoteFill(state, ctx, {
+    if (marketQuote) return marketQuote;
+    const reference = market();
+    marketQuote = quoteFill(state, {
       symbol,
       baseAsset,
       side,
-      quantity,
-      reference: market(),
-      slippage: true,
+      reference,
+      pricing: takerPricing(state, ctx, { symbol, side, quantity, reference }),
     });
     return marketQuote;
   };
@@ -485,7 +626,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
     exposureQuantity: () => {
       let exposure = holding?.quantity ?? ZERO;
       for (const o of Object.values(state.openOrders)) {
-        if (o.symbol === symbol && o.side === 'buy') exposure = exposure.plus(o.quantity);
+        if (o.symbol === symbol && o.side === 'buy') exposure = exposure.plus(o.remaining);
       }
       return exposure;
     },
@@ -555,18 +696,38 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
     },
   });
   if (type === 'market') {
-    d.emit({
-      type: 'OrderFilled',
-      data: fillData(quoteMarket(), {
-        orderId,
-        tradeId: ctx.newId(),
-        sessionId: session.id,
-        type,
-        trigger: 'market',
-        lockedAmount: ZERO,
-        at,
-      }),
-    });
+    const quote = quoteMarket();
+    const rest = quantity.minus(quote.quantity);
+    if (quote.quantity.gt(0)) {
+      d.emit({
+        type: 'OrderFilled',
+        data: fillData(quote, {
+          orderId,
+          tradeId: ctx.newId(),
+          sessionId: session.id,
+          type,
+          trigger: 'market',
+          lockedAmount: ZERO,
+          remaining: rest,
+          at,
+        }),
+      });
+    }
+    // What the book could not hold is not kept (a market order is immediate-or-cancel): cancelled at once.
+    if (rest.gt(0)) {
+      d.emit({
+        type: 'OrderCancelled',
+        data: {
+          order_id: orderId,
+          session_id: session.id,
+          symbol,
+          reason: 'unfilled',
+          unlocked_amount: fmt(ZERO),
+          unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
+          cancelled_at: at,
+        },
+      });
+    }
   }
 };
 
@@ -575,17 +736,15 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * How a reached pending order is priced (docs/trading-rules.md, "Order types and triggers"): a resting limit at
- * its limit (it made the price: no slippage); a triggered stop, and a limit that was marketable when placed, like
- * a market order at the reached price, the marketable limit never beyond its limit.
+ * Fills an open order the price reaches (docs/trading-rules.md, "Order types and triggers", "Fill models"):
+ * - a resting limit order as a maker, at its limit, sized by the fill model from the print's volume (`realistic`:
+ *   its participation share, so a large order fills over several prints; a print too small fills nothing);
+ * - a triggered stop or take-profit, and a limit that was marketable when placed (never beyond its limit), as a
+ *   taker through the model's book at the reached price (a gap fills at the gapped price, not the trigger);
+ * - what stays open keeps the lock of its remaining quantity (`lockFor` at the order's fee rate); the fill
+ *   consumes the rest of the lock, and a buy whose fill costs more than that plus the free cash (a gap) is
+ *   cancelled instead, its whole lock released.
  */
-const pricingOf = (order: OpenOrder): { slippage: boolean; executedPrice?: Dec; limit?: Dec } => {
-  if (order.type !== 'limit') return { slippage: true };
-  return order.marketable
-    ? { slippage: true, limit: order.price! }
-    : { slippage: false, executedPrice: order.price! };
-};
-
 const fillPending = (
   d: Decision,
   command: Extract<WalletCommand, { type: 'FillOrder' }>['data'],
@@ -598,15 +757,34 @@ const fillPending = (
   if (!isTriggered({ side: order.side, type: order.type, level }, price)) return;
   const at = ctx.now.toISOString();
   const reference: QuotedPrice = { price: fmt(price), timestamp: command.time, source: command.source };
-  const quote = quoteFill(d.state, ctx, {
+  const volume = command.volume ? parseDecimal(command.volume) : undefined;
+  const pricing =
+    order.type === 'limit' && !order.marketable
+      ? makerPricing(d.state, ctx, order, {
+          time: command.time,
+          volume: volume?.gt(0) ? volume : ZERO,
+        })
+      : takerPricing(d.state, ctx, {
+          symbol: order.symbol,
+          side: order.side,
+          quantity: order.remaining,
+          reference,
+          limit: order.type === 'limit' ? order.price! : undefined,
+        });
+  if (pricing.quantity.lte(0)) return; // nothing on this print: the order waits for the next
+  const quote = quoteFill(d.state, {
     symbol: order.symbol,
     baseAsset: order.baseAsset,
     side: order.side,
-    quantity: order.quantity,
     reference,
-    ...pricingOf(order),
+    pricing,
   });
-  if (order.side === 'buy' && quote.total.gt(order.lockedAmount.plus(d.state.cash))) {
+  const remaining = order.remaining.minus(quote.quantity);
+  const keep = remaining.gt(0)
+    ? lockFor({ side: order.side, type: order.type, level }, remaining, order.feeRate)
+    : ZERO;
+  const consumed = order.lockedAmount.minus(keep);
+  if (order.side === 'buy' && quote.total.gt(consumed.plus(d.state.cash))) {
     // A price gap made the fill dearer than the lock plus the free cash (ARCHITECTURE §8): cancel, release.
     cancel(d, order, 'insufficient_balance', at, {
       trigger_price_seen: fmt(price),
@@ -622,8 +800,10 @@ const fillPending = (
       sessionId: order.sessionId,
       type: order.type,
       trigger: order.type,
-      lockedAmount: order.lockedAmount,
+      lockedAmount: consumed,
       ...(order.price ? { limitPrice: order.price } : {}),
+      remaining,
+      open: order,
       at,
     }),
   });

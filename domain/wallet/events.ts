@@ -1,3 +1,4 @@
+import type { FillModelName, Liquidity } from '../fill-model/model';
 import type { DomainEvent } from '../shared/decider';
 import type { ErrorCode } from '../shared/errors';
 import type { OrderSide, OrderType } from '../trading/orders';
@@ -107,7 +108,7 @@ export interface PositionAfter {
 }
 
 /**
- * An order filled (whole). Buys: `total = notional + fee` leaves the wallet (from the order's lock first; the
+ * An order filled, wholly or (fill models) in part. Buys: `total = notional + fee` leaves the wallet (from the order's lock first; the
  * unused rest of the lock, `released_amount`, returns to available cash). Sells: `total = notional − fee` comes
  * in, `realized_pnl = notional − cost_basis` (the sold share of the position's cost).
  */
@@ -154,12 +155,53 @@ export interface OrderFilledData {
   released_amount: string;
   position_after: PositionAfter;
   filled_at: string;
+  // The fill model's inputs (docs/trading-rules.md, "Fill models"). Absent in fills recorded before 2026-11-25:
+  // those were `instant` fills of the whole order, and replay as such.
+  /** The model that decided the fill and its version. */
+  fill_model?: FillModelName;
+  fill_model_version?: number;
+  /** `maker`: a resting limit order (fee at the maker rate); `taker`: anything that took liquidity. */
+  liquidity?: Liquidity;
+  /** Taker fills under `realistic`: the book levels walked, best first, `[price, quantity taken]`; else null. */
+  book_levels?: [string, string][] | null;
+  /** Taker fills under `realistic`: base depth of the same side the wallet had already taken at this reference. */
+  book_taken?: string | null;
+  /** Maker fills under `realistic`: base volume traded in the print (tick or candle) that reached the order. */
+  volume_available?: string | null;
+  /** Maker fills under `realistic`: the participation share of that volume (%) and what earlier fills of the wallet took of it. */
+  participation_cap_pct?: string | null;
+  volume_taken?: string | null;
+  /** What is left of the order after this fill (0: filled). Absent: 0. */
+  remaining_quantity?: string;
+  /**
+   * The order's figures after this fill, all its fills so far together (read models show them): executed base
+   * quantity, average executed price (Σ notional / Σ quantity, half-even to 8 places), Σ fee, Σ total, Σ realized
+   * PnL, and the lock it still holds. Absent: this fill's own (a whole fill).
+   */
+  order_after?: OrderAfter;
+}
+
+/** See {@link OrderFilledData.order_after}. */
+export interface OrderAfter {
+  executed_quantity: string;
+  executed_price: string;
+  fee: string;
+  total: string;
+  realized_pnl: string;
+  locked_amount: string;
 }
 
 /** Why an order was cancelled. */
-export type CancelReason = 'user' | 'cancel_all' | 'reset' | 'owner_reset' | 'insufficient_balance';
+export type CancelReason =
+  | 'user'
+  | 'cancel_all'
+  | 'reset'
+  | 'owner_reset'
+  | 'insufficient_balance'
+  /** A market order's part the book could not hold (fill models: the rest of a taker is not kept). */
+  | 'unfilled';
 
-/** An open order was cancelled; its whole lock is released. */
+/** An open order was cancelled; its whole (remaining) lock is released. */
 export interface OrderCancelledData {
   order_id: string;
   session_id: string;

@@ -30,15 +30,38 @@ export interface OpenOrder {
   baseAsset: string;
   side: OrderSide;
   type: Exclude<OrderType, 'market'>;
+  /** The quantity ordered. */
   quantity: Dec;
+  /** What is left to fill: `quantity` less the partial fills so far (docs/trading-rules.md, "Fill models"). */
+  remaining: Dec;
   price: Dec | null;
   triggerPrice: Dec | null;
-  /** USDT (buys) or base quantity (sells). */
+  /** USDT (buys) or base quantity (sells): always the lock of {@link remaining} (`lockFor`). */
   lockedAmount: Dec;
   lockAsset: string;
+  /** The fee rate the lock was sized with (`OrderPlaced.fee_rate`): a partial fill re-sizes the lock with it. */
+  feeRate: Dec;
+  /** What its partial fills so far came to (zero until the first), USDT: Σ notional, fee, total, realized PnL. */
+  done: { notional: Dec; fee: Dec; total: Dec; realizedPnl: Dec };
   /** A limit order the price already reached when placed: filled as a taker (see `OrderPlacedData.marketable`). */
   marketable: boolean;
   placedAt: string;
+}
+
+/**
+ * The last print the wallet filled on (docs/trading-rules.md, "Fill models"): the liquidity its own fills already
+ * used, so a second order on the same print neither takes the same book depth again nor a second participation
+ * share. `time` is the fill's `reference_time` (a tick's time, a candle's open time).
+ */
+export interface PrintUse {
+  symbol: string;
+  time: string;
+  /** Base quantity of the print's volume taken by resting (maker) fills. */
+  maker: Dec;
+  /** The reference price of the takers' book and the depth taken from each side of it (base quantity). */
+  price: string;
+  asks: Dec;
+  bids: Dec;
 }
 
 /** The current session. */
@@ -81,6 +104,8 @@ export interface WalletState {
    * part of the state: they are looked up in the log per keyed order, `domain/wallet/idempotency.ts`.)
    */
   version: number;
+  /** Liquidity the wallet's fills used on the last print ({@link PrintUse}); null before any fill-model fill. */
+  print: PrintUse | null;
 }
 
 /** The state of a wallet with no events. */
@@ -101,7 +126,37 @@ export const initialWalletState = (): WalletState => ({
   tradingDay: null,
   updatedAt: null,
   version: -1,
+  print: null,
 });
+
+/**
+ * The print use after a fill: accumulated on the same print (symbol and time), started afresh on another. Fills
+ * recorded before fill models (no `liquidity`) leave it as it is.
+ */
+const usePrint = (
+  print: PrintUse | null,
+  d: Extract<WalletEvent, { type: 'OrderFilled' }>['data'],
+): PrintUse | null => {
+  if (d.liquidity === undefined || d.trigger === 'reset') return print;
+  const same = print !== null && print.symbol === d.symbol && print.time === d.reference_time;
+  const base: PrintUse = same
+    ? print
+    : {
+        symbol: d.symbol,
+        time: d.reference_time,
+        maker: ZERO,
+        price: d.reference_price,
+        asks: ZERO,
+        bids: ZERO,
+      };
+  const quantity = dec(d.quantity);
+  if (d.liquidity === 'maker') return { ...base, maker: base.maker.plus(quantity) };
+  const book =
+    base.price === d.reference_price ? base : { ...base, price: d.reference_price, asks: ZERO, bids: ZERO };
+  return d.side === 'buy'
+    ? { ...book, asks: book.asks.plus(quantity) }
+    : { ...book, bids: book.bids.plus(quantity) };
+};
 
 const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
   const { [key]: _removed, ...rest } = record;
@@ -171,10 +226,13 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         side: d.side,
         type: d.type,
         quantity: dec(d.quantity),
+        remaining: dec(d.quantity),
         price: d.price === null ? null : dec(d.price),
         triggerPrice: d.trigger_price === null ? null : dec(d.trigger_price),
         lockedAmount: lock,
         lockAsset: d.lock_asset,
+        feeRate: dec(d.fee_rate),
+        done: { notional: ZERO, fee: ZERO, total: ZERO, realizedPnl: ZERO },
         marketable: d.marketable === true,
         placedAt: d.placed_at,
       };
@@ -194,9 +252,32 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
     }
     case 'OrderFilled': {
       const d = event.data;
-      const wasOpen = state.openOrders[d.order_id] !== undefined;
-      const openOrders = wasOpen ? without(state.openOrders, d.order_id) : state.openOrders;
+      const open = state.openOrders[d.order_id];
       const locked = dec(d.locked_amount);
+      // A partial fill (fill models) leaves the order open with less to fill and the smaller lock; a fill recorded
+      // before them always filled the whole order.
+      const remaining = open ? open.remaining.minus(d.quantity) : ZERO;
+      const openOrders =
+        open === undefined
+          ? state.openOrders
+          : remaining.gt(0)
+            ? {
+                ...state.openOrders,
+                // A marketable limit's rest rests on the book at its limit: a maker from now on.
+                [d.order_id]: {
+                  ...open,
+                  remaining,
+                  lockedAmount: open.lockedAmount.minus(locked),
+                  marketable: false,
+                  done: {
+                    notional: open.done.notional.plus(d.notional),
+                    fee: open.done.fee.plus(d.fee),
+                    total: open.done.total.plus(d.total),
+                    realizedPnl: open.done.realizedPnl.plus(d.realized_pnl),
+                  },
+                },
+              }
+            : without(state.openOrders, d.order_id);
       const total = dec(d.total);
       const prev = state.holdings[d.base_asset];
       const after = d.position_after;
@@ -220,6 +301,7 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         openOrders,
         holdings,
         feesPaid: state.feesPaid.plus(d.fee),
+        print: usePrint(state.print, d),
         updatedAt: d.filled_at,
       };
       if (d.side === 'buy') {

@@ -29,6 +29,8 @@ interface QueuedTick {
   price: string;
   time: string;
   source: string;
+  /** Base quantity the tick traded (a resting order's participation is a share of it); absent: none. */
+  volume?: string;
 }
 
 /** Dependencies of {@link MatchingEngine}. */
@@ -226,12 +228,20 @@ export class MatchingEngine {
    * reached orders are queued, and their fills run after the tick handler returned (the market feed calls every
    * subscriber synchronously), at most {@link MAX_FILLS_IN_FLIGHT} at a time.
    */
-  onTick(tick: Pick<PriceTick, 'symbol' | 'price' | 'priceUnits' | 'time' | 'source'>): IndexedOrder[] {
+  onTick(
+    tick: Pick<PriceTick, 'symbol' | 'price' | 'priceUnits' | 'time' | 'source'> &
+      Partial<Pick<PriceTick, 'quantity' | 'trade'>>,
+  ): IndexedOrder[] {
     this.ticks++;
     if (this.stopped || !this.ready || !this.deps.leadership.isLeader()) return [];
     const reached = this.index.reached(tick.symbol, tick.priceUnits);
     if (reached.length === 0) return reached;
-    const at = { price: tick.price, time: new Date(tick.time).toISOString(), source: tick.source };
+    const at: QueuedTick = {
+      price: tick.price,
+      time: new Date(tick.time).toISOString(),
+      source: tick.source,
+    };
+    if (tick.trade !== false && tick.quantity !== undefined) at.volume = tick.quantity;
     for (const order of reached) this.queue.push({ order, tick: at });
     this.schedule();
     return reached;
@@ -304,7 +314,13 @@ export class MatchingEngine {
         }
         return;
       }
-      case 'OrderFilled':
+      case 'OrderFilled': {
+        // A partial fill (fill models) leaves the order open: it stays indexed (the leader re-adds the order it
+        // took out to fill, see fill()).
+        const rest = event.data.remaining_quantity;
+        if (rest === undefined || Number(rest) <= 0) this.index.remove(event.data.order_id);
+        return;
+      }
       case 'OrderCancelled':
         this.index.remove(event.data.order_id);
         return;
@@ -320,6 +336,12 @@ export class MatchingEngine {
           actor: 'matching-engine',
         });
         if (outcome.events.some((e) => e.type === 'OrderFilled')) this.fills++;
+        // Still open (partly filled, or nothing this tick): back in the index for the next tick. `reached` took it
+        // out; a cancel decided after this fill removes it again when its event is indexed (and a stale entry
+        // only costs an idempotent FillOrder that decides nothing).
+        if (!this.stopped && outcome.state.openOrders[order.orderId] && !this.index.has(order.orderId)) {
+          this.index.add(order);
+        }
       } catch (error) {
         // Transient (storage): put it back, the next tick retries. FillOrder is idempotent.
         this.lastError = (error as Error).message;
