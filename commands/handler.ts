@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../domain/shared/backoff';
 import type { Decider, DomainEvent } from '../domain/shared/decider';
 import {
   type AppendResult,
@@ -197,7 +198,11 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
         if (handleOptions.expectedRevision !== undefined || attempt >= maxAttempts) throw error;
         // A conflict on a state taken from the cache alone only means the cache was behind: re-read at once.
         if (cached) continue;
-        const delay = backoffMs * 2 ** (attempt - 1) * (0.5 + Math.random());
+        const delay = backoffDelayMs(attempt - 1, {
+          baseMs: backoffMs,
+          maxMs: Number.POSITIVE_INFINITY,
+          jitter: 0.5,
+        });
         await new Promise((r) => setTimeout(r, delay));
       }
     }

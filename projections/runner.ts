@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { backoffDelayMs } from '../domain/shared/backoff';
 import {
   type AllSubscription,
   comparePositions,
@@ -387,7 +388,7 @@ export class ProjectionRunner {
         // The reader itself failed: back off and read again from the checkpoints.
         failures++;
         this.options.logger?.error({ err: error }, 'projection reader failed');
-        await this.pause(Math.min(5_000, 100 * 2 ** failures));
+        await this.pause(backoffDelayMs(failures, { baseMs: 100, maxMs: 5_000 }));
       } finally {
         await subscription.close();
         this.subscription = undefined;
@@ -474,7 +475,7 @@ export class ProjectionRunner {
     m.failures++;
     m.state = 'failed';
     m.lastError = (error as Error).message;
-    const backoff = Math.min(30_000, 100 * 2 ** m.failures);
+    const backoff = backoffDelayMs(m.failures, { baseMs: 100, maxMs: 30_000 });
     m.retryAt = Date.now() + backoff;
     this.options.logger?.error({ err: error, projection: m.projection.name }, 'projection batch failed');
     // Waits that were held only by this read model end now (stale) instead of at their bound.

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { backoffDelayMs } from '../../domain/shared/backoff';
 import { isConnectionError } from '../db/connection-errors';
 
 /**
@@ -35,7 +36,7 @@ export const retryStartup = async <T>(
       return await step();
     } catch (error) {
       if (attempt >= attempts || !isRetryableStartupError(error)) throw error;
-      const delay = Math.min(5_000, 200 * 2 ** (attempt - 1)) * (0.75 + Math.random() * 0.5);
+      const delay = backoffDelayMs(attempt - 1, { baseMs: 200, maxMs: 5_000, jitter: 0.25 });
       logger.warn(
         { err: error, attempt, retry_in_ms: Math.round(delay) },
         'start-up step failed (another process starting, or the database away): starting over',

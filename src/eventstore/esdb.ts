@@ -18,6 +18,7 @@ import {
   StreamDeletedError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
+import { backoffDelayMs } from '../../domain/shared/backoff';
 import {
   type AllSubscription,
   type AppendResult,
@@ -81,7 +82,7 @@ interface StreamHead {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Jittered exponential backoff: contenders on one stream spread out instead of colliding again in lockstep. */
-const backoffMs = (attempt: number) => Math.random() * Math.min(100, 2 ** Math.min(attempt, 7));
+const backoffMs = (attempt: number) => backoffDelayMs(attempt, { baseMs: 1, maxMs: 100, jitter: 'full' });
 
 const isSystemType = (type: string) => type.startsWith('$');
 
@@ -212,7 +213,7 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
         const complete = records.every((r, i) => r.position !== undefined && r.id.toLowerCase() === ids[i]);
         return complete ? records.map(toRecorded) : undefined;
       }
-      await sleep(10 * 2 ** attempt);
+      await sleep(backoffDelayMs(attempt, { baseMs: 10, maxMs: Number.POSITIVE_INFINITY }));
     }
     return undefined;
   };
@@ -572,7 +573,7 @@ class EsdbSubscription implements AllSubscription {
         }
         if (this.closed) break;
         failures++;
-        await this.pause(Math.min(1000, 10 * 2 ** failures));
+        await this.pause(backoffDelayMs(failures, { baseMs: 10, maxMs: 1_000 }));
       }
     } finally {
       this.closed = true;

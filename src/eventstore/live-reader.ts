@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../../domain/shared/backoff';
 import type {
   AllSubscription,
   LogPosition,
@@ -117,7 +118,7 @@ class LiveSubscription implements AllSubscription {
         // The database is briefly away (restart, failover): back off a little and read again (a read waits for
         // the server itself, up to a few seconds, so this loop does not spin while it is away).
         failures++;
-        await this.sleep(Math.min(200, 10 * 2 ** failures));
+        await this.sleep(backoffDelayMs(failures, { baseMs: 10, maxMs: 200 }));
         continue;
       }
       if (this.closed) return;

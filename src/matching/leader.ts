@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { WakeableSleep } from '../core/wakeable-sleep';
 import type { DatabaseHandle, DatabaseSession } from '../db/database';
 
 /** Whether this process may run a singleton task (the matching engine, the snapshotters). */
@@ -60,7 +61,7 @@ export const createLeadership = (database: DatabaseHandle, options: LeadershipOp
   const log = options.logger;
   let leader = false;
   let stopping = false;
-  let wake: (() => void) | undefined;
+  const alarm = new WakeableSleep();
   let loop: Promise<void> | undefined;
   const setLeader = (value: boolean) => {
     if (leader === value) return;
@@ -73,14 +74,7 @@ export const createLeadership = (database: DatabaseHandle, options: LeadershipOp
       }
     }
   };
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+  const sleep = (ms: number) => alarm.sleep(ms);
 
   let decided: (() => void) | undefined;
   /** One attempt: take the lock and hold it until the connection is lost or `stop`. */
@@ -99,7 +93,7 @@ export const createLeadership = (database: DatabaseHandle, options: LeadershipOp
       void session.lost.then(() => {
         lost = true;
         setLeader(false);
-        wake?.();
+        alarm.wake();
       });
       while (!stopping && !lost) {
         await sleep(probeMs);
@@ -143,7 +137,7 @@ export const createLeadership = (database: DatabaseHandle, options: LeadershipOp
     },
     async stop() {
       stopping = true;
-      wake?.();
+      alarm.wake();
       await loop;
     },
   };

@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../../domain/shared/backoff';
 /** The retry schedule's settings (`WEBHOOKS_RETRY_BASE_MS`, `WEBHOOKS_RETRY_MAX_MS`, `WEBHOOKS_MAX_ATTEMPTS`). */
 export interface RetrySchedule {
   baseMs: number;
@@ -17,5 +18,5 @@ export const nextAttemptAt = (
   failedAt: number,
 ): Date | undefined => {
   if (attempts >= schedule.maxAttempts) return undefined;
-  return new Date(failedAt + Math.min(schedule.maxMs, schedule.baseMs * 2 ** (attempts - 1)));
+  return new Date(failedAt + backoffDelayMs(attempts - 1, schedule));
 };

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { Agent, request } from 'undici';
 import type { Keyring } from '../../ports/keyring';
+import { WakeableSleep } from '../core/wakeable-sleep';
 import { guardedLookup } from '../net/outbound-url';
 import { nextAttemptAt, type RetrySchedule } from './backoff';
 import { SIGNATURE_HEADER, signDelivery } from './signature';
@@ -65,8 +66,8 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
   let agent = newAgent();
   let stopped = true;
   let loop: Promise<void> | undefined;
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
+  // Latched: an event enqueued during a pass must not wait for the timer.
+  const alarm = new WakeableSleep(true);
 
   const record = async (
     deliveryId: string,
@@ -143,21 +144,7 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
     }
   };
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (woken) {
-        woken = false;
-        resolve();
-        return;
-      }
-      const t = setTimeout(resolve, Math.max(0, ms));
-      wakeUp = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    }).finally(() => {
-      wakeUp = undefined;
-    });
+  const sleep = (ms: number) => alarm.sleep(ms);
 
   const pass = async (): Promise<number> => {
     const due = await db
@@ -186,7 +173,7 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
   const run = async () => {
     while (!stopped) {
       try {
-        woken = false;
+        alarm.reset();
         const sent = await pass();
         if (sent > 0) continue;
         if (stopped) break;
@@ -207,12 +194,11 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
       loop = run();
     },
     wake() {
-      if (wakeUp) wakeUp();
-      else woken = true;
+      alarm.wake();
     },
     async stop() {
       stopped = true;
-      wakeUp?.();
+      alarm.wake();
       await loop;
       loop = undefined;
       await agent.close().catch(() => {});

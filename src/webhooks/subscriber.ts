@@ -23,6 +23,7 @@ import {
   START,
   type StreamDeletedData,
 } from '../../ports/event-store';
+import { WakeableSleep } from '../core/wakeable-sleep';
 import type { WebhookWorkerTables } from './tables';
 
 /** The checkpoint row of the delivery subscriber. */
@@ -82,7 +83,7 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
   let loop: Promise<void> | undefined;
   let stopped = false;
   let at: LogPosition = START;
-  let wake: (() => void) | undefined;
+  const alarm = new WakeableSleep();
   /** The webhooks as of the checkpoint (a copy is changed in a page's transaction and kept once it commits). */
   let targets = new Map<string, Target>();
   let savedAt = 0;
@@ -335,14 +336,7 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
     return enqueued;
   };
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+  const sleep = (ms: number) => alarm.sleep(ms);
 
   const run = async (): Promise<void> => {
     while (!stopped) {
@@ -373,7 +367,7 @@ export const createWebhookSubscriber = (deps: WebhookSubscriberDeps): WebhookSub
     },
     async stop() {
       stopped = true;
-      wake?.();
+      alarm.wake();
       await subscription?.close().catch(() => {});
       await loop;
       loop = undefined;

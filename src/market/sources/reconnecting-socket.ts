@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { backoffDelayMs } from '../../../domain/shared/backoff';
 
 /**
  * A WebSocket client that reconnects with exponential back-off and jitter (issue item 3): waits
@@ -42,8 +43,9 @@ export const reconnectingSocket = (options: ReconnectingSocketOptions): Reconnec
     if (idleTimer) clearInterval(idleTimer);
     idleTimer = undefined;
     if (stopped || retry) return;
-    const base = Math.min(options.maxDelayMs, options.minDelayMs * 2 ** attempt);
-    const delay = Math.round(base * (0.5 + Math.random() / 2));
+    const delay = Math.round(
+      backoffDelayMs(attempt, { baseMs: options.minDelayMs, maxMs: options.maxDelayMs, jitter: 'equal' }),
+    );
     attempt++;
     options.onClose?.(reason, delay);
     retry = setTimeout(() => {
