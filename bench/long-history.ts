@@ -16,7 +16,8 @@
  *    them within the 24 h window; the snapshot's size (`octet_length` of the stored row) and the time to encode the
  *    final state (`walletSnapshotCodec.encode`, median of 5, on the main thread) are reported either way.
  * 4. Times `--samples` reads of the trade history page (`queries/trading` `listTrades`, what `GET /trade/history`
- *    runs, 50 rows) at the first, middle and last page, and reports p50/p99.
+ *    runs, 50 rows) at the first, middle and last page, by `offset` and by keyset `cursor` at the same depth, and
+ *    the page's `count(*)` alone (the spec's `total`), and reports p50/p99.
  *
  *   npx tsx bench/long-history.ts [--sizes 10000,100000] [--every 500] [--restarts 3] [--samples 50]
  *                                 [--url postgres://postgres@127.0.0.1:5432/postgres] [--pglite] [--json FILE]
@@ -268,22 +269,54 @@ for (const size of o.sizes.split(',').map(Number)) {
       }
     }
 
-    // 4. History pages: first, middle, last (50 rows each, newest first).
+    // 4. History pages: first, middle, last (50 rows each, newest first), by offset (the spec's page) and by
+    // cursor at the same depth (the keyset page: `cursor` = the seq of the row just above it), and the page's
+    // `count(*)` alone (the spec's `total`, counted on every page either way).
     const total = (await listTrades(handle.db, ownerId, { limit: 1, offset: 0 })).total;
-    const pages: Record<string, { p50: number; p99: number }> = {};
+    const pages: Record<string, Record<string, { p50: number; p99: number }>> = {};
+    const timed = async (read: () => Promise<unknown>) => {
+      const times: number[] = [];
+      for (let i = 0; i < Number(o.samples); i++) {
+        const t0 = performance.now();
+        await read();
+        times.push(performance.now() - t0);
+      }
+      return { p50: ms(median(times)), p99: ms(percentile(times, 99)) };
+    };
     for (const [name, offset] of [
       ['first', 0],
       ['middle', Math.floor(total / 2 / 50) * 50],
       ['last', Math.max(0, Math.floor((total - 1) / 50) * 50)],
     ] as const) {
-      const times: number[] = [];
-      for (let i = 0; i < Number(o.samples); i++) {
-        const t0 = performance.now();
-        const page = await listTrades(handle.db, ownerId, { limit: 50, offset });
-        times.push(performance.now() - t0);
-        if (page.rows.length === 0) throw new Error(`empty ${name} page`);
-      }
-      pages[name] = { p50: ms(median(times)), p99: ms(percentile(times, 99)) };
+      const above =
+        offset === 0
+          ? undefined
+          : (await listTrades(handle.db, ownerId, { limit: 1, offset: offset - 1 })).rows[0]!.seq;
+      const byOffset = await listTrades(handle.db, ownerId, { limit: 50, offset });
+      const byCursor = await listTrades(handle.db, ownerId, {
+        limit: 50,
+        offset: 0,
+        ...(above === undefined ? {} : { before: above }),
+      });
+      if (byOffset.rows.length === 0 || byOffset.rows[0]!.trade_id !== byCursor.rows[0]!.trade_id)
+        throw new Error(`the ${name} page by cursor is not the page by offset`);
+      pages[name] = {
+        offset: await timed(() => listTrades(handle.db, ownerId, { limit: 50, offset })),
+        cursor: await timed(() =>
+          listTrades(handle.db, ownerId, {
+            limit: 50,
+            offset: 0,
+            ...(above === undefined ? {} : { before: above }),
+          }),
+        ),
+        count_only: await timed(() =>
+          handle.db
+            .selectFrom('trades')
+            .where('owner_id', '=', ownerId)
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .executeTakeFirstOrThrow(),
+        ),
+      };
     }
     const row = {
       orders: size,

@@ -92,23 +92,56 @@ export interface OrderFilter {
   sessionId?: string;
   limit: number;
   offset: number;
+  /**
+   * Keyset cursor: only rows with `seq` below it (the `next` of the previous page). The page then starts there
+   * with one index probe, however deep it is; `offset` skips rows after it (0 with a cursor, as the routes ask).
+   */
+  before?: number;
 }
 
-/** Orders of the owner, newest first, with the total matching the filter. */
+/**
+ * A page of a list, newest first: its rows, the total matching the filter (whatever the cursor) and `next`, the
+ * keyset cursor of the following page (the `seq` of this page's last row), null on the last page.
+ */
+export interface ListPage<Row> {
+  rows: Row[];
+  total: number;
+  next: number | null;
+}
+
+/** `limit + 1` rows read to learn whether a next page exists: the page and its cursor. */
+const pageOf = <Row extends { seq: number }>(rows: Row[], limit: number, total: number): ListPage<Row> => {
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return { rows: page, total, next: more ? page[page.length - 1]!.seq : null };
+};
+
+/**
+ * Orders of the owner, newest first, with the total matching the filter. A page by cursor (`before`) reads only
+ * its own rows (index `orders_owner_seq`, or `orders_owner_status` with a status filter); `offset` reads the rows
+ * it skips, and `total` counts every matching row (the spec's response has it).
+ */
 export const listOrders = async (
   db: Kysely<ReadModels>,
   ownerId: string,
   filter: OrderFilter,
-): Promise<{ rows: OrderRow[]; total: number }> => {
+): Promise<ListPage<OrderRow>> => {
   let q = db.selectFrom('orders').where('owner_id', '=', ownerId);
   if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
   if (filter.symbol) q = q.where('symbol', '=', filter.symbol);
   if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
+  let page = q;
+  if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
   const [rows, count] = await Promise.all([
-    q.selectAll().orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    page
+      .selectAll()
+      .orderBy('seq', 'desc')
+      .limit(filter.limit + 1)
+      .offset(filter.offset)
+      .execute(),
     q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { rows, total: Number(count.n) };
+  return pageOf(rows, filter.limit, Number(count.n));
 };
 
 /** The first order recorded with this idempotency key (its stored hash) since `since`, if any. */
@@ -134,23 +167,35 @@ export interface TradeFilter {
   sessionId?: string;
   limit: number;
   offset: number;
+  /** Keyset cursor: only fills with `seq` below it (see {@link OrderFilter.before}). */
+  before?: number;
 }
 
-/** Fills of the owner, newest first, with the total matching the filter. */
+/**
+ * Fills of the owner, newest first, with the total matching the filter and the next page's cursor. A page by
+ * cursor reads only its own rows (index `trades_owner_seq`); see {@link listOrders}.
+ */
 export const listTrades = async (
   db: Kysely<ReadModels>,
   ownerId: string,
   filter: TradeFilter,
-): Promise<{ rows: TradeRow[]; total: number }> => {
+): Promise<ListPage<TradeRow>> => {
   let q = db.selectFrom('trades').where('owner_id', '=', ownerId);
   if (filter.symbol) q = q.where('symbol', '=', filter.symbol);
   if (filter.side) q = q.where('side', '=', filter.side);
   if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
+  let page = q;
+  if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
   const [rows, count] = await Promise.all([
-    q.selectAll().orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    page
+      .selectAll()
+      .orderBy('seq', 'desc')
+      .limit(filter.limit + 1)
+      .offset(filter.offset)
+      .execute(),
     q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { rows, total: Number(count.n) };
+  return pageOf(rows, filter.limit, Number(count.n));
 };
 
 /** Realized PnL, fees and closed-trade counts of a session's fills since `since` (all when absent). */

@@ -212,11 +212,29 @@ export const cancelOpenOrdersOf = async (call: Call, symbol: string): Promise<Or
   return cancelled;
 };
 
-/** A page of results with the total count (spec list envelopes). */
+/**
+ * A page of results with the total count (spec list envelopes) and `nextCursor`, the keyset cursor of the next page
+ * (opaque to clients: the `seq` of this page's last row, as a string), null on the last page.
+ */
 export interface Page<Row> {
   rows: Row[];
   total: number;
+  nextCursor: string | null;
 }
+
+/** The repository's page in the use cases' terms (the cursor as the string clients send back). */
+const pageOut = <Row>(page: { rows: Row[]; total: number; next: number | null }): Page<Row> => ({
+  rows: page.rows,
+  total: page.total,
+  nextCursor: page.next === null ? null : String(page.next),
+});
+
+/** The repository filter of a page: `offset`, and the keyset `cursor` when the client sent one. */
+const pageFilter = (query: { limit: number; offset: number; cursor?: string | undefined }) => ({
+  limit: query.limit,
+  offset: query.offset,
+  ...(query.cursor !== undefined ? { before: Number(query.cursor) } : {}),
+});
 
 /** Filter and page of {@link listOrders}. */
 export interface OrderListQuery {
@@ -225,17 +243,20 @@ export interface OrderListQuery {
   symbol?: string | undefined;
   limit: number;
   offset: number;
+  /** Keyset cursor (`next_cursor` of the previous page): the page starts after it, in O(limit). */
+  cursor?: string | undefined;
 }
 
 /** Orders of the caller, newest first, filtered by status and symbol. */
 export const listOrders = async (call: Call, query: OrderListQuery): Promise<Page<OrderRow>> => {
   await settleOwnWrites(call, ['orders']);
-  return findOrders(call.services.database.db, ownerIdOf(call.caller), {
-    ...(query.status ? { statuses: [query.status] } : {}),
-    ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
-    limit: query.limit,
-    offset: query.offset,
-  });
+  return pageOut(
+    await findOrders(call.services.database.db, ownerIdOf(call.caller), {
+      ...(query.status ? { statuses: [query.status] } : {}),
+      ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+      ...pageFilter(query),
+    }),
+  );
 };
 
 /** Pending and partially filled orders of the caller, newest first (optionally of one symbol). */
@@ -244,12 +265,13 @@ export const listOpenOrders = async (
   query: Omit<OrderListQuery, 'status'>,
 ): Promise<Page<OrderRow>> => {
   await settleOwnWrites(call, ['orders']);
-  return findOrders(call.services.database.db, ownerIdOf(call.caller), {
-    statuses: OPEN_STATUSES,
-    ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
-    limit: query.limit,
-    offset: query.offset,
-  });
+  return pageOut(
+    await findOrders(call.services.database.db, ownerIdOf(call.caller), {
+      statuses: OPEN_STATUSES,
+      ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+      ...pageFilter(query),
+    }),
+  );
 };
 
 /** Filter and page of {@link listTrades}. */
@@ -258,15 +280,18 @@ export interface TradeListQuery {
   side?: OrderSide | undefined;
   limit: number;
   offset: number;
+  /** Keyset cursor (`next_cursor` of the previous page). */
+  cursor?: string | undefined;
 }
 
 /** Executed fills of the caller, newest first. */
 export const listTrades = async (call: Call, query: TradeListQuery): Promise<Page<TradeRow>> => {
   await settleOwnWrites(call, ['orders']);
-  return findTrades(call.services.database.db, ownerIdOf(call.caller), {
-    ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
-    ...(query.side ? { side: query.side } : {}),
-    limit: query.limit,
-    offset: query.offset,
-  });
+  return pageOut(
+    await findTrades(call.services.database.db, ownerIdOf(call.caller), {
+      ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+      ...(query.side ? { side: query.side } : {}),
+      ...pageFilter(query),
+    }),
+  );
 };

@@ -6,6 +6,7 @@ import type { BacktestRequest } from '../application/backtest/sessions';
 import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
 import { gapSchema } from './market';
+import { symbolInput } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -229,8 +230,15 @@ export const ordersQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   offset: z.coerce.number().int().min(0).default(0),
 });
-/** Same bounds as the live `GET /trade/orders/open` (spec "Limits"). */
-export { openOrdersQuery } from './trading';
+/**
+ * Same bounds as the live `GET /trade/orders/open` (spec "Limits"), without its keyset `cursor`: a sandbox holds
+ * at most `max_open_orders` open orders.
+ */
+export const openOrdersQuery = z.object({
+  symbol: symbolInput.optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
 export const ordersResponse = z.object({
   orders: z.array(sandboxOrder),
   total: z.number().int(),

@@ -171,26 +171,58 @@ export const orderResponse = z.object({
     .describe('for rejected orders: the risk rule that refused it'),
 });
 
+/**
+ * The keyset cursor of an order or trade list (an addition to the spec's `limit`/`offset`, docs/api.md "Paging"):
+ * the `next_cursor` of the previous page, opaque to clients. A page by cursor costs the same at any depth; with
+ * it `offset` must be 0.
+ */
+const pageCursor = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,9})$/, 'a next_cursor of a previous page')
+  .refine((v) => Number(v) <= 2_147_483_647, 'a next_cursor of a previous page')
+  .optional()
+  .describe(
+    'next_cursor of the previous page: the page after it, at the same cost at any depth (offset must be 0)',
+  );
+
+/** Refuses `cursor` together with a non-zero `offset` (one way to say where the page starts). */
+const oneStart = (q: { cursor?: string | undefined; offset: number }) =>
+  q.cursor === undefined || q.offset === 0;
+const ONE_START = { message: 'give either cursor or offset, not both', path: ['offset'] };
+
+/** `next_cursor` of a list response: the cursor of the next page, null on the last one. */
+const nextCursor = z
+  .string()
+  .nullable()
+  .describe('send as cursor to get the next page (cost independent of depth); null on the last page');
+
 /** `GET /trade/orders` query. */
-export const listOrdersQuery = z.object({
-  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
-  symbol: symbolInput.optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+export const listOrdersQuery = z
+  .object({
+    status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
+    symbol: symbolInput.optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    offset: z.coerce.number().int().min(0).default(0),
+    cursor: pageCursor,
+  })
+  .refine(oneStart, ONE_START);
 
 /** `GET /trade/orders/open` query (spec: `limit`, `offset`; `symbol` filters like `GET /trade/orders`). */
-export const openOrdersQuery = z.object({
-  symbol: symbolInput.optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+export const openOrdersQuery = z
+  .object({
+    symbol: symbolInput.optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(100),
+    offset: z.coerce.number().int().min(0).default(0),
+    cursor: pageCursor,
+  })
+  .refine(oneStart, ONE_START);
 
 export const orderListResponse = z.object({
   orders: z.array(orderResponse),
   total: z.number().int(),
   limit: z.number().int(),
   offset: z.number().int(),
+  next_cursor: nextCursor,
 });
 
 export const cancelResponse = z.object({
@@ -208,12 +240,15 @@ export const cancelAllResponse = z.object({
 });
 
 /** `GET /trade/history` query. */
-export const historyQuery = z.object({
-  symbol: symbolInput.optional(),
-  side: z.enum(ORDER_SIDES).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+export const historyQuery = z
+  .object({
+    symbol: symbolInput.optional(),
+    side: z.enum(ORDER_SIDES).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+    offset: z.coerce.number().int().min(0).default(0),
+    cursor: pageCursor,
+  })
+  .refine(oneStart, ONE_START);
 
 export const tradeResponse = z.object({
   trade_id: z.string(),
@@ -237,6 +272,7 @@ export const historyResponse = z.object({
   total: z.number().int(),
   limit: z.number().int(),
   offset: z.number().int(),
+  next_cursor: nextCursor,
 });
 
 /** Balance (spec "Balance"). */

@@ -141,7 +141,13 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const q = request.query;
       const page = await listOrders(callOf(request), q);
-      return { orders: page.rows.map(orderOut), total: page.total, limit: q.limit, offset: q.offset };
+      return {
+        orders: page.rows.map(orderOut),
+        total: page.total,
+        limit: q.limit,
+        offset: q.offset,
+        next_cursor: page.nextCursor,
+      };
     },
   );
 
@@ -160,7 +166,13 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const q = request.query;
       const page = await listOpenOrders(callOf(request), q);
-      return { orders: page.rows.map(orderOut), total: page.total, limit: q.limit, offset: q.offset };
+      return {
+        orders: page.rows.map(orderOut),
+        total: page.total,
+        limit: q.limit,
+        offset: q.offset,
+        next_cursor: page.nextCursor,
+      };
     },
   );
 
@@ -212,7 +224,13 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const q = request.query;
       const page = await listTrades(callOf(request), q);
-      return { trades: page.rows.map(tradeOut), total: page.total, limit: q.limit, offset: q.offset };
+      return {
+        trades: page.rows.map(tradeOut),
+        total: page.total,
+        limit: q.limit,
+        offset: q.offset,
+        next_cursor: page.nextCursor,
+      };
     },
   );
 };

@@ -154,12 +154,19 @@ export const tradingTools: ToolDef[] = [
     title: 'Orders',
     description:
       'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
-      'rejected) and symbol; limit 1–500 (default 100), offset.',
+      'rejected) and symbol; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
+      'the same cost at any depth).',
     input: listOrdersQuery,
     output: orderListResponse,
     run: async (call, a) => {
       const page = await listOrders(authed(call), a);
-      return { orders: page.rows.map(orderOut), total: page.total, limit: a.limit, offset: a.offset };
+      return {
+        orders: page.rows.map(orderOut),
+        total: page.total,
+        limit: a.limit,
+        offset: a.offset,
+        next_cursor: page.nextCursor,
+      };
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders', query: a }),
     summary: (r) => `${r.orders.length} of ${r.total} orders`,
@@ -170,12 +177,19 @@ export const tradingTools: ToolDef[] = [
     routes: ['GET /trade/orders/open'],
     title: 'Open orders',
     description:
-      'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200.',
+      'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200, ' +
+      'offset or cursor (next_cursor of the previous page).',
     input: openOrdersQuery,
     output: orderListResponse,
     run: async (call, a) => {
       const page = await listOpenOrders(authed(call), a);
-      return { orders: page.rows.map(orderOut), total: page.total, limit: a.limit, offset: a.offset };
+      return {
+        orders: page.rows.map(orderOut),
+        total: page.total,
+        limit: a.limit,
+        offset: a.offset,
+        next_cursor: page.nextCursor,
+      };
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders/open', query: a }),
     summary: (r) => `${r.total} open orders`,
@@ -216,12 +230,18 @@ export const tradingTools: ToolDef[] = [
     title: 'Trade history',
     description:
       'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +
-      'and total in USDT, realized PnL, slippage.',
+      'and total in USDT, realized PnL, slippage. Deep pages: cursor = next_cursor of the previous page.',
     input: historyQuery,
     output: historyResponse,
     run: async (call, a) => {
       const page = await listTrades(authed(call), a);
-      return { trades: page.rows.map(tradeOut), total: page.total, limit: a.limit, offset: a.offset };
+      return {
+        trades: page.rows.map(tradeOut),
+        total: page.total,
+        limit: a.limit,
+        offset: a.offset,
+        next_cursor: page.nextCursor,
+      };
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/history', query: a }),
     summary: (r) => `${r.trades.length} of ${r.total} fills`,
