@@ -89,6 +89,27 @@ export interface BacktestCommands {
   clear(): void;
 }
 
+/** What a {@link BacktestStepper} decides: one `StepBacktest` of a running session. */
+export interface StepRequest {
+  sessionId: string;
+  /** The revision the decision's first event is appended at (the stream's + 1); its ids derive from it ({@link decisionIds}). */
+  revision: number;
+  state: BacktestState;
+  steps: number;
+  now: Date;
+  market: SessionMarket;
+}
+
+/**
+ * Where `StepBacktest` decisions run (issue 24 item 4): the same decider (`stepBacktestSliced`), off the request
+ * thread — `src/backtest/stepper.ts` runs it on worker threads, slice by slice, so a long batch never holds the
+ * event loop. Resolves to exactly the events the in-process decider would decide; rejects with the decider's
+ * `DomainError` when it refuses.
+ */
+export interface BacktestStepper {
+  step(request: StepRequest): Promise<BacktestStreamEvent[]>;
+}
+
 /** Dependencies of {@link createBacktestCommands}. */
 export interface BacktestCommandDeps {
   store: EventStore;
@@ -103,6 +124,8 @@ export interface BacktestCommandDeps {
   cacheSize?: number;
   /** Attempts on a revision conflict with another process (default 4). */
   maxAttempts?: number;
+  /** Runs `StepBacktest` decisions off the request thread (default: decided in process, on the caller's thread). */
+  stepper?: BacktestStepper;
 }
 
 /**
@@ -258,11 +281,22 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
         const session = await load(id);
         authorize(session, caller);
         const { command, market } = prepare(session);
-        const events = backtestDecider.decide(command, session.state, {
-          now: now(),
-          newId: decisionIds(id, session.revision + 1),
-          ...(market ? { market } : {}),
-        });
+        const at = now();
+        const events =
+          deps.stepper && market && command.type === 'StepBacktest' && session.state.status === 'running'
+            ? await deps.stepper.step({
+                sessionId: id,
+                revision: session.revision + 1,
+                state: session.state,
+                steps: command.data.steps,
+                now: at,
+                market,
+              })
+            : backtestDecider.decide(command, session.state, {
+                now: at,
+                newId: decisionIds(id, session.revision + 1),
+                ...(market ? { market } : {}),
+              });
         if (events.length === 0) return { session, events };
         try {
           const append = await deps.store.append(

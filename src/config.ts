@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -68,6 +69,16 @@ const configSchema = z.object({
    * Aggregate snapshots (docs/architecture.md, "Snapshots"): a wallet's state is snapshotted every this many
    * events, so a cold load folds at most that many; 0 turns snapshots off (every cold load replays the stream).
    */
+  /**
+   * Worker threads that decide backtest batches off the request thread (issue 24 item 4; `docs/backtesting.md`,
+   * "Where stepping runs"); 0 decides them on the request thread. Default: one fewer than the cores, at least 1.
+   */
+  BACKTEST_THREADS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(64)
+    .default(Math.max(1, os.availableParallelism() - 1)),
   SNAPSHOT_EVERY: z.coerce.number().int().min(0).max(1_000_000).default(500),
   /**
    * Where the rate-limit counters live (`src/rate-limits/limiter.ts`): `auto` (default) uses the shared PostgreSQL

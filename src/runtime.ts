@@ -129,7 +129,8 @@ export const createRuntime = async (
     });
     stops.push(() => trading.stop());
     await trading.start();
-    installBacktest(services);
+    const backtests = installBacktest(services);
+    stops.push(() => backtests.stop());
     const battles = installBattle(services, {
       snapshots: options.matching ?? options.runProjections ?? config.PROJECTIONS,
     });

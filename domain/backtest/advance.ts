@@ -136,7 +136,29 @@ export interface AdvanceResult {
  * equity is valued at the closes. Pure: a backtest runs it for its one wallet, a historical battle once per
  * participant with the same clock.
  */
-export const advanceSandbox = (input: AdvanceInput): AdvanceResult => {
+export const advanceSandbox = (input: AdvanceInput): AdvanceResult => runToEnd(advanceSandboxSliced(input));
+
+/**
+ * Runs a sliced computation to its end without pausing: the synchronous form of a `…Sliced` generator, which is
+ * how every in-process caller (the deciders) runs it.
+ */
+export const runToEnd = <T>(work: Generator<void, T, void>): T => {
+  for (;;) {
+    const r = work.next();
+    if (r.done) return r.value;
+  }
+};
+
+/**
+ * {@link advanceSandbox} as a generator that pauses (yields) after every `sliceSteps` steps and returns the same
+ * result: a worker thread interleaves several sessions' batches by resuming each in turn (issue 24 item 4). The
+ * pauses change nothing computed — the loop resumes where it stopped, with the same state — so the result is the
+ * one of an uninterrupted run whatever the slicing.
+ */
+export function* advanceSandboxSliced(
+  input: AdvanceInput,
+  sliceSteps = Number.POSITIVE_INFINITY,
+): Generator<void, AdvanceResult, void> {
   const { market, terms, startTime, fromStep, steps: n } = input;
   const interval = market.intervalMs;
   const series = market.series;
@@ -200,6 +222,7 @@ export const advanceSandbox = (input: AdvanceInput): AdvanceResult => {
       closed[p] = i;
     }
     equity[k - 1] = meter.at(closed);
+    if (k % sliceSteps === 0 && k < n) yield;
   }
   return { events, wallet, equity, fills, closed, at };
-};
+}

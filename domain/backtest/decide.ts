@@ -5,7 +5,7 @@ import { DomainError } from '../shared/errors';
 import { normalizeStartingBalance } from '../shared/starting-balance';
 import type { OwnerSnapshot } from '../wallet/commands';
 import { walletDecider } from '../wallet/decide';
-import { advanceSandbox, closedAt, sandboxContext } from './advance';
+import { advanceSandboxSliced, closedAt, runToEnd, sandboxContext } from './advance';
 import { MAX_BATCH_STEPS, totalSteps } from './clock';
 import type { BacktestCommand, BacktestContext } from './commands';
 import { EquityMeter } from './equity';
@@ -189,12 +189,16 @@ const ended = (
  * close ≥ open, else O→H→L→C) and each order reached is offered to the live wallet decider as a `FillOrder` at the
  * price it was reached at — in the order they are reached along the path, ties in placement order. Then the
  * equity is valued at the closes. The fills precede the `BacktestStepped` event; the last step completes.
+ * The decider's `StepBacktest`, as a generator pausing every `sliceSteps` steps (see `advanceSandboxSliced`): the
+ * decider runs it to its end at once; the backtest worker threads resume it slice by slice so that many sessions'
+ * batches share a thread fairly (issue 24 item 4). Same events whatever the slicing.
  */
-const stepSession = (
+export function* stepBacktestSliced(
   command: Extract<BacktestCommand, { type: 'StepBacktest' }>['data'],
   state: BacktestState,
   ctx: BacktestContext,
-): BacktestStreamEvent[] => {
+  sliceSteps = Number.POSITIVE_INFINITY,
+): Generator<void, BacktestStreamEvent[], void> {
   const config = requireStatus(state, ['running'], 'step');
   if (!Number.isInteger(command.steps) || command.steps < 1 || command.steps > MAX_BATCH_STEPS) {
     throw new DomainError('VALIDATION_ERROR', `steps must be an integer from 1 to ${MAX_BATCH_STEPS}`, {
@@ -203,15 +207,18 @@ const stepSession = (
   }
   const market = requireMarket(ctx);
   const n = Math.min(command.steps, config.totalSteps - state.step);
-  const advanced = advanceSandbox({
-    terms: config,
-    market,
-    startTime: config.startTime,
-    fromStep: state.step,
-    steps: n,
-    wallet: state.wallet,
-    newId: ctx.newId,
-  });
+  const advanced = yield* advanceSandboxSliced(
+    {
+      terms: config,
+      market,
+      startTime: config.startTime,
+      fromStep: state.step,
+      steps: n,
+      wallet: state.wallet,
+      newId: ctx.newId,
+    },
+    sliceSteps,
+  );
   const { events: walletEvents, equity, fills, closed, at } = advanced;
   const events: BacktestStreamEvent[] = [...walletEvents];
   const toStep = state.step + n;
@@ -234,7 +241,7 @@ const stepSession = (
     });
   }
   return events;
-};
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // The decider
@@ -263,7 +270,7 @@ export const decideBacktest = (
     case 'StartBacktest':
       return start(command.data, state, ctx);
     case 'StepBacktest':
-      return stepSession(command.data, state, ctx);
+      return runToEnd(stepBacktestSliced(command.data, state, ctx));
     case 'PlaceSandboxOrder': {
       const config = requireStatus(state, ['running'], 'trade');
       const market = requireMarket(ctx);

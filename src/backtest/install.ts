@@ -2,6 +2,7 @@ import { type BacktestCommands, createBacktestCommands } from '../../commands/ba
 import { getTradingProfile } from '../../queries/trading-profile';
 import type { Services } from '../services';
 import { backtestMarketSource } from './market-source';
+import { createPooledStepper } from './stepper';
 
 declare module '../services' {
   interface Services {
@@ -13,16 +14,22 @@ declare module '../services' {
 /** The backtest capability's member of {@link Services}. */
 export interface BacktestServices {
   commands: BacktestCommands;
+  /** Stops the stepping worker threads (none when `BACKTEST_THREADS=0` or before the first batch). */
+  stop(): Promise<void>;
 }
 
 /**
  * Wires backtests into the runtime (ARCHITECTURE §9): the command handler over the event store, the agents' risk
  * profiles from the read models, the market services' candle index, and the trading capability's fee rate
- * (`FEE_RATE`, default 0.1%), fixed per session at creation.
+ * (`FEE_RATE`, default 0.1%), fixed per session at creation. Batches are stepped on `BACKTEST_THREADS` worker
+ * threads (`stepper.ts`).
  */
 export const installBacktest = (services: Services): BacktestServices => {
   let source: ReturnType<typeof backtestMarketSource> | undefined;
+  const threads = services.config.BACKTEST_THREADS;
+  const stepper = threads > 0 ? createPooledStepper({ threads }) : undefined;
   const commands = createBacktestCommands({
+    ...(stepper ? { stepper } : {}),
     store: services.eventStore,
     market: () => {
       if (!services.market) return undefined;
@@ -36,7 +43,7 @@ export const installBacktest = (services: Services): BacktestServices => {
     },
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
   });
-  const backtest: BacktestServices = { commands };
+  const backtest: BacktestServices = { commands, stop: async () => stepper?.close() };
   services.backtest = backtest;
   return backtest;
 };

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { BacktestMarketSource } from '../../commands/backtest';
 import { buildSessionMarket } from '../../domain/backtest/market';
+import type { Candle } from '../../domain/market/candle';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
+import type { PairFilters } from '../../domain/trading/quantity';
 import type { MarketServices } from '../market/services';
+import type { CandleColumns } from '../market/store/block-codec';
 import { candlesFromColumns } from '../market/store/convert';
+import { registerMarketTransfer } from './stepper';
 
 /**
  * Backtests' view of market data (ARCHITECTURE §7, §9): the pairs and their candle ranges for validating a new
@@ -29,21 +33,36 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
         store.count(normalizeSymbol(symbol), interval, start, end),
     }),
     load(pairs, interval, end) {
-      const loaded = [];
+      const loaded: { filters: PairFilters; candles: Candle[]; columns: CandleColumns }[] = [];
       const hash = createHash('sha256');
       for (const symbol of pairs) {
         const filters = market.pair(symbol);
         if (!filters) return { error: `pair ${symbol} is no longer known to the market data` };
-        const candles = candlesFromColumns(
-          store.columns(symbol, interval, Number.NEGATIVE_INFINITY, end - INTERVAL_MS[interval] + 1),
+        const columns = store.columns(
+          symbol,
+          interval,
+          Number.NEGATIVE_INFINITY,
+          end - INTERVAL_MS[interval] + 1,
         );
+        const candles = candlesFromColumns(columns);
         if (candles.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
         hash.update(
           `${symbol}:${candles.length}:${candles[0]!.openTime}:${candles[candles.length - 1]!.openTime}\n`,
         );
-        loaded.push({ filters, candles });
+        loaded.push({ filters, candles, columns });
       }
-      return { market: buildSessionMarket(interval, loaded), fingerprint: hash.digest('hex') };
+      const fingerprint = hash.digest('hex');
+      const built = buildSessionMarket(interval, loaded);
+      // Worker threads get the columns, not the candle objects (typed arrays: a cheap copy), and share a market
+      // between sessions over the same candles (same pairs, interval, end and fingerprint).
+      registerMarketTransfer(built, `${interval}|${end}|${pairs.join(',')}|${fingerprint}`, {
+        interval,
+        pairs: built.series.map((s) => ({
+          filters: s.filters,
+          columns: loaded.find((l) => l.filters.symbol === s.symbol)!.columns,
+        })),
+      });
+      return { market: built, fingerprint };
     },
   };
 };

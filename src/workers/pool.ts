@@ -9,7 +9,14 @@ import { Piscina } from 'piscina';
  */
 export const createWorkerPool = (
   file: URL,
-  options: { maxThreads: number; minThreads?: number; niceIncrement?: number; idleTimeoutMs?: number },
+  options: {
+    maxThreads: number;
+    minThreads?: number;
+    niceIncrement?: number;
+    idleTimeoutMs?: number;
+    /** Tasks one thread runs at once (async tasks interleave at their awaits; default 1). */
+    concurrentTasksPerWorker?: number;
+  },
 ): Piscina => {
   const typescript = file.pathname.endsWith('.ts');
   const hasLoader = process.execArgv.some((a) => a.includes('tsx'));
@@ -18,6 +25,7 @@ export const createWorkerPool = (
     maxThreads: options.maxThreads,
     minThreads: options.minThreads ?? 0,
     idleTimeout: options.idleTimeoutMs ?? 30_000,
+    concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 1,
     ...(options.niceIncrement ? { niceIncrement: options.niceIncrement } : {}),
     ...(typescript && !hasLoader ? { execArgv: [...process.execArgv, '--import', 'tsx'] } : {}),
   });

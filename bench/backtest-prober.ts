@@ -1,0 +1,285 @@
+/**
+ * Backtests beside live trading (issue 24 item 4): does a whole-range backtest batch stall the live venue?
+ *
+ * The venue runs as `npm start` does (`src/main.ts`: API, projections, matching engine in one process), in a
+ * child process on its own port, on a scratch database of the PostgreSQL server named by `--postgres` or
+ * `DATABASE_URL` (`h_str_prober_*`, dropped at the end; else embedded PGlite in a temporary directory), on the real
+ * market data (`MARKET_DATA_DIR`, the 16 hourly pairs). A prober in this process, open loop, sends every `--every`
+ * ms (20 by default) one request, in turn a `GET /market/price/BTCUSDT` and a market order (`POST /trade/order`,
+ * 0.001 BTC, buys and sells alternating), round-robin over `--agents` agents' keys (under the per-caller rate
+ * limits), each timed from when it was due (no coordinated omission). Three phases, `--seconds` each or until their batches end:
+ *   - `idle`: the prober alone;
+ *   - `1 batch`: one user's whole-range `step/batch` (16 pairs, 2021-04-05 → 2023-12-30, 23,976 hourly steps);
+ *   - `4 batches`: four users' at once.
+ * Reported per phase: the prober's latency (p50/p90/p99/max) of prices and of orders, statuses, the batches' wall
+ * time, and the venue's peak RSS (sampled every 100 ms from /proc). Run it twice for an A/B at the same load:
+ *
+ *   BACKTEST_THREADS=0 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres MARKET_DATA_DIR=../shared/market-data \
+ *     npx tsx bench/backtest-prober.ts --port 8510 --json bench/results/backtest-prober-threads0.json
+ *   BACKTEST_THREADS=1 … npx tsx bench/backtest-prober.ts --port 8511 --json bench/results/backtest-prober-threads1.json
+ *
+ * `BACKTEST_THREADS=0` decides batches on the request thread (the venue before issue 24 item 4); 1 on a worker
+ * thread. Results: `docs/benchmarks.md` ("Backtests beside live trading").
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import pg from 'pg';
+import { Agent, request as undiciRequest } from 'undici';
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+};
+
+const options = new Command()
+  .option('--port <n>', 'port of the venue', positiveInt, 8510)
+  .option('--every <ms>', 'prober period (ms): a price read and a market order in turn', positiveInt, 20)
+  .option('--agents <n>', 'agents the prober rotates over (rate limits are per caller)', positiveInt, 24)
+  .option('--seconds <n>', 'length of the idle phase and minimum of the others', positiveInt, 10)
+  .option('--phases <list>', 'batches at once per phase, comma-separated (0 = idle)', '0,1,4')
+  .option('--postgres <url>', 'PostgreSQL server for the scratch database (default: DATABASE_URL)')
+  .option('--pglite', 'embedded PGlite even when DATABASE_URL is set')
+  .option('--json <file>', 'also write the results as JSON')
+  .parse()
+  .opts<{
+    port: number;
+    every: number;
+    agents: number;
+    seconds: number;
+    phases: string;
+    postgres?: string;
+    pglite?: boolean;
+    json?: string;
+  }>();
+
+const DATA = path.resolve(process.env.MARKET_DATA_DIR ?? '../shared/market-data');
+const START = '2021-04-05T00:00:00Z';
+const END = '2023-12-30T00:00:00Z';
+const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50_ms: round(percentile(sorted, 50)),
+    p90_ms: round(percentile(sorted, 90)),
+    p99_ms: round(percentile(sorted, 99)),
+    max_ms: round(sorted.at(-1) ?? Number.NaN),
+  };
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const postgresServer = options.pglite ? undefined : options.postgres || process.env.DATABASE_URL || undefined;
+const base = `http://127.0.0.1:${options.port}`;
+const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+
+const call = async (
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> => {
+  const res = await undiciRequest(`${base}/api/v1${url}`, {
+    method,
+    dispatcher,
+    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+};
+const ok = async (...args: Parameters<typeof call>) => {
+  const r = await call(...args);
+  if (r.status >= 300) throw new Error(`${args[0]} ${args[1]}: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json as Record<string, any>;
+};
+
+/** Resident set size of a process (bytes), from /proc; 0 when unreadable. */
+const rssOf = (pid: number): number => {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
+
+const main = async () => {
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    load_average_at_start: os.loadavg().map((l) => round(l)),
+    backtest_threads: process.env.BACKTEST_THREADS ?? '(default)',
+    every_ms: options.every,
+  };
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'h_str_prober-'));
+  let scratch: { url: string; drop: () => Promise<void> } | undefined;
+  if (postgresServer) {
+    const name = `h_str_prober_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: postgresServer });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(postgresServer);
+    url.pathname = `/${name}`;
+    scratch = {
+      url: url.toString(),
+      drop: async () => {
+        const a = new pg.Client({ connectionString: postgresServer });
+        await a.connect();
+        await a.query(`drop database if exists ${name} with (force)`);
+        await a.end();
+      },
+    };
+  }
+  results.database = scratch ? 'postgresql' : 'pglite';
+  let venue: ChildProcess | undefined;
+  try {
+    venue = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: {
+        ...process.env,
+        PORT: String(options.port),
+        DATA_DIR: dataDir,
+        MARKET_DATA_DIR: DATA,
+        LOG_LEVEL: 'error',
+        DATABASE_URL: scratch?.url ?? '',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const pid = venue.pid!;
+    for (let i = 0; ; i++) {
+      const up = await call('GET', '/market/price/BTCUSDT').catch(() => undefined);
+      if (up?.status === 200) break;
+      if (i > 600) throw new Error('the venue did not start in 120 s');
+      await sleep(200);
+    }
+    const reg = await ok('POST', '/auth/register', { display_name: 'prober' });
+    const login = await ok('POST', '/auth/login', { api_key: reg.api_key, api_secret: reg.api_secret });
+    const auth = { authorization: `Bearer ${login.token}` };
+    const keys: string[] = [];
+    for (let i = 0; i < options.agents; i++) {
+      const a = await ok('POST', '/agents', { display_name: `probe ${i}` }, auth);
+      keys.push(a.api_key as string);
+    }
+    // Backtest users: one account and agent each.
+    const users: { auth: Record<string, string>; agent: string }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await ok('POST', '/auth/register', { display_name: `backtester ${i}` });
+      const l = await ok('POST', '/auth/login', { api_key: r.api_key, api_secret: r.api_secret });
+      const h = { authorization: `Bearer ${l.token}` };
+      const a = await ok('POST', '/agents', { display_name: `bt ${i}` }, h);
+      users.push({ auth: h, agent: a.agent_id as string });
+    }
+
+    const phase = async (batches: number) => {
+      const price: number[] = [];
+      const order: number[] = [];
+      const statuses: Record<string, number> = {};
+      let peakRss = rssOf(pid);
+      const rssTimer = setInterval(() => {
+        peakRss = Math.max(peakRss, rssOf(pid));
+      }, 100);
+      let probing = true;
+      let tick = 0;
+      const inflight: Promise<void>[] = [];
+      const t0 = performance.now();
+      const probeLoop = (async () => {
+        while (probing) {
+          const due = t0 + tick * options.every;
+          const wait = due - performance.now();
+          if (wait > 0) await sleep(wait);
+          const key = keys[tick % keys.length]!;
+          const side = Math.floor(tick / keys.length) % 2 === 0 ? 'buy' : 'sell';
+          tick++;
+          const timedCall = async (into: number[], label: string, f: () => Promise<{ status: number }>) => {
+            const r = await f().catch(() => ({ status: 0 }));
+            into.push(performance.now() - due);
+            statuses[`${label} ${r.status}`] = (statuses[`${label} ${r.status}`] ?? 0) + 1;
+          };
+          // One request per tick, a price read and a market order in turn.
+          inflight.push(
+            tick % 2 === 1
+              ? timedCall(price, 'price', () =>
+                  call('GET', '/market/price/BTCUSDT', undefined, { 'x-api-key': key }),
+                )
+              : timedCall(order, 'order', () =>
+                  call(
+                    'POST',
+                    '/trade/order',
+                    { symbol: 'BTCUSDT', side, type: 'market', quantity: '0.001' },
+                    { 'x-api-key': key },
+                  ),
+                ),
+          );
+        }
+      })();
+      const minimum = sleep(options.seconds * 1000);
+      const runs = users.slice(0, batches).map(async (u) => {
+        const created = await ok(
+          'POST',
+          '/backtest/create',
+          {
+            start_time: START,
+            end_time: END,
+            starting_balance: '100000',
+            candle_interval: '1h',
+            agent_id: u.agent,
+            strategy_label: 'prober',
+            pairs: null,
+          },
+          u.auth,
+        );
+        const id = created.session_id as string;
+        await ok('POST', `/backtest/${id}/start`, undefined, u.auth);
+        const tb = performance.now();
+        const last = await ok('POST', `/backtest/${id}/step/batch`, { steps: 100_000 }, u.auth);
+        return {
+          steps: last.step as number,
+          complete: last.is_complete as boolean,
+          batch_ms: round(performance.now() - tb),
+        };
+      });
+      const batchResults = await Promise.all(runs);
+      await minimum;
+      probing = false;
+      await probeLoop;
+      await Promise.all(inflight);
+      clearInterval(rssTimer);
+      const out = {
+        batches,
+        seconds: round((performance.now() - t0) / 1000),
+        batch_runs: batchResults,
+        price: summary(price),
+        order: summary(order),
+        statuses,
+        venue_peak_rss_mib: round(peakRss / 2 ** 20, 1),
+        load_average: os.loadavg().map((l) => round(l)),
+      };
+      console.log(JSON.stringify(out));
+      return out;
+    };
+
+    const phases = [];
+    for (const n of options.phases.split(',').map(Number)) phases.push(await phase(n));
+    results.phases = phases;
+  } finally {
+    if (venue && venue.exitCode === null) {
+      const exited = new Promise((r) => venue!.once('exit', r));
+      venue.kill('SIGTERM');
+      await exited;
+    }
+    await dispatcher.close();
+    await scratch?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
+};
+
+await main();

@@ -1,0 +1,109 @@
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { LRUCache } from 'lru-cache';
+import { decisionIds } from '../../commands/backtest';
+import { stepBacktestSliced } from '../../domain/backtest/decide';
+import type { BacktestStreamEvent } from '../../domain/backtest/events';
+import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
+import type { BacktestState } from '../../domain/backtest/state';
+import type { Interval } from '../../domain/market/intervals';
+import { DomainError } from '../../domain/shared/errors';
+import { decodeState } from '../../domain/shared/state-codec';
+import type { PairFilters } from '../../domain/trading/quantity';
+import type { CandleColumns } from '../market/store/block-codec';
+import { candlesFromColumns } from '../market/store/convert';
+
+/** A session market as it crosses to a worker thread: each pair's filters and candle columns (typed arrays). */
+export interface MarketTransfer {
+  interval: Interval;
+  pairs: { filters: PairFilters; columns: CandleColumns }[];
+}
+
+/** One `StepBacktest` for a worker thread (see `stepper.ts`). */
+export interface StepTask {
+  /** Identifies the market: the worker keeps the markets it built, by key, and asks for one it lacks. */
+  key: string;
+  /** The market, sent when the worker answered `{ miss: true }` for `key`. */
+  market?: MarketTransfer;
+  sessionId: string;
+  /** The revision the decision's first event is appended at (ids derive from it). */
+  revision: number;
+  /** The session's state, `encodeState` text (exact decimals). */
+  state: string;
+  steps: number;
+  /** Wall clock of the command (ms). */
+  now: number;
+  /** Steps between two checks of the slice's time. */
+  sliceSteps: number;
+  /** CPU time (ms) a task computes before it lets the worker's other tasks run. */
+  sliceMs: number;
+}
+
+/** What a worker answers: the decided events, a refusal of the decider, or a request for the market. */
+export type StepAnswer =
+  | { events: BacktestStreamEvent[] }
+  | {
+      error: {
+        code: DomainError['code'];
+        message: string;
+        details?: Record<string, unknown>;
+        status: number;
+      };
+    }
+  | { miss: true };
+
+/** Markets built in this thread, bounded by candles held (many sessions on the same market share one). */
+const markets = new LRUCache<string, SessionMarket>({
+  maxSize: Number(process.env.BACKTEST_WORKER_CANDLES ?? 8_000_000),
+  sizeCalculation: (m) =>
+    Math.max(
+      1,
+      m.series.reduce((n, s) => n + s.candles.length, 0),
+    ),
+});
+
+/**
+ * Decides one `StepBacktest` with the backtest decider's own step (`stepBacktestSliced`) — a piscina task. The
+ * decision is computed in slices: after `sliceMs` of work the task yields the thread (`setImmediate`), so the other
+ * batches this thread runs at the same time (piscina's `concurrentTasksPerWorker`) each get a turn — a fair share
+ * instead of first come, first served to the end. The pauses change nothing computed.
+ */
+export default async (task: StepTask): Promise<StepAnswer> => {
+  let market = markets.get(task.key);
+  if (!market) {
+    if (!task.market) return { miss: true };
+    market = buildSessionMarket(
+      task.market.interval,
+      task.market.pairs.map((p) => ({ filters: p.filters, candles: candlesFromColumns(p.columns) })),
+    );
+    markets.set(task.key, market);
+  }
+  const state = decodeState<BacktestState>(task.state);
+  const work = stepBacktestSliced(
+    { steps: task.steps },
+    state,
+    { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market },
+    task.sliceSteps,
+  );
+  try {
+    let sliceStart = performance.now();
+    for (;;) {
+      const r = work.next();
+      if (r.done) return { events: r.value };
+      if (performance.now() - sliceStart >= task.sliceMs) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    return {
+      error: {
+        code: error.code,
+        message: error.message,
+        status: error.status,
+        ...(error.details ? { details: error.details } : {}),
+      },
+    };
+  }
+};

@@ -1,0 +1,131 @@
+import os from 'node:os';
+import type { Piscina } from 'piscina';
+import { type BacktestStepper, decisionIds, type StepRequest } from '../../commands/backtest';
+import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
+import { backtestDecider } from '../../domain/backtest/decide';
+import type { SessionMarket } from '../../domain/backtest/market';
+import { DomainError } from '../../domain/shared/errors';
+import { encodeState } from '../../domain/shared/state-codec';
+import { columnsFromCandles } from '../market/store/convert';
+import { createWorkerPool } from '../workers/pool';
+import type { MarketTransfer, StepAnswer, StepTask } from './step-worker';
+
+/** Options of {@link createPooledStepper}. */
+export interface PooledStepperOptions {
+  /** Worker threads (default: one fewer than the cores, at least 1). */
+  threads?: number;
+  /** Batches one thread runs at once, interleaved slice by slice (default 16). */
+  concurrentPerThread?: number;
+  /** A step of at most this many candle updates (steps × pairs) is decided in process: cheaper than a hop (2048). */
+  inlineUpTo?: number;
+  /** CPU time (ms) a batch computes before another batch of the same thread gets a turn (default 4). */
+  sliceMs?: number;
+  /** Nice increment of the threads (Linux; default 10): the request thread wins the CPU when both want it. */
+  niceIncrement?: number;
+}
+
+/** The market a session was built from, where the market source registered it (typed columns, cheap to send). */
+const transfers = new WeakMap<SessionMarket, { key: string; transfer: MarketTransfer }>();
+let anonymous = 0;
+
+/**
+ * Registers how `market` crosses to a worker thread: its columns and a key naming its content (the market source
+ * passes its fingerprint, so sessions over the same candles share one market in each thread).
+ */
+export const registerMarketTransfer = (
+  market: SessionMarket,
+  key: string,
+  transfer: MarketTransfer,
+): void => {
+  transfers.set(market, { key, transfer });
+};
+
+const transferOf = (market: SessionMarket): { key: string; transfer: MarketTransfer } => {
+  let known = transfers.get(market);
+  if (!known) {
+    // A market not built by the market source (tests): its candles in columns, once.
+    known = {
+      key: `anonymous:${process.pid}:${++anonymous}`,
+      transfer: {
+        interval: market.interval,
+        pairs: market.series.map((s) => ({
+          filters: s.filters,
+          columns: columnsFromCandles(s.candles, market.intervalMs),
+        })),
+      },
+    };
+    transfers.set(market, known);
+  }
+  return known;
+};
+
+/**
+ * Backtest stepping off the request thread (issue 24 item 4; `docs/backtesting.md`, "Where stepping runs"): a
+ * `StepBacktest` bigger than `inlineUpTo` candle updates is decided on a piscina worker thread by the decider's own
+ * step, interleaved slice by slice with the other batches of that thread, while the request thread keeps serving.
+ * The thread builds the session's market from its columns the first time it sees it and keeps it (bounded LRU).
+ * The events are the decider's, byte for byte, so what is appended, answered and folded does not depend on where
+ * the decision ran. The pool starts on the first batch; `close` stops it.
+ */
+export const createPooledStepper = (
+  options: PooledStepperOptions = {},
+): BacktestStepper & { close(): Promise<void> } => {
+  let pool: Piscina | undefined;
+  const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
+  const inlineUpTo = options.inlineUpTo ?? 2048;
+  const sliceMs = options.sliceMs ?? 4;
+  const poolOf = (): Piscina => {
+    pool ??= createWorkerPool(new URL('./step-worker.ts', import.meta.url), {
+      maxThreads: threads,
+      concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
+      niceIncrement: options.niceIncrement ?? 10,
+      idleTimeoutMs: 60_000,
+    });
+    return pool;
+  };
+
+  const inline = (request: StepRequest) =>
+    backtestDecider.decide({ type: 'StepBacktest', data: { steps: request.steps } }, request.state, {
+      now: request.now,
+      newId: decisionIds(request.sessionId, request.revision),
+      market: request.market,
+    });
+
+  return {
+    async step(request) {
+      const { steps, market } = request;
+      if (
+        !Number.isInteger(steps) ||
+        steps < 1 ||
+        steps > MAX_BATCH_STEPS ||
+        Math.min(steps, request.state.config?.totalSteps ?? 0) * market.series.length <= inlineUpTo
+      ) {
+        return inline(request);
+      }
+      const { key, transfer } = transferOf(market);
+      const task: StepTask = {
+        key,
+        sessionId: request.sessionId,
+        revision: request.revision,
+        state: encodeState(request.state),
+        steps,
+        now: request.now.getTime(),
+        sliceSteps: 8,
+        sliceMs,
+      };
+      let answer = (await poolOf().run(task)) as StepAnswer;
+      if ('miss' in answer) answer = (await poolOf().run({ ...task, market: transfer })) as StepAnswer;
+      if ('miss' in answer) throw new Error('the backtest worker did not keep the market it was sent');
+      if ('error' in answer) {
+        const e = answer.error;
+        throw new DomainError(e.code, e.message, e.details, e.status);
+      }
+      return answer.events;
+    },
+    async close() {
+      const p = pool;
+      pool = undefined;
+      await p?.destroy();
+    },
+  };
+};

@@ -1,0 +1,149 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { decisionIds } from '../../commands/backtest';
+import type { BacktestCommand } from '../../domain/backtest/commands';
+import { backtestDecider } from '../../domain/backtest/decide';
+import type { BacktestStreamEvent } from '../../domain/backtest/events';
+import type { BacktestState } from '../../domain/backtest/state';
+import type { Candle } from '../../domain/market/candle';
+import { DomainError } from '../../domain/shared/errors';
+import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
+import { createPooledStepper } from '../../src/backtest/stepper';
+import { H, series, T0, testCatalog, testMarket } from './support';
+
+/**
+ * Issue 24 item 4: a batch decided on a worker thread (slice by slice, interleaved with other batches) gives the
+ * events the in-process decider gives, byte for byte, and the decider's refusals keep their code.
+ */
+
+const SESSION = `bt_${'1'.repeat(32)}`;
+const HOURS = 3000;
+
+/** A deterministic random walk (hourly OHLC), with a gap of 5 hours in ETH. */
+const walk = (seed: number, start: number, gapAt?: number): Candle[] => {
+  let x = seed;
+  const rnd = () => {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return x / 2_147_483_648;
+  };
+  let price = 100;
+  const ohlc: ([number, number, number, number] | null)[] = [];
+  for (let i = 0; i < HOURS; i++) {
+    const open = price;
+    const close = Math.max(1, Math.round(open * (1 + (rnd() - 0.5) * 0.04) * 100) / 100);
+    const high = Math.round(Math.max(open, close) * (1 + rnd() * 0.01) * 100) / 100;
+    const low = Math.round(Math.min(open, close) * (1 - rnd() * 0.01) * 100) / 100;
+    price = close;
+    ohlc.push(gapAt !== undefined && i >= gapAt && i < gapAt + 5 ? null : [open, high, low, close]);
+  }
+  return series(start, ohlc);
+};
+
+const CANDLES = { BTCUSDT: walk(7, T0 - 10 * H), ETHUSDT: walk(11, T0 - 10 * H, 1200) };
+const market = testMarket(CANDLES);
+const NOW = new Date('2030-01-01T00:00:00Z');
+
+/** A started session with a grid of pending orders (they fill along the way: fills, gaps and cancels happen). */
+const startedSession = (): { state: BacktestState; revision: number } => {
+  let state = backtestDecider.initialState();
+  let revision = -1;
+  const apply = (command: BacktestCommand) => {
+    const events = backtestDecider.decide(command, state, {
+      now: NOW,
+      newId: decisionIds(SESSION, revision + 1),
+      market,
+      catalog: testCatalog(CANDLES),
+    });
+    for (const e of events) state = backtestDecider.evolve(state, e);
+    revision += events.length;
+  };
+  apply({
+    type: 'CreateBacktest',
+    data: {
+      sessionId: SESSION,
+      accountId: 'acc',
+      agentId: 'agent',
+      request: {
+        startTime: T0,
+        endTime: T0 + (HOURS - 20) * H,
+        candleInterval: '1h',
+        startingBalance: '100000',
+        strategyLabel: null,
+        pairs: null,
+      },
+      riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
+      feeRate: '0.001',
+    },
+  });
+  apply({ type: 'StartBacktest', data: { fingerprint: 'f' } });
+  for (const [symbol, price] of [
+    ['BTCUSDT', '95'],
+    ['BTCUSDT', '90'],
+    ['ETHUSDT', '97'],
+    ['ETHUSDT', '85'],
+  ] as const) {
+    apply({
+      type: 'PlaceSandboxOrder',
+      data: { order: { symbol, side: 'buy', type: 'limit', quantity: '10', price } },
+    });
+  }
+  return { state, revision };
+};
+
+const inline = (state: BacktestState, revision: number, steps: number): BacktestStreamEvent[] =>
+  backtestDecider.decide({ type: 'StepBacktest', data: { steps } }, state, {
+    now: NOW,
+    newId: decisionIds(SESSION, revision + 1),
+    market,
+  });
+
+const stepper = createPooledStepper({ threads: 1, sliceMs: 1, inlineUpTo: 0 });
+afterAll(() => stepper.close());
+
+describe('backtest stepping on worker threads', () => {
+  it('decides the events of the in-process decider, byte for byte, with batches interleaved', async () => {
+    const { state, revision } = startedSession();
+    const expected = [500, 1000, 2980].map((steps) => JSON.stringify(inline(state, revision, steps)));
+    expect(expected[2]).toContain('"OrderFilled"');
+    expect(expected[2]).toContain('"BacktestCompleted"');
+    // Four batches at once on one thread: they run slice by slice, interleaved.
+    const got = await Promise.all(
+      [500, 1000, 2980, 2980].map((steps) =>
+        stepper.step({ sessionId: SESSION, revision: revision + 1, state, steps, now: NOW, market }),
+      ),
+    );
+    expect(got.map((e) => JSON.stringify(e))).toEqual([...expected, expected[2]]);
+  }, 60_000);
+
+  it('continues a session across batches as the decider does', async () => {
+    let { state, revision } = startedSession();
+    let reference = state;
+    let referenceRevision = revision;
+    for (const steps of [700, 1, 900, 5000]) {
+      const want = inline(reference, referenceRevision, steps);
+      for (const e of want) reference = backtestDecider.evolve(reference, e);
+      referenceRevision += want.length;
+      const got = await stepper.step({
+        sessionId: SESSION,
+        revision: revision + 1,
+        state,
+        steps,
+        now: NOW,
+        market,
+      });
+      expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+      for (const e of got) state = backtestDecider.evolve(state, e);
+      revision += got.length;
+    }
+    expect(state.status).toBe('completed');
+  }, 60_000);
+
+  it("answers the decider's refusal with its code", async () => {
+    const { state, revision } = startedSession();
+    const done = { ...state, status: 'completed' as const };
+    const error = await stepper
+      .step({ sessionId: SESSION, revision: revision + 1, state: done, steps: 1000, now: NOW, market })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).code).toBe('BACKTEST_INVALID_STATE');
+  }, 60_000);
+});
