@@ -40,10 +40,21 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
+/** What a key has used of a group's budget in the current window. */
+export interface RateLimitUsage {
+  group: RateLimitGroup;
+  /** Requests counted in the current window. */
+  used: number;
+  /** Requests allowed per window. */
+  limit: number;
+}
+
 /** Counts requests per key and group (`src/rate-limits/limiter.ts`). */
 export interface RateLimiter {
   /** Counts one request of `key` in `group` and decides; never throws for a refusal (see `allowed`). */
   consume(key: string, group: RateLimitGroup): Promise<RateLimitDecision>;
+  /** What `key` has used of `group` in the current window, without counting anything. */
+  usage(key: string, group: RateLimitGroup): Promise<RateLimitUsage>;
   /** Which store holds the counters: this process's memory, or the shared PostgreSQL table. */
   readonly store: 'memory' | 'postgres';
 }
@@ -75,6 +86,16 @@ export const consumeRateLimit = (
         resetAt: Date.now() + RATE_LIMIT_WINDOW_MS,
         retryAfterSeconds: 0,
       });
+
+/** What `key` has used of `group` this window, without counting (nothing used without a limiter). */
+export const rateLimitUsage = (
+  services: Pick<Services, 'rateLimits'>,
+  key: string,
+  group: RateLimitGroup,
+): Promise<RateLimitUsage> =>
+  services.rateLimits
+    ? services.rateLimits.usage(key, group)
+    : Promise.resolve({ group, used: 0, limit: RATE_LIMIT_GROUPS[group] });
 
 /**
  * The refusal of a request over its group's limit: `RATE_LIMIT_EXCEEDED` 429 with `details.limit`,

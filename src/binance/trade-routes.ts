@@ -5,6 +5,7 @@ import { dec, fmt } from '../../domain/trading/decimal';
 import type { OrderType } from '../../domain/trading/orders';
 import { balances } from '../application/account';
 import type { Call } from '../application/call';
+import { RATE_LIMIT_WINDOW_MS, rateLimitKeyOf, rateLimitUsage } from '../application/rate-limits';
 import {
   cancelOpenOrdersOf,
   cancelOrder,
@@ -171,6 +172,23 @@ const inTimeRange = <R>(rows: R[], p: BinanceParams, timeOf: (r: R) => number): 
 
 /** Registers the signed endpoints on the `/binance/api/v3` scope. */
 export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
+  // Binance's "Query Unfilled Order Count": the caller's ORDERS budget of the venue's one limiter (shared by every
+  // door), as exchangeInfo's `rateLimits` states it; reading it counts in `general`, not in `orders`.
+  app.get(
+    '/rateLimit/order',
+    signedEndpoint('general', 'read', async ({ call, request }) => {
+      const u = await rateLimitUsage(app.services, rateLimitKeyOf(call.caller, request.ip), 'orders');
+      return [
+        {
+          rateLimitType: 'ORDERS',
+          interval: 'MINUTE',
+          intervalNum: RATE_LIMIT_WINDOW_MS / 60_000,
+          limit: u.limit,
+          count: u.used,
+        },
+      ];
+    }),
+  );
   app.get(
     '/account',
     signedEndpoint('general', 'read', async ({ call, params }) => {

@@ -79,5 +79,11 @@ export const createRateLimiter = (options: {
         throw error;
       }
     },
+    async usage(key, group) {
+      const res = await limiters.get(group)!.get(key);
+      // A window that has ended counts nothing (the store may still hold its row until it is purged).
+      const used = res && res.msBeforeNext > 0 ? Math.min(res.consumedPoints, RATE_LIMIT_GROUPS[group]) : 0;
+      return { group, used, limit: RATE_LIMIT_GROUPS[group] };
+    },
   };
 };

@@ -348,3 +348,71 @@ describe('ccxt.binance against the venue', () => {
     expect(Number(order.headers.get('x-mbx-order-count-1m'))).toBeGreaterThan(0);
   });
 });
+
+describe('exchangeInfo rateLimits: the venue’s one limiter, shared by both doors', () => {
+  it('ORDERS as stated: orders through /api/v1 and the Binance door count together; the next is -1015 with Retry-After', async () => {
+    const info = (await (await fetch(`${venue.url}/binance/api/v3/exchangeInfo?symbol=BTCUSDT`)).json()) as {
+      rateLimits: { rateLimitType: string; interval: string; intervalNum: number; limit: number }[];
+    };
+    const orders = info.rateLimits.find((r) => r.rateLimitType === 'ORDERS')!;
+    expect(orders).toMatchObject({ interval: 'MINUTE', intervalNum: 1 });
+
+    // A fresh account, so that the count starts at zero.
+    const reg = await fetch(`${venue.url}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ display_name: 'limits' }),
+    });
+    const account = (await reg.json()) as { api_key: string; api_secret: string };
+    const own = { apiKey: account.api_key, secret: account.api_secret };
+    const binanceOrder = (side: 'BUY' | 'SELL') => {
+      const query = new URLSearchParams({
+        symbol: 'BTCUSDT',
+        side,
+        type: 'MARKET',
+        quantity: '0.001',
+        timestamp: String(Date.now()),
+      }).toString();
+      const signature = createHmac('sha256', own.secret).update(query).digest('hex');
+      return fetch(`${venue.url}/binance/api/v3/order`, {
+        method: 'POST',
+        headers: { 'x-mbx-apikey': own.apiKey, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `${query}&signature=${signature}`,
+      });
+    };
+    const restOrder = (side: 'buy' | 'sell') =>
+      fetch(`${venue.url}/api/v1/trade/order`, {
+        method: 'POST',
+        headers: { 'x-api-key': own.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ symbol: 'BTCUSDT', side, type: 'market', quantity: '0.001' }),
+      });
+    const count = async () => {
+      const query = `timestamp=${Date.now()}`;
+      const signature = createHmac('sha256', own.secret).update(query).digest('hex');
+      const res = await fetch(`${venue.url}/binance/api/v3/rateLimit/order?${query}&signature=${signature}`, {
+        headers: { 'x-mbx-apikey': own.apiKey },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { rateLimitType: string; limit: number; count: number }[])[0]!;
+    };
+
+    // Buy through one door, sell through the other, until the stated limit is used up.
+    for (let i = 0; i < orders.limit; i++) {
+      const res = i % 2 === 0 ? await restOrder('buy') : await binanceOrder('SELL');
+      expect(res.status, `order ${i + 1}`).toBe(i % 2 === 0 ? 201 : 200);
+      if (i === 9)
+        expect(await count()).toMatchObject({ rateLimitType: 'ORDERS', limit: orders.limit, count: 10 });
+    }
+    expect((await count()).count).toBe(orders.limit);
+    const balance = await rest('/account/balance', { 'x-api-key': own.apiKey });
+
+    const refused = await binanceOrder('BUY');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await refused.json()) as { code: number }).code).toBe(-1015);
+    expect(refused.headers.get('x-mbx-order-count-1m')).toBe(String(orders.limit));
+    expect((await restOrder('buy')).status).toBe(429);
+    // Refused orders reach no use case: the wallet is as it was.
+    expect(await rest('/account/balance', { 'x-api-key': own.apiKey })).toEqual(balance);
+  }, 60_000);
+});
