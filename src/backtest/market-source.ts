@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { BacktestMarketSource } from '../../commands/backtest';
-import { buildSessionMarket } from '../../domain/backtest/market';
+import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import type { Candle } from '../../domain/market/candle';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
@@ -16,10 +17,25 @@ import { registerMarketTransfer } from './stepper';
  * session's interval closed by its end, the history before its start included, so indicators can warm up). The
  * fingerprint is SHA-256 over each pair's symbol, candle count and first and last open time: as the candle store is
  * append-only and never changes a stored candle, this is enough to tell whether a session continued after a
- * restart still sees exactly the candles it started with.
+ * restart still sees exactly the candles it started with. Sessions started on the same candles (pairs, interval,
+ * end, data and pair list unchanged) share one market: it is read-only, so one copy serves them all.
  */
-export const backtestMarketSource = (market: MarketServices): BacktestMarketSource => {
+export const backtestMarketSource = (
+  market: MarketServices,
+  options: { sharedCandles?: number } = {},
+): BacktestMarketSource => {
   const store = market.data.candles;
+  // Sessions over the same candles share one read-only market (issue 24 item 3): keyed by what it is built from —
+  // the stored candles' version, the pair list's, the pairs, the interval and the end — so a change of either
+  // builds a new one. Bounded by candles held (default 2 M).
+  const shared = new LRUCache<string, { market: SessionMarket; fingerprint: string }>({
+    maxSize: options.sharedCandles ?? 2_000_000,
+    sizeCalculation: (v) =>
+      Math.max(
+        1,
+        v.market.series.reduce((n, x) => n + x.candles.length, 0),
+      ),
+  });
   return {
     catalog: () => ({
       pair: (symbol) => market.pair(symbol),
@@ -33,6 +49,9 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
         store.count(normalizeSymbol(symbol), interval, start, end),
     }),
     load(pairs, interval, end) {
+      const key = `${store.version}|${market.data.pairsAsOf}|${interval}|${end}|${pairs.join(',')}`;
+      const known = shared.get(key);
+      if (known) return known;
       const loaded: { filters: PairFilters; candles: Candle[]; columns: CandleColumns }[] = [];
       const hash = createHash('sha256');
       for (const symbol of pairs) {
@@ -62,7 +81,9 @@ export const backtestMarketSource = (market: MarketServices): BacktestMarketSour
           columns: loaded.find((l) => l.filters.symbol === s.symbol)!.columns,
         })),
       });
-      return { market: built, fingerprint };
+      const result = { market: built, fingerprint };
+      shared.set(key, result);
+      return result;
     },
   };
 };
