@@ -6,7 +6,10 @@
  * alternating blocks of 50 calls after 50 warm-up calls of each, so both see the same load:
  *   - `get_price` vs `GET /market/price/BTCUSDT` (public, no database);
  *   - `get_balance` vs `GET /account/balance` (authenticated, read models);
- *   - `place_order` with `dry_run` vs `POST /trade/order/preview` (authenticated, the wallet decider).
+ *   - `place_order` with `dry_run` vs `POST /trade/order/preview` (authenticated, the wallet decider);
+ *   - `tools/list` (MCP only, no REST counterpart: the REST columns are empty): the whole tool list with its JSON
+ *     Schemas, what a host asks for first — sent as a raw JSON-RPC POST (`fetch`), because the SDK client compiles a
+ *     validator for every output schema on each list, which would measure the client rather than the server.
  * The rate limiter is off (both doors count in it alike; the benchmark makes more calls than a minute allows).
  *
  *   MARKET_DATA_DIR=../shared/market-data npx tsx bench/mcp.ts [--calls 500] [--port 18150]
@@ -72,7 +75,7 @@ await client.connect(
 await client.listTools();
 
 const order = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' };
-const pairs: { name: string; mcp: () => Promise<unknown>; rest: () => Promise<unknown> }[] = [
+const pairs: { name: string; mcp: () => Promise<unknown>; rest?: () => Promise<unknown> }[] = [
   {
     name: 'get_price',
     mcp: () => client.callTool({ name: 'get_price', arguments: { symbol: 'BTCUSDT' } }),
@@ -87,6 +90,19 @@ const pairs: { name: string; mcp: () => Promise<unknown>; rest: () => Promise<un
     name: 'place_order dry_run',
     mcp: () => client.callTool({ name: 'place_order', arguments: { ...order, dry_run: true } }),
     rest: () => json('POST', '/trade/order/preview', auth, order),
+  },
+  {
+    name: 'tools/list',
+    mcp: async () => {
+      const r = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      const body = (await r.json()) as { result?: { tools: unknown[] } };
+      if (!body.result?.tools.length) throw new Error(`tools/list: ${r.status} ${JSON.stringify(body)}`);
+      return body;
+    },
   },
 ];
 
@@ -104,26 +120,27 @@ for (const pair of pairs) {
   const warm: number[] = [];
   for (let i = 0; i < BLOCK; i++) {
     await time(pair.mcp, warm);
-    await time(pair.rest, warm);
+    if (pair.rest) await time(pair.rest, warm);
   }
   const mcp: number[] = [];
   const rest: number[] = [];
   while (mcp.length < CALLS) {
-    for (let i = 0; i < BLOCK; i++) await time(pair.rest, rest);
+    if (pair.rest) for (let i = 0; i < BLOCK; i++) await time(pair.rest, rest);
     for (let i = 0; i < BLOCK; i++) await time(pair.mcp, mcp);
   }
   mcp.sort((a, b) => a - b);
   rest.sort((a, b) => a - b);
-  const f = (v: number) => Number(v.toFixed(2));
+  const f = (v: number | undefined) => (v === undefined ? null : Number(v.toFixed(2)));
+  const restAt = (p: number) => (rest.length ? pct(rest, p) : undefined);
   rows.push({
     call: pair.name,
     calls: mcp.length,
-    rest_p50_ms: f(pct(rest, 50)),
-    rest_p99_ms: f(pct(rest, 99)),
+    rest_p50_ms: f(restAt(50)),
+    rest_p99_ms: f(restAt(99)),
     mcp_p50_ms: f(pct(mcp, 50)),
     mcp_p99_ms: f(pct(mcp, 99)),
-    overhead_p50_ms: f(pct(mcp, 50) - pct(rest, 50)),
-    overhead_p99_ms: f(pct(mcp, 99) - pct(rest, 99)),
+    overhead_p50_ms: rest.length ? f(pct(mcp, 50) - pct(rest, 50)) : null,
+    overhead_p99_ms: rest.length ? f(pct(mcp, 99) - pct(rest, 99)) : null,
   });
 }
 console.table(rows);

@@ -6,12 +6,12 @@ import { newCall, newPublicCall } from '../application/call';
 import { consumeRateLimit, rateLimitExceeded } from '../application/rate-limits';
 import { envelopeOf } from './errors';
 import { selectTools } from './registry';
-import { createMcpServer, type Invoke, type McpResources } from './server';
+import { buildMcpCatalog, createMcpServer, type Invoke, type McpResources } from './server';
 import type { ToolDef } from './tool';
 
 /**
  * The MCP server mounted in the venue at `/mcp` (Streamable HTTP, stateless: each POST is answered by a fresh
- * server on its own transport, as JSON). Credentials come with each request as for REST (`X-API-Key` or
+ * server on its own transport, as JSON, over the tool catalog built once at start). Credentials come with each request as for REST (`X-API-Key` or
  * `Authorization: Bearer`, `X-Agent-Id`) and are checked per tool call with the tool's auth mode, so a host can
  * list tools and read market data without one. Each call counts in its REST route's rate-limit group under the
  * caller's wallet owner (the same budget as REST), and runs the tool's use case in this process — never the
@@ -66,11 +66,12 @@ const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
 
 /** The `/mcp` routes (registered at the root, beside `/health`). */
 export const mcpRoutes: FastifyPluginAsync = async (app) => {
-  const tools = selectTools();
+  // Built once: each stateless POST gets a fresh server and transport, but only handlers over this catalog.
+  const catalog = buildMcpCatalog(selectTools());
   // JSON-RPC, not REST: described by its tool list (docs/mcp.md), not in the venue's OpenAPI document.
   const hidden = { schema: { hide: true } };
   app.post('/mcp', hidden, async (request, reply) => {
-    const server = createMcpServer(tools, invokerFor(app, request), resourcesFor(app, request));
+    const server = createMcpServer(catalog, invokerFor(app, request), resourcesFor(app, request));
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { DomainError } from '../../domain/shared/errors';
 import { selectTools } from './registry';
-import { createMcpServer, type McpResources } from './server';
+import { buildMcpCatalog, createMcpServer, type McpResources } from './server';
 import type { Toolset } from './tool';
 import { type RestClient, type RestRequest, VenueError } from './tool';
 
@@ -98,7 +98,7 @@ const restResources = (http: RestClient): McpResources => ({
 export const runStdio = async (options: StdioOptions): Promise<void> => {
   const http = restClient(options);
   const server = createMcpServer(
-    selectTools(options.toolsets),
+    buildMcpCatalog(selectTools(options.toolsets)),
     (tool, args) => tool.rest(args as never, http),
     restResources(http),
   );

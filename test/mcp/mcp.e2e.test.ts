@@ -110,6 +110,13 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(textOf(rules.contents[0])).toMatch(/risk chain/i);
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toEqual(['backtest_then_trade']);
+    expect(prompts[0]!.arguments?.map((a) => a.name)).toEqual(['symbol', 'strategy']);
+    const prompt = await client.getPrompt({ name: 'backtest_then_trade', arguments: { symbol: 'ETHUSDT' } });
+    const message = prompt.messages[0]!.content;
+    expect(message.type === 'text' ? message.text : '').toContain('"ETHUSDT"');
+    // An unknown tool is the protocol's invalid-params error (MCP spec); the connection stays usable.
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/no_such_tool/);
+    expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   });
 
   it('trades: whoami, price, dry run, market and limit buy, open orders, cancel, portfolio', async () => {
