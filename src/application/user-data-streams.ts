@@ -203,11 +203,24 @@ export const followUserData = (
 ): (() => void) => {
   const { services } = call;
   const orders = new Map<string, OrderFacts>();
-  const factsOf = async (orderId: string): Promise<OrderFacts | undefined> => {
+  /**
+   * The facts of an order this stream has not seen placed (placed before it was followed), from its row once the
+   * read models include event `e`: the figures filled before `e` are the row's less `e`'s own fill.
+   */
+  const factsOf = async (
+    orderId: string,
+    e: RecordedEvent,
+    fill?: OrderFilledData,
+  ): Promise<OrderFacts | undefined> => {
     const known = orders.get(orderId);
     if (known) return known;
     try {
+      await services.projections.waitFor(e.position, services.config.READ_MODEL_WAIT_MS);
       const row = await getOrder(call, orderId);
+      const executed = dec(row.executed_qty ?? '0');
+      const quote = row.executed_price ? executed.times(row.executed_price) : dec(0);
+      const before = (v: ReturnType<typeof dec>, own: string | undefined) =>
+        fmt(own === undefined ? v : v.minus(own).isNegative() ? dec(0) : v.minus(own));
       const facts: OrderFacts = {
         orderId: row.order_id,
         symbol: row.symbol,
@@ -217,9 +230,8 @@ export const followUserData = (
         price: row.price,
         triggerPrice: row.trigger_price,
         placedAt: new Date(row.created_at).getTime(),
-        // The row may already include fills this stream is about to deliver: start from the placement's zero.
-        executedQty: '0',
-        executedQuote: '0',
+        executedQty: before(executed, fill?.quantity),
+        executedQuote: before(quote, fill?.notional),
       };
       orders.set(orderId, facts);
       return facts;
@@ -265,7 +277,7 @@ export const followUserData = (
       }
       case 'OrderFilled': {
         const f = e.data as OrderFilledData;
-        const order = await factsOf(f.order_id);
+        const order = await factsOf(f.order_id, e, f);
         const at = ms(f.filled_at);
         const out: UserDataUpdate[] = [];
         if (order) {
@@ -287,7 +299,7 @@ export const followUserData = (
       }
       case 'OrderCancelled': {
         const c = e.data as OrderCancelledData;
-        const order = await factsOf(c.order_id);
+        const order = await factsOf(c.order_id, e);
         orders.delete(c.order_id);
         const at = ms(c.cancelled_at);
         const out: UserDataUpdate[] = [];

@@ -137,6 +137,11 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
     expect((await listenKeyRequest('POST')).body.listenKey).toBe(listenKey);
     expect(await listenKeyRequest('PUT', listenKey)).toEqual({ status: 200, body: {} });
 
+    // An order placed before the socket follows the key: its later cancel is reported from the order's row.
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    const low = Number(pro.priceToPrecision(SYMBOL, price * 0.5));
+    const earlier = await pro.createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
+
     const ws = new WebSocket(`${wsBase}/binance/ws/${listenKey}`);
     const inbox: any[] = [];
     ws.on('message', (d) => inbox.push(JSON.parse(String(d))));
@@ -152,6 +157,18 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
       }
     };
 
+    await pro.cancelOrder(earlier.id!, SYMBOL);
+    await until(() => inbox.some((m) => m.e === 'executionReport' && m.i === earlier.id));
+    expect(inbox.find((m) => m.e === 'executionReport' && m.i === earlier.id)).toMatchObject({
+      x: 'CANCELED',
+      X: 'CANCELED',
+      S: 'BUY',
+      o: 'LIMIT',
+      q: '0.00100000',
+      p: low.toFixed(8),
+      z: '0.00000000',
+    });
+
     const sold = await pro.createOrder(SYMBOL, 'market', 'sell', 0.001);
     await until(() => inbox.some((m) => m.e === 'executionReport' && m.i === sold.id && m.x === 'TRADE'));
     const reports = inbox.filter((m) => m.e === 'executionReport' && m.i === sold.id);
@@ -166,7 +183,8 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
       q: '0.00100000',
       z: '0.00100000',
     });
-    await until(() => inbox.filter((m) => m.e === 'outboundAccountPosition').length >= 2);
+    // One balance event each: the cancel, the sell's placement, its fill; the last is the wallet as it is now.
+    await until(() => inbox.filter((m) => m.e === 'outboundAccountPosition').length >= 3);
     const position = inbox.filter((m) => m.e === 'outboundAccountPosition').at(-1);
     const expected = await restBalances();
     for (const line of position.B as { a: string; f: string; l: string }[]) {
