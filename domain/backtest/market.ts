@@ -43,13 +43,33 @@ export const unitsOf = (value: string): number => {
   return toUnitsNumber(value);
 };
 
-/** Builds a session market from each pair's filters and candles (sorted by open time, at `interval`). */
+/** A pair's prices already in integer 1e-8 units, one per candle (what the candle store holds): no parsing. */
+export interface SeriesUnits {
+  open: Float64Array;
+  high: Float64Array;
+  low: Float64Array;
+  close: Float64Array;
+}
+
+/**
+ * Builds a session market from each pair's filters and candles (sorted by open time, at `interval`). `units`, when
+ * given, are the candles' prices in 1e-8 units (they must equal the candles' strings); otherwise they are parsed.
+ */
 export const buildSessionMarket = (
   interval: Interval,
-  pairs: readonly { filters: PairFilters; candles: readonly Candle[] }[],
+  pairs: readonly { filters: PairFilters; candles: readonly Candle[]; units?: SeriesUnits }[],
 ): SessionMarket => {
   const series = pairs
-    .map(({ filters, candles }): PairSeries => {
+    .map(({ filters, candles, units }): PairSeries => {
+      if (units) {
+        return {
+          symbol: filters.symbol,
+          filters: { ...filters, status: 'active' },
+          candles,
+          openTime: Float64Array.from(candles, (c) => c.openTime),
+          ...units,
+        };
+      }
       const n = candles.length;
       const s: PairSeries = {
         symbol: filters.symbol,

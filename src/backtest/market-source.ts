@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { BacktestMarketSource } from '../../commands/backtest';
-import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
+import { buildSessionMarket, type SeriesUnits, type SessionMarket } from '../../domain/backtest/market';
 import type { Candle } from '../../domain/market/candle';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
@@ -9,6 +9,7 @@ import type { PairFilters } from '../../domain/trading/quantity';
 import type { MarketServices } from '../market/services';
 import type { CandleColumns } from '../market/store/block-codec';
 import { candlesFromColumns } from '../market/store/convert';
+import { unitsAt } from '../market/store/decimal-column';
 import { registerMarketTransfer } from './stepper';
 
 /**
@@ -52,7 +53,12 @@ export const backtestMarketSource = (
       const key = `${store.version}|${market.data.pairsAsOf}|${interval}|${end}|${pairs.join(',')}`;
       const known = shared.get(key);
       if (known) return known;
-      const loaded: { filters: PairFilters; candles: Candle[]; columns: CandleColumns }[] = [];
+      const loaded: {
+        filters: PairFilters;
+        candles: Candle[];
+        columns: CandleColumns;
+        units?: SeriesUnits;
+      }[] = [];
       const hash = createHash('sha256');
       for (const symbol of pairs) {
         const filters = market.pair(symbol);
@@ -64,11 +70,12 @@ export const backtestMarketSource = (
           end - INTERVAL_MS[interval] + 1,
         );
         const candles = candlesFromColumns(columns);
+        const units = unitsOfColumns(columns);
         if (candles.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
         hash.update(
           `${symbol}:${candles.length}:${candles[0]!.openTime}:${candles[candles.length - 1]!.openTime}\n`,
         );
-        loaded.push({ filters, candles, columns });
+        loaded.push({ filters, candles, columns, ...(units ? { units } : {}) });
       }
       const fingerprint = hash.digest('hex');
       const built = buildSessionMarket(interval, loaded);
@@ -86,4 +93,27 @@ export const backtestMarketSource = (
       return result;
     },
   };
+};
+
+/**
+ * The price columns in 1e-8 units, straight from the store's integers (exact: the same integers the candles'
+ * strings are written from); undefined when a value would not be a safe integer (then the strings are parsed).
+ */
+const unitsOfColumns = (c: CandleColumns): SeriesUnits | undefined => {
+  const out: SeriesUnits = {
+    open: new Float64Array(c.length),
+    high: new Float64Array(c.length),
+    low: new Float64Array(c.length),
+    close: new Float64Array(c.length),
+  };
+  for (const field of ['open', 'high', 'low', 'close'] as const) {
+    const column = c[field];
+    const into = out[field];
+    for (let i = 0; i < c.length; i++) {
+      const v = unitsAt(column, i);
+      if (!Number.isSafeInteger(v)) return undefined;
+      into[i] = v;
+    }
+  }
+  return out;
 };
