@@ -53,6 +53,19 @@ export interface OrdersTable {
   updated_at: Timestamp;
 }
 
+/**
+ * Row of `trade_counts`: how many fills an owner has per session, symbol and side, kept by the projection with the
+ * fills themselves, so the `total` of a trade history page (any filter of `GET /trade/history`) is a sum of a few
+ * rows instead of a `count(*)` of the owner's history (issue 20).
+ */
+export interface TradeCountsTable {
+  owner_id: string;
+  session_id: string;
+  symbol: string;
+  side: string;
+  n: string;
+}
+
 /** Row of `trades`: one per fill (spec "Trade fill"), with the fill's slippage inputs and realized PnL. */
 export interface TradesTable {
   trade_id: string;
@@ -161,7 +174,7 @@ const emptyOrder = (): Omit<
   cancelled_at: null,
 });
 
-type DB = Kysely<{ orders: OrdersTable; trades: TradesTable }>;
+type DB = Kysely<{ orders: OrdersTable; trades: TradesTable; trade_counts: TradeCountsTable }>;
 
 /**
  * The JSON array of new order rows for `json_populate_recordset` (keys match the `orders` columns by name):
@@ -198,8 +211,8 @@ const mergeUpdates = (
 export const ordersProjection: Projection = {
   name: 'orders',
   // 2: `trades.fill` (the fill model's record), partial fills.
-  version: 2,
-  tables: ['orders', 'trades'],
+  version: 3,
+  tables: ['orders', 'trades', 'trade_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
     const s = db.schema.withSchema(schema);
@@ -276,6 +289,15 @@ export const ordersProjection: Projection = {
       .execute();
     await s.createIndex('trades_owner_seq').on('trades').columns(['owner_id', 'seq']).execute();
     await s.createIndex('trades_owner_time').on('trades').columns(['owner_id', 'executed_at']).execute();
+    await s
+      .createTable('trade_counts')
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('symbol', 'text', (c) => c.notNull())
+      .addColumn('side', 'text', (c) => c.notNull())
+      .addColumn('n', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('trade_counts_pk', ['owner_id', 'session_id', 'symbol', 'side'])
+      .execute();
   },
   async apply(db: DB, events: readonly RecordedEvent[]) {
     let inserts = new Map<string, OrderRow>();
@@ -290,8 +312,13 @@ export const ordersProjection: Projection = {
         await sql`
           with o as (
             insert into orders select * from json_populate_recordset(null::orders, ${ordersJson(inserts)}::json)
+          ), t as (
+            insert into trades select * from json_populate_recordset(null::trades, ${JSON.stringify(trades)}::json)
+            returning owner_id, session_id, symbol, side
           )
-          insert into trades select * from json_populate_recordset(null::trades, ${JSON.stringify(trades)}::json)`.execute(
+          insert into trade_counts (owner_id, session_id, symbol, side, n)
+          select owner_id, session_id, symbol, side, count(*) from t group by owner_id, session_id, symbol, side
+          on conflict (owner_id, session_id, symbol, side) do update set n = trade_counts.n + excluded.n`.execute(
           db,
         );
       }
@@ -314,6 +341,7 @@ export const ordersProjection: Projection = {
         await flush();
         await db.deleteFrom('orders').where('owner_id', '=', owner).execute();
         await db.deleteFrom('trades').where('owner_id', '=', owner).execute();
+        await db.deleteFrom('trade_counts').where('owner_id', '=', owner).execute();
         continue;
       }
       const owner = walletOwnerOf(e.streamId);

@@ -1,10 +1,11 @@
-import type { OrdersTable, TradesTable } from './orders';
+import type { OrdersTable, TradeCountsTable, TradesTable } from './orders';
 import type { BalancesTable, PositionsTable, WalletSessionsTable, WalletsTable } from './wallets';
 
 /** Read models of the trading ledger (joined into `Database` in `schema.ts`). */
 export interface TradingTables {
   orders: OrdersTable;
   trades: TradesTable;
+  trade_counts: TradeCountsTable;
   wallets: WalletsTable;
   wallet_sessions: WalletSessionsTable;
   balances: BalancesTable;

@@ -173,7 +173,8 @@ export interface TradeFilter {
 
 /**
  * Fills of the owner, newest first, with the total matching the filter and the next page's cursor. A page by
- * cursor reads only its own rows (index `trades_owner_seq`); see {@link listOrders}.
+ * cursor reads only its own rows (index `trades_owner_seq`); see {@link listOrders}. The total is summed from
+ * `trade_counts` (kept by the orders projection), so a page by cursor costs the same at any depth.
  */
 export const listTrades = async (
   db: Kysely<ReadModels>,
@@ -186,6 +187,11 @@ export const listTrades = async (
   if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
   let page = q;
   if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
+  // The total from the kept counts (a few rows per owner: sessions × symbols × sides), not a count of the fills.
+  let counts = db.selectFrom('trade_counts').where('owner_id', '=', ownerId);
+  if (filter.symbol) counts = counts.where('symbol', '=', filter.symbol);
+  if (filter.side) counts = counts.where('side', '=', filter.side);
+  if (filter.sessionId) counts = counts.where('session_id', '=', filter.sessionId);
   const [rows, count] = await Promise.all([
     page
       .selectAll()
@@ -193,7 +199,7 @@ export const listTrades = async (
       .limit(filter.limit + 1)
       .offset(filter.offset)
       .execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    counts.select(sql<string>`coalesce(sum(n), 0)::text`.as('n')).executeTakeFirstOrThrow(),
   ]);
   return pageOf(rows, filter.limit, Number(count.n));
 };

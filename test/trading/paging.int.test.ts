@@ -103,6 +103,24 @@ describe('keyset paging of /trade/history, /trade/orders and /trade/orders/open'
     const allSells = (await get('/trade/history?side=sell&limit=500')).json();
     expect(sells.ids).toEqual(allSells.trades.map((r: { trade_id: string }) => r.trade_id));
     expect(sells.pages.every((p) => p.total === Math.floor(MARKET_ORDERS / 2))).toBe(true);
+    // The totals come from the counts the orders projection keeps beside the fills: they agree with the rows.
+    const db = t.app.services.database.db;
+    const kept = await db
+      .selectFrom('trade_counts')
+      .select(['symbol', 'side', 'n'])
+      .where('owner_id', '=', account.accountId)
+      .orderBy('side')
+      .execute();
+    const counted = await db
+      .selectFrom('trades')
+      .select(['symbol', 'side', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('owner_id', '=', account.accountId)
+      .groupBy(['symbol', 'side'])
+      .orderBy('side')
+      .execute();
+    expect(kept.map((r) => [r.symbol, r.side, Number(r.n)])).toEqual(
+      counted.map((r) => [r.symbol, r.side, Number(r.n)]),
+    );
   });
 
   it('pages the order list and the open orders by cursor, with their filters', async () => {
