@@ -2,9 +2,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Services } from '../services';
 import { errorHandler, notFoundHandler } from './errors';
+import { healthRoutes } from './health';
 import { metricsRoutes, registerHttpMetrics } from './metrics';
 import { loadOperatorAccess } from './operator';
-import { healthRoutes } from './routes/health';
 import { registerSecurityHeaders } from './security-headers';
 
 /**

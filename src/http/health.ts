@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { formatPosition } from '../../../ports/event-store';
-import { pingDatabase } from '../../db/database';
-import { VERSION } from '../../version';
+import { formatPosition } from '../../ports/event-store';
+import { pingDatabase } from '../db/database';
+import { VERSION } from '../version';
 
 const componentSchema = z.object({ status: z.enum(['ok', 'down']) }).catchall(z.unknown());
 
