@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { type Call, newCall, newPublicCall } from '../application/call';
 import { followUserData, onUserDataStreamEnd, userDataStreamOf } from '../application/user-data-streams';
+import { keepAlive } from '../net/ws-heartbeat';
 import type { Services } from '../services';
 import { type WalletEvents, walletEventsOf } from '../trading/wallet-follow';
 import { toBinanceError } from './errors';
@@ -257,21 +258,8 @@ const serve = (
       .then(() => s.handle(isBinary ? '' : data.toString()))
       .catch((e: unknown) => request.log.error({ err: e }, 'binance stream message failed'));
   });
-  let alive = true;
-  socket.on('pong', () => {
-    alive = true;
-  });
-  const heartbeat = setInterval(() => {
-    if (!alive) {
-      socket.terminate();
-      return;
-    }
-    alive = false;
-    socket.ping();
-  }, app.services.config.WS_HEARTBEAT_MS);
-  heartbeat.unref();
+  keepAlive(socket, app.services.config.WS_HEARTBEAT_MS);
   socket.on('close', () => {
-    clearInterval(heartbeat);
     s.close();
   });
   try {

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import type { Principal } from '../../auth/principal';
+import { keepAlive } from '../../net/ws-heartbeat';
 import { withIssues } from '../errors';
 import { battleChannels } from './battle-channel';
 import { candlesChannels } from './candles-channel';
@@ -274,23 +275,11 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       if (ready) handle(text);
       else queue.push(text);
     });
-    let alive = true;
-    socket.on('pong', () => {
-      alive = true;
-    });
-    const heartbeat = setInterval(() => {
-      if (!alive) {
-        socket.terminate();
-        return;
-      }
-      alive = false;
-      socket.ping();
-      connection.send('system', 'heartbeat', { timestamp: new Date().toISOString() });
-    }, heartbeatMs);
-    heartbeat.unref();
+    keepAlive(socket, heartbeatMs, () =>
+      connection.send('system', 'heartbeat', { timestamp: new Date().toISOString() }),
+    );
     socket.on('close', () => {
       closed = true;
-      clearInterval(heartbeat);
       for (const { stop } of subscriptions.values()) stop();
       subscriptions.clear();
     });
