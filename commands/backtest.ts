@@ -11,6 +11,7 @@ import {
 import type { SessionMarket } from '../domain/backtest/market';
 import { SandboxLog } from '../domain/backtest/sandbox-log';
 import type { BacktestState } from '../domain/backtest/state';
+import type { FillModelName } from '../domain/fill-model/model';
 import type { Interval } from '../domain/market/intervals';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
@@ -48,6 +49,8 @@ export interface AgentProfile {
   accountId: string;
   status: 'active' | 'suspended' | 'archived';
   riskProfile: RiskProfile;
+  /** The agent wallet's fill model, copied into the session (absent: `realistic`, a new wallet's). */
+  fillModel?: FillModelName | undefined;
 }
 
 /** A session in memory: its state (the fold of its stream), its sandbox log and, once loaded, its candles. */
@@ -171,6 +174,8 @@ const occurredAt = (e: BacktestStreamEvent): string => {
       return e.data.rejected_at;
     case 'WalletReset':
       return e.data.reset_at;
+    case 'FillModelSet':
+      return e.data.set_at;
     default: {
       const unknown: never = e;
       throw new Error(`unknown backtest stream event ${JSON.stringify(unknown)}`);
@@ -388,6 +393,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
             request,
             riskProfile: agent.riskProfile,
             feeRate: deps.feeRate,
+            fillModel: agent.fillModel ?? 'realistic',
           },
         },
         backtestDecider.initialState(),

@@ -403,6 +403,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
           participants.push({
             agentId: a.agentId,
             riskProfile: a.riskProfile,
+            fillModel: a.fillModel ?? 'realistic',
             walletSessionId: null,
             walletRevision: null,
           });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { FillModelName } from '../domain/fill-model/model';
 import { DomainError, isDomainError } from '../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../domain/shared/risk-profile';
 import { type Dec, dec } from '../domain/trading/decimal';
@@ -145,6 +146,16 @@ export interface WalletCommands {
   ): Promise<{ state: TradingModeState; position?: LogPosition }>;
   /** The owner's mode as recorded (default `live`). */
   mode(ownerId: string): Promise<TradingModeState>;
+  /**
+   * Sets the wallet's fill model and participation share (`PUT /account/fill-model`; opens the wallet first when it
+   * never traded). `VALIDATION_ERROR` for an unknown model or a share outside 1–100.
+   */
+  setFillModel(
+    owner: OwnerRef,
+    fillModel: string,
+    participationPct: number | undefined,
+    meta: CommandMeta,
+  ): Promise<WalletOutcome>;
   /** Forgets cached state of a wallet (after its stream was deleted). */
   forget(ownerId: string): void;
   /** Resolves once the snapshots scheduled so far are written (before the database closes; tests). */
@@ -159,6 +170,8 @@ export interface WalletCommandDeps {
   market: () => MarketView | undefined;
   /** Fee per fill as a fraction (default 0.001 = 0.1%). */
   feeRate?: Dec;
+  /** The fill model new wallets open with (`FILL_MODEL`; default `realistic`). */
+  fillModel?: FillModelName;
   /** The owner's profile (default: the accounts and agents read models). */
   profileOf?: (owner: OwnerRef) => Promise<TradingProfile | undefined>;
   /** Business clock (default: wall clock). */
@@ -198,7 +211,7 @@ const commandIdOf = (e: RecordedEvent): unknown => e.metadata['command_id'] ?? e
 export const idempotencyKeyHash = (scope: string, key: string): string =>
   createHash('sha256').update(`${scope}\n${key}`).digest('hex');
 
-const snapshot = (p: TradingProfile): OwnerSnapshot => ({
+const ownerSnapshot = (p: TradingProfile, fillModel: FillModelName): OwnerSnapshot => ({
   ownerId: p.ownerId,
   ownerType: p.ownerType,
   accountId: p.accountId,
@@ -206,6 +219,7 @@ const snapshot = (p: TradingProfile): OwnerSnapshot => ({
   accountStatus: p.accountStatus,
   sessionId: p.sessionId,
   startingBalance: p.startingBalance,
+  fillModel,
 });
 
 /** The error a recorded rejection answers with (`INVALID_SYMBOL` is 404 on order placement, spec "Errors"). */
@@ -236,6 +250,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
   const modes = createCommandHandler(deps.store, tradingModeDecider, { cacheSize: 1_000 });
   const perWallet = new KeyedMutex();
   const feeRate = deps.feeRate ?? dec(DEFAULT_FEE_RATE);
+  const snapshot = (p: TradingProfile) => ownerSnapshot(p, deps.fillModel ?? 'realistic');
   const now = deps.now ?? (() => new Date());
   const profileOf = deps.profileOf ?? ((owner: OwnerRef) => getTradingProfile(deps.db, owner));
 
@@ -452,6 +467,18 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
               ...(startingBalance !== undefined ? { startingBalance } : {}),
             },
           },
+          profile,
+          meta,
+        ),
+      );
+    },
+
+    async setFillModel(owner, fillModel, participationPct, meta) {
+      const profile = await requireProfile(owner);
+      return perWallet.run(profile.ownerId, () =>
+        run(
+          profile.ownerId,
+          { type: 'SetFillModel', data: { owner: snapshot(profile), fillModel, participationPct } },
           profile,
           meta,
         ),

@@ -204,6 +204,16 @@ export const listTrades = async (
   return pageOf(rows, filter.limit, Number(count.n));
 };
 
+/** The fills of one order of the owner, oldest first (`GET /trade/order/{id}`). */
+export const orderFills = (db: Kysely<ReadModels>, ownerId: string, orderId: string): Promise<TradeRow[]> =>
+  db
+    .selectFrom('trades')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('order_id', '=', orderId)
+    .orderBy('seq')
+    .execute();
+
 /** Realized PnL, fees and closed-trade counts of a session's fills since `since` (all when absent). */
 export interface TradeStats {
   realizedPnl: string;

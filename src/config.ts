@@ -108,6 +108,12 @@ const configSchema = z.object({
     .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)')
     .default('0.001'),
   /**
+   * The fill model new wallets open with (docs/trading-rules.md, "The fill model"): `realistic` (book walk,
+   * participation-capped resting fills) or `instant` (touch and fill in full). Each wallet can change its own
+   * (`PUT /account/fill-model`); wallets opened before fill models keep `instant`.
+   */
+  FILL_MODEL: z.enum(['realistic', 'instant']).default('realistic'),
+  /**
    * Webhooks (docs/webhooks.md): `true` lets webhooks call loopback, private, link-local and other non-public
    * addresses (receivers on this host or network; the tests). Default `false`: the SSRF rule refuses them.
    */

@@ -1,3 +1,4 @@
+import type { FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
 import type { BaseContext } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -29,6 +30,8 @@ export type BacktestCommand =
         request: BacktestRequest;
         riskProfile: RiskProfile;
         feeRate: string;
+        /** The agent wallet's fill model, fixed for the session (absent: `instant`, as sessions before it). */
+        fillModel?: FillModelName | undefined;
       };
     }
   /**

@@ -50,6 +50,7 @@ export const sandboxOwner = (config: BacktestConfig): OwnerSnapshot => ({
   accountStatus: 'active',
   sessionId: config.sessionId,
   startingBalance: config.startingBalance,
+  fillModel: config.fillModel,
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -99,6 +100,7 @@ const create = (
         total_steps: steps,
         risk_profile: command.riskProfile,
         fee_rate: command.feeRate,
+        ...(command.fillModel ? { fill_model: command.fillModel } : {}),
         created_at: ctx.now.toISOString(),
       },
     },

@@ -1,3 +1,4 @@
+import type { FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
 import type { DomainEvent } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -44,6 +45,11 @@ export interface BacktestCreatedData {
   risk_profile: RiskProfile;
   /** Fee per fill as a fraction of notional, fixed for the session. */
   fee_rate: string;
+  /**
+   * The agent wallet's fill model at creation, which the sandbox wallet fills with; absent (sessions created before
+   * 2026-11-25): `instant`.
+   */
+  fill_model?: FillModelName;
   /** Wall clock. */
   created_at: string;
 }

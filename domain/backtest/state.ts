@@ -1,3 +1,4 @@
+import type { FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
 import { INTERVAL_MS } from '../market/intervals';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -23,6 +24,8 @@ export interface BacktestConfig {
   totalSteps: number;
   riskProfile: RiskProfile;
   feeRate: string;
+  /** The sandbox wallet's fill model (`BacktestCreated.fill_model`; absent: `instant`). */
+  fillModel: FillModelName;
   createdAt: string;
 }
 
@@ -82,6 +85,7 @@ export const evolveBacktest = (state: BacktestState, event: BacktestStreamEvent)
           totalSteps: d.total_steps,
           riskProfile: d.risk_profile,
           feeRate: d.fee_rate,
+          fillModel: d.fill_model ?? 'instant',
           createdAt: d.created_at,
         },
       };

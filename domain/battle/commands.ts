@@ -1,5 +1,6 @@
 import type { BacktestCatalog } from '../backtest/commands';
 import type { SessionMarket } from '../backtest/market';
+import type { FillModelName } from '../fill-model/model';
 import type { BaseContext } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
 import type { OrderRequest } from '../wallet/commands';
@@ -13,12 +14,16 @@ export interface AgentInfo {
   name: string;
   status: 'active' | 'suspended' | 'archived';
   riskProfile: RiskProfile;
+  /** The agent wallet's fill model (a wallet that never traded: `realistic`). */
+  fillModel?: FillModelName | undefined;
 }
 
 /** What a participant starts with: the copied risk profile and, live, the wallet session begun for the battle. */
 export interface ParticipantStart {
   agentId: string;
   riskProfile: RiskProfile;
+  /** Historical: the agent wallet's fill model, copied into its sandbox (absent: `instant`). */
+  fillModel?: FillModelName | undefined;
   walletSessionId: string | null;
   walletRevision: number | null;
 }

@@ -98,6 +98,7 @@ export const battleSandboxOwner = (state: BattleState, agentId: string): OwnerSn
   accountStatus: 'active',
   sessionId: state.battleId!,
   startingBalance: state.config!.starting_balance,
+  fillModel: state.participants.find((p) => p.agentId === agentId)?.fillModel ?? 'instant',
 });
 
 const sandboxTerms = (state: BattleState, p: Participant) => ({
@@ -198,6 +199,7 @@ const start = (
         return {
           agent_id: p.agentId,
           risk_profile: s.riskProfile,
+          ...(historical && s.fillModel ? { fill_model: s.fillModel } : {}),
           wallet_session_id: historical ? null : s.walletSessionId,
           wallet_revision: historical ? null : s.walletRevision,
         };

@@ -1,3 +1,4 @@
+import type { FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
 import type { DomainEvent } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -75,6 +76,11 @@ export interface StartedParticipant {
   agent_id: string;
   /** Copied from the agent at start (historical sandboxes apply it; live wallets use the agent's own). */
   risk_profile: RiskProfile;
+  /**
+   * Historical: the agent wallet's fill model at start, which its sandbox fills with (live wallets use their own);
+   * absent (battles started before 2026-11-25): `instant`.
+   */
+  fill_model?: FillModelName;
   /** Live: the wallet session the battle started for the agent, and the wallet stream revision it began at. */
   wallet_session_id: string | null;
   wallet_revision: number | null;

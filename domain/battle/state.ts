@@ -1,3 +1,4 @@
+import type { FillModelName } from '../fill-model/model';
 import { INTERVAL_MS } from '../market/intervals';
 import type { MetricsFill } from '../metrics/trades';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -16,6 +17,8 @@ export interface Participant {
   paused: boolean;
   /** Set at start. */
   riskProfile: RiskProfile | null;
+  /** Historical: the sandbox wallet's fill model (set at start; `StartedParticipant.fill_model`). */
+  fillModel: FillModelName;
   walletSessionId: string | null;
   walletRevision: number | null;
   /** Historical: the participant's sandbox wallet (the live wallet's state). */
@@ -120,6 +123,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
             joinedAt: event.data.added_at,
             paused: false,
             riskProfile: null,
+            fillModel: 'instant',
             walletSessionId: null,
             walletRevision: null,
             wallet: initialWalletState(),
@@ -146,6 +150,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
           return {
             ...p,
             riskProfile: s?.risk_profile ?? null,
+            fillModel: s?.fill_model ?? 'instant',
             walletSessionId: s?.wallet_session_id ?? null,
             walletRevision: s?.wallet_revision ?? null,
             equity: historical ? [state.config!.starting_balance] : [],

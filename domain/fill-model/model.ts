@@ -28,6 +28,9 @@ import { walkBook } from './walk';
  */
 export type FillModelName = 'realistic' | 'instant';
 
+/** The fill models, for validation. */
+export const FILL_MODELS = ['realistic', 'instant'] as const satisfies readonly FillModelName[];
+
 /** The version of the models' rules recorded on every fill: bump it on any change of what a fill gets. */
 export const FILL_MODEL_VERSION = 1;
 

@@ -23,6 +23,8 @@ export interface OwnerSnapshot {
   sessionId: string;
   /** USDT, decimal string. */
   startingBalance: string;
+  /** The fill model a new wallet opens with; absent: `realistic` (docs/trading-rules.md, "Choosing a model"). */
+  fillModel?: FillModelName | undefined;
 }
 
 /** An order as the client asked for it (decimal strings; validated by the decider). */
@@ -68,6 +70,11 @@ export type WalletCommand =
   | { type: 'CancelOrder'; data: { orderId: string } }
   /** `DELETE /trade/orders/open`: every open order, in one append (atomic). */
   | { type: 'CancelAllOrders'; data: Record<string, never> }
+  /** `PUT /account/fill-model`: the wallet's fill model and participation share (%, default 10) from now on. */
+  | {
+      type: 'SetFillModel';
+      data: { owner: OwnerSnapshot; fillModel: string; participationPct?: number | undefined };
+    }
   /** `POST /account/reset`: close at market, cancel, new session at `startingBalance` (default: the owner's). */
   | { type: 'ResetWallet'; data: { owner: OwnerSnapshot; startingBalance?: string } };
 

@@ -1,6 +1,7 @@
 import {
   DEFAULT_PARTICIPATION_PCT,
   FILL_MODEL_VERSION,
+  FILL_MODELS,
   type FillModelName,
   quoteMaker,
   quoteTaker,
@@ -112,6 +113,8 @@ const prelude = (d: Decision, owner: OwnerSnapshot, ctx: WalletContext): void =>
         owner_type: owner.ownerType,
         account_id: owner.accountId,
         opened_at: at,
+        fill_model: owner.fillModel ?? 'realistic',
+        participation_pct: DEFAULT_PARTICIPATION_PCT,
       },
     });
     startSession(d, owner.sessionId, dec(owner.startingBalance), owner.sessionId, 'opened', at);
@@ -186,7 +189,7 @@ const reset = (
           participation: null,
           feeRate: ctx.feeRate,
           inputs: {
-            fill_model: modelOf(ctx),
+            fill_model: modelOf(ctx, d.state),
             fill_model_version: FILL_MODEL_VERSION,
             liquidity: 'taker',
             book_levels: null,
@@ -296,7 +299,8 @@ interface FillQuote extends Pricing {
   positionAfter: { quantity: Dec; cost: Dec; avgEntry: Dec };
 }
 
-const modelOf = (ctx: WalletContext): FillModelName => ctx.fillModel ?? 'instant';
+/** The model of a fill: the context's when it names one (previews, tests), else the wallet's. */
+const modelOf = (ctx: WalletContext, state: WalletState): FillModelName => ctx.fillModel ?? state.fillModel;
 
 const gridOf = (ctx: WalletContext, symbol: string) => {
   const pair = ctx.pairs(symbol);
@@ -328,7 +332,7 @@ const takerPricing = (
     whole?: boolean;
   },
 ): Pricing => {
-  const model = modelOf(ctx);
+  const model = modelOf(ctx, state);
   const reference = dec(args.reference.price);
   const print = printAt(state, args.symbol, args.reference.timestamp);
   const taken =
@@ -374,8 +378,8 @@ const makerPricing = (
   order: OpenOrder,
   print: { time: string; volume: Dec },
 ): Pricing => {
-  const model = modelOf(ctx);
-  const share = ctx.participationPct ?? DEFAULT_PARTICIPATION_PCT;
+  const model = modelOf(ctx, state);
+  const share = ctx.participationPct ?? state.participationPct;
   const quote = quoteMaker(model, {
     remaining: order.remaining,
     printVolume: print.volume,
@@ -874,6 +878,35 @@ export const decideWalletWithState = (
       for (const order of Object.values(state.openOrders))
         cancel(d, order, 'cancel_all', ctx.now.toISOString());
       break;
+    case 'SetFillModel': {
+      prelude(d, command.data.owner, ctx);
+      const { fillModel, participationPct } = command.data;
+      if (!(FILL_MODELS as readonly string[]).includes(fillModel)) {
+        throw new DomainError('VALIDATION_ERROR', `fill_model must be one of ${FILL_MODELS.join(', ')}`, {
+          field: 'fill_model',
+        });
+      }
+      const share = participationPct ?? DEFAULT_PARTICIPATION_PCT;
+      if (!Number.isInteger(share) || share < 1 || share > 100) {
+        throw new DomainError('VALIDATION_ERROR', 'participation_pct must be an integer from 1 to 100', {
+          field: 'participation_pct',
+          min: 1,
+          max: 100,
+          value: share,
+        });
+      }
+      if (d.state.fillModel !== fillModel || d.state.participationPct !== share) {
+        d.emit({
+          type: 'FillModelSet',
+          data: {
+            fill_model: fillModel as FillModelName,
+            participation_pct: share,
+            set_at: ctx.now.toISOString(),
+          },
+        });
+      }
+      break;
+    }
     case 'ResetWallet': {
       prelude(d, command.data.owner, ctx);
       const starting =

@@ -18,7 +18,8 @@ export type WalletEvent =
   | DomainEvent<'OrderFilled', OrderFilledData>
   | DomainEvent<'OrderCancelled', OrderCancelledData>
   | DomainEvent<'OrderRejected', OrderRejectedData>
-  | DomainEvent<'WalletReset', WalletResetData>;
+  | DomainEvent<'WalletReset', WalletResetData>
+  | DomainEvent<'FillModelSet', FillModelSetData>;
 
 /** Who owns a wallet. */
 export type OwnerType = 'account' | 'agent';
@@ -30,6 +31,21 @@ export interface WalletOpenedData {
   owner_type: OwnerType;
   account_id: string;
   opened_at: string;
+  /**
+   * The fill model the wallet opens with (docs/trading-rules.md, "Choosing a model"): `realistic` for wallets opened
+   * since 2026-11-25 unless the owner chose otherwise; absent (wallets opened before): `instant`, so their history
+   * replays as it was decided.
+   */
+  fill_model?: FillModelName;
+  /** The participation share (%) of a print's volume its resting orders may take (`realistic`); absent: 10. */
+  participation_pct?: number;
+}
+
+/** The owner chose the wallet's fill model (`PUT /account/fill-model`); applies to fills from now on. */
+export interface FillModelSetData {
+  fill_model: FillModelName;
+  participation_pct: number;
+  set_at: string;
 }
 
 /** Why a session started. */
@@ -263,6 +279,7 @@ export const WALLET_EVENT_TYPES = [
   'OrderCancelled',
   'OrderRejected',
   'WalletReset',
+  'FillModelSet',
 ] as const satisfies readonly WalletEvent['type'][];
 
 /** The stream category of wallets. */

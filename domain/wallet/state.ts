@@ -1,3 +1,4 @@
+import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../fill-model/model';
 import { type Dec, dec, ZERO } from '../trading/decimal';
 import type { OrderSide, OrderType } from '../trading/orders';
 import type { OwnerType, WalletEvent } from './events';
@@ -106,6 +107,9 @@ export interface WalletState {
   version: number;
   /** Liquidity the wallet's fills used on the last print ({@link PrintUse}); null before any fill-model fill. */
   print: PrintUse | null;
+  /** The wallet's fill model and its participation share (%) (`WalletOpened`, `FillModelSet`). */
+  fillModel: FillModelName;
+  participationPct: number;
 }
 
 /** The state of a wallet with no events. */
@@ -127,6 +131,8 @@ export const initialWalletState = (): WalletState => ({
   updatedAt: null,
   version: -1,
   print: null,
+  fillModel: 'instant',
+  participationPct: DEFAULT_PARTICIPATION_PCT,
 });
 
 /**
@@ -183,9 +189,18 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         ownerId: d.owner_id,
         ownerType: d.owner_type,
         accountId: d.account_id,
+        fillModel: d.fill_model ?? 'instant',
+        participationPct: d.participation_pct ?? DEFAULT_PARTICIPATION_PCT,
         updatedAt: d.opened_at,
       };
     }
+    case 'FillModelSet':
+      return {
+        ...state,
+        fillModel: event.data.fill_model,
+        participationPct: event.data.participation_pct,
+        updatedAt: event.data.set_at,
+      };
     case 'SessionStarted': {
       const d = event.data;
       return {

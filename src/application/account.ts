@@ -1,3 +1,4 @@
+import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
 import type { RiskProfile } from '../../domain/shared/risk-profile';
 import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
@@ -427,6 +428,44 @@ export const setMode = async (
   );
   await awaitReadModels(call, result.position);
   return result.state;
+};
+
+/** The wallet's fill model (`GET` / `PUT /account/fill-model`; docs/trading-rules.md, "Choosing a model"). */
+export interface FillModelView {
+  fillModel: FillModelName;
+  participationPct: number;
+}
+
+/**
+ * The caller's fill model: the wallet's as recorded, `realistic` (participation 10 %) for a wallet that never
+ * traded (it opens with it).
+ */
+export const fillModel = async (call: Call): Promise<FillModelView> => {
+  const wallets = trading(call.services).wallets;
+  const profile = await wallets.profile(ownerOf(call));
+  const { state } = await wallets.load(profile.ownerId);
+  return state.opened
+    ? { fillModel: state.fillModel, participationPct: state.participationPct }
+    : {
+        fillModel: call.services.config.FILL_MODEL ?? 'realistic',
+        participationPct: DEFAULT_PARTICIPATION_PCT,
+      };
+};
+
+/** Sets the caller's fill model from the next fill on. Refused for an archived agent's key. */
+export const setFillModel = async (
+  call: Call,
+  input: { fillModel: string; participationPct?: number | undefined },
+): Promise<FillModelView> => {
+  assertAgentActive(call.caller);
+  const outcome = await trading(call.services).wallets.setFillModel(
+    ownerOf(call),
+    input.fillModel,
+    input.participationPct,
+    commandMeta(call),
+  );
+  await awaitReadModels(call, outcome.position);
+  return { fillModel: outcome.state.fillModel, participationPct: outcome.state.participationPct };
 };
 
 /** A page of the wallet's event log (auditors): events after revision `after`, at most `limit`. */

@@ -13,6 +13,7 @@ import {
   listTrades as findTrades,
   OPEN_STATUSES,
   type OrderRow,
+  orderFills,
   type TradeRow,
 } from '../../queries/trading';
 import { ownerIdOf } from '../auth/principal';
@@ -174,6 +175,15 @@ export const getOrder = async (call: Call, rawOrderId: string): Promise<OrderRow
   const row = await findOrder(call.services.database.db, ownerIdOf(call.caller), orderId);
   if (!row) throw orderNotFound(call, orderId);
   return row;
+};
+
+/** {@link getOrder} with the order's fills, oldest first, each with the fill model's record (`GET /trade/order/{id}`). */
+export const getOrderWithFills = async (
+  call: Call,
+  rawOrderId: string,
+): Promise<{ order: OrderRow; fills: TradeRow[] }> => {
+  const order = await getOrder(call, rawOrderId);
+  return { order, fills: await orderFills(call.services.database.db, order.owner_id, order.order_id) };
 };
 
 /**

@@ -39,7 +39,17 @@ export const installBacktest = (services: Services): BacktestServices => {
     agentProfile: async (accountId, agentId) => {
       const profile = await getTradingProfile(services.database.db, { accountId, agentId });
       if (profile?.ownerType !== 'agent') return undefined;
-      return { agentId, accountId, status: profile.status, riskProfile: profile.riskProfile };
+      // The agent wallet's fill model is carried into the session (a wallet that never traded opens `realistic`).
+      const wallet = await services.trading?.wallets.load(agentId);
+      return {
+        agentId,
+        accountId,
+        status: profile.status,
+        riskProfile: profile.riskProfile,
+        fillModel: wallet?.state.opened
+          ? wallet.state.fillModel
+          : (services.config.FILL_MODEL ?? 'realistic'),
+      };
     },
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
   });

@@ -51,6 +51,10 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
         name: agent.displayName,
         status: agent.status === 'archived' ? 'archived' : 'active',
         riskProfile: agent.riskProfile,
+        // Carried into a historical battle's sandbox (a wallet that never traded opens `realistic`).
+        fillModel: await services.trading?.wallets
+          .load(agentId)
+          .then((w) => (w.state.opened ? w.state.fillModel : (services.config.FILL_MODEL ?? 'realistic'))),
       };
     },
     live,

@@ -3,7 +3,13 @@ import { DomainError } from '../../domain/shared/errors';
 import { dec } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { TradingModeState } from '../../domain/wallet/mode';
-import type { BalanceLine, ModeView, PnlBreakdown, ResetOutcome } from '../application/account';
+import type {
+  BalanceLine,
+  FillModelView,
+  ModeView,
+  PnlBreakdown,
+  ResetOutcome,
+} from '../application/account';
 import type { OrderInput } from '../application/trading';
 import type { WalletAuditReport } from '../audit/wallet-audit';
 import { decimalText } from '../trading/present';
@@ -195,6 +201,44 @@ const nextCursor = z
   .string()
   .nullable()
   .describe('send as cursor to get the next page (cost independent of depth); null on the last page');
+
+/** One fill of an order with the fill model's record (docs/trading-rules.md, "The fill model"). */
+export const orderFillResponse = z.object({
+  trade_id: z.string(),
+  quantity: decimalOutput,
+  price: decimalOutput,
+  fee: decimalOutput,
+  total: decimalOutput,
+  reference_price: decimalOutput,
+  price_source: z.string(),
+  executed_at: timestamp,
+  fill: z
+    .object({
+      fill_model: z.string(),
+      fill_model_version: z.number().int(),
+      liquidity: z.string().describe('`maker` (resting limit, maker fee rate) or `taker`'),
+      fee_rate: z.string(),
+      reference_price: z.string(),
+      book_levels: z
+        .array(z.tuple([z.string(), z.string()]))
+        .nullable()
+        .describe('a `realistic` taker: the levels walked, `[price, quantity]`'),
+      book_taken: z.string().nullable(),
+      volume_available: z.string().nullable().describe("a `realistic` maker: the print's base volume"),
+      participation_cap_pct: z.string().nullable(),
+      volume_taken: z.string().nullable(),
+      remaining_quantity: z.string(),
+    })
+    .nullable()
+    .describe('how the fill model decided it; null for fills recorded before fill models (`instant`)'),
+});
+
+/** `GET /trade/order/{id}`: the order and its fills. */
+export const orderDetailResponse = orderResponse.extend({
+  fills: z
+    .array(orderFillResponse)
+    .describe('the fills so far, oldest first (several when partially filled)'),
+});
 
 /** `GET /trade/orders` query. */
 export const listOrdersQuery = z
@@ -461,6 +505,36 @@ export const modeBody = z
       .describe('free label, up to 100 characters'),
   })
   .strict();
+
+/** `PUT /account/fill-model` (docs/trading-rules.md, "Choosing a model"). */
+export const fillModelBody = z
+  .object({
+    fill_model: z
+      .enum(['realistic', 'instant'])
+      .describe(
+        '`realistic`: book walk and participation-capped resting fills; `instant`: touch and fill in full',
+      ),
+    participation_pct: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("share (%) of a print's volume resting orders may take under `realistic`; default 10"),
+  })
+  .strict();
+
+/** The wallet's fill model (`GET` / `PUT /account/fill-model`). */
+export const fillModelResponse = z.object({
+  fill_model: z.enum(['realistic', 'instant']),
+  participation_pct: z.number().int(),
+});
+
+/** The wire form of {@link FillModelView}. */
+export const fillModelOut = (v: FillModelView): z.infer<typeof fillModelResponse> => ({
+  fill_model: v.fillModel,
+  participation_pct: v.participationPct,
+});
 
 export const modeSetResponse = z.object({
   mode: z.enum(['live', 'backtest']),

@@ -87,6 +87,8 @@ export class MatchingEngine {
   private inFlight = new Set<Promise<void>>();
   private queue: { order: IndexedOrder; tick: QueuedTick }[] = [];
   private queueHead = 0;
+  /** Orders with a fill queued and not yet started (at most one each). */
+  private readonly waiting = new Set<string>();
   private draining = false;
   private fills = 0;
   private ticks = 0;
@@ -196,6 +198,7 @@ export class MatchingEngine {
     await this.following;
     this.queue = [];
     this.queueHead = 0;
+    this.waiting.clear();
     await Promise.allSettled([...this.inFlight]);
     await this.deps.leadership.stop();
   }
@@ -242,7 +245,15 @@ export class MatchingEngine {
       source: tick.source,
     };
     if (tick.trade !== false && tick.quantity !== undefined) at.volume = tick.quantity;
-    for (const order of reached) this.queue.push({ order, tick: at });
+    for (const order of reached) {
+      // A reached order stays indexed until its last fill or its cancel: under a fill model a print may fill it in
+      // part or not at all, and the prints that come while its fill runs must reach it too. At most one fill per
+      // order waits behind the one running (a print arriving then is skipped: never more than asked).
+      this.index.add(order);
+      if (this.waiting.has(order.orderId)) continue;
+      this.waiting.add(order.orderId);
+      this.queue.push({ order, tick: at });
+    }
     this.schedule();
     return reached;
   }
@@ -260,6 +271,7 @@ export class MatchingEngine {
   private drain(): void {
     while (this.inFlight.size < MAX_FILLS_IN_FLIGHT && this.queueHead < this.queue.length) {
       const next = this.queue[this.queueHead++]!;
+      this.waiting.delete(next.order.orderId);
       this.fill(next.order, next.tick);
     }
     if (this.queueHead === this.queue.length) {
@@ -336,12 +348,8 @@ export class MatchingEngine {
           actor: 'matching-engine',
         });
         if (outcome.events.some((e) => e.type === 'OrderFilled')) this.fills++;
-        // Still open (partly filled, or nothing this tick): back in the index for the next tick. `reached` took it
-        // out; a cancel decided after this fill removes it again when its event is indexed (and a stale entry
-        // only costs an idempotent FillOrder that decides nothing).
-        if (!this.stopped && outcome.state.openOrders[order.orderId] && !this.index.has(order.orderId)) {
-          this.index.add(order);
-        }
+        // Filled or cancelled: out of the index now (its event's page removes it too, idempotently).
+        if (!outcome.state.openOrders[order.orderId]) this.index.remove(order.orderId);
       } catch (error) {
         // Transient (storage): put it back, the next tick retries. FillOrder is idempotent.
         this.lastError = (error as Error).message;

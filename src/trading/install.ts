@@ -117,6 +117,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     store: services.eventStore,
     db: services.database.db,
     feeRate,
+    fillModel: services.config.FILL_MODEL ?? 'realistic',
     snapshots: {
       store: services.snapshots,
       every: services.config.SNAPSHOT_EVERY,

@@ -166,6 +166,22 @@ export const orderOut = (row: OrderRow) => ({
       : null,
 });
 
+/** An order with its fills and each fill's model record (`GET /trade/order/{id}`). */
+export const orderDetailOut = (order: OrderRow, fills: readonly TradeRow[]) => ({
+  ...orderOut(order),
+  fills: fills.map((f) => ({
+    trade_id: f.trade_id,
+    quantity: d8(f.quantity),
+    price: d8(f.price),
+    fee: d8(f.fee),
+    total: d8(f.total),
+    reference_price: d8(f.reference_price),
+    price_source: f.price_source,
+    executed_at: iso(f.executed_at),
+    fill: f.fill ?? null,
+  })),
+});
+
 /** A fill (spec "Trade fill"). */
 export const tradeOut = (row: TradeRow) => ({
   trade_id: row.trade_id,

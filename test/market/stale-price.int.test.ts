@@ -51,6 +51,9 @@ describe('stale prices on the live binance source', () => {
       BINANCE_REST_URL: fake.restUrl,
       BINANCE_WS_URL: fake.wsUrl,
       MAX_PRICE_AGE_MS: String(MAX_AGE_MS),
+      // The point is when orders may fill, not how much: the fake feed's few trades make a thin `realistic` book,
+      // so the wallet opens `instant` (fill in full) explicitly.
+      FILL_MODEL: 'instant',
     });
     const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), { database });
     const app = await buildApp(runtime.services);

@@ -20,7 +20,9 @@ import { settleTrading } from './log-head';
  * ETHUSDT move only when a test ticks them (the synthetic source walks SOLUSDT only).
  */
 
-const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' };
+// These tests pin the ledger's figures with the spec's slippage table (touch and fill in full): their wallets
+// open `instant` explicitly; the realistic model has its own tests (test/fill-model).
+const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' };
 let t: TestApp;
 let base: string;
 const tick = priceTicker(() => t.app.services.market!);

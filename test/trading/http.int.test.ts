@@ -32,7 +32,11 @@ const order = (key: string, payload: Record<string, unknown>, headers: Record<st
 const get = (key: string, url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(key) });
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  // The spec's figures (slippage table, fill in full on touch): wallets open `instant` explicitly; the realistic
+  // model has its own tests (test/fill-model).
+  t = await startApp({
+    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
+  });
   engine = t.app.services.trading!.engine!;
   expect(engine).toBeDefined();
   // 24h quote volumes of 400M and 100M USDT: small orders pay the minimum slippage (0.01%).

@@ -84,6 +84,8 @@ beforeAll(async () => {
     db: database.db,
     market: () => view,
     profileOf: async (o: OwnerRef) => profileFor(o.accountId),
+    // The ledger's figures here are the spec's slippage table: wallets open `instant` explicitly.
+    fillModel: 'instant',
   });
 });
 

@@ -43,11 +43,13 @@ describe('POST /trade/order/preview', () => {
       would_fill: true,
       symbol: 'BTCUSDT',
       executed_quantity: '0.05000000',
-      executed_price: '40004.00000000',
-      slippage_pct: '0.01000000',
-      notional: '2000.20000000',
-      fee: '2.00020000',
-      total_cost: '2002.20020000',
+      // A new wallet fills `realistic`: 0.05 BTC takes the book's best ask, one half-spread above the mid (at 400 M
+      // USDT a day, 5 / √400 = 0.25 bp: 40,001), not the table's flat 0.01 % (40,004) of `instant`.
+      executed_price: '40001.00000000',
+      slippage_pct: '0.00250000',
+      notional: '2000.05000000',
+      fee: '2.00005000',
+      total_cost: '2002.05005000',
       reference_price: '40000.00000000',
       locked_amount: '0.00000000',
     });

@@ -19,7 +19,8 @@ import { priceTicker } from '../support/price-ticks';
  * cancellable (409, not 404), and a pending order is matched from the first tick after it is answered. The real
  * stack (PGlite, or PostgreSQL with DATABASE_URL), requests through fastify's `inject`.
  */
-const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' };
+// The point is when writes are visible, not how much fills: wallets open `instant` (fill in full) explicitly.
+const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' };
 let t: TestApp;
 const tick = priceTicker(() => t.app.services.market!);
 

@@ -45,6 +45,9 @@ export const owner = (over: Partial<OwnerSnapshot> = {}): OwnerSnapshot => ({
   accountStatus: 'active',
   sessionId: SESSION_ID,
   startingBalance: '10000.00000000',
+  // The decider tests pin the rules the fill model leaves alone (risk chain, locks, PnL): they open wallets
+  // `instant`, touch-and-fill-in-full, explicitly. The fill models have their own tests (test/fill-model).
+  fillModel: 'instant',
   ...over,
 });
 
@@ -117,7 +120,14 @@ export const fill = (orderId: string, price: string, time = AT, source = 'files'
 export const opened = (startingBalance = '10000.00000000'): WalletEvent[] => [
   {
     type: 'WalletOpened',
-    data: { owner_id: OWNER_ID, owner_type: 'account', account_id: OWNER_ID, opened_at: AT },
+    data: {
+      owner_id: OWNER_ID,
+      owner_type: 'account',
+      account_id: OWNER_ID,
+      opened_at: AT,
+      fill_model: 'instant',
+      participation_pct: 10,
+    },
   },
   {
     type: 'SessionStarted',

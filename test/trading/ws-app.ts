@@ -18,7 +18,10 @@ export interface ListeningTradingApp {
  * BTCUSDT moves only when a test ticks it. Close it with `t.close()`.
  */
 export const startListeningTradingApp = async (): Promise<ListeningTradingApp> => {
-  const t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  // The channels' tests are about what is pushed when: wallets open `instant` (fill in full) explicitly.
+  const t = await startApp({
+    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
+  });
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const tick = priceTicker(() => t.app.services.market!);
   tick('BTCUSDT', '40000', '10000');

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import {
   cancelAllOrders,
   cancelOrder,
-  getOrder,
+  getOrderWithFills,
   listOpenOrders,
   listOrders,
   listTrades,
@@ -20,17 +20,18 @@ import {
   idempotencyHeaders,
   listOrdersQuery,
   openOrdersQuery,
+  orderDetailResponse,
   orderIdParams,
   orderInputOf,
   orderListResponse,
   orderPreviewResponse,
-  orderResponse,
   pendingOrderResponse,
   placeOrderBody,
 } from '../../contract/trading';
 import {
   cancelAllOut,
   cancelOut,
+  orderDetailOut,
   orderOut,
   placedOrderOut,
   previewOut,
@@ -120,10 +121,13 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'One order of the caller',
         params: orderIdParams,
-        response: { 200: orderResponse, ...errorResponses(401, 403, 404, 429) },
+        response: { 200: orderDetailResponse, ...errorResponses(401, 403, 404, 429) },
       },
     },
-    async (request) => orderOut(await getOrder(callOf(request), request.params.order_id)),
+    async (request) => {
+      const { order, fills } = await getOrderWithFills(callOf(request), request.params.order_id);
+      return orderDetailOut(order, fills);
+    },
   );
 
   app.get(

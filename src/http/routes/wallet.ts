@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   auditWallet,
   balances,
+  fillModel,
   mode,
   pnl,
   portfolio,
   positions,
   resetAccount,
+  setFillModel,
   setMode,
   walletEvents,
 } from '../../application/account';
@@ -16,6 +18,9 @@ import {
   balanceResponse,
   eventsQuery,
   eventsResponse,
+  fillModelBody,
+  fillModelOut,
+  fillModelResponse,
   modeBody,
   modeOut,
   modeResponse,
@@ -138,6 +143,46 @@ export const walletRoutes: FastifyPluginAsyncZod = async (app) => {
         }),
       );
     },
+  );
+
+  app.get(
+    '/account/fill-model',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: "The wallet's fill model: how its orders fill (docs/trading-rules.md, the fill model)",
+        description:
+          '`realistic` (the default of new wallets): market orders walk the book `/market/orderbook` shows, resting ' +
+          'limit orders fill at most `participation_pct` % of each print; `instant`: every order fills whole when ' +
+          'the price touches it. Every fill records the model it was decided by.',
+        response: { 200: fillModelResponse, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => fillModelOut(await fillModel(callOf(request))),
+  );
+
+  app.put(
+    '/account/fill-model',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          "Choose the wallet's fill model (`realistic` or `instant`) and participation share, from the next fill",
+        body: fillModelBody,
+        response: { 200: fillModelResponse, ...errorResponses(400, 401, 403, 404, 422, 429) },
+      },
+    },
+    async (request) =>
+      fillModelOut(
+        await setFillModel(callOf(request), {
+          fillModel: request.body.fill_model,
+          participationPct: request.body.participation_pct,
+        }),
+      ),
   );
 
   app.get(

@@ -3,11 +3,13 @@ import {
   accountInfo,
   auditWallet,
   balances,
+  fillModel,
   mode,
   pnl,
   portfolio,
   positions,
   resetAccount,
+  setFillModel,
   setMode,
   updateRiskProfile,
   walletEvents,
@@ -19,6 +21,9 @@ import {
   balanceResponse,
   eventsQuery,
   eventsResponse,
+  fillModelBody,
+  fillModelOut,
+  fillModelResponse,
   modeBody,
   modeOut,
   modeResponse,
@@ -210,6 +215,38 @@ export const accountTools: ToolDef[] = [
     rest: (a, http) => http({ method: 'PUT', path: '/account/risk-profile', body: a }),
     summary: (r) =>
       `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
+  }),
+  defineTool({
+    ...read,
+    name: 'get_fill_model',
+    routes: ['GET /account/fill-model'],
+    title: 'Fill model',
+    description:
+      "How the wallet's orders fill: realistic (book walk, resting orders take a participation share of each " +
+      'print) or instant (touch and fill in full).',
+    input: z.object({}),
+    output: fillModelResponse,
+    run: async (call) => fillModelOut(await fillModel(authed(call))),
+    rest: (_a, http) => http({ method: 'GET', path: '/account/fill-model' }),
+    summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
+  }),
+  defineTool({
+    ...write,
+    name: 'set_fill_model',
+    routes: ['PUT /account/fill-model'],
+    title: 'Set the fill model',
+    description:
+      "Chooses the wallet's fill model (realistic or instant) and the participation share (1-100 %, default 10) " +
+      'from the next fill on.',
+    input: fillModelBody,
+    output: fillModelResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) =>
+      fillModelOut(
+        await setFillModel(authed(call), { fillModel: a.fill_model, participationPct: a.participation_pct }),
+      ),
+    rest: (a, http) => http({ method: 'PUT', path: '/account/fill-model', body: a }),
+    summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
   }),
   defineTool({
     ...read,

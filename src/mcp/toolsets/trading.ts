@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   cancelAllOrders,
   cancelOrder,
-  getOrder,
+  getOrderWithFills,
   listOpenOrders,
   listOrders,
   listTrades,
@@ -17,17 +17,18 @@ import {
   historyResponse,
   listOrdersQuery,
   openOrdersQuery,
+  orderDetailResponse,
   orderIdParams,
   orderInputOf,
   orderListResponse,
   orderPreviewResponse,
-  orderResponse,
   pendingOrderResponse,
   placeOrderBody,
 } from '../../contract/trading';
 import {
   cancelAllOut,
   cancelOut,
+  orderDetailOut,
   orderOut,
   placedOrderOut,
   previewOut,
@@ -142,8 +143,11 @@ export const tradingTools: ToolDef[] = [
       'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
       'rejected one. ORDER_NOT_FOUND when unknown or of another wallet.',
     input: orderIdParams,
-    output: orderResponse,
-    run: async (call, a) => orderOut(await getOrder(authed(call), a.order_id)),
+    output: orderDetailResponse,
+    run: async (call, a) => {
+      const { order, fills } = await getOrderWithFills(authed(call), a.order_id);
+      return orderDetailOut(order, fills);
+    },
     rest: (a, http) => http({ method: 'GET', path: `/trade/order/${enc(a.order_id)}` }),
     summary: (r) => `order ${r.order_id}: ${r.status} ${r.type} ${r.side} ${r.quantity} ${r.symbol}`,
   }),

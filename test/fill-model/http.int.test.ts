@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, keyHeader, registerAccount, startApp, type TestApp } from '../accounts/support';
+import { priceTicker } from '../support/price-ticks';
+import { settleTrading } from '../trading/log-head';
+
+/**
+ * The fill model through the real stack (issue 21): a new wallet fills `realistic` (`GET /account/fill-model`), a
+ * resting limit buy fills over several trades at most 10 % of each (`partially_filled`, then `filled`, one fill each
+ * with the model's record in `GET /trade/order/{id}`), cancelling a partly filled order releases exactly its
+ * remaining lock, and `PUT /account/fill-model` switches the wallet to `instant` (fill in full) from the next fill.
+ */
+
+let t: TestApp;
+const tick = priceTicker(() => t.app.services.market!);
+
+beforeAll(async () => {
+  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  tick('BTCUSDT', '40000', '10000');
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+const call = (
+  key: string,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  url: string,
+  payload?: Record<string, unknown>,
+) => api(t.app, { method, url, headers: keyHeader(key), ...(payload === undefined ? {} : { payload }) });
+
+describe('fill models over HTTP', () => {
+  it('fills a resting limit buy in parts of 10 % of each trade, each fill with its record', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const key = account.apiKey;
+    expect((await call(key, 'GET', '/account/fill-model')).json()).toEqual({
+      fill_model: 'realistic',
+      participation_pct: 10,
+    });
+    const placed = await call(key, 'POST', '/trade/order', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.05',
+      price: '39000',
+    });
+    expect(placed.statusCode, placed.body).toBe(201);
+    const id = placed.json().order_id as string;
+    const lock0 = placed.json().locked_amount as string;
+
+    // A trade of 0.2 BTC at 38,990: 10 % of it, 0.02, fills.
+    tick('BTCUSDT', '38990', '0.2');
+    await settleTrading(t);
+    const first = (await call(key, 'GET', `/trade/order/${id}`)).json();
+    expect(first).toMatchObject({
+      status: 'partially_filled',
+      executed_qty: '0.02000000',
+      executed_price: '39000.00000000',
+    });
+    expect(Number(first.locked_amount)).toBeLessThan(Number(lock0));
+    expect(first.fills).toHaveLength(1);
+    expect(first.fills[0]).toMatchObject({
+      quantity: '0.02000000',
+      price: '39000.00000000',
+      reference_price: '38990.00000000',
+      fill: {
+        fill_model: 'realistic',
+        fill_model_version: 1,
+        liquidity: 'maker',
+        volume_available: '0.20000000',
+        participation_cap_pct: '10',
+        remaining_quantity: '0.03000000',
+        book_levels: null,
+      },
+    });
+    // A price-only update (no trade) fills nothing.
+    tick('BTCUSDT', '38980');
+    await settleTrading(t);
+    expect((await call(key, 'GET', `/trade/order/${id}`)).json().fills).toHaveLength(1);
+    // Two more trades finish it: 0.02, then the last 0.01.
+    tick('BTCUSDT', '38990', '0.2');
+    await settleTrading(t);
+    tick('BTCUSDT', '38995', '0.5');
+    await settleTrading(t);
+    const done = (await call(key, 'GET', `/trade/order/${id}`)).json();
+    expect(done).toMatchObject({ status: 'filled', executed_qty: '0.05000000' });
+    expect(done.fills.map((f: { quantity: string }) => f.quantity)).toEqual([
+      '0.02000000',
+      '0.02000000',
+      '0.01000000',
+    ]);
+    const balance = (await call(key, 'GET', '/account/balance')).json();
+    const usdt = balance.balances.find((b: { asset: string }) => b.asset === 'USDT');
+    expect(usdt.locked).toBe('0.00000000');
+  });
+
+  it('cancelling a partly filled order releases exactly the remaining lock; instant fills in full', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const key = account.apiKey;
+    // Above the limit: the order rests (a limit the price already reached would take liquidity at once).
+    tick('BTCUSDT', '40000');
+    const placed = await call(key, 'POST', '/trade/order', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.05',
+      price: '38000',
+    });
+    const id = placed.json().order_id as string;
+    tick('BTCUSDT', '37990', '0.1');
+    await settleTrading(t);
+    const partly = (await call(key, 'GET', `/trade/order/${id}`)).json();
+    expect(partly).toMatchObject({ status: 'partially_filled', executed_qty: '0.01000000' });
+    const cancelled = await call(key, 'DELETE', `/trade/order/${id}`);
+    expect(cancelled.statusCode, cancelled.body).toBe(200);
+    expect(cancelled.json().unlocked_amount).toBe(partly.locked_amount);
+    const usdt = (await call(key, 'GET', '/account/balance'))
+      .json()
+      .balances.find((b: { asset: string }) => b.asset === 'USDT');
+    expect(usdt.locked).toBe('0.00000000');
+
+    const set = await call(key, 'PUT', '/account/fill-model', { fill_model: 'instant' });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toEqual({ fill_model: 'instant', participation_pct: 10 });
+    expect((await call(key, 'PUT', '/account/fill-model', { fill_model: 'best' })).statusCode).toBe(422);
+    tick('BTCUSDT', '40000');
+    const whole = await call(key, 'POST', '/trade/order', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.05',
+      price: '38000',
+    });
+    const wid = whole.json().order_id as string;
+    tick('BTCUSDT', '37990', '0.1');
+    await settleTrading(t);
+    const filled = (await call(key, 'GET', `/trade/order/${wid}`)).json();
+    expect(filled).toMatchObject({ status: 'filled', executed_qty: '0.05000000' });
+    expect(filled.fills[0].fill).toMatchObject({ fill_model: 'instant', liquidity: 'maker' });
+  });
+});
