@@ -45,7 +45,10 @@ const order = async (headers: Record<string, string>, payload: Record<string, un
 };
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+  // Trades that close flat, at a gain or a loss at chosen prices: wallets fill `instant` (no spread) explicitly.
+  t = await startApp({
+    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
+  });
   // 24h quote volume of 100M USDT: small orders pay the minimum slippage.
   tick('ETHUSDT', '2000', '50000');
 }, 60_000);
