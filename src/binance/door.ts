@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Call, newCall, newPublicCall } from '../application/call';
+import { type Call, newCall, newPublicCall, type PublicCall } from '../application/call';
 import {
   consumeRateLimit,
   type RateLimitDecision,
   type RateLimitGroup,
   rateLimitKeyOf,
 } from '../application/rate-limits';
+import type { Principal } from '../auth/principal';
 import { BinanceError, CODES, type ErrorContext, toBinanceError } from './errors';
 import { type BinanceParams, readParams } from './params';
 import { authenticateApiKey, authenticateSigned } from './signed';
@@ -92,23 +93,31 @@ export const publicEndpoint =
     }
   };
 
-/** A `SIGNED` endpoint (see {@link publicEndpoint}). */
-export const signedEndpoint =
-  (group: RateLimitGroup, context: ErrorContext, fn: (r: SignedRequest) => unknown | Promise<unknown>) =>
+/**
+ * An endpoint whose caller is authenticated from the request's parameters by `authenticate` and counted in `group`
+ * against its wallet owner; a refused credential counts per client IP instead, which bounds guessing (as on the
+ * REST door). Errors are answered in Binance's envelope for `context`.
+ */
+const authenticatedEndpoint =
+  (
+    group: RateLimitGroup,
+    context: ErrorContext,
+    authenticate: (
+      publicCall: PublicCall,
+      request: FastifyRequest,
+      params: BinanceParams,
+    ) => Promise<Principal>,
+    fn: (r: SignedRequest) => unknown | Promise<unknown>,
+  ) =>
   async (request: FastifyRequest, reply: FastifyReply) => {
     const services = request.server.services;
     try {
       const params = readParams(request.url, request.binanceBody ?? '');
       let call: Call;
       try {
-        const principal = await authenticateSigned(
-          newPublicCall(services, request.id),
-          apiKeyOf(request),
-          params,
-        );
+        const principal = await authenticate(newPublicCall(services, request.id), request, params);
         call = newCall(services, principal, request.id);
       } catch (error) {
-        // A refused credential counts per client IP, which bounds guessing (as on the REST door).
         presentDecision(reply, await consumeRateLimit(services, `ip:${request.ip}`, 'general'));
         throw error;
       }
@@ -122,33 +131,30 @@ export const signedEndpoint =
     }
   };
 
+/** A `SIGNED` endpoint (see {@link publicEndpoint}): the key in `X-MBX-APIKEY` and an HMAC signature of the parameters. */
+export const signedEndpoint = (
+  group: RateLimitGroup,
+  context: ErrorContext,
+  fn: (r: SignedRequest) => unknown | Promise<unknown>,
+) =>
+  authenticatedEndpoint(
+    group,
+    context,
+    (publicCall, request, params) => authenticateSigned(publicCall, apiKeyOf(request), params),
+    fn,
+  );
+
 /**
  * An endpoint of security `USER_STREAM` (Binance: the key in `X-MBX-APIKEY`, no signature; the user data stream's
  * listen keys): counted against the key's wallet owner in `group`. A refused key counts per client IP.
  */
-export const apiKeyEndpoint =
-  (group: RateLimitGroup, fn: (r: SignedRequest) => unknown | Promise<unknown>) =>
-  async (request: FastifyRequest, reply: FastifyReply) => {
-    const services = request.server.services;
-    try {
-      const params = readParams(request.url, request.binanceBody ?? '');
-      let call: Call;
-      try {
-        const principal = await authenticateApiKey(newPublicCall(services, request.id), apiKeyOf(request));
-        call = newCall(services, principal, request.id);
-      } catch (error) {
-        presentDecision(reply, await consumeRateLimit(services, `ip:${request.ip}`, 'general'));
-        throw error;
-      }
-      presentDecision(
-        reply,
-        await consumeRateLimit(services, rateLimitKeyOf(call.caller, request.ip), group),
-      );
-      return reply.send(await fn({ params, request, call }));
-    } catch (error) {
-      return sendError(reply, error, 'read');
-    }
-  };
+export const apiKeyEndpoint = (group: RateLimitGroup, fn: (r: SignedRequest) => unknown | Promise<unknown>) =>
+  authenticatedEndpoint(
+    group,
+    'read',
+    (publicCall, request) => authenticateApiKey(publicCall, apiKeyOf(request)),
+    fn,
+  );
 
 /**
  * Prepares a fastify scope for the Binance door: form bodies are read as text (kept for the signature and parsed
