@@ -841,8 +841,10 @@ suite('the interface contract on the real server with the real data', () => {
       });
       expect(tp.status).toBe(201);
       const open = await call('GET', '/trade/orders/open', { headers: key() });
-      expect(keys(open.body)).toEqual(['limit', 'offset', 'orders', 'total']);
-      expect(open.body).toMatchObject({ total: 3, limit: 100, offset: 0 });
+      // The spec's fields, plus next_cursor: keyset paging (docs/architecture.md, "The flow of a query"); null on
+      // the last page.
+      expect(keys(open.body)).toEqual(['limit', 'next_cursor', 'offset', 'orders', 'total']);
+      expect(open.body).toMatchObject({ total: 3, limit: 100, offset: 0, next_cursor: null });
       const balance = (await call('GET', '/account/balance', { headers: key() })).body.balances;
       const usdt = balance.find((b: any) => b.asset === 'USDT');
       const btc = balance.find((b: any) => b.asset === 'BTC');
@@ -924,7 +926,7 @@ suite('the interface contract on the real server with the real data', () => {
 
     it('lists orders (limit 1–500), open orders (1–200) and fills (1–500, default 50), newest first', async () => {
       const list = await call('GET', '/trade/orders', { headers: key() });
-      expect(keys(list.body)).toEqual(['limit', 'offset', 'orders', 'total']);
+      expect(keys(list.body)).toEqual(['limit', 'next_cursor', 'offset', 'orders', 'total']);
       expect(list.body).toMatchObject({ limit: 100, offset: 0 });
       for (const status of ['pending', 'filled', 'cancelled', 'rejected']) {
         const r = await call('GET', `/trade/orders?status=${status}`, { headers: key() });
@@ -951,8 +953,8 @@ suite('the interface contract on the real server with the real data', () => {
         expectError(await call('GET', url, { headers: key() }), 422, 'VALIDATION_ERROR');
       }
       const history = await call('GET', '/trade/history', { headers: key() });
-      expect(keys(history.body)).toEqual(['limit', 'offset', 'total', 'trades']);
-      expect(history.body).toMatchObject({ total: 2, limit: 50, offset: 0 });
+      expect(keys(history.body)).toEqual(['limit', 'next_cursor', 'offset', 'total', 'trades']);
+      expect(history.body).toMatchObject({ total: 2, limit: 50, offset: 0, next_cursor: null });
       for (const fill of history.body.trades) {
         expectFields(fill, [
           'trade_id',
