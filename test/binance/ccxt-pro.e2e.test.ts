@@ -2,6 +2,7 @@ import ccxt, { type Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { openInbox } from '../support/ws-client';
 
 /**
  * Issue 19, item 3: Binance's WebSocket market streams (`/binance/ws`, `/binance/stream`) from the venue's market
@@ -14,45 +15,8 @@ let wsBase: string;
 
 const SYMBOL = 'BTC/USDT';
 
-/** A bare socket with an inbox: `next(test)` resolves with the first message (received or to come) passing it. */
-const open = async (path: string) => {
-  const ws = new WebSocket(`${wsBase}${path}`);
-  const inbox: any[] = [];
-  const waiters: { test: (m: any) => boolean; resolve: (m: any) => void }[] = [];
-  ws.on('message', (data) => {
-    const m = JSON.parse(String(data));
-    const w = waiters.find((x) => x.test(m));
-    if (w) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(m);
-    } else inbox.push(m);
-  });
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  const next = (test: (m: any) => boolean, timeoutMs = 10_000): Promise<any> => {
-    const found = inbox.find(test);
-    if (found) {
-      inbox.splice(inbox.indexOf(found), 1);
-      return Promise.resolve(found);
-    }
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`no message in ${timeoutMs} ms: ${JSON.stringify(inbox).slice(0, 500)}`)),
-        timeoutMs,
-      );
-      waiters.push({
-        test,
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-      });
-    });
-  };
-  return { ws, next, send: (m: unknown) => ws.send(JSON.stringify(m)) };
-};
+/** A bare socket of the Binance door with an inbox. */
+const open = (path: string) => openInbox(`${wsBase}${path}`);
 
 const restPrice = async (symbol: string) =>
   Number(
