@@ -1,8 +1,9 @@
-import ccxt, { type Exchange } from 'ccxt';
+import type { Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 import { openInbox } from '../support/ws-client';
+import { connectProBinance } from './pro-client';
 
 /**
  * Issue 19, item 3: Binance's WebSocket market streams (`/binance/ws`, `/binance/stream`) from the venue's market
@@ -26,20 +27,7 @@ const restPrice = async (symbol: string) =>
 beforeAll(async () => {
   venue = await startRealDataServer('ptv-binance-ws-');
   wsBase = venue.url.replace('http://', 'ws://');
-  pro = new ccxt.pro.binance({
-    enableRateLimit: false,
-    urls: {
-      api: {
-        public: `${venue.url}/binance/api/v3`,
-        private: `${venue.url}/binance/api/v3`,
-        ws: { spot: `${wsBase}/binance/ws` },
-      },
-    },
-    options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
-  });
-  // ccxt opens a plain ws:// URL only through an http agent it loads on request (its message says so).
-  await pro.loadHttpProxyAgent();
-  await pro.loadMarkets();
+  pro = await connectProBinance(venue.url);
 }, 180_000);
 
 afterAll(async () => {

@@ -1,7 +1,8 @@
-import ccxt, { type Exchange } from 'ccxt';
+import type { Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { connectProBinance } from './pro-client';
 
 /**
  * Issue 19, item 3: the user data stream. ccxt.pro's `watchOrders`, `watchBalance` and `watchMyTrades` (through the
@@ -49,21 +50,7 @@ beforeAll(async () => {
   });
   const account = (await reg.json()) as { api_key: string; api_secret: string };
   apiKey = account.api_key;
-  pro = new ccxt.pro.binance({
-    apiKey: account.api_key,
-    secret: account.api_secret,
-    enableRateLimit: false,
-    urls: {
-      api: {
-        public: `${venue.url}/binance/api/v3`,
-        private: `${venue.url}/binance/api/v3`,
-        ws: { spot: `${wsBase}/binance/ws`, 'ws-api': { spot: `${wsBase}/binance/ws-api/v3` } },
-      },
-    },
-    options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
-  });
-  await pro.loadHttpProxyAgent();
-  await pro.loadMarkets();
+  pro = await connectProBinance(venue.url, { apiKey: account.api_key, secret: account.api_secret });
 }, 180_000);
 
 afterAll(async () => {
