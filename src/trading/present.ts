@@ -303,3 +303,37 @@ export const placedOrderOut = (outcome: Extract<PlaceOrderOutcome, { kind: 'fill
   if (!body) throw new Error(`order ${outcome.orderId} has no placement among its events`);
   return body;
 };
+
+/** The request's paging as a list answers it (`limit`, `offset`). */
+interface Paging {
+  limit: number;
+  offset: number;
+}
+
+/** A page as the use cases answer it (`Page` of src/application/trading.ts). */
+interface RowsPage<Row> {
+  rows: readonly Row[];
+  total: number;
+  nextCursor: string | null;
+}
+
+/**
+ * The order list envelope of `GET /trade/orders` and `/trade/orders/open` (and their MCP tools): the spec's
+ * `{orders, total, limit, offset}` plus `next_cursor` (keyset paging; null on the last page).
+ */
+export const orderListOut = (page: RowsPage<OrderRow>, paging: Paging) => ({
+  orders: page.rows.map(orderOut),
+  total: page.total,
+  limit: paging.limit,
+  offset: paging.offset,
+  next_cursor: page.nextCursor,
+});
+
+/** The fill list envelope of `GET /trade/history` (and its MCP tool), as {@link orderListOut}. */
+export const tradeListOut = (page: RowsPage<TradeRow>, paging: Paging) => ({
+  trades: page.rows.map(tradeOut),
+  total: page.total,
+  limit: paging.limit,
+  offset: paging.offset,
+  next_cursor: page.nextCursor,
+});

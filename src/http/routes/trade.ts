@@ -32,10 +32,10 @@ import {
   cancelAllOut,
   cancelOut,
   orderDetailOut,
-  orderOut,
+  orderListOut,
   placedOrderOut,
   previewOut,
-  tradeOut,
+  tradeListOut,
 } from '../../trading/present';
 import { callOf } from '../call';
 
@@ -145,13 +145,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const q = request.query;
       const page = await listOrders(callOf(request), q);
-      return {
-        orders: page.rows.map(orderOut),
-        total: page.total,
-        limit: q.limit,
-        offset: q.offset,
-        next_cursor: page.nextCursor,
-      };
+      return orderListOut(page, q);
     },
   );
 
@@ -170,13 +164,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const q = request.query;
       const page = await listOpenOrders(callOf(request), q);
-      return {
-        orders: page.rows.map(orderOut),
-        total: page.total,
-        limit: q.limit,
-        offset: q.offset,
-        next_cursor: page.nextCursor,
-      };
+      return orderListOut(page, q);
     },
   );
 
@@ -228,13 +216,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request) => {
       const q = request.query;
       const page = await listTrades(callOf(request), q);
-      return {
-        trades: page.rows.map(tradeOut),
-        total: page.total,
-        limit: q.limit,
-        offset: q.offset,
-        next_cursor: page.nextCursor,
-      };
+      return tradeListOut(page, q);
     },
   );
 };

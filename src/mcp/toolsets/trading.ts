@@ -29,10 +29,10 @@ import {
   cancelAllOut,
   cancelOut,
   orderDetailOut,
-  orderOut,
+  orderListOut,
   placedOrderOut,
   previewOut,
-  tradeOut,
+  tradeListOut,
 } from '../../trading/present';
 import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
 
@@ -164,13 +164,7 @@ export const tradingTools: ToolDef[] = [
     output: orderListResponse,
     run: async (call, a) => {
       const page = await listOrders(authed(call), a);
-      return {
-        orders: page.rows.map(orderOut),
-        total: page.total,
-        limit: a.limit,
-        offset: a.offset,
-        next_cursor: page.nextCursor,
-      };
+      return orderListOut(page, a);
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders', query: a }),
     summary: (r) => `${r.orders.length} of ${r.total} orders`,
@@ -187,13 +181,7 @@ export const tradingTools: ToolDef[] = [
     output: orderListResponse,
     run: async (call, a) => {
       const page = await listOpenOrders(authed(call), a);
-      return {
-        orders: page.rows.map(orderOut),
-        total: page.total,
-        limit: a.limit,
-        offset: a.offset,
-        next_cursor: page.nextCursor,
-      };
+      return orderListOut(page, a);
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders/open', query: a }),
     summary: (r) => `${r.total} open orders`,
@@ -239,13 +227,7 @@ export const tradingTools: ToolDef[] = [
     output: historyResponse,
     run: async (call, a) => {
       const page = await listTrades(authed(call), a);
-      return {
-        trades: page.rows.map(tradeOut),
-        total: page.total,
-        limit: a.limit,
-        offset: a.offset,
-        next_cursor: page.nextCursor,
-      };
+      return tradeListOut(page, a);
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/history', query: a }),
     summary: (r) => `${r.trades.length} of ${r.total} fills`,
