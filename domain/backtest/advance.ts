@@ -1,7 +1,7 @@
 import { fromUnits } from '../market/decimal';
 import type { RiskProfile } from '../shared/risk-profile';
 import { dec } from '../trading/decimal';
-import type { WalletContext } from '../wallet/commands';
+import type { WalletCommand, WalletContext } from '../wallet/commands';
 import { walletDecider } from '../wallet/decide';
 import type { WalletEvent } from '../wallet/events';
 import { evolveWallet, type OpenOrder, type WalletState } from '../wallet/state';
@@ -41,11 +41,17 @@ export const sandboxContext = (
     const c = lastClosed(market, symbol, at);
     if (!c) return undefined;
     const closedAt = c.openTime + market.intervalMs;
-    const quoted = { price: c.close, timestamp: iso(closedAt), source: SOURCE_CLOSE };
+    // Stamped with its candle (the open time, as every candle is named): the close is that candle's last print, so
+    // a market order at it shares the book with the candle's own fills at the same price, as a live order shares it
+    // with the fills of the tick it is priced at (same tape, same fills; docs/trading-rules.md, "Taker fills").
+    const quoted = { price: c.close, timestamp: iso(c.openTime), source: SOURCE_CLOSE };
     // Inside a gap of the data the last close is a forward-filled, fabricated price: the decider refuses to fill
     // a market order at it (issue 24, item 6), as it refuses a stale live price.
     return at - closedAt >= market.intervalMs
-      ? { ...quoted, stale: { age_ms: at - closedAt, max_age_ms: market.intervalMs - 1 } }
+      ? {
+          ...quoted,
+          stale: { age_ms: at - closedAt, max_age_ms: market.intervalMs - 1, last_at: iso(closedAt) },
+        }
       : quoted;
   },
   pairs: (symbol) => market.bySymbol.get(symbol)?.filters,
@@ -53,6 +59,46 @@ export const sandboxContext = (
   riskProfile: terms.riskProfile,
   feeRate: dec(terms.feeRate),
 });
+
+/**
+ * Places an order in a sandbox wallet at virtual time `at` (a backtest's, a historical battle participant's): the
+ * live wallet decider's `PlaceOrder`, then, as the live matching engine offers the last tick to every new pending
+ * order (`MatchingEngine`, `OrderPlaced`), a `FillOrder` at the current price — the last close, without volume —
+ * so a limit order the price already reaches and a stop or take-profit already triggered fill at once, at that
+ * price, as they would live. A forward-filled price (inside a gap of the data) is not offered, as a stale live price
+ * is not. Returns the decider's events in order (a rejection alone when the risk chain refuses the order).
+ */
+export const placeInSandbox = (
+  terms: SandboxTerms,
+  market: SessionMarket,
+  at: number,
+  newId: () => string,
+  wallet: WalletState,
+  command: Extract<WalletCommand, { type: 'PlaceOrder' }>,
+): WalletEvent[] => {
+  const ctx = sandboxContext(terms, market, at, newId);
+  const events = walletDecider.decide(command, wallet, ctx);
+  const placed = events.find((e) => e.type === 'OrderPlaced');
+  if (!placed || placed.data.type === 'market') return events;
+  const quoted = ctx.prices(placed.data.symbol);
+  if (!quoted || quoted.stale) return events;
+  let after = wallet;
+  for (const e of events) after = evolveWallet(after, e);
+  const offered = walletDecider.decide(
+    {
+      type: 'FillOrder',
+      data: {
+        orderId: placed.data.order_id,
+        price: quoted.price,
+        time: quoted.timestamp,
+        source: quoted.source,
+      },
+    },
+    after,
+    ctx,
+  );
+  return [...events, ...offered];
+};
 
 interface Pending {
   orderId: string;
@@ -132,7 +178,9 @@ export interface AdvanceResult {
  * start + k × interval and every candle that closes in (previous time, new time] is passed, pair by pair in
  * symbol order: the pending orders of its pair are walked along the candle's documented path (O→L→H→C when
  * close ≥ open, else O→H→L→C) and each order reached is offered to the live wallet decider as a `FillOrder` at the
- * price it was reached at — in the order they are reached along the path, ties in placement order. Then the
+ * price it was reached at — in the order they are reached along the path; orders reached at the same point (a gap
+ * at the open) in the order the live matching engine takes them from a tick (falling before rising, the best level
+ * first, then placement), so that the same prints fill the same orders in the same order. Then the
  * equity is valued at the closes. Pure: a backtest runs it for its one wallet, a historical battle once per
  * participant with the same clock.
  */
@@ -181,7 +229,15 @@ export function* advanceSandboxSliced(
       if (c) hits.push({ order, position: c.position, price: c.price });
     }
     if (hits.length === 0) return;
-    hits.sort((a, b) => a.position - b.position || a.order.seq - b.order.seq);
+    // Along the path; orders reached at the same point (a gap at the open) in the live engine's order of a tick:
+    // those reached falling first, then those reached rising, each the best level first, then placement.
+    hits.sort(
+      (a, b) =>
+        a.position - b.position ||
+        a.order.direction - b.order.direction ||
+        (a.order.level - b.order.level) * a.order.direction ||
+        a.order.seq - b.order.seq,
+    );
     const walletCtx = sandboxContext(terms, market, at, input.newId);
     for (const hit of hits) {
       const out: WalletEvent[] = walletDecider.decide(

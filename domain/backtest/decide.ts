@@ -5,7 +5,7 @@ import { DomainError } from '../shared/errors';
 import { normalizeStartingBalance } from '../shared/starting-balance';
 import type { OwnerSnapshot } from '../wallet/commands';
 import { walletDecider } from '../wallet/decide';
-import { advanceSandboxSliced, closedAt, runToEnd, sandboxContext } from './advance';
+import { advanceSandboxSliced, closedAt, placeInSandbox, runToEnd, sandboxContext } from './advance';
 import { MAX_BATCH_STEPS, totalSteps } from './clock';
 import type { BacktestCommand, BacktestContext } from './commands';
 import { EquityMeter } from './equity';
@@ -276,11 +276,10 @@ export const decideBacktest = (
     case 'PlaceSandboxOrder': {
       const config = requireStatus(state, ['running'], 'trade');
       const market = requireMarket(ctx);
-      return walletDecider.decide(
-        { type: 'PlaceOrder', data: { owner: sandboxOwner(config), order: command.data.order } },
-        state.wallet,
-        sandboxContext(config, market, state.virtualTime, ctx.newId),
-      );
+      return placeInSandbox(config, market, state.virtualTime, ctx.newId, state.wallet, {
+        type: 'PlaceOrder',
+        data: { owner: sandboxOwner(config), order: command.data.order },
+      });
     }
     case 'CancelSandboxOrder': {
       const config = requireStatus(state, ['running'], 'cancel an order');

@@ -1,4 +1,4 @@
-import { advanceSandbox, closedAt, sandboxContext } from '../backtest/advance';
+import { advanceSandbox, closedAt, placeInSandbox, sandboxContext } from '../backtest/advance';
 import { MAX_BATCH_STEPS } from '../backtest/clock';
 import { EquityMeter } from '../backtest/equity';
 import type { SessionMarket } from '../backtest/market';
@@ -315,11 +315,10 @@ const placeOrder = (
   return wrap(
     state,
     p.agentId,
-    walletDecider.decide(
-      { type: 'PlaceOrder', data: { owner: battleSandboxOwner(state, p.agentId), order: command.order } },
-      p.wallet,
-      sandboxContext(sandboxTerms(state, p), market, state.virtualTime!, ctx.newId),
-    ),
+    placeInSandbox(sandboxTerms(state, p), market, state.virtualTime!, ctx.newId, p.wallet, {
+      type: 'PlaceOrder',
+      data: { owner: battleSandboxOwner(state, p.agentId), order: command.order },
+    }),
   );
 };
 

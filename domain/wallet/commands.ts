@@ -87,7 +87,12 @@ export interface QuotedPrice {
    * Set when the feed behind the price has been silent past the venue's limit (ms; docs/trading-rules.md "Stale
    * prices"): the decider then refuses to fill at it.
    */
-  stale?: { age_ms: number; max_age_ms: number };
+  stale?: {
+    age_ms: number;
+    max_age_ms: number;
+    /** When the market data behind the price last moved (ISO 8601), when not `timestamp` (a candle's close time). */
+    last_at?: string;
+  };
 }
 
 /**

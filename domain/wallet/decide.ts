@@ -581,7 +581,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
           symbol,
           price_age_ms: quoted.stale.age_ms,
           max_price_age_ms: quoted.stale.max_age_ms,
-          last_price_at: quoted.timestamp,
+          last_price_at: quoted.stale.last_at ?? quoted.timestamp,
         },
       );
     }

@@ -44,11 +44,15 @@ export const indexedOrder = (o: {
 });
 
 /**
- * A binary min-heap of orders keyed by a number (the level, negated for "highest first"), with the keys in a
- * parallel array so the hot path compares plain numbers and allocates nothing.
+ * A binary min-heap of orders keyed by a number (the level, negated for "highest first") and, among equal levels,
+ * by the order they were added in (placement order: the index adds orders as the log places them), with the keys in
+ * parallel arrays so the hot path compares plain numbers and allocates nothing. Equal levels must come out in a
+ * fixed order: orders of one wallet reached by one print share its participation share in the order they are
+ * taken, and a backtest takes them in the same order (`domain/backtest/advance.ts`: same tape, same fills).
  */
 class Heap {
   private readonly keys: number[] = [];
+  private readonly seqs: number[] = [];
   private readonly items: IndexedOrder[] = [];
   /** @param sign 1: lowest level first; -1: highest level first. */
   constructor(private readonly sign: 1 | -1) {}
@@ -61,44 +65,55 @@ class Heap {
     return this.items[0];
   }
 
-  push(item: IndexedOrder): void {
+  /** Adds `item`; `seq` (increasing with every add) orders equal levels. */
+  push(item: IndexedOrder, seq: number): void {
     const keys = this.keys;
+    const seqs = this.seqs;
     const items = this.items;
     const key = this.sign * item.levelUnits;
     let i = items.length;
     keys.push(key);
+    seqs.push(seq);
     items.push(item);
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (keys[parent]! <= key) break;
-      keys[i] = keys[parent]!;
+      const pk = keys[parent]!;
+      if (pk < key || (pk === key && seqs[parent]! < seq)) break;
+      keys[i] = pk;
+      seqs[i] = seqs[parent]!;
       items[i] = items[parent]!;
       i = parent;
     }
     keys[i] = key;
+    seqs[i] = seq;
     items[i] = item;
   }
 
   pop(): IndexedOrder | undefined {
     const keys = this.keys;
+    const seqs = this.seqs;
     const items = this.items;
     const top = items[0];
     const lastKey = keys.pop();
+    const lastSeq = seqs.pop();
     const last = items.pop();
     const n = items.length;
-    if (n > 0 && last !== undefined && lastKey !== undefined) {
+    if (n > 0 && last !== undefined && lastKey !== undefined && lastSeq !== undefined) {
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
-        const c = r < n && keys[r]! < keys[l]! ? r : l;
-        if (keys[c]! >= lastKey) break;
-        keys[i] = keys[c]!;
+        const c = r < n && (keys[r]! < keys[l]! || (keys[r] === keys[l] && seqs[r]! < seqs[l]!)) ? r : l;
+        const ck = keys[c]!;
+        if (ck > lastKey || (ck === lastKey && seqs[c]! > lastSeq)) break;
+        keys[i] = ck;
+        seqs[i] = seqs[c]!;
         items[i] = items[c]!;
         i = c;
       }
       keys[i] = lastKey;
+      seqs[i] = lastSeq;
       items[i] = last;
     }
     return top;
@@ -121,6 +136,8 @@ export class OrderIndex {
   private readonly live = new Map<string, IndexedOrder>();
   private readonly books = new Map<string, SymbolBook>();
   private readonly byOwner = new Map<string, Set<string>>();
+  /** Adds so far: orders equal levels in each heap. */
+  private added = 0;
 
   /** Pending orders indexed. */
   get size(): number {
@@ -145,7 +162,7 @@ export class OrderIndex {
       book = { below: new Heap(-1), above: new Heap(1) };
       this.books.set(order.symbol, book);
     }
-    (order.direction === 'at_or_below' ? book.below : book.above).push(order);
+    (order.direction === 'at_or_below' ? book.below : book.above).push(order, this.added++);
   }
 
   /** Removes an order (filled, cancelled); true when it was indexed. */
@@ -166,7 +183,9 @@ export class OrderIndex {
 
   /**
    * Takes out every order of `symbol` that a price of `priceUnits` reaches (buy limits and sell stops at or
-   * above it, sell limits and buy stops at or below it, take-profits by side) and returns them.
+   * above it, sell limits and buy stops at or below it, take-profits by side) and returns them: those reached
+   * falling first, then those reached rising, each the best level first and equal levels in placement order (the
+   * order a backtest fills orders reached at one point of a candle's path in).
    */
   reached(symbol: string, priceUnits: number): IndexedOrder[] {
     const book = this.books.get(symbol);

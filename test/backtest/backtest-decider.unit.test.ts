@@ -206,8 +206,8 @@ describe('the backtest decider', () => {
     const { last } = run([createCommand(), START, step(), order({ quantity: '1' })]);
     const fill = fillsOf(last)[0]!;
     expect(fill).toMatchObject({
-      reference_price: '104.00000000', // the 0h candle closed at 1h
-      reference_time: '2024-01-01T01:00:00.000Z',
+      reference_price: '104.00000000', // the close of the 0h candle (closed at 1h), stamped with its candle
+      reference_time: '2024-01-01T00:00:00.000Z',
       price_source: 'candle_close',
       filled_at: '2024-01-01T01:00:00.000Z',
     });
