@@ -37,7 +37,7 @@ import { dec } from '../domain/trading/decimal';
 import type { PairFilters } from '../domain/trading/quantity';
 import type { WalletCommand, WalletContext } from '../domain/wallet/commands';
 import { walletDecider } from '../domain/wallet/decide';
-import { type WalletEvent, walletStreamId } from '../domain/wallet/events';
+import { type WalletEvent, walletOwnerOf, walletStreamId } from '../domain/wallet/events';
 import { walletSnapshotCodec } from '../domain/wallet/snapshot';
 import type { WalletState } from '../domain/wallet/state';
 import { ordersProjection } from '../projections/orders';
@@ -59,6 +59,9 @@ const program = new Command()
   .option('--json <file>', 'also write the results as JSON')
   .option('--keys', 'every built order carries an idempotency key')
   .option('--db-prefix <prefix>', 'name prefix of the bench database on the server', 'ptv_bench_history_')
+  .option('--build-only', 'build the wallet and keep its database (printed) without folding or timing it')
+  .option('--reuse <db>', 'time the wallet a --build-only run left in this database (then dropped unless --keep)')
+  .option('--keep', 'keep the database at the end (its name is printed)')
   .parse();
 const o = program.opts<{
   sizes: string;
@@ -70,6 +73,9 @@ const o = program.opts<{
   json?: string;
   keys?: boolean;
   dbPrefix: string;
+  buildOnly?: boolean;
+  reuse?: string;
+  keep?: boolean;
 }>();
 const every = Number(o.every);
 
@@ -107,11 +113,13 @@ const freshDatabase = async (): Promise<{ handle: DatabaseHandle; drop: () => Pr
     await migrateToLatest(handle.db);
     return { handle, drop: () => handle.close() };
   }
-  const name = `${o.dbPrefix}${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: o.url });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  const name = o.reuse ?? `${o.dbPrefix}${randomBytes(4).toString('hex')}`;
+  if (!o.reuse) {
+    const admin = new pg.Client({ connectionString: o.url });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+  }
   const url = new URL(o.url);
   url.pathname = `/${name}`;
   const handle = openPostgres(url.toString(), { max: 8 });
@@ -120,6 +128,10 @@ const freshDatabase = async (): Promise<{ handle: DatabaseHandle; drop: () => Pr
     handle,
     drop: async () => {
       await handle.close();
+      if (o.keep || o.buildOnly) {
+        console.log(`database kept: ${name}`);
+        return;
+      }
       const a = new pg.Client({ connectionString: o.url });
       await a.connect();
       await a.query(`drop database if exists ${name} with (force)`);
@@ -137,10 +149,28 @@ const replaying = {
 
 const results: Record<string, unknown>[] = [];
 
-for (const size of o.sizes.split(',').map(Number)) {
+/** The wallet a `--build-only` run left in the database: its owner, session and size. */
+const builtWallet = async (
+  handle: DatabaseHandle,
+): Promise<{ ownerId: string; sessionId: string; orders: number; events: number }> => {
+  const { rows } = await sql<{ stream_id: string; revision: string; session_id: string }>`
+    select s.stream_id, s.revision::text,
+      (select e.data->>'session_id' from events e
+        where e.stream_id = s.stream_id and e.data ? 'session_id' order by e.revision limit 1) as session_id
+    from streams s where s.stream_id like 'wallet-%' order by s.revision desc limit 1`.execute(handle.all);
+  const row = rows[0];
+  if (!row) throw new Error('no wallet in the reused database');
+  const events = Number(row.revision) + 1;
+  return { ownerId: walletOwnerOf(row.stream_id)!, sessionId: row.session_id, orders: (events - 3) / 2, events };
+};
+
+const sizes = o.reuse ? [0] : o.sizes.split(',').map(Number);
+for (let size of sizes) {
   const { handle, drop } = await freshDatabase();
   try {
-    const ownerId = randomUUID();
+    const reused = o.reuse ? await builtWallet(handle) : undefined;
+    if (reused) size = reused.orders;
+    const ownerId = reused?.ownerId ?? randomUUID();
     const stream = walletStreamId(ownerId);
     const profile: TradingProfile = {
       ownerType: 'account',
@@ -150,7 +180,7 @@ for (const size of o.sizes.split(',').map(Number)) {
       status: 'active',
       accountStatus: 'active',
       startingBalance: '100000000.00000000',
-      sessionId: randomUUID(),
+      sessionId: reused?.sessionId ?? randomUUID(),
       sessionStartedAt: new Date().toISOString(),
       riskProfile: RISK,
     };
@@ -186,8 +216,8 @@ for (const size of o.sizes.split(',').map(Number)) {
       for (const e of events) state = walletDecider.evolve(state, e);
       into.push(...events);
     };
-    let events = 0;
-    for (let placed = 0; placed < size; ) {
+    let events = reused?.events ?? 0;
+    for (let placed = reused ? size : 0; placed < size; ) {
       const chunk: WalletEvent[] = [];
       if (placed === 0) decide({ type: 'OpenWallet', data: { owner } }, chunk);
       for (let i = 0; i < 500 && placed < size; i++, placed++) {
@@ -220,13 +250,22 @@ for (const size of o.sizes.split(',').map(Number)) {
     );
     const stored = storedRows[0];
     const encodeTimes: number[] = [];
-    for (let i = 0; i < 5; i++) {
+    // (A reused wallet's state was not folded here: its encoding is not timed.)
+    for (let i = 0; i < (reused ? 0 : 5); i++) {
       const t0 = performance.now();
       walletSnapshotCodec.encode(state);
       encodeTimes.push(performance.now() - t0);
     }
-    const snapshot = { bytes: Number(stored?.bytes ?? 0), encode_ms: ms(median(encodeTimes)) };
+    const snapshot = {
+      bytes: Number(stored?.bytes ?? 0),
+      encode_ms: encodeTimes.length ? ms(median(encodeTimes)) : null,
+    };
     console.log(`${size} orders: snapshot ${snapshot.bytes} bytes, encoded in ${snapshot.encode_ms} ms`);
+
+    if (o.buildOnly) {
+      console.log(`${size} orders: ${events} events built in ${buildSeconds.toFixed(1)} s`);
+      continue;
+    }
 
     // 2. The trades read model.
     const folded = performance.now();

@@ -66,6 +66,21 @@ export interface TradeCountsTable {
   n: string;
 }
 
+/**
+ * Row of `order_counts`: how many orders an owner has per session, symbol and status, kept by the projection with
+ * the orders themselves (an order's insert counts it, a status change moves it from one row to another), so the
+ * `total` of an order list page (`GET /trade/orders` with any filter, `/trade/orders/open`) is a sum of a few rows
+ * instead of a `count(*)` of the owner's history (issue 20). A row whose count falls to zero is deleted, so the
+ * table is the same whichever pages the log was folded in (`projections rebuild --verify` compares it).
+ */
+export interface OrderCountsTable {
+  owner_id: string;
+  session_id: string;
+  symbol: string;
+  status: OrderStatus;
+  n: string;
+}
+
 /** Row of `trades`: one per fill (spec "Trade fill"), with the fill's slippage inputs and realized PnL. */
 export interface TradesTable {
   trade_id: string;
@@ -174,7 +189,39 @@ const emptyOrder = (): Omit<
   cancelled_at: null,
 });
 
-type DB = Kysely<{ orders: OrdersTable; trades: TradesTable; trade_counts: TradeCountsTable }>;
+type DB = Kysely<{
+  orders: OrdersTable;
+  trades: TradesTable;
+  trade_counts: TradeCountsTable;
+  order_counts: OrderCountsTable;
+}>;
+
+/** Changes of `order_counts` by (owner, session, symbol, status), summed in memory over a batch. */
+class CountDeltas {
+  private readonly byKey = new Map<
+    string,
+    { owner_id: string; session_id: string; symbol: string; status: string; n: number }
+  >();
+
+  add(owner_id: string, session_id: string, symbol: string, status: string, n: number): void {
+    const key = JSON.stringify([owner_id, session_id, symbol, status]);
+    const row = this.byKey.get(key);
+    if (row) row.n += n;
+    else this.byKey.set(key, { owner_id, session_id, symbol, status, n });
+  }
+
+  /** The non-zero changes (an order placed and filled in one batch moves nothing out of `pending`). */
+  rows(): { owner_id: string; session_id: string; symbol: string; status: string; n: number }[] {
+    return [...this.byKey.values()].filter((r) => r.n !== 0);
+  }
+}
+
+/** The statement that adds a batch's count changes to `order_counts` (no rows when `deltas` is empty). */
+const upsertOrderCounts = (deltas: readonly { n: number }[]) => sql`
+  insert into order_counts (owner_id, session_id, symbol, status, n)
+  select owner_id, session_id, symbol, status, n
+    from json_populate_recordset(null::order_counts, ${JSON.stringify(deltas)}::json)
+  on conflict (owner_id, session_id, symbol, status) do update set n = order_counts.n + excluded.n`;
 
 /**
  * The JSON array of new order rows for `json_populate_recordset` (keys match the `orders` columns by name):
@@ -210,9 +257,9 @@ const mergeUpdates = (
  */
 export const ordersProjection: Projection = {
   name: 'orders',
-  // 2: `trades.fill` (the fill model's record), partial fills.
-  version: 3,
-  tables: ['orders', 'trades', 'trade_counts'],
+  // 2: `trades.fill` (the fill model's record), partial fills. 3: `trade_counts`. 4: `order_counts`.
+  version: 4,
+  tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
     const s = db.schema.withSchema(schema);
@@ -298,6 +345,15 @@ export const ordersProjection: Projection = {
       .addColumn('n', 'bigint', (c) => c.notNull())
       .addPrimaryKeyConstraint('trade_counts_pk', ['owner_id', 'session_id', 'symbol', 'side'])
       .execute();
+    await s
+      .createTable('order_counts')
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('session_id', 'text', (c) => c.notNull())
+      .addColumn('symbol', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('n', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('order_counts_pk', ['owner_id', 'session_id', 'symbol', 'status'])
+      .execute();
   },
   async apply(db: DB, events: readonly RecordedEvent[]) {
     let inserts = new Map<string, OrderRow>();
@@ -305,6 +361,31 @@ export const ordersProjection: Projection = {
     let trades: TradeRow[] = [];
 
     const flush = async () => {
+      const merged = mergeUpdates(updates);
+      // The order counts move with every new order (by its status as inserted) and every status change (from
+      // the row's status before this batch's update, read first: the update itself does not return it).
+      const counts = new CountDeltas();
+      for (const row of inserts.values()) counts.add(row.owner_id, row.session_id, row.symbol, row.status, 1);
+      const moved = merged.filter((u) => u.set.status !== undefined);
+      if (moved.length > 0) {
+        const before = await db
+          .selectFrom('orders')
+          .select(['order_id', 'owner_id', 'session_id', 'symbol', 'status'])
+          .where(
+            'order_id',
+            'in',
+            moved.map((u) => u.orderId),
+          )
+          .execute();
+        const next = new Map(moved.map((u) => [u.orderId, u.set.status!]));
+        for (const row of before) {
+          const status = next.get(row.order_id)!;
+          if (status === row.status) continue;
+          counts.add(row.owner_id, row.session_id, row.symbol, row.status, -1);
+          counts.add(row.owner_id, row.session_id, row.symbol, status, 1);
+        }
+      }
+      const deltas = counts.rows();
       if (inserts.size > 0 || trades.length > 0) {
         // One statement for every new order and fill of the batch (the hot path: a market order is placed and
         // filled in the same batch): the rows travel as one JSON text each and PostgreSQL types them by the
@@ -315,6 +396,8 @@ export const ordersProjection: Projection = {
           ), t as (
             insert into trades select * from json_populate_recordset(null::trades, ${JSON.stringify(trades)}::json)
             returning owner_id, session_id, symbol, side
+          ), c as (
+            ${upsertOrderCounts(deltas)}
           )
           insert into trade_counts (owner_id, session_id, symbol, side, n)
           select owner_id, session_id, symbol, side, count(*) from t group by owner_id, session_id, symbol, side
@@ -322,7 +405,15 @@ export const ordersProjection: Projection = {
           db,
         );
       }
-      for (const u of mergeUpdates(updates))
+      // (With no insert, the counts' changes go alone: a batch of cancels or fills of earlier orders.)
+      else if (deltas.length > 0) await upsertOrderCounts(deltas).execute(db);
+      if (deltas.length > 0) {
+        // A status that lost its last order loses its row (a row of 0 would depend on how the log was paged).
+        const emptied = [...new Set(deltas.filter((d) => d.n < 0).map((d) => d.owner_id))];
+        if (emptied.length > 0)
+          await db.deleteFrom('order_counts').where('owner_id', 'in', emptied).where('n', '=', '0').execute();
+      }
+      for (const u of merged)
         await db.updateTable('orders').set(u.set).where('order_id', '=', u.orderId).execute();
       inserts = new Map();
       updates = [];
@@ -342,6 +433,7 @@ export const ordersProjection: Projection = {
         await db.deleteFrom('orders').where('owner_id', '=', owner).execute();
         await db.deleteFrom('trades').where('owner_id', '=', owner).execute();
         await db.deleteFrom('trade_counts').where('owner_id', '=', owner).execute();
+        await db.deleteFrom('order_counts').where('owner_id', '=', owner).execute();
         continue;
       }
       const owner = walletOwnerOf(e.streamId);

@@ -117,9 +117,11 @@ const pageOf = <Row extends { seq: number }>(rows: Row[], limit: number, total: 
 };
 
 /**
- * Orders of the owner, newest first, with the total matching the filter. A page by cursor (`before`) reads only
- * its own rows (index `orders_owner_seq`, or `orders_owner_status` with a status filter); `offset` reads the rows
- * it skips, and `total` counts every matching row (the spec's response has it).
+ * Orders of the owner, newest first, with the total matching the filter and the next page's cursor. A page by
+ * cursor (`before`) reads only its own rows (index `orders_owner_seq`, or `orders_owner_status` with a status
+ * filter); `offset` reads the rows it skips. The total (the spec's response has it on every page) is summed from
+ * `order_counts` (kept by the orders projection per session, symbol and status), so a page by cursor costs the
+ * same at any depth of any history.
  */
 export const listOrders = async (
   db: Kysely<ReadModels>,
@@ -132,6 +134,11 @@ export const listOrders = async (
   if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
   let page = q;
   if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
+  // The total from the kept counts (a few rows per owner: sessions × symbols × statuses), not a count of the orders.
+  let counts = db.selectFrom('order_counts').where('owner_id', '=', ownerId);
+  if (filter.statuses?.length) counts = counts.where('status', 'in', [...filter.statuses]);
+  if (filter.symbol) counts = counts.where('symbol', '=', filter.symbol);
+  if (filter.sessionId) counts = counts.where('session_id', '=', filter.sessionId);
   const [rows, count] = await Promise.all([
     page
       .selectAll()
@@ -139,7 +146,7 @@ export const listOrders = async (
       .limit(filter.limit + 1)
       .offset(filter.offset)
       .execute(),
-    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    counts.select(sql<string>`coalesce(sum(n), 0)::text`.as('n')).executeTakeFirstOrThrow(),
   ]);
   return pageOf(rows, filter.limit, Number(count.n));
 };
