@@ -60,7 +60,10 @@ const program = new Command()
   .option('--keys', 'every built order carries an idempotency key')
   .option('--db-prefix <prefix>', 'name prefix of the bench database on the server', 'ptv_bench_history_')
   .option('--build-only', 'build the wallet and keep its database (printed) without folding or timing it')
-  .option('--reuse <db>', 'time the wallet a --build-only run left in this database (then dropped unless --keep)')
+  .option(
+    '--reuse <db>',
+    'time the wallet a --build-only run left in this database (then dropped unless --keep)',
+  )
   .option('--keep', 'keep the database at the end (its name is printed)')
   .parse();
 const o = program.opts<{
@@ -161,7 +164,12 @@ const builtWallet = async (
   const row = rows[0];
   if (!row) throw new Error('no wallet in the reused database');
   const events = Number(row.revision) + 1;
-  return { ownerId: walletOwnerOf(row.stream_id)!, sessionId: row.session_id, orders: (events - 3) / 2, events };
+  return {
+    ownerId: walletOwnerOf(row.stream_id)!,
+    sessionId: row.session_id,
+    orders: (events - 3) / 2,
+    events,
+  };
 };
 
 const sizes = o.reuse ? [0] : o.sizes.split(',').map(Number);
