@@ -1,0 +1,514 @@
+/**
+ * Market data at real scale (issue 24, "Done when"): for each N of `--pairs` (default 10, 25, 100) pairs × one
+ * year of 1-minute candles (2022-01-01 → 2023-01-01; 100 pairs = 52.6 M candles), on generated data:
+ *
+ *   1. generate: `ptv generate-market-data --pairs N … --seed 42 --out DIR/gen-N` (kept between runs: a rerun
+ *      into the same directory finds the files complete and writes nothing; the time says which it was);
+ *   2. import: `ptv import-market-data DIR/gen-N` (the real CLI, in a child process) into a fresh store
+ *      `DIR/store-N` and a fresh scratch database: wall time, candles/s, the importer's peak RSS, and the store's
+ *      size on disk in bytes per 1-minute candle (every file under the store: month files of the 1m series and of
+ *      the served 5m…1d series, and the manifest; target ≤ 30);
+ *   3. serve: the venue as `npm start` runs it (`src/main.ts`, API + projections + matching engine in one process)
+ *      on that store and database (`MARKET_SOURCE=files`, `MARKET_DATA_DIR` = the generated directory, whose
+ *      start-up import finds every file already imported), in a child process on `--port`;
+ *   4. reads: `--reads` × `GET /api/v1/market/candles/{symbol}?interval=1m&limit=1000&start_time=…`, one at a
+ *      time, a random pair and a random minute of the year each (seeded), rotating over 24 agents' keys (the
+ *      market group's limit is per caller): p50/p90/p99/max (target p99 ≤ 20 ms). Each answer is checked
+ *      (status 200, first candle at or after start_time, 1,000 candles unless the year ends first);
+ *   5. backtest: one `step/batch` backtest of all N pairs over the whole year at 1m through HTTP: create, start,
+ *      one step, a market buy of BTCUSDT and of ETHUSDT (so every step values positions), then batches of the
+ *      largest size the API takes (100,000 steps) to the end, then `results`: wall time of each part (target ≤ 60 s
+ *      at 100 pairs for the whole run), the venue's CPU seconds, and its peak RSS sampled every 100 ms from /proc
+ *      (target ≤ 2 GiB) beside the kernel's high-water mark (VmHWM, since the process started).
+ *
+ * The venue's database is a scratch database `h_bigdata_*` on the PostgreSQL server of `--postgres` or
+ * `DATABASE_URL` (dropped at the end), else embedded PGlite in DIR/data-N. `--cpu-prof DIR` runs the venue with
+ * `--cpu-prof` (one profile per thread, written at exit) for where the time goes. Prints one table and writes
+ * every figure as JSON (`--json`). Generated data and stores are left in DIR for reruns unless `--clean`.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
+ *     npx tsx bench/market-scale.ts --pairs 10,25,100 --dir /tmp/bigdata --port 8800 \
+ *     --json bench/results/market-scale-<date>.json
+ *
+ * Results: `docs/benchmarks.md`, "Market data at scale (issue 24)".
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { Agent, request as undiciRequest } from 'undici';
+import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
+
+const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+};
+
+const options = new Command()
+  .option('--pairs <list>', 'pair counts, comma-separated', '10,25,100')
+  .option('--dir <dir>', 'where generated files, stores and PGlite data go', '/tmp/bigdata')
+  .option('--port <n>', 'port of the venue', positiveInt, 8800)
+  .option('--reads <n>', 'candle range reads per pair count', positiveInt, 2000)
+  .option('--from <date>', 'first day (UTC)', '2022-01-01')
+  .option('--to <date>', 'end (UTC, exclusive)', '2023-01-01')
+  .option('--seed <n>', 'generator seed', '42')
+  .option('--skip <list>', 'parts to leave out: backtest, reads', '')
+  .option('--backtest-timeout <s>', 'give the backtest up after this many seconds', positiveInt, 900)
+  .option('--postgres <url>', 'PostgreSQL server for the scratch database (default: DATABASE_URL)')
+  .option('--pglite', 'embedded PGlite even when DATABASE_URL is set')
+  .option('--cpu-prof <dir>', 'run the venue with --cpu-prof, profiles into this directory')
+  .option('--clean', 'delete the generated files and the store of each pair count after it')
+  .option('--json <file>', 'also write the results as JSON')
+  .parse()
+  .opts<{
+    pairs: string;
+    dir: string;
+    port: number;
+    reads: number;
+    from: string;
+    to: string;
+    seed: string;
+    skip: string;
+    backtestTimeout: number;
+    postgres?: string;
+    pglite?: boolean;
+    cpuProf?: string;
+    clean?: boolean;
+    json?: string;
+  }>();
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const DIR = path.resolve(options.dir);
+const FROM = Date.parse(`${options.from}T00:00:00Z`);
+const TO = Date.parse(`${options.to}T00:00:00Z`);
+const MINUTE = 60_000;
+const LIMIT = 1000;
+const BATCH = 100_000;
+const skip = new Set(options.skip.split(',').filter(Boolean));
+const postgresServer = options.pglite ? undefined : options.postgres || process.env.DATABASE_URL || undefined;
+const base = `http://127.0.0.1:${options.port}`;
+const dispatcher = new Agent({
+  connections: 16,
+  keepAliveTimeout: 30_000,
+  bodyTimeout: 0,
+  headersTimeout: 0,
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const load = () => os.loadavg().map((l) => round(l, 2));
+const mib = (bytes: number) => round(bytes / 2 ** 20, 1);
+
+/** A seeded generator (mulberry32), so every run reads the same places. */
+const random = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+};
+
+const call = async (
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, any> }> => {
+  const res = await undiciRequest(`${base}/api/v1${url}`, {
+    method,
+    dispatcher,
+    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, any>) : {} };
+};
+const ok = async (...args: Parameters<typeof call>) => {
+  const r = await call(...args);
+  if (r.status >= 300)
+    throw new Error(`${args[0]} ${args[1]}: ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
+  return r.json;
+};
+
+/** Resident set size and its high-water mark of a process (bytes), from /proc; 0 when unreadable. */
+const memoryOf = (pid: number): { rss: number; hwm: number } => {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+  } catch {
+    return { rss: 0, hwm: 0 };
+  }
+};
+
+/** Samples a process's RSS every 100 ms until `stop()`, which answers the peak (bytes). */
+const rssSampler = (pid: number) => {
+  let peak = memoryOf(pid).rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, memoryOf(pid).rss);
+  }, 100);
+  return {
+    peak: () => peak,
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, memoryOf(pid).rss);
+    },
+  };
+};
+
+/** Bytes of every file under `dir` (apparent sizes) and the count of files. */
+const sizeOf = (dir: string): { bytes: number; files: number } => {
+  let bytes = 0;
+  let files = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    bytes += fs.statSync(path.join(entry.parentPath, entry.name)).size;
+    files++;
+  }
+  return { bytes, files };
+};
+
+/** Runs `src/main.ts <args>` to its end; resolves to its wall time, output, peak RSS and CPU seconds. */
+const runCli = async (args: string[], env: Record<string, string>) => {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const sampler = rssSampler(child.pid!);
+  let cpu = 0;
+  const cpuTimer = setInterval(() => {
+    cpu = processCpuSeconds(child.pid!) ?? cpu;
+  }, 200);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearInterval(cpuTimer);
+  const peak = sampler.stop();
+  const seconds = (performance.now() - t0) / 1000;
+  if (code !== 0) throw new Error(`ptv ${args.join(' ')} exited with ${code}:\n${out.slice(-3000)}`);
+  return { seconds, out, peakRss: peak, cpuSeconds: cpu };
+};
+
+interface Venue {
+  child: ChildProcess;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const startVenue = async (env: Record<string, string>): Promise<Venue> => {
+  const execArgv = options.cpuProf
+    ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf), '--import', 'tsx']
+    : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...execArgv, 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  for (let i = 0; ; i++) {
+    const up = await call('GET', '/market/price/BTCUSDT').catch(() => undefined);
+    if (up?.status === 200) break;
+    if (child.exitCode !== null) throw new Error(`the venue exited with ${child.exitCode}`);
+    if (i > 1500) throw new Error('the venue did not start in 300 s');
+    await sleep(200);
+  }
+  return {
+    child,
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+};
+
+/**
+ * The whole-year backtest of `symbols` through HTTP: create, start, one step, a market buy of BTCUSDT and of
+ * ETHUSDT, batches of {@link BATCH} steps to the end, results. Records each part into `out` as it goes (so a
+ * timeout still reports how far it got): `reached`, `create_ms`, `start_ms`, `batches`, `results_ms`, ….
+ */
+const runBacktest = async (
+  auth: Record<string, string>,
+  agentId: string,
+  symbols: string[],
+  pid: number,
+  out: Record<string, any>,
+) => {
+  const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
+    const t = performance.now();
+    const v = await f();
+    return [v, round(performance.now() - t, 1)];
+  };
+  const [created, createMs] = await timed(() =>
+    ok(
+      'POST',
+      '/backtest/create',
+      {
+        start_time: new Date(FROM).toISOString(),
+        end_time: new Date(TO).toISOString(),
+        starting_balance: '1000000',
+        candle_interval: '1m',
+        agent_id: agentId,
+        strategy_label: `market-scale ${symbols.length}`,
+        pairs: symbols,
+      },
+      auth,
+    ),
+  );
+  Object.assign(out, {
+    create_ms: createMs,
+    total_steps: created.total_steps,
+    pairs: created.estimated_pairs,
+    reached: 'start',
+  });
+  const id = created.session_id as string;
+  const [, startMs] = await timed(() => ok('POST', `/backtest/${id}/start`, undefined, auth));
+  Object.assign(out, {
+    start_ms: startMs,
+    venue_rss_after_start_mib: mib(memoryOf(pid).rss),
+    reached: 'orders',
+  });
+  await ok('POST', `/backtest/${id}/step`, undefined, auth);
+  for (const [symbol, quantity] of [
+    ['BTCUSDT', '0.5'],
+    ['ETHUSDT', '5'],
+  ] as const) {
+    await ok('POST', `/backtest/${id}/trade/order`, { symbol, side: 'buy', type: 'market', quantity }, auth);
+  }
+  const batches: { steps: number; ms: number; rss_after_mib: number }[] = [];
+  out.batches = batches;
+  let last: Record<string, any> = { step: 1 };
+  while (!last.is_complete) {
+    out.reached = `batch ${batches.length + 1} (from step ${last.step})`;
+    const [stepped, ms] = await timed(() => ok('POST', `/backtest/${id}/step/batch`, { steps: BATCH }, auth));
+    batches.push({ steps: stepped.step - last.step, ms, rss_after_mib: mib(memoryOf(pid).rss) });
+    last = stepped;
+    console.error(`   batch to step ${stepped.step}/${stepped.total_steps}: ${ms} ms`);
+  }
+  out.reached = 'results';
+  const [results, resultsMs] = await timed(() => ok('GET', `/backtest/${id}/results`, undefined, auth));
+  Object.assign(out, {
+    results_ms: resultsMs,
+    final_equity: results.summary?.final_equity,
+    total_trades: results.summary?.total_trades,
+    reached: 'end',
+  });
+};
+
+/** One pair count, end to end. */
+const measure = async (pairs: number) => {
+  const result: Record<string, any> = { pairs, load_average_at_start: load() };
+  const genDir = path.join(DIR, `gen-${pairs}`);
+  const storeDir = path.join(DIR, `store-${pairs}`);
+  const dataDir = path.join(DIR, `data-${pairs}`);
+  console.error(`\n== ${pairs} pairs: generate into ${genDir}`);
+  const generated = await runCli(
+    [
+      'generate-market-data',
+      '--pairs',
+      String(pairs),
+      '--from',
+      options.from,
+      '--to',
+      options.to,
+      '--interval',
+      '1m',
+      '--seed',
+      options.seed,
+      '--out',
+      genDir,
+    ],
+    {},
+  );
+  const genLine = generated.out.trim().split('\n').at(-1) ?? '';
+  const meta = JSON.parse(fs.readFileSync(path.join(genDir, 'GENERATED.json'), 'utf8')) as {
+    symbols: string[];
+  };
+  const symbols = meta.symbols;
+  result.generate = {
+    seconds: round(generated.seconds, 1),
+    summary: genLine,
+    zipped_bytes: sizeOf(path.join(genDir, 'klines')).bytes,
+  };
+
+  fs.rmSync(storeDir, { recursive: true, force: true });
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.mkdirSync(dataDir, { recursive: true });
+  let scratch: ScratchDatabase | undefined;
+  let venue: Venue | undefined;
+  try {
+    if (postgresServer) scratch = await createScratchDatabase(postgresServer, `h_bigdata_${pairs}_`);
+    const env = {
+      DATA_DIR: dataDir,
+      MARKET_STORE_DIR: storeDir,
+      DATABASE_URL: scratch?.url ?? '',
+      LOG_LEVEL: 'error',
+    };
+    console.error(`== ${pairs} pairs: import into ${storeDir} (${scratch ? scratch.name : 'PGlite'})`);
+    const loadBeforeImport = load();
+    const imported = await runCli(['import-market-data', genDir], env);
+    const added = Number(/([\d,]+) candles added/.exec(imported.out)?.[1]?.replaceAll(',', '') ?? Number.NaN);
+    const store = sizeOf(storeDir);
+    result.import = {
+      seconds: round(imported.seconds, 1),
+      candles: added,
+      candles_per_second: Math.round(added / imported.seconds),
+      peak_rss_mib: mib(imported.peakRss),
+      cpu_seconds: round(imported.cpuSeconds, 1),
+      store_bytes: store.bytes,
+      store_files: store.files,
+      bytes_per_candle: round(store.bytes / added, 2),
+      summary: imported.out.trim().split('\n').at(-1),
+      load_average_before: loadBeforeImport,
+      load_average_after: load(),
+    };
+    console.error(JSON.stringify(result.import));
+
+    console.error(`== ${pairs} pairs: start the venue on port ${options.port}`);
+    const t0 = performance.now();
+    venue = await startVenue({
+      ...env,
+      PORT: String(options.port),
+      HOST: '127.0.0.1',
+      MARKET_SOURCE: 'files',
+      MARKET_DATA_DIR: genDir,
+    });
+    result.venue = {
+      start_seconds: round((performance.now() - t0) / 1000, 1),
+      rss_after_start_mib: mib(memoryOf(venue.pid).rss),
+    };
+    const reg = await ok('POST', '/auth/register', { display_name: 'bigdata bench' });
+    const login = await ok('POST', '/auth/login', { api_key: reg.api_key, api_secret: reg.api_secret });
+    const auth = { authorization: `Bearer ${login.token}` };
+    const keys: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const a = await ok('POST', '/agents', { display_name: `reader ${i}` }, auth);
+      keys.push(a.api_key as string);
+    }
+
+    if (!skip.has('reads')) {
+      console.error(`== ${pairs} pairs: ${options.reads} candle range reads`);
+      const next = random(pairs);
+      const latencies: number[] = [];
+      const sampler = rssSampler(venue.pid);
+      const readLoad = load();
+      let short = 0;
+      for (let i = 0; i < options.reads; i++) {
+        const symbol = symbols[Math.floor(next() * symbols.length)]!;
+        const start = FROM + Math.floor(next() * ((TO - FROM) / MINUTE)) * MINUTE;
+        const url = `/market/candles/${symbol}?interval=1m&limit=${LIMIT}&start_time=${new Date(start).toISOString().replace('.000Z', 'Z')}`;
+        const t = performance.now();
+        const r = await call('GET', url, undefined, { 'x-api-key': keys[i % keys.length]! });
+        latencies.push(performance.now() - t);
+        if (r.status !== 200) throw new Error(`GET ${url}: ${r.status} ${JSON.stringify(r.json)}`);
+        const candles = r.json.candles as { time: string }[];
+        if (candles.length === 0 || Date.parse(candles[0]!.time) < start)
+          throw new Error(`GET ${url}: first candle ${candles[0]?.time} before start_time`);
+        if (candles.length !== Math.min(LIMIT, (TO - start) / MINUTE)) short++;
+      }
+      result.reads = {
+        ...summarize(latencies, 2),
+        short_answers: short,
+        venue_peak_rss_mib: mib(sampler.stop()),
+        load_average_before: readLoad,
+        load_average_after: load(),
+      };
+      console.error(JSON.stringify(result.reads));
+    }
+
+    if (!skip.has('backtest')) {
+      console.error(`== ${pairs} pairs: whole-year 1m backtest of every pair`);
+      const agent = await ok('POST', '/agents', { display_name: 'backtester' }, auth);
+      const backtest: Record<string, any> = { load_average_before: load(), reached: 'create' };
+      result.backtest = backtest;
+      const pid = venue.pid;
+      const sampler = rssSampler(pid);
+      const cpu0 = processCpuSeconds(pid) ?? 0;
+      const tAll = performance.now();
+      const finish = () => {
+        backtest.seconds = round((performance.now() - tAll) / 1000, 1);
+        backtest.batches_ms = round(
+          (backtest.batches ?? []).reduce((s: number, b: { ms: number }) => s + b.ms, 0),
+          1,
+        );
+        backtest.venue_cpu_seconds = round((processCpuSeconds(pid) ?? 0) - cpu0, 1);
+        backtest.venue_peak_rss_mib = mib(sampler.stop());
+        backtest.venue_hwm_mib = mib(memoryOf(pid).hwm);
+        backtest.load_average_after = load();
+      };
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), options.backtestTimeout * 1000);
+      });
+      const exited = new Promise<'exited'>((resolve) => venue!.child.once('exit', () => resolve('exited')));
+      const outcome = await Promise.race([
+        runBacktest(auth, agent.agent_id as string, symbols, pid, backtest).then(() => 'done' as const),
+        timeout,
+        exited,
+      ]);
+      clearTimeout(timer);
+      finish();
+      if (outcome !== 'done') {
+        backtest.outcome =
+          outcome === 'timeout'
+            ? `gave up after ${options.backtestTimeout} s in ${backtest.reached}`
+            : `the venue exited (code ${venue.child.exitCode}, signal ${venue.child.signalCode}) in ${backtest.reached}`;
+      } else backtest.outcome = 'completed';
+      console.error(JSON.stringify({ ...backtest, batches: undefined }));
+    }
+  } finally {
+    await venue?.stop();
+    await scratch?.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (options.clean) {
+      fs.rmSync(storeDir, { recursive: true, force: true });
+      fs.rmSync(genDir, { recursive: true, force: true });
+    }
+  }
+  return result;
+};
+
+const main = async () => {
+  const results: Record<string, any> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    memory_gib: round(os.totalmem() / 2 ** 30, 1),
+    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim(),
+    database: postgresServer ? 'postgresql' : 'pglite',
+    load_average_at_start: load(),
+    runs: [] as Record<string, any>[],
+  };
+  fs.mkdirSync(DIR, { recursive: true });
+  for (const n of options.pairs.split(',').map(Number)) {
+    results.runs.push(await measure(n));
+    if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
+  }
+  await dispatcher.close();
+  const rows = results.runs.map((r: Record<string, any>) => ({
+    pairs: r.pairs,
+    candles: r.import?.candles,
+    'import s': r.import?.seconds,
+    'candles/s': r.import?.candles_per_second,
+    'B/candle': r.import?.bytes_per_candle,
+    'import RSS MiB': r.import?.peak_rss_mib,
+    'read p50 ms': r.reads?.p50,
+    'read p99 ms': r.reads?.p99,
+    'backtest s': r.backtest?.seconds,
+    outcome: r.backtest?.outcome,
+    'start ms': r.backtest?.start_ms,
+    'venue peak MiB': r.backtest?.venue_peak_rss_mib,
+  }));
+  console.table(rows);
+};
+
+await main();
