@@ -8,6 +8,7 @@ import { parseQueryTime } from '../market/query-time';
 import type { RecentTrade } from '../market/recent-trades';
 import type { DataRange, MarketServices, OrderBook } from '../market/services';
 import type { PriceStaleness } from '../market/staleness';
+import type { CandleColumns } from '../market/store/block-codec';
 import type { PublicCall } from './call';
 
 /**
@@ -179,6 +180,10 @@ export const candleQuery = (
 /** The candles of a resolved query, oldest first. */
 export const candlesOf = (call: PublicCall, q: CandleQuery): Candle[] =>
   marketOf(call).candles(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
+
+/** {@link candlesOf} as the store's columns (for presenting many candles without an object each). */
+export const candleColumnsOf = (call: PublicCall, q: CandleQuery): CandleColumns =>
+  marketOf(call).candleColumns(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
 
 /** Recent public trades of an active pair, newest first. */
 export const recentTrades = (

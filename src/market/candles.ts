@@ -137,30 +137,7 @@ export class MarketCandles {
     interval: Interval,
     range: { start?: number | undefined; end?: number | undefined; limit: number },
   ): Candle[] {
-    const ms = INTERVAL_MS[interval];
-    const { start, end, limit } = range;
-    let stored: CandleColumns;
-    if (start === undefined) stored = this.store.newest(symbol, interval, end, limit);
-    else {
-      // Forward from start, a window at a time, until `limit` candles or the end.
-      const stop = end === undefined ? Number.POSITIVE_INFINITY : end + 1;
-      const parts: CandleColumns[] = [];
-      let have = 0;
-      const last = this.store.seriesRange(symbol, interval)?.last ?? Number.NEGATIVE_INFINITY;
-      let from = start;
-      let span = ms * Math.max(limit, 64);
-      while (have < limit && from < stop && from <= last) {
-        const to = Math.min(stop, from + span);
-        const part = this.store.read(symbol, interval, from, to);
-        parts.push(part);
-        have += part.length;
-        from = to;
-        span *= 4;
-      }
-      const all = joinColumns(parts, ms);
-      stored = sliceColumns(all, 0, Math.min(all.length, limit));
-    }
-    const fromStore = candlesFromColumns(stored);
+    const fromStore = candlesFromColumns(this.storedQuery(symbol, interval, range));
     if (!this.live.has(symbol)) return fromStore;
     const live = this.live.query(symbol, interval, range);
     if (live.length === 0) return fromStore;
@@ -168,7 +145,49 @@ export class MarketCandles {
     for (const c of live) merged.set(c.openTime, c);
     for (const c of fromStore) merged.set(c.openTime, c);
     const sorted = [...merged.values()].sort((a, b) => a.openTime - b.openTime);
+    const { start, limit } = range;
     return start === undefined ? sorted.slice(Math.max(0, sorted.length - limit)) : sorted.slice(0, limit);
+  }
+
+  /**
+   * {@link query} as columns: straight from the store (no candle objects) when the pair has no live minutes, which
+   * is every pair of an imported data set; merged through candle objects otherwise.
+   */
+  queryColumns(
+    symbol: string,
+    interval: Interval,
+    range: { start?: number | undefined; end?: number | undefined; limit: number },
+  ): CandleColumns {
+    if (!this.live.has(symbol)) return this.storedQuery(symbol, interval, range);
+    return columnsFromCandles(this.query(symbol, interval, range), INTERVAL_MS[interval]);
+  }
+
+  /** The store's part of {@link query}. */
+  private storedQuery(
+    symbol: string,
+    interval: Interval,
+    range: { start?: number | undefined; end?: number | undefined; limit: number },
+  ): CandleColumns {
+    const ms = INTERVAL_MS[interval];
+    const { start, end, limit } = range;
+    if (start === undefined) return this.store.newest(symbol, interval, end, limit);
+    // Forward from start, a window at a time, until `limit` candles or the end.
+    const stop = end === undefined ? Number.POSITIVE_INFINITY : end + 1;
+    const parts: CandleColumns[] = [];
+    let have = 0;
+    const last = this.store.seriesRange(symbol, interval)?.last ?? Number.NEGATIVE_INFINITY;
+    let from = start;
+    let span = ms * Math.max(limit, 64);
+    while (have < limit && from < stop && from <= last) {
+      const to = Math.min(stop, from + span);
+      const part = this.store.read(symbol, interval, from, to);
+      parts.push(part);
+      have += part.length;
+      from = to;
+      span *= 4;
+    }
+    const all = joinColumns(parts, ms);
+    return all.length <= limit ? all : sliceColumns(all, 0, limit);
   }
 
   /** Candles closed by `at` (open + interval ≤ at) with open time ≥ `from`, oldest first (no look-ahead). */

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
-import type { Candle } from '../../../domain/market/candle';
 import { isoMillis } from '../../../domain/market/time';
 import {
+  candleColumnsOf,
   candleQuery,
-  candlesOf,
   currentPrice,
   currentPrices,
   dataRange,
@@ -38,7 +37,6 @@ import {
 } from '../../contract/market';
 import {
   batchTickerOut,
-  candleOut,
   dataRangeOut,
   orderBookOut,
   pairOut,
@@ -47,6 +45,7 @@ import {
   tickerOut,
 } from '../../market/present';
 import type { CachedPrice } from '../../market/price-cache';
+import { candlesJson } from '../../market/store/candle-json';
 import { publicCallOf } from '../call';
 import { requiredSymbols, symbolList } from '../symbols-query';
 
@@ -64,7 +63,7 @@ import { requiredSymbols, symbolList } from '../symbols-query';
 
 /**
  * Hot paths (`/market/price`, `/market/candles`) send pre-serialized JSON: a price's body is built once per
- * price update, a candle's JSON once per candle (stored candles never change), and the last
+ * price update, candles are written straight from the store's columns (`candlesJson`: no object per candle), and the last
  * {@link CANDLE_RESPONSES} candle responses are kept whole (keyed by the query and the store's version, so
  * an import invalidates them). The bodies have exactly the shapes of the response schemas above (tests parse
  * them with those schemas), which still document the routes.
@@ -73,15 +72,6 @@ const CANDLE_RESPONSES = 64;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const priceBodies = new WeakMap<CachedPrice, string>();
-const candleBodies = new WeakMap<Candle, string>();
-const candleJson = (c: Candle): string => {
-  let json = candleBodies.get(c);
-  if (!json) {
-    json = JSON.stringify(candleOut(c));
-    candleBodies.set(c, json);
-  }
-  return json;
-};
 
 const market = { rateLimitGroup: 'market' as const };
 const tags = ['market'];
@@ -232,10 +222,10 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       const key = `${pair.symbol}|${interval}|${start}|${end}|${limit}|${m.data.candles.version}`;
       let body = candleResponses.get(key);
       if (body === undefined) {
-        const candles = candlesOf(call, query);
-        body = `{"symbol":${JSON.stringify(pair.symbol)},"interval":"${interval}","candles":[${candles
-          .map(candleJson)
-          .join(',')}],"count":${candles.length}}`;
+        const candles = candleColumnsOf(call, query);
+        body = `{"symbol":${JSON.stringify(pair.symbol)},"interval":"${interval}","candles":[${candlesJson(
+          candles,
+        )}],"count":${candles.length}}`;
         candleResponses.set(key, body);
       }
       return reply.type(JSON_TYPE).send(body as never);
