@@ -8,7 +8,7 @@ type Timestamp = ColumnType<Date, string, string>;
 type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
 type Numeric = string;
 
-/** Order statuses (spec "Order"). `partially_filled` is reserved for liquidity-capped fills. */
+/** Order statuses (spec "Order"). `partially_filled` is an open order with fills; a partly filled order that ends cancelled is `cancelled` with its fills (docs/trading-rules.md, "Partial fills"). */
 export type OrderStatus = 'pending' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
 
 /** Row of `orders`: one per order of every wallet (placed, rejected, or a reset's closing fill). */

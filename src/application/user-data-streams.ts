@@ -9,6 +9,7 @@ import {
   type OrderRejectedData,
   walletStreamId,
 } from '../../domain/wallet/events';
+import { isExpiry } from '../../domain/wallet/expiry';
 import type { RecordedEvent } from '../../ports/event-store';
 import type { OrderStatus } from '../../projections/orders';
 import { ownerIdOf, type Principal } from '../auth/principal';
@@ -167,7 +168,8 @@ export interface OrderFacts {
 export interface OrderUpdate {
   kind: 'order';
   order: OrderFacts;
-  execution: 'NEW' | 'TRADE' | 'CANCELED' | 'REJECTED';
+  /** `EXPIRED`: a cancel the order's time in force made (`domain/wallet/expiry.ts`), not its owner. */
+  execution: 'NEW' | 'TRADE' | 'CANCELED' | 'EXPIRED' | 'REJECTED';
   status: OrderStatus;
   /** Epoch ms of the change. */
   at: number;
@@ -307,7 +309,7 @@ export const followUserData = (
           out.push({
             kind: 'order',
             order,
-            execution: 'CANCELED',
+            execution: isExpiry(c.reason) ? 'EXPIRED' : 'CANCELED',
             status: 'cancelled',
             at,
             reason: c.reason,

@@ -5,7 +5,8 @@ import type { Interval } from '../../domain/market/intervals';
 import type { Pair } from '../../domain/market/pair';
 import { type Dec, dec, fmt, roundHalfEven8 } from '../../domain/trading/decimal';
 import type { OrderSide, OrderType } from '../../domain/trading/orders';
-import type { OrderFilledData, OrderPlacedData } from '../../domain/wallet/events';
+import type { OrderCancelledData, OrderFilledData, OrderPlacedData } from '../../domain/wallet/events';
+import { isExpiry } from '../../domain/wallet/expiry';
 import type { OrderStatus } from '../../projections/orders';
 import type { OrderRow, TradeRow } from '../../queries/trading';
 import type { OrderUpdate } from '../application/user-data-streams';
@@ -40,6 +41,13 @@ const STATUS: Record<OrderStatus, string> = {
   cancelled: 'CANCELED',
   rejected: 'REJECTED',
 };
+
+/**
+ * Binance's status of an order: a cancel its time in force made (a market order's or IOC's unfilled rest, a FOK
+ * that could not fill) is `EXPIRED`, as Binance shows it; any other cancel `CANCELED`.
+ */
+const statusOf = (status: OrderStatus, cancelReason: string | null | undefined): string =>
+  status === 'cancelled' && isExpiry(cancelReason) ? 'EXPIRED' : STATUS[status];
 
 const side = (s: OrderSide): 'BUY' | 'SELL' => (s === 'buy' ? 'BUY' : 'SELL');
 
@@ -163,7 +171,7 @@ export const orderOut = (row: OrderRow, clientOrderId?: string) => {
     origQty: d8(row.quantity),
     executedQty: d8(row.executed_qty),
     cummulativeQuoteQty: quoteOf(row.executed_qty, row.executed_price),
-    status: STATUS[row.status],
+    status: statusOf(row.status, row.cancel_reason),
     timeInForce: 'GTC',
     type: BINANCE_TYPE[row.type],
     side: side(row.side),
@@ -210,8 +218,14 @@ export const placedOut = (
   const placed = outcome.events.find((e) => e.type === 'OrderPlaced' && e.data.order_id === outcome.orderId)
     ?.data as OrderPlacedData | undefined;
   if (!placed) throw new Error(`order ${outcome.orderId} has no placement among its events`);
-  const fill = outcome.events.find((e) => e.type === 'OrderFilled' && e.data.order_id === outcome.orderId)
-    ?.data as OrderFilledData | undefined;
+  const fills = outcome.events.flatMap((e) =>
+    e.type === 'OrderFilled' && e.data.order_id === outcome.orderId ? [e.data] : [],
+  );
+  const last = fills[fills.length - 1];
+  const cancelled = outcome.events.find(
+    (e) => e.type === 'OrderCancelled' && e.data.order_id === outcome.orderId,
+  )?.data as OrderCancelledData | undefined;
+  const status = cancelled ? statusOf('cancelled', cancelled.reason) : last ? 'FILLED' : 'NEW';
   const transactTime = ms(placed.placed_at);
   const ack = {
     symbol: placed.symbol,
@@ -225,9 +239,9 @@ export const placedOut = (
     ...ack,
     price: d8(placed.price),
     origQty: d8(placed.quantity),
-    executedQty: d8(fill?.quantity),
-    cummulativeQuoteQty: fill ? d8(fill.notional) : ZERO8,
-    status: fill ? 'FILLED' : 'NEW',
+    executedQty: d8(last ? (last.order_after?.executed_quantity ?? last.quantity) : undefined),
+    cummulativeQuoteQty: d8(fills.reduce((sum, f) => sum.plus(f.notional), dec(0))),
+    status,
     timeInForce: 'GTC',
     type: BINANCE_TYPE[placed.type],
     side: side(placed.side),
@@ -238,17 +252,13 @@ export const placedOut = (
   if (respType === 'RESULT') return result;
   return {
     ...result,
-    fills: fill
-      ? [
-          {
-            price: d8(fill.executed_price),
-            qty: d8(fill.quantity),
-            commission: d8(fill.fee),
-            commissionAsset: 'USDT',
-            tradeId: fill.trade_id,
-          },
-        ]
-      : [],
+    fills: fills.map((fill) => ({
+      price: d8(fill.executed_price),
+      qty: d8(fill.quantity),
+      commission: d8(fill.fee),
+      commissionAsset: 'USDT',
+      tradeId: fill.trade_id,
+    })),
   };
 };
 
@@ -422,8 +432,8 @@ export const executionReport = (u: OrderUpdate, eventTime: number) => {
     g: -1,
     C: '',
     x: u.execution,
-    X: STATUS[u.status],
-    r: u.reason ?? 'NONE',
+    X: u.execution === 'EXPIRED' ? 'EXPIRED' : STATUS[u.status],
+    r: u.execution === 'EXPIRED' ? 'NONE' : (u.reason ?? 'NONE'),
     i: order.orderId,
     l: d8(fill?.quantity),
     z: d8(order.executedQty),

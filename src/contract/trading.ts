@@ -84,10 +84,29 @@ export const idempotencyHeaders = z.object({
     .describe('same key and body within 24 h return the original response; another body → 409'),
 });
 
-/** Response 201 of a filled market order (spec). */
+/**
+ * `cancel_reason` and `cancelled_at` of a 201 whose order ended in the decision that placed it (present only then,
+ * so the spec's shapes are unchanged otherwise; docs/trading-rules.md, "Partial fills").
+ */
+const endedOnPlacement = {
+  cancel_reason: z
+    .string()
+    .optional()
+    .describe(
+      'present when the order ended as it was placed: `unfilled` (a market order or IOC whose rest the book could not hold), `fill_or_kill` (a FOK that could not fill whole)',
+    ),
+  cancelled_at: timestamp.optional().describe('present with cancel_reason'),
+};
+
+/**
+ * Response 201 of an order that filled on placement (spec: a filled market order). `cancelled` when only part
+ * filled and the rest was dropped at once (`executed_quantity` < `requested_quantity`, `cancel_reason`).
+ */
 export const filledOrderResponse = z.object({
   order_id: z.string(),
-  status: z.literal('filled'),
+  status: z
+    .enum(['filled', 'cancelled'])
+    .describe('`filled`; `cancelled` when the book held only part of it and the rest was dropped'),
   symbol: z.string(),
   side: z.enum(ORDER_SIDES),
   type: z.enum(ORDER_TYPES),
@@ -100,6 +119,7 @@ export const filledOrderResponse = z.object({
   reference_price: decimalOutput.describe('the market price the fill was decided on'),
   price_source: z.string(),
   filled_at: timestamp,
+  ...endedOnPlacement,
 });
 
 /** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
@@ -114,6 +134,7 @@ export const pendingOrderResponse = z.object({
   trigger_price: decimalOutput.nullable(),
   locked_amount: decimalOutput.describe('USDT for buys, the base quantity for sells'),
   created_at: timestamp,
+  ...endedOnPlacement,
 });
 
 /** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */

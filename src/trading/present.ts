@@ -32,28 +32,47 @@ export const decimalText = (value: string | number): string =>
       : 'NaN'
     : value.trim();
 
-/** Response of a filled market order (spec `POST /trade/order` 201). */
-export const filledOrderOut = (placed: OrderPlacedData, fill: OrderFilledData) => ({
-  order_id: placed.order_id,
-  status: 'filled' as const,
-  symbol: placed.symbol,
-  side: placed.side,
-  type: placed.type,
-  requested_quantity: placed.quantity,
-  executed_quantity: fill.quantity,
-  executed_price: fill.executed_price,
-  slippage_pct: fill.slippage_pct,
-  fee: fill.fee,
-  total_cost: fill.total,
-  reference_price: fill.reference_price,
-  price_source: fill.price_source,
-  filled_at: fill.filled_at,
-});
+/**
+ * Response of an order that filled on placement (spec `POST /trade/order` 201 for a filled market order): its
+ * figures are the order's after every fill of the placement (`order_after`). When the book could not hold the whole
+ * order and the rest was cancelled in the same decision (a market order's or an IOC's remainder), `status` is
+ * `cancelled`, as `GET /trade/order/{id}` says: `executed_quantity` is what filled, `cancel_reason` and
+ * `cancelled_at` say why and when the rest was dropped (docs/trading-rules.md, "Partial fills"). Those two fields are
+ * present only then, so a whole fill keeps the spec's shape.
+ */
+export const filledOrderOut = (
+  placed: OrderPlacedData,
+  fill: OrderFilledData,
+  cancelled?: OrderCancelledData | undefined,
+) => {
+  const after = fill.order_after;
+  return {
+    order_id: placed.order_id,
+    status: cancelled ? ('cancelled' as const) : ('filled' as const),
+    symbol: placed.symbol,
+    side: placed.side,
+    type: placed.type,
+    requested_quantity: placed.quantity,
+    executed_quantity: after?.executed_quantity ?? fill.quantity,
+    executed_price: after?.executed_price ?? fill.executed_price,
+    slippage_pct: fill.slippage_pct,
+    fee: after?.fee ?? fill.fee,
+    total_cost: after?.total ?? fill.total,
+    reference_price: fill.reference_price,
+    price_source: fill.price_source,
+    filled_at: fill.filled_at,
+    ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
+  };
+};
 
-/** Response of a pending order (spec `POST /trade/order` 201). */
-export const pendingOrderOut = (placed: OrderPlacedData) => ({
+/**
+ * Response of a pending order (spec `POST /trade/order` 201). An order that was cancelled in the decision that
+ * placed it without any fill (a market order the book had no depth for; later an IOC or FOK that could not fill) is
+ * `cancelled` with `cancel_reason` and `cancelled_at`, as the read model shows it.
+ */
+export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancelledData | undefined) => ({
   order_id: placed.order_id,
-  status: 'pending' as const,
+  status: cancelled ? ('cancelled' as const) : ('pending' as const),
   symbol: placed.symbol,
   side: placed.side,
   type: placed.type,
@@ -62,18 +81,26 @@ export const pendingOrderOut = (placed: OrderPlacedData) => ({
   trigger_price: placed.trigger_price,
   locked_amount: placed.locked_amount,
   created_at: placed.placed_at,
+  ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
 });
 
-/** The placement response from a command outcome's events (also for an in-memory idempotent replay). */
+/**
+ * The placement response from a command outcome's events (also for an in-memory idempotent replay): the order as
+ * its placing decision left it — filled (the last fill of the placement carries the order's totals), cancelled
+ * after a partial fill or none (the rest the book could not hold), or pending.
+ */
 export const placementOut = (events: readonly WalletEvent[], orderId: string) => {
   const placed = events.find((e) => e.type === 'OrderPlaced' && e.data.order_id === orderId)?.data as
     | OrderPlacedData
     | undefined;
   if (!placed) return undefined;
-  const fill = events.find((e) => e.type === 'OrderFilled' && e.data.order_id === orderId)?.data as
+  const fill = events.findLast((e) => e.type === 'OrderFilled' && e.data.order_id === orderId)?.data as
     | OrderFilledData
     | undefined;
-  return placed.type === 'market' && fill ? filledOrderOut(placed, fill) : pendingOrderOut(placed);
+  const cancelled = events.find((e) => e.type === 'OrderCancelled' && e.data.order_id === orderId)?.data as
+    | OrderCancelledData
+    | undefined;
+  return fill ? filledOrderOut(placed, fill, cancelled) : pendingOrderOut(placed, cancelled);
 };
 
 /**

@@ -138,4 +138,57 @@ describe('fill models over HTTP', () => {
     expect(filled).toMatchObject({ status: 'filled', executed_qty: '0.05000000' });
     expect(filled.fills[0].fill).toMatchObject({ fill_model: 'instant', liquidity: 'maker' });
   });
+
+  it('a market order larger than the book: the 201, the order, the lists and the fills agree (cancelled rest)', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const key = account.apiKey;
+    // 50 ETH traded at 2,000: a 24h quote volume of 100,000 USDT, so each side of the book holds 1 %, 1,000 USDT.
+    tick('ETHUSDT', '2000', '50');
+    const placed = await call(key, 'POST', '/trade/order', {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '1',
+    });
+    expect(placed.statusCode, placed.body).toBe(201);
+    const body = placed.json();
+    expect(body).toMatchObject({ status: 'cancelled', requested_quantity: '1.00000000', cancel_reason: 'unfilled' });
+    const executed = Number(body.executed_quantity);
+    expect(executed).toBeGreaterThan(0.4);
+    expect(executed).toBeLessThan(0.6);
+    const id = body.order_id as string;
+    const order = (await call(key, 'GET', `/trade/order/${id}`)).json();
+    expect(order).toMatchObject({
+      status: 'cancelled',
+      cancel_reason: 'unfilled',
+      executed_qty: body.executed_quantity,
+      executed_price: body.executed_price,
+      fee: body.fee,
+      total_cost: body.total_cost,
+      cancelled_at: body.cancelled_at,
+    });
+    expect(order.fills).toHaveLength(1);
+    expect(order.fills[0]).toMatchObject({
+      quantity: body.executed_quantity,
+      fill: { liquidity: 'taker', remaining_quantity: (1 - executed).toFixed(8) },
+    });
+    const listed = (await call(key, 'GET', '/trade/orders?status=cancelled')).json();
+    expect(listed.orders.find((o: { order_id: string }) => o.order_id === id)).toMatchObject({
+      status: 'cancelled',
+      executed_qty: body.executed_quantity,
+    });
+    expect((await call(key, 'GET', '/trade/orders/open')).json().total).toBe(0);
+    const history = (await call(key, 'GET', '/trade/history?symbol=ETHUSDT')).json();
+    expect(history.trades.map((f: { order_id: string; quantity: string }) => [f.order_id, f.quantity])).toEqual([
+      [id, body.executed_quantity],
+    ]);
+    const balances = (await call(key, 'GET', '/account/balance')).json().balances;
+    expect(balances.find((b: { asset: string }) => b.asset === 'ETH')).toMatchObject({
+      total: body.executed_quantity,
+      locked: '0.00000000',
+    });
+    expect(balances.find((b: { asset: string }) => b.asset === 'USDT').locked).toBe('0.00000000');
+    // A cancelled order stays cancelled: not cancellable again.
+    expect((await call(key, 'DELETE', `/trade/order/${id}`)).statusCode).toBe(409);
+  });
 });

@@ -88,9 +88,13 @@ const orderSummary = (o: z.output<typeof placeOutput>): string => {
   }
   const order = o.order;
   if (!order) return 'no order';
-  return order.status === 'filled' && 'executed_price' in order
-    ? `order ${order.order_id} filled: ${order.side} ${order.executed_quantity} ${order.symbol} at ${order.executed_price} USDT (fee ${order.fee})`
-    : `order ${order.order_id} ${order.status}: ${order.type} ${order.side} ${'quantity' in order ? order.quantity : ''} ${order.symbol}`;
+  if ('executed_price' in order) {
+    const done = `${order.side} ${order.executed_quantity} ${order.symbol} at ${order.executed_price} USDT (fee ${order.fee})`;
+    return order.status === 'filled'
+      ? `order ${order.order_id} filled: ${done}`
+      : `order ${order.order_id} partly filled, the rest ${order.status} (${order.cancel_reason}): ${done} of ${order.requested_quantity}`;
+  }
+  return `order ${order.order_id} ${order.status}${order.cancel_reason ? ` (${order.cancel_reason})` : ''}: ${order.type} ${order.side} ${order.quantity} ${order.symbol}`;
 };
 
 export const tradingTools: ToolDef[] = [
