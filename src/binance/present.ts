@@ -5,7 +5,7 @@ import type { Interval } from '../../domain/market/intervals';
 import type { Pair } from '../../domain/market/pair';
 import { type Dec, dec, fmt, roundHalfEven8 } from '../../domain/trading/decimal';
 import type { OrderSide, OrderType } from '../../domain/trading/orders';
-import type { OrderCancelledData, OrderFilledData, OrderPlacedData } from '../../domain/wallet/events';
+import type { OrderCancelledData, OrderPlacedData } from '../../domain/wallet/events';
 import { isExpiry } from '../../domain/wallet/expiry';
 import type { OrderStatus } from '../../projections/orders';
 import type { OrderRow, TradeRow } from '../../queries/trading';

@@ -152,7 +152,11 @@ describe('fill models over HTTP', () => {
     });
     expect(placed.statusCode, placed.body).toBe(201);
     const body = placed.json();
-    expect(body).toMatchObject({ status: 'cancelled', requested_quantity: '1.00000000', cancel_reason: 'unfilled' });
+    expect(body).toMatchObject({
+      status: 'cancelled',
+      requested_quantity: '1.00000000',
+      cancel_reason: 'unfilled',
+    });
     const executed = Number(body.executed_quantity);
     expect(executed).toBeGreaterThan(0.4);
     expect(executed).toBeLessThan(0.6);
@@ -179,9 +183,9 @@ describe('fill models over HTTP', () => {
     });
     expect((await call(key, 'GET', '/trade/orders/open')).json().total).toBe(0);
     const history = (await call(key, 'GET', '/trade/history?symbol=ETHUSDT')).json();
-    expect(history.trades.map((f: { order_id: string; quantity: string }) => [f.order_id, f.quantity])).toEqual([
-      [id, body.executed_quantity],
-    ]);
+    expect(
+      history.trades.map((f: { order_id: string; quantity: string }) => [f.order_id, f.quantity]),
+    ).toEqual([[id, body.executed_quantity]]);
     const balances = (await call(key, 'GET', '/account/balance')).json().balances;
     expect(balances.find((b: { asset: string }) => b.asset === 'ETH')).toMatchObject({
       total: body.executed_quantity,
