@@ -4,13 +4,7 @@ import type { RiskProfile } from '../../domain/shared/risk-profile';
 import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
 import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
-import { walletDecider } from '../../domain/wallet/decide';
-import {
-  type SessionStartedData,
-  type WalletEvent,
-  type WalletResetData,
-  walletStreamId,
-} from '../../domain/wallet/events';
+import { type SessionStartedData, type WalletResetData, walletStreamId } from '../../domain/wallet/events';
 import type { TradingMode, TradingModeState } from '../../domain/wallet/mode';
 import type { RecordedEvent } from '../../ports/event-store';
 import type { ReadModelName } from '../../projections/registry';
@@ -19,6 +13,7 @@ import { getAgent } from '../../queries/agents';
 import { backtestCounts } from '../../queries/backtest-counts';
 import { readSnapshot } from '../../queries/snapshot';
 import { getBalances, getPositions, getWallet, tradeStats } from '../../queries/trading';
+import { walletAsOf } from '../audit/wallet-as-of';
 import { auditWalletNow } from '../audit/wallet-audit';
 import { identity } from '../auth/install';
 import { assertAgentActive } from '../auth/principal';
@@ -183,25 +178,13 @@ export const positions = async (call: Call) => {
 /**
  * The portfolio snapshot now (read models, live prices), or with `asOf` the portfolio at that past time folded
  * from the wallet's event log (ARCHITECTURE §6 time travel; positions valued at the last fill's reference price of
- * each symbol at or before it).
+ * each symbol at or before it), reading only the events before it ({@link walletAsOf}).
  */
 export const portfolio = async (call: Call, options: { asOf?: Date } = {}): Promise<PortfolioSnapshot> => {
   const { profile, wallet } = await prepared(call);
   if (!options.asOf) return portfolioSnapshot(call.services, { profile, wallet });
   const asOf = options.asOf;
-  const events = await call.services.eventStore.readStream(walletStreamId(profile.ownerId));
-  let state = walletDecider.initialState();
-  let revision = -1;
-  const marks = new Map<string, Mark>();
-  for (const e of events) {
-    if (Date.parse(e.metadata.occurred_at) > asOf.getTime()) break;
-    const event = { type: e.type, data: e.data } as WalletEvent;
-    state = walletDecider.evolve(state, event);
-    revision = e.revision;
-    if (event.type === 'OrderFilled') {
-      marks.set(event.data.symbol, { price: dec(event.data.reference_price), source: 'last_fill' });
-    }
-  }
+  const { state, revision, marks } = await walletAsOf(call.services.eventStore, profile.ownerId, asOf);
   return portfolioOut({
     cash: state.session ? state.cash : dec(profile.startingBalance),
     locked: state.lockedCash,

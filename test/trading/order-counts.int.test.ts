@@ -35,7 +35,7 @@ const folded = async (runner: ProjectionRunner) => {
 beforeAll(async () => {
   db = await createPGliteTestDatabase();
   store = createPostgresEventStore(db);
-});
+}, 180_000);
 afterAll(async () => {
   await store?.close();
   await db?.close();
