@@ -26,6 +26,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import { Command } from 'commander';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -40,10 +41,15 @@ import { walletDecider } from '../domain/wallet/decide';
 import { type WalletEvent, walletOwnerOf, walletStreamId } from '../domain/wallet/events';
 import { walletSnapshotCodec } from '../domain/wallet/snapshot';
 import type { WalletState } from '../domain/wallet/state';
+import type { LogPosition } from '../ports/event-store';
 import { ordersProjection } from '../projections/orders';
 import { ProjectionRunner } from '../projections/runner';
-import { listTrades } from '../queries/trading';
+import { streamSummariesProjection } from '../projections/stream-summaries';
+import { walletsProjection } from '../projections/wallets';
+import { listOrders, listTrades } from '../queries/trading';
 import type { TradingProfile } from '../queries/trading-profile';
+import { walletAsOf } from '../src/audit/wallet-as-of';
+import { replayWallet } from '../src/audit/wallet-audit';
 import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
@@ -277,7 +283,12 @@ for (let size of sizes) {
 
     // 2. The trades read model.
     const folded = performance.now();
-    const runner = new ProjectionRunner(store, handle.db, [ordersProjection]);
+    // The read models `audit replay` compares with the fold, beside the lists' `orders`.
+    const runner = new ProjectionRunner(store, handle.db, [
+      ordersProjection,
+      walletsProjection,
+      streamSummariesProjection,
+    ]);
     await runner.start();
     if (!(await runner.waitFor(await store.headPosition(), 600_000)))
       throw new Error('projection did not catch up');
@@ -366,6 +377,81 @@ for (let size of sizes) {
         ),
       };
     }
+    // 5. Order list pages (`listOrders`, what `GET /trade/orders` runs, 50 rows, `total` from `order_counts`) by
+    // cursor at the first, middle and last page, and the `count(*)` of the owner's orders every page ran before.
+    const orderTotal = (await listOrders(handle.db, ownerId, { limit: 1, offset: 0 })).total;
+    const orderPages: Record<string, Record<string, { p50: number; p99: number }>> = {};
+    for (const [name, offset] of [
+      ['first', 0],
+      ['middle', Math.floor(orderTotal / 2 / 50) * 50],
+      ['last', Math.max(0, Math.floor((orderTotal - 1) / 50) * 50)],
+    ] as const) {
+      const above =
+        offset === 0
+          ? undefined
+          : (await listOrders(handle.db, ownerId, { limit: 1, offset: offset - 1 })).rows[0]!.seq;
+      const byCursor = { limit: 50, offset: 0, ...(above === undefined ? {} : { before: above }) };
+      const check = await listOrders(handle.db, ownerId, byCursor);
+      if (check.rows.length === 0 || check.total !== orderTotal)
+        throw new Error(`the ${name} order page is wrong`);
+      orderPages[name] = {
+        cursor: await timed(() => listOrders(handle.db, ownerId, byCursor)),
+        count_star: await timed(() =>
+          handle.db
+            .selectFrom('orders')
+            .where('owner_id', '=', ownerId)
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .executeTakeFirstOrThrow(),
+        ),
+      };
+    }
+
+    // 6. Time travel (`GET /account/portfolio?as_of=`): `walletAsOf` early (after 1 % of the events), in the
+    // middle, and after the last event, against the whole-stream read it replaced (the control).
+    const auditStore = createPostgresEventStore(handle);
+    const timesOf = await sql<{ revision: string; at: string }>`
+      select revision::text, metadata->>'occurred_at' as at from events
+      where stream_id = ${stream} and revision in (${Math.floor(events / 100)}, ${Math.floor(events / 2)})
+      order by revision`.execute(handle.all);
+    const asOfs = {
+      early: new Date(timesOf.rows[0]!.at),
+      middle: new Date(timesOf.rows[1]!.at),
+      latest: new Date(Date.now() + 86_400_000),
+    };
+    const asOfMs: Record<string, { as_of_ms: number; whole_stream_read_ms: number }> = {};
+    const once = async (run: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await run();
+      return ms(performance.now() - t0);
+    };
+    for (const [name, at] of Object.entries(asOfs)) {
+      // Median of 3 each (one read warms the connection and the pages).
+      const three = async (run: () => Promise<unknown>) =>
+        median([await once(run), await once(run), await once(run)]);
+      asOfMs[name] = {
+        as_of_ms: await three(() => walletAsOf(auditStore, ownerId, at)),
+        whole_stream_read_ms: await three(() => auditStore.readStream(stream)),
+      };
+    }
+
+    // 7. One agent's `audit replay` (`replayWallet`: read and fold the whole stream, check its hash chain, compare
+    // with the read models), and the read of the whole log a process does at start to index pending orders
+    // (`MatchingEngine.followRunner`: `readAll` in pages of 5,000 from the start).
+    const replay = await once(() => replayWallet(auditStore, handle.db, ownerId));
+    let logEvents = 0;
+    const logRead = await once(async () => {
+      for (let after: LogPosition | undefined; ; ) {
+        const page = await auditStore.readAll({ ...(after ? { after } : {}), maxCount: 5_000 });
+        logEvents += page.events.length;
+        if (page.events.length < 5_000) break;
+        after = page.next;
+      }
+    });
+    await auditStore.close();
+    console.log(
+      `${size} orders: as_of ${JSON.stringify(asOfMs)}; audit replay ${replay} ms; start-up log read ${logEvents} events in ${logRead} ms`,
+    );
+
     const row = {
       orders: size,
       events,
@@ -382,6 +468,12 @@ for (let size of sizes) {
       },
       next_order_ms: { snapshots_off: ms(median(cold.off!.next)), snapshots_on: ms(median(cold.on!.next)) },
       history_page_ms: pages,
+      order_rows: orderTotal,
+      order_page_ms: orderPages,
+      portfolio_as_of_ms: asOfMs,
+      audit_replay_ms: replay,
+      startup_log_read: { events: logEvents, ms: logRead },
+      load_average: os.loadavg().map((l) => Number(l.toFixed(2))),
     };
     results.push(row);
     console.log(JSON.stringify(row));
