@@ -59,3 +59,24 @@ export const rawCandles = (symbol: string) => {
 };
 
 export const H = 3_600_000;
+
+/** Wall-clock stamps and configuration of a session: the only times a sandbox answer may hold beyond its clock. */
+const CONFIG_KEYS = new Set(['end_time', 'created_at', 'started_at', 'completed_at', 'ended_at']);
+
+/**
+ * Every ISO 8601 timestamp in a sandbox answer (market data, orders, fills, valuations), for the no-look-ahead
+ * checks: none may be after the session's virtual time. Leaves out the configuration (`end_time`) and the wall-clock
+ * stamps of the session record (`created_at`, `started_at`, ...).
+ */
+export const sandboxTimesIn = (value: unknown): number[] => {
+  const out: number[] = [];
+  const walk = (v: unknown) => {
+    if (typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(v)) out.push(Date.parse(v));
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) if (!CONFIG_KEYS.has(k)) walk(x);
+    }
+  };
+  walk(value);
+  return out;
+};

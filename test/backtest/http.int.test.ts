@@ -9,6 +9,7 @@ import {
   H,
   ok,
   rawCandles,
+  sandboxTimesIn,
   startBacktestApp,
   type Trader,
   trader,
@@ -108,22 +109,6 @@ describe('no look-ahead', () => {
       { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' },
       201,
     );
-    // Every timestamp of market data, orders, fills and valuations; not the configuration (`end_time`) nor the
-    // wall-clock stamps of the session record (`created_at`, `started_at`, ...).
-    const CONFIG_KEYS = new Set(['end_time', 'created_at', 'started_at', 'completed_at', 'ended_at']);
-    const timesIn = (value: unknown): number[] => {
-      const out: number[] = [];
-      const walk = (v: unknown) => {
-        if (typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(v))
-          out.push(Date.parse(v));
-        else if (Array.isArray(v)) v.forEach(walk);
-        else if (v && typeof v === 'object') {
-          for (const [k, x] of Object.entries(v)) if (!CONFIG_KEYS.has(k)) walk(x);
-        }
-      };
-      walk(value);
-      return out;
-    };
     for (const batch of [1, 5, 17, 40]) {
       const stepped = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: batch });
       const at = Date.parse(stepped.virtual_time);
@@ -147,7 +132,7 @@ describe('no look-ahead', () => {
         ].map((u) => ok(t.app, alice.headers, 'GET', `/backtest/${id}${u}`)),
       );
       for (const body of [stepped, ...reads]) {
-        for (const time of timesIn(body)) expect(time).toBeLessThanOrEqual(at);
+        for (const time of sandboxTimesIn(body)) expect(time).toBeLessThanOrEqual(at);
       }
       const [price, , , candles, coarse] = reads;
       expect(price.price).toBe(BTC.get(at - H)!.closeText);
