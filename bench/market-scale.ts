@@ -15,7 +15,8 @@
  *      time, a random pair and a random minute of the year each (seeded), rotating over 24 agents' keys (the
  *      market group's limit is per caller): p50/p90/p99/max (target p99 ≤ 20 ms). Each answer is checked
  *      (status 200, first candle at or after start_time, 1,000 candles unless the year ends first);
- *   5. backtest: one `step/batch` backtest of all N pairs over the whole year at 1m through HTTP: create, start,
+ *   5. backtest: one `step/batch` backtest of all N pairs over the whole year (or to `--backtest-to`) at 1m through
+ *      HTTP: create, start,
  *      one step, a market buy of BTCUSDT and of ETHUSDT (so every step values positions), then batches of the
  *      largest size the API takes (100,000 steps) to the end, then `results`: wall time of each part (target ≤ 60 s
  *      at 100 pairs for the whole run), the venue's CPU seconds, and its peak RSS sampled every 100 ms from /proc
@@ -55,10 +56,12 @@ const options = new Command()
   .option('--to <date>', 'end (UTC, exclusive)', '2023-01-01')
   .option('--seed <n>', 'generator seed', '42')
   .option('--skip <list>', 'parts to leave out: backtest, reads', '')
+  .option('--backtest-to <date>', 'end of the backtest (UTC, exclusive; default --to): a shorter window', '')
   .option('--backtest-timeout <s>', 'give the backtest up after this many seconds', positiveInt, 900)
   .option('--postgres <url>', 'PostgreSQL server for the scratch database (default: DATABASE_URL)')
   .option('--pglite', 'embedded PGlite even when DATABASE_URL is set')
   .option('--cpu-prof <dir>', 'run the venue with --cpu-prof, profiles into this directory')
+  .option('--reuse-store', 'keep a store imported by an earlier run (the import is not measured again)')
   .option('--clean', 'delete the generated files and the store of each pair count after it')
   .option('--json <file>', 'also write the results as JSON')
   .parse()
@@ -71,10 +74,12 @@ const options = new Command()
     to: string;
     seed: string;
     skip: string;
+    backtestTo: string;
     backtestTimeout: number;
     postgres?: string;
     pglite?: boolean;
     cpuProf?: string;
+    reuseStore?: boolean;
     clean?: boolean;
     json?: string;
   }>();
@@ -83,6 +88,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const DIR = path.resolve(options.dir);
 const FROM = Date.parse(`${options.from}T00:00:00Z`);
 const TO = Date.parse(`${options.to}T00:00:00Z`);
+const BACKTEST_TO = options.backtestTo ? Date.parse(`${options.backtestTo}T00:00:00Z`) : TO;
 const MINUTE = 60_000;
 const LIMIT = 1000;
 const BATCH = 100_000;
@@ -254,7 +260,7 @@ const runBacktest = async (
       '/backtest/create',
       {
         start_time: new Date(FROM).toISOString(),
-        end_time: new Date(TO).toISOString(),
+        end_time: new Date(BACKTEST_TO).toISOString(),
         starting_balance: '1000000',
         candle_interval: '1m',
         agent_id: agentId,
@@ -340,7 +346,8 @@ const measure = async (pairs: number) => {
     zipped_bytes: sizeOf(path.join(genDir, 'klines')).bytes,
   };
 
-  fs.rmSync(storeDir, { recursive: true, force: true });
+  const reuse = options.reuseStore && fs.existsSync(path.join(storeDir, 'manifest.json'));
+  if (!reuse) fs.rmSync(storeDir, { recursive: true, force: true });
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.mkdirSync(dataDir, { recursive: true });
   let scratch: ScratchDatabase | undefined;
@@ -353,25 +360,32 @@ const measure = async (pairs: number) => {
       DATABASE_URL: scratch?.url ?? '',
       LOG_LEVEL: 'error',
     };
-    console.error(`== ${pairs} pairs: import into ${storeDir} (${scratch ? scratch.name : 'PGlite'})`);
-    const loadBeforeImport = load();
-    const imported = await runCli(['import-market-data', genDir], env);
-    const added = Number(/([\d,]+) candles added/.exec(imported.out)?.[1]?.replaceAll(',', '') ?? Number.NaN);
-    const store = sizeOf(storeDir);
-    result.import = {
-      seconds: round(imported.seconds, 1),
-      candles: added,
-      candles_per_second: Math.round(added / imported.seconds),
-      peak_rss_mib: mib(imported.peakRss),
-      cpu_seconds: round(imported.cpuSeconds, 1),
-      store_bytes: store.bytes,
-      store_files: store.files,
-      bytes_per_candle: round(store.bytes / added, 2),
-      summary: imported.out.trim().split('\n').at(-1),
-      load_average_before: loadBeforeImport,
-      load_average_after: load(),
-    };
-    console.error(JSON.stringify(result.import));
+    if (reuse) {
+      // The venue's start-up import records the exchangeInfo in the new database and finds every kline file known.
+      result.import = { reused: storeDir, store_bytes: sizeOf(storeDir).bytes };
+    } else {
+      console.error(`== ${pairs} pairs: import into ${storeDir} (${scratch ? scratch.name : 'PGlite'})`);
+      const loadBeforeImport = load();
+      const imported = await runCli(['import-market-data', genDir], env);
+      const added = Number(
+        /([\d,]+) candles added/.exec(imported.out)?.[1]?.replaceAll(',', '') ?? Number.NaN,
+      );
+      const store = sizeOf(storeDir);
+      result.import = {
+        seconds: round(imported.seconds, 1),
+        candles: added,
+        candles_per_second: Math.round(added / imported.seconds),
+        peak_rss_mib: mib(imported.peakRss),
+        cpu_seconds: round(imported.cpuSeconds, 1),
+        store_bytes: store.bytes,
+        store_files: store.files,
+        bytes_per_candle: round(store.bytes / added, 2),
+        summary: imported.out.trim().split('\n').at(-1),
+        load_average_before: loadBeforeImport,
+        load_average_after: load(),
+      };
+      console.error(JSON.stringify(result.import));
+    }
 
     console.error(`== ${pairs} pairs: start the venue on port ${options.port}`);
     const t0 = performance.now();
@@ -401,6 +415,7 @@ const measure = async (pairs: number) => {
       const latencies: number[] = [];
       const sampler = rssSampler(venue.pid);
       const readLoad = load();
+      const readCpu0 = processCpuSeconds(venue.pid) ?? 0;
       let short = 0;
       for (let i = 0; i < options.reads; i++) {
         const symbol = symbols[Math.floor(next() * symbols.length)]!;
@@ -418,6 +433,11 @@ const measure = async (pairs: number) => {
       result.reads = {
         ...summarize(latencies, 2),
         short_answers: short,
+        // The venue's CPU per read (all its threads): what an idle machine's latency would be made of.
+        venue_cpu_ms_per_read: round(
+          (((processCpuSeconds(venue.pid) ?? 0) - readCpu0) * 1000) / options.reads,
+          2,
+        ),
         venue_peak_rss_mib: mib(sampler.stop()),
         load_average_before: readLoad,
         load_average_after: load(),
@@ -426,7 +446,7 @@ const measure = async (pairs: number) => {
     }
 
     if (!skip.has('backtest')) {
-      console.error(`== ${pairs} pairs: whole-year 1m backtest of every pair`);
+      console.error(`== ${pairs} pairs: 1m backtest of every pair to ${new Date(BACKTEST_TO).toISOString()}`);
       const agent = await ok('POST', '/agents', { display_name: 'backtester' }, auth);
       const backtest: Record<string, any> = { load_average_before: load(), reached: 'create' };
       result.backtest = backtest;
@@ -463,6 +483,8 @@ const measure = async (pairs: number) => {
             ? `gave up after ${options.backtestTimeout} s in ${backtest.reached}`
             : `the venue exited (code ${venue.child.exitCode}, signal ${venue.child.signalCode}) in ${backtest.reached}`;
       } else backtest.outcome = 'completed';
+      // A given-up run goes on in the venue until it is stopped: report it as it was at that moment.
+      result.backtest = structuredClone(backtest);
       console.error(JSON.stringify({ ...backtest, batches: undefined }));
     }
   } finally {
@@ -503,6 +525,7 @@ const main = async () => {
     'import RSS MiB': r.import?.peak_rss_mib,
     'read p50 ms': r.reads?.p50,
     'read p99 ms': r.reads?.p99,
+    'read CPU ms': r.reads?.venue_cpu_ms_per_read,
     'backtest s': r.backtest?.seconds,
     outcome: r.backtest?.outcome,
     'start ms': r.backtest?.start_ms,
