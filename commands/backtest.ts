@@ -452,7 +452,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
       authorize(session, caller);
       const known = session.log.order(orderId);
       if (!known) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
-      if (known.status !== 'pending') {
+      if (known.status !== 'pending' && known.status !== 'partially_filled') {
         throw new DomainError(
           'ORDER_NOT_CANCELLABLE',
           `the order is ${known.status} and can no longer be cancelled`,

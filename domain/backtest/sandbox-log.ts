@@ -1,10 +1,16 @@
 import type { OrderSide, OrderType } from '../trading/orders';
 import type { WalletEvent } from '../wallet/events';
+import { type FillRecord, fillRecordOf } from '../wallet/fill-record';
 
-/** An order of the sandbox as the read endpoints show it (wire strings, 8 decimal places; times virtual). */
+/**
+ * An order of the sandbox as the read endpoints show it (wire strings, 8 decimal places; times virtual). Once it
+ * has filled in part (`partially_filled`, docs/trading-rules.md "Partial fills") the executed figures are those of
+ * all its fills so far (`OrderFilled.order_after`: quantity, average price, Σ fee, Σ total) and `locked_amount` the
+ * lock it still holds; `filled_at` is the time of its last fill (as the live orders read model shows them).
+ */
 export interface SandboxOrder {
   order_id: string;
-  status: 'pending' | 'filled' | 'cancelled' | 'rejected';
+  status: 'pending' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
   symbol: string;
   side: OrderSide;
   type: OrderType;
@@ -43,6 +49,8 @@ export interface SandboxFill {
   reference_time: string;
   price_source: string;
   executed_at: string;
+  /** How the fill model decided it; null for fills recorded before fill models. */
+  fill: FillRecord | null;
 }
 
 /**
@@ -115,12 +123,17 @@ export class SandboxLog {
         const d = event.data;
         const order = this.byId.get(d.order_id);
         if (order) {
-          order.status = 'filled';
-          order.executed_price = d.executed_price;
-          order.executed_qty = d.quantity;
+          const rest = d.remaining_quantity;
+          const open = rest !== undefined && Number(rest) > 0;
+          const after = d.order_after;
+          order.status = open ? 'partially_filled' : 'filled';
+          order.executed_price = after?.executed_price ?? d.executed_price;
+          order.executed_qty = after?.executed_quantity ?? d.quantity;
           order.slippage_pct = d.slippage_pct;
-          order.fee = d.fee;
-          order.total_cost = d.total;
+          order.fee = after?.fee ?? d.fee;
+          order.total_cost = after?.total ?? d.total;
+          // As the live orders read model: a partly filled order shows the lock it still holds.
+          if (open && after) order.locked_amount = after.locked_amount;
           order.filled_at = d.filled_at;
         }
         this.fills.push({
@@ -141,6 +154,7 @@ export class SandboxLog {
           reference_time: d.reference_time,
           price_source: d.price_source,
           executed_at: d.filled_at,
+          fill: fillRecordOf(d),
         });
         break;
       }
@@ -161,5 +175,10 @@ export class SandboxLog {
   /** One order, or undefined. */
   order(orderId: string): SandboxOrder | undefined {
     return this.byId.get(orderId);
+  }
+
+  /** The fills of one order, oldest first (several when it filled in parts). */
+  fillsOf(orderId: string): SandboxFill[] {
+    return this.fills.filter((f) => f.order_id === orderId);
   }
 }

@@ -6,7 +6,7 @@ import type { BacktestRequest } from '../application/backtest/sessions';
 import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
 import { gapSchema } from './market';
-import { symbolInput } from './trading';
+import { orderFillResponse, symbolInput } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -202,7 +202,11 @@ export const statusResponse = z.object({
 
 export const sandboxOrder = z.object({
   order_id: z.string(),
-  status: z.enum(['pending', 'filled', 'cancelled', 'rejected']),
+  status: z
+    .enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected'])
+    .describe(
+      '`partially_filled`: open, filled in part (executed figures: its fills so far; lock: what remains)',
+    ),
   symbol: z.string(),
   side: z.enum(ORDER_SIDES),
   type: z.enum(ORDER_TYPES),
@@ -225,7 +229,7 @@ export const sandboxOrder = z.object({
 });
 
 export const ordersQuery = z.object({
-  status: z.enum(['pending', 'filled', 'cancelled', 'rejected']).optional(),
+  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
   symbol: z.string().trim().max(30).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
   offset: z.coerce.number().int().min(0).default(0),
@@ -267,6 +271,13 @@ export const sandboxFill = z.object({
   reference_time: timestamp,
   price_source: z.string(),
   executed_at: timestamp,
+});
+
+/** `GET /backtest/{id}/trade/order/{order_id}`: a sandbox order and its fills, oldest first. */
+export const sandboxOrderDetail = sandboxOrder.extend({
+  fills: z
+    .array(sandboxFill.extend({ fill: orderFillResponse.shape.fill }))
+    .describe('the fills so far, oldest first (several when partially filled)'),
 });
 
 export const historyQuery = z.object({

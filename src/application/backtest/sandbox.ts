@@ -97,7 +97,7 @@ export const placeSandboxOrder = async (
   return sandboxPlacement(outcome.events, 'the sandbox order');
 };
 
-/** Cancels a pending sandbox order; its whole lock is released. */
+/** Cancels an open sandbox order (pending or partly filled); its whole remaining lock is released. */
 export const cancelSandboxOrder = async (call: Call, id: string, orderId: string) => {
   assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).cancelOrder(
@@ -118,28 +118,47 @@ const newestPage = <T>(all: readonly T[], page: { limit: number; offset: number 
   return { rows: newest.slice(page.offset, page.offset + page.limit), total: all.length };
 };
 
-/** Sandbox orders, newest first, filtered by status and symbol. */
-export const sandboxOrders = async (
+/** Sandbox orders in `statuses` (all when undefined) and of `symbol`, newest first. */
+const ordersIn = async (
   call: Call,
   id: string,
-  q: { status?: string | undefined; symbol?: string | undefined; limit: number; offset: number },
+  statuses: readonly string[] | undefined,
+  q: { symbol?: string | undefined; limit: number; offset: number },
 ) => {
   const session = await ownedSession(call, id);
   const symbol = q.symbol ? normalizeSymbol(q.symbol) : undefined;
   return newestPage(
     session.log.orders.filter(
-      (o) => (!q.status || o.status === q.status) && (!symbol || o.symbol === symbol),
+      (o) => (!statuses || statuses.includes(o.status)) && (!symbol || o.symbol === symbol),
     ),
     q,
   );
 };
 
-/** Pending sandbox orders, newest first (optionally of one symbol). */
-export const openSandboxOrders = async (
+/** Sandbox orders, newest first, filtered by status and symbol. */
+export const sandboxOrders = (
+  call: Call,
+  id: string,
+  q: { status?: string | undefined; symbol?: string | undefined; limit: number; offset: number },
+) => ordersIn(call, id, q.status ? [q.status] : undefined, q);
+
+/** Open sandbox orders (pending, and partly filled ones still working), newest first (optionally of one symbol). */
+export const openSandboxOrders = (
   call: Call,
   id: string,
   q: { symbol?: string | undefined; limit: number; offset: number },
-) => sandboxOrders(call, id, { ...q, status: 'pending' });
+) => ordersIn(call, id, ['pending', 'partially_filled'], q);
+
+/**
+ * One sandbox order with its fills, oldest first (`GET /backtest/{id}/trade/order/{order_id}`, like the live
+ * `GET /trade/order/{id}`); `ORDER_NOT_FOUND` 404 when the session has no such order.
+ */
+export const sandboxOrder = async (call: Call, id: string, orderId: string) => {
+  const session = await ownedSession(call, id);
+  const order = session.log.order(orderId);
+  if (!order) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
+  return { ...order, fills: session.log.fillsOf(orderId) };
+};
 
 /** Sandbox fills, newest first, filtered by symbol and side. */
 export const sandboxFills = async (

@@ -7,6 +7,7 @@ import {
   sandboxCandles,
   sandboxFills,
   sandboxIndicators,
+  sandboxOrder,
   sandboxOrders,
   sandboxPortfolio,
   sandboxPositions,
@@ -29,6 +30,7 @@ import {
   pricesQuery,
   pricesResponse,
   sandboxCancelResponse,
+  sandboxOrderDetail,
   sessionOrderParams,
   sessionParams,
   sessionSymbolParams,
@@ -110,7 +112,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
-        summary: 'Pending sandbox orders, newest first (filter by symbol)',
+        summary: 'Open sandbox orders (pending or partially filled), newest first (filter by symbol)',
         params: sessionParams,
         querystring: openOrdersQuery,
         response: { 200: ordersResponse, ...errorResponses(401, 403, 404, 422, 429) },
@@ -121,6 +123,22 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
       const page = await openSandboxOrders(callOf(request), request.params.id, q);
       return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
     },
+  );
+
+  app.get(
+    '/backtest/:id/trade/order/:order_id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          'One sandbox order with its fills (several when it filled in parts), like GET /trade/order/{id}',
+        params: sessionOrderParams,
+        response: { 200: sandboxOrderDetail, ...errorResponses(401, 403, 404, 429) },
+      },
+    },
+    async (request) => sandboxOrder(callOf(request), request.params.id, request.params.order_id),
   );
 
   app.delete(

@@ -15,6 +15,7 @@ import {
   sandboxCandles,
   sandboxFills,
   sandboxIndicators,
+  sandboxOrder,
   sandboxOrders,
   sandboxPortfolio,
   sandboxPositions,
@@ -56,6 +57,7 @@ import {
   pricesResponse,
   resultsResponse,
   sandboxCancelResponse,
+  sandboxOrderDetail,
   sessionOrderParams,
   sessionParams,
   sessionSymbolParams,
@@ -185,7 +187,8 @@ export const backtestTools: ToolDef[] = [
     title: 'Place a sandbox order',
     description:
       "Places an order in a running backtest's sandbox at its virtual time, under the live order rules and risk " +
-      'chain: market orders fill at the close of the last closed candle; others wait for later steps.',
+      'chain: market orders fill at the close of the last closed candle; a limit order that price already reaches ' +
+      'and a stop already triggered fill at it at once (as live); others wait for the candles that reach them.',
     input: sessionParams.extend(placeOrderBody.shape).strict(),
     output: z.object({ order: z.union([filledOrderResponse, pendingOrderResponse]) }),
     annotations: WRITE,
@@ -204,7 +207,8 @@ export const backtestTools: ToolDef[] = [
     name: 'cancel_backtest_order',
     routes: ['DELETE /backtest/{id}/trade/order/{order_id}'],
     title: 'Cancel a sandbox order',
-    description: 'Cancels a pending sandbox order of a backtest; its whole lock is released.',
+    description:
+      'Cancels an open sandbox order of a backtest (pending or partially filled); its remaining lock is released.',
     input: sessionOrderParams,
     output: sandboxCancelResponse,
     annotations: { ...WRITE, idempotentHint: true },
@@ -233,10 +237,25 @@ export const backtestTools: ToolDef[] = [
   }),
   defineTool({
     ...read,
+    name: 'get_backtest_order',
+    routes: ['GET /backtest/{id}/trade/order/{order_id}'],
+    title: 'One sandbox order and its fills',
+    description:
+      'A sandbox order of a backtest with its fills, oldest first: several when it filled in parts ' +
+      '(partially_filled), each with the fill model record that decided it.',
+    input: sessionOrderParams,
+    output: sandboxOrderDetail,
+    run: (call, a) => sandboxOrder(authed(call), a.id, a.order_id),
+    rest: (a, http) => http({ method: 'GET', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
+    summary: (r) => `sandbox order ${r.order_id} ${r.status}, ${r.fills.length} fill(s)`,
+  }),
+  defineTool({
+    ...read,
     name: 'list_backtest_open_orders',
     routes: ['GET /backtest/{id}/trade/orders/open'],
     title: 'Open sandbox orders',
-    description: 'Pending orders of a backtest sandbox, newest first (optionally of one symbol).',
+    description:
+      'Open orders of a backtest sandbox (pending or partially filled), newest first (optionally of one symbol).',
     input: sessionParams.extend(openOrdersQuery.shape),
     output: ordersResponse,
     run: async (call, a) => {
