@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { FillModelName } from '../domain/fill-model/model';
+import { DEFAULT_PARTICIPATION_PCT, FILL_MODELS, type FillModelName } from '../domain/fill-model/model';
 import { DomainError, isDomainError } from '../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../domain/shared/risk-profile';
 import { type Dec, dec } from '../domain/trading/decimal';
@@ -28,6 +28,7 @@ import {
   type TradingModeState,
   tradingModeDecider,
 } from '../domain/wallet/mode';
+import { placeAndOffer } from '../domain/wallet/place';
 import { walletSnapshotCodec } from '../domain/wallet/snapshot';
 import type { WalletState } from '../domain/wallet/state';
 import type { EventStore, LogPosition, RecordedEvent } from '../ports/event-store';
@@ -87,14 +88,24 @@ export interface Idempotency {
   requestHash: string;
 }
 
+/** What an order would do under one fill model: the events it would record, or the error it would get. */
+export type ModelPreview =
+  | { kind: 'filled' | 'pending'; events: WalletEvent[] }
+  | { kind: 'rejected'; error: DomainError };
+
 /**
- * What an order would do now ({@link WalletCommands.previewOrder}): the events the wallet decider gives it on the
- * wallet's current state — `OrderPlaced`, and `OrderFilled` for a market order — never appended.
+ * What an order would do now ({@link WalletCommands.previewOrder}), never appended: under the wallet's own fill model
+ * (`fillModel`; `kind` and `events`: `OrderPlaced`, and the fills it would get at once — a market order's, or a
+ * pending order's that the current price already reaches, offered it as the matching engine would) and under each
+ * model (`models`), with the wallet's participation share for resting fills under `realistic`.
  */
 export interface OrderPreviewOutcome {
   kind: 'filled' | 'pending';
   ownerId: string;
   events: WalletEvent[];
+  fillModel: FillModelName;
+  participationPct: number;
+  models: Record<FillModelName, ModelPreview>;
 }
 
 /** The trading write side (ARCHITECTURE §4, §8). */
@@ -107,8 +118,10 @@ export interface WalletCommands {
   ): Promise<PlaceOrderOutcome>;
   /**
    * Decides an order exactly as {@link placeOrder} would (the order guards, the same decider, risk chain, prices,
-   * fee rate and risk profile) on the wallet's current state, and appends nothing. Throws the error the order would
-   * get: the failing rule's (`details.rule`, `details.step`; no `order_id`, as no order exists) or a validation error.
+   * fee rate and risk profile) on the wallet's current state, offers it the current price as the matching engine
+   * would, under the wallet's fill model and under each model, and appends nothing. Throws the error the order
+   * would get under the wallet's model: the failing rule's (`details.rule`, `details.step`; no `order_id`, as no
+   * order exists) or a validation error; another model's refusal is in its `models` entry.
    */
   previewOrder(
     owner: OwnerRef,
@@ -388,24 +401,50 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
       const ownerId = profile.ownerId;
       for (const guard of deps.orderGuards ?? []) await guard({ ownerId, ownerType: profile.ownerType });
       const { state } = await handler.load(walletStreamId(ownerId));
-      const events = walletDecider.decide(
-        {
-          type: 'PlaceOrder',
-          data: { owner: snapshot(profile), order: { ...order, idempotencyKey: null, requestHash: null } },
-        },
-        state,
-        context(profile, now()),
-      );
-      const rejected = events.find((e) => e.type === 'OrderRejected');
-      if (rejected) {
-        const error = rejectionError(rejected.data);
-        const { order_id: _none, ...details } = error.details ?? {};
-        throw new DomainError(error.code, error.message, details, error.status);
+      const own: FillModelName = state.opened ? state.fillModel : (deps.fillModel ?? 'realistic');
+      const ctx = context(profile, now());
+      const command = {
+        type: 'PlaceOrder' as const,
+        data: { owner: snapshot(profile), order: { ...order, idempotencyKey: null, requestHash: null } },
+      };
+      const models = {} as Record<FillModelName, ModelPreview>;
+      for (const model of FILL_MODELS) {
+        let events: WalletEvent[];
+        try {
+          events = placeAndOffer(command, state, { ...ctx, fillModel: model });
+        } catch (error) {
+          // Refused before any rule ran (a malformed field, no price): the same under every model.
+          if (model === own || !isDomainError(error)) throw error;
+          models[model] = { kind: 'rejected', error };
+          continue;
+        }
+        const rejected = events.find((e) => e.type === 'OrderRejected');
+        if (rejected) {
+          const error = rejectionError(rejected.data);
+          const { order_id: _none, ...details } = error.details ?? {};
+          models[model] = {
+            kind: 'rejected',
+            error: new DomainError(error.code, error.message, details, error.status),
+          };
+          continue;
+        }
+        const placed = events.find((e) => e.type === 'OrderPlaced');
+        if (!placed) throw new DomainError('INTERNAL_ERROR', 'the order was neither placed nor rejected');
+        const filled = events.some(
+          (e) => e.type === 'OrderFilled' && e.data.order_id === placed.data.order_id,
+        );
+        models[model] = { kind: filled ? 'filled' : 'pending', events };
       }
-      const placed = events.find((e) => e.type === 'OrderPlaced');
-      if (!placed) throw new DomainError('INTERNAL_ERROR', 'the order was neither placed nor rejected');
-      const filled = events.some((e) => e.type === 'OrderFilled' && e.data.order_id === placed.data.order_id);
-      return { kind: filled ? 'filled' : 'pending', ownerId, events };
+      const mine = models[own];
+      if (mine.kind === 'rejected') throw mine.error;
+      return {
+        kind: mine.kind,
+        ownerId,
+        events: mine.events,
+        fillModel: own,
+        participationPct: state.opened ? state.participationPct : DEFAULT_PARTICIPATION_PCT,
+        models,
+      };
     },
 
     async cancelOrder(owner, orderId, meta) {

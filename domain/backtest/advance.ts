@@ -4,6 +4,7 @@ import { dec } from '../trading/decimal';
 import type { WalletCommand, WalletContext } from '../wallet/commands';
 import { walletDecider } from '../wallet/decide';
 import type { WalletEvent } from '../wallet/events';
+import { placeAndOffer } from '../wallet/place';
 import { evolveWallet, type OpenOrder, type WalletState } from '../wallet/state';
 import { EquityMeter } from './equity';
 import { closedCount, lastClosed, quoteVolume24h, type SessionMarket } from './market';
@@ -62,11 +63,8 @@ export const sandboxContext = (
 
 /**
  * Places an order in a sandbox wallet at virtual time `at` (a backtest's, a historical battle participant's): the
- * live wallet decider's `PlaceOrder`, then, as the live matching engine offers the last tick to every new pending
- * order (`MatchingEngine`, `OrderPlaced`), a `FillOrder` at the current price — the last close, without volume —
- * so a limit order the price already reaches and a stop or take-profit already triggered fill at once, at that
- * price, as they would live. A forward-filled price (inside a gap of the data) is not offered, as a stale live price
- * is not. Returns the decider's events in order (a rejection alone when the risk chain refuses the order).
+ * live wallet decider's `PlaceOrder`, then the current price (the last close, source `candle_close`) offered to the
+ * new pending order at once, as the live matching engine offers the last tick ({@link placeAndOffer}).
  */
 export const placeInSandbox = (
   terms: SandboxTerms,
@@ -75,30 +73,7 @@ export const placeInSandbox = (
   newId: () => string,
   wallet: WalletState,
   command: Extract<WalletCommand, { type: 'PlaceOrder' }>,
-): WalletEvent[] => {
-  const ctx = sandboxContext(terms, market, at, newId);
-  const events = walletDecider.decide(command, wallet, ctx);
-  const placed = events.find((e) => e.type === 'OrderPlaced');
-  if (!placed || placed.data.type === 'market') return events;
-  const quoted = ctx.prices(placed.data.symbol);
-  if (!quoted || quoted.stale) return events;
-  let after = wallet;
-  for (const e of events) after = evolveWallet(after, e);
-  const offered = walletDecider.decide(
-    {
-      type: 'FillOrder',
-      data: {
-        orderId: placed.data.order_id,
-        price: quoted.price,
-        time: quoted.timestamp,
-        source: quoted.source,
-      },
-    },
-    after,
-    ctx,
-  );
-  return [...events, ...offered];
-};
+): WalletEvent[] => placeAndOffer(command, wallet, sandboxContext(terms, market, at, newId));
 
 interface Pending {
   orderId: string;

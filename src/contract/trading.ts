@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FILL_MODELS } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
 import { dec } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
@@ -138,6 +139,40 @@ export const pendingOrderResponse = z.object({
 });
 
 /** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */
+/** What the previewed order would get under one fill model. */
+const modelPreview = z.object({
+  status: z
+    .enum(['filled', 'partially_filled', 'pending', 'rejected'])
+    .describe(
+      '`filled`/`partially_filled`: it would fill now (the rest of a market order beyond the book is cancelled, a ' +
+        "stop's rest stays open); `pending`: it would rest; `rejected`: `error` is what it would get",
+    ),
+  would_fill: z.boolean(),
+  executed_quantity: decimalOutput.nullable(),
+  unfilled_quantity: decimalOutput.nullable().describe('what the fill now would leave of the order'),
+  executed_price: decimalOutput.nullable(),
+  slippage_pct: decimalOutput.nullable(),
+  notional: decimalOutput.nullable(),
+  fee: decimalOutput.nullable(),
+  total_cost: decimalOutput.nullable(),
+  liquidity: z
+    .enum(['maker', 'taker'])
+    .nullable()
+    .describe('the fill now (taker), or how a resting limit order would fill later (maker)'),
+  fee_rate: z.string().nullable().describe('the rate of the fill now, by its liquidity flag'),
+  book_levels: z
+    .array(z.tuple([z.string(), z.string()]))
+    .nullable()
+    .describe('`realistic` taker: the book levels it would walk, `[price, quantity]`'),
+  participation_cap_pct: z
+    .number()
+    .nullable()
+    .describe("`realistic`, resting limit: the share (%) of each print's volume it would fill at most"),
+  error: z
+    .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) })
+    .nullable(),
+});
+
 export const orderPreviewResponse = z.object({
   preview: z.literal(true).describe('nothing was placed'),
   status: z
@@ -169,6 +204,10 @@ export const orderPreviewResponse = z.object({
   ),
   lock_asset: z.string(),
   priced_at: timestamp,
+  fill_model: z.enum(FILL_MODELS).describe("the wallet's fill model: the figures above are its"),
+  models: z
+    .object({ realistic: modelPreview, instant: modelPreview })
+    .describe('what the order would get now under each fill model (docs/trading-rules.md, "The fill model")'),
 });
 
 /** An order as `GET /trade/order/{id}` and the lists return it (spec). */

@@ -1,4 +1,5 @@
-import type { PlaceOrderOutcome } from '../../commands/wallet';
+import type { ModelPreview, OrderPreviewOutcome, PlaceOrderOutcome } from '../../commands/wallet';
+import type { FillModelName } from '../../domain/fill-model/model';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
 import type {
   OrderCancelledData,
@@ -104,11 +105,65 @@ export const placementOut = (events: readonly WalletEvent[], orderId: string) =>
 };
 
 /**
- * The answer of `POST /trade/order/preview` from the events the order would record (never recorded): a market
- * order's fill (`would_fill: true`, every fill figure) or a resting order's lock (fill figures null; `marketable`
- * when the current price already reaches a limit, so it would fill at the next tick as a taker, never beyond it).
+ * What one fill model would do with the previewed order: the fill it would get now (a market order's, or a pending
+ * order's that the current price already reaches), how a resting one would fill later (`liquidity` maker, at most
+ * `participation_cap_pct` % of each print's volume under `realistic`), or the error it would get.
  */
-export const previewOut = (kind: 'filled' | 'pending', events: readonly WalletEvent[]) => {
+const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillModelName) => {
+  if (m.kind === 'rejected') {
+    return {
+      status: 'rejected' as const,
+      would_fill: false,
+      executed_quantity: null,
+      unfilled_quantity: null,
+      executed_price: null,
+      slippage_pct: null,
+      notional: null,
+      fee: null,
+      total_cost: null,
+      liquidity: null,
+      fee_rate: null,
+      book_levels: null,
+      participation_cap_pct: null,
+      error: { code: m.error.code, message: m.error.message, details: m.error.details ?? {} },
+    };
+  }
+  const placed = m.events.find((e) => e.type === 'OrderPlaced')?.data as OrderPlacedData;
+  const fill = m.events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
+    | OrderFilledData
+    | undefined;
+  const resting = !fill && placed.type === 'limit' && !placed.marketable;
+  return {
+    status: (fill
+      ? dec(fill.remaining_quantity ?? '0').gt(0)
+        ? 'partially_filled'
+        : 'filled'
+      : 'pending') as 'partially_filled' | 'filled' | 'pending',
+    would_fill: fill !== undefined,
+    executed_quantity: fill?.quantity ?? null,
+    unfilled_quantity: fill ? d8(dec(placed.quantity).minus(fill.quantity)) : null,
+    executed_price: fill?.executed_price ?? null,
+    slippage_pct: fill?.slippage_pct ?? null,
+    notional: fill?.notional ?? null,
+    fee: fill?.fee ?? null,
+    total_cost: fill?.total ?? null,
+    liquidity: fill?.liquidity ?? (resting ? 'maker' : null),
+    fee_rate: fill?.fee_rate ?? null,
+    book_levels: fill?.book_levels ?? null,
+    participation_cap_pct: resting && model === 'realistic' ? participationPct : null,
+    error: null,
+  };
+};
+
+/**
+ * The answer of `POST /trade/order/preview` from the events the order would record (never recorded), under the
+ * wallet's fill model (`fill_model`): the fill it would get now (`would_fill: true`, every fill figure; a market
+ * order, or a pending order the current price already reaches, which the matching engine fills at once) or a
+ * resting order's lock (fill figures null; `marketable` when the current price already reaches a limit); and under
+ * each model (`models.realistic`, `models.instant`), the fill or the error it would get.
+ */
+export const previewOut = (p: OrderPreviewOutcome) => {
+  const { kind, events } = p;
   const placed = events.find((e) => e.type === 'OrderPlaced')?.data as OrderPlacedData;
   const fill = events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
     | OrderFilledData
@@ -136,6 +191,11 @@ export const previewOut = (kind: 'filled' | 'pending', events: readonly WalletEv
     locked_amount: placed.locked_amount,
     lock_asset: placed.lock_asset,
     priced_at: placed.placed_at,
+    fill_model: p.fillModel,
+    models: {
+      realistic: modelPreviewOut(p.models.realistic, p.participationPct, 'realistic'),
+      instant: modelPreviewOut(p.models.instant, p.participationPct, 'instant'),
+    },
   };
 };
 

@@ -53,6 +53,26 @@ describe('POST /trade/order/preview', () => {
       reference_price: '40000.00000000',
       locked_amount: '0.00000000',
     });
+    // Under each model: the wallet's (`realistic`) as above, and `instant`'s slippage table (0.01 %: 40,004).
+    expect(preview.json().fill_model).toBe('realistic');
+    expect(preview.json().models.realistic).toMatchObject({
+      status: 'filled',
+      executed_price: '40001.00000000',
+      executed_quantity: '0.05000000',
+      unfilled_quantity: '0.00000000',
+      liquidity: 'taker',
+      fee_rate: '0.001',
+      book_levels: [['40001.00000000', '0.05000000']],
+      error: null,
+    });
+    expect(preview.json().models.instant).toMatchObject({
+      status: 'filled',
+      executed_price: '40004.00000000',
+      slippage_pct: '0.01000000',
+      total_cost: '2002.20020000',
+      book_levels: null,
+      error: null,
+    });
     expect((await get('/trade/orders')).json().total).toBe(0);
     expect((await get('/account/balance')).json().balances).toEqual([
       expect.objectContaining({ asset: 'USDT', available: '10000.00000000' }),
@@ -88,6 +108,36 @@ describe('POST /trade/order/preview', () => {
       lock_asset: 'USDT',
       executed_price: null,
       fee: null,
+    });
+    // It would rest: later, at its limit as a maker, at most 10 % of each print under `realistic`, whole under `instant`.
+    expect(res.json().models).toMatchObject({
+      realistic: { status: 'pending', liquidity: 'maker', participation_cap_pct: 10, executed_price: null },
+      instant: { status: 'pending', liquidity: 'maker', participation_cap_pct: null },
+    });
+    expect((await get('/trade/orders/open')).json().total).toBe(0);
+  });
+
+  it('answers the fill a limit order the price already reaches would get at once, as a taker, under each model', async () => {
+    const res = await post('/trade/order/preview', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '41000',
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    // The matching engine offers a new order the last price at once: a marketable limit fills there, never
+    // beyond its limit, walking the book (`realistic`) or at the table's slippage (`instant`).
+    expect(res.json()).toMatchObject({
+      status: 'filled',
+      would_fill: true,
+      marketable: true,
+      executed_price: '40001.00000000',
+      locked_amount: '410.41000000',
+      models: {
+        realistic: { status: 'filled', executed_price: '40001.00000000', liquidity: 'taker' },
+        instant: { status: 'filled', executed_price: '40004.00000000', liquidity: 'taker' },
+      },
     });
     expect((await get('/trade/orders/open')).json().total).toBe(0);
   });

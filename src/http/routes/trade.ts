@@ -108,7 +108,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const preview = await previewOrder(callOf(request), orderInputOf(request.body));
-      return previewOut(preview.kind, preview.events);
+      return previewOut(preview);
     },
   );
 

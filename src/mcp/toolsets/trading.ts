@@ -116,7 +116,7 @@ export const tradingTools: ToolDef[] = [
       const { idempotency_key, dry_run, ...body } = a;
       if (dry_run) {
         const p = await previewOrder(authed(call), orderInputOf(body));
-        return { preview: previewOut(p.kind, p.events) };
+        return { preview: previewOut(p) };
       }
       const placed = await placeOrder(authed(call), orderInputOf(body), { idempotencyKey: idempotency_key });
       return {
