@@ -259,8 +259,8 @@ const inProcess = () => {
   const price = (symbol: string) => {
     const s = market.bySymbol.get(symbol)!;
     let i = 0;
-    while (i < s.candles.length - 1 && s.candles[i]!.openTime + 3_600_000 <= START) i++;
-    return Number(s.candles[Math.max(0, i - 1)]!.close);
+    while (i < s.length - 1 && s.openTime[i]! + 3_600_000 <= START) i++;
+    return Number(s.candleAt(Math.max(0, i - 1)).close);
   };
   const qty = (symbol: string, usdt: number) => {
     const step = Number(market.bySymbol.get(symbol)!.filters.stepSize);
@@ -306,7 +306,7 @@ const inProcess = () => {
   ];
   results.in_process = {
     load_session_market_ms: round(loadMs),
-    candles: market.series.reduce((n, s) => n + s.candles.length, 0),
+    candles: market.series.reduce((n, s) => n + s.length, 0),
     scenarios,
   };
   console.log(JSON.stringify(results.in_process, null, 2));

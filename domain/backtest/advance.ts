@@ -224,7 +224,7 @@ export function* advanceSandboxSliced(
             time: iso(s.openTime[i]!),
             source: SOURCE_PATH,
             // The candle is the print: its volume is what resting orders take their participation share of.
-            volume: s.candles[i]!.volume,
+            volume: s.volumeAt(i),
           },
         },
         wallet,

@@ -140,9 +140,9 @@ const start = (
         total_steps: config.totalSteps,
         pairs: market.series.map((s) => ({
           symbol: s.symbol,
-          candles: s.candles.length,
-          first_open_time: s.candles.length ? iso(s.candles[0]!.openTime) : null,
-          last_open_time: s.candles.length ? iso(s.candles[s.candles.length - 1]!.openTime) : null,
+          candles: s.length,
+          first_open_time: s.length ? iso(s.openTime[0]!) : null,
+          last_open_time: s.length ? iso(s.openTime[s.length - 1]!) : null,
         })),
         data_fingerprint: command.fingerprint,
         started_at: ctx.now.toISOString(),
@@ -169,7 +169,7 @@ const ended = (
   const finalPrices: Record<string, string> = {};
   market.series.forEach((s, i) => {
     const n = closed[i]!;
-    if (n > 0) finalPrices[s.symbol] = s.candles[n - 1]!.close;
+    if (n > 0) finalPrices[s.symbol] = s.candleAt(n - 1).close;
   });
   const started = state.startedAt ? Date.parse(state.startedAt) : null;
   return {

@@ -5,24 +5,38 @@ import { type Dec, dec } from '../trading/decimal';
 import type { PairFilters } from '../trading/quantity';
 
 /**
- * The market of one backtest session, in memory (ARCHITECTURE §9: candles loaded at start): for each pair the
- * candles at the session's interval up to its end, with their prices also as integer 1e-8 units in typed arrays
- * for the stepping loop. Visibility is the rule of the whole sandbox: at virtual time T only candles with
- * `openTime + interval ≤ T` (closed by T) exist; the current price of a pair is the close of its last closed
- * candle, forward-filled across gaps.
+ * The market of one backtest session (ARCHITECTURE §9): for each pair the candles at the session's interval up to
+ * its end, held as columns — open times and prices in integer 1e-8 units (typed arrays, which the stepping loop
+ * reads and which worker threads share without copying) — with candle objects made on demand, only for what a
+ * decision or a response shows (issue 24: no candle object per candle of a window). Visibility is the rule of the
+ * whole sandbox: at virtual time T only candles with `openTime + interval ≤ T` (closed by T) exist; the current
+ * price of a pair is the close of its last closed candle, forward-filled across gaps.
  */
-export interface PairSeries {
-  symbol: string;
-  /** The pair's filters as the wallet decider reads them (always `active` in a backtest: it traded then). */
-  filters: PairFilters;
-  candles: readonly Candle[];
+export interface SeriesData {
+  /** Open times (ms), ascending. Its length is the number of candles. */
   openTime: Float64Array;
+  /** Prices in integer 1e-8 units (safe integers), one per candle. */
   open: Float64Array;
   high: Float64Array;
   low: Float64Array;
   close: Float64Array;
-  /** Lazily built prefix sums of quote volume (units × 1e8, bigint) for the 24h window. */
-  quotePrefix?: bigint[];
+  /** Candle `i` as a candle object (made on each call; equal to the stored candle). */
+  candleAt(i: number): Candle;
+  /** Base volume of candle `i`, 8-decimal text (the print a resting order's fill takes its share of). */
+  volumeAt(i: number): string;
+  /**
+   * Quote volume of candle `i` in 1e-16 USDT: its quote volume (units × 1e8) when the source carried it, else
+   * volume units × close units (the hourly files lack Binance's column 8).
+   */
+  quoteUnitsAt(i: number): bigint;
+}
+
+export interface PairSeries extends SeriesData {
+  symbol: string;
+  /** The pair's filters as the wallet decider reads them (always `active` in a backtest: it traded then). */
+  filters: PairFilters;
+  /** Number of candles. */
+  length: number;
 }
 
 export interface SessionMarket {
@@ -43,53 +57,69 @@ export const unitsOf = (value: string): number => {
   return toUnitsNumber(value);
 };
 
-/** A pair's prices already in integer 1e-8 units, one per candle (what the candle store holds): no parsing. */
-export interface SeriesUnits {
-  open: Float64Array;
-  high: Float64Array;
-  low: Float64Array;
-  close: Float64Array;
-}
+const UNIT = 100_000_000n;
 
 /**
- * Builds a session market from each pair's filters and candles (sorted by open time, at `interval`). `units`, when
- * given, are the candles' prices in 1e-8 units (they must equal the candles' strings); otherwise they are parsed.
+ * Series data over candle objects already in memory (tests, benchmarks, sources without columns): the prices
+ * parsed to units once; the objects themselves are what `candleAt` answers.
+ */
+export const seriesOfCandles = (candles: readonly Candle[]): SeriesData => {
+  const n = candles.length;
+  const data = {
+    openTime: new Float64Array(n),
+    open: new Float64Array(n),
+    high: new Float64Array(n),
+    low: new Float64Array(n),
+    close: new Float64Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    const c = candles[i]!;
+    data.openTime[i] = c.openTime;
+    data.open[i] = unitsOf(c.open);
+    data.high[i] = unitsOf(c.high);
+    data.low[i] = unitsOf(c.low);
+    data.close[i] = unitsOf(c.close);
+  }
+  return {
+    ...data,
+    candleAt: (i) => candles[i]!,
+    volumeAt: (i) => candles[i]!.volume,
+    quoteUnitsAt: (i) => {
+      const c = candles[i]!;
+      if (c.quoteVolume !== null) return BigInt(c.quoteVolume.replace('.', '')) * UNIT;
+      return BigInt(c.volume.replace('.', '')) * BigInt(data.close[i]!);
+    },
+  };
+};
+
+/**
+ * Builds a session market from each pair's filters and its candles — as columns (`data`: what the market source
+ * gives, no candle objects) or as candle objects (`candles`: tests and benchmarks) — sorted by open time, at
+ * `interval`.
  */
 export const buildSessionMarket = (
   interval: Interval,
-  pairs: readonly { filters: PairFilters; candles: readonly Candle[]; units?: SeriesUnits }[],
+  pairs: readonly (
+    | { filters: PairFilters; data: SeriesData; candles?: undefined }
+    | { filters: PairFilters; candles: readonly Candle[]; data?: undefined }
+  )[],
 ): SessionMarket => {
   const series = pairs
-    .map(({ filters, candles, units }): PairSeries => {
-      if (units) {
-        return {
-          symbol: filters.symbol,
-          filters: { ...filters, status: 'active' },
-          candles,
-          openTime: Float64Array.from(candles, (c) => c.openTime),
-          ...units,
-        };
-      }
-      const n = candles.length;
-      const s: PairSeries = {
+    .map(({ filters, candles, data }): PairSeries => {
+      const d = data ?? seriesOfCandles(candles!);
+      return {
         symbol: filters.symbol,
         filters: { ...filters, status: 'active' },
-        candles,
-        openTime: new Float64Array(n),
-        open: new Float64Array(n),
-        high: new Float64Array(n),
-        low: new Float64Array(n),
-        close: new Float64Array(n),
+        length: d.openTime.length,
+        openTime: d.openTime,
+        open: d.open,
+        high: d.high,
+        low: d.low,
+        close: d.close,
+        candleAt: d.candleAt,
+        volumeAt: d.volumeAt,
+        quoteUnitsAt: d.quoteUnitsAt,
       };
-      for (let i = 0; i < n; i++) {
-        const c = candles[i]!;
-        s.openTime[i] = c.openTime;
-        s.open[i] = unitsOf(c.open);
-        s.high[i] = unitsOf(c.high);
-        s.low[i] = unitsOf(c.low);
-        s.close[i] = unitsOf(c.close);
-      }
-      return s;
     })
     .sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
   return {
@@ -125,51 +155,50 @@ export const lastClosed = (market: SessionMarket, symbol: string, at: number): C
   const s = market.bySymbol.get(symbol);
   if (!s) return undefined;
   const i = lastClosedIndex(s, market.intervalMs, at);
-  return i >= 0 ? s.candles[i] : undefined;
+  return i >= 0 ? s.candleAt(i) : undefined;
 };
 
-/** Candles of `symbol` closed by `at` with open time in [from, to] (inclusive), oldest first. */
+/**
+ * Candles of `symbol` closed by `at` with open time in [from, to] (inclusive), oldest first; with `page`, only the
+ * first (`newest: false`) or last (`newest: true`) `page.limit` of them — the objects are made for those only.
+ */
 export const closedCandlesBetween = (
   market: SessionMarket,
   symbol: string,
   at: number,
   from: number,
   to: number,
-): readonly Candle[] => {
+  page?: { limit: number; newest: boolean },
+): Candle[] => {
   const s = market.bySymbol.get(symbol);
   if (!s) return [];
-  const hi = Math.min(closedCount(s, market.intervalMs, at), lowerBound(s.openTime, to + 1));
-  const lo = lowerBound(s.openTime, from);
-  return lo < hi ? s.candles.slice(lo, hi) : [];
+  let hi = Math.min(closedCount(s, market.intervalMs, at), lowerBound(s.openTime, to + 1));
+  let lo = lowerBound(s.openTime, from);
+  if (page && hi - lo > page.limit) {
+    if (page.newest) lo = hi - Math.max(0, page.limit);
+    else hi = lo + Math.max(0, page.limit);
+  }
+  const out: Candle[] = [];
+  for (let i = lo; i < hi; i++) out.push(s.candleAt(i));
+  return out;
 };
 
 const DAY_MS = 86_400_000;
-const UNIT = 100_000_000n;
-
-const quoteUnits = (c: Candle): bigint => {
-  // Quote volume when the source carried it; else base volume × close (the hourly files lack column 8).
-  if (c.quoteVolume !== null) return BigInt(c.quoteVolume.replace('.', '')) * UNIT;
-  return BigInt(c.volume.replace('.', '')) * BigInt(unitsOf(c.close));
-};
 
 /**
  * 24h quote volume (USDT) of `symbol` at `at`: Σ over the candles closed in (at − 24h, at] of the quote volume,
  * or volume × close when a candle has none. The slippage model's denominator in a backtest; undefined without
- * a candle in the window.
+ * a candle in the window. Summed over the window when asked (at most a day of candles: 1,440 at 1m), so no
+ * per-candle table is kept for the whole series.
  */
 export const quoteVolume24h = (market: SessionMarket, symbol: string, at: number): Dec | undefined => {
   const s = market.bySymbol.get(symbol);
   if (!s) return undefined;
-  if (!s.quotePrefix) {
-    const prefix: bigint[] = new Array(s.candles.length + 1);
-    prefix[0] = 0n;
-    for (let i = 0; i < s.candles.length; i++) prefix[i + 1] = prefix[i]! + quoteUnits(s.candles[i]!);
-    s.quotePrefix = prefix;
-  }
   const hi = closedCount(s, market.intervalMs, at);
   const lo = closedCount(s, market.intervalMs, at - DAY_MS);
   if (hi <= lo) return undefined;
-  const sum = s.quotePrefix[hi]! - s.quotePrefix[lo]!;
+  let sum = 0n;
+  for (let i = lo; i < hi; i++) sum += s.quoteUnitsAt(i);
   // units² (1e-16) → USDT with 8 places, rounded down.
   return dec((sum / UNIT).toString()).div(100_000_000);
 };

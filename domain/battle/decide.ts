@@ -127,7 +127,7 @@ export const historicalRankings = (
   const marks: Record<string, string> = {};
   market.series.forEach((s, i) => {
     const n = closed[i]!;
-    if (n > 0) marks[s.symbol] = s.candles[n - 1]!.close;
+    if (n > 0) marks[s.symbol] = s.candleAt(n - 1).close;
   });
   const { rankings, summaries } = rankParticipants(
     state.participants.map((p) => ({

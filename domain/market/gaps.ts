@@ -17,12 +17,19 @@ export interface Gap {
 }
 
 /** Gaps of one series (`candles` sorted by open time, all of `interval`). */
-export const findGaps = (candles: readonly Candle[], interval: Interval): Gap[] => {
+export const findGaps = (candles: readonly Candle[], interval: Interval): Gap[] =>
+  findGapsInTimes(
+    candles.map((c) => c.openTime),
+    interval,
+  );
+
+/** Gaps of one series given by its open times (ms, ascending, all of `interval`): a backtest's typed column. */
+export const findGapsInTimes = (openTimes: ArrayLike<number>, interval: Interval): Gap[] => {
   const ms = INTERVAL_MS[interval];
   const gaps: Gap[] = [];
-  for (let i = 1; i < candles.length; i++) {
-    const prev = candles[i - 1]!.openTime;
-    const next = candles[i]!.openTime;
+  for (let i = 1; i < openTimes.length; i++) {
+    const prev = openTimes[i - 1]!;
+    const next = openTimes[i]!;
     if (next - prev > ms) {
       gaps.push({
         interval,

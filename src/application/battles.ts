@@ -218,7 +218,7 @@ const pricesAt = (b: LoadedBattle): Record<string, string> => {
   const prices: Record<string, string> = {};
   market.series.forEach((series, i) => {
     const n = closed[i]!;
-    if (n > 0) prices[series.symbol] = series.candles[n - 1]!.close;
+    if (n > 0) prices[series.symbol] = series.candleAt(n - 1).close;
   });
   return prices;
 };

@@ -1,21 +1,19 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { BacktestMarketSource } from '../../commands/backtest';
-import { buildSessionMarket, type SeriesUnits, type SessionMarket } from '../../domain/backtest/market';
-import type { Candle } from '../../domain/market/candle';
+import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
 import type { PairFilters } from '../../domain/trading/quantity';
 import type { MarketServices } from '../market/services';
-import type { CandleColumns } from '../market/store/block-codec';
-import { candlesFromColumns } from '../market/store/convert';
-import { unitsAt } from '../market/store/decimal-column';
+import { type SharedSeriesColumns, seriesOfShared, shareColumns } from './shared-series';
 import { registerMarketTransfer } from './stepper';
 
 /**
  * Backtests' view of market data (ARCHITECTURE §7, §9): the pairs and their candle ranges for validating a new
- * session, and the session's candles copied out of the in-memory candle index at start (every candle of the
- * session's interval closed by its end, the history before its start included, so indicators can warm up). The
+ * session, and the session's candles read from the candle store at start as columns in shared memory (every candle
+ * of the session's interval closed by its end, the history before its start included, so indicators can warm up;
+ * open times and prices as typed arrays, candle objects made only for what a response shows). The
  * fingerprint is SHA-256 over each pair's symbol, candle count and first and last open time: as the candle store is
  * append-only and never changes a stored candle, this is enough to tell whether a session continued after a
  * restart still sees exactly the candles it started with. Sessions started on the same candles (pairs, interval,
@@ -34,7 +32,7 @@ export const backtestMarketSource = (
     sizeCalculation: (v) =>
       Math.max(
         1,
-        v.market.series.reduce((n, x) => n + x.candles.length, 0),
+        v.market.series.reduce((n, x) => n + x.length, 0),
       ),
   });
   return {
@@ -53,12 +51,7 @@ export const backtestMarketSource = (
       const key = `${store.version}|${market.data.pairsAsOf}|${interval}|${end}|${pairs.join(',')}`;
       const known = shared.get(key);
       if (known) return known;
-      const loaded: {
-        filters: PairFilters;
-        candles: Candle[];
-        columns: CandleColumns;
-        units?: SeriesUnits;
-      }[] = [];
+      const loaded: { filters: PairFilters; shared: SharedSeriesColumns }[] = [];
       const hash = createHash('sha256');
       for (const symbol of pairs) {
         const filters = market.pair(symbol);
@@ -69,51 +62,29 @@ export const backtestMarketSource = (
           Number.NEGATIVE_INFINITY,
           end - INTERVAL_MS[interval] + 1,
         );
-        const candles = candlesFromColumns(columns);
-        const units = unitsOfColumns(columns);
-        if (candles.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
+        if (columns.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
+        const sharedColumns = shareColumns(columns);
+        if (!sharedColumns) return { error: `a ${symbol} price is too large for exact backtest arithmetic` };
         hash.update(
-          `${symbol}:${candles.length}:${candles[0]!.openTime}:${candles[candles.length - 1]!.openTime}\n`,
+          `${symbol}:${columns.length}:${columns.openTime[0]}:${columns.openTime[columns.length - 1]}\n`,
         );
-        loaded.push({ filters, candles, columns, ...(units ? { units } : {}) });
+        loaded.push({ filters, shared: sharedColumns });
       }
       const fingerprint = hash.digest('hex');
-      const built = buildSessionMarket(interval, loaded);
-      // Worker threads get the columns, not the candle objects (typed arrays: a cheap copy), and share a market
-      // between sessions over the same candles (same pairs, interval, end and fingerprint).
+      // No candle object per candle: the series reads the shared columns and makes objects on demand.
+      const built = buildSessionMarket(
+        interval,
+        loaded.map((l) => ({ filters: l.filters, data: seriesOfShared(l.shared) })),
+      );
+      // Worker threads get the same shared memory (no copy), and share a market between sessions over the same
+      // candles (same pairs, interval, end and fingerprint).
       registerMarketTransfer(built, `${interval}|${end}|${pairs.join(',')}|${fingerprint}`, {
         interval,
-        pairs: built.series.map((s) => ({
-          filters: s.filters,
-          columns: loaded.find((l) => l.filters.symbol === s.symbol)!.columns,
-        })),
+        pairs: loaded,
       });
       const result = { market: built, fingerprint };
       shared.set(key, result);
       return result;
     },
   };
-};
-
-/**
- * The price columns in 1e-8 units, straight from the store's integers (exact: the same integers the candles'
- * strings are written from); undefined when a value would not be a safe integer (then the strings are parsed).
- */
-const unitsOfColumns = (c: CandleColumns): SeriesUnits | undefined => {
-  const out: SeriesUnits = {
-    open: new Float64Array(c.length),
-    high: new Float64Array(c.length),
-    low: new Float64Array(c.length),
-    close: new Float64Array(c.length),
-  };
-  for (const field of ['open', 'high', 'low', 'close'] as const) {
-    const column = c[field];
-    const into = out[field];
-    for (let i = 0; i < c.length; i++) {
-      const v = unitsAt(column, i);
-      if (!Number.isSafeInteger(v)) return undefined;
-      into[i] = v;
-    }
-  }
-  return out;
 };

@@ -162,7 +162,7 @@ export const stepOut = (
   const prices: Record<string, StepPrice> = {};
   for (const s of market.series) {
     const i = lastClosedIndex(s, market.intervalMs, at);
-    if (i >= 0) prices[s.symbol] = stepPrice(s.candles[i]!);
+    if (i >= 0) prices[s.symbol] = stepPrice(s.candleAt(i));
   }
   const portfolio = portfolioOut(session, market);
   const filled = [];

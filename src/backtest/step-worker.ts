@@ -10,13 +10,15 @@ import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
 import type { PairFilters } from '../../domain/trading/quantity';
-import type { CandleColumns } from '../market/store/block-codec';
-import { candlesFromColumns } from '../market/store/convert';
+import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
 
-/** A session market as it crosses to a worker thread: each pair's filters and candle columns (typed arrays). */
+/**
+ * A session market as it crosses to a worker thread: each pair's filters and columns in shared memory (posting it
+ * shares the memory, no candle is copied; the thread builds no candle objects either).
+ */
 export interface MarketTransfer {
   interval: Interval;
-  pairs: { filters: PairFilters; columns: CandleColumns }[];
+  pairs: { filters: PairFilters; shared: SharedSeriesColumns }[];
 }
 
 /** One `StepBacktest` for a worker thread (see `stepper.ts`). */
@@ -52,13 +54,16 @@ export type StepAnswer =
     }
   | { miss: true };
 
-/** Markets built in this thread, bounded by candles held (many sessions on the same market share one). */
+/**
+ * Markets seen by this thread, bounded by candles referenced (many sessions on the same market share one; the
+ * memory is the request thread's shared columns, so an entry costs little more than its key).
+ */
 const markets = new LRUCache<string, SessionMarket>({
   maxSize: Number(process.env.BACKTEST_WORKER_CANDLES ?? 8_000_000),
   sizeCalculation: (m) =>
     Math.max(
       1,
-      m.series.reduce((n, s) => n + s.candles.length, 0),
+      m.series.reduce((n, s) => n + s.length, 0),
     ),
 });
 
@@ -74,7 +79,7 @@ export default async (task: StepTask): Promise<StepAnswer> => {
     if (!task.market) return { miss: true };
     market = buildSessionMarket(
       task.market.interval,
-      task.market.pairs.map((p) => ({ filters: p.filters, candles: candlesFromColumns(p.columns) })),
+      task.market.pairs.map((p) => ({ filters: p.filters, data: seriesOfShared(p.shared) })),
     );
     markets.set(task.key, market);
   }

@@ -8,6 +8,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { createWorkerPool } from '../workers/pool';
+import { shareColumns } from './shared-series';
 import type { MarketTransfer, StepAnswer, StepTask } from './step-worker';
 
 /** Options of {@link createPooledStepper}. */
@@ -43,15 +44,17 @@ export const registerMarketTransfer = (
 const transferOf = (market: SessionMarket): { key: string; transfer: MarketTransfer } => {
   let known = transfers.get(market);
   if (!known) {
-    // A market not built by the market source (tests): its candles in columns, once.
+    // A market not built by the market source (tests, benchmarks): its candles in shared columns, once.
     known = {
       key: `anonymous:${process.pid}:${++anonymous}`,
       transfer: {
         interval: market.interval,
-        pairs: market.series.map((s) => ({
-          filters: s.filters,
-          columns: columnsFromCandles(s.candles, market.intervalMs),
-        })),
+        pairs: market.series.map((s) => {
+          const candles = Array.from({ length: s.length }, (_, i) => s.candleAt(i));
+          const shared = shareColumns(columnsFromCandles(candles, market.intervalMs));
+          if (!shared) throw new Error(`a ${s.symbol} price is too large for exact backtest arithmetic`);
+          return { filters: s.filters, shared };
+        }),
       },
     };
     transfers.set(market, known);

@@ -258,7 +258,11 @@ export const sandboxCandles = async (
   }
   let list: readonly Candle[];
   if (interval === market.interval) {
-    list = closedCandlesBetween(market, symbol, at, start ?? 0, end ?? Number.MAX_SAFE_INTEGER);
+    // Only the page's candles are made into objects (a session's window may hold millions).
+    list = closedCandlesBetween(market, symbol, at, start ?? 0, end ?? Number.MAX_SAFE_INTEGER, {
+      limit: q.limit,
+      newest: start === undefined,
+    });
   } else {
     // Another interval, from the market's candle index: the open times allowed are those closed by the virtual
     // time (open + interval ≤ at) and inside the bounds; paged like the live endpoint (without `start_time` the

@@ -1,7 +1,7 @@
 import type { BacktestOutcome, Caller, LoadedSession } from '../../../commands/backtest';
 import type { BacktestEndedData } from '../../../domain/backtest/events';
 import type { PairSeries } from '../../../domain/backtest/market';
-import { findGaps, gapOut, gapsWithin, groupGaps } from '../../../domain/market/gaps';
+import { findGapsInTimes, gapOut, gapsWithin, groupGaps } from '../../../domain/market/gaps';
 import type { Interval } from '../../../domain/market/intervals';
 import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
@@ -83,7 +83,7 @@ const indexGaps = (call: Call, pairs: readonly string[], start: number, end: num
 /** Candles missing inside `[start, end)` of a started session's own series, at its interval. */
 const seriesGaps = (series: readonly PairSeries[], interval: Interval, start: number, end: number) =>
   gapsWithin(
-    groupGaps(new Map(series.map((s) => [s.symbol, findGaps(s.candles, interval)]))),
+    groupGaps(new Map(series.map((s) => [s.symbol, findGapsInTimes(s.openTime, interval)]))),
     series.map((s) => s.symbol),
     start,
     end,
@@ -144,7 +144,7 @@ export const startBacktest = async (call: Call, id: string) => {
     status: s.state.status!,
     total_steps: s.state.config!.totalSteps,
     virtual_time: iso(s.state.virtualTime),
-    pairs: (s.market?.series ?? []).map((x) => ({ symbol: x.symbol, candles: x.candles.length })),
+    pairs: (s.market?.series ?? []).map((x) => ({ symbol: x.symbol, candles: x.length })),
     failure_reason: s.state.failure,
     data_gaps: s.market
       ? seriesGaps(s.market.series, s.market.interval, s.state.config!.startTime, s.state.config!.endTime)
