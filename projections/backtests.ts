@@ -6,7 +6,7 @@ import {
   backtestOf,
 } from '../domain/backtest/events';
 import { INTERVAL_MS } from '../domain/market/intervals';
-import { computePerformance, type Performance } from '../domain/metrics/performance';
+import { computePerformance, type Performance, type PerformanceInput } from '../domain/metrics/performance';
 import type { MetricsFill } from '../domain/metrics/trades';
 import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
 import { DELETIONS_STREAM } from '../ports/event-store';
@@ -113,6 +113,7 @@ const computeResults = async (
   db: DB,
   sessionId: string,
   ended: BacktestEndedData,
+  performanceOf: PerformanceComputer,
 ): Promise<BacktestResults> => {
   const row = await db
     .selectFrom('backtests')
@@ -154,7 +155,7 @@ const computeResults = async (
     realizedPnl: t.realized_pnl,
     time: new Date(t.executed_at).getTime(),
   }));
-  const performance = computePerformance({
+  const performance = await performanceOf({
     startingBalance: row.starting_balance,
     equity,
     intervalMs: interval,
@@ -170,118 +171,137 @@ const computeResults = async (
 };
 
 /**
+ * Computes a session's results from its equity points and fills (`domain/metrics/performance.ts`): in process by
+ * default; the runtime passes one that runs on a worker thread (`src/backtest/metrics-pool.ts`), since a
+ * whole-range session has tens of thousands of points and the projection runs on the request thread (issue 24,
+ * item 4). Either gives the same figures: the function is pure.
+ */
+export type PerformanceComputer = (input: PerformanceInput) => Promise<Performance> | Performance;
+
+/**
  * `backtests`, `backtest_equity`, `backtest_trades` (ARCHITECTURE §6, §9): sessions with their status and
  * progress, the equity at every step (from the `equity` arrays of `BacktestStepped`), the sandbox's fills, and —
  * when a session completes or is cancelled — its results, computed from those rows by `domain/metrics` (a rebuild
  * recomputes them: a corrected formula reaches every past session). Rows are written in bulk: the equity, fills
  * and progress a batch adds go out in one statement.
  */
-export const backtestsProjection: Projection = {
-  name: 'backtests',
-  version: 1,
-  tables: ['backtests', 'backtest_equity', 'backtest_trades'],
-  eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
-  async createTables(db, schema) {
-    const s = db.schema.withSchema(schema);
-    await s
-      .createTable('backtests')
-      .addColumn('session_id', 'text', (c) => c.primaryKey())
-      .addColumn('account_id', 'text', (c) => c.notNull())
-      .addColumn('agent_id', 'text', (c) => c.notNull())
-      .addColumn('strategy_label', 'text')
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('candle_interval', 'text', (c) => c.notNull())
-      .addColumn('start_time', 'timestamptz', (c) => c.notNull())
-      .addColumn('end_time', 'timestamptz', (c) => c.notNull())
-      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('pairs', 'jsonb', (c) => c.notNull())
-      .addColumn('pairs_requested', 'jsonb')
-      .addColumn('total_steps', 'integer', (c) => c.notNull())
-      .addColumn('step', 'integer', (c) => c.notNull())
-      .addColumn('virtual_time', 'timestamptz', (c) => c.notNull())
-      .addColumn('risk_profile', 'jsonb', (c) => c.notNull())
-      .addColumn('fee_rate', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('started_at', 'timestamptz')
-      .addColumn('ended_at', 'timestamptz')
-      .addColumn('failure_reason', 'text')
-      .addColumn('final_equity', 'numeric(38, 8)')
-      .addColumn('roi_pct', 'numeric(38, 8)')
-      .addColumn('sharpe_ratio', 'numeric(38, 8)')
-      .addColumn('sortino_ratio', 'numeric(38, 8)')
-      .addColumn('max_drawdown_pct', 'numeric(38, 8)')
-      .addColumn('win_rate', 'numeric(38, 8)')
-      .addColumn('profit_factor', 'numeric(38, 8)')
-      .addColumn('total_trades', 'integer', (c) => c.notNull())
-      .addColumn('results', 'jsonb')
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await s.createIndex('backtests_account').on('backtests').columns(['account_id', 'created_at']).execute();
-    await s
-      .createTable('backtest_equity')
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('step', 'integer', (c) => c.notNull())
-      .addColumn('time', 'timestamptz', (c) => c.notNull())
-      .addColumn('equity', 'numeric(38, 8)', (c) => c.notNull())
-      .addPrimaryKeyConstraint('backtest_equity_pk', ['session_id', 'step'])
-      .execute();
-    await s
-      .createTable('backtest_trades')
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('seq', 'integer', (c) => c.notNull())
-      .addColumn('trade_id', 'text', (c) => c.notNull())
-      .addColumn('order_id', 'text', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('side', 'text', (c) => c.notNull())
-      .addColumn('type', 'text', (c) => c.notNull())
-      .addColumn('fill_trigger', 'text', (c) => c.notNull())
-      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('notional', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('fee', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('total', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('slippage_pct', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('reference_price', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('reference_time', 'timestamptz', (c) => c.notNull())
-      .addColumn('price_source', 'text', (c) => c.notNull())
-      .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
-      .addPrimaryKeyConstraint('backtest_trades_pk', ['session_id', 'seq'])
-      .execute();
-  },
-  async apply(db: DB, events: readonly RecordedEvent[]) {
-    let equity: EquityRow[] = [];
-    let trades: Record<string, unknown>[] = [];
-    /** Per session: the latest step of the batch and the fills it added. */
-    const progress = new Map<string, { step?: number; virtual_time?: string; trades: number; at: string }>();
-    const progressOf = (id: string, at: string) => {
-      let p = progress.get(id);
-      if (!p) {
-        p = { trades: 0, at };
-        progress.set(id, p);
-      }
-      p.at = at;
-      return p;
-    };
+export const createBacktestsProjection = (
+  options: { performance?: PerformanceComputer } = {},
+): Projection => {
+  const performanceOf = options.performance ?? computePerformance;
+  return {
+    name: 'backtests',
+    version: 1,
+    tables: ['backtests', 'backtest_equity', 'backtest_trades'],
+    eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
+    async createTables(db, schema) {
+      const s = db.schema.withSchema(schema);
+      await s
+        .createTable('backtests')
+        .addColumn('session_id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull())
+        .addColumn('agent_id', 'text', (c) => c.notNull())
+        .addColumn('strategy_label', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('candle_interval', 'text', (c) => c.notNull())
+        .addColumn('start_time', 'timestamptz', (c) => c.notNull())
+        .addColumn('end_time', 'timestamptz', (c) => c.notNull())
+        .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('pairs', 'jsonb', (c) => c.notNull())
+        .addColumn('pairs_requested', 'jsonb')
+        .addColumn('total_steps', 'integer', (c) => c.notNull())
+        .addColumn('step', 'integer', (c) => c.notNull())
+        .addColumn('virtual_time', 'timestamptz', (c) => c.notNull())
+        .addColumn('risk_profile', 'jsonb', (c) => c.notNull())
+        .addColumn('fee_rate', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+        .addColumn('started_at', 'timestamptz')
+        .addColumn('ended_at', 'timestamptz')
+        .addColumn('failure_reason', 'text')
+        .addColumn('final_equity', 'numeric(38, 8)')
+        .addColumn('roi_pct', 'numeric(38, 8)')
+        .addColumn('sharpe_ratio', 'numeric(38, 8)')
+        .addColumn('sortino_ratio', 'numeric(38, 8)')
+        .addColumn('max_drawdown_pct', 'numeric(38, 8)')
+        .addColumn('win_rate', 'numeric(38, 8)')
+        .addColumn('profit_factor', 'numeric(38, 8)')
+        .addColumn('total_trades', 'integer', (c) => c.notNull())
+        .addColumn('results', 'jsonb')
+        .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+        .execute();
+      await s
+        .createIndex('backtests_account')
+        .on('backtests')
+        .columns(['account_id', 'created_at'])
+        .execute();
+      await s
+        .createTable('backtest_equity')
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('step', 'integer', (c) => c.notNull())
+        .addColumn('time', 'timestamptz', (c) => c.notNull())
+        .addColumn('equity', 'numeric(38, 8)', (c) => c.notNull())
+        .addPrimaryKeyConstraint('backtest_equity_pk', ['session_id', 'step'])
+        .execute();
+      await s
+        .createTable('backtest_trades')
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('trade_id', 'text', (c) => c.notNull())
+        .addColumn('order_id', 'text', (c) => c.notNull())
+        .addColumn('symbol', 'text', (c) => c.notNull())
+        .addColumn('side', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('fill_trigger', 'text', (c) => c.notNull())
+        .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('notional', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('fee', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('total', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('slippage_pct', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('reference_price', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('reference_time', 'timestamptz', (c) => c.notNull())
+        .addColumn('price_source', 'text', (c) => c.notNull())
+        .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
+        .addPrimaryKeyConstraint('backtest_trades_pk', ['session_id', 'seq'])
+        .execute();
+    },
+    async apply(db: DB, events: readonly RecordedEvent[]) {
+      let equity: EquityRow[] = [];
+      let trades: Record<string, unknown>[] = [];
+      /** Per session: the latest step of the batch and the fills it added. */
+      const progress = new Map<
+        string,
+        { step?: number; virtual_time?: string; trades: number; at: string }
+      >();
+      const progressOf = (id: string, at: string) => {
+        let p = progress.get(id);
+        if (!p) {
+          p = { trades: 0, at };
+          progress.set(id, p);
+        }
+        p.at = at;
+        return p;
+      };
 
-    /**
-     * Writes what the batch gathered in one statement (one round trip, however many sessions and steps): the
-     * equity rows and the fills are inserted by data-modifying CTEs, and each session's row gets its latest step,
-     * virtual time, added fills and `updated_at` from the same statement.
-     */
-    const flush = async () => {
-      if (equity.length === 0 && trades.length === 0 && progress.size === 0) return;
-      const inserts = [];
-      if (equity.length) {
-        inserts.push(sql`equity_rows as (
+      /**
+       * Writes what the batch gathered in one statement (one round trip, however many sessions and steps): the
+       * equity rows and the fills are inserted by data-modifying CTEs, and each session's row gets its latest step,
+       * virtual time, added fills and `updated_at` from the same statement.
+       */
+      const flush = async () => {
+        if (equity.length === 0 && trades.length === 0 && progress.size === 0) return;
+        const inserts = [];
+        if (equity.length) {
+          inserts.push(sql`equity_rows as (
           insert into backtest_equity (session_id, step, time, equity)
           select session_id, step, time, equity
           from jsonb_to_recordset(${JSON.stringify(equity)}::jsonb)
             as x(session_id text, step integer, time timestamptz, equity numeric))`);
-        equity = [];
-      }
-      if (trades.length) {
-        inserts.push(sql`trade_rows as (
+          equity = [];
+        }
+        if (trades.length) {
+          inserts.push(sql`trade_rows as (
           insert into backtest_trades (session_id, seq, trade_id, order_id, symbol, side, type, fill_trigger,
             quantity, price, notional, fee, total, realized_pnl, slippage_pct, reference_price, reference_time,
             price_source, executed_at)
@@ -292,187 +312,191 @@ export const backtestsProjection: Projection = {
                  fill_trigger text, quantity numeric, price numeric, notional numeric, fee numeric, total numeric,
                  realized_pnl numeric, slippage_pct numeric, reference_price numeric, reference_time timestamptz,
                  price_source text, executed_at timestamptz))`);
-        trades = [];
-      }
-      const sessions = [...progress].map(([id, p]) => ({
-        session_id: id,
-        step: p.step ?? null,
-        virtual_time: p.virtual_time ?? null,
-        trades: p.trades,
-        at: p.at,
-      }));
-      progress.clear();
-      await sql`${inserts.length ? sql`with ${sql.join(inserts)} ` : sql``}update backtests as b
+          trades = [];
+        }
+        const sessions = [...progress].map(([id, p]) => ({
+          session_id: id,
+          step: p.step ?? null,
+          virtual_time: p.virtual_time ?? null,
+          trades: p.trades,
+          at: p.at,
+        }));
+        progress.clear();
+        await sql`${inserts.length ? sql`with ${sql.join(inserts)} ` : sql``}update backtests as b
         set step = coalesce(p.step, b.step), virtual_time = coalesce(p.virtual_time, b.virtual_time),
             total_trades = b.total_trades + p.trades, updated_at = p.at
         from jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb)
           as p(session_id text, step integer, virtual_time timestamptz, trades integer, at timestamptz)
         where b.session_id = p.session_id`.execute(db);
-    };
+      };
 
-    for (const e of events) {
-      if (e.streamId === DELETIONS_STREAM) {
-        const id = backtestOf((e.data as StreamDeletedData).stream_id);
+      for (const e of events) {
+        if (e.streamId === DELETIONS_STREAM) {
+          const id = backtestOf((e.data as StreamDeletedData).stream_id);
+          if (!id) continue;
+          await flush();
+          for (const table of ['backtests', 'backtest_equity', 'backtest_trades'] as const) {
+            await db.deleteFrom(table).where('session_id', '=', id).execute();
+          }
+          continue;
+        }
+        const id = backtestOf(e.streamId);
         if (!id) continue;
-        await flush();
-        for (const table of ['backtests', 'backtest_equity', 'backtest_trades'] as const) {
-          await db.deleteFrom(table).where('session_id', '=', id).execute();
-        }
-        continue;
-      }
-      const id = backtestOf(e.streamId);
-      if (!id) continue;
-      const event = { type: e.type, data: e.data } as BacktestStreamEvent;
-      const at = e.metadata.occurred_at;
-      switch (event.type) {
-        case 'BacktestCreated': {
-          const d = event.data;
-          await db
-            .insertInto('backtests')
-            .values({
-              session_id: d.session_id,
-              account_id: d.account_id,
-              agent_id: d.agent_id,
-              strategy_label: d.strategy_label,
-              status: 'created',
-              candle_interval: d.candle_interval,
-              start_time: d.start_time,
-              end_time: d.end_time,
-              starting_balance: d.starting_balance,
-              pairs: JSON.stringify(d.pairs),
-              pairs_requested: JSON.stringify(d.pairs_requested),
-              total_steps: d.total_steps,
-              step: 0,
-              virtual_time: d.start_time,
-              risk_profile: JSON.stringify(d.risk_profile),
-              fee_rate: d.fee_rate,
-              created_at: d.created_at,
-              started_at: null,
-              ended_at: null,
-              failure_reason: null,
-              final_equity: null,
-              roi_pct: null,
-              sharpe_ratio: null,
-              sortino_ratio: null,
-              max_drawdown_pct: null,
-              win_rate: null,
-              profit_factor: null,
-              total_trades: 0,
-              results: JSON.stringify(null),
-              updated_at: d.created_at,
-            })
-            .execute();
-          break;
-        }
-        case 'BacktestStarted': {
-          const d = event.data;
-          const row = await db
-            .updateTable('backtests')
-            .set({
-              status: 'running',
-              started_at: d.started_at,
-              virtual_time: d.virtual_time,
-              updated_at: at,
-            })
-            .where('session_id', '=', id)
-            .returning(['starting_balance'])
-            .executeTakeFirst();
-          equity.push({
-            session_id: id,
-            step: 0,
-            time: d.virtual_time,
-            equity: row?.starting_balance ?? '0',
-          });
-          break;
-        }
-        case 'BacktestStepped': {
-          const d = event.data;
-          const from = Date.parse(d.from_time);
-          const interval =
-            d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
-          d.equity.forEach((value, i) => {
+        const event = { type: e.type, data: e.data } as BacktestStreamEvent;
+        const at = e.metadata.occurred_at;
+        switch (event.type) {
+          case 'BacktestCreated': {
+            const d = event.data;
+            await db
+              .insertInto('backtests')
+              .values({
+                session_id: d.session_id,
+                account_id: d.account_id,
+                agent_id: d.agent_id,
+                strategy_label: d.strategy_label,
+                status: 'created',
+                candle_interval: d.candle_interval,
+                start_time: d.start_time,
+                end_time: d.end_time,
+                starting_balance: d.starting_balance,
+                pairs: JSON.stringify(d.pairs),
+                pairs_requested: JSON.stringify(d.pairs_requested),
+                total_steps: d.total_steps,
+                step: 0,
+                virtual_time: d.start_time,
+                risk_profile: JSON.stringify(d.risk_profile),
+                fee_rate: d.fee_rate,
+                created_at: d.created_at,
+                started_at: null,
+                ended_at: null,
+                failure_reason: null,
+                final_equity: null,
+                roi_pct: null,
+                sharpe_ratio: null,
+                sortino_ratio: null,
+                max_drawdown_pct: null,
+                win_rate: null,
+                profit_factor: null,
+                total_trades: 0,
+                results: JSON.stringify(null),
+                updated_at: d.created_at,
+              })
+              .execute();
+            break;
+          }
+          case 'BacktestStarted': {
+            const d = event.data;
+            const row = await db
+              .updateTable('backtests')
+              .set({
+                status: 'running',
+                started_at: d.started_at,
+                virtual_time: d.virtual_time,
+                updated_at: at,
+              })
+              .where('session_id', '=', id)
+              .returning(['starting_balance'])
+              .executeTakeFirst();
             equity.push({
               session_id: id,
-              step: d.from_step + 1 + i,
-              time: new Date(from + (i + 1) * interval).toISOString(),
-              equity: value,
+              step: 0,
+              time: d.virtual_time,
+              equity: row?.starting_balance ?? '0',
             });
-          });
-          const p = progressOf(id, at);
-          p.step = d.to_step;
-          p.virtual_time = d.to_time;
-          break;
+            break;
+          }
+          case 'BacktestStepped': {
+            const d = event.data;
+            const from = Date.parse(d.from_time);
+            const interval =
+              d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
+            d.equity.forEach((value, i) => {
+              equity.push({
+                session_id: id,
+                step: d.from_step + 1 + i,
+                time: new Date(from + (i + 1) * interval).toISOString(),
+                equity: value,
+              });
+            });
+            const p = progressOf(id, at);
+            p.step = d.to_step;
+            p.virtual_time = d.to_time;
+            break;
+          }
+          case 'OrderFilled': {
+            const d = event.data;
+            trades.push({
+              session_id: id,
+              seq: e.revision,
+              trade_id: d.trade_id,
+              order_id: d.order_id,
+              symbol: d.symbol,
+              side: d.side,
+              type: d.type,
+              fill_trigger: d.trigger,
+              quantity: d.quantity,
+              price: d.executed_price,
+              notional: d.notional,
+              fee: d.fee,
+              total: d.total,
+              realized_pnl: d.realized_pnl,
+              slippage_pct: d.slippage_pct,
+              reference_price: d.reference_price,
+              reference_time: d.reference_time,
+              price_source: d.price_source,
+              executed_at: d.filled_at,
+            });
+            progressOf(id, at).trades++;
+            break;
+          }
+          case 'BacktestCompleted':
+          case 'BacktestCancelled': {
+            await flush();
+            const d = event.data;
+            const results = await computeResults(db, id, d, performanceOf);
+            await db
+              .updateTable('backtests')
+              .set({
+                status: event.type === 'BacktestCompleted' ? 'completed' : 'cancelled',
+                step: d.step,
+                virtual_time: d.virtual_time,
+                ended_at: d.ended_at,
+                final_equity: results.summary.final_equity,
+                roi_pct: results.summary.roi_pct,
+                sharpe_ratio: results.metrics.sharpe_ratio,
+                sortino_ratio: results.metrics.sortino_ratio,
+                max_drawdown_pct: results.metrics.max_drawdown_pct,
+                win_rate: results.metrics.win_rate,
+                profit_factor: results.metrics.profit_factor,
+                total_trades: results.summary.total_trades,
+                results: JSON.stringify(results),
+                updated_at: at,
+              })
+              .where('session_id', '=', id)
+              .execute();
+            break;
+          }
+          case 'BacktestFailed':
+            await flush();
+            await db
+              .updateTable('backtests')
+              .set({
+                status: 'failed',
+                failure_reason: event.data.reason,
+                ended_at: event.data.failed_at,
+                updated_at: at,
+              })
+              .where('session_id', '=', id)
+              .execute();
+            break;
+          default:
+            break;
         }
-        case 'OrderFilled': {
-          const d = event.data;
-          trades.push({
-            session_id: id,
-            seq: e.revision,
-            trade_id: d.trade_id,
-            order_id: d.order_id,
-            symbol: d.symbol,
-            side: d.side,
-            type: d.type,
-            fill_trigger: d.trigger,
-            quantity: d.quantity,
-            price: d.executed_price,
-            notional: d.notional,
-            fee: d.fee,
-            total: d.total,
-            realized_pnl: d.realized_pnl,
-            slippage_pct: d.slippage_pct,
-            reference_price: d.reference_price,
-            reference_time: d.reference_time,
-            price_source: d.price_source,
-            executed_at: d.filled_at,
-          });
-          progressOf(id, at).trades++;
-          break;
-        }
-        case 'BacktestCompleted':
-        case 'BacktestCancelled': {
-          await flush();
-          const d = event.data;
-          const results = await computeResults(db, id, d);
-          await db
-            .updateTable('backtests')
-            .set({
-              status: event.type === 'BacktestCompleted' ? 'completed' : 'cancelled',
-              step: d.step,
-              virtual_time: d.virtual_time,
-              ended_at: d.ended_at,
-              final_equity: results.summary.final_equity,
-              roi_pct: results.summary.roi_pct,
-              sharpe_ratio: results.metrics.sharpe_ratio,
-              sortino_ratio: results.metrics.sortino_ratio,
-              max_drawdown_pct: results.metrics.max_drawdown_pct,
-              win_rate: results.metrics.win_rate,
-              profit_factor: results.metrics.profit_factor,
-              total_trades: results.summary.total_trades,
-              results: JSON.stringify(results),
-              updated_at: at,
-            })
-            .where('session_id', '=', id)
-            .execute();
-          break;
-        }
-        case 'BacktestFailed':
-          await flush();
-          await db
-            .updateTable('backtests')
-            .set({
-              status: 'failed',
-              failure_reason: event.data.reason,
-              ended_at: event.data.failed_at,
-              updated_at: at,
-            })
-            .where('session_id', '=', id)
-            .execute();
-          break;
-        default:
-          break;
       }
-    }
-    await flush();
-  },
+      await flush();
+    },
+  };
 };
+
+/** The projection computing results in process (rebuilds from the CLI, tests). */
+export const backtestsProjection: Projection = createBacktestsProjection();

@@ -6,6 +6,7 @@ import { installAnalytics } from './analytics/install';
 import { installIdentity } from './auth/install';
 import { loadServerKeys } from './auth/server-keys';
 import { installBacktest } from './backtest/install';
+import { createMetricsPool, withResultsOffThread } from './backtest/metrics-pool';
 import { installBattle } from './battle/install';
 import type { Config } from './config';
 import { isConnectionError } from './db/connection-errors';
@@ -86,7 +87,13 @@ export const createRuntime = async (
             observeBatch: (appends, seconds, ok) => metrics.observeAppendBatch(appends, seconds, ok),
           });
     stops.push(() => eventStore.close());
-    const projections = new ProjectionRunner(eventStore, database.db, options.projections ?? allProjections, {
+    // With backtest threads, a session's results are computed on a worker thread too (issue 24, item 4).
+    const metricsPool = config.BACKTEST_THREADS > 0 ? createMetricsPool() : undefined;
+    if (metricsPool) stops.push(() => metricsPool.close());
+    const projectionList =
+      options.projections ??
+      (metricsPool ? withResultsOffThread(allProjections, metricsPool.performance) : allProjections);
+    const projections = new ProjectionRunner(eventStore, database.db, projectionList, {
       logger,
       unwaitedFoldDelayMs: config.READ_MODEL_LAZY_MS,
       concurrentFolds: database.kind === 'postgres' ? config.READ_MODEL_FOLDS : 1,

@@ -1,0 +1,41 @@
+import type { Piscina } from 'piscina';
+import type { Performance, PerformanceInput } from '../../domain/metrics/performance';
+import { createBacktestsProjection, type PerformanceComputer } from '../../projections/backtests';
+import type { Projection } from '../../projections/projection';
+import { createWorkerPool } from '../workers/pool';
+
+/**
+ * Backtest results computed off the request thread (issue 24, item 4): the `backtests` projection's
+ * `performance` (see `createBacktestsProjection`) run on one piscina worker thread at nice 10. A whole-range session
+ * ends with tens of thousands of equity points (23,976 for the 16 hourly pairs over 2021-04 → 2023-12, 525,600
+ * for a year of minutes); `computePerformance` over them held the event loop 238 ms at the hourly size. The
+ * thread starts on the first session that ends and stops after a minute idle; `close` stops it.
+ */
+export const createMetricsPool = (): {
+  performance(input: PerformanceInput): Promise<Performance>;
+  close(): Promise<void>;
+} => {
+  let pool: Piscina | undefined;
+  return {
+    performance(input) {
+      pool ??= createWorkerPool(new URL('./metrics-worker.ts', import.meta.url), {
+        maxThreads: 1,
+        niceIncrement: 10,
+        idleTimeoutMs: 60_000,
+      });
+      return pool.run(input) as Promise<Performance>;
+    },
+    async close() {
+      const p = pool;
+      pool = undefined;
+      await p?.destroy();
+    },
+  };
+};
+
+/** `projections` with the `backtests` projection computing its results through `performance`. */
+export const withResultsOffThread = (
+  projections: readonly Projection[],
+  performance: PerformanceComputer,
+): Projection[] =>
+  projections.map((p) => (p.name === 'backtests' ? createBacktestsProjection({ performance }) : p));
