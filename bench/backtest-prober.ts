@@ -12,7 +12,9 @@
  *   - `1 batch`: one user's whole-range `step/batch` (16 pairs, 2021-04-05 → 2023-12-30, 23,976 hourly steps);
  *   - `4 batches`: four users' at once.
  * Reported per phase: the prober's latency (p50/p90/p99/max) of prices and of orders, statuses, the batches' wall
- * time, and the venue's peak RSS (sampled every 100 ms from /proc). Run it twice for an A/B at the same load:
+ * time, the venue's peak RSS (sampled every 100 ms from /proc) and its event loop's stalls (measured inside the
+ * venue by `bench/loop-stalls.ts`: each lateness ≥ 10 ms of a 5 ms timer, count, total and max; less dependent on
+ * the machine's load than the latencies). Run it twice for an A/B at the same load:
  *
  *   BACKTEST_THREADS=0 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres MARKET_DATA_DIR=../shared/market-data \
  *     npx tsx bench/backtest-prober.ts --port 8510 --json bench/results/backtest-prober-threads0.json
@@ -44,6 +46,7 @@ const options = new Command()
   .option('--postgres <url>', 'PostgreSQL server for the scratch database (default: DATABASE_URL)')
   .option('--pglite', 'embedded PGlite even when DATABASE_URL is set')
   .option('--json <file>', 'also write the results as JSON')
+  .option('--db-prefix <name>', 'prefix of the scratch database name', 'h_str_prober')
   .parse()
   .opts<{
     port: number;
@@ -54,6 +57,7 @@ const options = new Command()
     postgres?: string;
     pglite?: boolean;
     json?: string;
+    dbPrefix: string;
   }>();
 
 const DATA = path.resolve(process.env.MARKET_DATA_DIR ?? '../shared/market-data');
@@ -121,7 +125,7 @@ const main = async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'h_str_prober-'));
   let scratch: { url: string; drop: () => Promise<void> } | undefined;
   if (postgresServer) {
-    const name = `h_str_prober_${Date.now().toString(36)}`;
+    const name = `${options.dbPrefix}_${Date.now().toString(36)}`;
     const admin = new pg.Client({ connectionString: postgresServer });
     await admin.connect();
     await admin.query(`create database ${name}`);
@@ -140,19 +144,40 @@ const main = async () => {
   }
   results.database = scratch ? 'postgresql' : 'pglite';
   let venue: ChildProcess | undefined;
+  // The venue's request-thread stalls (bench/loop-stalls.ts), attributed to the phase they ended in.
+  const stallsFile = path.join(dataDir, 'loop-stalls.csv');
+  const stallsBetween = (from: number, to: number) => {
+    const stalls = (fs.existsSync(stallsFile) ? fs.readFileSync(stallsFile, 'utf8') : '')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(',').map(Number) as [number, number])
+      .filter(([at]) => at >= from && at < to)
+      .map(([, ms]) => ms);
+    return {
+      count_ge_10ms: stalls.length,
+      count_ge_100ms: stalls.filter((s) => s >= 100).length,
+      total_ms: round(stalls.reduce((a, b) => a + b, 0)),
+      max_ms: round(Math.max(0, ...stalls)),
+    };
+  };
   try {
-    venue = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: path.resolve(import.meta.dirname, '..'),
-      env: {
-        ...process.env,
-        PORT: String(options.port),
-        DATA_DIR: dataDir,
-        MARKET_DATA_DIR: DATA,
-        LOG_LEVEL: 'error',
-        DATABASE_URL: scratch?.url ?? '',
+    venue = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--import', './bench/loop-stalls.ts', 'src/main.ts'],
+      {
+        cwd: path.resolve(import.meta.dirname, '..'),
+        env: {
+          ...process.env,
+          PORT: String(options.port),
+          DATA_DIR: dataDir,
+          MARKET_DATA_DIR: DATA,
+          LOG_LEVEL: 'error',
+          DATABASE_URL: scratch?.url ?? '',
+          LOOP_STALLS_FILE: stallsFile,
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
       },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    );
     const pid = venue.pid!;
     for (let i = 0; ; i++) {
       const up = await call('GET', '/market/price/BTCUSDT').catch(() => undefined);
@@ -190,6 +215,7 @@ const main = async () => {
       let tick = 0;
       const inflight: Promise<void>[] = [];
       const t0 = performance.now();
+      const wall0 = Date.now();
       const probeLoop = (async () => {
         while (probing) {
           const due = t0 + tick * options.every;
@@ -260,6 +286,8 @@ const main = async () => {
         order: summary(order),
         statuses,
         venue_peak_rss_mib: round(peakRss / 2 ** 20, 1),
+        // Stalls of the venue's event loop during the phase (timer lateness ≥ 10 ms, measured in the venue).
+        venue_loop_stalls: stallsBetween(wall0, Date.now() + 1),
         load_average: os.loadavg().map((l) => round(l)),
       };
       console.log(JSON.stringify(out));
