@@ -13,7 +13,7 @@
  *   - `4 batches`: four users' at once.
  * Reported per phase: the prober's latency (p50/p90/p99/max) of prices and of orders, statuses, the batches' wall
  * time, the venue's peak RSS (sampled every 100 ms from /proc) and its event loop's stalls (measured inside the
- * venue by `bench/loop-stalls.ts`: each lateness ≥ 10 ms of a 5 ms timer, count, total and max; less dependent on
+ * venue by `bench/loop-stalls.mjs`: each lateness ≥ 10 ms of a 5 ms timer, count, total and max; less dependent on
  * the machine's load than the latencies). Run it twice for an A/B at the same load:
  *
  *   BACKTEST_THREADS=0 DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres MARKET_DATA_DIR=../shared/market-data \
@@ -144,7 +144,7 @@ const main = async () => {
   }
   results.database = scratch ? 'postgresql' : 'pglite';
   let venue: ChildProcess | undefined;
-  // The venue's request-thread stalls (bench/loop-stalls.ts), attributed to the phase they ended in.
+  // The venue's request-thread stalls (bench/loop-stalls.mjs), attributed to the phase they ended in.
   const stallsFile = path.join(dataDir, 'loop-stalls.csv');
   const stallsBetween = (from: number, to: number) => {
     const stalls = (fs.existsSync(stallsFile) ? fs.readFileSync(stallsFile, 'utf8') : '')
@@ -163,7 +163,7 @@ const main = async () => {
   try {
     venue = spawn(
       process.execPath,
-      ['--import', 'tsx', '--import', './bench/loop-stalls.ts', 'src/main.ts'],
+      ['--import', 'tsx', '--import', './bench/loop-stalls.mjs', 'src/main.ts'],
       {
         cwd: path.resolve(import.meta.dirname, '..'),
         env: {
@@ -182,7 +182,7 @@ const main = async () => {
     for (let i = 0; ; i++) {
       const up = await call('GET', '/market/price/BTCUSDT').catch(() => undefined);
       if (up?.status === 200) break;
-      if (i > 600) throw new Error('the venue did not start in 120 s');
+      if (i > 3000) throw new Error('the venue did not start in 600 s');
       await sleep(200);
     }
     const reg = await ok('POST', '/auth/register', { display_name: 'prober' });

@@ -1,5 +1,6 @@
 /**
- * Event-loop stalls of the process it is preloaded into (`node --import ./bench/loop-stalls.ts …`), for the
+ * Event-loop stalls of the main thread of the process it is preloaded into (`node --import ./bench/loop-stalls.mjs
+ * …`; plain JavaScript, since worker threads inherit the flag and load it before any TypeScript loader), for the
  * benchmarks: a timer due every `LOOP_STALLS_EVERY_MS` (default 5) measures how late it fires; every lateness of
  * at least `LOOP_STALLS_MIN_MS` (default 10) is appended to `LOOP_STALLS_FILE` as `end epoch ms,stall ms`. A stall
  * is time the request thread ran something else to its end while every request waited: unlike a latency probe it
@@ -9,9 +10,10 @@
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.LOOP_STALLS_FILE;
-if (file) {
+if (file && isMainThread) {
   const every = Number(process.env.LOOP_STALLS_EVERY_MS ?? 5);
   const minimum = Number(process.env.LOOP_STALLS_MIN_MS ?? 10);
   const fd = fs.openSync(file, 'a');
