@@ -65,8 +65,27 @@ export interface LiveBattlePort {
   rank(battle: LoadedBattle): Promise<{ rankings: RankingEntry[]; summaries: PerformanceSummaryEntry[] }>;
 }
 
+/**
+ * Decides a historical battle's `StepBattle` — in process or on a worker thread (`src/backtest/stepper.ts`,
+ * issue 24 item 4); either way the battle decider's own events for the state, revision (ids derive from it) and
+ * wall clock given.
+ */
+export interface BattleStepper {
+  step(request: {
+    battleId: string;
+    /** The revision the decision's first event is appended at. */
+    revision: number;
+    state: BattleState;
+    steps: number;
+    now: Date;
+    market: SessionMarket;
+  }): Promise<BattleEvent[]>;
+}
+
 /** Dependencies of {@link createBattleCommands}. */
 export interface BattleCommandDeps {
+  /** Where historical battles' steps are decided (default: in process, by the decider). */
+  stepper?: BattleStepper;
   store: EventStore;
   /** An agent of the account as the accounts capability knows it (undefined: unknown or another account's). */
   agentInfo: (accountId: string, agentId: string) => Promise<AgentInfo | undefined>;
@@ -281,12 +300,23 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
         const command = await prepare(battle);
         const market = ensureMarket(battle);
         const catalog = command.type === 'UpdateBattle' ? deps.market()?.catalog() : undefined;
-        const events = battleDecider.decide(command, battle.state, {
-          now: now(),
-          newId: decisionIds(id, battle.revision + 1),
-          ...(market ? { market } : {}),
-          ...(catalog ? { catalog } : {}),
-        });
+        const at = now();
+        const events =
+          deps.stepper && market && command.type === 'StepBattle'
+            ? await deps.stepper.step({
+                battleId: id,
+                revision: battle.revision + 1,
+                state: battle.state,
+                steps: command.data.steps,
+                now: at,
+                market,
+              })
+            : battleDecider.decide(command, battle.state, {
+                now: at,
+                newId: decisionIds(id, battle.revision + 1),
+                ...(market ? { market } : {}),
+                ...(catalog ? { catalog } : {}),
+              });
         if (events.length === 0) return { battle, events };
         try {
           const result = await append(id, battle.revision, events, meta);

@@ -120,7 +120,7 @@ export const closedAt = (market: SessionMarket, at: number): Int32Array => {
   return closed;
 };
 
-/** What {@link advanceSandbox} needs: one sandbox wallet, its terms, and where its virtual clock stands. */
+/** What {@link advanceSandboxSliced} needs: one sandbox wallet, its terms, and where its virtual clock stands. */
 export interface AdvanceInput {
   terms: SandboxTerms;
   market: SessionMarket;
@@ -134,7 +134,7 @@ export interface AdvanceInput {
   newId: () => string;
 }
 
-/** What {@link advanceSandbox} produced. */
+/** What {@link advanceSandboxSliced} produced. */
 export interface AdvanceResult {
   /** The wallet decider's fills and gap cancels, in the order they happened. */
   events: WalletEvent[];
@@ -149,19 +149,6 @@ export interface AdvanceResult {
 }
 
 /**
- * Advances one sandbox wallet along the virtual clock (ARCHITECTURE §9). At each step k the virtual time becomes
- * start + k × interval and every candle that closes in (previous time, new time] is passed, pair by pair in
- * symbol order: the pending orders of its pair are walked along the candle's documented path (O→L→H→C when
- * close ≥ open, else O→H→L→C) and each order reached is offered to the live wallet decider as a `FillOrder` at the
- * price it was reached at — in the order they are reached along the path; orders reached at the same point (a gap
- * at the open) in the order the live matching engine takes them from a tick (falling before rising, the best level
- * first, then placement), so that the same prints fill the same orders in the same order. Then the
- * equity is valued at the closes. Pure: a backtest runs it for its one wallet, a historical battle once per
- * participant with the same clock.
- */
-export const advanceSandbox = (input: AdvanceInput): AdvanceResult => runToEnd(advanceSandboxSliced(input));
-
-/**
  * Runs a sliced computation to its end without pausing: the synchronous form of a `…Sliced` generator, which is
  * how every in-process caller (the deciders) runs it.
  */
@@ -173,8 +160,18 @@ export const runToEnd = <T>(work: Generator<void, T, void>): T => {
 };
 
 /**
- * {@link advanceSandbox} as a generator that pauses (yields) after every `sliceSteps` steps and returns the same
- * result: a worker thread interleaves several sessions' batches by resuming each in turn (issue 24 item 4). The
+ * Advances one sandbox wallet along the virtual clock (ARCHITECTURE §9). At each step k the virtual time becomes
+ * start + k × interval and every candle that closes in (previous time, new time] is passed, pair by pair in
+ * symbol order: the pending orders of its pair are walked along the candle's documented path (O→L→H→C when
+ * close ≥ open, else O→H→L→C) and each order reached is offered to the live wallet decider as a `FillOrder` at the
+ * price it was reached at — in the order they are reached along the path; orders reached at the same point (a gap
+ * at the open) in the order the live matching engine takes them from a tick (falling before rising, the best level
+ * first, then placement), so that the same prints fill the same orders in the same order. Then the
+ * equity is valued at the closes. Pure: a backtest runs it for its one wallet, a historical battle once per
+ * participant with the same clock.
+ *
+ * A generator that pauses (yields) after every `sliceSteps` steps and returns the same result (`runToEnd` runs it
+ * without pausing): a worker thread interleaves several sessions' batches by resuming each in turn (issue 24 item 4). The
  * pauses change nothing computed — the loop resumes where it stopped, with the same state — so the result is the
  * one of an uninterrupted run whatever the slicing.
  */

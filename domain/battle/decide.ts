@@ -1,4 +1,10 @@
-import { advanceSandbox, closedAt, placeInSandbox, sandboxContext } from '../backtest/advance';
+import {
+  advanceSandboxSliced,
+  closedAt,
+  placeInSandbox,
+  runToEnd,
+  sandboxContext,
+} from '../backtest/advance';
 import { MAX_BATCH_STEPS } from '../backtest/clock';
 import { EquityMeter } from '../backtest/equity';
 import type { SessionMarket } from '../backtest/market';
@@ -227,15 +233,19 @@ const start = (
 
 /**
  * Advances the shared virtual clock of a historical battle (ARCHITECTURE §9, §10): every participant's sandbox is
- * advanced by the same steps along the documented intra-candle path (`advanceSandbox`, shared with backtests),
+ * advanced by the same steps along the documented intra-candle path (`advanceSandboxSliced`, shared with backtests),
  * participants in the order they joined; their fills precede one `BattleStepped` with every participant's equity at
  * every step. The last step ranks and completes the battle.
+ * A generator pausing every `sliceSteps` steps of a participant (see `advanceSandboxSliced`): the decider runs it to
+ * its end at once; the backtest worker threads resume it slice by slice (issue 24 item 4). Same events whatever
+ * the slicing.
  */
-const step = (
+export function* stepBattleSliced(
   command: Extract<BattleCommand, { type: 'StepBattle' }>['data'],
   state: BattleState,
   ctx: BattleContext,
-): BattleEvent[] => {
+  sliceSteps = Number.POSITIVE_INFINITY,
+): Generator<void, BattleEvent[], void> {
   const config = requireStatus(state, ['active', 'paused'], 'step');
   if (config.battle_mode !== 'historical') {
     throw new DomainError('BATTLE_INVALID_STATE', 'only a historical battle is stepped', {
@@ -256,15 +266,18 @@ const step = (
   let fills = 0;
   let at = state.virtualTime ?? startTime;
   for (const p of state.participants) {
-    const advanced = advanceSandbox({
-      terms: sandboxTerms(state, p),
-      market,
-      startTime,
-      fromStep: state.step,
-      steps: n,
-      wallet: p.wallet,
-      newId: ctx.newId,
-    });
+    const advanced = yield* advanceSandboxSliced(
+      {
+        terms: sandboxTerms(state, p),
+        market,
+        startTime,
+        fromStep: state.step,
+        steps: n,
+        wallet: p.wallet,
+        newId: ctx.newId,
+      },
+      sliceSteps,
+    );
     events.push(...wrap(state, p.agentId, advanced.events));
     equity[p.agentId] = advanced.equity;
     fills += advanced.fills;
@@ -289,7 +302,7 @@ const step = (
     events.push(completed(after, 'last_step', historicalRankings(after, market), ctx));
   }
   return events;
-};
+}
 
 const placeOrder = (
   command: Extract<BattleCommand, { type: 'PlaceBattleOrder' }>['data'],
@@ -503,7 +516,7 @@ export const decideBattle = (
       );
     }
     case 'StepBattle':
-      return step(command.data, state, ctx);
+      return runToEnd(stepBattleSliced(command.data, state, ctx));
     case 'PlaceBattleOrder':
       return placeOrder(command.data, state, ctx);
   }

@@ -1,4 +1,5 @@
 import { type BacktestCommands, createBacktestCommands } from '../../commands/backtest';
+import type { BattleStepper } from '../../commands/battle';
 import { getTradingProfile } from '../../queries/trading-profile';
 import type { Services } from '../services';
 import { backtestMarketSource } from './market-source';
@@ -14,6 +15,8 @@ declare module '../services' {
 /** The backtest capability's member of {@link Services}. */
 export interface BacktestServices {
   commands: BacktestCommands;
+  /** Historical battles' steps on the same worker threads (none when `BACKTEST_THREADS=0`). */
+  battleStepper?: BattleStepper;
   /** Stops the stepping worker threads (none when `BACKTEST_THREADS=0` or before the first batch). */
   stop(): Promise<void>;
 }
@@ -53,7 +56,11 @@ export const installBacktest = (services: Services): BacktestServices => {
     },
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
   });
-  const backtest: BacktestServices = { commands, stop: async () => stepper?.close() };
+  const backtest: BacktestServices = {
+    commands,
+    ...(stepper ? { battleStepper: stepper.battles } : {}),
+    stop: async () => stepper?.close(),
+  };
   services.backtest = backtest;
   return backtest;
 };

@@ -6,6 +6,9 @@ import { stepBacktestSliced } from '../../domain/backtest/decide';
 import type { BacktestStreamEvent } from '../../domain/backtest/events';
 import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import type { BacktestState } from '../../domain/backtest/state';
+import { stepBattleSliced } from '../../domain/battle/decide';
+import type { BattleEvent } from '../../domain/battle/events';
+import type { BattleState } from '../../domain/battle/state';
 import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
@@ -21,12 +24,15 @@ export interface MarketTransfer {
   pairs: { filters: PairFilters; shared: SharedSeriesColumns }[];
 }
 
-/** One `StepBacktest` for a worker thread (see `stepper.ts`). */
+/** One `StepBacktest` or `StepBattle` for a worker thread (see `stepper.ts`). */
 export interface StepTask {
+  /** Which decider's step: a backtest session's or a historical battle's. */
+  kind: 'backtest' | 'battle';
   /** Identifies the market: the worker keeps the markets it built, by key, and asks for one it lacks. */
   key: string;
   /** The market, sent when the worker answered `{ miss: true }` for `key`. */
   market?: MarketTransfer;
+  /** The session's (or battle's) id: the decision's ids derive from it. */
   sessionId: string;
   /** The revision the decision's first event is appended at (ids derive from it). */
   revision: number;
@@ -43,7 +49,7 @@ export interface StepTask {
 
 /** What a worker answers: the decided events, a refusal of the decider, or a request for the market. */
 export type StepAnswer =
-  | { events: BacktestStreamEvent[] }
+  | { events: BacktestStreamEvent[] | BattleEvent[] }
   | {
       error: {
         code: DomainError['code'];
@@ -83,13 +89,16 @@ export default async (task: StepTask): Promise<StepAnswer> => {
     );
     markets.set(task.key, market);
   }
-  const state = decodeState<BacktestState>(task.state);
-  const work = stepBacktestSliced(
-    { steps: task.steps },
-    state,
-    { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market },
-    task.sliceSteps,
-  );
+  const ctx = { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market };
+  const work: Generator<void, BacktestStreamEvent[] | BattleEvent[], void> =
+    task.kind === 'battle'
+      ? stepBattleSliced({ steps: task.steps }, decodeState<BattleState>(task.state), ctx, task.sliceSteps)
+      : stepBacktestSliced(
+          { steps: task.steps },
+          decodeState<BacktestState>(task.state),
+          ctx,
+          task.sliceSteps,
+        );
   try {
     let sliceStart = performance.now();
     for (;;) {

@@ -1,9 +1,13 @@
 import os from 'node:os';
 import type { Piscina } from 'piscina';
 import { type BacktestStepper, decisionIds, type StepRequest } from '../../commands/backtest';
+import type { BattleStepper } from '../../commands/battle';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import { backtestDecider } from '../../domain/backtest/decide';
+import type { BacktestStreamEvent } from '../../domain/backtest/events';
 import type { SessionMarket } from '../../domain/backtest/market';
+import { battleDecider } from '../../domain/battle/decide';
+import type { BattleEvent } from '../../domain/battle/events';
 import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
@@ -64,15 +68,15 @@ const transferOf = (market: SessionMarket): { key: string; transfer: MarketTrans
 
 /**
  * Backtest stepping off the request thread (issue 24 item 4; `docs/backtesting.md`, "Where stepping runs"): a
- * `StepBacktest` bigger than `inlineUpTo` candle updates is decided on a piscina worker thread by the decider's own
- * step, interleaved slice by slice with the other batches of that thread, while the request thread keeps serving.
+ * `StepBacktest` — or a historical battle's `StepBattle` (`battles`) — bigger than `inlineUpTo` candle updates
+ * (× participants) is decided on a piscina worker thread by the decider's own step, interleaved slice by slice with the other batches of that thread, while the request thread keeps serving.
  * The thread builds the session's market from its columns the first time it sees it and keeps it (bounded LRU).
  * The events are the decider's, byte for byte, so what is appended, answered and folded does not depend on where
  * the decision ran. The pool starts on the first batch; `close` stops it.
  */
 export const createPooledStepper = (
   options: PooledStepperOptions = {},
-): BacktestStepper & { close(): Promise<void> } => {
+): BacktestStepper & { battles: BattleStepper; close(): Promise<void> } => {
   let pool: Piscina | undefined;
   const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
   const inlineUpTo = options.inlineUpTo ?? 2048;
@@ -85,6 +89,35 @@ export const createPooledStepper = (
       idleTimeoutMs: 60_000,
     });
     return pool;
+  };
+
+  /** Sends one step to a thread (the market too when the thread lacks it) and answers its events. */
+  const offThread = async (
+    kind: StepTask['kind'],
+    id: string,
+    request: { revision: number; state: unknown; steps: number; now: Date },
+    market: SessionMarket,
+  ): Promise<unknown[]> => {
+    const { key, transfer } = transferOf(market);
+    const task: StepTask = {
+      kind,
+      key,
+      sessionId: id,
+      revision: request.revision,
+      state: encodeState(request.state),
+      steps: request.steps,
+      now: request.now.getTime(),
+      sliceSteps: 8,
+      sliceMs,
+    };
+    let answer = (await poolOf().run(task)) as StepAnswer;
+    if ('miss' in answer) answer = (await poolOf().run({ ...task, market: transfer })) as StepAnswer;
+    if ('miss' in answer) throw new Error('the backtest worker did not keep the market it was sent');
+    if ('error' in answer) {
+      const e = answer.error;
+      throw new DomainError(e.code, e.message, e.details, e.status);
+    }
+    return answer.events;
   };
 
   const inline = (request: StepRequest) =>
@@ -105,25 +138,27 @@ export const createPooledStepper = (
       ) {
         return inline(request);
       }
-      const { key, transfer } = transferOf(market);
-      const task: StepTask = {
-        key,
-        sessionId: request.sessionId,
-        revision: request.revision,
-        state: encodeState(request.state),
-        steps,
-        now: request.now.getTime(),
-        sliceSteps: 8,
-        sliceMs,
-      };
-      let answer = (await poolOf().run(task)) as StepAnswer;
-      if ('miss' in answer) answer = (await poolOf().run({ ...task, market: transfer })) as StepAnswer;
-      if ('miss' in answer) throw new Error('the backtest worker did not keep the market it was sent');
-      if ('error' in answer) {
-        const e = answer.error;
-        throw new DomainError(e.code, e.message, e.details, e.status);
-      }
-      return answer.events;
+      return (await offThread('backtest', request.sessionId, request, market)) as BacktestStreamEvent[];
+    },
+    battles: {
+      async step(request) {
+        const { steps, market } = request;
+        const total = request.state.config?.backtest_config?.total_steps ?? 0;
+        if (
+          !Number.isInteger(steps) ||
+          steps < 1 ||
+          steps > MAX_BATCH_STEPS ||
+          Math.min(steps, total) * market.series.length * Math.max(1, request.state.participants.length) <=
+            inlineUpTo
+        ) {
+          return battleDecider.decide({ type: 'StepBattle', data: { steps } }, request.state, {
+            now: request.now,
+            newId: decisionIds(request.battleId, request.revision),
+            market,
+          });
+        }
+        return (await offThread('battle', request.battleId, request, market)) as BattleEvent[];
+      },
     },
     async close() {
       const p = pool;

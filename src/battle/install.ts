@@ -35,7 +35,10 @@ export interface BattleServices {
 export const installBattle = (services: Services, options: { snapshots: boolean }): BattleServices => {
   let source: ReturnType<typeof backtestMarketSource> | undefined;
   const live = liveBattlePort(services);
+  // Historical battles' steps go to the backtest threads too (issue 24 item 4), when backtests run on threads.
+  const stepper = services.backtest?.battleStepper;
   const commands = createBattleCommands({
+    ...(stepper ? { stepper } : {}),
     store: services.eventStore,
     market: () => {
       if (!services.market) return undefined;

@@ -4,6 +4,10 @@ import type { BacktestCommand } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import type { BacktestStreamEvent } from '../../domain/backtest/events';
 import type { BacktestState } from '../../domain/backtest/state';
+import type { BattleCommand } from '../../domain/battle/commands';
+import { battleDecider } from '../../domain/battle/decide';
+import type { BattleEvent } from '../../domain/battle/events';
+import type { BattleState } from '../../domain/battle/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
@@ -146,4 +150,112 @@ describe('backtest stepping on worker threads', () => {
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).code).toBe('BACKTEST_INVALID_STATE');
   }, 60_000);
+});
+
+/** A historical battle of two agents on the same market, started, each with a grid of limit orders. */
+const BATTLE = '00000000-0000-4000-8000-0000000000b7';
+const BATTLE_STEPS = 1_000;
+const startedBattle = (): { state: BattleState; revision: number } => {
+  let state = battleDecider.initialState();
+  let revision = -1;
+  const fold = (events: BattleEvent[]) => {
+    for (const e of events) state = battleDecider.evolve(state, e);
+    revision += events.length;
+  };
+  fold([
+    {
+      type: 'BattleCreated',
+      data: {
+        battle_id: BATTLE,
+        account_id: 'acc',
+        name: 'Duel',
+        battle_mode: 'historical',
+        starting_balance: '100000.00000000',
+        duration_minutes: null,
+        ranking_metric: 'roi_pct',
+        backtest_config: {
+          start_time: new Date(T0).toISOString(),
+          end_time: new Date(T0 + BATTLE_STEPS * H).toISOString(),
+          candle_interval: '1h',
+          pairs_requested: null,
+          pairs: ['BTCUSDT', 'ETHUSDT'],
+          total_steps: BATTLE_STEPS,
+        },
+        fee_rate: '0.001',
+        replay_of: null,
+        created_at: NOW.toISOString(),
+      },
+    },
+    ...[1, 2].map(
+      (n): BattleEvent => ({
+        type: 'BattleParticipantAdded',
+        data: {
+          battle_id: BATTLE,
+          agent_id: `agent-${n}`,
+          agent_name: `Agent ${n}`,
+          added_at: NOW.toISOString(),
+        },
+      }),
+    ),
+  ]);
+  const apply = (command: BattleCommand) =>
+    fold(
+      battleDecider.decide(command, state, { now: NOW, newId: decisionIds(BATTLE, revision + 1), market }),
+    );
+  apply({
+    type: 'StartBattle',
+    data: {
+      participants: [1, 2].map((n) => ({
+        agentId: `agent-${n}`,
+        riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
+        walletSessionId: null,
+        walletRevision: null,
+      })),
+      fingerprint: 'f',
+    },
+  });
+  for (const [agentId, symbol, price] of [
+    ['agent-1', 'BTCUSDT', '95'],
+    ['agent-1', 'ETHUSDT', '90'],
+    ['agent-2', 'BTCUSDT', '92'],
+    ['agent-2', 'ETHUSDT', '97'],
+  ] as const) {
+    apply({
+      type: 'PlaceBattleOrder',
+      data: { agentId, order: { symbol, side: 'buy', type: 'limit', quantity: '10', price } },
+    });
+  }
+  return { state, revision };
+};
+
+describe('historical battle stepping on worker threads', () => {
+  it('decides the events of the in-process battle decider, byte for byte, across batches', async () => {
+    let { state, revision } = startedBattle();
+    let reference = state;
+    let referenceRevision = revision;
+    let filled = false;
+    for (const steps of [300, 1, 5000]) {
+      const want = battleDecider.decide({ type: 'StepBattle', data: { steps } }, reference, {
+        now: NOW,
+        newId: decisionIds(BATTLE, referenceRevision + 1),
+        market,
+      });
+      for (const e of want) reference = battleDecider.evolve(reference, e);
+      referenceRevision += want.length;
+      const got = await stepper.battles.step({
+        battleId: BATTLE,
+        revision: revision + 1,
+        state,
+        steps,
+        now: NOW,
+        market,
+      });
+      expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+      filled ||= JSON.stringify(got).includes('"OrderFilled"');
+      for (const e of got) state = battleDecider.evolve(state, e);
+      revision += got.length;
+    }
+    expect(filled).toBe(true);
+    expect(state.status).toBe('completed');
+  }, 120_000);
 });
