@@ -48,6 +48,8 @@ export interface OrdersTable {
   reject_details: ColumnType<unknown, string | null, string | null>;
   idempotency_key: string | null;
   request_hash: string | null;
+  /** `IOC` or `FOK`; null: `GTC` (docs/trading-rules.md, "Time in force"). */
+  time_in_force: 'IOC' | 'FOK' | null;
   created_at: Timestamp;
   filled_at: NullableTimestamp;
   cancelled_at: NullableTimestamp;
@@ -149,6 +151,7 @@ const emptyOrder = (): Omit<
   reject_details: null,
   idempotency_key: null,
   request_hash: null,
+  time_in_force: null,
   filled_at: null,
   cancelled_at: null,
 });
@@ -222,7 +225,8 @@ const mergeUpdates = (
 export const ordersProjection: Projection = {
   name: 'orders',
   // 2: `trades.fill` (the fill model's record), partial fills. 3: `trade_counts`. 4: `order_counts`.
-  version: 4,
+  // 5: `orders.time_in_force`.
+  version: 5,
   tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -260,6 +264,7 @@ export const ordersProjection: Projection = {
       .addColumn('reject_details', 'jsonb')
       .addColumn('idempotency_key', 'text')
       .addColumn('request_hash', 'text')
+      .addColumn('time_in_force', 'text')
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('filled_at', 'timestamptz')
       .addColumn('cancelled_at', 'timestamptz')
@@ -423,6 +428,7 @@ export const ordersProjection: Projection = {
             lock_asset: d.lock_asset,
             idempotency_key: d.idempotency_key,
             request_hash: d.request_hash,
+            time_in_force: d.time_in_force ?? null,
             created_at: d.placed_at,
             updated_at: d.placed_at,
           });

@@ -23,6 +23,14 @@ export const ORDER_TYPES = [
   'take_profit',
 ] as const satisfies readonly OrderType[];
 
+/**
+ * How long an order stays open (docs/trading-rules.md, "Time in force"; Binance's `timeInForce`): `GTC` (good till
+ * cancelled, the default: what every order did before), `IOC` (immediate or cancel: what fills now, the rest is
+ * cancelled), `FOK` (fill or kill: all now, or nothing and the order is cancelled).
+ */
+export type TimeInForce = 'GTC' | 'IOC' | 'FOK';
+export const TIME_IN_FORCE = ['GTC', 'IOC', 'FOK'] as const satisfies readonly TimeInForce[];
+
 /** The price that decides a pending order: the limit price of a limit order, the trigger of a stop. */
 export interface PendingTerms {
   side: OrderSide;

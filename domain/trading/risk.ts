@@ -55,7 +55,8 @@ type Status = 'active' | 'suspended' | 'archived';
  */
 export interface RiskInput {
   owner: { type: 'account' | 'agent'; status: Status; accountStatus: Status };
-  order: { side: OrderSide; type: OrderType; symbol: string; quantity: Dec };
+  /** `rests`: false for an order that can never stay open (market, IOC, FOK limits): step 7 does not count it. */
+  order: { side: OrderSide; type: OrderType; symbol: string; quantity: Dec; rests?: boolean };
   profile: RiskProfile;
   /** The pair and its filters; undefined when unknown. */
   pair: PairFilters | undefined;
@@ -222,7 +223,7 @@ const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
     return undefined;
   },
   max_open_orders(input) {
-    if (input.order.type === 'market') return undefined;
+    if (input.order.type === 'market' || input.order.rests === false) return undefined;
     if (input.openOrders >= input.profile.max_open_orders) {
       return fail(
         'max_open_orders',

@@ -2,7 +2,7 @@ import type { FillModelName } from '../fill-model/model';
 import type { BaseContext } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
 import type { Dec } from '../trading/decimal';
-import type { OrderSide, OrderType } from '../trading/orders';
+import type { OrderSide, OrderType, TimeInForce } from '../trading/orders';
 import type { PairFilters } from '../trading/quantity';
 import type { OwnerType } from './events';
 import type { IdempotencyClaim } from './idempotency';
@@ -37,6 +37,11 @@ export interface OrderRequest {
   price?: string | null;
   /** Trigger price: required for `stop_loss` and `take_profit`, ignored otherwise. */
   triggerPrice?: string | null;
+  /**
+   * `GTC` (absent: the default), `IOC` or `FOK` (docs/trading-rules.md, "Time in force"); any other text is
+   * `VALIDATION_ERROR`.
+   */
+  timeInForce?: TimeInForce | string | null;
   /** Hash of credential + `Idempotency-Key` and of the body (recorded for idempotent replays). */
   idempotencyKey?: string | null;
   requestHash?: string | null;

@@ -17,6 +17,8 @@ import {
   type OrderSide,
   type OrderType,
   type PendingTerms,
+  TIME_IN_FORCE,
+  type TimeInForce,
 } from '../trading/orders';
 import { runRiskChain } from '../trading/risk';
 import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
@@ -96,6 +98,17 @@ const refuseUnused = (
     `${field} is only taken by ${usedBy} orders; leave it out of a ${type} order`,
     { field },
   );
+};
+
+/** The order's time in force (absent: `GTC`); anything else than GTC, IOC or FOK is `VALIDATION_ERROR`. */
+const timeInForceOf = (value: string | null | undefined): TimeInForce => {
+  if (value === null || value === undefined || value === '') return 'GTC';
+  if (!(TIME_IN_FORCE as readonly string[]).includes(value)) {
+    throw new DomainError('VALIDATION_ERROR', `time_in_force must be one of ${TIME_IN_FORCE.join(', ')}`, {
+      field: 'time_in_force',
+    });
+  }
+  return value as TimeInForce;
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -552,6 +565,9 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
     type === 'stop_loss' || type === 'take_profit'
       ? positivePrice(request.triggerPrice, 'trigger_price', type)
       : null;
+  const timeInForce = timeInForceOf(request.timeInForce);
+  // An IOC or FOK limit is decided now, against the current price, and never rests (docs/trading-rules.md).
+  const immediateLimit = type === 'limit' && timeInForce !== 'GTC';
   const pair = ctx.pairs(symbol);
   const session = requireSession(d.state);
 
@@ -613,7 +629,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
 
   const failure = runRiskChain({
     owner: { type: owner.ownerType, status: owner.status, accountStatus: owner.accountStatus },
-    order: { side, type, symbol, quantity },
+    order: { side, type, symbol, quantity, rests: type !== 'market' && !immediateLimit },
     profile: ctx.riskProfile,
     pair,
     startingBalance: session.startingBalance,
@@ -675,8 +691,9 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
   }
 
   const locked = lock();
-  // A limit the current price already reaches takes liquidity: priced as a taker when filled (fillPending).
-  const now = type === 'limit' ? ctx.prices(symbol) : undefined;
+  // A limit the current price already reaches takes liquidity: priced as a taker when filled (fillPending). An IOC
+  // or FOK limit needs that price now, fresh (`market()` refuses a missing or stale one; nothing is recorded).
+  const now = immediateLimit ? market() : type === 'limit' ? ctx.prices(symbol) : undefined;
   const marketable = now !== undefined && isTriggered(terms!, dec(now.price));
   d.emit({
     type: 'OrderPlaced',
@@ -691,6 +708,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
       price: fmtOrNull(price),
       trigger_price: fmtOrNull(trigger),
       marketable,
+      ...(timeInForce !== 'GTC' ? { time_in_force: timeInForce } : {}),
       locked_amount: fmt(locked),
       lock_asset: side === 'buy' ? 'USDT' : baseAsset,
       fee_rate: ctx.feeRate.toFixed(),
@@ -699,8 +717,34 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
       placed_at: at,
     },
   });
+  if (immediateLimit) {
+    // Decided now: a limit the price reaches takes what the book holds within it (all of it, for a FOK); one the
+    // price does not reach fills nothing. What does not fill is cancelled in this same decision (fillPending).
+    if (marketable) {
+      fillPending(d, { orderId, price: now!.price, time: now!.timestamp, source: now!.source }, ctx);
+    }
+    const open = d.state.openOrders[orderId];
+    if (open) cancel(d, open, timeInForce === 'FOK' ? 'fill_or_kill' : 'unfilled', at);
+    return;
+  }
   if (type === 'market') {
     const quote = quoteMarket();
+    if (timeInForce === 'FOK' && quote.quantity.lt(quantity)) {
+      // Fill or kill: the book cannot hold the whole order now, so none of it fills.
+      d.emit({
+        type: 'OrderCancelled',
+        data: {
+          order_id: orderId,
+          session_id: session.id,
+          symbol,
+          reason: 'fill_or_kill',
+          unlocked_amount: fmt(ZERO),
+          unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
+          cancelled_at: at,
+        },
+      });
+      return;
+    }
     const rest = quantity.minus(quote.quantity);
     if (quote.quantity.gt(0)) {
       d.emit({
@@ -775,7 +819,16 @@ const fillPending = (
           reference,
           limit: order.type === 'limit' ? order.price! : undefined,
         });
-  if (pricing.quantity.lte(0)) return; // nothing on this print: the order waits for the next
+  // An IOC or FOK is decided on this one price (a triggered stop's, or an IOC/FOK limit's at placement): FOK fills
+  // whole or not at all, IOC fills what the book holds; what does not fill is cancelled, never left open.
+  if (order.timeInForce === 'FOK' && pricing.quantity.lt(order.remaining)) {
+    cancel(d, order, 'fill_or_kill', at);
+    return;
+  }
+  if (pricing.quantity.lte(0)) {
+    if (order.timeInForce === 'IOC') cancel(d, order, 'unfilled', at);
+    return; // nothing on this print: the order waits for the next
+  }
   const quote = quoteFill(d.state, {
     symbol: order.symbol,
     baseAsset: order.baseAsset,
@@ -811,6 +864,8 @@ const fillPending = (
       at,
     }),
   });
+  const rest = d.state.openOrders[order.orderId];
+  if (rest && order.timeInForce !== 'GTC') cancel(d, rest, 'unfilled', at);
 };
 
 // ---------------------------------------------------------------------------------------------------------

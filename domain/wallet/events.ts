@@ -1,7 +1,7 @@
 import type { FillModelName, Liquidity } from '../fill-model/model';
 import type { DomainEvent } from '../shared/decider';
 import type { ErrorCode } from '../shared/errors';
-import type { OrderSide, OrderType } from '../trading/orders';
+import type { OrderSide, OrderType, TimeInForce } from '../trading/orders';
 import type { RiskRule } from '../trading/risk';
 
 /**
@@ -96,6 +96,12 @@ export interface OrderPlacedData {
    * recorded before 2026-11-24.
    */
   marketable?: boolean;
+  /**
+   * `IOC` or `FOK` (docs/trading-rules.md, "Time in force"); absent: `GTC`, the default and every order recorded
+   * before 2026-11-28. An IOC or FOK limit order is decided in the append that places it (filled, or its rest
+   * cancelled); an IOC or FOK stop rests until triggered and is decided then.
+   */
+  time_in_force?: Exclude<TimeInForce, 'GTC'>;
   /** Collateral held while the order is open: USDT for buys, the base quantity for sells; 0 for market. */
   locked_amount: string;
   /** `USDT` or the base asset. */
@@ -214,8 +220,13 @@ export type CancelReason =
   | 'reset'
   | 'owner_reset'
   | 'insufficient_balance'
-  /** A market order's part the book could not hold (fill models: the rest of a taker is not kept). */
-  | 'unfilled';
+  /**
+   * A market order's or an IOC's part the book could not hold (or, for an IOC limit the price does not reach, all
+   * of it): the rest of a taker is not kept.
+   */
+  | 'unfilled'
+  /** A FOK order the book could not fill whole at once: dropped with no fill (docs/trading-rules.md). */
+  | 'fill_or_kill';
 
 /** An open order was cancelled; its whole (remaining) lock is released. */
 export interface OrderCancelledData {

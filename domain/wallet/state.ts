@@ -1,6 +1,6 @@
 import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../fill-model/model';
 import { type Dec, dec, ZERO } from '../trading/decimal';
-import type { OrderSide, OrderType } from '../trading/orders';
+import type { OrderSide, OrderType, TimeInForce } from '../trading/orders';
 import type { OwnerType, WalletEvent } from './events';
 
 /** A held base asset (a position: spot only, never negative). */
@@ -46,6 +46,8 @@ export interface OpenOrder {
   done: { notional: Dec; fee: Dec; total: Dec; realizedPnl: Dec };
   /** A limit order the price already reached when placed: filled as a taker (see `OrderPlacedData.marketable`). */
   marketable: boolean;
+  /** `GTC`, or the `IOC`/`FOK` of a stop or take-profit, applied when it triggers (`OrderPlaced.time_in_force`). */
+  timeInForce: TimeInForce;
   placedAt: string;
 }
 
@@ -249,6 +251,7 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         feeRate: dec(d.fee_rate),
         done: { notional: ZERO, fee: ZERO, total: ZERO, realizedPnl: ZERO },
         marketable: d.marketable === true,
+        timeInForce: d.time_in_force ?? 'GTC',
         placedAt: d.placed_at,
       };
       const next = {

@@ -3,7 +3,7 @@ import { idempotencyKeyHash, type OrderPreviewOutcome, type PlaceOrderOutcome } 
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { parseDecimal } from '../../domain/trading/decimal';
-import type { OrderSide, OrderType } from '../../domain/trading/orders';
+import type { OrderSide, OrderType, TimeInForce } from '../../domain/trading/orders';
 import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import {
@@ -41,6 +41,8 @@ export interface OrderInput {
   price: string | null;
   /** Trigger price (USDT), decimal string; null unless `stop_loss` / `take_profit`. */
   triggerPrice: string | null;
+  /** `GTC` (absent: the default), `IOC` or `FOK` (docs/trading-rules.md, "Time in force"). */
+  timeInForce?: TimeInForce | undefined;
 }
 
 /** Options of {@link placeOrder}. */
@@ -79,6 +81,8 @@ const requestHash = (o: OrderInput): string =>
         quantity: canonicalDecimal(o.quantity),
         price: canonicalDecimal(o.price),
         triggerPrice: canonicalDecimal(o.triggerPrice),
+        // Only when not the default, so a GTC order (sent with or without it) hashes as it always did.
+        ...(o.timeInForce && o.timeInForce !== 'GTC' ? { timeInForce: o.timeInForce } : {}),
       }),
     )
     .digest('hex');

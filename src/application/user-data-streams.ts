@@ -159,6 +159,8 @@ export interface OrderFacts {
   triggerPrice: string | null;
   /** Epoch ms the order was placed. */
   placedAt: number;
+  /** `GTC`, `IOC` or `FOK`. */
+  timeInForce: string;
   /** Base quantity and quote (USDT) amount filled so far, decimal strings. */
   executedQty: string;
   executedQuote: string;
@@ -232,6 +234,7 @@ export const followUserData = (
         price: row.price,
         triggerPrice: row.trigger_price,
         placedAt: new Date(row.created_at).getTime(),
+        timeInForce: row.time_in_force ?? 'GTC',
         executedQty: before(executed, fill?.quantity),
         executedQuote: before(quote, fill?.notional),
       };
@@ -267,6 +270,7 @@ export const followUserData = (
           price: p.price,
           triggerPrice: p.trigger_price,
           placedAt: ms(p.placed_at),
+          timeInForce: p.time_in_force ?? 'GTC',
           executedQty: '0',
           executedQuote: '0',
         };
@@ -330,6 +334,7 @@ export const followUserData = (
           price: r.price,
           triggerPrice: r.trigger_price,
           placedAt: at,
+          timeInForce: 'GTC',
           executedQty: '0',
           executedQuote: '0',
         };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { dec, fmt } from '../../domain/trading/decimal';
-import type { OrderType } from '../../domain/trading/orders';
+import { type OrderType, TIME_IN_FORCE } from '../../domain/trading/orders';
 import { balances } from '../application/account';
 import type { Call } from '../application/call';
 import { RATE_LIMIT_WINDOW_MS, rateLimitKeyOf, rateLimitUsage } from '../application/rate-limits';
@@ -71,7 +71,7 @@ const notRequired = (name: string) =>
  * Reads `POST /order`: `symbol`, `side` (BUY/SELL, else -1117), `type` (MARKET, LIMIT, STOP_LOSS, TAKE_PROFIT;
  * STOP_LOSS_LIMIT, TAKE_PROFIT_LIMIT and LIMIT_MAKER are not served and any other is invalid: -1116), `quantity`
  * (mandatory: -1102), `price` (LIMIT only), `stopPrice` (STOP_LOSS and TAKE_PROFIT only; -1106 when sent
- * elsewhere), `timeInForce` (GTC, the one the venue's orders have: -1115 otherwise), `newClientOrderId`,
+ * elsewhere), `timeInForce` (GTC, IOC or FOK, docs/trading-rules.md "Time in force"; -1115 otherwise), `newClientOrderId`,
  * `newOrderRespType` (ACK, RESULT, FULL; FULL by default for MARKET and LIMIT, ACK for the others).
  */
 const newOrderOf = (p: BinanceParams): NewOrder => {
@@ -89,9 +89,13 @@ const newOrderOf = (p: BinanceParams): NewOrder => {
     );
   }
   for (const name of UNSERVED_PARAMS) if (optional(p, name) !== undefined) throw notRequired(name);
-  const tif = optional(p, 'timeInForce');
-  if (tif !== undefined && tif.toUpperCase() !== 'GTC') {
-    throw new BinanceError(CODES.INVALID_TIME_IN_FORCE, `Invalid timeInForce ${tif}: only GTC is served.`);
+  const tifText = optional(p, 'timeInForce')?.toUpperCase();
+  const timeInForce = TIME_IN_FORCE.find((t) => t === tifText);
+  if (tifText !== undefined && !timeInForce) {
+    throw new BinanceError(
+      CODES.INVALID_TIME_IN_FORCE,
+      `Invalid timeInForce ${tifText}: this venue serves GTC, IOC and FOK (docs/binance-compatibility.md).`,
+    );
   }
   const quantity = decimalParam(p, 'quantity');
   if (quantity === undefined) throw missingParam('quantity');
@@ -121,6 +125,7 @@ const newOrderOf = (p: BinanceParams): NewOrder => {
       quantity,
       price: price ?? null,
       triggerPrice: stopPrice ?? null,
+      ...(timeInForce ? { timeInForce } : {}),
     },
     clientOrderId: given ?? `web_${randomBytes(16).toString('hex')}`,
     keyed: given !== undefined,

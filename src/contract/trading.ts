@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { FILL_MODELS } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
 import { dec } from '../../domain/trading/decimal';
-import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
+import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES, TIME_IN_FORCE } from '../../domain/trading/orders';
 import type { TradingModeState } from '../../domain/wallet/mode';
 import type {
   BalanceLine,
@@ -47,6 +47,17 @@ export const symbolInput = z
   .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
   .describe('pair symbol, case-insensitive, e.g. "BTCUSDT"');
 
+/** `time_in_force` of an order body (docs/trading-rules.md, "Time in force"): optional, `GTC` by default. */
+const timeInForceInput = z
+  .enum(TIME_IN_FORCE)
+  .optional()
+  .describe(
+    '`GTC` (default): rests until filled or cancelled; `IOC`: fills what it can now, the rest is cancelled; `FOK`: fills whole now or not at all (cancelled, nothing locked). A stop or take-profit applies it when triggered.',
+  );
+
+/** `time_in_force` of an order on the wire: present only when not `GTC`. */
+const timeInForceOutput = z.enum(['IOC', 'FOK']).optional().describe('present when the order was IOC or FOK');
+
 /** `POST /trade/order` body (spec "Trading endpoints"); also the sandbox and historical battle order bodies. */
 export const placeOrderBody = z
   .object({
@@ -72,6 +83,7 @@ export const placeOrderBody = z
       .describe(
         "the original clients' name of `trigger_price` (docs/compatibility.md): the same value; both given must be equal",
       ),
+    time_in_force: timeInForceInput,
   })
   .strict();
 
@@ -121,6 +133,7 @@ export const filledOrderResponse = z.object({
   price_source: z.string(),
   filled_at: timestamp,
   ...endedOnPlacement,
+  time_in_force: timeInForceOutput,
 });
 
 /** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
@@ -136,6 +149,7 @@ export const pendingOrderResponse = z.object({
   locked_amount: decimalOutput.describe('USDT for buys, the base quantity for sells'),
   created_at: timestamp,
   ...endedOnPlacement,
+  time_in_force: timeInForceOutput,
 });
 
 /** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */
@@ -231,6 +245,7 @@ export const orderResponse = z.object({
   filled_at: timestamp.nullable(),
   cancelled_at: timestamp.nullable(),
   cancel_reason: z.string().nullable(),
+  time_in_force: timeInForceOutput,
   rejection: z
     .object({ code: z.string(), rule: z.string(), step: z.number().int(), message: z.string() })
     .nullable()
@@ -679,6 +694,7 @@ export const orderInputOf = (b: z.output<typeof placeOrderBody>): OrderInput => 
   quantity: decimalText(b.quantity),
   price: b.price == null ? null : decimalText(b.price),
   triggerPrice: triggerPriceOf(b),
+  ...(b.time_in_force ? { timeInForce: b.time_in_force } : {}),
 });
 
 /**

@@ -309,7 +309,8 @@ export class MatchingEngine {
     switch (event.type) {
       case 'OrderPlaced': {
         const d = event.data;
-        if (d.type === 'market') return;
+        // A market order, and an IOC or FOK limit, is decided in the append that placed it: never indexed.
+        if (d.type === 'market' || (d.type === 'limit' && d.time_in_force !== undefined)) return;
         const order = indexedOrder({
           orderId: d.order_id,
           ownerId,

@@ -63,8 +63,12 @@ export const filledOrderOut = (
     price_source: fill.price_source,
     filled_at: fill.filled_at,
     ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
+    ...timeInForceOut(placed.time_in_force),
   };
 };
+
+/** `time_in_force` on the wire only when the client chose one other than the default, so GTC keeps the spec's shape. */
+const timeInForceOut = (tif: 'IOC' | 'FOK' | null | undefined) => (tif ? { time_in_force: tif } : {});
 
 /**
  * Response of a pending order (spec `POST /trade/order` 201). An order that was cancelled in the decision that
@@ -83,6 +87,7 @@ export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancel
   locked_amount: placed.locked_amount,
   created_at: placed.placed_at,
   ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
+  ...timeInForceOut(placed.time_in_force),
 });
 
 /**
@@ -242,6 +247,7 @@ export const orderOut = (row: OrderRow) => ({
   filled_at: isoOrNull(row.filled_at),
   cancelled_at: isoOrNull(row.cancelled_at),
   cancel_reason: row.cancel_reason,
+  ...timeInForceOut(row.time_in_force),
   rejection:
     row.status === 'rejected'
       ? {

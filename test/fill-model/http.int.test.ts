@@ -195,4 +195,81 @@ describe('fill models over HTTP', () => {
     // A cancelled order stays cancelled: not cancellable again.
     expect((await call(key, 'DELETE', `/trade/order/${id}`)).statusCode).toBe(409);
   });
+
+  it('time_in_force over HTTP: an IOC remainder is cancelled, a FOK that cannot fill leaves nothing, GTC keeps the shape', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const key = account.apiKey;
+    // 300 BNB traded at 300: 90,000 USDT of 24h volume, so each side of the book holds 900 USDT (about 3 BNB).
+    tick('BNBUSDT', '300', '300');
+    const ioc = await call(key, 'POST', '/trade/order', {
+      symbol: 'BNBUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '5',
+      price: '310',
+      time_in_force: 'IOC',
+    });
+    expect(ioc.statusCode, ioc.body).toBe(201);
+    const iocBody = ioc.json();
+    expect(iocBody).toMatchObject({ status: 'cancelled', cancel_reason: 'unfilled', time_in_force: 'IOC' });
+    expect(Number(iocBody.executed_quantity)).toBeGreaterThan(2);
+    expect(Number(iocBody.executed_quantity)).toBeLessThan(5);
+    expect(Number(iocBody.executed_price)).toBeLessThanOrEqual(310);
+    const iocOrder = (await call(key, 'GET', `/trade/order/${iocBody.order_id}`)).json();
+    expect(iocOrder).toMatchObject({
+      status: 'cancelled',
+      time_in_force: 'IOC',
+      executed_qty: iocBody.executed_quantity,
+      fee: iocBody.fee,
+    });
+    expect(iocOrder.fills).toHaveLength(1);
+    const usdt = async () =>
+      (await call(key, 'GET', '/account/balance'))
+        .json()
+        .balances.find((b: { asset: string }) => b.asset === 'USDT');
+    expect((await usdt()).locked).toBe('0.00000000');
+    expect((await usdt()).available).toBe((10000 - Number(iocBody.total_cost)).toFixed(8));
+
+    const fok = await call(key, 'POST', '/trade/order', {
+      symbol: 'BNBUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '5',
+      time_in_force: 'FOK',
+    });
+    expect(fok.statusCode, fok.body).toBe(201);
+    expect(fok.json()).toMatchObject({
+      status: 'cancelled',
+      cancel_reason: 'fill_or_kill',
+      time_in_force: 'FOK',
+    });
+    const fokOrder = (await call(key, 'GET', `/trade/order/${fok.json().order_id}`)).json();
+    expect(fokOrder).toMatchObject({ status: 'cancelled', executed_qty: null, fills: [] });
+    expect((await usdt()).available).toBe((10000 - Number(iocBody.total_cost)).toFixed(8));
+
+    const gtc = await call(key, 'POST', '/trade/order', {
+      symbol: 'BNBUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '1',
+      price: '250',
+      time_in_force: 'GTC',
+    });
+    expect(gtc.statusCode, gtc.body).toBe(201);
+    expect(gtc.json().status).toBe('pending');
+    expect('time_in_force' in gtc.json()).toBe(false);
+    expect('time_in_force' in (await call(key, 'GET', `/trade/order/${gtc.json().order_id}`)).json()).toBe(
+      false,
+    );
+    const bad = await call(key, 'POST', '/trade/order', {
+      symbol: 'BNBUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '1',
+      price: '250',
+      time_in_force: 'GTD',
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.code).toBe('VALIDATION_ERROR');
+  });
 });
