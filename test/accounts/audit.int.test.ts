@@ -1,28 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api-calls';
-import { bearer, createAgent, registerAccount, startApp, type TestAccount, type TestApp } from './support';
+import { useTestApp } from '../support/test-app';
+import { bearer, createAgent, registerAccount, type TestAccount } from './support';
 
 /**
  * Regressions of the interface audit of the agent endpoints, on the real stack: `include_archived` (spec "List
  * query": boolean) took only lower-case `true`/`false` (and `1`/`0`), so a Python client, whose `requests` sends
  * `True`/`False`, got `VALIDATION_ERROR` 422 for a plain boolean.
  */
-let t: TestApp;
+const t = useTestApp();
 let owner: TestAccount;
 let archivedId = '';
 
 beforeAll(async () => {
-  t = await startApp();
   owner = await registerAccount(t.app, {}, { plain: true });
   await createAgent(t.app, owner, { display_name: 'Active' });
   archivedId = (await createAgent(t.app, owner, { display_name: 'Archived' })).agentId;
   const archived = await call(t.app, bearer(owner), 'POST', `/agents/${archivedId}/archive`);
   expect(archived.status, archived.raw).toBe(200);
 }, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 const list = (query: string) => call(t.app, bearer(owner), 'GET', `/agents?${query}`);
 

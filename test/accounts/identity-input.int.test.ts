@@ -1,16 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api-calls';
-import {
-  api,
-  bearer,
-  createAgent,
-  freshIp,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestAccount,
-  type TestApp,
-} from './support';
+import { useTestApp } from '../support/test-app';
+import { api, bearer, createAgent, freshIp, keyHeader, registerAccount, type TestAccount } from './support';
 
 /**
  * Regressions of the second interface audit of the authentication and agent endpoints, on the real stack:
@@ -22,19 +13,14 @@ import {
  * - `POST /auth/register` ignored unknown fields, so a misspelt `pasword` or `starting_balence` silently gave an
  *   account without a password or with the default balance (every other body of the service refuses them).
  */
-let t: TestApp;
+const t = useTestApp();
 let owner: TestAccount;
 let agentId = '';
 
 beforeAll(async () => {
-  t = await startApp();
   owner = await registerAccount(t.app, {}, { plain: true });
   agentId = (await createAgent(t.app, owner, { display_name: 'Case' })).agentId;
 }, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 const register = (payload: Record<string, unknown>) =>
   api(t.app, { method: 'POST', url: '/auth/register', remoteAddress: freshIp(), payload });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { minuteOf } from '../../domain/analytics/marks';
 import { computePerformance } from '../../domain/metrics/performance';
 import type { MetricsFill } from '../../domain/metrics/trades';
@@ -7,17 +7,8 @@ import { equitySnapshotsProjection } from '../../projections/equity-snapshots';
 import { rebuildProjection } from '../../projections/rebuild';
 import { firstSnapshotsSince } from '../../queries/analytics';
 import type { AnalyticsServices } from '../../src/analytics/install';
-import {
-  api,
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestAccount,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { api, bearer, createAgent, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 import { settleTrading } from '../trading/log-head';
 
 /**
@@ -28,9 +19,9 @@ import { settleTrading } from '../trading/log-head';
  * `domain/metrics` exactly as ARCHITECTURE §11 says, independently of the analytics code.
  */
 
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
 let analytics: AnalyticsServices;
-const tick = priceTicker(() => t.app.services.market!);
+const { tick } = t;
 
 const settle = () => settleTrading(t);
 
@@ -104,7 +95,6 @@ let firstMinute: number;
 let aFills: Awaited<ReturnType<typeof fillsOf>>;
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
   analytics = t.app.services.analytics!;
   tick('BTCUSDT', '40000', '10000');
   tick('ETHUSDT', '2000', '50000');
@@ -162,10 +152,6 @@ beforeAll(async () => {
   const lastMinute = firstMinute + (BTC_PATH.length - 1) * 60_000;
   analytics.now = () => lastMinute + 30_000;
 }, 120_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 const sessionOf = async (account: TestAccount): Promise<string> =>
   (await getOk(keyHeader(account.apiKey), '/account/info')).current_session.session_id;

@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { periodWindow } from '../../src/analytics/performance';
 import { identity } from '../../src/auth/install';
-import {
-  api,
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 import { settleTrading } from '../trading/log-head';
 
 /**
@@ -21,8 +13,11 @@ import { settleTrading } from '../trading/log-head';
 
 const DAY = 86_400_000;
 
-let t: TestApp;
-const tick = priceTicker(() => t.app.services.market!);
+// Trades that close flat, at a gain or a loss at chosen prices: wallets fill `instant` (no spread) explicitly.
+const t = useTestApp({
+  env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
+});
+const { tick } = t;
 const settle = () => settleTrading(t);
 
 const get = (headers: Record<string, string>, url: string) => api(t.app, { method: 'GET', url, headers });
@@ -45,17 +40,9 @@ const order = async (headers: Record<string, string>, payload: Record<string, un
 };
 
 beforeAll(async () => {
-  // Trades that close flat, at a gain or a loss at chosen prices: wallets fill `instant` (no spread) explicitly.
-  t = await startApp({
-    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
-  });
   // 24h quote volume of 100M USDT: small orders pay the minimum slippage.
   tick('ETHUSDT', '2000', '50000');
 }, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('the current session starts with the owner, not at the first order', () => {
   it('keeps current_session.started_at, live_session.started_at and the performance window at registration', async () => {

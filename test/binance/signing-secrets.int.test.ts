@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAccountCommands } from '../../commands/accounts';
-import { freshIp, registerAccount, startApp, type TestApp } from '../accounts/support';
+import { freshIp, registerAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 
 /**
  * Signing secrets (issue 19, item 2; docs/operations.md "Signing secrets"): the account's registration `api_secret`
@@ -8,13 +9,7 @@ import { freshIp, registerAccount, startApp, type TestApp } from '../accounts/su
  * both stored as AES-256-GCM ciphertext in the owner's stream, never in plaintext; an account registered before
  * gets one at its next key login. Real runtime, real event store.
  */
-let t: TestApp;
-beforeAll(async () => {
-  t = await startApp({ captureLogs: true });
-}, 120_000);
-afterAll(async () => {
-  await t?.close();
-}, 60_000);
+const t = useTestApp({ captureLogs: true });
 
 const secrets = () => t.app.services.signingSecrets!;
 /** Every event of a stream (types, data, metadata) as text, to search for a plaintext. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
   bearer,
@@ -6,11 +6,9 @@ import {
   freshIp,
   keyHeader,
   registerAccount,
-  startApp,
   type TestAccount,
-  type TestApp,
 } from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { useTestApp } from '../support/test-app';
 
 /**
  * Regressions found by the black-box conformance pass (spec "Errors", "Limits", "Agent", "Account endpoints"),
@@ -19,8 +17,8 @@ import { priceTicker } from '../support/price-ticks';
  * the agent's orders before it answers. Synthetic market; BTCUSDT moves only when a test ingests a tick.
  */
 
-let t: TestApp;
-const tick = priceTicker(() => t.app.services.market!);
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+const { tick } = t;
 
 const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] as const;
 const expectRateHeaders = (headers: Record<string, unknown>, limit: string) => {
@@ -32,13 +30,8 @@ const expectRateHeaders = (headers: Record<string, unknown>, limit: string) => {
 let account: TestAccount;
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
   tick('BTCUSDT', '40000', '10000');
   account = await registerAccount(t.app, {}, { plain: true });
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 describe('rate-limit headers on every /api/v1 response', () => {

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createAgent, registerAccount, startApp, type TestApp } from '../accounts/support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createAgent, registerAccount } from '../accounts/support';
 import { operatorHeadersOf } from '../support/runtime';
+import { useTestApp } from '../support/test-app';
 
 /**
  * Issue 16, item 5: response hardening on the real application. Security headers on every kind of response;
@@ -11,17 +12,12 @@ import { operatorHeadersOf } from '../support/runtime';
  * before a password change refused; `/health` details for the operator only; the body limit per route; the docs
  * UI working under the Content-Security-Policy in a real browser.
  */
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'BTCUSDT' } });
 let url: string;
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'BTCUSDT' } });
   url = await t.app.listen({ host: '127.0.0.1', port: 0 });
 }, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',

@@ -1,16 +1,8 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import {
-  api,
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 import { connectWs } from '../support/ws-client';
 
 /**
@@ -19,19 +11,14 @@ import { connectWs } from '../support/ws-client';
  * and `?agent_id=` on the `/ws/v1` handshake (a browser cannot send `X-Agent-Id`). The real stack on PGlite
  * (or PostgreSQL with DATABASE_URL); BTCUSDT moves only when a test ticks it.
  */
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FEE_RATE: '0.00075' } });
 let base: string;
-const tick = priceTicker(() => t.app.services.market!);
+const { tick } = t;
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FEE_RATE: '0.00075' } });
   base = (await t.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
   tick('BTCUSDT', '40000', '10000');
 });
-afterAll(async () => {
-  await t?.close();
-});
-
 const buy = (headers: Record<string, string>, quantity: string) =>
   api(t.app, {
     method: 'POST',

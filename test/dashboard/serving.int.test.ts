@@ -3,28 +3,23 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import Fastify from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_DIST, ensureDashboardBuilt } from '../../dashboard/build';
 import { dashboardRoutes } from '../../src/http/dashboard';
-import { startApp, type TestApp } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 
 /**
  * The dashboard served by the venue at `/` (issue 22, docs/dashboard.md): the bundle built from the sources (as
  * `npm ci` and `npm start` do), its files with their headers and precompressed copies, the routes that were there
  * before left alone, and the bundle's size (under 400 KB gzipped, docs/benchmarks.md).
  */
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
 let assets: string[] = [];
 
 beforeAll(async () => {
   await ensureDashboardBuilt();
   assets = fs.readdirSync(path.join(DASHBOARD_DIST, 'assets')).filter((f) => /\.(js|css)$/.test(f));
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
 }, 180_000);
-afterAll(async () => {
-  await t?.close();
-});
-
 const get = (url: string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url, headers });
 

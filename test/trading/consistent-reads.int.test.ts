@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import type { PortfolioSnapshot } from '../../src/application/portfolio';
 import { replayWallet } from '../../src/audit/wallet-audit';
-import { api, keyHeader, registerAccount, startApp, type TestApp } from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { api, keyHeader, registerAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 
 /**
  * Answers that combine several read models come from one snapshot of them (`queries/snapshot.ts`). Before, a
@@ -16,17 +16,12 @@ import { priceTicker } from '../support/price-ticks';
 // reader's own last order and then run right after a fold, where the next fold is furthest away, and the
 // readers would rarely straddle one (the first test no longer failed without the fix).
 const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', READ_YOUR_WRITES: 'on-response' };
-let t: TestApp;
-const tick = priceTicker(() => t.app.services.market!);
+const t = useTestApp({ env: ENV });
+const { tick } = t;
 
 beforeAll(async () => {
-  t = await startApp({ env: ENV });
   tick('BTCUSDT', '40000', '10000');
   tick('ETHUSDT', '2000', '50000');
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 /** Every way a portfolio's figures can disagree with each other (spec "Portfolio snapshot"), in words. */

@@ -1,17 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import type { MatchingEngine } from '../../src/matching/engine';
-import {
-  api,
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestAccount,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { api, bearer, createAgent, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 import { committedHead, settleTrading } from './log-head';
 
 /**
@@ -21,9 +12,13 @@ import { committedHead, settleTrading } from './log-head';
  * so BTCUSDT and ETHUSDT move only when a test says so.
  */
 
-let t: TestApp;
+// The spec's figures (slippage table, fill in full on touch): wallets open `instant` explicitly; the realistic
+// model has its own tests (test/fill-model).
+const t = useTestApp({
+  env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
+});
 let engine: MatchingEngine;
-const tick = priceTicker(() => t.app.services.market!);
+const { tick } = t;
 
 const settle = () => settleTrading(t);
 
@@ -32,20 +27,11 @@ const order = (key: string, payload: Record<string, unknown>, headers: Record<st
 const get = (key: string, url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(key) });
 
 beforeAll(async () => {
-  // The spec's figures (slippage table, fill in full on touch): wallets open `instant` explicitly; the realistic
-  // model has its own tests (test/fill-model).
-  t = await startApp({
-    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
-  });
   engine = t.app.services.trading!.engine!;
   expect(engine).toBeDefined();
   // 24h quote volumes of 400M and 100M USDT: small orders pay the minimum slippage (0.01%).
   tick('BTCUSDT', '40000', '10000');
   tick('ETHUSDT', '2000', '50000');
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 describe('POST /trade/order and the account views', () => {

@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestAccount,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 import { settleTrading } from './log-head';
 
 /**
@@ -17,9 +10,9 @@ import { settleTrading } from './log-head';
  * `VALIDATION_ERROR` 422. Through the real stack (`app.inject`) on PGlite, or PostgreSQL with `DATABASE_URL`.
  */
 
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
 let account: TestAccount;
-const tick = priceTicker(() => t.app.services.market!);
+const { tick } = t;
 const get = (url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(account.apiKey) });
 const place = (payload: Record<string, unknown>) =>
   api(t.app, { method: 'POST', url: '/trade/order', headers: keyHeader(account.apiKey), payload });
@@ -28,7 +21,6 @@ const MARKET_ORDERS = 11;
 const LIMIT_ORDERS = 4;
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
   tick('BTCUSDT', '40000', '10000');
   account = await registerAccount(t.app, {}, { plain: true });
   for (let i = 0; i < MARKET_ORDERS; i++) {
@@ -52,10 +44,6 @@ beforeAll(async () => {
   }
   await settleTrading(t);
 }, 120_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 /** Every page of `path` by cursor, `limit` rows each: the rows' ids in order and each page's envelope. */
 const byCursor = async (

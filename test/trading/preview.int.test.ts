@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  api,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestAccount,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 
 /**
  * `POST /trade/order/preview` through the real stack (`app.inject`, PGlite): the answer is the fill the same order
@@ -15,21 +8,16 @@ import { priceTicker } from '../support/price-ticks';
  * envelope, and nothing is recorded (no order, no balance change, the wallet stream unchanged).
  */
 
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
 let account: TestAccount;
-const tick = priceTicker(() => t.app.services.market!);
+const { tick } = t;
 const post = (url: string, payload: Record<string, unknown>) =>
   api(t.app, { method: 'POST', url, headers: keyHeader(account.apiKey), payload });
 const get = (url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(account.apiKey) });
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
   tick('BTCUSDT', '40000', '10000');
   account = await registerAccount(t.app, {}, { plain: true });
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 describe('POST /trade/order/preview', () => {

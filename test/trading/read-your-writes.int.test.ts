@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import { getOrder } from '../../queries/trading';
-import {
-  api,
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestApp,
-} from '../accounts/support';
-import { priceTicker } from '../support/price-ticks';
+import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 
 /**
  * Read your writes on the read side (`READ_YOUR_WRITES=on-read`, the default; docs/architecture.md): an order is
@@ -21,16 +13,11 @@ import { priceTicker } from '../support/price-ticks';
  */
 // The point is when writes are visible, not how much fills: wallets open `instant` (fill in full) explicitly.
 const ENV = { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' };
-let t: TestApp;
-const tick = priceTicker(() => t.app.services.market!);
+const t = useTestApp({ env: ENV });
+const { tick } = t;
 
 beforeAll(async () => {
-  t = await startApp({ env: ENV });
   tick('BTCUSDT', '40000', '10000');
-});
-
-afterAll(async () => {
-  await t?.close();
 });
 
 const marketBuy = (headers: Record<string, string>, quantity: string) =>
@@ -130,14 +117,8 @@ describe('read your writes on the read side (READ_YOUR_WRITES=on-read)', () => {
 });
 
 describe('READ_YOUR_WRITES=on-response', () => {
-  let strict: TestApp;
-  beforeAll(async () => {
-    strict = await startApp({ env: { ...ENV, READ_YOUR_WRITES: 'on-response' } });
-    priceTicker(() => strict.app.services.market!)('BTCUSDT', '40000', '10000');
-  });
-  afterAll(async () => {
-    await strict?.close();
-  });
+  const strict = useTestApp({ env: { ...ENV, READ_YOUR_WRITES: 'on-response' } });
+  beforeAll(() => strict.tick('BTCUSDT', '40000', '10000'));
 
   it('answers an order after the read models include it', async () => {
     const account = await registerAccount(strict.app, {}, { plain: true });

@@ -1,35 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../src/net/outbound-url';
-import {
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  startApp,
-  type TestAccount,
-  type TestApp,
-} from '../accounts/support';
+import { bearer, createAgent, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
+import { useTestApp } from '../support/test-app';
 
 /**
  * Webhook management in process (issue 17, item 11; docs/webhooks.md): the SSRF rule with its default (no
  * private addresses), the error envelope of refusals, ownership between the account and its agents, the secret
  * shown once. Deliveries are tested against the real server process (`delivery.e2e.test.ts`).
  */
-let t: TestApp;
+const t = useTestApp({ env: { MARKET_DATA_DIR: '' } });
 let account: TestAccount;
 let agent: { agentId: string; apiKey: string };
 const PUBLIC_URL = 'https://93.184.215.14/hooks/ptv';
 
 beforeAll(async () => {
-  t = await startApp({ env: { MARKET_DATA_DIR: '' } });
   account = await registerAccount(t.app, {}, { plain: true });
   agent = await createAgent(t.app, account);
 }, 180_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('the SSRF rule (WEBHOOKS_ALLOW_PRIVATE unset)', () => {
   it.each([
