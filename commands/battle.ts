@@ -12,6 +12,7 @@ import {
 } from '../domain/battle/events';
 import type { BattleState } from '../domain/battle/state';
 import { DomainError } from '../domain/shared/errors';
+import { isUuid } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
 import { WrongExpectedRevisionError } from '../ports/event-store';
@@ -20,9 +21,6 @@ import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';
 import type { CommandMeta } from './metadata';
 import { rejectionError } from './wallet';
-
-/** Shape of a battle id: a UUID. */
-export const BATTLE_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The canonical form of a battle or agent id: UUIDs are case-insensitive on input (RFC 4122; the agent endpoints
@@ -208,7 +206,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
   };
 
   const load = async (raw: string): Promise<LoadedBattle> => {
-    if (!BATTLE_ID_PATTERN.test(raw)) throw battleNotFound();
+    if (!isUuid(raw)) throw battleNotFound();
     const id = canonicalId(raw);
     const cached = cache.get(id);
     if (cached) {

@@ -6,6 +6,7 @@ import type { CredentialsChange } from '../../commands/credentials-change';
 import type { AccountStatus } from '../../domain/account/state';
 import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
+import { isUuid } from '../../domain/shared/uuid';
 import type { LogPosition } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
 import { getAccountAuthState } from '../../queries/accounts';
@@ -75,7 +76,6 @@ export interface AuthServiceOptions {
   cacheTtlMs?: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REVOKED_CAPACITY = 100_000;
 
 type Resolution = { principal: Principal } | { error: DomainError };
@@ -201,7 +201,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     field = 'X-Agent-Id',
   ): Promise<Principal> => {
     if (agentIdText === undefined || agentIdText === '') return principal;
-    if (!UUID.test(agentIdText)) {
+    if (!isUuid(agentIdText)) {
       throw new DomainError('VALIDATION_ERROR', `${field} must be an agent id (UUID)`, { field });
     }
     const agentId = agentIdText.toLowerCase();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier, TokenError } from 'fast-jwt';
 import { DomainError } from '../../domain/shared/errors';
+import { isUuid } from '../../domain/shared/uuid';
 
 /** JWT lifetime (spec "Authentication" rule 1 and "Limits": 1 hour). */
 export const TOKEN_TTL_SECONDS = 3600;
@@ -39,8 +40,6 @@ export interface TokenService {
   verify(token: string): TokenClaims;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Token service over `fast-jwt` (the signer and verifier `@fastify/jwt` wraps; used directly because the
  * WebSocket endpoint and the rate limiter verify tokens outside a route). HS256 with the server's JWT secret
@@ -69,7 +68,7 @@ export const createTokenService = (secret: Buffer): TokenService => {
         throw invalidToken(error);
       }
       const { sub, jti, iat, exp, cv } = payload;
-      if (typeof sub !== 'string' || !UUID.test(sub) || typeof jti !== 'string') {
+      if (typeof sub !== 'string' || !isUuid(sub) || typeof jti !== 'string') {
         throw new DomainError('INVALID_TOKEN', 'token is malformed: bad claims', { reason: 'malformed' });
       }
       return {

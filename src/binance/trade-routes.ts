@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { normalizeSymbol } from '../../domain/market/pair';
+import { isUuid } from '../../domain/shared/uuid';
 import { dec, fmt } from '../../domain/trading/decimal';
 import { type OrderType, TIME_IN_FORCE } from '../../domain/trading/orders';
 import { balances } from '../application/account';
@@ -38,8 +39,6 @@ const TYPE_OF: Record<string, OrderType> = {
   TAKE_PROFIT: 'take_profit',
 };
 const UNSERVED_TYPES = new Set(['STOP_LOSS_LIMIT', 'TAKE_PROFIT_LIMIT', 'LIMIT_MAKER']);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Binance's `newClientOrderId` shape. */
 const CLIENT_ORDER_ID = /^[a-zA-Z0-9-_.]{1,36}$/;
@@ -148,7 +147,7 @@ const namedOrder = async (call: Call, p: BinanceParams) => {
     );
   }
   // Order ids are UUIDs: anything else names no order (and never reaches a uuid column).
-  if (orderId !== undefined && !UUID.test(orderId))
+  if (orderId !== undefined && !isUuid(orderId))
     throw new BinanceError(CODES.NO_SUCH_ORDER, 'Order does not exist.');
   const row =
     orderId !== undefined

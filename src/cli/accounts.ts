@@ -5,11 +5,10 @@ import {
   createAccountCommands,
 } from '../../commands/accounts';
 import { DomainError } from '../../domain/shared/errors';
+import { isUuid } from '../../domain/shared/uuid';
 import type { LogPosition } from '../../ports/event-store';
 import type { Config } from '../config';
 import { createRuntime } from '../runtime';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Outcome of an operator status change. */
 export interface StatusChangeOutcome {
@@ -33,7 +32,7 @@ export const changeAccountStatus = async (
   accountId: string,
   reason: string | null = null,
 ): Promise<StatusChangeOutcome> => {
-  if (!UUID.test(accountId)) throw new DomainError('VALIDATION_ERROR', `not an account id: ${accountId}`);
+  if (!isUuid(accountId)) throw new DomainError('VALIDATION_ERROR', `not an account id: ${accountId}`);
   const id = accountId.toLowerCase();
   const result = await accounts.changeStatus(id, action, reason, { actor: 'system' });
   return {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import { isUuid } from '../../domain/shared/uuid';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletOwnerOf, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
@@ -11,8 +12,6 @@ import { portfolioQuery } from '../contract/trading';
 import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
 import { CliError, usageError } from './errors';
 import { openReadingRuntime } from './runtime';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** How long `audit replay` lets the read models catch up with the log before comparing them with the fold. */
 const CATCH_UP_MS = 60_000;
@@ -41,7 +40,7 @@ const ownerOf = (options: { agent?: string; account?: string }): { kind: OwnerKi
     options.agent !== undefined ? 'agent' : options.account !== undefined ? 'account' : undefined;
   if (!kind) throw usageError('give --agent ID (an agent wallet) or --account ID (an account wallet)');
   const id = (kind === 'agent' ? options.agent : options.account)!.trim();
-  if (!UUID.test(id)) throw usageError(`--${kind} must be an ${kind} id (a UUID), got "${id}"`);
+  if (!isUuid(id)) throw usageError(`--${kind} must be an ${kind} id (a UUID), got "${id}"`);
   return { kind, id: id.toLowerCase() };
 };
 

@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import type { LoadedBattle } from '../../../commands/battle';
-import { BATTLE_ID_PATTERN, canonicalId } from '../../../commands/battle';
+import { canonicalId } from '../../../commands/battle';
 import type { BattleEvent } from '../../../domain/battle/events';
 import { roiPct } from '../../../domain/battle/rankings';
 import { type BattleState, evolveBattle } from '../../../domain/battle/state';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
+import { isUuid } from '../../../domain/shared/uuid';
 import type { OrderFilledData } from '../../../domain/wallet/events';
 import { walletStreamId } from '../../../domain/wallet/events';
 import type { RecordedEvent } from '../../../ports/event-store';
@@ -260,7 +261,7 @@ class BattleChannel implements WsChannel {
   subscription(message: WsClientMessage, connection: WsConnection) {
     // `channel: "battle:<id>"` (the original SDK's form) names the battle after the colon.
     const given = message['battle_id'] ?? message['target'];
-    if (typeof given !== 'string' || !BATTLE_ID_PATTERN.test(given)) {
+    if (typeof given !== 'string' || !isUuid(given)) {
       throw new DomainError('VALIDATION_ERROR', '"battle_id" must be a battle id (UUID)', {
         field: 'battle_id',
       });
