@@ -9,16 +9,21 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 
-const arg = (name: string, fallback?: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? process.argv[i + 1] : fallback;
-  if (v === undefined) throw new Error(`--${name} is required`);
-  return v;
-};
-const resultsFile = arg('results');
-const dataDir = arg('data', '../shared/market-data');
-const count = Number(arg('count', '12'));
+const { values: args } = parseArgs({
+  options: {
+    results: { type: 'string' },
+    data: { type: 'string', default: '../shared/market-data' },
+    count: { type: 'string', default: '12' },
+  },
+  strict: true,
+  allowPositionals: false,
+});
+if (args.results === undefined) throw new Error('--results is required');
+const resultsFile = args.results;
+const dataDir = args.data;
+const count = Number(args.count);
 
 // Decimals as bigint units of 1e-8 (and 1e-16 for products).
 const S = 10n ** 8n;

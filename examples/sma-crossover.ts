@@ -14,6 +14,7 @@
  * (default: the whole range of the pairs' data, from /market/data-range), --fast, --slow, --allocation (0.2),
  * --balance (10000), --out (write the results and the trade log as JSON).
  */
+import { parseArgs } from 'node:util';
 
 interface Options {
   baseUrl: string;
@@ -30,18 +31,30 @@ interface Options {
   out?: string;
 }
 
+const OPTION_NAMES = [
+  'base-url',
+  'api-key',
+  'api-secret',
+  'symbols',
+  'interval',
+  'start',
+  'end',
+  'fast',
+  'slow',
+  'allocation',
+  'balance',
+  'out',
+] as const;
+
+/** Each option from `--name value` or `--name=value` (`parseArgs`: an unknown one throws), else the environment. */
 const parseOptions = (): Options => {
-  const args = new Map<string, string>();
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
-    const [k, v] = a.includes('=') ? a.slice(2).split(/=(.*)/s) : [a.slice(2), argv[++i]];
-    if (v === undefined) throw new Error(`missing value for --${k}`);
-    args.set(k!, v);
-  }
-  const get = (name: string, env: string, fallback?: string) =>
-    args.get(name) ?? process.env[env] ?? fallback;
+  const { values: args } = parseArgs({
+    options: Object.fromEntries(OPTION_NAMES.map((name) => [name, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: false,
+  });
+  const get = (name: (typeof OPTION_NAMES)[number], env: string, fallback?: string) =>
+    (args[name] as string | undefined) ?? process.env[env] ?? fallback;
   return {
     baseUrl: get('base-url', 'BASE_URL', 'http://127.0.0.1:8000')!.replace(/\/$/, ''),
     apiKey: get('api-key', 'API_KEY'),
