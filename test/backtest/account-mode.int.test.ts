@@ -1,27 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../accounts/support';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { keyHeader } from '../accounts/support';
-import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+import { ok, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
  * `GET /account/mode` counts the owner's backtests (spec "Account endpoints": `active_backtests`,
  * `total_backtests_completed`): the agent's own with its key, every session of the account with the account's.
  */
-let t: TestApp;
-let remove: () => void;
+const t = useBacktestApp();
 let alice: Trader;
 
 beforeAll(async () => {
-  const data = dataDirectory();
-  remove = data.remove;
-  t = await startBacktestApp(data.dir);
   alice = await trader(t.app);
 }, 90_000);
-
-afterAll(async () => {
-  await t?.close();
-  remove?.();
-});
 
 const mode = async (headers: Record<string, string>) => ok(t.app, headers, 'GET', '/account/mode');
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../accounts/support';
 import { linkedDataDir } from '../market/support';
 import { fails } from '../support/api-calls';
-import { call, dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+import { call, ok, startBacktestApp, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
  * Regressions of the interface audit of the backtest endpoints, through the real stack (`inject`: routes, auth,
@@ -21,24 +21,15 @@ import { call, dataDirectory, ok, startBacktestApp, type Trader, trader } from '
  *   `GET /backtest/list` and `GET /backtest/best` compared the raw query value, so a client filtering by the very
  *   label it sent found nothing.
  */
-let t: TestApp;
-let remove: () => void;
+const t = useBacktestApp();
 let alice: Trader;
 
 const START = '2022-01-01T00:00:00Z';
 const END = '2022-01-03T00:00:00Z';
 
 beforeAll(async () => {
-  const data = dataDirectory();
-  remove = data.remove;
-  t = await startBacktestApp(data.dir);
   alice = await trader(t.app);
 }, 90_000);
-
-afterAll(async () => {
-  await t?.close();
-  remove?.();
-});
 
 const create = async (body: Record<string, unknown> = {}) =>
   (

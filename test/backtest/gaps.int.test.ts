@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../accounts/support';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+import { ok, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
  * Gaps handled honestly (issue 24, item 6) on the real hourly data: Binance has no candles for 2021-04-20
@@ -9,21 +8,12 @@ import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http
  * market order while its virtual clock is inside the gap (the last close would be a fabricated price), and
  * trades again once a real candle has closed.
  */
-let t: TestApp;
-let remove: () => void;
+const t = useBacktestApp();
 let alice: Trader;
 
 beforeAll(async () => {
-  const data = dataDirectory();
-  remove = data.remove;
-  t = await startBacktestApp(data.dir);
   alice = await trader(t.app);
 }, 90_000);
-
-afterAll(async () => {
-  await t?.close();
-  remove?.();
-});
 
 const GAP = {
   interval: '1h',

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { afterAll } from 'vitest';
 import { bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
 import { csvRows, linkedDataDir } from '../market/support';
 import type { TestDatabase } from '../support/databases';
+import { type SharedTestApp, useTestApp } from '../support/test-app';
 
 /** The real hourly files of BTCUSDT and ETHUSDT and the exchangeInfo, linked into a temporary data directory. */
 export const dataDirectory = () =>
@@ -79,4 +81,18 @@ export const sandboxTimesIn = (value: unknown): number[] => {
   };
   walk(value);
   return out;
+};
+
+/**
+ * The backtest app of one test file ({@link useTestApp}) on a linked market data directory (`dataDirectory`),
+ * removed after the app has closed. The start budget is 180 s: the app also waits for the candles to be stored.
+ */
+export const useBacktestApp = (): SharedTestApp => {
+  let data: ReturnType<typeof dataDirectory> | undefined;
+  // Registered before the app's own afterAll, so it runs after it (vitest runs after-hooks in reverse).
+  afterAll(() => data?.remove());
+  return useTestApp(() => {
+    data = dataDirectory();
+    return startBacktestApp(data.dir);
+  }, 180_000);
 };

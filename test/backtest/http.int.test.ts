@@ -1,26 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { computePerformance } from '../../domain/metrics/performance';
-import type { TestApp } from '../accounts/support';
 import { keyHeader } from '../accounts/support';
 import {
   call,
-  dataDirectory,
   fails,
   H,
   ok,
   rawCandles,
   sandboxTimesIn,
-  startBacktestApp,
   type Trader,
   trader,
+  useBacktestApp,
 } from './http-support';
 
 /**
  * The backtest endpoints through the real stack (`inject`: routes, auth, commands, event store, projections) on
  * the real hourly BTCUSDT and ETHUSDT files, PGlite by default or PostgreSQL with DATABASE_URL.
  */
-let t: TestApp;
-let remove: () => void;
+const t = useBacktestApp();
 let alice: Trader;
 let bob: Trader;
 
@@ -30,17 +27,9 @@ const T0 = Date.parse(START);
 const BTC = rawCandles('BTCUSDT');
 
 beforeAll(async () => {
-  const data = dataDirectory();
-  remove = data.remove;
-  t = await startBacktestApp(data.dir);
   alice = await trader(t.app, { max_position_size_pct: 100 });
   bob = await trader(t.app);
 }, 90_000);
-
-afterAll(async () => {
-  await t?.close();
-  remove?.();
-});
 
 const create = (who: Trader, body: Record<string, unknown> = {}) =>
   call(t.app, who.headers, 'POST', '/backtest/create', {

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createAgent, registerAccount, type TestAccount, type TestApp } from '../accounts/support';
-import { dataDirectory, startBacktestApp } from '../backtest/http-support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createAgent, registerAccount, type TestAccount } from '../accounts/support';
+import { useBacktestApp } from '../backtest/http-support';
 import { BINANCE } from '../market/support';
 import { fails, ok } from '../support/api-calls';
 
@@ -16,27 +16,18 @@ if (missing.length)
   console.warn(`historical battle audit tests skipped: market data missing (${missing.join(', ')})`);
 
 describe.skipIf(missing.length > 0)('historical battles (audit regressions)', () => {
-  let t: TestApp;
-  let remove: () => void;
+  const t = useBacktestApp();
   let owner: TestAccount;
   let H: Record<string, string>;
   let agents: { agentId: string; name: string }[];
 
   beforeAll(async () => {
-    const data = dataDirectory();
-    remove = data.remove;
-    t = await startBacktestApp(data.dir);
     owner = await registerAccount(t.app, {}, { plain: true });
     H = bearer(owner);
     agents = [];
     for (const name of ['One', 'Two', 'Three'])
       agents.push({ ...(await createAgent(t.app, owner, { display_name: name })), name });
   }, 90_000);
-
-  afterAll(async () => {
-    await t?.close();
-    remove?.();
-  });
 
   it('GET /replay lists every snapshot’s participants in the order they joined', async () => {
     // Join in descending id order, so neither the ids' order nor the database's key order is the join order.

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BattleEvent } from '../../domain/battle/events';
 import type { OrderFilledData } from '../../domain/wallet/events';
-import { bearer, createAgent, registerAccount, type TestAccount, type TestApp } from '../accounts/support';
-import { dataDirectory, rawCandles, startBacktestApp } from '../backtest/http-support';
+import { bearer, createAgent, registerAccount, type TestAccount } from '../accounts/support';
+import { rawCandles, useBacktestApp } from '../backtest/http-support';
 import { BINANCE } from '../market/support';
 import { call, fails, ok } from '../support/api-calls';
 
@@ -24,8 +24,7 @@ const END = '2022-01-03T00:00:00Z';
 const T0 = Date.parse(START);
 
 describe.skipIf(missing.length > 0)('a historical battle', () => {
-  let t: TestApp;
-  let remove: () => void;
+  const t = useBacktestApp();
   let owner: TestAccount;
   let H: Record<string, string>;
   let a1: { agentId: string };
@@ -35,9 +34,6 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
   const ETH = missing.length ? new Map() : rawCandles('ETHUSDT');
 
   beforeAll(async () => {
-    const data = dataDirectory();
-    remove = data.remove;
-    t = await startBacktestApp(data.dir);
     owner = await registerAccount(t.app, {}, { plain: true });
     H = bearer(owner);
     a1 = await createAgent(t.app, owner, {
@@ -49,11 +45,6 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
       risk_profile: { max_position_size_pct: 100 },
     });
   }, 90_000);
-
-  afterAll(async () => {
-    await t?.close();
-    remove?.();
-  });
 
   const body = (bc: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
     name: 'History',

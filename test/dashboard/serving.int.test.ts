@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import Fastify from 'fastify';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DASHBOARD_DIST, ensureDashboardBuilt } from '../../dashboard/build';
 import { dashboardRoutes } from '../../src/http/dashboard';
+import { startApp } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
 
 /**
@@ -13,13 +14,14 @@ import { useTestApp } from '../support/test-app';
  * `npm ci` and `npm start` do), its files with their headers and precompressed copies, the routes that were there
  * before left alone, and the bundle's size (under 400 KB gzipped, docs/benchmarks.md).
  */
-const t = useTestApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
 let assets: string[] = [];
-
-beforeAll(async () => {
+// The app finds the bundle when it starts: build it first.
+const t = useTestApp(async () => {
   await ensureDashboardBuilt();
   assets = fs.readdirSync(path.join(DASHBOARD_DIST, 'assets')).filter((f) => /\.(js|css)$/.test(f));
-}, 180_000);
+  return startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
+}, 240_000);
+
 const get = (url: string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url, headers });
 

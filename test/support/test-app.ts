@@ -14,11 +14,12 @@ export interface SharedTestApp extends TestApp {
  * that drives one app wrote these hooks and the ticker again; this is them once.
  *
  * Call it at the top level of the file; read the returned object's members (`app`, `runtime`, …) inside hooks and
- * tests only: before `beforeAll` has run there is no app and they throw. `options` are `startApp`'s;
- * `timeout` is the start hook's, in ms (default 120 s: the whole stack starting on a busy two-core machine).
+ * tests only: before `beforeAll` has run there is no app and they throw. `start` is `startApp`'s options, or a
+ * function that starts the app another way (`startBacktestApp`). `timeout` is the start hook's, in ms (default
+ * 120 s: the whole stack starting on a busy two-core machine).
  */
 export const useTestApp = (
-  options: Parameters<typeof startApp>[0] = {},
+  start: Parameters<typeof startApp>[0] | (() => Promise<TestApp>) = {},
   timeout = 120_000,
 ): SharedTestApp => {
   let started: TestApp | undefined;
@@ -27,7 +28,7 @@ export const useTestApp = (
     return started;
   };
   beforeAll(async () => {
-    started = await startApp(options);
+    started = await (typeof start === 'function' ? start() : startApp(start));
   }, timeout);
   afterAll(async () => {
     await started?.close();
