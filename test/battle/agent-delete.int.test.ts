@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, bearer, keyHeader, registerAccount, type TestAccount, type TestApp } from '../accounts/support';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, bearer, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
-import { battleAgent, draftBattle, marketBuy, startLiveBattleApp } from './live-support';
+import { battleAgent, draftBattle, marketBuy, useLiveBattleApp } from './live-support';
 
 /**
  * `DELETE /agents/{id}` of an agent in a running (active or paused) live battle is refused with
@@ -10,7 +10,7 @@ import { battleAgent, draftBattle, marketBuy, startLiveBattleApp } from './live-
  * `app.inject` on PGlite (or PostgreSQL with DATABASE_URL), set up as `live.int.test.ts`.
  */
 
-let t: TestApp;
+const t = useLiveBattleApp();
 let owner: TestAccount;
 let H: Record<string, string>;
 type Agent = { agentId: string; apiKey: string };
@@ -47,14 +47,9 @@ const expectDeleted = async (agent: Agent) => {
 };
 
 beforeAll(async () => {
-  t = await startLiveBattleApp();
   owner = await registerAccount(t.app, {}, { plain: true });
   H = bearer(owner);
 }, 120_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('deleting an agent that takes part in a battle', () => {
   it('refuses while the live battle is active or paused (409, nothing changes); deletes once it completed', async () => {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { participantEquity } from '../../src/battle/live';
-import { bearer, keyHeader, registerAccount, type TestAccount, type TestApp } from '../accounts/support';
+import { bearer, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
-import { priceTicker } from '../support/price-ticks';
 import { settleTrading } from '../trading/log-head';
-import { battleAgent, draftBattle, startLiveBattleApp } from './live-support';
+import { RANKING_FIELDS } from './fixtures';
+import { battleAgent, draftBattle, useLiveBattleApp } from './live-support';
 
 /**
  * Regressions found by the battles audit (live mode, through the real stack on PGlite or PostgreSQL):
@@ -12,40 +12,22 @@ import { battleAgent, draftBattle, startLiveBattleApp } from './live-support';
  * body, ranking entries with their documented field order.
  */
 
-let t: TestApp;
-const tick = priceTicker(() => t.app.services.market!);
+const t = useLiveBattleApp();
+const { tick } = t;
 let owner: TestAccount;
 let H: Record<string, string>;
 let a1: { agentId: string; apiKey: string };
 let a2: { agentId: string; apiKey: string };
 
-const RANKING_FIELDS = [
-  'rank',
-  'agent_id',
-  'agent_name',
-  'equity',
-  'roi_pct',
-  'total_pnl',
-  'trade_count',
-  'win_rate',
-  'sharpe_ratio',
-  'profit_factor',
-];
-
 const settle = () => settleTrading(t);
 const draft = (body: Record<string, unknown> = {}) => draftBattle(t, H, [a1, a2], { name: 'Audit', ...body });
 
 beforeAll(async () => {
-  t = await startLiveBattleApp();
   owner = await registerAccount(t.app, {}, { plain: true });
   H = bearer(owner);
   a1 = await battleAgent(t, owner, 'Alpha');
   a2 = await battleAgent(t, owner, 'Beta');
 }, 120_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('ids are UUIDs: either case names the same battle and agent', () => {
   it('an upper-case agent id is the same participant, not a second one', async () => {

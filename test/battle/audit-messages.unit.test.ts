@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BattleEvent, RankingEntry } from '../../domain/battle/events';
 import { evolveBattle, initialBattleState } from '../../domain/battle/state';
 import { battleMessages } from '../../src/http/ws/battle-channel';
+import { historicalBattleCreated, RANKING_FIELDS } from './fixtures';
 
 /**
  * Regressions found by the battles audit, `battle` channel: a historical `battle:update` lists the participants
@@ -12,29 +13,7 @@ const BATTLE = '00000000-0000-4000-8000-0000000000c2';
 const AT = '2030-01-01T00:00:00.000Z';
 
 const events: BattleEvent[] = [
-  {
-    type: 'BattleCreated',
-    data: {
-      battle_id: BATTLE,
-      account_id: 'acct',
-      name: 'Order',
-      battle_mode: 'historical',
-      starting_balance: '1000.00000000',
-      duration_minutes: null,
-      ranking_metric: 'roi_pct',
-      backtest_config: {
-        start_time: '2022-01-01T00:00:00.000Z',
-        end_time: '2022-01-02T00:00:00.000Z',
-        candle_interval: '1h',
-        pairs_requested: null,
-        pairs: ['BTCUSDT'],
-        total_steps: 24,
-      },
-      fee_rate: '0.001',
-      replay_of: null,
-      created_at: AT,
-    },
-  },
+  historicalBattleCreated(BATTLE, 'Order', AT),
   ...['zz', 'aa', 'mm'].map(
     (id): BattleEvent => ({
       type: 'BattleParticipantAdded',
@@ -92,17 +71,6 @@ describe('battle channel messages (audit regressions)', () => {
       },
     };
     const [m] = battleMessages(state, completed, AT);
-    expect(Object.keys((m!.data['final_rankings'] as RankingEntry[])[0]!)).toEqual([
-      'rank',
-      'agent_id',
-      'agent_name',
-      'equity',
-      'roi_pct',
-      'total_pnl',
-      'trade_count',
-      'win_rate',
-      'sharpe_ratio',
-      'profit_factor',
-    ]);
+    expect(Object.keys((m!.data['final_rankings'] as RankingEntry[])[0]!)).toEqual(RANKING_FIELDS);
   });
 });

@@ -3,33 +3,12 @@ import type { BattleEvent } from '../../domain/battle/events';
 import { evolveBattle, initialBattleState } from '../../domain/battle/state';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { battleMessages } from '../../src/http/ws/battle-channel';
+import { historicalBattleCreated } from './fixtures';
 
 const BATTLE = '00000000-0000-4000-8000-0000000000c1';
 const AT = '2030-01-01T00:00:00.000Z';
 
-const created: BattleEvent = {
-  type: 'BattleCreated',
-  data: {
-    battle_id: BATTLE,
-    account_id: 'acct',
-    name: 'Msgs',
-    battle_mode: 'historical',
-    starting_balance: '1000.00000000',
-    duration_minutes: null,
-    ranking_metric: 'roi_pct',
-    backtest_config: {
-      start_time: '2022-01-01T00:00:00.000Z',
-      end_time: '2022-01-02T00:00:00.000Z',
-      candle_interval: '1h',
-      pairs_requested: null,
-      pairs: ['BTCUSDT'],
-      total_steps: 24,
-    },
-    fee_rate: '0.001',
-    replay_of: null,
-    created_at: AT,
-  },
-};
+const created = historicalBattleCreated(BATTLE, 'Msgs', AT);
 const started: BattleEvent = {
   type: 'BattleStarted',
   data: {

@@ -1,6 +1,7 @@
 import { createAgent, keyHeader, startApp, type TestAccount, type TestApp } from '../accounts/support';
 import { call, ok } from '../support/api-calls';
 import { priceTicker } from '../support/price-ticks';
+import { type SharedTestApp, useTestApp } from '../support/test-app';
 
 /**
  * Set-up shared by the live battle tests (real stack over `app.inject`, PGlite or PostgreSQL with DATABASE_URL):
@@ -12,6 +13,9 @@ export const startLiveBattleApp = async (): Promise<TestApp> => {
   priceTicker(() => t.app.services.market!)('BTCUSDT', '40000', '10000');
   return t;
 };
+
+/** The live battle app of one test file ({@link startLiveBattleApp} in {@link useTestApp}'s hooks). */
+export const useLiveBattleApp = (): SharedTestApp => useTestApp(startLiveBattleApp);
 
 /** A battle agent: `max_position_size_pct` 100, so a participant can hold one coin with all its equity. */
 export const battleAgent = (

@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { battlesProjection } from '../../projections/battles';
 import { rebuildProjection } from '../../projections/rebuild';
 import { liveEquity, participantEquity } from '../../src/battle/live';
 import { createBattleSnapshotter } from '../../src/battle/snapshotter';
-import {
-  bearer,
-  createAgent,
-  keyHeader,
-  registerAccount,
-  type TestAccount,
-  type TestApp,
-} from '../accounts/support';
+import { bearer, createAgent, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { fails, ok } from '../support/api-calls';
-import { priceTicker } from '../support/price-ticks';
 import { settleTrading } from '../trading/log-head';
-import { battleAgent, draftBattle, marketBuy, startLiveBattleApp } from './live-support';
+import { battleAgent, draftBattle, marketBuy, useLiveBattleApp } from './live-support';
 
 /**
  * Battles over HTTP through the real stack (`app.inject`: routes, JWT auth, event store, projections, wallet
@@ -22,8 +14,8 @@ import { battleAgent, draftBattle, marketBuy, startLiveBattleApp } from './live-
  * ticks it.
  */
 
-let t: TestApp;
-const tick = priceTicker(() => t.app.services.market!);
+const t = useLiveBattleApp();
+const { tick } = t;
 let owner: TestAccount;
 let H: Record<string, string>;
 let a1: { agentId: string; apiKey: string };
@@ -35,17 +27,12 @@ const buy = (key: string, quantity = '0.01') => marketBuy(t, key, quantity);
 const draft = (body: Record<string, unknown> = {}, agents = [a1, a2]) => draftBattle(t, H, agents, body);
 
 beforeAll(async () => {
-  t = await startLiveBattleApp();
   owner = await registerAccount(t.app, {}, { plain: true });
   H = bearer(owner);
   a1 = await battleAgent(t, owner, 'Alpha');
   a2 = await battleAgent(t, owner, 'Beta');
   a3 = await battleAgent(t, owner, 'Gamma');
 }, 120_000);
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('battle management: authentication, validation, presets', () => {
   it('accepts JWT only: an API key alone gives INVALID_TOKEN 401', async () => {
