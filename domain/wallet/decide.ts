@@ -6,6 +6,7 @@ import {
   quoteMaker,
   quoteTaker,
 } from '../fill-model/model';
+import { normalizeSymbol } from '../market/pair';
 import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { type Dec, dec, fmt, fmtOrNull, max, parseDecimal, roundHalfEven8, ZERO } from '../trading/decimal';
@@ -45,8 +46,6 @@ const priceOf = (ctx: WalletContext) => (symbol: string) => {
   const p = ctx.prices(symbol);
   return p ? dec(p.price) : undefined;
 };
-
-const normalizeSymbol = (raw: string): string => raw.trim().toUpperCase();
 
 const requireSession = (state: WalletState) => {
   if (!state.session) throw new DomainError('INTERNAL_ERROR', 'wallet has no session');
@@ -980,6 +979,15 @@ export const decideWalletWithState = (
         ownerSessionId: d.state.session!.ownerSessionId,
       });
       break;
+    }
+    default: {
+      // Exhaustive (the Emmett deciders' pattern): a command type added to WalletCommand without a case here
+      // fails to compile; one that reaches here at run time (an unchecked cast) is refused, not ignored.
+      const unknown: never = command;
+      throw new DomainError(
+        'INTERNAL_ERROR',
+        `unknown wallet command: ${(unknown as { type: string }).type}`,
+      );
     }
   }
   return { events: d.events, state: d.state };
