@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../accounts/support';
-import { linkedDataDir } from '../market/support';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { call, ok, startBacktestApp, type Trader, trader, useBacktestApp } from './http-support';
+import { call, ok, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
  * Regressions of the interface audit of the backtest endpoints, through the real stack (`inject`: routes, auth,
@@ -226,24 +224,16 @@ describe('create', () => {
 
 describe('create in a hole of the data', () => {
   // BTCUSDT 1h from the 2020-01-01..03 minute files and the hourly file from 2021-04: June 2020 has none.
-  let h: TestApp;
-  let removeHoleData: () => void;
+  const h = useBacktestApp([
+    'exchangeInfo.json',
+    'klines/1h/BTCUSDT-1h.csv',
+    'klines/1m/BTCUSDT-1m-2020-01-01.csv',
+    'klines/1m/BTCUSDT-1m-2020-01-02.csv',
+    'klines/1m/BTCUSDT-1m-2020-01-03.csv',
+  ]);
   let bob: Trader;
   beforeAll(async () => {
-    const data = linkedDataDir([
-      'exchangeInfo.json',
-      'klines/1h/BTCUSDT-1h.csv',
-      'klines/1m/BTCUSDT-1m-2020-01-01.csv',
-      'klines/1m/BTCUSDT-1m-2020-01-02.csv',
-      'klines/1m/BTCUSDT-1m-2020-01-03.csv',
-    ]);
-    removeHoleData = data.remove;
-    h = await startBacktestApp(data.dir);
     bob = await trader(h.app);
-  }, 90_000);
-  afterAll(async () => {
-    await h?.close();
-    removeHoleData?.();
   });
 
   it('refuses a window with no candles although the pair has data before and after it', async () => {

@@ -84,15 +84,16 @@ export const sandboxTimesIn = (value: unknown): number[] => {
 };
 
 /**
- * The backtest app of one test file ({@link useTestApp}) on a linked market data directory (`dataDirectory`),
- * removed after the app has closed. The start budget is 180 s: the app also waits for the candles to be stored.
+ * The backtest app of one test file (or describe block; {@link useTestApp}) on a temporary market data directory
+ * linking `files` of the data set (default: {@link dataDirectory}'s), removed after the app has closed. The start
+ * budget is 180 s: the app also waits for the candles to be stored.
  */
-export const useBacktestApp = (): SharedTestApp => {
-  let data: ReturnType<typeof dataDirectory> | undefined;
+export const useBacktestApp = (files?: string[]): SharedTestApp => {
+  let data: { dir: string; remove: () => void } | undefined;
   // Registered before the app's own afterAll, so it runs after it (vitest runs after-hooks in reverse).
   afterAll(() => data?.remove());
   return useTestApp(() => {
-    data = dataDirectory();
+    data = files ? linkedDataDir(files) : dataDirectory();
     return startBacktestApp(data.dir);
   }, 180_000);
 };
