@@ -86,7 +86,7 @@ export const sandboxTimesIn = (value: unknown): number[] => {
 /**
  * The backtest app of one test file (or describe block; {@link useTestApp}) on a temporary market data directory
  * linking `files` of the data set (default: {@link dataDirectory}'s), removed after the app has closed. The start
- * budget is 180 s: the app also waits for the candles to be stored.
+ * budget is useTestApp's (the app also waits for the candles to be stored).
  */
 export const useBacktestApp = (files?: string[]): SharedTestApp => {
   let data: { dir: string; remove: () => void } | undefined;
@@ -95,5 +95,5 @@ export const useBacktestApp = (files?: string[]): SharedTestApp => {
   return useTestApp(() => {
     data = files ? linkedDataDir(files) : dataDirectory();
     return startBacktestApp(data.dir);
-  }, 180_000);
+  });
 };

@@ -20,7 +20,7 @@ const t = useTestApp(async () => {
   await ensureDashboardBuilt();
   assets = fs.readdirSync(path.join(DASHBOARD_DIST, 'assets')).filter((f) => /\.(js|css)$/.test(f));
   return startApp({ env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
-}, 240_000);
+}, 400_000);
 
 const get = (url: string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url, headers });

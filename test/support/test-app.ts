@@ -16,11 +16,11 @@ export interface SharedTestApp extends TestApp {
  * Call it at the top level of the file; read the returned object's members (`app`, `runtime`, …) inside hooks and
  * tests only: before `beforeAll` has run there is no app and they throw. `start` is `startApp`'s options, or a
  * function that starts the app another way (`startBacktestApp`). `timeout` is the start hook's, in ms (default
- * 120 s: the whole stack starting on a busy two-core machine).
+ * 300 s: only a failed start reaches it, and on a loaded two-core machine the stack took over two minutes).
  */
 export const useTestApp = (
   start: Parameters<typeof startApp>[0] | (() => Promise<TestApp>) = {},
-  timeout = 120_000,
+  timeout = 300_000,
 ): SharedTestApp => {
   let started: TestApp | undefined;
   const current = (): TestApp => {
