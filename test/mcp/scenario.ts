@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { expect } from 'vitest';
+import { until } from '../support/until';
 
 /**
  * The scenario every MCP transport is driven through with the SDK's own `Client` (test/mcp): tools listed with
@@ -384,10 +385,13 @@ export const restOfTheApiScenario = async (client: Client, rest: Rest) => {
   expect(await ok(client, 'list_webhooks')).toEqual((await rest('GET', '/webhooks')).body);
   const test = await ok(client, 'test_webhook', { webhook_id: id });
   expect(test).toMatchObject({ webhook_id: id, event_type: 'webhook.test', status: 'pending' });
-  const deliveries = await ok(client, 'list_webhook_deliveries', { webhook_id: id });
-  expect(deliveries.deliveries.map((d: { delivery_id: string }) => d.delivery_id)).toContain(
-    test.delivery_id,
-  );
+  // The webhook worker records the delivery after the test event is folded ("shortly after", docs): poll for it.
+  const listed = async () =>
+    (await ok(client, 'list_webhook_deliveries', { webhook_id: id })).deliveries.map(
+      (d: { delivery_id: string }) => d.delivery_id,
+    ) as string[];
+  await until(async () => (await listed()).includes(test.delivery_id), { what: 'the test delivery listed' });
+  expect(await listed()).toContain(test.delivery_id);
   expect((await fails(client, 'delete_webhook', { webhook_id: id })).code).toBe('VALIDATION_ERROR');
   expect(await ok(client, 'delete_webhook', { webhook_id: id, confirm: true })).toEqual({
     webhook_id: id,
