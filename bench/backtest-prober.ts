@@ -29,7 +29,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent } from 'undici';
+import { venueClient } from './venue-client';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -82,26 +83,7 @@ const postgresServer = options.pglite ? undefined : options.postgres || process.
 const base = `http://127.0.0.1:${options.port}`;
 const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
 
-const call = async (
-  method: 'GET' | 'POST',
-  url: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; json: Record<string, unknown> }> => {
-  const res = await undiciRequest(`${base}/api/v1${url}`, {
-    method,
-    dispatcher,
-    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-};
-const ok = async (...args: Parameters<typeof call>) => {
-  const r = await call(...args);
-  if (r.status >= 300) throw new Error(`${args[0]} ${args[1]}: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json as Record<string, any>;
-};
+const { call, ok } = venueClient(base, dispatcher);
 
 /** Resident set size of a process (bytes), from /proc; 0 when unreadable. */
 const rssOf = (pid: number): number => {

@@ -38,8 +38,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent } from 'undici';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
+import { venueClient } from './venue-client';
 
 const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -114,27 +115,7 @@ const random = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
 };
 
-const call = async (
-  method: 'GET' | 'POST',
-  url: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; json: Record<string, any> }> => {
-  const res = await undiciRequest(`${base}/api/v1${url}`, {
-    method,
-    dispatcher,
-    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, json: text ? (JSON.parse(text) as Record<string, any>) : {} };
-};
-const ok = async (...args: Parameters<typeof call>) => {
-  const r = await call(...args);
-  if (r.status >= 300)
-    throw new Error(`${args[0]} ${args[1]}: ${r.status} ${JSON.stringify(r.json).slice(0, 500)}`);
-  return r.json;
-};
+const { call, ok } = venueClient(base, dispatcher);
 
 /** Resident set size and its high-water mark of a process (bytes), from /proc; 0 when unreadable. */
 const memoryOf = (pid: number): { rss: number; hwm: number } => {
