@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FillModelName } from '../../domain/fill-model/model';
 import { foldEvents } from '../../domain/shared/decider';
-import { type Dec, dec, ZERO } from '../../domain/trading/decimal';
+import { dec, ZERO } from '../../domain/trading/decimal';
 import { feeFor } from '../../domain/trading/fees';
-import { lockFor } from '../../domain/trading/orders';
 import type { WalletCommand, WalletContext } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import type { OrderFilledData, WalletEvent } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
+import { expectLocksMatch } from '../support/wallet-locks';
 import { context, market, opened, place } from '../trading/support';
 
 /**
@@ -40,26 +40,6 @@ const fillCmd = (orderId: string, price: string, time: string, volume: string): 
 const step = (state: WalletState, command: WalletCommand, ctx: WalletContext) => {
   const events = walletDecider.decide(command, state, ctx);
   return { events, state: foldEvents(walletDecider, events, state) };
-};
-
-/** Every invariant of the locks: each open order holds the lock of its remainder; the wallet holds their sum. */
-const expectLocksMatch = (state: WalletState) => {
-  let cash = ZERO;
-  const base = new Map<string, Dec>();
-  for (const o of Object.values(state.openOrders)) {
-    const level = (o.type === 'limit' ? o.price : o.triggerPrice)!;
-    expect(o.remaining.gt(0)).toBe(true);
-    expect(o.lockedAmount.toFixed()).toBe(
-      lockFor({ side: o.side, type: o.type, level }, o.remaining, o.feeRate).toFixed(),
-    );
-    if (o.side === 'buy') cash = cash.plus(o.lockedAmount);
-    else base.set(o.baseAsset, (base.get(o.baseAsset) ?? ZERO).plus(o.lockedAmount));
-  }
-  expect(state.lockedCash.toFixed()).toBe(cash.toFixed());
-  for (const h of Object.values(state.holdings)) {
-    expect(h.locked.toFixed()).toBe((base.get(h.asset) ?? ZERO).toFixed());
-  }
-  expect(state.cash.gte(0)).toBe(true);
 };
 
 const expectFeeFollowsLiquidity = (f: OrderFilledData) => {

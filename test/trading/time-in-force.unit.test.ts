@@ -2,13 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FillModelName } from '../../domain/fill-model/model';
 import { foldEvents } from '../../domain/shared/decider';
-import { type Dec, dec, ZERO } from '../../domain/trading/decimal';
-import { lockFor } from '../../domain/trading/orders';
+import { dec } from '../../domain/trading/decimal';
 import type { WalletCommand, WalletContext } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import type { OrderCancelledData, OrderFilledData, WalletEvent } from '../../domain/wallet/events';
-import type { WalletState } from '../../domain/wallet/state';
 import { deciderSpec } from '../support/decider-spec';
+import { expectLocksMatch } from '../support/wallet-locks';
 import { context, dataOf, market, opened, place, run } from './support';
 
 /**
@@ -39,26 +38,6 @@ const fills = (events: WalletEvent[]) =>
   events.flatMap((e) => (e.type === 'OrderFilled' ? [e.data as OrderFilledData] : []));
 const cancels = (events: WalletEvent[]) =>
   events.flatMap((e) => (e.type === 'OrderCancelled' ? [e.data as OrderCancelledData] : []));
-
-/** Each open order holds the lock of its remainder; the wallet's locked cash and base are their sums. */
-const expectLocksMatch = (state: WalletState) => {
-  let cash = ZERO;
-  const base = new Map<string, Dec>();
-  for (const o of Object.values(state.openOrders)) {
-    const level = (o.type === 'limit' ? o.price : o.triggerPrice)!;
-    expect(o.remaining.gt(0)).toBe(true);
-    expect(o.lockedAmount.toFixed()).toBe(
-      lockFor({ side: o.side, type: o.type, level }, o.remaining, o.feeRate).toFixed(),
-    );
-    if (o.side === 'buy') cash = cash.plus(o.lockedAmount);
-    else base.set(o.baseAsset, (base.get(o.baseAsset) ?? ZERO).plus(o.lockedAmount));
-  }
-  expect(state.lockedCash.toFixed()).toBe(cash.toFixed());
-  for (const h of Object.values(state.holdings)) {
-    expect(h.locked.toFixed()).toBe((base.get(h.asset) ?? ZERO).toFixed());
-  }
-  expect(state.cash.gte(0)).toBe(true);
-};
 
 describe('time in force: market orders', () => {
   it('GTC and IOC market orders fill what the book holds and cancel the rest (unfilled)', () => {
