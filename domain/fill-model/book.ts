@@ -20,8 +20,10 @@ import { type Dec, dec } from '../trading/decimal';
  * - h is the half-spread, `clamp(5 / sqrt(V / 10⁶), 0.25, 25)` basis points: about 0.25 bp for pairs trading
  *   billions a day, 5 bp at 1 M USDT, 25 bp for the thinnest (the spread the book showed before it had depth);
  * - asks are rounded up and bids down to the pair's tick size, every level at least one tick beyond the previous
- *   one and beyond the mid; a level holds `floor((P_k − P_{k−1}) % × V / price / step)` steps of the pair's step
- *   size, at least one step. A bid that would be ≤ 0 ends its side.
+ *   one and beyond the mid; a level holds `floor(((P_k − P_{k−1}) % × V + c) / price / step)` steps of the pair's
+ *   step size, at least one step, where c (USDT) is what the levels before it left over by rounding down (negative
+ *   when one was raised to a single step), so the book's cumulative depth stays within one step of `P_k % × V` and
+ *   a coarse step size cannot thin it. A bid that would be ≤ 0 ends its side.
  *
  * Level prices and sizes are computed in IEEE-754 doubles from the inputs' decimal strings (only +, −, ×, ÷, √
  * and floor/ceil, which every JavaScript engine rounds the same way), then kept as exact decimals: the same
@@ -106,6 +108,7 @@ const rawLevels = (input: BookInput, side: BookSide, count: number): { units: nu
   const halfSpreadPct = halfSpreadBps(volume) / 100;
   const out: { units: number; steps: number }[] = [];
   let last = mid; // every level lies strictly beyond the mid and beyond the level before it
+  let carry = 0; // USDT
   for (let k = 1; k <= Math.min(count, BOOK_LEVELS); k++) {
     const from = levelEnd(k - 1);
     const to = levelEnd(k);
@@ -120,8 +123,12 @@ const rawLevels = (input: BookInput, side: BookSide, count: number): { units: nu
       if (units <= 0) break;
     }
     last = units;
-    const usdt = ((to - from) / 100) * volume;
-    const steps = Math.max(1, Math.floor(usdt / (units / 1e8) / stepBase));
+    // What earlier levels' rounding left out (or, when a level was raised to one step, took extra) moves to this
+    // one, so the cumulative depth stays within one step of P_k x V: a coarse step cannot thin the whole book.
+    const usdt = ((to - from) / 100) * volume + carry;
+    const price = units / 1e8;
+    const steps = Math.max(1, Math.floor(usdt / price / stepBase));
+    carry = usdt - steps * stepBase * price;
     out.push({ units, steps });
   }
   return out;

@@ -19,10 +19,11 @@ import { walkBook } from './walk';
  * rate it pays. Pure and versioned; the wallet decider calls it for every fill, live, in backtests and in historical
  * battles alike, and records its name, version and inputs on the fill.
  *
- * - `realistic` (version 1): a taker (market order, triggered stop or take-profit, a limit order that takes
+ * - `realistic` (version 2; version 1 rounded each book level down on its own, so a coarse step size thinned the
+ *   book): a taker (market order, triggered stop or take-profit, a limit order that takes
  *   liquidity) walks the synthetic book of `book.ts` around the reference price; a resting limit order fills at
  *   its limit, at most its participation share of the volume traded in the print (tick or candle) that reached it.
- * - `instant` (version 1): the venue before fill models, kept for comparison — every order fills whole when
+ * - `instant` (version 2, unchanged from 1): the venue before fill models, kept for comparison — every order fills whole when
  *   reached; takers at the reference price moved by the participation-based slippage table, resting limits at
  *   their limit.
  */
@@ -32,7 +33,7 @@ export type FillModelName = 'realistic' | 'instant';
 export const FILL_MODELS = ['realistic', 'instant'] as const satisfies readonly FillModelName[];
 
 /** The version of the models' rules recorded on every fill: bump it on any change of what a fill gets. */
-export const FILL_MODEL_VERSION = 1;
+export const FILL_MODEL_VERSION = 2;
 
 /** The share (%) of a print's volume a wallet's resting orders may take under `realistic` by default. */
 export const DEFAULT_PARTICIPATION_PCT = 10;

@@ -203,7 +203,7 @@ describe('realistic fills in the wallet decider', () => {
     expect(fills.every((f) => f.liquidity === 'maker' && f.executed_price === '39000.00000000')).toBe(true);
     expect(fills[0]).toMatchObject({
       fill_model: 'realistic',
-      fill_model_version: 1,
+      fill_model_version: 2,
       volume_available: '3.00000000',
       participation_cap_pct: '10',
       volume_taken: '0.00000000',

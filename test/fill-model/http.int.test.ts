@@ -65,7 +65,7 @@ describe('fill models over HTTP', () => {
       reference_price: '38990.00000000',
       fill: {
         fill_model: 'realistic',
-        fill_model_version: 1,
+        fill_model_version: 2,
         liquidity: 'maker',
         volume_available: '0.20000000',
         participation_cap_pct: '10',

@@ -93,7 +93,7 @@ describe('wallet decider: opening and market orders', () => {
             filled_at: AT,
             // The fill model's record (issue 21): this context sets none, so `instant`, the venue's rule before.
             fill_model: 'instant',
-            fill_model_version: 1,
+            fill_model_version: 2,
             liquidity: 'taker',
             book_levels: null,
             book_taken: null,
