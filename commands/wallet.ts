@@ -82,7 +82,7 @@ export type PlaceOrderOutcome =
  * sends it (agent key, JWT with `X-Agent-Id`, MCP, the Binance door), and keys of different wallets never collide.
  */
 export interface Idempotency {
-  /** The client's key as sent (`Idempotency-Key`, MCP `idempotency_key`, Binance `newClientOrderId`). */
+  /** The client's key as sent (`Idempotency-Key`, MCP `idempotency_key`). */
   key: string;
   /** SHA-256 of the canonical request: the same key with another request is `CONFLICT` 409. */
   requestHash: string;

@@ -50,6 +50,8 @@ export interface OrdersTable {
   request_hash: string | null;
   /** `IOC` or `FOK`; null: `GTC` (docs/trading-rules.md, "Time in force"). */
   time_in_force: 'IOC' | 'FOK' | null;
+  /** The client's own id of the order (`client_order_id`), null when none was sent. */
+  client_order_id: string | null;
   created_at: Timestamp;
   filled_at: NullableTimestamp;
   cancelled_at: NullableTimestamp;
@@ -152,6 +154,7 @@ const emptyOrder = (): Omit<
   idempotency_key: null,
   request_hash: null,
   time_in_force: null,
+  client_order_id: null,
   filled_at: null,
   cancelled_at: null,
 });
@@ -225,8 +228,8 @@ const mergeUpdates = (
 export const ordersProjection: Projection = {
   name: 'orders',
   // 2: `trades.fill` (the fill model's record), partial fills. 3: `trade_counts`. 4: `order_counts`.
-  // 5: `orders.time_in_force`.
-  version: 5,
+  // 5: `orders.time_in_force`. 6: `orders.client_order_id`.
+  version: 6,
   tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -265,6 +268,7 @@ export const ordersProjection: Projection = {
       .addColumn('idempotency_key', 'text')
       .addColumn('request_hash', 'text')
       .addColumn('time_in_force', 'text')
+      .addColumn('client_order_id', 'text')
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('filled_at', 'timestamptz')
       .addColumn('cancelled_at', 'timestamptz')
@@ -277,6 +281,12 @@ export const ordersProjection: Projection = {
       .on('orders')
       .columns(['owner_id', 'idempotency_key'])
       .where(sql.ref('idempotency_key'), 'is not', null)
+      .execute();
+    await s
+      .createIndex('orders_owner_client_order_id')
+      .on('orders')
+      .columns(['owner_id', 'client_order_id', 'seq'])
+      .where(sql.ref('client_order_id'), 'is not', null)
       .execute();
     await s
       .createTable('trades')
@@ -429,6 +439,7 @@ export const ordersProjection: Projection = {
             idempotency_key: d.idempotency_key,
             request_hash: d.request_hash,
             time_in_force: d.time_in_force ?? null,
+            client_order_id: d.client_order_id ?? null,
             created_at: d.placed_at,
             updated_at: d.placed_at,
           });
@@ -456,6 +467,7 @@ export const ordersProjection: Projection = {
             reject_details: JSON.stringify(d.details),
             idempotency_key: d.idempotency_key,
             request_hash: d.request_hash,
+            client_order_id: d.client_order_id ?? null,
             created_at: d.rejected_at,
             updated_at: d.rejected_at,
           });

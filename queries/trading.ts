@@ -90,6 +90,8 @@ export interface OrderFilter {
   statuses?: readonly OrderStatus[];
   symbol?: string;
   sessionId?: string;
+  /** Only orders placed with this client order id. */
+  clientOrderId?: string;
   limit: number;
   offset: number;
   /**
@@ -132,8 +134,23 @@ export const listOrders = async (
   if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
   if (filter.symbol) q = q.where('symbol', '=', filter.symbol);
   if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
+  if (filter.clientOrderId) q = q.where('client_order_id', '=', filter.clientOrderId);
   let page = q;
   if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
+  if (filter.clientOrderId) {
+    // A client order id names a few orders (unique among open ones): counted directly (index
+    // `orders_owner_client_order_id`), as `order_counts` does not keep them.
+    const [rows, count] = await Promise.all([
+      page
+        .selectAll()
+        .orderBy('seq', 'desc')
+        .limit(filter.limit + 1)
+        .offset(filter.offset)
+        .execute(),
+      q.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return pageOf(rows, filter.limit, Number(count.n));
+  }
   // The total from the kept counts (a few rows per owner: sessions × symbols × statuses), not a count of the orders.
   let counts = db.selectFrom('order_counts').where('owner_id', '=', ownerId);
   if (filter.statuses?.length) counts = counts.where('status', 'in', [...filter.statuses]);
@@ -150,6 +167,20 @@ export const listOrders = async (
   ]);
   return pageOf(rows, filter.limit, Number(count.n));
 };
+
+/** The newest order of the owner placed with this client order id, if any. */
+export const findOrderByClientOrderId = (
+  db: Kysely<ReadModels>,
+  ownerId: string,
+  clientOrderId: string,
+): Promise<OrderRow | undefined> =>
+  db
+    .selectFrom('orders')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('client_order_id', '=', clientOrderId)
+    .orderBy('seq', 'desc')
+    .executeTakeFirst();
 
 /** The first order recorded with this idempotency key (its stored hash) since `since`, if any. */
 export const findOrderByIdempotencyKey = (

@@ -28,6 +28,8 @@ export interface SandboxOrder {
   cancelled_at: string | null;
   cancel_reason: string | null;
   rejection: { code: string; rule: string; step: number; message: string } | null;
+  /** The client's own id of the order: present only when it was placed with one. */
+  client_order_id?: string;
 }
 
 /** A fill of the sandbox (spec "Trade fill" plus what produced it). */
@@ -87,6 +89,7 @@ export class SandboxLog {
           cancelled_at: null,
           cancel_reason: null,
           rejection: null,
+          ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
         };
         this.orders.push(order);
         this.byId.set(order.order_id, order);
@@ -114,6 +117,7 @@ export class SandboxLog {
           cancelled_at: null,
           cancel_reason: null,
           rejection: { code: d.code, rule: d.rule, step: d.step, message: d.message },
+          ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
         };
         this.orders.push(order);
         this.byId.set(order.order_id, order);

@@ -42,6 +42,11 @@ export interface OrderRequest {
    * `VALIDATION_ERROR`.
    */
   timeInForce?: TimeInForce | string | null;
+  /**
+   * The client's own id of the order (`client_order_id`, Binance `newClientOrderId`; `./client-order-id.ts`):
+   * unique among the wallet's open orders; absent: none.
+   */
+  clientOrderId?: string | null;
   /** Hash of credential + `Idempotency-Key` and of the body (recorded for idempotent replays). */
   idempotencyKey?: string | null;
   requestHash?: string | null;

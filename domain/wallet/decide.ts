@@ -22,6 +22,7 @@ import {
   type TimeInForce,
 } from '../trading/orders';
 import { runRiskChain } from '../trading/risk';
+import { clientOrderIdOf } from './client-order-id';
 import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
 import type { CancelReason, FillTrigger, OrderFilledData, SessionReason, WalletEvent } from './events';
 import { checkClaim } from './idempotency';
@@ -565,6 +566,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
       ? positivePrice(request.triggerPrice, 'trigger_price', type)
       : null;
   const timeInForce = timeInForceOf(request.timeInForce);
+  const clientOrderId = clientOrderIdOf(request.clientOrderId, d.state.openOrders);
   // An IOC or FOK limit is decided now, against the current price, and never rests (docs/trading-rules.md).
   const immediateLimit = type === 'limit' && timeInForce !== 'GTC';
   const pair = ctx.pairs(symbol);
@@ -676,6 +678,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
         quantity: fmt(quantity),
         price: fmtOrNull(price),
         trigger_price: fmtOrNull(trigger),
+        ...(clientOrderId ? { client_order_id: clientOrderId } : {}),
         step: failure.step,
         rule: failure.rule,
         code: failure.code,
@@ -708,6 +711,7 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
       trigger_price: fmtOrNull(trigger),
       marketable,
       ...(timeInForce !== 'GTC' ? { time_in_force: timeInForce } : {}),
+      ...(clientOrderId ? { client_order_id: clientOrderId } : {}),
       locked_amount: fmt(locked),
       lock_asset: side === 'buy' ? 'USDT' : baseAsset,
       fee_rate: ctx.feeRate.toFixed(),

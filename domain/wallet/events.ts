@@ -102,6 +102,11 @@ export interface OrderPlacedData {
    * cancelled); an IOC or FOK stop rests until triggered and is decided then.
    */
   time_in_force?: Exclude<TimeInForce, 'GTC'>;
+  /**
+   * The client's own id of the order (`client_order_id`; docs/trading-rules.md, "Client order ids"): unique among
+   * the wallet's open orders when placed. Absent: none was sent (and every order recorded before 2026-11-28).
+   */
+  client_order_id?: string;
   /** Collateral held while the order is open: USDT for buys, the base quantity for sells; 0 for market. */
   locked_amount: string;
   /** `USDT` or the base asset. */
@@ -252,6 +257,8 @@ export interface OrderRejectedData {
   quantity: string;
   price: string | null;
   trigger_price: string | null;
+  /** The client's own id of the order, when one was sent (see {@link OrderPlacedData.client_order_id}). */
+  client_order_id?: string;
   /** Step 1–8 of the chain and its rule name. */
   step: number;
   rule: RiskRule;

@@ -48,6 +48,8 @@ export interface OpenOrder {
   marketable: boolean;
   /** `GTC`, or the `IOC`/`FOK` of a stop or take-profit, applied when it triggers (`OrderPlaced.time_in_force`). */
   timeInForce: TimeInForce;
+  /** The client's own id (`OrderPlaced.client_order_id`), null when none: unique among open orders. */
+  clientOrderId: string | null;
   placedAt: string;
 }
 
@@ -252,6 +254,7 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         done: { notional: ZERO, fee: ZERO, total: ZERO, realizedPnl: ZERO },
         marketable: d.marketable === true,
         timeInForce: d.time_in_force ?? 'GTC',
+        clientOrderId: d.client_order_id ?? null,
         placedAt: d.placed_at,
       };
       const next = {

@@ -8,6 +8,7 @@ import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import {
   getOrder as findOrder,
+  findOrderByClientOrderId,
   findOrderByIdempotencyKey,
   listOrders as findOrders,
   listTrades as findTrades,
@@ -43,12 +44,17 @@ export interface OrderInput {
   triggerPrice: string | null;
   /** `GTC` (absent: the default), `IOC` or `FOK` (docs/trading-rules.md, "Time in force"). */
   timeInForce?: TimeInForce | undefined;
+  /**
+   * The client's own id of the order (`client_order_id`, Binance `newClientOrderId`; docs/trading-rules.md,
+   * "Client order ids"): `^[a-zA-Z0-9-_.]{1,36}$`, unique among the wallet's open orders (else `CONFLICT` 409).
+   */
+  clientOrderId?: string | undefined;
 }
 
 /** Options of {@link placeOrder}. */
 export interface PlaceOrderOptions {
   /**
-   * The client's idempotency key (`Idempotency-Key`, MCP `idempotency_key`, Binance `newClientOrderId`), scoped
+   * The client's idempotency key (`Idempotency-Key`, MCP `idempotency_key`), scoped
    * to the wallet for 24 h: the same key and request again return the first answer; another request is `CONFLICT`.
    */
   idempotencyKey?: string | undefined;
@@ -83,6 +89,7 @@ const requestHash = (o: OrderInput): string =>
         triggerPrice: canonicalDecimal(o.triggerPrice),
         // Only when not the default, so a GTC order (sent with or without it) hashes as it always did.
         ...(o.timeInForce && o.timeInForce !== 'GTC' ? { timeInForce: o.timeInForce } : {}),
+        ...(o.clientOrderId ? { clientOrderId: o.clientOrderId } : {}),
       }),
     )
     .digest('hex');
@@ -209,6 +216,22 @@ export const getOrderByIdempotencyKey = async (call: Call, key: string): Promise
 };
 
 /**
+ * The newest order of the caller placed with this client order id (`client_order_id`, Binance
+ * `origClientOrderId`); `ORDER_NOT_FOUND` when none was. An id is unique among open orders only, so a reused one
+ * names its latest order, as on Binance.
+ */
+export const getOrderByClientOrderId = async (call: Call, clientOrderId: string): Promise<OrderRow> => {
+  await settleOwnWrites(call, ['orders']);
+  const row = await findOrderByClientOrderId(
+    call.services.database.db,
+    ownerIdOf(call.caller),
+    clientOrderId,
+  );
+  if (!row) throw orderNotFound(call, clientOrderId);
+  return row;
+};
+
+/**
  * Cancels every open order of the caller on one symbol (Binance `DELETE /openOrders`), one cancel per order; an
  * order that filled meanwhile is left out. The cancelled orders, possibly none. `INVALID_SYMBOL` is not checked
  * here: an unknown symbol simply has no open orders.
@@ -255,6 +278,8 @@ export interface OrderListQuery {
   status?: OrderStatus | undefined;
   /** Any case; normalised here. */
   symbol?: string | undefined;
+  /** Only the orders placed with this client order id (exact). */
+  clientOrderId?: string | undefined;
   limit: number;
   offset: number;
   /** Keyset cursor (`next_cursor` of the previous page): the page starts after it, in O(limit). */
@@ -268,6 +293,7 @@ export const listOrders = async (call: Call, query: OrderListQuery): Promise<Pag
     await findOrders(call.services.database.db, ownerIdOf(call.caller), {
       ...(query.status ? { statuses: [query.status] } : {}),
       ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+      ...(query.clientOrderId ? { clientOrderId: query.clientOrderId } : {}),
       ...pageFilter(query),
     }),
   );
@@ -283,6 +309,7 @@ export const listOpenOrders = async (
     await findOrders(call.services.database.db, ownerIdOf(call.caller), {
       statuses: OPEN_STATUSES,
       ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
+      ...(query.clientOrderId ? { clientOrderId: query.clientOrderId } : {}),
       ...pageFilter(query),
     }),
   );

@@ -161,6 +161,8 @@ export interface OrderFacts {
   placedAt: number;
   /** `GTC`, `IOC` or `FOK`. */
   timeInForce: string;
+  /** The client's own id of the order (`client_order_id`), null when none. */
+  clientOrderId: string | null;
   /** Base quantity and quote (USDT) amount filled so far, decimal strings. */
   executedQty: string;
   executedQuote: string;
@@ -235,6 +237,7 @@ export const followUserData = (
         triggerPrice: row.trigger_price,
         placedAt: new Date(row.created_at).getTime(),
         timeInForce: row.time_in_force ?? 'GTC',
+        clientOrderId: row.client_order_id,
         executedQty: before(executed, fill?.quantity),
         executedQuote: before(quote, fill?.notional),
       };
@@ -271,6 +274,7 @@ export const followUserData = (
           triggerPrice: p.trigger_price,
           placedAt: ms(p.placed_at),
           timeInForce: p.time_in_force ?? 'GTC',
+          clientOrderId: p.client_order_id ?? null,
           executedQty: '0',
           executedQuote: '0',
         };
@@ -335,6 +339,7 @@ export const followUserData = (
           triggerPrice: r.trigger_price,
           placedAt: at,
           timeInForce: 'GTC',
+          clientOrderId: r.client_order_id ?? null,
           executedQty: '0',
           executedQuote: '0',
         };

@@ -78,7 +78,7 @@ const FILTER_OF: Partial<Record<string, string>> = {
  * `Filter failure: <filter>`; every other rejection of the risk chain -2010 with the rule in the message
  * (insufficient balance in Binance's exact words, which clients match); an unknown order -2011 on a cancel (also one that is no longer open,
  * as Binance) and -2013 on a query; credentials -2015 (401); a rate limit -1003 / -1015 (429 with `Retry-After`);
- * an idempotency key reused with another order -2010 `Duplicate order sent.`; no price yet or the service away
+ * an idempotency key reused with another order or a client order id of an open order -2010 `Duplicate order sent.`; no price yet or the service away
  * 503 -1000; anything else -1000 500.
  */
 export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceError => {

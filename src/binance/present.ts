@@ -159,14 +159,17 @@ export const aggTrade = (t: RecentTrade) => ({
 const quoteOf = (qty: string | null, price: string | null): string =>
   qty == null || price == null ? ZERO8 : d8(dec(qty).times(price));
 
-/** An order as `GET /order`, `openOrders` and `allOrders` show it (`clientOrderId`: the key it was sent with, when known). */
+/**
+ * An order as `GET /order`, `openOrders` and `allOrders` show it. `clientOrderId`: the order's client order id,
+ * else the one the query named it by (an order placed before they were recorded), else its order id.
+ */
 export const orderOut = (row: OrderRow, clientOrderId?: string) => {
   const open = row.status === 'pending' || row.status === 'partially_filled';
   return {
     symbol: row.symbol,
     orderId: row.order_id,
     orderListId: -1,
-    clientOrderId: clientOrderId ?? row.order_id,
+    clientOrderId: row.client_order_id ?? clientOrderId ?? row.order_id,
     price: d8(row.price),
     origQty: d8(row.quantity),
     executedQty: d8(row.executed_qty),
@@ -421,7 +424,7 @@ export const executionReport = (u: OrderUpdate, eventTime: number) => {
     e: 'executionReport',
     E: eventTime,
     s: order.symbol,
-    c: order.orderId,
+    c: order.clientOrderId ?? order.orderId,
     S: side(order.side),
     o: BINANCE_TYPE[order.type],
     f: order.timeInForce,

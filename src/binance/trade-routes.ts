@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { normalizeSymbol } from '../../domain/market/pair';
+import { isDomainError } from '../../domain/shared/errors';
 import { isUuid } from '../../domain/shared/uuid';
 import { dec, fmt } from '../../domain/trading/decimal';
 import { type OrderType, TIME_IN_FORCE } from '../../domain/trading/orders';
+import { CLIENT_ORDER_ID_PATTERN } from '../../domain/wallet/client-order-id';
 import { balances } from '../application/account';
 import type { Call } from '../application/call';
 import { RATE_LIMIT_WINDOW_MS, rateLimitKeyOf, rateLimitUsage } from '../application/rate-limits';
@@ -11,6 +13,7 @@ import {
   cancelOpenOrdersOf,
   cancelOrder,
   getOrder,
+  getOrderByClientOrderId,
   getOrderByIdempotencyKey,
   listOpenOrders,
   listOrders,
@@ -27,7 +30,8 @@ import { cancelledOut, myTrade, type OrderResponseType, orderOut, placedOut } fr
 /**
  * Binance's `SIGNED` account and trading endpoints (Spot API "Trading endpoints", "Account endpoints") over the
  * trading use cases of `src/application/trading.ts` and `account.ts` — the ones the REST door calls, so the same
- * risk chain, fees, idempotency (`newClientOrderId` is the order's idempotency key) and read-your-writes apply.
+ * risk chain, fees, client order ids (`newClientOrderId` is the order's `client_order_id`, unique among the wallet's
+ * open orders as on Binance) and read-your-writes apply.
  * Orders and cancels count in the `orders` group, reads in `general`, against the key's wallet owner.
  */
 
@@ -39,9 +43,6 @@ const TYPE_OF: Record<string, OrderType> = {
   TAKE_PROFIT: 'take_profit',
 };
 const UNSERVED_TYPES = new Set(['STOP_LOSS_LIMIT', 'TAKE_PROFIT_LIMIT', 'LIMIT_MAKER']);
-
-/** Binance's `newClientOrderId` shape. */
-const CLIENT_ORDER_ID = /^[a-zA-Z0-9-_.]{1,36}$/;
 
 /** Parameters Binance knows that the venue does not serve: refused rather than silently ignored. */
 const UNSERVED_PARAMS = [
@@ -55,11 +56,8 @@ const UNSERVED_PARAMS = [
 
 /** A new order's parameters read as Binance defines them, in the venue's terms. */
 interface NewOrder {
-  input: OrderInput;
-  /** The `newClientOrderId` sent (the idempotency key), else one generated as Binance does. */
-  clientOrderId: string;
-  /** True when the client sent `newClientOrderId` (then it is the idempotency key). */
-  keyed: boolean;
+  /** The order, with `clientOrderId`: the `newClientOrderId` sent, else one generated as Binance does. */
+  input: OrderInput & { clientOrderId: string };
   respType: OrderResponseType;
 }
 
@@ -106,7 +104,7 @@ const newOrderOf = (p: BinanceParams): NewOrder => {
   if (triggered && stopPrice === undefined) throw missingParam('stopPrice');
   if (!triggered && stopPrice !== undefined) throw notRequired('stopPrice');
   const given = optional(p, 'newClientOrderId');
-  if (given !== undefined && !CLIENT_ORDER_ID.test(given)) {
+  if (given !== undefined && !CLIENT_ORDER_ID_PATTERN.test(given)) {
     throw new BinanceError(
       CODES.ILLEGAL_CHARS,
       "Illegal characters found in parameter 'newClientOrderId'; legal range is '^[a-zA-Z0-9-_.]{1,36}$'.",
@@ -125,16 +123,18 @@ const newOrderOf = (p: BinanceParams): NewOrder => {
       price: price ?? null,
       triggerPrice: stopPrice ?? null,
       ...(timeInForce ? { timeInForce } : {}),
+      // Binance generates one when none is sent; recorded, so later queries show the id the placement answered.
+      clientOrderId: given ?? `web_${randomBytes(16).toString('hex')}`,
     },
-    clientOrderId: given ?? `web_${randomBytes(16).toString('hex')}`,
-    keyed: given !== undefined,
     respType: (respText as OrderResponseType | undefined) ?? (triggered ? 'ACK' : 'FULL'),
   };
 };
 
 /**
  * The order a query or cancel names: `orderId` (the venue's order id) or `origClientOrderId` (the
- * `newClientOrderId` it was placed with); -1102 when neither is sent; an order of another `symbol` does not exist.
+ * `newClientOrderId` it was placed with: its newest order with that id, as on Binance; an order placed before
+ * client order ids were recorded is found by the idempotency key its `newClientOrderId` was then); -1102 when
+ * neither is sent; an order of another `symbol` does not exist.
  */
 const namedOrder = async (call: Call, p: BinanceParams) => {
   const symbol = normalizeSymbol(required(p, 'symbol'));
@@ -150,14 +150,20 @@ const namedOrder = async (call: Call, p: BinanceParams) => {
   if (orderId !== undefined && !isUuid(orderId))
     throw new BinanceError(CODES.NO_SUCH_ORDER, 'Order does not exist.');
   const row =
-    orderId !== undefined
-      ? await getOrder(call, orderId)
-      : await getOrderByIdempotencyKey(call, clientOrderId!);
+    orderId !== undefined ? await getOrder(call, orderId) : await byClientOrderId(call, clientOrderId!);
   if (row.symbol !== symbol) {
     throw new BinanceError(CODES.NO_SUCH_ORDER, 'Order does not exist.');
   }
   return { row, clientOrderId };
 };
+
+/** The newest order with this client order id, else (orders recorded before 2026-11-28) the one keyed with it. */
+const byClientOrderId = (call: Call, clientOrderId: string) =>
+  getOrderByClientOrderId(call, clientOrderId).catch((error: unknown) => {
+    if (isDomainError(error) && error.code === 'ORDER_NOT_FOUND')
+      return getOrderByIdempotencyKey(call, clientOrderId);
+    throw error;
+  });
 
 /** The venue's fee rate (`FEE_RATE`, a fraction of notional) as an 8-place decimal string. */
 const feeRate = (call: Call): string => fmt(dec(call.services.config.FEE_RATE));
@@ -226,12 +232,10 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
     '/order',
     signedEndpoint('orders', 'order', async ({ call, params }) => {
       const order = newOrderOf(params);
-      const placed = await placeOrder(
-        call,
-        order.input,
-        order.keyed ? { idempotencyKey: order.clientOrderId } : {},
-      );
-      return placedOut(placed.outcome, order.clientOrderId, order.respType);
+      // As on Binance, `newClientOrderId` is unique among open orders (a second open order with it: -2010
+      // `Duplicate order sent.`), not an idempotency key: reusing the id of a finished order places a new order.
+      const placed = await placeOrder(call, order.input);
+      return placedOut(placed.outcome, order.input.clientOrderId, order.respType);
     }),
   );
 

@@ -226,6 +226,7 @@ export const sandboxOrder = z.object({
   rejection: z
     .object({ code: z.string(), rule: z.string(), step: z.number(), message: z.string() })
     .nullable(),
+  client_order_id: z.string().optional().describe('present when the order was placed with one'),
 });
 
 export const ordersQuery = z.object({

@@ -3,6 +3,7 @@ import { FILL_MODELS } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
 import { dec } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES, TIME_IN_FORCE } from '../../domain/trading/orders';
+import { CLIENT_ORDER_ID_PATTERN } from '../../domain/wallet/client-order-id';
 import type { TradingModeState } from '../../domain/wallet/mode';
 import type {
   BalanceLine,
@@ -58,6 +59,18 @@ const timeInForceInput = z
 /** `time_in_force` of an order on the wire: present only when not `GTC`. */
 const timeInForceOutput = z.enum(['IOC', 'FOK']).optional().describe('present when the order was IOC or FOK');
 
+/** `client_order_id` of an order body (docs/trading-rules.md, "Client order ids"): optional. */
+const clientOrderIdInput = z
+  .string()
+  .regex(CLIENT_ORDER_ID_PATTERN, 'must be 1 to 36 characters of letters, digits, "-", "_" or "."')
+  .optional()
+  .describe(
+    'your own id of the order: 1 to 36 characters of `a-zA-Z0-9-_.` (Binance `newClientOrderId`), unique among your open orders (another open order with it: 409 `CONFLICT`); shown on the order and filterable in `GET /trade/orders?client_order_id=`',
+  );
+
+/** `client_order_id` of an order on the wire: present only when the order was placed with one. */
+const clientOrderIdOutput = z.string().optional().describe('present when the order was placed with one');
+
 /** `POST /trade/order` body (spec "Trading endpoints"); also the sandbox and historical battle order bodies. */
 export const placeOrderBody = z
   .object({
@@ -84,6 +97,7 @@ export const placeOrderBody = z
         "the original clients' name of `trigger_price` (docs/compatibility.md): the same value; both given must be equal",
       ),
     time_in_force: timeInForceInput,
+    client_order_id: clientOrderIdInput,
   })
   .strict();
 
@@ -134,6 +148,7 @@ export const filledOrderResponse = z.object({
   filled_at: timestamp,
   ...endedOnPlacement,
   time_in_force: timeInForceOutput,
+  client_order_id: clientOrderIdOutput,
 });
 
 /** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
@@ -150,6 +165,7 @@ export const pendingOrderResponse = z.object({
   created_at: timestamp,
   ...endedOnPlacement,
   time_in_force: timeInForceOutput,
+  client_order_id: clientOrderIdOutput,
 });
 
 /** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */
@@ -246,6 +262,7 @@ export const orderResponse = z.object({
   cancelled_at: timestamp.nullable(),
   cancel_reason: z.string().nullable(),
   time_in_force: timeInForceOutput,
+  client_order_id: clientOrderIdOutput,
   rejection: z
     .object({ code: z.string(), rule: z.string(), step: z.number().int(), message: z.string() })
     .nullable()
@@ -315,11 +332,19 @@ export const orderDetailResponse = orderResponse.extend({
     .describe('the fills so far, oldest first (several when partially filled)'),
 });
 
+/** `client_order_id` filter of the order lists: the orders placed with that id (newest first). */
+const clientOrderIdFilter = z
+  .string()
+  .regex(CLIENT_ORDER_ID_PATTERN, 'must be 1 to 36 characters of letters, digits, "-", "_" or "."')
+  .optional()
+  .describe('only the orders placed with this client_order_id');
+
 /** `GET /trade/orders` query. */
 export const listOrdersQuery = z
   .object({
     status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
     symbol: symbolInput.optional(),
+    client_order_id: clientOrderIdFilter,
     limit: z.coerce.number().int().min(1).max(500).default(100),
     offset: z.coerce.number().int().min(0).default(0),
     cursor: pageCursor,
@@ -330,6 +355,7 @@ export const listOrdersQuery = z
 export const openOrdersQuery = z
   .object({
     symbol: symbolInput.optional(),
+    client_order_id: clientOrderIdFilter,
     limit: z.coerce.number().int().min(1).max(200).default(100),
     offset: z.coerce.number().int().min(0).default(0),
     cursor: pageCursor,
@@ -695,6 +721,7 @@ export const orderInputOf = (b: z.output<typeof placeOrderBody>): OrderInput => 
   price: b.price == null ? null : decimalText(b.price),
   triggerPrice: triggerPriceOf(b),
   ...(b.time_in_force ? { timeInForce: b.time_in_force } : {}),
+  ...(b.client_order_id ? { clientOrderId: b.client_order_id } : {}),
 });
 
 /**

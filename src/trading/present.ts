@@ -64,11 +64,15 @@ export const filledOrderOut = (
     filled_at: fill.filled_at,
     ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
     ...timeInForceOut(placed.time_in_force),
+    ...clientOrderIdOut(placed.client_order_id),
   };
 };
 
 /** `time_in_force` on the wire only when the client chose one other than the default, so GTC keeps the spec's shape. */
 const timeInForceOut = (tif: 'IOC' | 'FOK' | null | undefined) => (tif ? { time_in_force: tif } : {});
+
+/** `client_order_id` on the wire only when the order has one, so an order without keeps the spec's shape. */
+const clientOrderIdOut = (id: string | null | undefined) => (id ? { client_order_id: id } : {});
 
 /**
  * Response of a pending order (spec `POST /trade/order` 201). An order that was cancelled in the decision that
@@ -88,6 +92,7 @@ export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancel
   created_at: placed.placed_at,
   ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
   ...timeInForceOut(placed.time_in_force),
+  ...clientOrderIdOut(placed.client_order_id),
 });
 
 /**
@@ -248,6 +253,7 @@ export const orderOut = (row: OrderRow) => ({
   cancelled_at: isoOrNull(row.cancelled_at),
   cancel_reason: row.cancel_reason,
   ...timeInForceOut(row.time_in_force),
+  ...clientOrderIdOut(row.client_order_id),
   rejection:
     row.status === 'rejected'
       ? {

@@ -262,33 +262,59 @@ describe('ccxt.binance against the venue', () => {
     );
   });
 
-  it('newClientOrderId is the idempotency key: a retry answers the first order, another order with it is -2010', async () => {
+  it('newClientOrderId is the client order id: unique among open orders (-2010), reusable once filled, queryable', async () => {
     const before = await wallet();
-    const params = {
+    const market = {
       symbol: 'BTCUSDT',
       side: 'BUY',
       type: 'MARKET',
       quantity: '0.001',
-      newClientOrderId: 'retry-1',
+      newClientOrderId: 'mkt-1',
     };
-    const first = await signed('POST', 'order', params);
+    const first = await signed('POST', 'order', market);
     expect(first.status).toBe(200);
-    const again = await signed('POST', 'order', params);
-    expect(again.body.orderId).toBe(first.body.orderId);
-    expect(again.body.fills).toEqual(first.body.fills);
-    const other = await signed('POST', 'order', { ...params, quantity: '0.002' });
-    expect(other).toMatchObject({ status: 400, body: { code: -2010 } });
-    const found = await signed('GET', 'order', { symbol: 'BTCUSDT', origClientOrderId: 'retry-1' });
+    expect(first.body).toMatchObject({ clientOrderId: 'mkt-1', status: 'FILLED' });
+    // As on Binance, the id of an order no longer open is free: the same id places a new order.
+    const second = await signed('POST', 'order', market);
+    expect(second.status).toBe(200);
+    expect(second.body.orderId).not.toBe(first.body.orderId);
+    const found = await signed('GET', 'order', { symbol: 'BTCUSDT', origClientOrderId: 'mkt-1' });
     expect(found.body).toMatchObject({
-      orderId: first.body.orderId,
-      clientOrderId: 'retry-1',
+      orderId: second.body.orderId,
+      clientOrderId: 'mkt-1',
       status: 'FILLED',
     });
     const after = await wallet();
     expect(Number(after.balances['BTC']!.available)).toBeCloseTo(
-      Number(before.balances['BTC']!.available) + 0.001,
+      Number(before.balances['BTC']!.available) + 0.002,
       8,
     );
+
+    const limit = {
+      symbol: 'BTCUSDT',
+      side: 'BUY',
+      type: 'LIMIT',
+      timeInForce: 'GTC',
+      quantity: '0.01',
+      price: '1000',
+      newClientOrderId: 'rest-1',
+    };
+    const resting = await signed('POST', 'order', limit);
+    expect(resting.body).toMatchObject({ clientOrderId: 'rest-1', status: 'NEW' });
+    const duplicate = await signed('POST', 'order', { ...limit, price: '1001' });
+    expect(duplicate).toMatchObject({ status: 400, body: { code: -2010 } });
+    expect(duplicate.body.msg).toMatch(/^Duplicate order sent\./);
+    const open = await signed('GET', 'openOrders', { symbol: 'BTCUSDT' });
+    expect(open.body.filter((o: { clientOrderId: string }) => o.clientOrderId === 'rest-1')).toHaveLength(1);
+    // The REST door shows the same id.
+    const rested = await rest(`/trade/order/${resting.body.orderId}`);
+    expect(rested.client_order_id).toBe('rest-1');
+    const cancelled = await signed('DELETE', 'order', { symbol: 'BTCUSDT', origClientOrderId: 'rest-1' });
+    expect(cancelled.body).toMatchObject({
+      status: 'CANCELED',
+      clientOrderId: 'rest-1',
+      origClientOrderId: 'rest-1',
+    });
   });
 
   it('refusals answer Binance codes and change nothing in the wallet', async () => {

@@ -137,14 +137,14 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
-        summary: 'Orders of the caller, newest first (filter by status and symbol)',
+        summary: 'Orders of the caller, newest first (filter by status, symbol and client_order_id)',
         querystring: listOrdersQuery,
         response: { 200: orderListResponse, ...errorResponses(401, 403, 422, 429) },
       },
     },
     async (request) => {
       const q = request.query;
-      const page = await listOrders(callOf(request), q);
+      const page = await listOrders(callOf(request), { ...q, clientOrderId: q.client_order_id });
       return orderListOut(page, q);
     },
   );
@@ -163,7 +163,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request) => {
       const q = request.query;
-      const page = await listOpenOrders(callOf(request), q);
+      const page = await listOpenOrders(callOf(request), { ...q, clientOrderId: q.client_order_id });
       return orderListOut(page, q);
     },
   );

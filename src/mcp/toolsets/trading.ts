@@ -162,12 +162,12 @@ export const tradingTools: ToolDef[] = [
     title: 'Orders',
     description:
       'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
-      'rejected) and symbol; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
+      'rejected), symbol and client_order_id; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
       'the same cost at any depth).',
     input: listOrdersQuery,
     output: orderListResponse,
     run: async (call, a) => {
-      const page = await listOrders(authed(call), a);
+      const page = await listOrders(authed(call), { ...a, clientOrderId: a.client_order_id });
       return orderListOut(page, a);
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders', query: a }),
@@ -184,7 +184,7 @@ export const tradingTools: ToolDef[] = [
     input: openOrdersQuery,
     output: orderListResponse,
     run: async (call, a) => {
-      const page = await listOpenOrders(authed(call), a);
+      const page = await listOpenOrders(authed(call), { ...a, clientOrderId: a.client_order_id });
       return orderListOut(page, a);
     },
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders/open', query: a }),

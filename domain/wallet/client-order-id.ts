@@ -1,0 +1,38 @@
+import { DomainError } from '../shared/errors';
+
+/**
+ * A client order id's shape: 1 to 36 characters of `a-z A-Z 0-9 - _ .`, Binance's `newClientOrderId` rule
+ * (Spot API "New order": `^[a-zA-Z0-9-_.]{1,36}$`), so one id works at every door.
+ */
+export const CLIENT_ORDER_ID_PATTERN = /^[a-zA-Z0-9-_.]{1,36}$/;
+
+/**
+ * The client order id of a new order (docs/trading-rules.md, "Client order ids"): `null` when none was sent (absent
+ * or empty), else the id as sent. Throws `VALIDATION_ERROR` (field `client_order_id`) when it does not match
+ * {@link CLIENT_ORDER_ID_PATTERN}, and `CONFLICT` 409 (`details.reason = 'duplicate_client_order_id'`, the open
+ * order's `order_id`) when an open order of the wallet already carries it: as on Binance, an id is unique among the
+ * wallet's open orders and free again once that order is filled, cancelled or expired.
+ */
+export const clientOrderIdOf = (
+  value: string | null | undefined,
+  openOrders: Readonly<Record<string, { orderId: string; clientOrderId: string | null }>>,
+): string | null => {
+  if (value === null || value === undefined || value === '') return null;
+  if (!CLIENT_ORDER_ID_PATTERN.test(value)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      'client_order_id must be 1 to 36 characters of letters, digits, "-", "_" or "."',
+      { field: 'client_order_id', pattern: CLIENT_ORDER_ID_PATTERN.source },
+    );
+  }
+  for (const open of Object.values(openOrders)) {
+    if (open.clientOrderId === value) {
+      throw new DomainError('CONFLICT', `an open order of this wallet already has client_order_id ${value}`, {
+        reason: 'duplicate_client_order_id',
+        field: 'client_order_id',
+        order_id: open.orderId,
+      });
+    }
+  }
+  return value;
+};

@@ -1,0 +1,80 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
+import { settleTrading } from './log-head';
+
+/**
+ * `client_order_id` through the REST door (issue 21; docs/trading-rules.md, "Client order ids"): echoed on the
+ * placement and every order read, filterable, unique among open orders (409 `CONFLICT` in the spec's envelope),
+ * absent from the responses of orders placed without one.
+ */
+
+const t = useTestApp({
+  env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
+});
+
+let account: TestAccount;
+const order = (payload: Record<string, unknown>) =>
+  api(t.app, { method: 'POST', url: '/trade/order', headers: keyHeader(account.apiKey), payload });
+const get = (url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(account.apiKey) });
+const limit = { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.01', price: '30000' };
+
+beforeAll(async () => {
+  t.tick('BTCUSDT', '40000', '10000');
+  account = await registerAccount(t.app, {}, { plain: true });
+});
+
+describe('client_order_id over REST', () => {
+  it('is echoed, shown by the reads, filterable; a duplicate among open orders is 409 and changes nothing', async () => {
+    const placed = await order({ ...limit, client_order_id: 'grid-1' });
+    expect(placed.statusCode, placed.body).toBe(201);
+    expect(placed.json()).toMatchObject({ status: 'pending', client_order_id: 'grid-1' });
+    const id = placed.json().order_id as string;
+
+    const plain = await order(limit);
+    expect(plain.statusCode).toBe(201);
+    expect(plain.json()).not.toHaveProperty('client_order_id');
+
+    const dup = await order({ ...limit, price: '31000', client_order_id: 'grid-1' });
+    expect(dup.statusCode).toBe(409);
+    expect(dup.json()).toMatchObject({
+      error: { code: 'CONFLICT', details: { reason: 'duplicate_client_order_id', order_id: id } },
+    });
+
+    await settleTrading(t);
+    const detail = await get(`/trade/order/${id}`);
+    expect(detail.json()).toMatchObject({ order_id: id, client_order_id: 'grid-1' });
+    const list = await get('/trade/orders?client_order_id=grid-1');
+    expect(list.json()).toMatchObject({ total: 1, orders: [{ order_id: id, client_order_id: 'grid-1' }] });
+    const open = await get('/trade/orders/open?client_order_id=grid-1');
+    expect(open.json().orders.map((o: { order_id: string }) => o.order_id)).toEqual([id]);
+    const all = await get('/trade/orders');
+    expect(all.json().total).toBe(2);
+    expect(all.json().orders.find((o: { order_id: string }) => o.order_id !== id)).not.toHaveProperty(
+      'client_order_id',
+    );
+
+    // Once cancelled, the id is free again; the filter then lists both orders, newest first.
+    expect(
+      (await api(t.app, { method: 'DELETE', url: `/trade/order/${id}`, headers: keyHeader(account.apiKey) }))
+        .statusCode,
+    ).toBe(200);
+    const again = await order({ ...limit, client_order_id: 'grid-1' });
+    expect(again.statusCode, again.body).toBe(201);
+    await settleTrading(t);
+    const both = await get('/trade/orders?client_order_id=grid-1');
+    expect(both.json()).toMatchObject({ total: 2 });
+    expect(both.json().orders.map((o: { order_id: string }) => o.order_id)).toEqual([
+      again.json().order_id,
+      id,
+    ]);
+  });
+
+  it('refuses a malformed id with VALIDATION_ERROR, in the body and in the filter', async () => {
+    const bad = await order({ ...limit, client_order_id: 'has space' });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().error.code).toBe('VALIDATION_ERROR');
+    const badFilter = await get(`/trade/orders?client_order_id=${'x'.repeat(37)}`);
+    expect(badFilter.statusCode).toBe(422);
+  });
+});
