@@ -12,6 +12,11 @@
  *     `DATABASE_URL`, else on embedded PGlite in a temporary data directory (`--pglite` forces PGlite):
  *     - `whole`: the whole 16-pair hourly run: create (pairs null = every pair), start, one `step/batch` of 100,000
  *       steps (clamped at 23,976: the run completes), then `GET /results` — wall time of each call and in total;
+ *     - `grid`: the whole 16-pair hourly run with a grid strategy (issue 21, "Done when": ≤ 2 s under the
+ *       realistic fill model): a position in every pair, then a buy limit 2 % below and a sell limit 2 % above the
+ *       price in each; stepped in batches of `--grid-batch` steps (default 168, a week), and after each batch every
+ *       fill it reports (partial fills included) is replaced by an order of its quantity on the other side, 2 %
+ *       from its price — wall time of the whole run, calls, fills, `GET /results`;
  *     - `batches`: a 16-pair session stepped in batches of `--batch` steps to the end;
  *     - `single`: `--steps` `POST /step` calls one after another on a 16-pair session holding BTC and ETH, after
  *       50 warm-up calls, alternating in blocks of 100 between two clients in this process (node:http with a
@@ -61,11 +66,17 @@ const positiveInt = (value: string): number => {
   return n;
 };
 
-const PARTS = ['whole', 'batches', 'single'] as const;
+const PARTS = ['whole', 'grid', 'batches', 'single'] as const;
 
 const options = new Command()
   .option('--steps <n>', 'single steps timed through HTTP', positiveInt, 2000)
   .option('--batch <n>', 'steps per batch call in the HTTP batch run', positiveInt, 1000)
+  .option(
+    '--grid-batch <n>',
+    'steps per batch call of the HTTP grid run (the grid is refilled after each)',
+    positiveInt,
+    168,
+  )
   .option('--rounds <n>', 'repetitions of each in-process scenario', positiveInt, 5)
   .option('--skip-http', 'only the in-process measurements')
   .option('--skip-in-process', 'only the HTTP measurements')
@@ -87,6 +98,7 @@ const options = new Command()
   .opts<{
     steps: number;
     batch: number;
+    gridBatch: number;
     rounds: number;
     skipHttp?: boolean;
     skipInProcess?: boolean;
@@ -509,14 +521,14 @@ const throughHttp = async () => {
       { display_name: 'bench agent', risk_profile: { max_position_size_pct: 100 } },
       auth,
     );
-    const create = (pairs: string[] | null) =>
+    const create = (pairs: string[] | null, startingBalance = '100000') =>
       request(
         'POST',
         '/backtest/create',
         {
           start_time: new Date(START).toISOString(),
           end_time: new Date(END).toISOString(),
-          starting_balance: '100000',
+          starting_balance: startingBalance,
           candle_interval: '1h',
           agent_id: agent.agent_id,
           strategy_label: 'bench',
@@ -565,6 +577,92 @@ const throughHttp = async () => {
       };
       console.log('whole run', whole);
       out.whole_run = whole;
+    }
+
+    if (parts.has('grid')) out.grid_run = await gridRun();
+
+    /** The whole run with a grid strategy refilled after every batch (see the file's docstring). */
+    async function gridRun() {
+      const { pairs } = await request('GET', '/market/pairs');
+      const stepOf = new Map<string, number>(
+        pairs.map((p: { symbol: string; step_size: string }) => [p.symbol, Number(p.step_size)]),
+      );
+      const quantity = (symbol: string, usdt: number, price: number) => {
+        const step = stepOf.get(symbol)!;
+        const places = Math.max(0, Math.round(-Math.log10(step)));
+        return (Math.floor(usdt / price / step) * step).toFixed(places);
+      };
+      const t0 = performance.now();
+      const created = await create(null, '1000000');
+      const id = created.session_id;
+      await request('POST', `/backtest/${id}/start`, undefined, auth);
+      const { prices } = await request('GET', `/backtest/${id}/market/prices`, undefined, auth);
+      let calls = 3;
+      let placed = 0;
+      let fills = 0;
+      const fillsPerOrder = new Map<string, number>();
+      const place = async (order: Record<string, string>) => {
+        calls++;
+        placed++;
+        await request('POST', `/backtest/${id}/trade/order`, order, auth);
+      };
+      for (const [symbol, p] of Object.entries(prices as Record<string, string>)) {
+        const price = Number(p);
+        await place({ symbol, side: 'buy', type: 'market', quantity: quantity(symbol, 20_000, price) });
+        await place({
+          symbol,
+          side: 'buy',
+          type: 'limit',
+          quantity: quantity(symbol, 2000, price),
+          price: (price * 0.98).toPrecision(6),
+        });
+        await place({
+          symbol,
+          side: 'sell',
+          type: 'limit',
+          quantity: quantity(symbol, 2000, price),
+          price: (price * 1.02).toPrecision(6),
+        });
+      }
+      let last: { step: number; is_complete: boolean; orders_filled: Record<string, string>[] };
+      do {
+        calls++;
+        last = await request('POST', `/backtest/${id}/step/batch`, { steps: options.gridBatch }, auth);
+        for (const f of last.orders_filled) {
+          if (f.type === 'market') continue;
+          fills++;
+          fillsPerOrder.set(f.order_id!, (fillsPerOrder.get(f.order_id!) ?? 0) + 1);
+          if (last.is_complete) continue;
+          const price = Number(f.executed_price);
+          const side = f.side === 'buy' ? 'sell' : 'buy';
+          await place({
+            symbol: f.symbol!,
+            side,
+            type: 'limit',
+            quantity: f.quantity!,
+            price: (side === 'sell' ? price * 1.02 : price * 0.98).toPrecision(6),
+          });
+        }
+      } while (!last.is_complete);
+      calls++;
+      const res = await request('GET', `/backtest/${id}/results`, undefined, auth);
+      const totalMs = performance.now() - t0;
+      const grid = {
+        pairs: created.estimated_pairs,
+        fill_model: created.fill_model ?? null,
+        grid_batch: options.gridBatch,
+        steps: last.step,
+        http_calls: calls,
+        orders_placed: placed,
+        limit_fills: fills,
+        /** Orders filled in several parts (the realistic model's participation share). */
+        orders_filled_in_parts: [...fillsPerOrder.values()].filter((n) => n > 1).length,
+        total_ms: round(totalMs),
+        final_equity: res.summary.final_equity,
+        total_trades: res.summary.total_trades,
+      };
+      console.log('grid run', grid);
+      return grid;
     }
 
     if (parts.has('batches')) {

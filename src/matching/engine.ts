@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Observable, Subscription } from 'rxjs';
 import type { WalletCommands } from '../../commands/wallet';
-import { isDomainError } from '../../domain/shared/errors';
 import type { WalletEvent } from '../../domain/wallet/events';
 import { walletOwnerOf } from '../../domain/wallet/events';
 import {
@@ -248,9 +247,12 @@ export class MatchingEngine {
     for (const order of reached) {
       // A reached order stays indexed until its last fill or its cancel: under a fill model a print may fill it in
       // part or not at all, and the prints that come while its fill runs must reach it too. At most one fill per
-      // order waits behind the one running (a print arriving then is skipped: never more than asked).
-      this.index.add(order);
-      if (this.waiting.has(order.orderId)) continue;
+      // order waits behind the one running (a print arriving then is skipped: never more than asked), so a queued
+      // order stays parked out of its heap until its fill starts (drain), and later prints do not touch it.
+      if (this.waiting.has(order.orderId)) {
+        this.index.restore(order);
+        continue;
+      }
       this.waiting.add(order.orderId);
       this.queue.push({ order, tick: at });
     }
@@ -272,6 +274,8 @@ export class MatchingEngine {
     while (this.inFlight.size < MAX_FILLS_IN_FLIGHT && this.queueHead < this.queue.length) {
       const next = this.queue[this.queueHead++]!;
       this.waiting.delete(next.order.orderId);
+      // Back in its heap (at its place in placement order) while its fill runs: a print meanwhile may queue one more.
+      this.index.restore(next.order);
       this.fill(next.order, next.tick);
     }
     if (this.queueHead === this.queue.length) {
@@ -352,10 +356,10 @@ export class MatchingEngine {
         // Filled or cancelled: out of the index now (its event's page removes it too, idempotently).
         if (!outcome.state.openOrders[order.orderId]) this.index.remove(order.orderId);
       } catch (error) {
-        // Transient (storage): put it back, the next tick retries. FillOrder is idempotent.
+        // Transient (storage): it is still indexed (restored when its fill started), so the next tick retries.
+        // FillOrder is idempotent.
         this.lastError = (error as Error).message;
         this.deps.logger?.warn({ err: error, order_id: order.orderId }, 'matching engine: fill failed');
-        if (!this.stopped && !isDomainError(error)) this.index.add(order);
       }
     })();
     this.inFlight.add(job);

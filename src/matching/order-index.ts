@@ -13,6 +13,8 @@ export interface IndexedOrder {
   /** The same in 1e-8 units (exact integer comparisons on the hot path); see {@link levelUnitsOf}. */
   levelUnits: number;
   direction: 'at_or_below' | 'at_or_above';
+  /** Set by the {@link OrderIndex} that holds it: its place among equal levels (placement order). */
+  seq?: number;
 }
 
 const MAX_SAFE_UNITS = BigInt(Number.MAX_SAFE_INTEGER);
@@ -131,6 +133,11 @@ interface SymbolBook {
  * The matching engine's in-memory index of pending orders (ARCHITECTURE §8, issue item 3): per symbol, two
  * heaps keyed by trigger price, so a tick costs O(1) when it reaches nothing and O(k log n) for the k orders it
  * reaches. Removal (fill, cancel) is lazy: the entry leaves the live map at once and is skipped when it surfaces.
+ *
+ * A reached order leaves its heap but stays indexed ("parked": `has`, `size`) until it is removed (filled,
+ * cancelled) or restored to its heap: under a fill model a print may fill an order in part, and while its fill
+ * waits to run no later print may reach it again, so parking keeps a tick's cost to the orders it newly reaches
+ * instead of every order the price has crossed (issue 21's benchmark: 100,000 pending orders, thousands crossed).
  */
 export class OrderIndex {
   private readonly live = new Map<string, IndexedOrder>();
@@ -157,12 +164,25 @@ export class OrderIndex {
       this.byOwner.set(order.ownerId, owned);
     }
     owned.add(order.orderId);
+    order.seq = this.added++;
+    this.push(order);
+  }
+
+  /**
+   * Puts a parked order (one {@link reached} took out) back in its heap at its original place among equal levels;
+   * nothing when it was removed or replaced meanwhile.
+   */
+  restore(order: IndexedOrder): void {
+    if (this.live.get(order.orderId) === order) this.push(order);
+  }
+
+  private push(order: IndexedOrder): void {
     let book = this.books.get(order.symbol);
     if (!book) {
       book = { below: new Heap(-1), above: new Heap(1) };
       this.books.set(order.symbol, book);
     }
-    (order.direction === 'at_or_below' ? book.below : book.above).push(order, this.added++);
+    (order.direction === 'at_or_below' ? book.below : book.above).push(order, order.seq!);
   }
 
   /** Removes an order (filled, cancelled); true when it was indexed. */
@@ -182,10 +202,11 @@ export class OrderIndex {
   }
 
   /**
-   * Takes out every order of `symbol` that a price of `priceUnits` reaches (buy limits and sell stops at or
-   * above it, sell limits and buy stops at or below it, take-profits by side) and returns them: those reached
-   * falling first, then those reached rising, each the best level first and equal levels in placement order (the
-   * order a backtest fills orders reached at one point of a candle's path in).
+   * Takes out of their heaps (parks, see the class) every order of `symbol` that a price of `priceUnits` reaches
+   * (buy limits and sell stops at or above it, sell limits and buy stops at or below it, take-profits by side)
+   * and returns them: those reached falling first, then those reached rising, each the best level first and equal
+   * levels in placement order (the order a backtest fills orders reached at one point of a candle's path in).
+   * They stay indexed until {@link remove}d or {@link restore}d.
    */
   reached(symbol: string, priceUnits: number): IndexedOrder[] {
     const book = this.books.get(symbol);
@@ -210,7 +231,6 @@ export class OrderIndex {
       }
       if (below ? top.levelUnits < price : top.levelUnits > price) return;
       heap.pop();
-      this.remove(top.orderId);
       out.push(top);
     }
   }

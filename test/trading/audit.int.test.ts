@@ -111,6 +111,9 @@ describe('the matching engine and levels beyond exact number range', () => {
     index.add(at('buy-stop', 'buy', 'stop_loss'));
     const reached = index.reached('BTCUSDT', 4_000_000_000_000).map((o) => o.orderId);
     expect(reached.sort()).toEqual(['buy-limit', 'buy-tp']);
+    // The sells wait in their heap; the reached buys are parked until their fills remove them.
+    expect(index.reached('BTCUSDT', Number.MAX_SAFE_INTEGER)).toEqual([]);
+    for (const id of reached) index.remove(id);
     expect(index.size).toBe(2);
   });
 

@@ -23,11 +23,12 @@ describe('matching index', () => {
     idx.add(order('e', 'sell', 'take_profit', '120')); // ≥ 120
     idx.add(order('f', 'buy', 'take_profit', '90')); // ≤ 90
     idx.add(order('g', 'buy', 'limit', '100', 'ETHUSDT'));
-    const ids = (p: string) =>
-      idx
-        .reached('BTCUSDT', toUnitsNumber(p))
-        .map((o) => o.orderId)
-        .sort();
+    // Each reached order fills whole here: the engine removes it.
+    const ids = (p: string) => {
+      const reached = idx.reached('BTCUSDT', toUnitsNumber(p)).map((o) => o.orderId);
+      for (const id of reached) idx.remove(id);
+      return reached.sort();
+    };
     expect(ids('102')).toEqual([]);
     expect(ids('100')).toEqual(['a']);
     expect(ids('106')).toEqual(['d']);
@@ -46,7 +47,34 @@ describe('matching index', () => {
     expect(idx.remove('a1')).toBe(false);
     idx.removeOwner('w-a');
     expect(idx.reached('BTCUSDT', toUnitsNumber('1')).map((o) => o.orderId)).toEqual(['b1']);
+    // Reached, it is parked: still indexed, but no later price reaches it until it is restored.
+    expect(idx.size).toBe(1);
+    expect(idx.reached('BTCUSDT', toUnitsNumber('1'))).toEqual([]);
+    expect(idx.remove('b1')).toBe(true);
     expect(idx.size).toBe(0);
+  });
+
+  it('restores a parked order to its place: equal levels still come out in placement order', () => {
+    const idx = new OrderIndex();
+    const first = order('first', 'buy', 'limit', '100');
+    const second = order('second', 'buy', 'limit', '100');
+    const third = order('third', 'buy', 'limit', '100');
+    idx.add(first);
+    idx.add(second);
+    const reach = () => idx.reached('BTCUSDT', toUnitsNumber('100')).map((o) => o.orderId);
+    expect(reach()).toEqual(['first', 'second']);
+    idx.add(third); // placed while the first two were parked (their fills queued)
+    idx.restore(second);
+    idx.restore(first);
+    expect(reach()).toEqual(['first', 'second', 'third']);
+    // A parked order removed meanwhile (cancelled) is not restored; one replaced is not restored twice.
+    idx.remove('first');
+    idx.restore(first);
+    const replaced = order('second', 'buy', 'limit', '100');
+    idx.add(replaced);
+    idx.restore(second);
+    expect(reach()).toEqual(['second']);
+    expect(idx.size).toBe(2);
   });
 
   it('agrees with the trading rules for random orders and prices', () => {
@@ -76,7 +104,10 @@ describe('matching index', () => {
             for (const [id, o] of open) {
               const expected = isTriggered({ side: o.side, type: o.type, level: dec(o.level) }, dec(p));
               expect(reached.has(id)).toBe(expected);
-              if (expected) open.delete(id);
+              if (expected) {
+                open.delete(id);
+                idx.remove(id); // filled
+              }
             }
           }
           expect(idx.size).toBe(open.size);
