@@ -6,6 +6,7 @@ import type { Services } from '../services';
 import { VERSION } from '../version';
 import { registerBodyLimits } from './body-limits';
 import { writeReceipts } from './call';
+import { closeConnectionsWhenClosing } from './close-connections';
 import { clientErrorHandler, errorHandler, notFoundHandler } from './errors';
 import { healthRoutes } from './health';
 import { metricsRoutes, registerHttpMetrics } from './metrics';
@@ -81,6 +82,7 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app as unknown as FastifyInstance);
   writeReceipts(app as unknown as FastifyInstance);
+  closeConnectionsWhenClosing(app as unknown as FastifyInstance);
   app.decorate('services', services);
   app.decorate('operator', loadOperatorAccess(services.config, services.logger));
   app.addHook('onRequest', async (request, reply) => {

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Services } from '../services';
+import { closeConnectionsWhenClosing } from './close-connections';
 import { errorHandler, notFoundHandler } from './errors';
 import { healthRoutes } from './health';
 import { metricsRoutes, registerHttpMetrics } from './metrics';
@@ -18,6 +19,7 @@ export const buildOpsApp = async (services: Services): Promise<FastifyInstance> 
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  closeConnectionsWhenClosing(app as unknown as FastifyInstance);
   app.decorate('services', services);
   app.decorate('operator', loadOperatorAccess(services.config, services.logger));
   await registerSecurityHeaders(app as unknown as FastifyInstance);

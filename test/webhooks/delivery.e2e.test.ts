@@ -208,10 +208,14 @@ const exactlyOnceAcrossRestart = async (runEnv: Record<string, string>, hookPath
       `${error.message}: ${JSON.stringify({ acked: acked.length, refusals, received: receiver.received.map((r) => r.body) }).slice(0, 3000)}`,
     );
   });
+  const stopAt = Date.now();
   const stopping = server!.stop();
   await burst(10); // these meet the closing server: refused, or answered before it stops
   await first;
   expect(await stopping).toBe(0);
+  // Graceful, yet not held open by the burst's keep-alive connections (fastify's 72 s keepAliveTimeout):
+  // within an orchestrator's usual 30 s grace period (src/http/close-connections.ts).
+  expect(Date.now() - stopAt).toBeLessThan(30_000);
   const beforeRestart = acked.length;
   expect(beforeRestart).toBeGreaterThanOrEqual(8);
   server = await startServer(runEnv);
