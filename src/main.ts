@@ -1,25 +1,18 @@
 import { Command, Option } from 'commander';
-import { accountsCli } from './cli/accounts';
-import { auditReplay, auditVerify, checkReplayOptions } from './cli/audit';
 import { lockDataDir, requireExistingDatabase } from './cli/data-dir';
 import { describeError, EXIT_USAGE, exitCodeOf, usageError } from './cli/errors';
-import { eventsTail } from './cli/events';
-import { type GenerateCliOptions, generateMarketDataCli } from './cli/generate';
-import { importMarketData } from './cli/market';
-import { projectionsNamed, projectionsRebuild, projectionsStatus } from './cli/projections';
-import { serve, worker } from './cli/serve';
+import type { GenerateCliOptions } from './cli/generate';
 import { loadConfig } from './config';
 import { createLogger } from './logger';
 import { defaultMarketDataDir } from './market/sibling-data';
-import { parseToolsets } from './mcp/registry';
-import { runStdio } from './mcp/stdio';
 import { VERSION } from './version';
 
 /**
  * The single entry point (ARCHITECTURE §14): `npm start` runs `serve`; `npm run cli -- <command>` the rest.
  * Global flags override the environment variables of the same name. Every failure is one line on stderr with
  * exit code 1 (a problem found, or the command could not run) or 2 (a bad argument or configuration); the stack
- * trace only with `LOG_LEVEL=debug` or `trace`.
+ * trace only with `LOG_LEVEL=debug` or `trace`. Each command imports its module when it runs: loading every
+ * command's (the HTTP app, the MCP SDK, the projections) took seconds of each short CLI command's start.
  */
 const program = new Command()
   .name('ptv')
@@ -75,6 +68,7 @@ program
   .description('run the HTTP API (and projections unless PROJECTIONS=false)')
   .action(async () => {
     const { config, logger } = context('serve', { marketDataDir: defaultMarketDataDir(process.env) });
+    const { serve } = await import('./cli/serve');
     await serve(config, logger);
   });
 
@@ -83,6 +77,7 @@ program
   .description('run projections without HTTP (scaled deployments)')
   .action(async () => {
     const { config, logger } = context('worker', { marketDataDir: defaultMarketDataDir(process.env) });
+    const { worker } = await import('./cli/serve');
     await worker(config, logger);
   });
 
@@ -112,6 +107,7 @@ projections
   .description('generation, checkpoint and lag of each projection')
   .action(async () => {
     const { config, logger } = context('projections status', { commandLogLevel: 'warn', reads: true });
+    const { projectionsStatus } = await import('./cli/projections');
     await projectionsStatus(config, logger);
   });
 projections
@@ -119,6 +115,7 @@ projections
   .description('rebuild one projection (or all) beside the live tables and swap without downtime')
   .option('--verify', 'compare the rebuilt tables with the live ones row by row; swap only when identical')
   .action(async (name: string | undefined, opts: { verify?: boolean }) => {
+    const { projectionsNamed, projectionsRebuild } = await import('./cli/projections');
     projectionsNamed(name);
     const { config, logger } = context('projections rebuild', { commandLogLevel: 'warn', reads: true });
     process.exitCode = await projectionsRebuild(config, logger, name, opts);
@@ -138,6 +135,7 @@ program
     if (!Number.isSafeInteger(limit) || limit < 1)
       throw usageError(`--limit must be a positive integer, got "${opts.limit}"`);
     const { config, logger } = context('events tail', { commandLogLevel: 'warn', reads: true });
+    const { eventsTail } = await import('./cli/events');
     await eventsTail(config, logger, { ...opts, limit });
   });
 
@@ -153,6 +151,7 @@ for (const action of ['suspend', 'reactivate', 'archive'] as const) {
     .option('--reason <text>', 'why (recorded in the event)')
     .action(async (id: string, opts: { reason?: string }) => {
       const { config, logger } = context(`accounts ${action}`, { commandLogLevel: 'warn', reads: true });
+      const { accountsCli } = await import('./cli/accounts');
       process.exitCode = await accountsCli(config, logger, action, id, opts);
     });
 }
@@ -166,6 +165,7 @@ audit
   .option('--as-of <time>', 'fold only the events at or before this ISO 8601 time')
   .option('--json', 'print a JSON summary instead of the timeline')
   .action(async (opts: { agent?: string; account?: string; asOf?: string; json?: boolean }) => {
+    const { auditReplay, checkReplayOptions } = await import('./cli/audit');
     checkReplayOptions(opts); // bad arguments first, before the database is looked at
     const { config, logger } = context('audit replay', { commandLogLevel: 'warn', reads: true });
     process.exitCode = await auditReplay(config, logger, opts);
@@ -176,6 +176,7 @@ audit
   .option('--stream <stream...>', 'only these streams')
   .action(async (opts: { stream?: string[] }) => {
     const { config, logger } = context('audit verify', { commandLogLevel: 'warn', reads: true });
+    const { auditVerify } = await import('./cli/audit');
     process.exitCode = await auditVerify(config, logger, opts);
   });
 
@@ -186,6 +187,7 @@ program
   )
   .action(async (dir: string) => {
     const { config, logger } = context('import-market-data', { commandLogLevel: 'warn' });
+    const { importMarketData } = await import('./cli/market');
     process.exitCode = await importMarketData(config, logger, dir);
   });
 
@@ -206,6 +208,7 @@ program
   .option('--header', 'write a header line in each CSV')
   .option('--threads <n>', 'worker threads (default: the CPUs)')
   .action(async (opts: GenerateCliOptions) => {
+    const { generateMarketDataCli } = await import('./cli/generate');
     process.exitCode = await generateMarketDataCli(opts);
   });
 
@@ -232,6 +235,8 @@ program
     }) => {
       const baseUrl = opts.baseUrl ?? process.env.PTV_BASE_URL;
       if (!baseUrl) throw usageError('mcp needs --base-url or PTV_BASE_URL (e.g. http://127.0.0.1:8000)');
+      const { parseToolsets } = await import('./mcp/registry');
+      const { runStdio } = await import('./mcp/stdio');
       await runStdio({
         baseUrl,
         apiKey: opts.apiKey ?? process.env.PTV_API_KEY,
