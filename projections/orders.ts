@@ -52,6 +52,10 @@ export interface OrdersTable {
   time_in_force: 'IOC' | 'FOK' | null;
   /** The client's own id of the order (`client_order_id`), null when none was sent. */
   client_order_id: string | null;
+  /** The order list it belongs to and its role there (docs/trading-rules.md, "Order lists: OCO and bracket"). */
+  order_list_id: string | null;
+  list_kind: 'oco' | 'bracket' | null;
+  list_role: 'entry' | 'take_profit' | 'stop_loss' | null;
   created_at: Timestamp;
   filled_at: NullableTimestamp;
   cancelled_at: NullableTimestamp;
@@ -155,6 +159,9 @@ const emptyOrder = (): Omit<
   request_hash: null,
   time_in_force: null,
   client_order_id: null,
+  order_list_id: null,
+  list_kind: null,
+  list_role: null,
   filled_at: null,
   cancelled_at: null,
 });
@@ -228,8 +235,8 @@ const mergeUpdates = (
 export const ordersProjection: Projection = {
   name: 'orders',
   // 2: `trades.fill` (the fill model's record), partial fills. 3: `trade_counts`. 4: `order_counts`.
-  // 5: `orders.time_in_force`. 6: `orders.client_order_id`.
-  version: 6,
+  // 5: `orders.time_in_force`. 6: `orders.client_order_id`. 7: `orders.order_list_id`, `list_kind`, `list_role`.
+  version: 7,
   tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -269,6 +276,9 @@ export const ordersProjection: Projection = {
       .addColumn('request_hash', 'text')
       .addColumn('time_in_force', 'text')
       .addColumn('client_order_id', 'text')
+      .addColumn('order_list_id', 'text')
+      .addColumn('list_kind', 'text')
+      .addColumn('list_role', 'text')
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('filled_at', 'timestamptz')
       .addColumn('cancelled_at', 'timestamptz')
@@ -440,6 +450,9 @@ export const ordersProjection: Projection = {
             request_hash: d.request_hash,
             time_in_force: d.time_in_force ?? null,
             client_order_id: d.client_order_id ?? null,
+            order_list_id: d.order_list_id ?? null,
+            list_kind: d.list_kind ?? null,
+            list_role: d.list_role ?? null,
             created_at: d.placed_at,
             updated_at: d.placed_at,
           });
@@ -465,6 +478,9 @@ export const ordersProjection: Projection = {
             reject_step: d.step,
             reject_message: d.message,
             reject_details: JSON.stringify(d.details),
+            order_list_id: d.order_list_id ?? null,
+            list_kind: d.list_kind ?? null,
+            list_role: d.list_role ?? null,
             idempotency_key: d.idempotency_key,
             request_hash: d.request_hash,
             client_order_id: d.client_order_id ?? null,

@@ -311,7 +311,8 @@ export const walletsProjection: Projection = {
         }
         case 'OrderPlaced': {
           const d = event.data;
-          if (d.type === 'market') break;
+          // An OCO leg after the first shares its first leg's lock (`lock_shared`): nothing more is locked.
+          if (d.type === 'market' || d.lock_shared) break;
           const lock = dec(d.locked_amount);
           move(batchOf(owner, d.placed_at), d.lock_asset, lock.negated(), lock);
           break;

@@ -30,7 +30,25 @@ export interface SandboxOrder {
   rejection: { code: string; rule: string; step: number; message: string } | null;
   /** The client's own id of the order: present only when it was placed with one. */
   client_order_id?: string;
+  /** The order list (docs/trading-rules.md, "Order lists: OCO and bracket"); present only for an order of one. */
+  order_list_id?: string;
+  list_kind?: 'oco' | 'bracket';
+  list_role?: 'entry' | 'take_profit' | 'stop_loss';
 }
+
+/** The list fields of a placed or rejected order, only when it belongs to a list. */
+const listOf = (d: {
+  order_list_id?: string;
+  list_kind?: 'oco' | 'bracket';
+  list_role?: 'entry' | 'take_profit' | 'stop_loss';
+}) =>
+  d.order_list_id
+    ? {
+        order_list_id: d.order_list_id,
+        ...(d.list_kind ? { list_kind: d.list_kind } : {}),
+        ...(d.list_role ? { list_role: d.list_role } : {}),
+      }
+    : {};
 
 /** A fill of the sandbox (spec "Trade fill" plus what produced it). */
 export interface SandboxFill {
@@ -90,6 +108,7 @@ export class SandboxLog {
           cancel_reason: null,
           rejection: null,
           ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
+          ...listOf(d),
         };
         this.orders.push(order);
         this.byId.set(order.order_id, order);
@@ -118,6 +137,7 @@ export class SandboxLog {
           cancel_reason: null,
           rejection: { code: d.code, rule: d.rule, step: d.step, message: d.message },
           ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
+          ...listOf(d),
         };
         this.orders.push(order);
         this.byId.set(order.order_id, order);

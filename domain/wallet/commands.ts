@@ -47,10 +47,36 @@ export interface OrderRequest {
    * unique among the wallet's open orders; absent: none.
    */
   clientOrderId?: string | null;
+  /**
+   * Links the order into a list (docs/trading-rules.md, "Order lists: OCO and bracket"):
+   * - `oco`: this order (a `limit`, or a `take_profit`) is the take-profit leg and `stopLoss` the other leg, same
+   *   symbol, side and quantity; one leg's first fill cancels the other;
+   * - `bracket`: this order (a `market` or `limit`) is the entry; `takeProfit` and/or `stopLoss` are placed as exits
+   *   (the other side, the executed quantity) once the entry is done.
+   * Absent: a lone order, as before.
+   */
+  list?: OrderListRequest | null;
   /** Hash of credential + `Idempotency-Key` and of the body (recorded for idempotent replays). */
   idempotencyKey?: string | null;
   requestHash?: string | null;
 }
+
+/** A take-profit exit: a `limit` at `price` (a maker) or a `take_profit` triggered at `triggerPrice` (a taker). */
+export interface TakeProfitRequest {
+  type: 'limit' | 'take_profit';
+  price?: string | null;
+  triggerPrice?: string | null;
+}
+
+/** A stop-loss exit: a `stop_loss` triggered at `triggerPrice`. */
+export interface StopLossRequest {
+  triggerPrice: string;
+}
+
+/** See {@link OrderRequest.list}. */
+export type OrderListRequest =
+  | { kind: 'oco'; stopLoss: StopLossRequest }
+  | { kind: 'bracket'; takeProfit?: TakeProfitRequest | null; stopLoss?: StopLossRequest | null };
 
 /** Commands of the wallet aggregate. */
 export type WalletCommand =

@@ -21,10 +21,26 @@ import {
   TIME_IN_FORCE,
   type TimeInForce,
 } from '../trading/orders';
-import { runRiskChain } from '../trading/risk';
+import { type RiskFailure, runRiskChain } from '../trading/risk';
 import { clientOrderIdOf } from './client-order-id';
-import type { OrderRequest, OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from './commands';
-import type { CancelReason, FillTrigger, OrderFilledData, SessionReason, WalletEvent } from './events';
+import type {
+  OrderListRequest,
+  OrderRequest,
+  OwnerSnapshot,
+  QuotedPrice,
+  WalletCommand,
+  WalletContext,
+} from './commands';
+import type {
+  BracketExits,
+  CancelReason,
+  FillTrigger,
+  OrderFilledData,
+  OrderListKind,
+  OrderListRole,
+  SessionReason,
+  WalletEvent,
+} from './events';
 import { checkClaim } from './idempotency';
 import { evolveWallet, initialWalletState, type OpenOrder, type WalletState, walletEquity } from './state';
 
@@ -176,7 +192,7 @@ const reset = (
   const at = ctx.now.toISOString();
   const session = requireSession(d.state);
   for (const order of Object.values(d.state.openOrders)) {
-    cancel(d, order, next.reason === 'reset' ? 'reset' : 'owner_reset', at);
+    cancel(d, d.state.openOrders[order.orderId]!, next.reason === 'reset' ? 'reset' : 'owner_reset', at);
   }
   for (const holding of Object.values(d.state.holdings)) {
     const quoted = ctx.prices(holding.symbol);
@@ -249,7 +265,28 @@ const reset = (
   startSession(d, next.sessionId, next.startingBalance, next.ownerSessionId, next.reason, at);
 };
 
-const cancel = (d: Decision, order: OpenOrder, reason: CancelReason, at: string, extra = {}): void => {
+/** The other open legs of an order's OCO (orders that share its lock), in placement order; none for a lone order. */
+const openSiblings = (state: WalletState, order: OpenOrder): OpenOrder[] => {
+  const list = order.list;
+  if (!list || list.role === 'entry') return [];
+  return Object.values(state.openOrders).filter(
+    (o) => o.orderId !== order.orderId && o.list?.id === list.id && o.list.role !== 'entry',
+  );
+};
+
+/**
+ * Cancels an open order and releases its lock. An OCO leg's shared lock is released by the last open leg of its
+ * list (the others release 0), unless `unlocked` says otherwise (0 for the leg whose sibling's fill consumed it).
+ */
+const cancel = (
+  d: Decision,
+  order: OpenOrder,
+  reason: CancelReason,
+  at: string,
+  extra = {},
+  unlocked?: Dec,
+): void => {
+  const release = unlocked ?? (openSiblings(d.state, order).length > 0 ? ZERO : order.lockedAmount);
   d.emit({
     type: 'OrderCancelled',
     data: {
@@ -257,7 +294,7 @@ const cancel = (d: Decision, order: OpenOrder, reason: CancelReason, at: string,
       session_id: order.sessionId,
       symbol: order.symbol,
       reason,
-      unlocked_amount: fmt(order.lockedAmount),
+      unlocked_amount: fmt(release),
       unlocked_asset: order.lockAsset,
       ...extra,
       cancelled_at: at,
@@ -545,7 +582,36 @@ const fillData = (
 // Placing orders
 // ---------------------------------------------------------------------------------------------------------
 
-const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx: WalletContext): void => {
+/** How {@link placeOrder} places an order that joins a list (docs/trading-rules.md, "Order lists: OCO and bracket"). */
+interface PlaceOptions {
+  /** The list the order joins, its role in it, and (a bracket's exit) the entry that placed it. */
+  list?: { id: string; kind: OrderListKind; role: OrderListRole; parentOrderId?: string };
+  /** An OCO leg's lock: the list's one lock; `shared` for every leg after the first (it moves no balance). */
+  lock?: { amount: Dec; shared: boolean };
+  /** Legs of the same list placed before this one in the decision (step 7 counts them as open). */
+  pendingLegs?: number;
+  /** Run the checks and the risk chain only: emit no order event, answer the failure or the lock it would take. */
+  check?: boolean;
+  /** Leave the idempotency key off the event (every leg of a list but the first: the first one claims it). */
+  unkeyed?: boolean;
+  /** The risk chain already passed (the legs of a list are judged together, before any is placed). */
+  prechecked?: boolean;
+}
+
+/** What {@link placeOrder} decided: the order's id (absent in a check), its risk failure, or the lock it takes. */
+interface Placement {
+  orderId?: string;
+  failure?: RiskFailure;
+  lock: Dec;
+}
+
+const placeOrder = (
+  d: Decision,
+  request: OrderRequest,
+  owner: OwnerSnapshot,
+  ctx: WalletContext,
+  opts: PlaceOptions = {},
+): Placement => {
   const at = ctx.now.toISOString();
   const symbol = normalizeSymbol(request.symbol);
   const { side, type } = request;
@@ -628,44 +694,56 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
   };
   const lock = (): Dec => (terms ? lockFor(terms, quantity, ctx.feeRate) : ZERO);
 
-  const failure = runRiskChain({
-    owner: { type: owner.ownerType, status: owner.status, accountStatus: owner.accountStatus },
-    order: { side, type, symbol, quantity, rests: type !== 'market' && !immediateLimit },
-    profile: ctx.riskProfile,
-    pair,
-    startingBalance: session.startingBalance,
-    dayOpeningEquity: () => state.tradingDay!.openingEquity,
-    equity: () => (equityMemo ??= walletEquity(state, priceOf(ctx))),
-    referencePrice: reference,
-    markPrice: () => {
-      if (markMemo) return markMemo;
-      const quoted = ctx.prices(symbol);
-      markMemo = quoted ? dec(quoted.price) : reference();
-      return markMemo;
-    },
-    availableCash: state.cash,
-    exposureQuantity: () => {
-      let exposure = holding?.quantity ?? ZERO;
-      for (const o of Object.values(state.openOrders)) {
-        if (o.symbol === symbol && o.side === 'buy') exposure = exposure.plus(o.remaining);
-      }
-      return exposure;
-    },
-    openOrders: Object.keys(state.openOrders).length,
-    requirement: () => {
-      if (side === 'sell') {
-        const free = holding ? holding.quantity.minus(holding.locked) : ZERO;
-        return { asset: baseAsset, required: quantity, available: free };
-      }
-      return {
-        asset: 'USDT',
-        required: type === 'market' ? quoteMarket().total : lock(),
-        available: state.cash,
-      };
-    },
-  });
+  const failure = opts.prechecked
+    ? undefined
+    : runRiskChain({
+        owner: { type: owner.ownerType, status: owner.status, accountStatus: owner.accountStatus },
+        order: { side, type, symbol, quantity, rests: type !== 'market' && !immediateLimit },
+        profile: ctx.riskProfile,
+        pair,
+        startingBalance: session.startingBalance,
+        dayOpeningEquity: () => state.tradingDay!.openingEquity,
+        equity: () => (equityMemo ??= walletEquity(state, priceOf(ctx))),
+        referencePrice: reference,
+        markPrice: () => {
+          if (markMemo) return markMemo;
+          const quoted = ctx.prices(symbol);
+          markMemo = quoted ? dec(quoted.price) : reference();
+          return markMemo;
+        },
+        availableCash: state.cash,
+        exposureQuantity: () => {
+          let exposure = holding?.quantity ?? ZERO;
+          for (const o of Object.values(state.openOrders)) {
+            if (o.symbol === symbol && o.side === 'buy') exposure = exposure.plus(o.remaining);
+          }
+          return exposure;
+        },
+        openOrders: Object.keys(state.openOrders).length + (opts.pendingLegs ?? 0),
+        requirement: () => {
+          if (side === 'sell') {
+            const free = holding ? holding.quantity.minus(holding.locked) : ZERO;
+            return { asset: baseAsset, required: quantity, available: free };
+          }
+          return {
+            asset: 'USDT',
+            required: type === 'market' ? quoteMarket().total : lock(),
+            available: state.cash,
+          };
+        },
+      });
 
+  if (opts.check) return { ...(failure ? { failure } : {}), lock: failure ? ZERO : lock() };
   const orderId = ctx.newId();
+  const listFields = opts.list
+    ? {
+        order_list_id: opts.list.id,
+        list_role: opts.list.role,
+        list_kind: opts.list.kind,
+        ...(opts.list.parentOrderId ? { parent_order_id: opts.list.parentOrderId } : {}),
+      }
+    : {};
+  const keyOf = (value: string | null | undefined) => (opts.unkeyed ? null : (value ?? null));
   if (failure) {
     d.emit({
       type: 'OrderRejected',
@@ -679,20 +757,22 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
         price: fmtOrNull(price),
         trigger_price: fmtOrNull(trigger),
         ...(clientOrderId ? { client_order_id: clientOrderId } : {}),
+        ...listFields,
         step: failure.step,
         rule: failure.rule,
         code: failure.code,
         message: failure.message,
         details: failure.details,
-        idempotency_key: request.idempotencyKey ?? null,
-        request_hash: request.requestHash ?? null,
+        idempotency_key: keyOf(request.idempotencyKey),
+        request_hash: keyOf(request.requestHash),
         rejected_at: at,
       },
     });
-    return;
+    return { orderId, failure, lock: ZERO };
   }
 
-  const locked = lock();
+  const locked = opts.lock?.amount ?? lock();
+  const exits = request.list?.kind === 'bracket' ? bracketExitsOf(request.list) : undefined;
   // A limit the current price already reaches takes liquidity: priced as a taker when filled (fillPending). An IOC
   // or FOK limit needs that price now, fresh (`market()` refuses a missing or stale one; nothing is recorded).
   const now = immediateLimit ? market() : type === 'limit' ? ctx.prices(symbol) : undefined;
@@ -712,72 +792,88 @@ const placeOrder = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ct
       marketable,
       ...(timeInForce !== 'GTC' ? { time_in_force: timeInForce } : {}),
       ...(clientOrderId ? { client_order_id: clientOrderId } : {}),
+      ...listFields,
+      ...(exits ? { exits } : {}),
       locked_amount: fmt(locked),
+      ...(opts.lock?.shared ? { lock_shared: true } : {}),
       lock_asset: side === 'buy' ? 'USDT' : baseAsset,
       fee_rate: ctx.feeRate.toFixed(),
-      idempotency_key: request.idempotencyKey ?? null,
-      request_hash: request.requestHash ?? null,
+      idempotency_key: keyOf(request.idempotencyKey),
+      request_hash: keyOf(request.requestHash),
       placed_at: at,
     },
   });
-  if (immediateLimit) {
-    // Decided now: a limit the price reaches takes what the book holds within it (all of it, for a FOK); one the
-    // price does not reach fills nothing. What does not fill is cancelled in this same decision (fillPending).
-    if (marketable) {
-      fillPending(d, { orderId, price: now!.price, time: now!.timestamp, source: now!.source }, ctx);
-    }
-    const open = d.state.openOrders[orderId];
-    if (open) cancel(d, open, timeInForce === 'FOK' ? 'fill_or_kill' : 'unfilled', at);
-    return;
+  decideAtPlacement();
+  // A bracket's entry decided now (a market order, an IOC or FOK limit) places its exits in the same decision.
+  if (exits && opts.list && !d.state.openOrders[orderId]) {
+    activateExits(
+      d,
+      { orderId, sessionId: session.id, symbol, side, listId: opts.list.id, exits, executedBefore: ZERO },
+      ctx,
+    );
   }
-  if (type === 'market') {
-    const quote = quoteMarket();
-    if (timeInForce === 'FOK' && quote.quantity.lt(quantity)) {
-      // Fill or kill: the book cannot hold the whole order now, so none of it fills.
-      d.emit({
-        type: 'OrderCancelled',
-        data: {
-          order_id: orderId,
-          session_id: session.id,
-          symbol,
-          reason: 'fill_or_kill',
-          unlocked_amount: fmt(ZERO),
-          unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
-          cancelled_at: at,
-        },
-      });
+  return { orderId, lock: locked };
+
+  function decideAtPlacement(): void {
+    if (immediateLimit) {
+      // Decided now: a limit the price reaches takes what the book holds within it (all of it, for a FOK); one the
+      // price does not reach fills nothing. What does not fill is cancelled in this same decision (fillPending).
+      if (marketable) {
+        fillPending(d, { orderId, price: now!.price, time: now!.timestamp, source: now!.source }, ctx);
+      }
+      const open = d.state.openOrders[orderId];
+      if (open) cancel(d, open, timeInForce === 'FOK' ? 'fill_or_kill' : 'unfilled', at);
       return;
     }
-    const rest = quantity.minus(quote.quantity);
-    if (quote.quantity.gt(0)) {
-      d.emit({
-        type: 'OrderFilled',
-        data: fillData(quote, {
-          orderId,
-          tradeId: ctx.newId(),
-          sessionId: session.id,
-          type,
-          trigger: 'market',
-          lockedAmount: ZERO,
-          remaining: rest,
-          at,
-        }),
-      });
-    }
-    // What the book could not hold is not kept (a market order is immediate-or-cancel): cancelled at once.
-    if (rest.gt(0)) {
-      d.emit({
-        type: 'OrderCancelled',
-        data: {
-          order_id: orderId,
-          session_id: session.id,
-          symbol,
-          reason: 'unfilled',
-          unlocked_amount: fmt(ZERO),
-          unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
-          cancelled_at: at,
-        },
-      });
+    if (type === 'market') {
+      const quote = quoteMarket();
+      if (timeInForce === 'FOK' && quote.quantity.lt(quantity)) {
+        // Fill or kill: the book cannot hold the whole order now, so none of it fills.
+        d.emit({
+          type: 'OrderCancelled',
+          data: {
+            order_id: orderId,
+            session_id: session.id,
+            symbol,
+            reason: 'fill_or_kill',
+            unlocked_amount: fmt(ZERO),
+            unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
+            cancelled_at: at,
+          },
+        });
+        return;
+      }
+      const rest = quantity.minus(quote.quantity);
+      if (quote.quantity.gt(0)) {
+        d.emit({
+          type: 'OrderFilled',
+          data: fillData(quote, {
+            orderId,
+            tradeId: ctx.newId(),
+            sessionId: session.id,
+            type,
+            trigger: 'market',
+            lockedAmount: ZERO,
+            remaining: rest,
+            at,
+          }),
+        });
+      }
+      // What the book could not hold is not kept (a market order is immediate-or-cancel): cancelled at once.
+      if (rest.gt(0)) {
+        d.emit({
+          type: 'OrderCancelled',
+          data: {
+            order_id: orderId,
+            session_id: session.id,
+            symbol,
+            reason: 'unfilled',
+            unlocked_amount: fmt(ZERO),
+            unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
+            cancelled_at: at,
+          },
+        });
+      }
     }
   }
 };
@@ -867,6 +963,9 @@ const fillPending = (
       at,
     }),
   });
+  // One leg of an OCO starting to fill cancels the other at once (Binance's rule): its share of the lock went with
+  // the fill, so it releases nothing.
+  for (const sibling of openSiblings(d.state, order)) cancel(d, sibling, 'linked_fill', at, {}, ZERO);
   const rest = d.state.openOrders[order.orderId];
   if (rest && order.timeInForce !== 'GTC') cancel(d, rest, 'unfilled', at);
 };
@@ -916,12 +1015,19 @@ export const decideWalletWithState = (
         break;
       }
       prelude(d, command.data.owner, ctx);
-      placeOrder(d, command.data.order, command.data.owner, ctx);
+      const kind = command.data.order.list?.kind;
+      if (kind === 'oco') placeOco(d, command.data.order, command.data.owner, ctx);
+      else if (kind === 'bracket') placeBracket(d, command.data.order, command.data.owner, ctx);
+      else placeOrder(d, command.data.order, command.data.owner, ctx);
       break;
     }
-    case 'FillOrder':
+    case 'FillOrder': {
+      const before = state.openOrders[command.data.orderId];
       fillPending(d, command.data, ctx);
+      // A bracket's entry the venue finished (filled, or its rest cancelled) places its exits in the same decision.
+      if (before?.exits && !d.state.openOrders[before.orderId]) activateExits(d, before, ctx);
       break;
+    }
     case 'CancelOrder': {
       const order = state.openOrders[command.data.orderId];
       if (!order) {
@@ -929,12 +1035,15 @@ export const decideWalletWithState = (
           order_id: command.data.orderId,
         });
       }
-      cancel(d, order, 'user', ctx.now.toISOString());
+      // An OCO is cancelled whole: cancelling either leg cancels the other (the lock is released once).
+      const at = ctx.now.toISOString();
+      cancel(d, order, 'user', at);
+      for (const sibling of openSiblings(d.state, order)) cancel(d, sibling, 'linked_cancel', at);
       break;
     }
     case 'CancelAllOrders':
       for (const order of Object.values(state.openOrders))
-        cancel(d, order, 'cancel_all', ctx.now.toISOString());
+        cancel(d, d.state.openOrders[order.orderId]!, 'cancel_all', ctx.now.toISOString());
       break;
     case 'SetFillModel': {
       prelude(d, command.data.owner, ctx);
@@ -1005,4 +1114,313 @@ export const walletDecider: Decider<WalletState, WalletCommand, WalletEvent, Wal
   evolve: evolveWallet,
   decide: decideWallet,
   decideWithState: decideWalletWithState,
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Order lists: OCO and bracket (docs/trading-rules.md, "Order lists: OCO and bracket")
+// ---------------------------------------------------------------------------------------------------------
+
+/** The level that decides a take-profit (its limit price or trigger) and a stop-loss (its trigger), parsed. */
+const levelsOf = (
+  takeProfit: { type: string; price?: string | null; triggerPrice?: string | null } | null | undefined,
+  stopLoss: { triggerPrice: string } | null | undefined,
+  prefix: string,
+) => {
+  if (takeProfit && takeProfit.type !== 'limit' && takeProfit.type !== 'take_profit') {
+    throw new DomainError('VALIDATION_ERROR', `${prefix}take_profit.type must be limit or take_profit`, {
+      field: `${prefix}take_profit.type`,
+    });
+  }
+  const tp = takeProfit
+    ? takeProfit.type === 'limit'
+      ? positivePrice(takeProfit.price, `${prefix}take_profit.price`, 'limit')
+      : positivePrice(takeProfit.triggerPrice, `${prefix}take_profit.trigger_price`, 'take_profit')
+    : undefined;
+  if (takeProfit) {
+    const unused = takeProfit.type === 'limit' ? takeProfit.triggerPrice : takeProfit.price;
+    const field = takeProfit.type === 'limit' ? 'trigger_price' : 'price';
+    refuseUnused(
+      unused,
+      `${prefix}take_profit.${field}`,
+      takeProfit.type as OrderType,
+      false,
+      field === 'price' ? 'limit' : 'take_profit',
+    );
+  }
+  const sl = stopLoss
+    ? positivePrice(stopLoss.triggerPrice, `${prefix}stop_loss.trigger_price`, 'stop_loss')
+    : undefined;
+  return { tp, sl };
+};
+
+/**
+ * The exits' levels must be on the right sides: exits that sell take profit above and stop the loss below (a
+ * sell OCO: take-profit level > stop trigger); exits that buy the mirror. `VALIDATION_ERROR` otherwise.
+ */
+const checkSides = (exitSide: OrderSide, tp: Dec | undefined, sl: Dec | undefined, prefix: string): void => {
+  if (!tp || !sl) return;
+  const right = exitSide === 'sell' ? tp.gt(sl) : tp.lt(sl);
+  if (!right) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      exitSide === 'sell'
+        ? `a sell take-profit must be above its stop-loss (${prefix}take_profit above ${prefix}stop_loss.trigger_price)`
+        : `a buy take-profit must be below its stop-loss (${prefix}take_profit below ${prefix}stop_loss.trigger_price)`,
+      { field: `${prefix}stop_loss.trigger_price` },
+    );
+  }
+};
+
+/** A bracket's exits as its entry records them (`OrderPlaced.exits`), from the request (already validated). */
+const bracketExitsOf = (list: Extract<OrderListRequest, { kind: 'bracket' }>): BracketExits => {
+  const { tp, sl } = levelsOf(list.takeProfit, list.stopLoss, 'bracket.');
+  return {
+    ...(list.takeProfit && tp
+      ? {
+          take_profit: {
+            type: list.takeProfit.type,
+            price: list.takeProfit.type === 'limit' ? fmt(tp) : null,
+            trigger_price: list.takeProfit.type === 'take_profit' ? fmt(tp) : null,
+          },
+        }
+      : {}),
+    ...(sl ? { stop_loss: { trigger_price: fmt(sl) } } : {}),
+  };
+};
+
+/**
+ * Places the legs of one list together: each through the risk chain (judged on the wallet before any of them is
+ * placed, step 7 counting the legs before it), then, if all pass, all of them; else the failing leg's rejection
+ * alone (nothing is placed). Two or more legs share one lock: the largest leg's (a sell's is the base quantity, so
+ * a sell OCO locks its quantity once), recorded on every leg, taken by the first. The first leg claims the
+ * idempotency key. `activation`: a bracket's exits placed by their entry's fill, judged only by the balance they
+ * lock (they close what the entry opened; the rest of the chain judged the entry).
+ */
+const placeLinked = (
+  d: Decision,
+  legs: { request: OrderRequest; role: OrderListRole }[],
+  owner: OwnerSnapshot,
+  ctx: WalletContext,
+  list: { id: string; kind: OrderListKind; parentOrderId?: string },
+  activation = false,
+): void => {
+  let lock = ZERO;
+  for (const [i, leg] of legs.entries()) {
+    const checked = placeOrder(d, leg.request, owner, ctx, {
+      check: true,
+      pendingLegs: i,
+      prechecked: activation,
+    });
+    if (checked.failure) {
+      placeOrder(d, leg.request, owner, ctx, { pendingLegs: i, list: { ...list, role: leg.role } });
+      return;
+    }
+    lock = max(lock, checked.lock);
+  }
+  const first = legs[0]!.request;
+  if (activation && first.side === 'buy' && d.state.cash.lt(lock)) {
+    // The exits of a sell entry buy back: they need the cash their lock holds.
+    const failure: RiskFailure = {
+      step: 8,
+      rule: 'balance',
+      code: 'INSUFFICIENT_BALANCE',
+      message: `risk rule 8 (balance): the exits need ${fmt(lock)} USDT free, ${fmt(d.state.cash)} is`,
+      details: { rule: 'balance', step: 8, asset: 'USDT', required: fmt(lock), available: fmt(d.state.cash) },
+    };
+    rejectLeg(d, first, failure, ctx, { ...list, role: legs[0]!.role });
+    return;
+  }
+  legs.forEach((leg, i) => {
+    placeOrder(d, leg.request, owner, ctx, {
+      list: { ...list, role: leg.role },
+      prechecked: true,
+      unkeyed: i > 0,
+      ...(legs.length > 1 ? { lock: { amount: lock, shared: i > 0 } } : {}),
+    });
+  });
+};
+
+/** Records a list leg's rejection decided outside the chain (a bracket's exits short of cash when activated). */
+const rejectLeg = (
+  d: Decision,
+  request: OrderRequest,
+  failure: RiskFailure,
+  ctx: WalletContext,
+  list: { id: string; kind: OrderListKind; role: OrderListRole; parentOrderId?: string },
+): void => {
+  d.emit({
+    type: 'OrderRejected',
+    data: {
+      order_id: ctx.newId(),
+      session_id: requireSession(d.state).id,
+      symbol: normalizeSymbol(request.symbol),
+      side: request.side,
+      type: request.type,
+      quantity: request.quantity,
+      price: request.price ?? null,
+      trigger_price: request.triggerPrice ?? null,
+      order_list_id: list.id,
+      list_role: list.role,
+      list_kind: list.kind,
+      ...(list.parentOrderId ? { parent_order_id: list.parentOrderId } : {}),
+      step: failure.step,
+      rule: failure.rule,
+      code: failure.code,
+      message: failure.message,
+      details: failure.details,
+      idempotency_key: null,
+      request_hash: null,
+      rejected_at: ctx.now.toISOString(),
+    },
+  });
+};
+
+/**
+ * `PlaceOrder` of an OCO (`order.list.kind === 'oco'`): the order is the take-profit leg (a `limit` or a
+ * `take_profit`, GTC), `list.stopLoss` the stop-loss leg, same symbol, side and quantity; the take-profit level is
+ * above the stop for a sell, below it for a buy. Both legs pass the risk chain and share one lock.
+ */
+const placeOco = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx: WalletContext): void => {
+  const list = request.list as Extract<OrderListRequest, { kind: 'oco' }>;
+  if (request.type !== 'limit' && request.type !== 'take_profit') {
+    throw new DomainError('VALIDATION_ERROR', "an OCO's take-profit leg is a limit or a take_profit order", {
+      field: 'take_profit.type',
+    });
+  }
+  if (timeInForceOf(request.timeInForce) !== 'GTC') {
+    throw new DomainError('VALIDATION_ERROR', 'the legs of an OCO are GTC: leave time_in_force out', {
+      field: 'time_in_force',
+    });
+  }
+  if (!list.stopLoss) {
+    throw new DomainError('VALIDATION_ERROR', 'stop_loss.trigger_price is required for an OCO', {
+      field: 'stop_loss.trigger_price',
+    });
+  }
+  const takeProfit = {
+    type: request.type,
+    price: request.price ?? null,
+    triggerPrice: request.triggerPrice ?? null,
+  };
+  const { tp, sl } = levelsOf(takeProfit, list.stopLoss, '');
+  checkSides(request.side, tp, sl, '');
+  const common = {
+    symbol: request.symbol,
+    side: request.side,
+    quantity: request.quantity,
+    idempotencyKey: request.idempotencyKey ?? null,
+    requestHash: request.requestHash ?? null,
+  };
+  placeLinked(
+    d,
+    [
+      { request: { ...common, ...takeProfit }, role: 'take_profit' },
+      {
+        request: { ...common, type: 'stop_loss', triggerPrice: list.stopLoss.triggerPrice },
+        role: 'stop_loss',
+      },
+    ],
+    owner,
+    ctx,
+    { id: ctx.newId(), kind: 'oco' },
+  );
+};
+
+/**
+ * `PlaceOrder` of a bracket (`order.list.kind === 'bracket'`): the order is the entry (a `market` or `limit`
+ * order) and goes through the risk chain as any order; its exits (at least one) are validated now — their sides,
+ * and for a limit entry, the take-profit beyond and the stop short of the entry's price — and placed once the entry
+ * is done ({@link activateExits}).
+ */
+const placeBracket = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx: WalletContext): void => {
+  const list = request.list as Extract<OrderListRequest, { kind: 'bracket' }>;
+  if (request.type !== 'market' && request.type !== 'limit') {
+    throw new DomainError('VALIDATION_ERROR', "a bracket's entry is a market or a limit order", {
+      field: 'type',
+    });
+  }
+  if (!list.takeProfit && !list.stopLoss) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      'a bracket needs bracket.take_profit, bracket.stop_loss or both',
+      {
+        field: 'bracket',
+      },
+    );
+  }
+  const { tp, sl } = levelsOf(list.takeProfit, list.stopLoss, 'bracket.');
+  const exitSide: OrderSide = request.side === 'buy' ? 'sell' : 'buy';
+  checkSides(exitSide, tp, sl, 'bracket.');
+  const entry = request.type === 'limit' ? parseDecimal(request.price ?? '') : undefined;
+  if (entry) checkSides(exitSide, tp, entry, 'bracket.');
+  if (entry) checkSides(exitSide, entry, sl, 'bracket.');
+  placeOrder(d, request, owner, ctx, { list: { id: ctx.newId(), kind: 'bracket', role: 'entry' } });
+};
+
+/** A bracket's entry as {@link activateExits} needs it. */
+interface BracketEntry {
+  orderId: string;
+  sessionId: string;
+  symbol: string;
+  side: OrderSide;
+  listId: string;
+  exits: BracketExits;
+  /** What the entry had executed before this decision (base quantity). */
+  executedBefore: Dec;
+}
+
+/**
+ * Places a bracket's exits once its entry is done (filled, or its rest cancelled by the venue: a market order's or
+ * an IOC's unfilled part, a gap): the entry's other side, sized to what the entry executed in all; both exits form
+ * an OCO (one lock, one fill cancels the other). An entry that executed nothing places nothing. A client's cancel of
+ * the entry ends the bracket without exits (docs/trading-rules.md, "Order lists: OCO and bracket").
+ */
+const activateExits = (d: Decision, entry: BracketEntry | OpenOrder, ctx: WalletContext): void => {
+  const e: BracketEntry =
+    'exits' in entry && 'remaining' in entry
+      ? {
+          orderId: entry.orderId,
+          sessionId: entry.sessionId,
+          symbol: entry.symbol,
+          side: entry.side,
+          listId: entry.list!.id,
+          exits: entry.exits!,
+          executedBefore: entry.quantity.minus(entry.remaining),
+        }
+      : (entry as BracketEntry);
+  let executed = e.executedBefore;
+  for (const event of d.events) {
+    if (event.type === 'OrderFilled' && event.data.order_id === e.orderId)
+      executed = executed.plus(event.data.quantity);
+  }
+  if (executed.lte(0)) return;
+  const side: OrderSide = e.side === 'buy' ? 'sell' : 'buy';
+  const common = { symbol: e.symbol, side, quantity: fmt(executed) };
+  const legs: { request: OrderRequest; role: OrderListRole }[] = [];
+  const tp = e.exits.take_profit;
+  if (tp) {
+    legs.push({
+      request: { ...common, type: tp.type, price: tp.price, triggerPrice: tp.trigger_price },
+      role: 'take_profit',
+    });
+  }
+  if (e.exits.stop_loss) {
+    legs.push({
+      request: { ...common, type: 'stop_loss', triggerPrice: e.exits.stop_loss.trigger_price },
+      role: 'stop_loss',
+    });
+  }
+  const state = d.state;
+  const session = requireSession(state);
+  // The entry's owner placed the bracket; its exits only close what the entry opened (no owner check again).
+  const owner: OwnerSnapshot = {
+    ownerId: state.ownerId ?? '',
+    ownerType: state.ownerType ?? 'account',
+    accountId: state.accountId ?? '',
+    status: 'active',
+    accountStatus: 'active',
+    sessionId: session.ownerSessionId,
+    startingBalance: fmt(session.startingBalance),
+  };
+  placeLinked(d, legs, owner, ctx, { id: e.listId, kind: 'bracket', parentOrderId: e.orderId }, true);
 };

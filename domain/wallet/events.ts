@@ -107,8 +107,30 @@ export interface OrderPlacedData {
    * the wallet's open orders when placed. Absent: none was sent (and every order recorded before 2026-11-28).
    */
   client_order_id?: string;
-  /** Collateral held while the order is open: USDT for buys, the base quantity for sells; 0 for market. */
+  /**
+   * The order list it belongs to (docs/trading-rules.md, "Order lists: OCO and bracket"): an OCO's two legs, or a
+   * bracket's entry and the exits it placed once it filled, share one id. Absent: a lone order.
+   */
+  order_list_id?: string;
+  /** What the order is in its list: `entry` (a bracket's), `take_profit` or `stop_loss` (an exit, an OCO's leg). */
+  list_role?: OrderListRole;
+  /** `oco` or `bracket` (with `order_list_id`). */
+  list_kind?: OrderListKind;
+  /** An exit of a bracket: the entry whose fill placed it. */
+  parent_order_id?: string;
+  /**
+   * A bracket's entry: the exits it places once it is done (their side is the entry's other side, their quantity
+   * what the entry executed). Absent for every other order.
+   */
+  exits?: BracketExits;
+  /**
+   * Collateral held while the order is open: USDT for buys, the base quantity for sells; 0 for market. The legs of
+   * an OCO hold one lock together (the larger leg's: the base quantity for sells): each leg records it, and every
+   * leg after the first has `lock_shared` set, so it moves no balance.
+   */
   locked_amount: string;
+  /** Set on an OCO leg whose `locked_amount` is the lock its first leg already took (nothing more is locked). */
+  lock_shared?: boolean;
   /** `USDT` or the base asset. */
   lock_asset: string;
   /** Fee rate the lock was sized with. */
@@ -118,6 +140,21 @@ export interface OrderPlacedData {
   /** SHA-256 of the canonical request body (same key + other body → 409). */
   request_hash: string | null;
   placed_at: string;
+}
+
+/** The kinds of order list (docs/trading-rules.md, "Order lists: OCO and bracket"). */
+export type OrderListKind = 'oco' | 'bracket';
+
+/** The role of an order in its list. */
+export type OrderListRole = 'entry' | 'take_profit' | 'stop_loss';
+
+/**
+ * A bracket's exits as its entry recorded them: a take-profit (a `limit` at `price`, or a `take_profit` triggered at
+ * `trigger_price`) and/or a stop-loss (`stop_loss` at `trigger_price`); decimal strings, 8 places.
+ */
+export interface BracketExits {
+  take_profit?: { type: 'limit' | 'take_profit'; price: string | null; trigger_price: string | null };
+  stop_loss?: { trigger_price: string };
 }
 
 /** What made a fill happen. */
@@ -231,9 +268,16 @@ export type CancelReason =
    */
   | 'unfilled'
   /** A FOK order the book could not fill whole at once: dropped with no fill (docs/trading-rules.md). */
-  | 'fill_or_kill';
+  | 'fill_or_kill'
+  /** An OCO leg whose other leg started to fill (docs/trading-rules.md, "Order lists: OCO and bracket"). */
+  | 'linked_fill'
+  /** An OCO leg whose other leg was cancelled by the client: a list is cancelled whole. */
+  | 'linked_cancel';
 
-/** An open order was cancelled; its whole (remaining) lock is released. */
+/**
+ * An open order was cancelled; its whole (remaining) lock is released. An OCO leg's shared lock is released once:
+ * by the last of its legs to be cancelled, or consumed by the leg that fills (the other leg then releases 0).
+ */
 export interface OrderCancelledData {
   order_id: string;
   session_id: string;
@@ -259,6 +303,11 @@ export interface OrderRejectedData {
   trigger_price: string | null;
   /** The client's own id of the order, when one was sent (see {@link OrderPlacedData.client_order_id}). */
   client_order_id?: string;
+  /** The order list the rejected order was to join (an OCO leg, a bracket's entry or exit); absent otherwise. */
+  order_list_id?: string;
+  list_role?: OrderListRole;
+  list_kind?: OrderListKind;
+  parent_order_id?: string;
   /** Step 1–8 of the chain and its rule name. */
   step: number;
   rule: RiskRule;

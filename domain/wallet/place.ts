@@ -17,24 +17,31 @@ export const placeAndOffer = (
   ctx: WalletContext,
 ): WalletEvent[] => {
   const events = walletDecider.decide(command, state, ctx);
-  const placed = events.find((e) => e.type === 'OrderPlaced');
-  if (!placed || placed.data.type === 'market') return events;
-  const quoted = ctx.prices(placed.data.symbol);
-  if (!quoted || quoted.stale) return events;
   let after = state;
   for (const e of events) after = evolveWallet(after, e);
-  const offered = walletDecider.decide(
-    {
-      type: 'FillOrder',
-      data: {
-        orderId: placed.data.order_id,
-        price: quoted.price,
-        time: quoted.timestamp,
-        source: quoted.source,
+  // Every order the decision placed is offered, in placement order: both legs of an OCO, and the exits a bracket's
+  // entry placed when it filled (those placed by an offer's fill are offered in turn).
+  const out = [...events];
+  for (let i = 0; i < out.length; i++) {
+    const e = out[i]!;
+    if (e.type !== 'OrderPlaced' || e.data.type === 'market') continue;
+    const quoted = ctx.prices(e.data.symbol);
+    if (!quoted || quoted.stale) continue;
+    const offered = walletDecider.decide(
+      {
+        type: 'FillOrder',
+        data: {
+          orderId: e.data.order_id,
+          price: quoted.price,
+          time: quoted.timestamp,
+          source: quoted.source,
+        },
       },
-    },
-    after,
-    ctx,
-  );
-  return [...events, ...offered];
+      after,
+      ctx,
+    );
+    for (const o of offered) after = evolveWallet(after, o);
+    out.push(...offered);
+  }
+  return out;
 };

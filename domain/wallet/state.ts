@@ -1,7 +1,7 @@
 import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../fill-model/model';
 import { type Dec, dec, ZERO } from '../trading/decimal';
 import type { OrderSide, OrderType, TimeInForce } from '../trading/orders';
-import type { OwnerType, WalletEvent } from './events';
+import type { BracketExits, OrderListKind, OrderListRole, OwnerType, WalletEvent } from './events';
 
 /** A held base asset (a position: spot only, never negative). */
 export interface Holding {
@@ -51,6 +51,13 @@ export interface OpenOrder {
   /** The client's own id (`OrderPlaced.client_order_id`), null when none: unique among open orders. */
   clientOrderId: string | null;
   placedAt: string;
+  /**
+   * Its order list (docs/trading-rules.md, "Order lists: OCO and bracket"), null for a lone order. The open legs of
+   * an OCO each carry the list's one lock in `lockedAmount`, which the balances hold once.
+   */
+  list: { id: string; kind: OrderListKind; role: OrderListRole } | null;
+  /** A bracket's entry: the exits it places once done (`OrderPlaced.exits`); null otherwise. */
+  exits: BracketExits | null;
 }
 
 /**
@@ -256,12 +263,19 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         timeInForce: d.time_in_force ?? 'GTC',
         clientOrderId: d.client_order_id ?? null,
         placedAt: d.placed_at,
+        list:
+          d.order_list_id === undefined
+            ? null
+            : { id: d.order_list_id, kind: d.list_kind ?? 'oco', role: d.list_role ?? 'take_profit' },
+        exits: d.exits ?? null,
       };
       const next = {
         ...state,
         openOrders: { ...state.openOrders, [d.order_id]: order },
         updatedAt: d.placed_at,
       };
+      // An OCO leg after the first shares the lock its first leg took: nothing more moves.
+      if (d.lock_shared) return next;
       if (d.side === 'buy')
         return { ...next, cash: state.cash.minus(lock), lockedCash: state.lockedCash.plus(lock) };
       const holding = state.holdings[d.base_asset];

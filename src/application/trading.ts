@@ -4,6 +4,7 @@ import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { parseDecimal } from '../../domain/trading/decimal';
 import type { OrderSide, OrderType, TimeInForce } from '../../domain/trading/orders';
+import type { OrderListRequest } from '../../domain/wallet/commands';
 import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import {
@@ -49,6 +50,8 @@ export interface OrderInput {
    * "Client order ids"): `^[a-zA-Z0-9-_.]{1,36}$`, unique among the wallet's open orders (else `CONFLICT` 409).
    */
   clientOrderId?: string | undefined;
+  /** An OCO's stop-loss leg, or a bracket's exits (`OrderRequest.list`; docs/trading-rules.md, "Order lists"). */
+  list?: OrderListRequest | undefined;
 }
 
 /** Options of {@link placeOrder}. */
@@ -73,6 +76,20 @@ const canonicalDecimal = (v: string | null): string | null => {
   return parsed ? parsed.toFixed() : v;
 };
 
+/** An order list request with its decimals canonical (see {@link canonicalDecimal}). */
+const canonicalList = (list: OrderListRequest) => ({
+  kind: list.kind,
+  stopLoss: list.stopLoss ? canonicalDecimal(list.stopLoss.triggerPrice) : null,
+  takeProfit:
+    list.kind === 'bracket' && list.takeProfit
+      ? {
+          type: list.takeProfit.type,
+          price: canonicalDecimal(list.takeProfit.price ?? null),
+          triggerPrice: canonicalDecimal(list.takeProfit.triggerPrice ?? null),
+        }
+      : null,
+});
+
 /**
  * SHA-256 of the canonical order: the same idempotency key with another order is a conflict. Canonical: the symbol
  * in upper case and the decimals by value, so a retry that spells the same order differently is still a replay.
@@ -90,6 +107,8 @@ const requestHash = (o: OrderInput): string =>
         // Only when not the default, so a GTC order (sent with or without it) hashes as it always did.
         ...(o.timeInForce && o.timeInForce !== 'GTC' ? { timeInForce: o.timeInForce } : {}),
         ...(o.clientOrderId ? { clientOrderId: o.clientOrderId } : {}),
+        // Only for an order of a list, so a lone order hashes as it always did.
+        ...(o.list ? { list: canonicalList(o.list) } : {}),
       }),
     )
     .digest('hex');

@@ -223,6 +223,9 @@ export const sandboxOrder = z.object({
   filled_at: timestamp.nullable(),
   cancelled_at: timestamp.nullable(),
   cancel_reason: z.string().nullable(),
+  order_list_id: z.string().optional().describe('the order list (an OCO, a bracket) the order belongs to'),
+  list_kind: z.enum(['oco', 'bracket']).optional(),
+  list_role: z.enum(['entry', 'take_profit', 'stop_loss']).optional(),
   rejection: z
     .object({ code: z.string(), rule: z.string(), step: z.number(), message: z.string() })
     .nullable(),

@@ -71,6 +71,37 @@ const clientOrderIdInput = z
 /** `client_order_id` of an order on the wire: present only when the order was placed with one. */
 const clientOrderIdOutput = z.string().optional().describe('present when the order was placed with one');
 
+/** A take-profit exit or leg (docs/trading-rules.md, "Order lists: OCO and bracket"). */
+const takeProfitInput = z
+  .object({
+    type: z
+      .enum(['limit', 'take_profit'])
+      .default('limit')
+      .describe(
+        '`limit` (default): rests at `price` as a maker; `take_profit`: triggered at `trigger_price`, fills as a taker',
+      ),
+    price: orderDecimal.nullable().optional().describe('the limit price: required for a `limit` take-profit'),
+    trigger_price: orderDecimal
+      .nullable()
+      .optional()
+      .describe('the trigger price: required for a `take_profit` take-profit'),
+  })
+  .strict();
+
+/** A stop-loss exit or leg: a `stop_loss` triggered at `trigger_price`. */
+const stopLossInput = z
+  .object({ trigger_price: orderDecimal.describe('the stop-loss trigger price') })
+  .strict();
+
+/** `bracket` of an order body: the exits placed once the entry is done. */
+const bracketInput = z
+  .object({ take_profit: takeProfitInput.optional(), stop_loss: stopLossInput.optional() })
+  .strict()
+  .optional()
+  .describe(
+    'attach exits (a bracket; `market` or `limit` entries only): once the entry is done they are placed on the other side for the quantity it executed, both as an OCO (one filling cancels the other). docs/trading-rules.md, "Order lists: OCO and bracket"',
+  );
+
 /** `POST /trade/order` body (spec "Trading endpoints"); also the sandbox and historical battle order bodies. */
 export const placeOrderBody = z
   .object({
@@ -98,6 +129,20 @@ export const placeOrderBody = z
       ),
     time_in_force: timeInForceInput,
     client_order_id: clientOrderIdInput,
+    bracket: bracketInput,
+  })
+  .strict();
+
+/** `POST /trade/order/oco` body: a take-profit and a stop-loss of one quantity, one cancelling the other. */
+export const placeOcoBody = z
+  .object({
+    symbol: symbolInput,
+    side: z
+      .enum(ORDER_SIDES)
+      .describe('both legs: `sell` exits a held position (take-profit above, stop below); `buy` the mirror'),
+    quantity: orderDecimal.describe('base quantity of each leg (one lock for both)'),
+    take_profit: takeProfitInput,
+    stop_loss: stopLossInput,
   })
   .strict();
 
@@ -110,6 +155,13 @@ export const idempotencyHeaders = z.object({
     .optional()
     .describe('same key and body within 24 h return the original response; another body → 409'),
 });
+
+/** The list fields of an order on the wire, present only for an order of a list (so lone orders keep the spec's shape). */
+const listOutput = {
+  order_list_id: z.string().optional().describe('the order list (an OCO, a bracket) the order belongs to'),
+  list_kind: z.enum(['oco', 'bracket']).optional(),
+  list_role: z.enum(['entry', 'take_profit', 'stop_loss']).optional(),
+};
 
 /**
  * `cancel_reason` and `cancelled_at` of a 201 whose order ended in the decision that placed it (present only then,
@@ -149,6 +201,7 @@ export const filledOrderResponse = z.object({
   ...endedOnPlacement,
   time_in_force: timeInForceOutput,
   client_order_id: clientOrderIdOutput,
+  ...listOutput,
 });
 
 /** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
@@ -166,6 +219,7 @@ export const pendingOrderResponse = z.object({
   ...endedOnPlacement,
   time_in_force: timeInForceOutput,
   client_order_id: clientOrderIdOutput,
+  ...listOutput,
 });
 
 /** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */
@@ -263,6 +317,7 @@ export const orderResponse = z.object({
   cancel_reason: z.string().nullable(),
   time_in_force: timeInForceOutput,
   client_order_id: clientOrderIdOutput,
+  ...listOutput,
   rejection: z
     .object({ code: z.string(), rule: z.string(), step: z.number().int(), message: z.string() })
     .nullable()
@@ -722,6 +777,47 @@ export const orderInputOf = (b: z.output<typeof placeOrderBody>): OrderInput => 
   triggerPrice: triggerPriceOf(b),
   ...(b.time_in_force ? { timeInForce: b.time_in_force } : {}),
   ...(b.client_order_id ? { clientOrderId: b.client_order_id } : {}),
+  ...(b.bracket
+    ? {
+        list: {
+          kind: 'bracket' as const,
+          ...(b.bracket.take_profit ? { takeProfit: takeProfitOf(b.bracket.take_profit) } : {}),
+          ...(b.bracket.stop_loss
+            ? { stopLoss: { triggerPrice: decimalText(b.bracket.stop_loss.trigger_price) } }
+            : {}),
+        },
+      }
+    : {}),
+});
+
+const takeProfitOf = (t: z.output<typeof takeProfitInput>) => ({
+  type: t.type,
+  price: t.price == null ? null : decimalText(t.price),
+  triggerPrice: t.trigger_price == null ? null : decimalText(t.trigger_price),
+});
+
+/**
+ * An OCO body in the domain's terms: the take-profit leg as the order, the stop-loss as its linked leg
+ * (`OrderRequest.list`, kind `oco`).
+ */
+export const ocoInputOf = (b: z.output<typeof placeOcoBody>): OrderInput => {
+  const tp = takeProfitOf(b.take_profit);
+  return {
+    symbol: b.symbol,
+    side: b.side,
+    type: tp.type,
+    quantity: decimalText(b.quantity),
+    price: tp.price,
+    triggerPrice: tp.triggerPrice,
+    list: { kind: 'oco', stopLoss: { triggerPrice: decimalText(b.stop_loss.trigger_price) } },
+  };
+};
+
+/** Response 201 of `POST /trade/order/oco`: the list and its two legs as placed (each as `POST /trade/order` answers). */
+export const ocoResponse = z.object({
+  order_list_id: z.string(),
+  list_kind: z.literal('oco'),
+  orders: z.array(z.union([filledOrderResponse, pendingOrderResponse])),
 });
 
 /**

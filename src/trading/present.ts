@@ -65,8 +65,17 @@ export const filledOrderOut = (
     ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
     ...timeInForceOut(placed.time_in_force),
     ...clientOrderIdOut(placed.client_order_id),
+    ...listOut(placed.order_list_id, placed.list_kind, placed.list_role),
   };
 };
+
+/** An order's list fields on the wire, only for an order of a list (a lone order keeps the spec's shape). */
+const listOut = (
+  id: string | null | undefined,
+  kind: 'oco' | 'bracket' | null | undefined,
+  role: 'entry' | 'take_profit' | 'stop_loss' | null | undefined,
+) =>
+  id ? { order_list_id: id, ...(kind ? { list_kind: kind } : {}), ...(role ? { list_role: role } : {}) } : {};
 
 /** `time_in_force` on the wire only when the client chose one other than the default, so GTC keeps the spec's shape. */
 const timeInForceOut = (tif: 'IOC' | 'FOK' | null | undefined) => (tif ? { time_in_force: tif } : {});
@@ -93,6 +102,7 @@ export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancel
   ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
   ...timeInForceOut(placed.time_in_force),
   ...clientOrderIdOut(placed.client_order_id),
+  ...listOut(placed.order_list_id, placed.list_kind, placed.list_role),
 });
 
 /**
@@ -254,6 +264,7 @@ export const orderOut = (row: OrderRow) => ({
   cancel_reason: row.cancel_reason,
   ...timeInForceOut(row.time_in_force),
   ...clientOrderIdOut(row.client_order_id),
+  ...listOut(row.order_list_id, row.list_kind, row.list_role),
   rejection:
     row.status === 'rejected'
       ? {
@@ -401,6 +412,27 @@ export const placedOrderOut = (outcome: Extract<PlaceOrderOutcome, { kind: 'fill
   const body = placementOut(outcome.events, outcome.orderId);
   if (!body) throw new Error(`order ${outcome.orderId} has no placement among its events`);
   return body;
+};
+
+/**
+ * The 201 body of a placed OCO (`POST /trade/order/oco`): the list's id and both legs as the placing decision left
+ * them (a leg the current price already reached is filled, the other then cancelled).
+ */
+export const placedOcoOut = (outcome: Extract<PlaceOrderOutcome, { kind: 'filled' | 'pending' }>) =>
+  ocoPlacementOut(outcome.events);
+
+/** {@link placedOcoOut} from the placing decision's events (also a sandbox's); throws when they place no OCO. */
+export const ocoPlacementOut = (events: readonly WalletEvent[]) => {
+  const legs = events.flatMap((e) =>
+    e.type === 'OrderPlaced' && e.data.list_kind === 'oco' ? [e.data] : [],
+  );
+  const listId = legs[0]?.order_list_id;
+  if (!listId) throw new Error('the events place no OCO');
+  return {
+    order_list_id: listId,
+    list_kind: 'oco' as const,
+    orders: legs.map((leg) => placementOut(events, leg.order_id)!),
+  };
 };
 
 /** The request's paging as a list answers it (`limit`, `offset`). */

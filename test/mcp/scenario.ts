@@ -149,6 +149,31 @@ export const tradingScenario = async (client: Client, rest: Rest) => {
   expect(cancelled).toMatchObject({ order_id: limit.order_id, status: 'cancelled', unlocked_asset: 'USDT' });
   expect((await rest('GET', `/trade/order/${limit.order_id}`)).body.status).toBe('cancelled');
 
+  // An OCO on the 0.01 BTC held (far legs, so neither fills): one lock of the quantity; cancelling a leg cancels both.
+  const oco = (
+    await ok(client, 'place_oco_order', {
+      symbol: 'BTCUSDT',
+      side: 'sell',
+      quantity: '0.01',
+      take_profit: { price: (Number(price.price) * 2).toFixed(2) },
+      stop_loss: { trigger_price: limitPrice },
+    })
+  ).oco;
+  expect(oco.orders.map((o: { list_role: string; status: string }) => [o.list_role, o.status])).toEqual([
+    ['take_profit', 'pending'],
+    ['stop_loss', 'pending'],
+  ]);
+  const [tpLeg, slLeg] = oco.orders;
+  expect((await rest('GET', `/trade/order/${slLeg.order_id}`)).body).toMatchObject({
+    order_list_id: oco.order_list_id,
+    list_role: 'stop_loss',
+  });
+  await ok(client, 'cancel_order', { order_id: tpLeg.order_id });
+  expect((await rest('GET', `/trade/order/${slLeg.order_id}`)).body).toMatchObject({
+    status: 'cancelled',
+    cancel_reason: 'linked_cancel',
+  });
+
   const portfolio = await ok(client, 'get_portfolio');
   const restPortfolio = (await rest('GET', '/account/portfolio')).body;
   expect(portfolio).toMatchObject({

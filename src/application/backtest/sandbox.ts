@@ -5,10 +5,12 @@ import { INTERVAL_MS, INTERVALS, isInterval } from '../../../domain/market/inter
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { DomainError } from '../../../domain/shared/errors';
 import type { OrderSide } from '../../../domain/trading/orders';
+import type { WalletEvent } from '../../../domain/wallet/events';
 import { assertAgentActive } from '../../auth/principal';
 import { balanceOut, candleOut, portfolioOut, tickerOut } from '../../backtest/present';
 import { parseIndicators } from '../../market/indicators';
 import { parseQueryTime } from '../../market/query-time';
+import { ocoPlacementOut } from '../../trading/present';
 import type { Call } from '../call';
 import { commandMeta } from '../caller';
 import { type IndicatorsRequest, indicatorInterval, indicatorsOver } from '../indicators';
@@ -95,6 +97,22 @@ export const placeSandboxOrder = async (
     });
   recordSessionWrite(call, outcome);
   return sandboxPlacement(outcome.events, 'the sandbox order');
+};
+
+/**
+ * A sandbox OCO (`input.list.kind === 'oco'`, docs/trading-rules.md "Order lists: OCO and bracket"): placed like
+ * {@link placeSandboxOrder}, answered with the list and both legs.
+ */
+export const placeSandboxOco = async (call: Call, id: string, input: OrderInput) => {
+  assertAgentActive(call.caller);
+  const symbol = normalizeSymbol(input.symbol);
+  const outcome = await backtestCommands(call)
+    .placeOrder(backtestCaller(call), id, { ...input, symbol }, commandMeta(call))
+    .catch((error: unknown) => {
+      throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
+    });
+  recordSessionWrite(call, outcome);
+  return ocoPlacementOut(outcome.events as WalletEvent[]);
 };
 
 /** Cancels an open sandbox order (pending or partly filled); its whole remaining lock is released. */

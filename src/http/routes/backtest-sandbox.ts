@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   cancelSandboxOrder,
   openSandboxOrders,
+  placeSandboxOco,
   placeSandboxOrder,
   sandboxBalance,
   sandboxCandles,
@@ -40,8 +41,11 @@ import { errorResponses } from '../../contract/common';
 import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
 import {
   filledOrderResponse,
+  ocoInputOf,
+  ocoResponse,
   orderInputOf,
   pendingOrderResponse,
+  placeOcoBody,
   placeOrderBody,
 } from '../../contract/trading';
 import { cancelOut } from '../../trading/present';
@@ -81,6 +85,32 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     async (request, reply) => {
       const placed = await placeSandboxOrder(callOf(request), request.params.id, orderInputOf(request.body));
+      return reply.status(201).send(placed);
+    },
+  );
+
+  app.post(
+    '/backtest/:id/trade/order/oco',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          'Sandbox OCO: a take-profit and a stop-loss, the first to fill cancels the other, at virtual time',
+        description:
+          'Same body and response as `POST /trade/order/oco`; the legs are matched on the candles of later steps ' +
+          '(docs/trading-rules.md, "Order lists: OCO and bracket").',
+        params: sessionParams,
+        body: placeOcoBody,
+        response: {
+          201: ocoResponse,
+          ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const placed = await placeSandboxOco(callOf(request), request.params.id, ocoInputOf(request.body));
       return reply.status(201).send(placed);
     },
   );

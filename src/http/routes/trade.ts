@@ -19,6 +19,8 @@ import {
   historyResponse,
   idempotencyHeaders,
   listOrdersQuery,
+  ocoInputOf,
+  ocoResponse,
   openOrdersQuery,
   orderDetailResponse,
   orderIdParams,
@@ -26,6 +28,7 @@ import {
   orderListResponse,
   orderPreviewResponse,
   pendingOrderResponse,
+  placeOcoBody,
   placeOrderBody,
 } from '../../contract/trading';
 import {
@@ -33,6 +36,7 @@ import {
   cancelOut,
   orderDetailOut,
   orderListOut,
+  placedOcoOut,
   placedOrderOut,
   previewOut,
   tradeListOut,
@@ -84,6 +88,36 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.status(201).send(placedOrderOut(placed.outcome));
+    },
+  );
+
+  app.post(
+    '/trade/order/oco',
+    {
+      config: write,
+      schema: {
+        tags,
+        security,
+        summary:
+          'Place an OCO: a take-profit and a stop-loss of one quantity; the first to fill cancels the other',
+        description:
+          'Both legs pass the 8-step risk chain together and share one lock (a sell OCO locks its base quantity ' +
+          'once). As soon as one leg starts to fill the other is cancelled in the same decision; cancelling either ' +
+          'leg cancels both (docs/trading-rules.md, "Order lists: OCO and bracket"). `Idempotency-Key` as for ' +
+          '`POST /trade/order`.',
+        headers: idempotencyHeaders,
+        body: placeOcoBody,
+        response: {
+          201: ocoResponse,
+          ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const placed = await placeOrder(callOf(request), ocoInputOf(request.body), {
+        idempotencyKey: request.headers['idempotency-key'],
+      });
+      return reply.status(201).send(placedOcoOut(placed.outcome));
     },
   );
 

@@ -10,6 +10,7 @@ import {
 import {
   cancelSandboxOrder,
   openSandboxOrders,
+  placeSandboxOco,
   placeSandboxOrder,
   sandboxBalance,
   sandboxCandles,
@@ -71,8 +72,11 @@ import {
 import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
 import {
   filledOrderResponse,
+  ocoInputOf,
+  ocoResponse,
   orderInputOf,
   pendingOrderResponse,
+  placeOcoBody,
   placeOrderBody,
   symbolInput,
 } from '../../contract/trading';
@@ -201,6 +205,27 @@ export const backtestTools: ToolDef[] = [
       return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
     },
     summary: (r) => `sandbox order ${r.order.order_id} ${r.order.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'place_backtest_oco_order',
+    routes: ['POST /backtest/{id}/trade/order/oco'],
+    title: 'Place a sandbox OCO',
+    description:
+      "Places an OCO in a running backtest's sandbox (as place_oco_order live): a take-profit and a stop-loss of " +
+      'one quantity sharing one lock; the first candle that reaches a leg fills it and cancels the other.',
+    input: sessionParams.extend(placeOcoBody.shape).strict(),
+    output: z.object({ oco: ocoResponse }),
+    annotations: WRITE,
+    run: async (call, a) => {
+      const { id, ...body } = a;
+      return { oco: await placeSandboxOco(authed(call), id, ocoInputOf(body)) };
+    },
+    rest: async (a, http) => {
+      const { id, ...body } = a;
+      return { oco: await http({ method: 'POST', path: at(id, '/trade/order/oco'), body }) };
+    },
+    summary: (r) => `sandbox OCO ${r.oco.order_list_id}: ${r.oco.orders.map((o) => o.status).join(', ')}`,
   }),
   defineTool({
     ...common,

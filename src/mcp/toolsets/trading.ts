@@ -16,6 +16,8 @@ import {
   historyQuery,
   historyResponse,
   listOrdersQuery,
+  ocoInputOf,
+  ocoResponse,
   openOrdersQuery,
   orderDetailResponse,
   orderIdParams,
@@ -23,6 +25,7 @@ import {
   orderListResponse,
   orderPreviewResponse,
   pendingOrderResponse,
+  placeOcoBody,
   placeOrderBody,
 } from '../../contract/trading';
 import {
@@ -30,6 +33,7 @@ import {
   cancelOut,
   orderDetailOut,
   orderListOut,
+  placedOcoOut,
   placedOrderOut,
   previewOut,
   tradeListOut,
@@ -97,7 +101,46 @@ const orderSummary = (o: z.output<typeof placeOutput>): string => {
   return `order ${order.order_id} ${order.status}${order.cancel_reason ? ` (${order.cancel_reason})` : ''}: ${order.type} ${order.side} ${order.quantity} ${order.symbol}`;
 };
 
+const ocoOutput = z.object({
+  oco: ocoResponse.describe('the list and its two legs as placed'),
+  idempotent_replay: z.boolean().optional().describe('true when this answers a retry under the same key'),
+});
+
 export const tradingTools: ToolDef[] = [
+  defineTool({
+    ...write,
+    name: 'place_oco_order',
+    routes: ['POST /trade/order/oco'],
+    title: 'Place an OCO (take-profit + stop-loss, one cancels the other)',
+    description:
+      'Places two linked orders of one quantity: a take_profit leg (type limit at price, the default, or ' +
+      'take_profit at trigger_price) and a stop_loss leg (trigger_price). For side sell (exiting a held position) ' +
+      'the take-profit is above and the stop below; for buy the mirror. Both pass the risk chain and share one ' +
+      'lock (a sell OCO locks its quantity once). As soon as one leg starts to fill the other is cancelled ' +
+      '(linked_fill); cancel_order on either leg cancels both. For exits attached to a new entry, use place_order ' +
+      'with bracket.',
+    input: placeOcoBody.extend({ idempotency_key: idempotencyKey }),
+    output: ocoOutput,
+    annotations: WRITE,
+    run: async (call, a) => {
+      const { idempotency_key, ...body } = a;
+      const placed = await placeOrder(authed(call), ocoInputOf(body), { idempotencyKey: idempotency_key });
+      return { oco: placedOcoOut(placed.outcome), ...(placed.replayed ? { idempotent_replay: true } : {}) };
+    },
+    rest: async (a, http) => {
+      const { idempotency_key, ...body } = a;
+      return {
+        oco: await http({
+          method: 'POST',
+          path: '/trade/order/oco',
+          body,
+          headers: { 'idempotency-key': idempotency_key },
+        }),
+      };
+    },
+    summary: (r) =>
+      `OCO ${r.oco.order_list_id}: ${r.oco.orders.map((o) => `${o.list_role} ${o.order_id} ${o.status}`).join(', ')}`,
+  }),
   defineTool({
     ...write,
     name: 'place_order',
