@@ -119,8 +119,10 @@ export interface BacktestCommandDeps {
   market: () => BacktestMarketSource | undefined;
   /** The agent's current profile (undefined: unknown, or not an agent of the account). */
   agentProfile: (accountId: string, agentId: string) => Promise<AgentProfile | undefined>;
-  /** Fee per fill as a fraction (decimal string), fixed per session at creation. */
+  /** Fee per fill as a fraction (decimal string), fixed per session at creation: the taker rate. */
   feeRate: string;
+  /** The maker rate (decimal string), fixed per session at creation; absent: {@link feeRate}. */
+  makerFeeRate?: string;
   /** Wall clock (default: `new Date()`). */
   now?: () => Date;
   /** Sessions kept in memory with their candles (default 16; least recently used dropped first). */
@@ -393,6 +395,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
             request,
             riskProfile: agent.riskProfile,
             feeRate: deps.feeRate,
+            makerFeeRate: deps.makerFeeRate ?? deps.feeRate,
             fillModel: agent.fillModel ?? 'realistic',
           },
         },

@@ -89,8 +89,10 @@ export interface BattleCommandDeps {
   agentInfo: (accountId: string, agentId: string) => Promise<AgentInfo | undefined>;
   market: () => BacktestMarketSource | undefined;
   live: LiveBattlePort;
-  /** Fee per fill as a fraction (decimal string), fixed per battle at creation (historical sandboxes). */
+  /** Fee per fill as a fraction (decimal string), fixed per battle at creation (historical sandboxes): taker. */
   feeRate: string;
+  /** The maker rate (decimal string), fixed per battle at creation; absent: {@link feeRate}. */
+  makerFeeRate?: string;
   now?: () => Date;
   /** Battles kept in memory (default 32). */
   cacheSize?: number;
@@ -361,6 +363,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
           accountId: caller.accountId,
           request,
           feeRate: deps.feeRate,
+          makerFeeRate: deps.makerFeeRate ?? deps.feeRate,
           replayOf,
           participants,
         },

@@ -181,8 +181,10 @@ export interface WalletCommandDeps {
   db: Kysely<ReadModels>;
   /** Market data; undefined (or returning undefined) when the runtime has none. */
   market: () => MarketView | undefined;
-  /** Fee per fill as a fraction (default 0.001 = 0.1%). */
+  /** Fee per fill as a fraction (default 0.001 = 0.1%): the taker rate, which locks are sized with. */
   feeRate?: Dec;
+  /** The maker rate (resting limit fills); absent: {@link feeRate}. */
+  makerFeeRate?: Dec;
   /** The fill model new wallets open with (`FILL_MODEL`; default `realistic`). */
   fillModel?: FillModelName;
   /** The owner's profile (default: the accounts and agents read models). */
@@ -286,6 +288,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
       },
       riskProfile: profile?.riskProfile ?? DEFAULT_RISK_PROFILE,
       feeRate,
+      ...(deps.makerFeeRate ? { makerFeeRate: deps.makerFeeRate } : {}),
     };
   };
 

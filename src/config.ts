@@ -9,6 +9,12 @@ import { z } from 'zod';
  */
 const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
 
+/** A fee rate setting: a decimal fraction from 0 to 0.1 (10 %) with at most 8 places. */
+const feeRateSetting = z
+  .string()
+  .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction such as 0.001')
+  .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)');
+
 const configSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
@@ -101,12 +107,15 @@ const configSchema = z.object({
    * `synthetic` is a seeded random walk. Unset: `files` when MARKET_DATA_DIR is set, else `synthetic`.
    */
   MARKET_SOURCE: z.preprocess(emptyToUndefined, z.enum(['files', 'binance', 'synthetic']).optional()),
-  /** Fee per fill as a fraction of notional, charged in USDT (ARCHITECTURE §8: 0.001 = 0.1 %), 0 to 0.1. */
-  FEE_RATE: z
-    .string()
-    .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction such as 0.001')
-    .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)')
-    .default('0.001'),
+  /**
+   * Fee per fill as a fraction of notional, charged in USDT (ARCHITECTURE §8: 0.001 = 0.1 %), 0 to 0.1: the taker
+   * rate unless `TAKER_FEE_RATE` is set, and the maker rate unless `MAKER_FEE_RATE` is set (`feeRatesOf`).
+   */
+  FEE_RATE: feeRateSetting.default('0.001'),
+  /** The rate of resting limit (maker) fills; unset: the taker rate (docs/trading-rules.md, "Fees by liquidity"). */
+  MAKER_FEE_RATE: z.preprocess(emptyToUndefined, feeRateSetting.optional()),
+  /** The rate of fills that take liquidity, and what locks are sized with; unset: `FEE_RATE`. */
+  TAKER_FEE_RATE: z.preprocess(emptyToUndefined, feeRateSetting.optional()),
   /**
    * The fill model new wallets open with (docs/trading-rules.md, "The fill model"): `realistic` (book walk,
    * participation-capped resting fills) or `instant` (touch and fill in full). Each wallet can change its own

@@ -16,11 +16,16 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export const SOURCE_CLOSE = 'candle_close';
 export const SOURCE_PATH = 'candle_path';
 
-/** The fixed trading terms of a sandbox wallet: the risk profile copied from its agent and the fee rate. */
+/**
+ * The fixed trading terms of a sandbox wallet: the risk profile copied from its agent and the fee rates recorded
+ * when its backtest or battle was created (never today's settings: a replay of its stream decides as it was).
+ */
 export interface SandboxTerms {
   riskProfile: RiskProfile;
-  /** Fee per fill as a fraction of notional, decimal string (0.001 = 0.1 %). */
+  /** Taker fee per fill as a fraction of notional, decimal string (0.001 = 0.1 %); what locks are sized with. */
   feeRate: string;
+  /** Maker fee (resting limit fills), decimal string. */
+  makerFeeRate: string;
 }
 
 /**
@@ -59,6 +64,7 @@ export const sandboxContext = (
   quoteVolume24h: (symbol) => quoteVolume24h(market, symbol, at),
   riskProfile: terms.riskProfile,
   feeRate: dec(terms.feeRate),
+  makerFeeRate: dec(terms.makerFeeRate),
 });
 
 /**

@@ -30,6 +30,8 @@ export type BacktestCommand =
         request: BacktestRequest;
         riskProfile: RiskProfile;
         feeRate: string;
+        /** The maker fee rate in effect (absent: `feeRate`). */
+        makerFeeRate?: string | undefined;
         /** The agent wallet's fill model, fixed for the session (absent: `instant`, as sessions before it). */
         fillModel?: FillModelName | undefined;
       };

@@ -100,6 +100,7 @@ const create = (
         total_steps: steps,
         risk_profile: command.riskProfile,
         fee_rate: command.feeRate,
+        ...(command.makerFeeRate ? { maker_fee_rate: command.makerFeeRate } : {}),
         ...(command.fillModel ? { fill_model: command.fillModel } : {}),
         created_at: ctx.now.toISOString(),
       },

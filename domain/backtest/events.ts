@@ -43,8 +43,13 @@ export interface BacktestCreatedData {
   total_steps: number;
   /** Copied from the agent at creation. */
   risk_profile: RiskProfile;
-  /** Fee per fill as a fraction of notional, fixed for the session. */
+  /** Fee per fill as a fraction of notional, fixed for the session: the taker rate (and every fill's before maker rates). */
   fee_rate: string;
+  /**
+   * The maker rate (resting limit fills), fixed for the session (docs/trading-rules.md, "Fees by liquidity"); absent
+   * (sessions created before 2026-11-28): `fee_rate`, as those sessions charged.
+   */
+  maker_fee_rate?: string;
   /**
    * The agent wallet's fill model at creation, which the sandbox wallet fills with; absent (sessions created before
    * 2026-11-25): `instant`.

@@ -23,7 +23,10 @@ export interface BacktestConfig {
   pairsRequested: string[] | null;
   totalSteps: number;
   riskProfile: RiskProfile;
+  /** Taker fee rate (`BacktestCreated.fee_rate`). */
   feeRate: string;
+  /** Maker fee rate (`BacktestCreated.maker_fee_rate`; absent: the taker rate). */
+  makerFeeRate: string;
   /** The sandbox wallet's fill model (`BacktestCreated.fill_model`; absent: `instant`). */
   fillModel: FillModelName;
   createdAt: string;
@@ -85,6 +88,7 @@ export const evolveBacktest = (state: BacktestState, event: BacktestStreamEvent)
           totalSteps: d.total_steps,
           riskProfile: d.risk_profile,
           feeRate: d.fee_rate,
+          makerFeeRate: d.maker_fee_rate ?? d.fee_rate,
           fillModel: d.fill_model ?? 'instant',
           createdAt: d.created_at,
         },

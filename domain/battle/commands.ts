@@ -38,6 +38,8 @@ export type BattleCommand =
         accountId: string;
         request: BattleRequest;
         feeRate: string;
+        /** The maker fee rate in effect (absent: `feeRate`). */
+        makerFeeRate?: string | undefined;
         replayOf: string | null;
         participants: AgentInfo[];
       };

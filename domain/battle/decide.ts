@@ -110,6 +110,7 @@ export const battleSandboxOwner = (state: BattleState, agentId: string): OwnerSn
 const sandboxTerms = (state: BattleState, p: Participant) => ({
   riskProfile: p.riskProfile!,
   feeRate: state.feeRate,
+  makerFeeRate: state.makerFeeRate,
 });
 
 const wrap = (state: BattleState, agentId: string, events: readonly WalletEvent[]): BattleEvent[] =>
@@ -382,6 +383,7 @@ export const decideBattle = (
             account_id: d.accountId,
             ...config,
             fee_rate: d.feeRate,
+            ...(d.makerFeeRate ? { maker_fee_rate: d.makerFeeRate } : {}),
             replay_of: d.replayOf,
             created_at: now,
           },

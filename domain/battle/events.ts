@@ -110,8 +110,10 @@ export type BattleEvent =
 export interface BattleCreatedData extends BattleConfigData {
   battle_id: string;
   account_id: string;
-  /** Fee per fill as a fraction, fixed at creation (historical sandboxes). */
+  /** Fee per fill as a fraction, fixed at creation (historical sandboxes): the taker rate. */
   fee_rate: string;
+  /** The maker rate (resting limit fills), fixed at creation; absent (battles created before 2026-11-28): `fee_rate`. */
+  maker_fee_rate?: string;
   /** The completed battle this draft copies (`POST /battles/{id}/replay`), else null. */
   replay_of: string | null;
   created_at: string;

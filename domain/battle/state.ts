@@ -34,7 +34,10 @@ export interface BattleState {
   battleId: string | null;
   accountId: string | null;
   config: BattleConfigData | null;
+  /** Taker fee rate fixed at creation (`BattleCreated.fee_rate`). */
   feeRate: string;
+  /** Maker fee rate fixed at creation (`BattleCreated.maker_fee_rate`; absent: the taker rate). */
+  makerFeeRate: string;
   replayOf: string | null;
   /** Null before creation; `deleted` battles answer as unknown. */
   status: BattleStatus | null;
@@ -60,6 +63,7 @@ export const initialBattleState = (): BattleState => ({
   accountId: null,
   config: null,
   feeRate: '0.001',
+  makerFeeRate: '0.001',
   replayOf: null,
   status: null,
   deleted: false,
@@ -105,6 +109,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
         accountId: d.account_id,
         config: configOf(d),
         feeRate: d.fee_rate,
+        makerFeeRate: d.maker_fee_rate ?? d.fee_rate,
         replayOf: d.replay_of,
         status: 'draft',
         createdAt: d.created_at,

@@ -13,6 +13,27 @@ export const DEFAULT_FEE_RATE = '0.001';
  */
 export const feeFor = (notional: Dec, feeRate: Dec): Dec => roundDown8(notional.times(feeRate));
 
+/** The fee rates in effect: `maker` for resting limit fills, `taker` for fills that take liquidity (and locks). */
+export interface FeeRates {
+  maker: Dec;
+  taker: Dec;
+}
+
+/**
+ * The fee rates of the settings (docs/trading-rules.md, "Fees by liquidity"): the taker rate is `TAKER_FEE_RATE`,
+ * else `FEE_RATE` (the one rate of earlier versions), else {@link DEFAULT_FEE_RATE}; the maker rate is
+ * `MAKER_FEE_RATE`, else the taker rate (so a venue that sets only `FEE_RATE` charges it on every fill, as before).
+ * Each is checked by {@link parseFeeRate} (throws `RangeError`).
+ */
+export const feeRatesOf = (settings: {
+  FEE_RATE?: string | undefined;
+  MAKER_FEE_RATE?: string | undefined;
+  TAKER_FEE_RATE?: string | undefined;
+}): FeeRates => {
+  const taker = parseFeeRate(settings.TAKER_FEE_RATE ?? settings.FEE_RATE ?? DEFAULT_FEE_RATE);
+  return { taker, maker: settings.MAKER_FEE_RATE ? parseFeeRate(settings.MAKER_FEE_RATE) : taker };
+};
+
 /** Checks a configured fee rate: a decimal from 0 to 0.1 (10%). Throws `RangeError` otherwise. */
 export const parseFeeRate = (value: string): Dec => {
   const rate = dec(value);

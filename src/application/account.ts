@@ -3,7 +3,7 @@ import { DomainError } from '../../domain/shared/errors';
 import type { RiskProfile } from '../../domain/shared/risk-profile';
 import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
-import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
+import { feeRatesOf } from '../../domain/trading/fees';
 import { type SessionStartedData, type WalletResetData, walletStreamId } from '../../domain/wallet/events';
 import type { TradingMode, TradingModeState } from '../../domain/wallet/mode';
 import type { RecordedEvent } from '../../ports/event-store';
@@ -67,8 +67,10 @@ export interface AccountInfo {
   startingBalance: string;
   currentSession: { sessionId: string; startedAt: string };
   riskProfile: RiskProfile;
-  /** The fee per fill as a fraction of its notional (`FEE_RATE`), 8 places. */
+  /** The taker fee per fill as a fraction of its notional (`TAKER_FEE_RATE`, else `FEE_RATE`), 8 places. */
   feeRate: string;
+  /** The maker fee (resting limit fills; `MAKER_FEE_RATE`, else the taker rate), 8 places. */
+  makerFeeRate: string;
   createdAt: string;
 }
 
@@ -96,9 +98,8 @@ export const accountInfo = async (call: Call): Promise<AccountInfo> => {
     startingBalance: session.startingBalance,
     currentSession: { sessionId: session.sessionId, startedAt: session.startedAt },
     riskProfile: owner.riskProfile,
-    feeRate: fmt(
-      call.services.trading?.feeRate ?? parseFeeRate(call.services.config.FEE_RATE ?? DEFAULT_FEE_RATE),
-    ),
+    feeRate: fmt(call.services.trading?.feeRate ?? feeRatesOf(call.services.config).taker),
+    makerFeeRate: fmt(call.services.trading?.makerFeeRate ?? feeRatesOf(call.services.config).maker),
     createdAt: owner.createdAt,
   };
 };

@@ -55,6 +55,7 @@ export const installBacktest = (services: Services): BacktestServices => {
       };
     },
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
+    makerFeeRate: services.trading?.makerFeeRate.toFixed() ?? '0.001',
   });
   const backtest: BacktestServices = {
     commands,

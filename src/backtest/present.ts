@@ -7,6 +7,7 @@ import {
   lastClosedIndex,
   type SessionMarket,
 } from '../../domain/backtest/market';
+import type { BacktestConfig } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
 import { computePerformance } from '../../domain/metrics/performance';
 import { DomainError } from '../../domain/shared/errors';
@@ -220,6 +221,13 @@ export const stepOut = (
   };
 };
 
+/** The session's fill model and fee rates, fixed at creation (`executionTerms` of the contract). */
+export const executionTermsOut = (config: BacktestConfig) => ({
+  fill_model: config.fillModel,
+  fee_rate: fmt(roundHalfEven8(dec(config.feeRate))),
+  maker_fee_rate: fmt(roundHalfEven8(dec(config.makerFeeRate))),
+});
+
 /** Status of a session (ARCHITECTURE §14b). */
 export const statusOut = (session: LoadedSession) => {
   const s = session.state;
@@ -237,6 +245,7 @@ export const statusOut = (session: LoadedSession) => {
     start_time: iso(config.startTime),
     end_time: iso(config.endTime),
     pairs: config.pairs,
+    ...executionTermsOut(config),
     created_at: config.createdAt,
     started_at: s.startedAt,
     completed_at: s.status === 'completed' ? s.endedAt : null,

@@ -62,6 +62,7 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
     },
     live,
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
+    makerFeeRate: services.trading?.makerFeeRate.toFixed() ?? '0.001',
     exclusive: (names, fn) => exclusively(services.database, names, fn),
     settled: (position) => services.projections.waitFor(position, services.config.READ_MODEL_WAIT_MS),
   });

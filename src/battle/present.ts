@@ -1,6 +1,7 @@
 import type { LoadedBattle } from '../../commands/battle';
 import type { BacktestConfigData, RankingEntry } from '../../domain/battle/events';
 import type { BattleState } from '../../domain/battle/state';
+import { dec, fmt, roundHalfEven8 } from '../../domain/trading/decimal';
 import type { BattleRow, ParticipantRow } from '../../queries/battles';
 
 const iso = (v: Date | string | number | null): string | null =>
@@ -35,6 +36,9 @@ export const rankingOut = (e: RankingEntry): RankingEntry => ({
   profit_factor: e.profit_factor,
 });
 
+/** A decimal string in the wire's 8 places. */
+const d8 = (v: string): string => fmt(roundHalfEven8(dec(v)));
+
 /** A battle on the wire (`battleResponse`) from its state (the fold of its stream): command answers, detail. */
 export const battleOut = (battle: LoadedBattle) => {
   const s: BattleState = battle.state;
@@ -62,6 +66,8 @@ export const battleOut = (battle: LoadedBattle) => {
     started_at: s.startedAt,
     ended_at: s.endedAt,
     completion_reason: s.completionReason,
+    fee_rate: d8(s.feeRate),
+    maker_fee_rate: d8(s.makerFeeRate),
     step: historical ? s.step : null,
     virtual_time: historical && s.virtualTime !== null ? iso(s.virtualTime) : null,
   };

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { isDomainError } from '../../domain/shared/errors';
 import { isUuid } from '../../domain/shared/uuid';
-import { dec, fmt } from '../../domain/trading/decimal';
+import { fmt } from '../../domain/trading/decimal';
+import { feeRatesOf } from '../../domain/trading/fees';
 import { type OrderType, TIME_IN_FORCE } from '../../domain/trading/orders';
 import { CLIENT_ORDER_ID_PATTERN } from '../../domain/wallet/client-order-id';
 import { balances } from '../application/account';
@@ -165,8 +166,21 @@ const byClientOrderId = (call: Call, clientOrderId: string) =>
     throw error;
   });
 
-/** The venue's fee rate (`FEE_RATE`, a fraction of notional) as an 8-place decimal string. */
-const feeRate = (call: Call): string => fmt(dec(call.services.config.FEE_RATE));
+/**
+ * The venue's fee rates (a fraction of notional) as 8-place decimal strings: `taker` (`TAKER_FEE_RATE`, else
+ * `FEE_RATE`) and `maker` (`MAKER_FEE_RATE`, else the taker rate).
+ */
+const feeRates = (call: Call): { maker: string; taker: string } => {
+  const rates = call.services.trading ?? { feeRate: undefined, makerFeeRate: undefined };
+  const settings = feeRatesOf(call.services.config);
+  return {
+    maker: fmt(rates.makerFeeRate ?? settings.maker),
+    taker: fmt(rates.feeRate ?? settings.taker),
+  };
+};
+
+/** A fee rate in basis points, as Binance's integer `makerCommission`/`takerCommission`. */
+const bps = (rate: string): number => Math.round(Number(rate) * 10_000);
 
 /** `limit` of the list endpoints: default 500, at most 1,000 (Binance's bounds). */
 const listLimit = (p: BinanceParams) => intParam(p, 'limit', { min: 1, max: 1000 }, 500);
@@ -204,14 +218,13 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
     signedEndpoint('general', 'read', async ({ call, params }) => {
       const { balances: lines } = await balances(call);
       const omitZero = optional(params, 'omitZeroBalances') === 'true';
-      const rate = feeRate(call);
-      const bps = Math.round(Number(rate) * 10_000);
+      const rates = feeRates(call);
       return {
-        makerCommission: bps,
-        takerCommission: bps,
+        makerCommission: bps(rates.maker),
+        takerCommission: bps(rates.taker),
         buyerCommission: 0,
         sellerCommission: 0,
-        commissionRates: { maker: rate, taker: rate, buyer: '0.00000000', seller: '0.00000000' },
+        commissionRates: { ...rates, buyer: '0.00000000', seller: '0.00000000' },
         canTrade: true,
         canWithdraw: false,
         canDeposit: false,
@@ -246,9 +259,8 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
       // The same decider on the wallet as it is, nothing appended (POST /api/v1/trade/order/preview).
       await previewOrder(call, order.input);
       if (optional(params, 'computeCommissionRates') !== 'true') return {};
-      const rate = feeRate(call);
       return {
-        standardCommissionForOrder: { maker: rate, taker: rate },
+        standardCommissionForOrder: feeRates(call),
         taxCommissionForOrder: { maker: '0.00000000', taker: '0.00000000' },
         discount: {
           enabledForAccount: false,

@@ -15,7 +15,10 @@ export const accountInfoResponse = z.object({
   current_session: z.object({ session_id: z.uuid(), started_at: timestamp }),
   risk_profile: riskProfileResponse,
   fee_rate: decimalOutput.describe(
-    'fee per fill as a fraction of its notional, charged in USDT on both sides (FEE_RATE; 0.00100000 = 0.1 %)',
+    'fee per fill as a fraction of its notional, charged in USDT on both sides (FEE_RATE; 0.00100000 = 0.1 %): the taker rate (TAKER_FEE_RATE when set)',
+  ),
+  maker_fee_rate: decimalOutput.describe(
+    'the fee of a resting limit (maker) fill (MAKER_FEE_RATE; unset: fee_rate)',
   ),
   created_at: timestamp,
 });
@@ -30,5 +33,6 @@ export const accountInfoOut = (info: AccountInfo): z.infer<typeof accountInfoRes
   current_session: { session_id: info.currentSession.sessionId, started_at: info.currentSession.startedAt },
   risk_profile: riskProfileOut(info.riskProfile),
   fee_rate: info.feeRate,
+  maker_fee_rate: info.makerFeeRate,
   created_at: info.createdAt,
 });

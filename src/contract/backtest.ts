@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
+import { FILL_MODELS } from '../../domain/fill-model/model';
 import { INTERVALS } from '../../domain/market/intervals';
 import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { BacktestRequest } from '../application/backtest/sessions';
@@ -58,6 +59,16 @@ export const backtestRequestOf = (b: z.output<typeof createBody>): BacktestReque
   ...(b.agent_id !== undefined ? { agentId: b.agent_id } : {}),
 });
 
+/**
+ * How the session's sandbox fills, fixed when it was created (docs/backtesting.md): its fill model and fee rates,
+ * which every step and every replay of the session use, whatever the venue's settings are today.
+ */
+export const executionTerms = {
+  fill_model: z.enum(FILL_MODELS).describe("the agent wallet's fill model when the session was created"),
+  fee_rate: decimalOutput.describe('taker fee per fill (fraction of notional), fixed at creation'),
+  maker_fee_rate: decimalOutput.describe('maker fee per resting limit fill, fixed at creation'),
+};
+
 export const createResponse = z.object({
   session_id: z.string(),
   status: z.literal('created'),
@@ -70,6 +81,7 @@ export const createResponse = z.object({
   starting_balance: decimalOutput,
   agent_id: z.string(),
   strategy_label: z.string().nullable(),
+  ...executionTerms,
   created_at: timestamp,
   data_gaps: z
     .array(gapSchema)
@@ -193,6 +205,7 @@ export const statusResponse = z.object({
   start_time: timestamp,
   end_time: timestamp,
   pairs: z.array(z.string()),
+  ...executionTerms,
   created_at: timestamp,
   started_at: timestamp.nullable(),
   completed_at: timestamp.nullable(),
@@ -400,6 +413,7 @@ export const resultsResponse = z.object({
     candle_interval: z.string(),
     pairs: z.array(z.string()),
     agent_id: z.string(),
+    ...executionTerms,
   }),
   summary,
   metrics: z.object({

@@ -201,6 +201,14 @@ export const battleResponse = z.object({
   started_at: timestamp.nullable(),
   ended_at: timestamp.nullable(),
   completion_reason: z.string().nullable(),
+  fee_rate: decimalOutput
+    .optional()
+    .describe(
+      "historical: the sandboxes' taker fee rate, fixed at creation (live battles trade at the venue's rates); present on one battle's answers, not in the list",
+    ),
+  maker_fee_rate: decimalOutput
+    .optional()
+    .describe('historical: the maker fee rate (resting limit fills), fixed at creation; as fee_rate'),
   step: z.number().int().nullable().describe('historical: steps taken'),
   virtual_time: timestamp.nullable().describe('historical: the shared virtual clock'),
 });

@@ -8,7 +8,7 @@ import {
 import { toUnitsNumber } from '../../domain/market/decimal';
 import { normalizeSymbol } from '../../domain/market/pair';
 import type { Dec } from '../../domain/trading/decimal';
-import { DEFAULT_FEE_RATE, parseFeeRate } from '../../domain/trading/fees';
+import { feeRatesOf } from '../../domain/trading/fees';
 import { walletOwnerOf } from '../../domain/wallet/events';
 import { DELETIONS_STREAM, type RecordedEvent } from '../../ports/event-store';
 import { ReadThroughCache } from '../../projections/read-through-cache';
@@ -45,7 +45,10 @@ export interface TradingServices {
   onAppended(listener: (events: readonly RecordedEvent[]) => void): () => void;
   /** The matching engine, when this runtime matches (it needs market data). */
   engine?: MatchingEngine;
+  /** The taker fee rate (`TAKER_FEE_RATE`, else `FEE_RATE`): fills that take liquidity, and locks. */
   feeRate: Dec;
+  /** The maker fee rate (`MAKER_FEE_RATE`, else the taker rate): resting limit fills. */
+  makerFeeRate: Dec;
   /** Starts the matching engine (if any). */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -91,10 +94,11 @@ const cachedProfiles = (services: Services) => {
  * Wires trading into the runtime's services (ARCHITECTURE §3, §8): the wallet commands over the event store,
  * the read models (risk profile, status, starting balance of the owner from the accounts capability) and the
  * market data; and, with `matching`, the matching engine driven by the market's tick stream, with leader
- * election on PostgreSQL. The fee rate comes from `FEE_RATE` (default 0.001 = 0.1%).
+ * election on PostgreSQL. The fee rates come from `TAKER_FEE_RATE`/`MAKER_FEE_RATE`, else `FEE_RATE` (default 0.001
+ * = 0.1 %; `feeRatesOf`).
  */
 export const installTrading = (services: Services, options: { matching: boolean }): TradingServices => {
-  const feeRate = parseFeeRate(services.config.FEE_RATE ?? DEFAULT_FEE_RATE);
+  const { taker: feeRate, maker: makerFeeRate } = feeRatesOf(services.config);
   let view: MarketView | undefined;
   const orderGuards: OrderGuard[] = [];
   const ownWrites = new OwnerWatermarks(services.projections, services.config.READ_MODEL_WAIT_MS);
@@ -117,6 +121,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     store: services.eventStore,
     db: services.database.db,
     feeRate,
+    makerFeeRate,
     fillModel: services.config.FILL_MODEL ?? 'realistic',
     snapshots: {
       store: services.snapshots,
@@ -162,6 +167,7 @@ export const installTrading = (services: Services, options: { matching: boolean 
     },
     ...(engine ? { engine } : {}),
     feeRate,
+    makerFeeRate,
     start: async () => {
       await engine?.start();
     },

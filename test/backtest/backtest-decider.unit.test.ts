@@ -342,3 +342,41 @@ describe('the backtest decider', () => {
     expect(meter.at(closed)).toBe(expected.toFixed(8));
   });
 });
+
+describe('fee rates fixed at creation', () => {
+  const withRates = (rates: { feeRate: string; makerFeeRate?: string }) => {
+    const c = createCommand();
+    return { ...c, data: { ...c.data, ...rates } } satisfies BacktestCommand;
+  };
+
+  it('records the maker and taker rates and fills with them: resting limits at the maker rate, takers at the taker rate', () => {
+    const { events, state } = run([
+      withRates({ feeRate: '0.002', makerFeeRate: '0.0005' }),
+      START,
+      order({ type: 'limit', price: '97', quantity: '1' }),
+      order({ quantity: '1' }),
+      step(2),
+    ]);
+    expect(events[0]).toMatchObject({
+      type: 'BacktestCreated',
+      data: { fee_rate: '0.002', maker_fee_rate: '0.0005' },
+    });
+    expect(state.config).toMatchObject({ feeRate: '0.002', makerFeeRate: '0.0005' });
+    const fills = fillsOf(events);
+    expect(fills.map((f) => [f.trigger, f.liquidity, f.fee_rate])).toEqual([
+      ['market', 'taker', '0.002'],
+      ['limit', 'maker', '0.0005'],
+    ]);
+  });
+
+  it('a session recorded without a maker rate (before it existed) charges the taker rate on every fill', () => {
+    const created = run([withRates({ feeRate: '0.002' })]).events[0]!;
+    expect(created.data).not.toHaveProperty('maker_fee_rate');
+    let state = backtestDecider.evolve(backtestDecider.initialState(), created);
+    expect(state.config?.makerFeeRate).toBe('0.002');
+    for (const c of [START, order({ type: 'limit', price: '97', quantity: '1' }), step(2)]) {
+      for (const e of backtestDecider.decide(c, state, context())) state = backtestDecider.evolve(state, e);
+    }
+    expect(state.wallet.feesPaid.toFixed()).toBe('0.194');
+  });
+});

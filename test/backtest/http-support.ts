@@ -16,9 +16,10 @@ export const dataDirectory = () =>
 export const startBacktestApp = async (
   marketDir: string,
   restart?: { database: TestDatabase; dataDir?: string },
+  env: Record<string, string> = {},
 ) => {
   const t = await startApp({
-    env: { MARKET_DATA_DIR: marketDir },
+    env: { MARKET_DATA_DIR: marketDir, ...env },
     ...(restart ? { database: restart.database } : {}),
     ...(restart?.dataDir ? { dataDir: restart.dataDir } : {}),
   });
@@ -88,12 +89,12 @@ export const sandboxTimesIn = (value: unknown): number[] => {
  * linking `files` of the data set (default: {@link dataDirectory}'s), removed after the app has closed. The start
  * budget is useTestApp's (the app also waits for the candles to be stored).
  */
-export const useBacktestApp = (files?: string[]): SharedTestApp => {
+export const useBacktestApp = (files?: string[], env: Record<string, string> = {}): SharedTestApp => {
   let data: { dir: string; remove: () => void } | undefined;
   // Registered before the app's own afterAll, so it runs after it (vitest runs after-hooks in reverse).
   afterAll(() => data?.remove());
   return useTestApp(() => {
     data = files ? linkedDataDir(files) : dataDirectory();
-    return startBacktestApp(data.dir);
+    return startBacktestApp(data.dir, undefined, env);
   });
 };

@@ -14,6 +14,7 @@ import {
   listBacktests as readBacktests,
   equityCurve as readEquityCurve,
 } from '../../../queries/backtests';
+import { executionTermsOut } from '../../backtest/present';
 import type { Call } from '../call';
 import { settleOwnWrites } from '../read-your-writes';
 import { backtestCaller, ownedSession } from './sessions';
@@ -79,6 +80,7 @@ export const backtestResults = async (call: Call, id: string) => {
       candle_interval: c.interval,
       pairs: c.pairs,
       agent_id: c.agentId,
+      ...executionTermsOut(c),
     },
     summary: results.summary,
     metrics: results.metrics,

@@ -7,7 +7,7 @@ import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { assertAgentActive } from '../../auth/principal';
 import { backtest } from '../../backtest/install';
-import { statusOut, stepOut, summaryOut } from '../../backtest/present';
+import { executionTermsOut, statusOut, stepOut, summaryOut } from '../../backtest/present';
 import type { Call } from '../call';
 import { commandMeta } from '../caller';
 import { awaitReadModels } from '../read-your-writes';
@@ -118,6 +118,7 @@ export const createBacktest = async (call: Call, input: BacktestRequest) => {
     starting_balance: c.startingBalance,
     agent_id: c.agentId,
     strategy_label: c.strategyLabel,
+    ...executionTermsOut(c),
     created_at: c.createdAt,
     data_gaps: indexGaps(call, c.pairs, c.startTime, c.endTime),
   };
