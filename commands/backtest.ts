@@ -11,7 +11,7 @@ import {
 import type { SessionMarket } from '../domain/backtest/market';
 import { SandboxLog } from '../domain/backtest/sandbox-log';
 import type { BacktestState } from '../domain/backtest/state';
-import type { FillModelName } from '../domain/fill-model/model';
+import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../domain/fill-model/model';
 import type { Interval } from '../domain/market/intervals';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
@@ -51,6 +51,8 @@ export interface AgentProfile {
   riskProfile: RiskProfile;
   /** The agent wallet's fill model, copied into the session (absent: `realistic`, a new wallet's). */
   fillModel?: FillModelName | undefined;
+  /** The agent wallet's participation share (%), copied into the session (absent: 10, a new wallet's). */
+  participationPct?: number | undefined;
 }
 
 /** A session in memory: its state (the fold of its stream), its sandbox log and, once loaded, its candles. */
@@ -397,6 +399,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
             feeRate: deps.feeRate,
             makerFeeRate: deps.makerFeeRate ?? deps.feeRate,
             fillModel: agent.fillModel ?? 'realistic',
+            participationPct: agent.participationPct ?? DEFAULT_PARTICIPATION_PCT,
           },
         },
         backtestDecider.initialState(),

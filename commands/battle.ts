@@ -11,6 +11,7 @@ import {
   type RankingEntry,
 } from '../domain/battle/events';
 import type { BattleState } from '../domain/battle/state';
+import { DEFAULT_PARTICIPATION_PCT } from '../domain/fill-model/model';
 import { DomainError } from '../domain/shared/errors';
 import { isUuid } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
@@ -435,6 +436,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
             agentId: a.agentId,
             riskProfile: a.riskProfile,
             fillModel: a.fillModel ?? 'realistic',
+            participationPct: a.participationPct ?? DEFAULT_PARTICIPATION_PCT,
             walletSessionId: null,
             walletRevision: null,
           });

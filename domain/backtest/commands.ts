@@ -34,6 +34,8 @@ export type BacktestCommand =
         makerFeeRate?: string | undefined;
         /** The agent wallet's fill model, fixed for the session (absent: `instant`, as sessions before it). */
         fillModel?: FillModelName | undefined;
+        /** The agent wallet's participation share (%), fixed for the session (absent: 10). */
+        participationPct?: number | undefined;
       };
     }
   /**

@@ -51,6 +51,7 @@ export const sandboxOwner = (config: BacktestConfig): OwnerSnapshot => ({
   sessionId: config.sessionId,
   startingBalance: config.startingBalance,
   fillModel: config.fillModel,
+  participationPct: config.participationPct,
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -102,6 +103,7 @@ const create = (
         fee_rate: command.feeRate,
         ...(command.makerFeeRate ? { maker_fee_rate: command.makerFeeRate } : {}),
         ...(command.fillModel ? { fill_model: command.fillModel } : {}),
+        ...(command.participationPct !== undefined ? { participation_pct: command.participationPct } : {}),
         created_at: ctx.now.toISOString(),
       },
     },

@@ -55,6 +55,11 @@ export interface BacktestCreatedData {
    * 2026-11-25): `instant`.
    */
   fill_model?: FillModelName;
+  /**
+   * The agent wallet's participation share (%) at creation, which the sandbox's resting orders fill with under
+   * `realistic`; absent (sessions created before 2026-11-28): 10, the default they filled with.
+   */
+  participation_pct?: number;
   /** Wall clock. */
   created_at: string;
 }

@@ -1,4 +1,4 @@
-import type { FillModelName } from '../fill-model/model';
+import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
 import { INTERVAL_MS } from '../market/intervals';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -29,6 +29,8 @@ export interface BacktestConfig {
   makerFeeRate: string;
   /** The sandbox wallet's fill model (`BacktestCreated.fill_model`; absent: `instant`). */
   fillModel: FillModelName;
+  /** The sandbox wallet's participation share, % (`BacktestCreated.participation_pct`; absent: 10). */
+  participationPct: number;
   createdAt: string;
 }
 
@@ -90,6 +92,7 @@ export const evolveBacktest = (state: BacktestState, event: BacktestStreamEvent)
           feeRate: d.fee_rate,
           makerFeeRate: d.maker_fee_rate ?? d.fee_rate,
           fillModel: d.fill_model ?? 'instant',
+          participationPct: d.participation_pct ?? DEFAULT_PARTICIPATION_PCT,
           createdAt: d.created_at,
         },
       };

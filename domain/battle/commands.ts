@@ -16,6 +16,8 @@ export interface AgentInfo {
   riskProfile: RiskProfile;
   /** The agent wallet's fill model (a wallet that never traded: `realistic`). */
   fillModel?: FillModelName | undefined;
+  /** The agent wallet's participation share, % (a wallet that never traded: 10). */
+  participationPct?: number | undefined;
 }
 
 /** What a participant starts with: the copied risk profile and, live, the wallet session begun for the battle. */
@@ -24,6 +26,8 @@ export interface ParticipantStart {
   riskProfile: RiskProfile;
   /** Historical: the agent wallet's fill model, copied into its sandbox (absent: `instant`). */
   fillModel?: FillModelName | undefined;
+  /** Historical: the agent wallet's participation share (%), copied into its sandbox (absent: 10). */
+  participationPct?: number | undefined;
   walletSessionId: string | null;
   walletRevision: number | null;
 }

@@ -105,6 +105,7 @@ export const battleSandboxOwner = (state: BattleState, agentId: string): OwnerSn
   sessionId: state.battleId!,
   startingBalance: state.config!.starting_balance,
   fillModel: state.participants.find((p) => p.agentId === agentId)?.fillModel ?? 'instant',
+  participationPct: state.participants.find((p) => p.agentId === agentId)?.participationPct,
 });
 
 const sandboxTerms = (state: BattleState, p: Participant) => ({
@@ -207,6 +208,9 @@ const start = (
           agent_id: p.agentId,
           risk_profile: s.riskProfile,
           ...(historical && s.fillModel ? { fill_model: s.fillModel } : {}),
+          ...(historical && s.participationPct !== undefined
+            ? { participation_pct: s.participationPct }
+            : {}),
           wallet_session_id: historical ? null : s.walletSessionId,
           wallet_revision: historical ? null : s.walletRevision,
         };

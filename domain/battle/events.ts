@@ -81,6 +81,11 @@ export interface StartedParticipant {
    * absent (battles started before 2026-11-25): `instant`.
    */
   fill_model?: FillModelName;
+  /**
+   * Historical: the agent wallet's participation share (%) at start, which its sandbox's resting orders fill with
+   * under `realistic`; absent (battles started before 2026-11-28): 10.
+   */
+  participation_pct?: number;
   /** Live: the wallet session the battle started for the agent, and the wallet stream revision it began at. */
   wallet_session_id: string | null;
   wallet_revision: number | null;

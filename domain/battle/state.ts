@@ -1,4 +1,4 @@
-import type { FillModelName } from '../fill-model/model';
+import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../fill-model/model';
 import { INTERVAL_MS } from '../market/intervals';
 import type { MetricsFill } from '../metrics/trades';
 import type { RiskProfile } from '../shared/risk-profile';
@@ -19,6 +19,8 @@ export interface Participant {
   riskProfile: RiskProfile | null;
   /** Historical: the sandbox wallet's fill model (set at start; `StartedParticipant.fill_model`). */
   fillModel: FillModelName;
+  /** Historical: the sandbox wallet's participation share, % (set at start; `StartedParticipant.participation_pct`). */
+  participationPct: number;
   walletSessionId: string | null;
   walletRevision: number | null;
   /** Historical: the participant's sandbox wallet (the live wallet's state). */
@@ -129,6 +131,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
             paused: false,
             riskProfile: null,
             fillModel: 'instant',
+            participationPct: DEFAULT_PARTICIPATION_PCT,
             walletSessionId: null,
             walletRevision: null,
             wallet: initialWalletState(),
@@ -156,6 +159,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
             ...p,
             riskProfile: s?.risk_profile ?? null,
             fillModel: s?.fill_model ?? 'instant',
+            participationPct: s?.participation_pct ?? DEFAULT_PARTICIPATION_PCT,
             walletSessionId: s?.wallet_session_id ?? null,
             walletRevision: s?.wallet_revision ?? null,
             equity: historical ? [state.config!.starting_balance] : [],

@@ -25,6 +25,11 @@ export interface OwnerSnapshot {
   startingBalance: string;
   /** The fill model a new wallet opens with; absent: `realistic` (docs/trading-rules.md, "Choosing a model"). */
   fillModel?: FillModelName | undefined;
+  /**
+   * The participation share (%) a new wallet opens with (a backtest's or battle's sandbox: its agent wallet's, as
+   * recorded when the session was created); absent: 10.
+   */
+  participationPct?: number | undefined;
 }
 
 /** An order as the client asked for it (decimal strings; validated by the decider). */

@@ -143,7 +143,7 @@ const prelude = (d: Decision, owner: OwnerSnapshot, ctx: WalletContext): void =>
         account_id: owner.accountId,
         opened_at: at,
         fill_model: owner.fillModel ?? 'realistic',
-        participation_pct: DEFAULT_PARTICIPATION_PCT,
+        participation_pct: owner.participationPct ?? DEFAULT_PARTICIPATION_PCT,
       },
     });
     startSession(d, owner.sessionId, dec(owner.startingBalance), owner.sessionId, 'opened', at);

@@ -52,6 +52,7 @@ export const installBacktest = (services: Services): BacktestServices => {
         fillModel: wallet?.state.opened
           ? wallet.state.fillModel
           : (services.config.FILL_MODEL ?? 'realistic'),
+        participationPct: wallet?.state.opened ? wallet.state.participationPct : undefined,
       };
     },
     feeRate: services.trading?.feeRate.toFixed() ?? '0.001',

@@ -224,6 +224,7 @@ export const stepOut = (
 /** The session's fill model and fee rates, fixed at creation (`executionTerms` of the contract). */
 export const executionTermsOut = (config: BacktestConfig) => ({
   fill_model: config.fillModel,
+  participation_pct: config.participationPct,
   fee_rate: fmt(roundHalfEven8(dec(config.feeRate))),
   maker_fee_rate: fmt(roundHalfEven8(dec(config.makerFeeRate))),
 });

@@ -55,9 +55,13 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
         status: agent.status === 'archived' ? 'archived' : 'active',
         riskProfile: agent.riskProfile,
         // Carried into a historical battle's sandbox (a wallet that never traded opens `realistic`).
-        fillModel: await services.trading?.wallets
+        ...(await services.trading?.wallets
           .load(agentId)
-          .then((w) => (w.state.opened ? w.state.fillModel : (services.config.FILL_MODEL ?? 'realistic'))),
+          .then((w) =>
+            w.state.opened
+              ? { fillModel: w.state.fillModel, participationPct: w.state.participationPct }
+              : { fillModel: services.config.FILL_MODEL ?? 'realistic' },
+          )),
       };
     },
     live,

@@ -59,6 +59,10 @@ export const battleOut = (battle: LoadedBattle) => {
       agent_name: p.agentName,
       status: p.paused ? ('paused' as const) : ('active' as const),
       joined_at: p.joinedAt,
+      // What the sandbox fills with, recorded at start (StartedParticipant).
+      ...(historical && s.startedAt !== null
+        ? { fill_model: p.fillModel, participation_pct: p.participationPct }
+        : {}),
     })),
     final_rankings: s.finalRankings?.map(rankingOut) ?? null,
     replay_of: s.replayOf,

@@ -65,6 +65,12 @@ export const backtestRequestOf = (b: z.output<typeof createBody>): BacktestReque
  */
 export const executionTerms = {
   fill_model: z.enum(FILL_MODELS).describe("the agent wallet's fill model when the session was created"),
+  participation_pct: z
+    .number()
+    .int()
+    .describe(
+      "the agent wallet's participation share (%) when the session was created: under `realistic`, the most a resting order takes of a candle's volume",
+    ),
   fee_rate: decimalOutput.describe('taker fee per fill (fraction of notional), fixed at creation'),
   maker_fee_rate: decimalOutput.describe('maker fee per resting limit fill, fixed at creation'),
 };

@@ -4,6 +4,7 @@ import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import type { BattleRequest } from '../../domain/battle/config';
 import { BATTLE_INTERVALS, RANKING_METRICS } from '../../domain/battle/events';
 import { BATTLE_PRESETS } from '../../domain/battle/presets';
+import { FILL_MODELS } from '../../domain/fill-model/model';
 import { parseIsoTime } from '../../domain/market/time';
 import { DomainError } from '../../domain/shared/errors';
 import { decimalText } from '../trading/present';
@@ -172,6 +173,17 @@ const participantOut = z.object({
   agent_name: z.string(),
   status: z.enum(['active', 'paused']).describe('paused: the agent cannot place orders in this battle'),
   joined_at: timestamp,
+  fill_model: z
+    .enum(FILL_MODELS)
+    .optional()
+    .describe(
+      "historical, once started: the agent wallet's fill model its sandbox fills with (on one battle's answers)",
+    ),
+  participation_pct: z
+    .number()
+    .int()
+    .optional()
+    .describe("historical, once started: the agent wallet's participation share (%) its sandbox fills with"),
 });
 
 /** A battle (spec "Battle": known fields, plus the progress and times decided in docs/battles.md). */

@@ -380,3 +380,42 @@ describe('fee rates fixed at creation', () => {
     expect(state.wallet.feesPaid.toFixed()).toBe('0.194');
   });
 });
+
+describe('participation share fixed at creation', () => {
+  const created = (participationPct?: number) => {
+    const c = createCommand();
+    return {
+      ...c,
+      data: {
+        ...c.data,
+        fillModel: 'realistic' as const,
+        ...(participationPct !== undefined ? { participationPct } : {}),
+      },
+    } satisfies BacktestCommand;
+  };
+  // Candles of 100 BTC each, so a share of their volume is below what the order asks.
+  const thin = { BTCUSDT: BTC.map((c) => ({ ...c, volume: '100.00000000' })), ETHUSDT: ETH };
+  const firstMakerFill = (participationPct?: number) => {
+    const { events, state } = run(
+      [created(participationPct), START, order({ type: 'limit', price: '97', quantity: '50' }), step(2)],
+      context({ market: testMarket(thin), catalog: testCatalog(thin) }),
+    );
+    return { events, state, fill: fillsOf(events).find((f) => f.liquidity === 'maker')! };
+  };
+
+  it("records the agent's share and its sandbox's resting orders take at most that share of a candle's volume", () => {
+    const { events, state, fill } = firstMakerFill(25);
+    expect(events[0]).toMatchObject({ type: 'BacktestCreated', data: { participation_pct: 25 } });
+    expect(state.config?.participationPct).toBe(25);
+    expect(events.find((e) => e.type === 'WalletOpened')?.data).toMatchObject({ participation_pct: 25 });
+    // 25 % of the candle's 100 BTC.
+    expect(fill).toMatchObject({ quantity: '25.00000000', participation_cap_pct: '25' });
+  });
+
+  it('a session recorded without one (before it was carried) fills with the default 10 %', () => {
+    const { events, state, fill } = firstMakerFill();
+    expect(events[0]!.data).not.toHaveProperty('participation_pct');
+    expect(state.config?.participationPct).toBe(10);
+    expect(fill).toMatchObject({ quantity: '10.00000000', participation_cap_pct: '10' });
+  });
+});

@@ -3,9 +3,10 @@ import { bearer, createAgent, keyHeader, registerAccount } from '../accounts/sup
 import { ok, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
- * Maker and taker fee settings (issue 21; docs/trading-rules.md, "Fees by liquidity"): `MAKER_FEE_RATE` and
- * `TAKER_FEE_RATE` over `FEE_RATE`, shown by the account, recorded by a backtest and a historical battle when they
- * are created and shown by them (their replay decides with what they recorded: test/backtest/backtest-decider).
+ * How sandboxes fill, fixed when a backtest or battle begins (issue 21): the maker and taker fee settings
+ * (docs/trading-rules.md, "Fees by liquidity": `MAKER_FEE_RATE` and `TAKER_FEE_RATE` over `FEE_RATE`, shown by the
+ * account) and the agent wallet's participation share, recorded by a backtest and a historical battle and shown by
+ * them (their replay decides with what they recorded: test/backtest/backtest-decider.unit.test.ts).
  */
 const t = useBacktestApp(undefined, {
   FEE_RATE: '0.003',
@@ -85,5 +86,47 @@ describe('maker and taker fee rates', () => {
     expect(battle).toMatchObject({ fee_rate: '0.00080000', maker_fee_rate: '0.00020000' });
     const read = await ok(t.app, bearer(owner), 'GET', `/battles/${battle.battle_id}`);
     expect(read).toMatchObject({ fee_rate: '0.00080000', maker_fee_rate: '0.00020000' });
+  });
+});
+
+describe('participation share', () => {
+  it("a backtest and a historical battle carry the agent wallet's share, recorded at creation and start, and show it", async () => {
+    const owner = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, owner, {});
+    const key = keyHeader(agent.apiKey);
+    await ok(t.app, key, 'PUT', '/account/fill-model', { fill_model: 'realistic', participation_pct: 25 });
+    const created = await ok(t.app, key, 'POST', '/backtest/create', {
+      ...window,
+      starting_balance: 10000,
+      agent_id: agent.agentId,
+      pairs: ['BTCUSDT'],
+    });
+    expect(created).toMatchObject({ fill_model: 'realistic', participation_pct: 25 });
+    expect(await ok(t.app, key, 'GET', `/backtest/${created.session_id}/status`)).toMatchObject({
+      participation_pct: 25,
+    });
+
+    const H = bearer(owner);
+    const battle = await ok(
+      t.app,
+      H,
+      'POST',
+      '/battles',
+      { name: 'Share', battle_mode: 'historical', backtest_config: { ...window, pairs: ['BTCUSDT'] } },
+      201,
+    );
+    const other = await createAgent(t.app, owner, {});
+    for (const a of [agent, other])
+      await ok(t.app, H, 'POST', `/battles/${battle.battle_id}/participants`, { agent_id: a.agentId }, 201);
+    // A later change of the wallet's share does not reach the battle: it copies the share at start.
+    const started = await ok(t.app, H, 'POST', `/battles/${battle.battle_id}/start`);
+    await ok(t.app, key, 'PUT', '/account/fill-model', { fill_model: 'realistic', participation_pct: 50 });
+    // The other agent's wallet never traded: a new wallet's share, 10 %.
+    expect(started.participants).toMatchObject([
+      { agent_id: agent.agentId, fill_model: 'realistic', participation_pct: 25 },
+      { agent_id: other.agentId, participation_pct: 10 },
+    ]);
+    const read = await ok(t.app, H, 'GET', `/battles/${battle.battle_id}`);
+    expect(read.participants).toMatchObject([{ participation_pct: 25 }, { participation_pct: 10 }]);
   });
 });
