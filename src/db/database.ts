@@ -245,7 +245,12 @@ export const openPGlite = async (
   options: { loadDataDir?: Blob } = {},
 ): Promise<DatabaseHandle> => {
   if (dir) fs.mkdirSync(dir, { recursive: true });
-  const pglite = new PGlite(dir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  // One options object: `new PGlite(undefined, options)` ignores `options` (only a string first argument is
+  // merged with the second), which silently ran initdb and every migration instead of loading the dump.
+  const pglite = new PGlite({
+    ...(dir ? { dataDir: dir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+  });
   await pglite.waitReady;
   const db = new Kysely<ReadModels>({ dialect: new PGliteDialect(pglite) });
   let closed = false;

@@ -75,7 +75,7 @@ export const createPostgresTestDatabase = async (options: { max?: number } = {})
  * Path of a migrated PGlite data-directory dump shared by every test process, keyed by the migrations' source
  * and the PGlite version so any change makes a new one. Written once (atomically) by whoever needs it first.
  */
-const pgliteTemplate = async (): Promise<Blob> => {
+export const pgliteTemplate = async (): Promise<Blob> => {
   const dir = path.resolve(import.meta.dirname, '../../src/db/migrations');
   const hash = createHash('sha256');
   for (const f of fs.readdirSync(dir).sort()) hash.update(f).update(fs.readFileSync(path.join(dir, f)));
