@@ -17,6 +17,7 @@ import type { FoldListener } from '../../projections/runner';
 import type { PriceTick } from '../market/ticks';
 import type { Leadership } from './leader';
 import { type IndexedOrder, indexedOrder, OrderIndex } from './order-index';
+import type { IndexSeed } from './seed';
 
 /** Fills running at once; the rest wait in the queue (a big price move must not flood the database). */
 export const MAX_FILLS_IN_FLIGHT = 64;
@@ -49,6 +50,12 @@ export interface MatchingEngineDeps {
    * of each event per process, not two). Without it the engine subscribes to `$all` itself.
    */
   folded?: (listener: FoldListener) => () => void;
+  /**
+   * The index as a read model holds it at a log position (`readIndexSeed`): the engine starts from it and reads
+   * only the log after that position. Absent, or resolving undefined (no usable read model), the engine reads the
+   * whole log.
+   */
+  seed?: () => Promise<IndexSeed | undefined>;
   logger?: Logger;
 }
 
@@ -68,8 +75,9 @@ export interface MatchingStatus {
 
 /**
  * The matching engine (ARCHITECTURE §8, issue item 3). Pending orders are indexed in memory by symbol and
- * trigger price (`OrderIndex`), built by following the event log from its start (so a restart rebuilds it, and
- * orders placed by other processes are seen too). Every price tick takes out the orders it reaches and fills
+ * trigger price (`OrderIndex`), built at start from the `orders` read model at its checkpoint when one is usable
+ * (`seed`), then by following the event log after it (from its start without a seed), so a restart rebuilds it
+ * and orders placed by other processes are seen too. Every price tick takes out the orders it reaches and fills
  * them through the wallet command path (`FillOrder`: idempotent, so an order filled or cancelled meanwhile is
  * left alone; the unused lock is released by the fill). A new pending order is offered the current price at
  * once. Only the leader (PostgreSQL advisory lock) matches; followers keep their index warm.
@@ -107,18 +115,44 @@ export class MatchingEngine {
     this.ticksSub = this.deps.ticks$.subscribe((tick) => this.onTick(tick));
   }
 
+  /**
+   * Indexes the seed's orders (when a seed is configured and usable) and returns the position the log is to be
+   * read after: the seed's, else the log's start. A seed that cannot be read is logged and the log read whole.
+   */
+  private async seedIndex(): Promise<LogPosition> {
+    if (!this.deps.seed) return START;
+    try {
+      const seed = await this.deps.seed();
+      if (!seed) return START;
+      for (const order of seed.orders) this.index.add(order);
+      this.deps.logger?.info(
+        { pending_orders: seed.orders.length },
+        'matching engine: index seeded from the orders read model',
+      );
+      return seed.position;
+    } catch (error) {
+      this.deps.logger?.warn(
+        { err: error },
+        'matching engine: no seed from the read model; reading the whole log',
+      );
+      for (const order of [...this.index.orders()]) this.index.remove(order.orderId);
+      return START;
+    }
+  }
+
   /** Follows `$all` with a subscription of its own; resolves once it has read up to the head seen at start. */
   private async followLog(): Promise<void> {
+    const from = await this.seedIndex();
     const head = await this.deps.store.headPosition();
     let caughtUp!: () => void;
     const ready = new Promise<void>((resolve) => {
       caughtUp = resolve;
     });
-    if (comparePositions(head, START) === 0) {
+    if (comparePositions(head, from) <= 0) {
       this.ready = true;
       caughtUp();
     }
-    this.subscription = this.deps.store.subscribeToAll({ after: START, maxBatch: 5_000 });
+    this.subscription = this.deps.store.subscribeToAll({ after: from, maxBatch: 5_000 });
     this.following = (async () => {
       try {
         for await (const batch of this.subscription!) {
@@ -160,7 +194,9 @@ export class MatchingEngine {
       if (this.ready) applyPage(change);
       else buffered.push(change);
     });
-    for (let after = START; ; ) {
+    // Seeded, the read starts at the seed's position (pages told meanwhile at or before it are skipped).
+    this.applied = await this.seedIndex();
+    for (let after = this.applied; ; ) {
       const page = await this.deps.store.readAll({ after, maxCount: 5_000 });
       applyPage(page.events);
       if (page.events.length < 5_000) break;

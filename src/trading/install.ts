@@ -18,6 +18,7 @@ import { OwnerWatermarks } from '../application/owner-watermarks';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
 import { createLeadership } from '../matching/leader';
+import { readIndexSeed } from '../matching/seed';
 import type { Services } from '../services';
 
 declare module '../services' {
@@ -151,6 +152,8 @@ export const installTrading = (services: Services, options: { matching: boolean 
               : undefined;
           },
           leadership,
+          // The index from the orders read model at its checkpoint, then the log after it (not the whole log).
+          seed: () => readIndexSeed(services.database.db),
           ...(services.projections.folding
             ? { folded: (listener: FoldListener) => services.projections.onFolded(listener) }
             : {}),
