@@ -217,13 +217,13 @@ export function* advanceSandboxSliced(
         a.order.seq - b.order.seq,
     );
     const walletCtx = sandboxContext(terms, market, at, input.newId);
-    for (const hit of hits) {
+    const offer = (orderId: string, price: number) => {
       const out: WalletEvent[] = walletDecider.decide(
         {
           type: 'FillOrder',
           data: {
-            orderId: hit.order.orderId,
-            price: fromUnits(hit.price),
+            orderId,
+            price: fromUnits(price),
             time: iso(s.openTime[i]!),
             source: SOURCE_PATH,
             // The candle is the print: its volume is what resting orders take their participation share of.
@@ -238,7 +238,19 @@ export function* advanceSandboxSliced(
         wallet = evolveWallet(wallet, e);
         if (e.type === 'OrderFilled') fills++;
       }
+      return out;
+    };
+    // Orders a fill placed (a bracket's exits) are offered the price that filled their entry once the candle's other
+    // hits are decided, as the live matching engine offers a new order the last tick after the fills it had already
+    // taken from it; they wait for the next candles after that.
+    const placed: { orderId: string; price: number }[] = [];
+    for (const hit of hits) {
+      for (const e of offer(hit.order.orderId, hit.price)) {
+        if (e.type === 'OrderPlaced' && e.data.type !== 'market')
+          placed.push({ orderId: e.data.order_id, price: hit.price });
+      }
     }
+    for (const p of placed) offer(p.orderId, p.price);
     pending = pendingBySeries(wallet, market);
     meter.load(wallet);
   };

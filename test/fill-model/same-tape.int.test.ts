@@ -55,7 +55,7 @@ interface Print {
   volume: string;
 }
 
-type Action = Pick<OrderRequest, 'side' | 'type' | 'quantity' | 'price' | 'triggerPrice'>;
+type Action = Pick<OrderRequest, 'side' | 'type' | 'quantity' | 'price' | 'triggerPrice' | 'list'>;
 
 interface Scenario {
   model: FillModelName;
@@ -75,7 +75,54 @@ const printArb = fc.record({
   ),
 });
 
-const actionArb: fc.Arbitrary<Action> = fc
+const quantityArb = fc.integer({ min: 1, max: 40_000 }).map((n) => dec(n).shiftedBy(-5).toFixed(5));
+
+/** An OCO (docs/trading-rules.md, "Order lists"): its legs on the right sides of a level, `a` and `b` bp away. */
+const ocoArb: fc.Arbitrary<Action> = fc
+  .record({
+    side: fc.constantFrom('buy' as const, 'sell' as const),
+    type: fc.constantFrom('limit' as const, 'take_profit' as const),
+    quantity: quantityArb,
+    level: fc.integer({ min: -250, max: 250 }),
+    a: fc.integer({ min: 1, max: 150 }),
+    b: fc.integer({ min: 1, max: 150 }),
+  })
+  .map(({ side, type, quantity, level, a, b }) => {
+    const tp = price8(side === 'sell' ? level + a : level - a);
+    return {
+      side,
+      type,
+      quantity,
+      price: type === 'limit' ? tp : null,
+      triggerPrice: type === 'take_profit' ? tp : null,
+      list: { kind: 'oco', stopLoss: { triggerPrice: price8(side === 'sell' ? level - b : level + b) } },
+    };
+  });
+
+/** A bracket: a market or limit entry (at `level`) with a take-profit `a` bp and a stop `b` bp on either side. */
+const bracketArb: fc.Arbitrary<Action> = fc
+  .record({
+    side: fc.constantFrom('buy' as const, 'sell' as const),
+    type: fc.constantFrom('market' as const, 'limit' as const),
+    quantity: quantityArb,
+    level: fc.integer({ min: -250, max: 250 }),
+    a: fc.integer({ min: 1, max: 150 }),
+    b: fc.integer({ min: 1, max: 150 }),
+  })
+  .map(({ side, type, quantity, level, a, b }) => ({
+    side,
+    type,
+    quantity,
+    price: type === 'limit' ? price8(level) : null,
+    triggerPrice: null,
+    list: {
+      kind: 'bracket',
+      takeProfit: { type: 'limit', price: price8(side === 'buy' ? level + a : level - a) },
+      stopLoss: { triggerPrice: price8(side === 'buy' ? level - b : level + b) },
+    },
+  }));
+
+const plainArb: fc.Arbitrary<Action> = fc
   .record({
     side: fc.constantFrom('buy' as const, 'sell' as const),
     type: fc.constantFrom('market' as const, 'limit' as const, 'stop_loss' as const, 'take_profit' as const),
@@ -89,6 +136,12 @@ const actionArb: fc.Arbitrary<Action> = fc
     price: type === 'limit' ? level : null,
     triggerPrice: type === 'stop_loss' || type === 'take_profit' ? level : null,
   }));
+
+const actionArb: fc.Arbitrary<Action> = fc.oneof(
+  { arbitrary: plainArb, weight: 4 },
+  { arbitrary: ocoArb, weight: 1 },
+  { arbitrary: bracketArb, weight: 1 },
+);
 
 const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 2, max: 7 }).chain((n) =>
   fc.record({
@@ -125,6 +178,13 @@ const comparable = (e: WalletEvent, ids: Map<string, string>) => {
   const id = data['order_id'] as string;
   if (!ids.has(id)) ids.set(id, `order-${ids.size + 1}`);
   data['order_id'] = ids.get(id);
+  // An order list's id and a bracket exit's entry, numbered like the orders.
+  for (const key of ['order_list_id', 'parent_order_id']) {
+    const linked = data[key] as string | undefined;
+    if (linked === undefined) continue;
+    if (!ids.has(linked)) ids.set(linked, `${key}-${ids.size + 1}`);
+    data[key] = ids.get(linked);
+  }
   for (const key of Object.keys(data)) {
     if (key.endsWith('_at') || ['trade_id', 'session_id', 'price_source', 'request_hash'].includes(key)) {
       delete data[key];
@@ -384,8 +444,13 @@ describe('same tape, same fills', () => {
         const backtest = comparableAll(runBacktest(s, market, candles));
         const battle = runBattle(s, market, candles);
         const liveEvents = comparableAll(await runLive(s, market));
-        // Every order sent was decided (placed or rejected) in the backtest: the comparison is not of empty runs.
-        expect(backtest.filter((e) => e.type === 'OrderPlaced' || e.type === 'OrderRejected')).toHaveLength(
+        // Every order sent was decided (placed or rejected) in the backtest: the comparison is not of empty runs. An
+        // order list (an OCO's legs, a bracket's entry and exits) is one order sent.
+        const decided = backtest.filter((e) => e.type === 'OrderPlaced' || e.type === 'OrderRejected');
+        const lists = new Set(
+          decided.flatMap((e) => (e.data['order_list_id'] ? [e.data['order_list_id']] : [])),
+        );
+        expect(decided.filter((e) => !e.data['order_list_id']).length + lists.size).toBe(
           s.actions.flat().length,
         );
         expect(comparableAll(battle.get('agent-1')!)).toEqual(backtest);
