@@ -236,7 +236,8 @@ export const ordersProjection: Projection = {
   name: 'orders',
   // 2: `trades.fill` (the fill model's record), partial fills. 3: `trade_counts`. 4: `order_counts`.
   // 5: `orders.time_in_force`. 6: `orders.client_order_id`. 7: `orders.order_list_id`, `list_kind`, `list_role`.
-  version: 7,
+  // 8: a filled or cancelled order's `locked_amount` is 0 (its lock was consumed or released).
+  version: 8,
   tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -505,7 +506,8 @@ export const ordersProjection: Projection = {
             total_cost: after?.total ?? d.total,
             realized_pnl: after?.realized_pnl ?? d.realized_pnl,
             fill_trigger: d.trigger,
-            ...(partial ? { locked_amount: after!.locked_amount } : {}),
+            // What the order still holds: a partly filled one the lock of its rest, a filled one nothing.
+            locked_amount: partial ? after!.locked_amount : '0',
             filled_at: d.filled_at,
             updated_at: d.filled_at,
           };
@@ -561,6 +563,8 @@ export const ordersProjection: Projection = {
           change(d.order_id, {
             status: 'cancelled',
             unlocked_amount: d.unlocked_amount,
+            // The whole remaining lock was released (`unlocked_amount`): the order holds nothing any more.
+            locked_amount: '0',
             cancel_reason: d.reason,
             cancelled_at: d.cancelled_at,
             updated_at: d.cancelled_at,

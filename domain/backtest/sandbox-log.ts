@@ -6,7 +6,8 @@ import { type FillRecord, fillRecordOf } from '../wallet/fill-record';
  * An order of the sandbox as the read endpoints show it (wire strings, 8 decimal places; times virtual). Once it
  * has filled in part (`partially_filled`, docs/trading-rules.md "Partial fills") the executed figures are those of
  * all its fills so far (`OrderFilled.order_after`: quantity, average price, Σ fee, Σ total) and `locked_amount` the
- * lock it still holds; `filled_at` is the time of its last fill (as the live orders read model shows them).
+ * lock it still holds (0 once filled or cancelled: the lock was consumed or released); `filled_at` is the time of its
+ * last fill (as the live orders read model shows them).
  */
 export interface SandboxOrder {
   order_id: string;
@@ -156,8 +157,8 @@ export class SandboxLog {
           order.slippage_pct = d.slippage_pct;
           order.fee = after?.fee ?? d.fee;
           order.total_cost = after?.total ?? d.total;
-          // As the live orders read model: a partly filled order shows the lock it still holds.
-          if (open && after) order.locked_amount = after.locked_amount;
+          // As the live orders read model: a partly filled order shows the lock it still holds, a filled one none.
+          order.locked_amount = open && after ? after.locked_amount : '0.00000000';
           order.filled_at = d.filled_at;
         }
         this.fills.push({
@@ -186,6 +187,8 @@ export class SandboxLog {
         const order = this.byId.get(event.data.order_id);
         if (order) {
           order.status = 'cancelled';
+          // Its remaining lock was released.
+          order.locked_amount = '0.00000000';
           order.cancelled_at = event.data.cancelled_at;
           order.cancel_reason = event.data.reason;
         }

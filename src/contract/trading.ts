@@ -309,7 +309,9 @@ export const orderResponse = z.object({
   slippage_pct: decimalOutput.nullable(),
   fee: decimalOutput.nullable(),
   total_cost: decimalOutput.nullable(),
-  locked_amount: decimalOutput,
+  locked_amount: decimalOutput.describe(
+    'collateral the order holds now: its lock while pending, the rest of it while partially filled, 0 once filled, cancelled or expired',
+  ),
   session_id: z.string(),
   created_at: timestamp,
   filled_at: timestamp.nullable(),
