@@ -105,7 +105,9 @@ const walletBuilder = () => {
   };
 };
 
-const idleWallets = { fill: async () => ({ events: [], state: { openOrders: {} } }) } as unknown as WalletCommands;
+const idleWallets = {
+  fill: async () => ({ events: [], state: { openOrders: {} } }),
+} as unknown as WalletCommands;
 
 /** Counts the events the engine reads from the log (`readAll` while following the runner). */
 const counting = (inner: EventStore) => {
@@ -166,7 +168,9 @@ describe('matching engine seeded from the orders read model', () => {
       expectedOpen.push(wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '90' }));
       expectedOpen.push(wallet.place({ side: 'sell', type: 'limit', quantity: '1', price: '110' }));
       expectedOpen.push(wallet.place({ side: 'sell', type: 'stop_loss', quantity: '1', triggerPrice: '80' }));
-      expectedOpen.push(wallet.place({ side: 'sell', type: 'take_profit', quantity: '1', triggerPrice: '120' }));
+      expectedOpen.push(
+        wallet.place({ side: 'sell', type: 'take_profit', quantity: '1', triggerPrice: '120' }),
+      );
       // Finished ones: cancelled, an IOC that could not fill, a limit filled whole.
       const cancelled = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '95' });
       wallet.decide({ type: 'CancelOrder', data: { orderId: cancelled } });
@@ -174,13 +178,25 @@ describe('matching engine seeded from the orders read model', () => {
       const filled = wallet.place({ side: 'buy', type: 'limit', quantity: '0.1', price: '99' });
       wallet.decide({
         type: 'FillOrder',
-        data: { orderId: filled, price: '99', time: new Date().toISOString(), source: 'synthetic', volume: '100' },
+        data: {
+          orderId: filled,
+          price: '99',
+          time: new Date().toISOString(),
+          source: 'synthetic',
+          volume: '100',
+        },
       });
       // Partly filled: 10 % of a print of 5 takes 0.5 of 2; it stays open.
       const partly = wallet.place({ side: 'buy', type: 'limit', quantity: '2', price: '98' });
       wallet.decide({
         type: 'FillOrder',
-        data: { orderId: partly, price: '98', time: new Date().toISOString(), source: 'synthetic', volume: '5' },
+        data: {
+          orderId: partly,
+          price: '98',
+          time: new Date().toISOString(),
+          source: 'synthetic',
+          volume: '5',
+        },
       });
       expectedOpen.push(partly);
       await store.append(walletStreamId(wallet.ownerId), wallet.take());
