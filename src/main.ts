@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { checkReplayOptions } from './cli/audit-options';
 import { lockDataDir, requireExistingDatabase } from './cli/data-dir';
 import { describeError, EXIT_USAGE, exitCodeOf, usageError } from './cli/errors';
 import type { GenerateCliOptions } from './cli/generate';
@@ -165,8 +166,8 @@ audit
   .option('--as-of <time>', 'fold only the events at or before this ISO 8601 time')
   .option('--json', 'print a JSON summary instead of the timeline')
   .action(async (opts: { agent?: string; account?: string; asOf?: string; json?: boolean }) => {
-    const { auditReplay, checkReplayOptions } = await import('./cli/audit');
     checkReplayOptions(opts); // bad arguments first, before the database is looked at
+    const { auditReplay } = await import('./cli/audit');
     const { config, logger } = context('audit replay', { commandLogLevel: 'warn', reads: true });
     process.exitCode = await auditReplay(config, logger, opts);
   });

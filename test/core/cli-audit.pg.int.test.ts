@@ -5,7 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_MODELS } from '../../projections/registry';
-import { parseAsOf } from '../../src/cli/audit';
+import { parseAsOf } from '../../src/cli/audit-options';
 import { CliError, describeError } from '../../src/cli/errors';
 import { canonicalJson, hashableMetadata, linkHash } from '../../src/eventstore/hash-chain';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
