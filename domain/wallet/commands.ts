@@ -76,6 +76,8 @@ export interface TakeProfitRequest {
 /** A stop-loss exit: a `stop_loss` triggered at `triggerPrice`. */
 export interface StopLossRequest {
   triggerPrice: string;
+  /** An OCO's stop leg's own client order id (the Binance door's `stopClientOrderId`); absent: none. */
+  clientOrderId?: string | null;
 }
 
 /** See {@link OrderRequest.list}. */

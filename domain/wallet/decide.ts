@@ -1314,9 +1314,18 @@ const placeOco = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx:
   placeLinked(
     d,
     [
-      { request: { ...common, ...takeProfit }, role: 'take_profit' },
+      // Each leg takes its own client order id: the order's for the take-profit, the stop's own for the stop.
       {
-        request: { ...common, type: 'stop_loss', triggerPrice: list.stopLoss.triggerPrice },
+        request: { ...common, ...takeProfit, clientOrderId: request.clientOrderId ?? null },
+        role: 'take_profit',
+      },
+      {
+        request: {
+          ...common,
+          type: 'stop_loss',
+          triggerPrice: list.stopLoss.triggerPrice,
+          clientOrderId: list.stopLoss.clientOrderId ?? null,
+        },
         role: 'stop_loss',
       },
     ],

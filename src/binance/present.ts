@@ -168,7 +168,8 @@ export const orderOut = (row: OrderRow, clientOrderId?: string) => {
   return {
     symbol: row.symbol,
     orderId: row.order_id,
-    orderListId: -1,
+    // An OCO leg's list (the venue's list id); -1 for a lone order, as Binance.
+    orderListId: row.order_list_id ?? -1,
     clientOrderId: row.client_order_id ?? clientOrderId ?? row.order_id,
     price: d8(row.price),
     origQty: d8(row.quantity),
@@ -262,6 +263,48 @@ export const placedOut = (
       commissionAsset: 'USDT',
       tradeId: fill.trade_id,
     })),
+  };
+};
+
+/**
+ * The answer of the legacy `POST /api/v3/order/oco` (Binance's shape): the list (`orderListId`: the venue's list
+ * id, a UUID like its order ids; `contingencyType` `OCO`), its two orders, the stop leg first as Binance lists
+ * them, and each leg's report as a `RESULT` placement answers it.
+ */
+export const ocoPlacedOut = (
+  outcome: Extract<PlaceOrderOutcome, { kind: 'filled' | 'pending' }>,
+  ids: { limitId: string; stopId: string; listClientOrderId: string },
+) => {
+  const legs = outcome.events.flatMap((e) =>
+    e.type === 'OrderPlaced' && e.data.list_kind === 'oco' ? [e.data] : [],
+  );
+  const stop = legs.find((l) => l.list_role === 'stop_loss');
+  const limit = legs.find((l) => l.list_role === 'take_profit');
+  if (!stop || !limit) throw new Error('the events place no OCO');
+  const listId = limit.order_list_id!;
+  const ordered = [
+    { leg: stop, clientOrderId: ids.stopId },
+    { leg: limit, clientOrderId: ids.limitId },
+  ];
+  const reports = ordered.map(({ leg, clientOrderId }) => ({
+    ...placedOut({ ...outcome, orderId: leg.order_id }, clientOrderId, 'RESULT'),
+    orderListId: listId,
+  }));
+  const done = reports.some((r) => 'status' in r && r.status !== 'NEW');
+  return {
+    orderListId: listId,
+    contingencyType: 'OCO',
+    listStatusType: done ? 'ALL_DONE' : 'EXEC_STARTED',
+    listOrderStatus: done ? 'ALL_DONE' : 'EXECUTING',
+    listClientOrderId: ids.listClientOrderId,
+    transactionTime: ms(limit.placed_at),
+    symbol: limit.symbol,
+    orders: ordered.map(({ leg, clientOrderId }) => ({
+      symbol: leg.symbol,
+      orderId: leg.order_id,
+      clientOrderId,
+    })),
+    orderReports: reports,
   };
 };
 

@@ -26,7 +26,7 @@ import {
 import { signedEndpoint } from './door';
 import { BinanceError, CODES, invalidParam, missingParam } from './errors';
 import { type BinanceParams, decimalParam, intParam, optional, required } from './params';
-import { cancelledOut, myTrade, type OrderResponseType, orderOut, placedOut } from './present';
+import { cancelledOut, myTrade, type OrderResponseType, ocoPlacedOut, orderOut, placedOut } from './present';
 
 /**
  * Binance's `SIGNED` account and trading endpoints (Spot API "Trading endpoints", "Account endpoints") over the
@@ -129,6 +129,68 @@ const newOrderOf = (p: BinanceParams): NewOrder => {
     },
     respType: (respText as OrderResponseType | undefined) ?? (triggered ? 'ACK' : 'FULL'),
   };
+};
+
+/** A client order id parameter checked as Binance checks it (`^[a-zA-Z0-9-_.]{1,36}$`), or undefined. */
+const clientIdParam = (p: BinanceParams, name: string): string | undefined => {
+  const given = optional(p, name);
+  if (given !== undefined && !CLIENT_ORDER_ID_PATTERN.test(given)) {
+    throw new BinanceError(
+      CODES.ILLEGAL_CHARS,
+      `Illegal characters found in parameter '${name}'; legal range is '^[a-zA-Z0-9-_.]{1,36}$'.`,
+    );
+  }
+  return given;
+};
+
+/** Binance's OCO parameters the venue does not serve: a stop-limit leg and iceberg legs. */
+const UNSERVED_OCO_PARAMS = [
+  'stopLimitPrice',
+  'stopLimitTimeInForce',
+  'limitIcebergQty',
+  'stopIcebergQty',
+  'trailingDelta',
+];
+
+/**
+ * The legacy `POST /api/v3/order/oco` parameters in the venue's terms (docs/binance-compatibility.md): `price` is
+ * the limit (take-profit) leg, `stopPrice` the stop-loss leg (a `STOP_LOSS`; a stop-limit leg is refused), one
+ * `quantity` and `side` for both; each leg's client order id is `limitClientOrderId` / `stopClientOrderId` (else
+ * one generated as Binance does).
+ */
+const newOcoOf = (p: BinanceParams) => {
+  const symbol = normalizeSymbol(required(p, 'symbol'));
+  const sideText = required(p, 'side').toUpperCase();
+  if (sideText !== 'BUY' && sideText !== 'SELL') throw new BinanceError(CODES.INVALID_SIDE, 'Invalid side.');
+  for (const name of UNSERVED_OCO_PARAMS) {
+    if (optional(p, name) !== undefined) {
+      throw new BinanceError(
+        CODES.PARAM_NOT_REQUIRED,
+        `Parameter '${name}' sent when not required: this venue's OCO stop leg is a STOP_LOSS (docs/binance-compatibility.md).`,
+      );
+    }
+  }
+  const quantity = decimalParam(p, 'quantity');
+  if (quantity === undefined) throw missingParam('quantity');
+  const price = decimalParam(p, 'price');
+  if (price === undefined) throw missingParam('price');
+  const stopPrice = decimalParam(p, 'stopPrice');
+  if (stopPrice === undefined) throw missingParam('stopPrice');
+  const generated = () => `web_${randomBytes(16).toString('hex')}`;
+  const limitId = clientIdParam(p, 'limitClientOrderId') ?? generated();
+  const stopId = clientIdParam(p, 'stopClientOrderId') ?? generated();
+  const listClientOrderId = clientIdParam(p, 'listClientOrderId') ?? generated();
+  const input: OrderInput & { clientOrderId: string } = {
+    symbol,
+    side: sideText === 'BUY' ? 'buy' : 'sell',
+    type: 'limit',
+    quantity,
+    price,
+    triggerPrice: null,
+    clientOrderId: limitId,
+    list: { kind: 'oco', stopLoss: { triggerPrice: stopPrice, clientOrderId: stopId } },
+  };
+  return { input, limitId, stopId, listClientOrderId };
 };
 
 /**
@@ -269,6 +331,15 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
           discount: '0.00000000',
         },
       };
+    }),
+  );
+
+  app.post(
+    '/order/oco',
+    signedEndpoint('orders', 'order', async ({ call, params }) => {
+      const oco = newOcoOf(params);
+      const placed = await placeOrder(call, oco.input);
+      return ocoPlacedOut(placed.outcome, oco);
     }),
   );
 

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import ccxt, { type Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dec } from '../../domain/trading/decimal';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
@@ -17,6 +18,7 @@ let token: string;
 let binance: Exchange;
 
 const SYMBOL = 'BTC/USDT';
+const SYMBOL_ID = 'BTCUSDT';
 
 /** A ccxt binance client of `key` pointed at the venue, spot only (the options docs/binance-compatibility.md gives). */
 const client = (key: string, keySecret: string): Exchange =>
@@ -358,6 +360,60 @@ describe('ccxt.binance against the venue', () => {
       ccxt.OrderNotFound,
     );
 
+    expect(await wallet()).toEqual(before);
+  });
+
+  it('POST /order/oco (legacy OCO): a LIMIT leg and a STOP_LOSS leg of one list, one lock; cancelling a leg cancels both', async () => {
+    const bought = await signed('POST', 'order', {
+      symbol: SYMBOL_ID,
+      side: 'BUY',
+      type: 'MARKET',
+      quantity: '0.002',
+    });
+    expect(bought.status, JSON.stringify(bought.body)).toBe(200);
+    const before = await wallet();
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    const oco = await signed('POST', 'order/oco', {
+      symbol: SYMBOL_ID,
+      side: 'SELL',
+      quantity: '0.002',
+      price: String(binance.priceToPrecision(SYMBOL, price * 1.5)),
+      stopPrice: String(binance.priceToPrecision(SYMBOL, price * 0.5)),
+      limitClientOrderId: 'tp-leg-1',
+      stopClientOrderId: 'sl-leg-1',
+    });
+    expect(oco.status, JSON.stringify(oco.body)).toBe(200);
+    expect(oco.body).toMatchObject({
+      contingencyType: 'OCO',
+      listStatusType: 'EXEC_STARTED',
+      listOrderStatus: 'EXECUTING',
+      symbol: SYMBOL_ID,
+    });
+    expect(oco.body.orders.map((o: any) => o.clientOrderId)).toEqual(['sl-leg-1', 'tp-leg-1']);
+    expect(oco.body.orderReports.map((r: any) => [r.type, r.status, r.orderListId])).toEqual([
+      ['STOP_LOSS', 'NEW', oco.body.orderListId],
+      ['LIMIT', 'NEW', oco.body.orderListId],
+    ]);
+    const during = await wallet();
+    // The 0.002 BTC is locked once for both legs.
+    expect(dec(during.balances['BTC']!.locked).minus(before.balances['BTC']!.locked).toFixed()).toBe('0.002');
+    const shown = await signed('GET', 'order', { symbol: SYMBOL_ID, origClientOrderId: 'sl-leg-1' });
+    expect(shown.body).toMatchObject({ orderListId: oco.body.orderListId, type: 'STOP_LOSS', status: 'NEW' });
+    // A stop-limit leg is not served.
+    const stopLimit = await signed('POST', 'order/oco', {
+      symbol: SYMBOL_ID,
+      side: 'SELL',
+      quantity: '0.001',
+      price: String(binance.priceToPrecision(SYMBOL, price * 1.5)),
+      stopPrice: String(binance.priceToPrecision(SYMBOL, price * 0.5)),
+      stopLimitPrice: String(binance.priceToPrecision(SYMBOL, price * 0.49)),
+    });
+    expect(stopLimit.status).toBe(400);
+    const cancelled = await signed('DELETE', 'order', { symbol: SYMBOL_ID, origClientOrderId: 'tp-leg-1' });
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect(
+      (await signed('GET', 'order', { symbol: SYMBOL_ID, origClientOrderId: 'sl-leg-1' })).body.status,
+    ).toBe('CANCELED');
     expect(await wallet()).toEqual(before);
   });
 
