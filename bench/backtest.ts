@@ -601,10 +601,14 @@ const throughHttp = async () => {
       let placed = 0;
       let fills = 0;
       const fillsPerOrder = new Map<string, number>();
+      let placeMs = 0;
+      let batchMs = 0;
       const place = async (order: Record<string, string>) => {
         calls++;
         placed++;
+        const t1 = performance.now();
         await request('POST', `/backtest/${id}/trade/order`, order, auth);
+        placeMs += performance.now() - t1;
       };
       for (const [symbol, p] of Object.entries(prices as Record<string, string>)) {
         const price = Number(p);
@@ -627,7 +631,9 @@ const throughHttp = async () => {
       let last: { step: number; is_complete: boolean; orders_filled: Record<string, string>[] };
       do {
         calls++;
+        const t1 = performance.now();
         last = await request('POST', `/backtest/${id}/step/batch`, { steps: options.gridBatch }, auth);
+        batchMs += performance.now() - t1;
         for (const f of last.orders_filled) {
           if (f.type === 'market') continue;
           fills++;
@@ -658,6 +664,9 @@ const throughHttp = async () => {
         /** Orders filled in several parts (the realistic model's participation share). */
         orders_filled_in_parts: [...fillsPerOrder.values()].filter((n) => n > 1).length,
         total_ms: round(totalMs),
+        /** Of which in the `step/batch` calls, and in the order placements. */
+        batch_calls_ms: round(batchMs),
+        placements_ms: round(placeMs),
         final_equity: res.summary.final_equity,
         total_trades: res.summary.total_trades,
       };

@@ -169,13 +169,15 @@ describe('realistic fills in the wallet decider', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 300 },
     );
-    // The runs exercised what they check: orders placed, partial fills, both liquidity flags.
-    expect(seen.placed).toBeGreaterThan(50);
-    expect(seen.partial).toBeGreaterThan(10);
-    expect(seen.maker).toBeGreaterThan(10);
-    expect(seen.taker).toBeGreaterThan(10);
+    // The runs exercised what they check: orders placed, partial fills, both liquidity flags. Over 300 runs about
+    // 255 orders are placed, with ~23 partial fills (8–22 in 200 runs: a bound of 10 there failed one run in ten),
+    // ~45 maker and ~150 taker fills; the bounds sit four standard deviations or more below those.
+    expect(seen.placed).toBeGreaterThan(150);
+    expect(seen.partial).toBeGreaterThanOrEqual(5);
+    expect(seen.maker).toBeGreaterThanOrEqual(15);
+    expect(seen.taker).toBeGreaterThanOrEqual(50);
   });
 
   it('fills a large resting limit over several prints as partial fills, one event each', () => {
