@@ -190,7 +190,19 @@ export const orderOut = (row: OrderRow, clientOrderId?: string) => {
   };
 };
 
-/** An own trade (`myTrades`); `isMaker` for a resting limit order's fill. */
+/**
+ * Whether a fill made liquidity (Binance `isMaker`, `m`): its recorded liquidity flag (`maker`: a resting limit
+ * order's fill). A limit order that took liquidity when placed (marketable) is a taker, as on Binance. Fills
+ * recorded before the flag existed (`instant`, before 2026-11-25): a limit fill without slippage, i.e. at its resting
+ * limit (a marketable one paid slippage up to its limit).
+ */
+export const isMakerFill = (f: {
+  liquidity: string | null | undefined;
+  trigger: string;
+  slippagePct: string;
+}): boolean => (f.liquidity ? f.liquidity === 'maker' : f.trigger === 'limit' && dec(f.slippagePct).isZero());
+
+/** An own trade (`myTrades`); `isMaker` by the fill's liquidity flag ({@link isMakerFill}). */
 export const myTrade = (t: TradeRow) => ({
   symbol: t.symbol,
   id: t.trade_id,
@@ -203,7 +215,11 @@ export const myTrade = (t: TradeRow) => ({
   commissionAsset: 'USDT',
   time: ms(t.executed_at),
   isBuyer: t.side === 'buy',
-  isMaker: t.fill_trigger === 'limit',
+  isMaker: isMakerFill({
+    liquidity: t.fill?.liquidity,
+    trigger: t.fill_trigger,
+    slippagePct: t.slippage_pct,
+  }),
   isBestMatch: true,
 });
 
@@ -490,7 +506,9 @@ export const executionReport = (u: OrderUpdate, eventTime: number) => {
     t: fill ? fill.trade_id : -1,
     I: 0,
     w: open && (order.type === 'limit' || order.type === 'market'),
-    m: fill?.trigger === 'limit',
+    m: fill
+      ? isMakerFill({ liquidity: fill.liquidity, trigger: fill.trigger, slippagePct: fill.slippage_pct })
+      : false,
     M: false,
     O: order.placedAt,
     Z: d8(order.executedQuote),

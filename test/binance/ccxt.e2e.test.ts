@@ -3,6 +3,7 @@ import ccxt, { type Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { until } from '../support/until';
 
 /**
  * Issue 19, "Done when": the real `ccxt` client's `binance` class, with its URLs pointed at the venue's
@@ -317,6 +318,25 @@ describe('ccxt.binance against the venue', () => {
       clientOrderId: 'rest-1',
       origClientOrderId: 'rest-1',
     });
+  });
+
+  it('a marketable limit order takes liquidity: its fill is a taker in myTrades (isMaker false)', async () => {
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    const above = Number(binance.priceToPrecision(SYMBOL, price * 1.1));
+    const order = await binance.createOrder(SYMBOL, 'limit', 'buy', 0.001, above);
+    // The matching engine fills it at the next tick, at the market (never beyond its limit), as a taker.
+    let trade: Awaited<ReturnType<Exchange['fetchMyTrades']>>[number] | undefined;
+    await until(
+      async () => {
+        trade = (await binance.fetchMyTrades(SYMBOL)).find((t) => t.order === order.id);
+        return trade !== undefined;
+      },
+      { what: 'the marketable limit order fills' },
+    );
+    expect(trade).toMatchObject({ takerOrMaker: 'taker', info: { isMaker: false } });
+    expect(trade!.price).toBeLessThanOrEqual(above);
+    const fill = (await rest(`/trade/order/${order.id}`)).fills[0] as { fill: { liquidity: string } };
+    expect(fill.fill.liquidity).toBe('taker');
   });
 
   it('refusals answer Binance codes and change nothing in the wallet', async () => {
