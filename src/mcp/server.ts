@@ -183,7 +183,9 @@ const callTool = async (
       }),
     );
   }
-  return toolResult(tool, result);
+  // The parsed result, not the raw one: zod drops the fields the output schema does not name, as the REST route's
+  // serializer does, so a tool presents exactly its endpoint's body (a sandbox fill's `fill` record once leaked).
+  return toolResult(tool, checked.data);
 };
 
 /**

@@ -226,6 +226,16 @@ export const backtestScenario = async (client: Client, rest: Rest, agentId: stri
   const positions = await ok(client, 'get_backtest_positions', { id });
   expect(positions).toEqual((await rest('GET', `/backtest/${id}/account/positions`)).body);
   expect(positions.positions[0]).toMatchObject({ symbol: 'BTCUSDT', quantity: '0.05000000' });
+  // The sandbox lists: the same envelope as their routes (rows, total, limit, offset).
+  const orders = await ok(client, 'list_backtest_orders', { id, limit: 10 });
+  expect(orders).toEqual((await rest('GET', `/backtest/${id}/trade/orders?limit=10`)).body);
+  expect(orders).toMatchObject({ total: 1, limit: 10, offset: 0, orders: [{ order_id: order.order_id }] });
+  const open = await ok(client, 'list_backtest_open_orders', { id });
+  expect(open).toEqual((await rest('GET', `/backtest/${id}/trade/orders/open`)).body);
+  expect(open).toMatchObject({ orders: [], total: 0, limit: 100, offset: 0 });
+  const fills = await ok(client, 'get_backtest_trade_history', { id, side: 'buy' });
+  expect(fills).toEqual((await rest('GET', `/backtest/${id}/trade/history?side=buy`)).body);
+  expect(fills).toMatchObject({ total: 1, limit: 50, offset: 0, trades: [{ order_id: order.order_id }] });
   const ticker = await ok(client, 'get_backtest_ticker', { id, symbol: 'BTCUSDT' });
   expect(ticker).toEqual((await rest('GET', `/backtest/${id}/market/ticker/BTCUSDT`)).body);
   const indicators = await ok(client, 'get_backtest_indicators', {
