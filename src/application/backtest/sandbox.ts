@@ -130,10 +130,25 @@ export const cancelSandboxOrder = async (call: Call, id: string, orderId: string
   return c.data;
 };
 
-/** A page of a newest-first list. */
-const newestPage = <T>(all: readonly T[], page: { limit: number; offset: number }) => {
-  const newest = all.slice().reverse();
-  return { rows: newest.slice(page.offset, page.offset + page.limit), total: all.length };
+/**
+ * A page of a newest-first list as every door answers it (the contract's `ordersResponse`/`historyResponse`):
+ * the page's rows under `key`, the length of the whole filtered list as `total`, and the `limit` and `offset`
+ * asked for.
+ */
+const newestPage = <K extends string, T>(
+  key: K,
+  all: readonly T[],
+  page: { limit: number; offset: number },
+): Record<K, T[]> & { total: number; limit: number; offset: number } => {
+  const rows = all
+    .slice()
+    .reverse()
+    .slice(page.offset, page.offset + page.limit);
+  return { [key]: rows, total: all.length, limit: page.limit, offset: page.offset } as Record<K, T[]> & {
+    total: number;
+    limit: number;
+    offset: number;
+  };
 };
 
 /** Sandbox orders in `statuses` (all when undefined) and of `symbol`, newest first. */
@@ -146,6 +161,7 @@ const ordersIn = async (
   const session = await ownedSession(call, id);
   const symbol = q.symbol ? normalizeSymbol(q.symbol) : undefined;
   return newestPage(
+    'orders',
     session.log.orders.filter(
       (o) => (!statuses || statuses.includes(o.status)) && (!symbol || o.symbol === symbol),
     ),
@@ -153,14 +169,17 @@ const ordersIn = async (
   );
 };
 
-/** Sandbox orders, newest first, filtered by status and symbol. */
+/** Sandbox orders, newest first, filtered by status and symbol: `{ orders, total, limit, offset }`. */
 export const sandboxOrders = (
   call: Call,
   id: string,
   q: { status?: string | undefined; symbol?: string | undefined; limit: number; offset: number },
 ) => ordersIn(call, id, q.status ? [q.status] : undefined, q);
 
-/** Open sandbox orders (pending, and partly filled ones still working), newest first (optionally of one symbol). */
+/**
+ * Open sandbox orders (pending, and partly filled ones still working), newest first (optionally of one symbol):
+ * `{ orders, total, limit, offset }`.
+ */
 export const openSandboxOrders = (
   call: Call,
   id: string,
@@ -178,7 +197,7 @@ export const sandboxOrder = async (call: Call, id: string, orderId: string) => {
   return { ...order, fills: session.log.fillsOf(orderId) };
 };
 
-/** Sandbox fills, newest first, filtered by symbol and side. */
+/** Sandbox fills, newest first, filtered by symbol and side: `{ trades, total, limit, offset }`. */
 export const sandboxFills = async (
   call: Call,
   id: string,
@@ -187,6 +206,7 @@ export const sandboxFills = async (
   const session = await ownedSession(call, id);
   const symbol = q.symbol ? normalizeSymbol(q.symbol) : undefined;
   return newestPage(
+    'trades',
     session.log.fills.filter((f) => (!symbol || f.symbol === symbol) && (!q.side || f.side === q.side)),
     q,
   );

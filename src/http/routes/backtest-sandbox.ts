@@ -128,11 +128,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: ordersResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const page = await sandboxOrders(callOf(request), request.params.id, q);
-      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
-    },
+    async (request) => sandboxOrders(callOf(request), request.params.id, request.query),
   );
 
   app.get(
@@ -148,11 +144,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: ordersResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const page = await openSandboxOrders(callOf(request), request.params.id, q);
-      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
-    },
+    async (request) => openSandboxOrders(callOf(request), request.params.id, request.query),
   );
 
   app.get(
@@ -201,11 +193,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: historyResponse, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const page = await sandboxFills(callOf(request), request.params.id, q);
-      return { trades: page.rows, total: page.total, limit: q.limit, offset: q.offset };
-    },
+    async (request) => sandboxFills(callOf(request), request.params.id, request.query),
   );
 
   app.get(

@@ -249,11 +249,7 @@ export const backtestTools: ToolDef[] = [
     description: 'Orders of a backtest sandbox, newest first (filter by status and symbol; limit, offset).',
     input: sessionParams.extend(ordersQuery.shape),
     output: ordersResponse,
-    run: async (call, a) => {
-      const { id, ...q } = a;
-      const page = await sandboxOrders(authed(call), id, q);
-      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
-    },
+    run: (call, { id, ...q }) => sandboxOrders(authed(call), id, q),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/trade/orders'), query });
@@ -283,11 +279,7 @@ export const backtestTools: ToolDef[] = [
       'Open orders of a backtest sandbox (pending or partially filled), newest first (optionally of one symbol).',
     input: sessionParams.extend(openOrdersQuery.shape),
     output: ordersResponse,
-    run: async (call, a) => {
-      const { id, ...q } = a;
-      const page = await openSandboxOrders(authed(call), id, q);
-      return { orders: page.rows, total: page.total, limit: q.limit, offset: q.offset };
-    },
+    run: (call, { id, ...q }) => openSandboxOrders(authed(call), id, q),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/trade/orders/open'), query });
@@ -302,11 +294,7 @@ export const backtestTools: ToolDef[] = [
     description: 'Fills of a backtest sandbox, newest first (filter by symbol and side).',
     input: sessionParams.extend(historyQuery.shape),
     output: historyResponse,
-    run: async (call, a) => {
-      const { id, ...q } = a;
-      const page = await sandboxFills(authed(call), id, q);
-      return { trades: page.rows, total: page.total, limit: q.limit, offset: q.offset };
-    },
+    run: (call, { id, ...q }) => sandboxFills(authed(call), id, q),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/trade/history'), query });
