@@ -30,7 +30,11 @@ export const describeWalletEvent = (e: RecordedEvent): string => {
     case 'OrderPlaced': {
       const d = event.data;
       const level = d.price ? ` @ ${d.price}` : d.trigger_price ? ` trigger ${d.trigger_price}` : '';
-      return `${head} ${d.side} ${d.type} ${d.quantity} ${d.symbol}${level}; locks ${d.locked_amount} ${d.lock_asset} (order ${d.order_id})`;
+      const list = d.order_list_id ? `, ${d.list_kind} ${d.list_role} of list ${d.order_list_id}` : '';
+      const locks = d.lock_shared
+        ? `shares its list's lock of ${d.locked_amount}`
+        : `locks ${d.locked_amount}`;
+      return `${head} ${d.side} ${d.type} ${d.quantity} ${d.symbol}${level}; ${locks} ${d.lock_asset} (order ${d.order_id}${list})`;
     }
     case 'OrderFilled': {
       const d = event.data;

@@ -222,6 +222,20 @@ export const pendingOrderResponse = z.object({
   ...listOutput,
 });
 
+/** A bracket's exits placed in the decision that placed its entry (a market entry filled at once). */
+const exitsOutput = z
+  .array(z.union([filledOrderResponse, pendingOrderResponse]))
+  .optional()
+  .describe(
+    "a bracket's exits, present when its entry was done as it was placed (a market entry): the take-profit and stop-loss placed as an OCO",
+  );
+
+/** Response 201 of an order placement (`POST /trade/order`, the sandbox's, a battle's): filled at once or pending. */
+export const placedOrderResponse = z.union([
+  filledOrderResponse.extend({ exits: exitsOutput }),
+  pendingOrderResponse.extend({ exits: exitsOutput }),
+]);
+
 /** Response 200 of `POST /trade/order/preview`: what the order would do now; nothing is placed. */
 /** What the previewed order would get under one fill model. */
 const modelPreview = z.object({

@@ -105,6 +105,21 @@ export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancel
   ...listOut(placed.order_list_id, placed.list_kind, placed.list_role),
 });
 
+/** One order's placement body from the events (see {@link placementOut}), without a bracket's exits. */
+const singlePlacementOut = (events: readonly WalletEvent[], orderId: string) => {
+  const placed = events.find((e) => e.type === 'OrderPlaced' && e.data.order_id === orderId)?.data as
+    | OrderPlacedData
+    | undefined;
+  if (!placed) return undefined;
+  const fill = events.findLast((e) => e.type === 'OrderFilled' && e.data.order_id === orderId)?.data as
+    | OrderFilledData
+    | undefined;
+  const cancelled = events.find((e) => e.type === 'OrderCancelled' && e.data.order_id === orderId)?.data as
+    | OrderCancelledData
+    | undefined;
+  return fill ? filledOrderOut(placed, fill, cancelled) : pendingOrderOut(placed, cancelled);
+};
+
 /**
  * The placement response from a command outcome's events (also for an in-memory idempotent replay): the order as
  * its placing decision left it — filled (the last fill of the placement carries the order's totals), cancelled
@@ -121,7 +136,13 @@ export const placementOut = (events: readonly WalletEvent[], orderId: string) =>
   const cancelled = events.find((e) => e.type === 'OrderCancelled' && e.data.order_id === orderId)?.data as
     | OrderCancelledData
     | undefined;
-  return fill ? filledOrderOut(placed, fill, cancelled) : pendingOrderOut(placed, cancelled);
+  const body = fill ? filledOrderOut(placed, fill, cancelled) : pendingOrderOut(placed, cancelled);
+  // A bracket's entry done as it was placed: its exits were placed in the same decision.
+  const exits = events.flatMap((e) =>
+    e.type === 'OrderPlaced' && e.data.parent_order_id === orderId ? [e.data.order_id] : [],
+  );
+  if (exits.length === 0) return body;
+  return { ...body, exits: exits.map((id) => singlePlacementOut(events, id)!) };
 };
 
 /**

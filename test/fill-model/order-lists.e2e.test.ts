@@ -166,6 +166,11 @@ describe('order lists in a backtest on the real data', () => {
     expect(placed.body).toMatchObject({ status: 'filled', list_kind: 'bracket', list_role: 'entry' });
     const listId = placed.body.order_list_id as string;
     const bought = placed.body.executed_quantity as string;
+    // The entry was done as it was placed: the 201 shows the exits it placed.
+    expect(placed.body.exits.map((o: any) => [o.list_role, o.status, o.quantity])).toEqual([
+      ['take_profit', 'pending', bought],
+      ['stop_loss', 'pending', bought],
+    ]);
 
     const open = (await call('GET', `/backtest/${id}/trade/orders/open`, undefined, 'jwt')).body
       .orders as any[];

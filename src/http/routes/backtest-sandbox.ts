@@ -40,11 +40,10 @@ import {
 import { errorResponses } from '../../contract/common';
 import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
 import {
-  filledOrderResponse,
   ocoInputOf,
   ocoResponse,
   orderInputOf,
-  pendingOrderResponse,
+  placedOrderResponse,
   placeOcoBody,
   placeOrderBody,
 } from '../../contract/trading';
@@ -78,7 +77,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
         params: sessionParams,
         body: placeOrderBody,
         response: {
-          201: filledOrderResponse.or(pendingOrderResponse),
+          201: placedOrderResponse,
           ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
         },
       },

@@ -43,7 +43,7 @@ import {
   updateBattleBody,
 } from '../../contract/battle';
 import { errorResponses } from '../../contract/common';
-import { filledOrderResponse, orderInputOf, pendingOrderResponse } from '../../contract/trading';
+import { orderInputOf, placedOrderResponse } from '../../contract/trading';
 import { callOf } from '../call';
 
 /** Every battle endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600/min, §14b). */
@@ -362,7 +362,7 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
         params: battleParams,
         body: battleOrderBody,
         response: {
-          201: filledOrderResponse.or(pendingOrderResponse),
+          201: placedOrderResponse,
           ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
         },
       },

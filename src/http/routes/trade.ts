@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import {
   cancelAllOrders,
   cancelOrder,
@@ -14,7 +13,6 @@ import { errorResponses } from '../../contract/common';
 import {
   cancelAllResponse,
   cancelResponse,
-  filledOrderResponse,
   historyQuery,
   historyResponse,
   idempotencyHeaders,
@@ -27,7 +25,7 @@ import {
   orderInputOf,
   orderListResponse,
   orderPreviewResponse,
-  pendingOrderResponse,
+  placedOrderResponse,
   placeOcoBody,
   placeOrderBody,
 } from '../../contract/trading';
@@ -77,7 +75,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         headers: idempotencyHeaders,
         body: placeOrderBody,
         response: {
-          201: z.union([filledOrderResponse, pendingOrderResponse]),
+          201: placedOrderResponse,
           ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
         },
       },

@@ -71,11 +71,10 @@ import {
 } from '../../contract/backtest';
 import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
 import {
-  filledOrderResponse,
   ocoInputOf,
   ocoResponse,
   orderInputOf,
-  pendingOrderResponse,
+  placedOrderResponse,
   placeOcoBody,
   placeOrderBody,
   symbolInput,
@@ -194,7 +193,7 @@ export const backtestTools: ToolDef[] = [
       'chain: market orders fill at the close of the last closed candle; a limit order that price already reaches ' +
       'and a stop already triggered fill at it at once (as live); others wait for the candles that reach them.',
     input: sessionParams.extend(placeOrderBody.shape).strict(),
-    output: z.object({ order: z.union([filledOrderResponse, pendingOrderResponse]) }),
+    output: z.object({ order: placedOrderResponse }),
     annotations: WRITE,
     run: async (call, a) => {
       const { id, ...body } = a;

@@ -42,7 +42,7 @@ import {
   stepBatchBody,
   stepResponse,
 } from '../../contract/battle';
-import { filledOrderResponse, orderInputOf, pendingOrderResponse } from '../../contract/trading';
+import { orderInputOf, placedOrderResponse } from '../../contract/trading';
 import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
@@ -199,7 +199,7 @@ export const battleTools: ToolDef[] = [
       'Places an order for a participant (agent_id) of a historical battle at its virtual time, under the live ' +
       'order rules and risk chain.',
     input: battleParams.extend(battleOrderBody.shape).strict(),
-    output: z.object({ order: z.union([filledOrderResponse, pendingOrderResponse]) }),
+    output: z.object({ order: placedOrderResponse }),
     annotations: WRITE,
     run: async (call, a) => {
       const { id, agent_id: agentId, ...order } = a;

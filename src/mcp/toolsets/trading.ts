@@ -12,7 +12,6 @@ import {
 import {
   cancelAllResponse,
   cancelResponse,
-  filledOrderResponse,
   historyQuery,
   historyResponse,
   listOrdersQuery,
@@ -24,7 +23,7 @@ import {
   orderInputOf,
   orderListResponse,
   orderPreviewResponse,
-  pendingOrderResponse,
+  placedOrderResponse,
   placeOcoBody,
   placeOrderBody,
 } from '../../contract/trading';
@@ -75,8 +74,7 @@ const placeInput = placeOrderBody.extend({
 });
 
 const placeOutput = z.object({
-  order: z
-    .union([filledOrderResponse, pendingOrderResponse])
+  order: placedOrderResponse
     .optional()
     .describe('the order placed: filled at once (market) or pending with collateral locked'),
   preview: orderPreviewResponse.optional().describe('with dry_run: what the order would do; nothing placed'),
