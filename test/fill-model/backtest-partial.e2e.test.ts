@@ -17,7 +17,9 @@ import { type RealDataServer, startRealDataServer } from '../support/real-data-s
  * balances exact to the last unit: USDT locked = the lock of what remains, available = starting balance − Σ fill
  * totals − that lock, BCH = Σ filled. A second session cancels the order after its first part: exactly the
  * remaining lock comes back. The window is found in the data files: three consecutive hours whose lows all reach
- * a limit just under the close before them.
+ * a limit just under the close before them. A third session sends an IOC limit buy far larger than the book holds
+ * within its limit: it takes what the book holds (never beyond the limit, as a taker), the rest is cancelled at
+ * once (`unfilled`), and its whole unused lock comes back.
  */
 
 const SYMBOL = 'BCHUSDT';
@@ -242,5 +244,63 @@ describe('partial fills in a backtest on the real data', () => {
     // Nothing fills on the next candle, which reaches the limit too.
     const next = await call('POST', `/backtest/${id}/step`);
     expect(next.body.orders_filled).toEqual([]);
+  }, 120_000);
+});
+
+describe('time in force in a backtest on the real data', () => {
+  it('an IOC limit buy larger than the book within its limit fills what the book holds and cancels the rest', async () => {
+    const created = await call('POST', '/backtest/create', {
+      start_time: new Date(window.start).toISOString(),
+      end_time: new Date(window.start + 4 * H).toISOString(),
+      starting_balance: START_BALANCE.toFixed(),
+      candle_interval: '1h',
+      agent_id: agentId,
+      strategy_label: 'IOC',
+      pairs: [SYMBOL],
+    });
+    expect(created.status).toBe(200);
+    const id = created.body.session_id as string;
+    expect((await call('POST', `/backtest/${id}/start`)).status).toBe(200);
+    const price = dec((await call('GET', `/backtest/${id}/market/price/${SYMBOL}`)).body.price);
+    const pairs = (await call('GET', '/market/pairs?status=active')).body.pairs as any[];
+    const tick = dec(pairs.find((p) => p.symbol === SYMBOL)!.tick_size);
+    // 0.2 % above the price: a few levels of the book; 2 M USDT: far more than they hold.
+    const limit = floorToStep(price.times('1.002'), tick);
+    const quantity = floorToStep(dec(2_000_000).div(limit), step);
+    const placed = await call('POST', `/backtest/${id}/trade/order`, {
+      symbol: SYMBOL,
+      side: 'buy',
+      type: 'limit',
+      quantity: quantity.toFixed(),
+      price: limit.toFixed(),
+      time_in_force: 'IOC',
+    });
+    expect(placed.status).toBe(201);
+    expect(placed.body).toMatchObject({
+      status: 'cancelled',
+      cancel_reason: 'unfilled',
+      time_in_force: 'IOC',
+    });
+    // The 201 has the market-order shape (`executed_quantity`); the order's record names it `executed_qty`.
+    const executed = dec(placed.body.executed_quantity);
+    expect(executed.gt(0) && executed.lt(quantity)).toBe(true);
+
+    const order = await call('GET', `/backtest/${id}/trade/order/${placed.body.order_id}`);
+    expect(order.body).toMatchObject({ status: 'cancelled', executed_qty: executed.toFixed(8) });
+    for (const f of order.body.fills) {
+      expect(dec(f.price).lte(limit)).toBe(true); // never beyond the limit
+      expect(f.fill).toMatchObject({ fill_model: 'realistic', liquidity: 'taker' });
+    }
+    const history = (await call('GET', `/backtest/${id}/trade/history`)).body.trades as any[];
+    const spent = history.reduce((sum: Dec, t: any) => sum.plus(t.total), ZERO);
+    const bought = history.reduce((sum: Dec, t: any) => sum.plus(t.quantity), ZERO);
+    expect(bought.toFixed(8)).toBe(executed.toFixed(8));
+    // The remainder's lock is released whole: nothing stays locked, cash is the start less what the fills cost.
+    expect(await balances(id)).toEqual({
+      available: START_BALANCE.minus(spent).toFixed(8),
+      locked: '0.00000000',
+      bch: executed.toFixed(8),
+    });
+    expect((await call('GET', `/backtest/${id}/trade/orders/open`)).body.orders).toEqual([]);
   }, 120_000);
 });
