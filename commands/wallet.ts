@@ -88,9 +88,16 @@ export interface Idempotency {
   requestHash: string;
 }
 
+/**
+ * What a previewed order would be right after its placing decision: `filled` (it fills now, wholly or in part),
+ * `cancelled` (it ends now without any fill: an IOC or FOK limit the price does not reach, a FOK the book cannot
+ * fill whole, a market order with no depth; docs/trading-rules.md, "Time in force") or `pending` (it rests).
+ */
+export type PreviewKind = 'filled' | 'cancelled' | 'pending';
+
 /** What an order would do under one fill model: the events it would record, or the error it would get. */
 export type ModelPreview =
-  | { kind: 'filled' | 'pending'; events: WalletEvent[] }
+  | { kind: PreviewKind; events: WalletEvent[] }
   | { kind: 'rejected'; error: DomainError };
 
 /**
@@ -100,7 +107,7 @@ export type ModelPreview =
  * model (`models`), with the wallet's participation share for resting fills under `realistic`.
  */
 export interface OrderPreviewOutcome {
-  kind: 'filled' | 'pending';
+  kind: PreviewKind;
   ownerId: string;
   events: WalletEvent[];
   fillModel: FillModelName;
@@ -436,7 +443,10 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
         const filled = events.some(
           (e) => e.type === 'OrderFilled' && e.data.order_id === placed.data.order_id,
         );
-        models[model] = { kind: filled ? 'filled' : 'pending', events };
+        const ended = events.some(
+          (e) => e.type === 'OrderCancelled' && e.data.order_id === placed.data.order_id,
+        );
+        models[model] = { kind: filled ? 'filled' : ended ? 'cancelled' : 'pending', events };
       }
       const mine = models[own];
       if (mine.kind === 'rejected') throw mine.error;

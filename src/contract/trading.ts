@@ -240,11 +240,17 @@ export const placedOrderResponse = z.union([
 /** What the previewed order would get under one fill model. */
 const modelPreview = z.object({
   status: z
-    .enum(['filled', 'partially_filled', 'pending', 'rejected'])
+    .enum(['filled', 'partially_filled', 'cancelled', 'pending', 'rejected'])
     .describe(
-      '`filled`/`partially_filled`: it would fill now (the rest of a market order beyond the book is cancelled, a ' +
-        "stop's rest stays open); `pending`: it would rest; `rejected`: `error` is what it would get",
+      '`filled`/`partially_filled`: it would fill now (the rest of a market order or an IOC beyond the book is ' +
+        "cancelled, a stop's rest stays open); `cancelled`: it would end now without any fill (`cancel_reason`: an " +
+        'IOC or FOK limit the price does not reach, a FOK the book cannot fill whole); `pending`: it would rest; ' +
+        '`rejected`: `error` is what it would get',
     ),
+  cancel_reason: z
+    .string()
+    .nullable()
+    .describe('why the order would end at once: `unfilled` (IOC, market), `fill_or_kill` (FOK); else null'),
   would_fill: z.boolean(),
   executed_quantity: decimalOutput.nullable(),
   unfilled_quantity: decimalOutput.nullable().describe('what the fill now would leave of the order'),
@@ -274,8 +280,14 @@ const modelPreview = z.object({
 export const orderPreviewResponse = z.object({
   preview: z.literal(true).describe('nothing was placed'),
   status: z
-    .enum(['filled', 'pending'])
-    .describe('what the order would be: `filled` at once (market) or `pending` with collateral locked'),
+    .enum(['filled', 'cancelled', 'pending'])
+    .describe(
+      'what the order would be: `filled` at once (market), `cancelled` at once with no fill (its time in force: an IOC or FOK limit the price does not reach, a FOK the book cannot fill whole), or `pending` with collateral locked',
+    ),
+  cancel_reason: z
+    .string()
+    .optional()
+    .describe('present with `cancelled`: `unfilled` (IOC, market), `fill_or_kill` (FOK)'),
   would_fill: z.boolean().describe('true when the order would fill at once (the fill figures below are set)'),
   symbol: z.string(),
   side: z.enum(ORDER_SIDES),

@@ -145,6 +145,12 @@ export const placementOut = (events: readonly WalletEvent[], orderId: string) =>
   return { ...body, exits: exits.map((id) => singlePlacementOut(events, id)!) };
 };
 
+/** The `OrderCancelled` of `orderId` among `events`, if the decision ended it. */
+const cancelledIn = (events: readonly WalletEvent[], orderId: string) =>
+  events.find((e) => e.type === 'OrderCancelled' && e.data.order_id === orderId)?.data as
+    | OrderCancelledData
+    | undefined;
+
 /**
  * What one fill model would do with the previewed order: the fill it would get now (a market order's, or a pending
  * order's that the current price already reaches), how a resting one would fill later (`liquidity` maker, at most
@@ -154,6 +160,7 @@ const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillM
   if (m.kind === 'rejected') {
     return {
       status: 'rejected' as const,
+      cancel_reason: null,
       would_fill: false,
       executed_quantity: null,
       unfilled_quantity: null,
@@ -173,13 +180,17 @@ const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillM
   const fill = m.events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
     | OrderFilledData
     | undefined;
-  const resting = !fill && placed.type === 'limit' && !placed.marketable;
+  const ended = !fill ? cancelledIn(m.events, placed.order_id) : undefined;
+  const resting = !fill && !ended && placed.type === 'limit' && !placed.marketable;
   return {
     status: (fill
       ? dec(fill.remaining_quantity ?? '0').gt(0)
         ? 'partially_filled'
         : 'filled'
-      : 'pending') as 'partially_filled' | 'filled' | 'pending',
+      : ended
+        ? 'cancelled'
+        : 'pending') as 'partially_filled' | 'filled' | 'cancelled' | 'pending',
+    cancel_reason: ended ? ended.reason : null,
     would_fill: fill !== undefined,
     executed_quantity: fill?.quantity ?? null,
     unfilled_quantity: fill ? d8(dec(placed.quantity).minus(fill.quantity)) : null,
@@ -209,9 +220,11 @@ export const previewOut = (p: OrderPreviewOutcome) => {
   const fill = events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
     | OrderFilledData
     | undefined;
+  const ended = kind === 'cancelled' ? cancelledIn(events, placed.order_id) : undefined;
   return {
     preview: true as const,
     status: kind,
+    ...(ended ? { cancel_reason: ended.reason } : {}),
     would_fill: fill !== undefined,
     symbol: placed.symbol,
     side: placed.side,

@@ -152,4 +152,48 @@ describe('POST /trade/order/preview', () => {
     expect(missing.json().error.code).toBe('VALIDATION_ERROR');
     expect((await get('/trade/orders?status=rejected')).json().total).toBe(1);
   });
+
+  it('answers an IOC or FOK limit the price does not reach as cancelled now (its time in force), not pending', async () => {
+    const before = (await get('/trade/orders')).json().total;
+    for (const [tif, reason] of [
+      ['IOC', 'unfilled'],
+      ['FOK', 'fill_or_kill'],
+    ] as const) {
+      const body = {
+        symbol: 'BTCUSDT',
+        side: 'buy',
+        type: 'limit',
+        quantity: '0.01',
+        price: '39000',
+        time_in_force: tif,
+      };
+      const preview = await post('/trade/order/preview', body);
+      expect(preview.statusCode, preview.body).toBe(200);
+      expect(preview.json()).toMatchObject({ status: 'cancelled', cancel_reason: reason, would_fill: false });
+      for (const model of ['realistic', 'instant']) {
+        expect(preview.json().models[model]).toMatchObject({
+          status: 'cancelled',
+          cancel_reason: reason,
+          would_fill: false,
+          liquidity: null,
+          participation_cap_pct: null,
+        });
+      }
+      // The order itself then ends the same way.
+      const placed = await post('/trade/order', body);
+      expect(placed.json()).toMatchObject({ status: 'cancelled', cancel_reason: reason });
+    }
+    // A GTC limit at the same price rests, as before.
+    const gtc = await post('/trade/order/preview', {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '39000',
+    });
+    expect(gtc.json()).toMatchObject({ status: 'pending' });
+    expect(gtc.json()).not.toHaveProperty('cancel_reason');
+    expect(gtc.json().models.realistic).toMatchObject({ status: 'pending', cancel_reason: null });
+    expect((await get('/trade/orders')).json().total).toBe(before + 2);
+  });
 });
