@@ -163,6 +163,8 @@ export interface OrderFacts {
   timeInForce: string;
   /** The client's own id of the order (`client_order_id`), null when none. */
   clientOrderId: string | null;
+  /** Its order list (an OCO leg, a bracket's entry or exit; docs/trading-rules.md "Order lists"), null when none. */
+  orderListId: string | null;
   /** Base quantity and quote (USDT) amount filled so far, decimal strings. */
   executedQty: string;
   executedQuote: string;
@@ -238,6 +240,7 @@ export const followUserData = (
         placedAt: new Date(row.created_at).getTime(),
         timeInForce: row.time_in_force ?? 'GTC',
         clientOrderId: row.client_order_id,
+        orderListId: row.order_list_id,
         executedQty: before(executed, fill?.quantity),
         executedQuote: before(quote, fill?.notional),
       };
@@ -275,6 +278,7 @@ export const followUserData = (
           placedAt: ms(p.placed_at),
           timeInForce: p.time_in_force ?? 'GTC',
           clientOrderId: p.client_order_id ?? null,
+          orderListId: p.order_list_id ?? null,
           executedQty: '0',
           executedQuote: '0',
         };
@@ -340,6 +344,7 @@ export const followUserData = (
           placedAt: at,
           timeInForce: 'GTC',
           clientOrderId: r.client_order_id ?? null,
+          orderListId: r.order_list_id ?? null,
           executedQty: '0',
           executedQuote: '0',
         };

@@ -491,7 +491,8 @@ export const executionReport = (u: OrderUpdate, eventTime: number) => {
     p: d8(order.price),
     P: d8(order.triggerPrice),
     F: ZERO8,
-    g: -1,
+    // An OCO leg's list, as `orderListId` elsewhere; -1 for a lone order.
+    g: order.orderListId ?? -1,
     C: '',
     x: u.execution,
     X: u.execution === 'EXPIRED' ? 'EXPIRED' : STATUS[u.status],
