@@ -27,16 +27,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import pg from 'pg';
 import { Agent } from 'undici';
+import { positiveInt } from './options';
 import { venueClient } from './venue-client';
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
 
 const options = new Command()
   .option('--port <n>', 'port of the venue', positiveInt, 8510)

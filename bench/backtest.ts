@@ -59,12 +59,7 @@ import { parseExchangeInfo } from '../domain/market/pair';
 import { loadConfig } from '../src/config';
 import { buildApp } from '../src/http/app';
 import { createRuntime } from '../src/runtime';
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
+import { positiveInt } from './options';
 
 const PARTS = ['whole', 'grid', 'batches', 'single'] as const;
 
@@ -613,20 +608,13 @@ const throughHttp = async () => {
       for (const [symbol, p] of Object.entries(prices as Record<string, string>)) {
         const price = Number(p);
         await place({ symbol, side: 'buy', type: 'market', quantity: quantity(symbol, 20_000, price) });
-        await place({
-          symbol,
-          side: 'buy',
-          type: 'limit',
-          quantity: quantity(symbol, 2000, price),
-          price: (price * 0.98).toPrecision(6),
-        });
-        await place({
-          symbol,
-          side: 'sell',
-          type: 'limit',
-          quantity: quantity(symbol, 2000, price),
-          price: (price * 1.02).toPrecision(6),
-        });
+        for (const [side, factor] of [
+          ['buy', 0.98],
+          ['sell', 1.02],
+        ] as const) {
+          const order = { symbol, side, type: 'limit', quantity: quantity(symbol, 2000, price) };
+          await place({ ...order, price: (price * factor).toPrecision(6) });
+        }
       }
       let last: { step: number; is_complete: boolean; orders_filled: Record<string, string>[] };
       do {

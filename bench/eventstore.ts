@@ -38,16 +38,11 @@ import {
   type PostgresEventStore,
   type PostgresEventStoreOptions,
 } from '../src/eventstore/postgres';
+import { positiveInt } from './options';
 import { percentileOfSorted as percentile, processCpuSeconds } from './stats';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
 
 const positiveNumber = (value: string): number => {
   const n = Number(value);

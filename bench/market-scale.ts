@@ -37,16 +37,11 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { Agent } from 'undici';
+import { positiveInt } from './options';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
 import { venueClient } from './venue-client';
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
 
 const options = new Command()
   .option('--pairs <list>', 'pair counts, comma-separated', '10,25,100')

@@ -22,8 +22,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import WebSocket from 'ws';
+import { positiveInt } from './options';
 import { percentileOfSorted as percentile } from './stats';
 
 interface AutocannonResult {
@@ -36,12 +37,6 @@ interface AutocannonResult {
 }
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
 
 const options = new Command()
   .option('--duration <s>', 'seconds per HTTP run', positiveInt, 10)

@@ -31,7 +31,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { sql } from 'kysely';
 import { EMPTY } from 'rxjs';
 import { createCommandHandler } from '../commands/handler';
@@ -48,13 +48,8 @@ import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { MatchingEngine } from '../src/matching/engine';
 import { soleLeadership } from '../src/matching/leader';
+import { positiveInt } from './options';
 import { createScratchDatabase, round, summarize } from './stats';
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
 
 const o = new Command()
   .option('--wallets <n>', 'wallets holding the pending orders', positiveInt, 1000)

@@ -33,7 +33,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import pg from 'pg';
 import { EMPTY } from 'rxjs';
 import type { WalletCommands } from '../commands/wallet';
@@ -44,13 +44,8 @@ import { MatchingEngine } from '../src/matching/engine';
 import { soleLeadership } from '../src/matching/leader';
 import { indexedOrder } from '../src/matching/order-index';
 import { openLoop } from './open-loop';
+import { positiveInt } from './options';
 import { processCpuSeconds, round, summarize } from './stats';
-
-const positiveInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
-};
 
 const options = new Command()
   .option('--agents <n>', 'concurrent agents placing orders', positiveInt, 64)

@@ -124,19 +124,26 @@ afterAll(async () => {
   await server?.close();
 }, 30_000);
 
-const createSession = async () => {
+/** A started BCHUSDT session over the window's four hours; its id. */
+const startSession = async (label: string): Promise<string> => {
   const created = await call('POST', '/backtest/create', {
     start_time: new Date(window.start).toISOString(),
     end_time: new Date(window.start + 4 * H).toISOString(),
     starting_balance: START_BALANCE.toFixed(),
     candle_interval: '1h',
     agent_id: agentId,
-    strategy_label: 'partial fills',
+    strategy_label: label,
     pairs: [SYMBOL],
   });
   expect(created.status).toBe(200);
   const id = created.body.session_id as string;
   expect((await call('POST', `/backtest/${id}/start`)).status).toBe(200);
+  return id;
+};
+
+/** A started session holding the window's limit buy; the session's and the order's ids. */
+const createSession = async () => {
+  const id = await startSession('partial fills');
   const placed = await call('POST', `/backtest/${id}/trade/order`, {
     symbol: SYMBOL,
     side: 'buy',
@@ -249,18 +256,7 @@ describe('partial fills in a backtest on the real data', () => {
 
 describe('time in force in a backtest on the real data', () => {
   it('an IOC limit buy larger than the book within its limit fills what the book holds and cancels the rest', async () => {
-    const created = await call('POST', '/backtest/create', {
-      start_time: new Date(window.start).toISOString(),
-      end_time: new Date(window.start + 4 * H).toISOString(),
-      starting_balance: START_BALANCE.toFixed(),
-      candle_interval: '1h',
-      agent_id: agentId,
-      strategy_label: 'IOC',
-      pairs: [SYMBOL],
-    });
-    expect(created.status).toBe(200);
-    const id = created.body.session_id as string;
-    expect((await call('POST', `/backtest/${id}/start`)).status).toBe(200);
+    const id = await startSession('IOC');
     const price = dec((await call('GET', `/backtest/${id}/market/price/${SYMBOL}`)).body.price);
     const pairs = (await call('GET', '/market/pairs?status=active')).body.pairs as any[];
     const tick = dec(pairs.find((p) => p.symbol === SYMBOL)!.tick_size);
