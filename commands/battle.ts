@@ -162,6 +162,8 @@ export interface BattleCommands {
     order: OrderRequest,
     meta: CommandMeta,
   ): Promise<BattleOutcome>;
+  /** Cancels an open historical sandbox order (whichever participant's it is); `ORDER_NOT_FOUND` when none. */
+  cancelOrder(caller: BattleCaller, id: string, orderId: string, meta: CommandMeta): Promise<BattleOutcome>;
   /** System commands of the snapshot leader (no caller): a live snapshot, the end of `duration_minutes`. */
   recordSnapshot(
     id: string,
@@ -577,6 +579,9 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
       }
       return outcome;
     },
+
+    cancelOrder: (caller, id, orderId, meta) =>
+      execute(id, caller, meta, () => ({ type: 'CancelBattleOrder', data: { orderId } })),
 
     recordSnapshot: (id, participants, meta) =>
       execute(id, null, meta, () => ({ type: 'RecordSnapshot', data: { participants } })),

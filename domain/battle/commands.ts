@@ -74,7 +74,9 @@ export type BattleCommand =
   /** Historical: `POST /battles/{id}/step` (1) and `/step/batch`. */
   | { type: 'StepBattle'; data: { steps: number } }
   /** Historical: `POST /battles/{id}/trade/order`. */
-  | { type: 'PlaceBattleOrder'; data: { agentId: string; order: OrderRequest } };
+  | { type: 'PlaceBattleOrder'; data: { agentId: string; order: OrderRequest } }
+  /** Historical: `DELETE /battles/{id}/trade/order/{order_id}` (the participant whose sandbox holds it open). */
+  | { type: 'CancelBattleOrder'; data: { orderId: string } };
 
 /**
  * The context of a battle command (ARCHITECTURE §4): `now` is the wall clock; a historical battle's virtual clock

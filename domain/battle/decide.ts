@@ -341,6 +341,43 @@ const placeOrder = (
 };
 
 /**
+ * Cancels an open order of a participant's sandbox in a historical battle (as `DELETE /backtest/{id}/trade/order`
+ * does in a backtest): the live wallet decider's `CancelOrder` at virtual time, its remaining lock released. The
+ * participant is the one whose sandbox holds the order open (order ids are UUIDs); a paused agent may cancel.
+ * `ORDER_NOT_FOUND` when no sandbox of the battle holds it open.
+ */
+const cancelOrder = (
+  command: Extract<BattleCommand, { type: 'CancelBattleOrder' }>['data'],
+  state: BattleState,
+  ctx: BattleContext,
+): BattleEvent[] => {
+  const config = requireStatus(state, ['active', 'paused'], 'cancel an order');
+  if (config.battle_mode !== 'historical') {
+    throw new DomainError(
+      'BATTLE_INVALID_STATE',
+      'a live battle cancels through DELETE /trade/order/{id} with the agent credential',
+      { battle_mode: config.battle_mode },
+    );
+  }
+  const p = state.participants.find((x) => x.wallet.openOrders[command.orderId] !== undefined);
+  if (!p) {
+    throw new DomainError('ORDER_NOT_FOUND', 'no open order with this id in this battle', {
+      order_id: command.orderId,
+    });
+  }
+  const market = requireMarket(ctx);
+  return wrap(
+    state,
+    p.agentId,
+    walletDecider.decide(
+      { type: 'CancelOrder', data: { orderId: command.orderId } },
+      p.wallet,
+      sandboxContext(sandboxTerms(state, p), market, state.virtualTime!, ctx.newId),
+    ),
+  );
+};
+
+/**
  * Decides a battle command (spec "States and transitions / Battle", "Battle endpoints"; ARCHITECTURE §10, §14b):
  * - `CreateBattle` → `BattleCreated` (+ `BattleParticipantAdded` for a replay's agents); `UpdateBattle`,
  *   `AddParticipant`, `RemoveParticipant`: `draft` only;
@@ -349,7 +386,8 @@ const placeOrder = (
  * - `PauseAgent` / `ResumeAgent`: `active` or `paused`; the battle is `paused` while any agent is;
  * - `StopBattle`: `active` or `paused` → `BattleCompleted` with `final_rankings`;
  * - `DeleteBattle`: `draft` → `BattleDeleted`; `active`/`paused` → `BattleCancelled`; else `BATTLE_INVALID_STATE`;
- * - `RecordSnapshot` (live), `StepBattle` and `PlaceBattleOrder` (historical): `active` or `paused`.
+ * - `RecordSnapshot` (live), `StepBattle`, `PlaceBattleOrder` and `CancelBattleOrder` (historical): `active` or
+ *   `paused`.
  * Unknown or deleted battles: `BATTLE_NOT_FOUND`; wrong state: `BATTLE_INVALID_STATE` 409.
  */
 export const decideBattle = (
@@ -525,6 +563,8 @@ export const decideBattle = (
       return runToEnd(stepBattleSliced(command.data, state, ctx));
     case 'PlaceBattleOrder':
       return placeOrder(command.data, state, ctx);
+    case 'CancelBattleOrder':
+      return cancelOrder(command.data, state, ctx);
   }
 };
 

@@ -8,6 +8,7 @@ import { intervalMsOf } from '../../domain/battle/state';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError } from '../../domain/shared/errors';
 import { dec, fmt } from '../../domain/trading/decimal';
+import type { OrderCancelledData } from '../../domain/wallet/events';
 import { type BattleStatusFilter, battleSnapshots, listBattles as readBattles } from '../../queries/battles';
 import { battle as battleServices } from '../battle/install';
 import { battleOut, battleRowOut, rankingOut } from '../battle/present';
@@ -278,6 +279,30 @@ export const placeBattleOrder = async (
     e.type === 'BattleSandboxEventRecorded' ? [e.data.event] : [],
   );
   return sandboxPlacement(wallet, 'the battle order');
+};
+
+/**
+ * Cancels an open order of a participant's sandbox in a historical battle (the backtest sandbox's cancel, at the
+ * battle's virtual time): its remaining lock is released. `ORDER_NOT_FOUND` when no sandbox of the battle holds the
+ * order open (unknown, or already filled or cancelled); a live battle: `BATTLE_INVALID_STATE` 409.
+ */
+export const cancelBattleOrder = async (
+  call: Call,
+  id: string,
+  orderId: string,
+): Promise<OrderCancelledData> => {
+  const outcome = await commands(call).cancelOrder(
+    callerOf(call),
+    id,
+    orderId.trim().toLowerCase(),
+    commandMeta(call),
+  );
+  for (const e of outcome.events) {
+    if (e.type === 'BattleSandboxEventRecorded' && e.data.event.type === 'OrderCancelled') {
+      return e.data.event.data;
+    }
+  }
+  throw new DomainError('INTERNAL_ERROR', 'nothing was cancelled');
 };
 
 /** Prices of a historical battle at its virtual time. */

@@ -13,6 +13,10 @@ import { placeOrderBody } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BATTLE_NOT_FOUND` 404). */
 export const battleParams = z.object({ id: z.string().min(1).max(100).describe('battle id (UUID)') });
+/** `{id}/trade/order/{order_id}` path parameters of a historical battle's sandbox order. */
+export const battleOrderParams = battleParams.extend({
+  order_id: z.string().min(1).max(100).describe('order id (UUID)'),
+});
 export const battleAgentParams = battleParams.extend({
   agent_id: z.string().min(1).max(100).describe('agent id (UUID)'),
 });

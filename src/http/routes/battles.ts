@@ -5,6 +5,7 @@ import {
   battlePrices,
   battleReplay,
   battleResults,
+  cancelBattleOrder,
   createBattle,
   deleteBattle,
   getBattle,
@@ -25,6 +26,7 @@ import {
   battleChangesOf,
   battleListResponse,
   battleOrderBody,
+  battleOrderParams,
   battleParams,
   battleRequestOf,
   battleResponse,
@@ -43,7 +45,12 @@ import {
   updateBattleBody,
 } from '../../contract/battle';
 import { errorResponses } from '../../contract/common';
-import { orderInputOf, placedOrderResponse } from '../../contract/trading';
+import {
+  orderInputOf,
+  placedOrderResponse,
+  cancelResponse as sandboxCancelResponse,
+} from '../../contract/trading';
+import { cancelOut } from '../../trading/present';
 import { callOf } from '../call';
 
 /** Every battle endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600/min, §14b). */
@@ -372,6 +379,26 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
       const placed = await placeBattleOrder(callOf(request), request.params.id, agentId, orderInputOf(order));
       return reply.status(201).send(placed);
     },
+  );
+
+  app.delete(
+    '/battles/:id/trade/order/:order_id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          "Cancel an open order of a participant's sandbox in a historical battle; its lock is released",
+        description:
+          'The order is found in whichever participant sandbox holds it open (a paused agent’s too). Unknown, ' +
+          'filled or cancelled: `ORDER_NOT_FOUND` 404; a live battle: `BATTLE_INVALID_STATE` 409.',
+        params: battleOrderParams,
+        response: { 200: sandboxCancelResponse, ...errorResponses(401, 403, 404, 409, 429, 503) },
+      },
+    },
+    async (request) =>
+      cancelOut(await cancelBattleOrder(callOf(request), request.params.id, request.params.order_id)),
   );
 
   app.get(

@@ -5,6 +5,7 @@ import {
   battlePrices,
   battleReplay,
   battleResults,
+  cancelBattleOrder,
   createBattle,
   deleteBattle,
   getBattle,
@@ -26,6 +27,7 @@ import {
   battleChangesOf,
   battleListResponse,
   battleOrderBody,
+  battleOrderParams,
   battleParams,
   battleRequestOf,
   battleResponse,
@@ -42,7 +44,8 @@ import {
   stepBatchBody,
   stepResponse,
 } from '../../contract/battle';
-import { orderInputOf, placedOrderResponse } from '../../contract/trading';
+import { cancelResponse, orderInputOf, placedOrderResponse } from '../../contract/trading';
+import { cancelOut } from '../../trading/present';
 import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
@@ -210,6 +213,21 @@ export const battleTools: ToolDef[] = [
       return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
     },
     summary: (r) => `battle order ${r.order.order_id} ${r.order.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'cancel_battle_order',
+    routes: ['DELETE /battles/{id}/trade/order/{order_id}'],
+    title: 'Cancel a historical battle order',
+    description:
+      "Cancels an open order of a participant's sandbox in a historical battle (pending or partially filled, found " +
+      'in whichever sandbox holds it); its remaining lock is released.',
+    input: battleOrderParams,
+    output: cancelResponse,
+    annotations: { ...WRITE, idempotentHint: true },
+    run: async (call, a) => cancelOut(await cancelBattleOrder(authed(call), a.id, a.order_id)),
+    rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
+    summary: (r) => `battle order ${r.order_id} cancelled`,
   }),
   defineTool({
     ...read,
