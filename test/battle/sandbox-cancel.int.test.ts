@@ -5,7 +5,8 @@ import { fails, ok } from '../support/api-calls';
 
 /**
  * `DELETE /battles/{id}/trade/order/{order_id}` (issue 21): an open order of a participant's sandbox in a historical
- * battle is cancelled at virtual time and its lock released, as a backtest sandbox's cancel does.
+ * battle is cancelled at virtual time and its lock released, as a backtest sandbox's cancel does; and sandbox orders
+ * (backtest and historical battle) take `client_order_id` as live orders do.
  */
 const t = useBacktestApp();
 let H: Record<string, string>;
@@ -92,5 +93,40 @@ describe('cancelling a historical battle sandbox order', () => {
       409,
       'BATTLE_INVALID_STATE',
     );
+  });
+
+  it('sandbox orders take client_order_id: echoed, listed, unique among the open orders of the sandbox', async () => {
+    const owner = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, owner, {});
+    const A = bearer(owner);
+    const session = await ok(t.app, A, 'POST', '/backtest/create', {
+      start_time: '2022-01-01T00:00:00Z',
+      end_time: '2022-01-01T05:00:00Z',
+      candle_interval: '1h',
+      starting_balance: 10000,
+      agent_id: agent.agentId,
+      pairs: ['BTCUSDT'],
+    });
+    const sid = session.session_id as string;
+    await ok(t.app, A, 'POST', `/backtest/${sid}/start`);
+    const body = {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '20000',
+      client_order_id: 'bt-1',
+    };
+    const placed = await ok(t.app, A, 'POST', `/backtest/${sid}/trade/order`, body, 201);
+    expect(placed).toMatchObject({ status: 'pending', client_order_id: 'bt-1' });
+    await fails(t.app, A, 'POST', `/backtest/${sid}/trade/order`, 409, 'CONFLICT', body);
+    const listed = await ok(t.app, A, 'GET', `/backtest/${sid}/trade/orders`);
+    expect(listed.orders).toMatchObject([{ order_id: placed.order_id, client_order_id: 'bt-1' }]);
+
+    const id = await battle('historical');
+    const order = { agent_id: agents[0], ...body, client_order_id: 'hb-1' };
+    const inBattle = await ok(t.app, H, 'POST', `/battles/${id}/trade/order`, order, 201);
+    expect(inBattle).toMatchObject({ status: 'pending', client_order_id: 'hb-1' });
+    await fails(t.app, H, 'POST', `/battles/${id}/trade/order`, 409, 'CONFLICT', order);
   });
 });
