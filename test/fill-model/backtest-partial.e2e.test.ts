@@ -1,12 +1,10 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dec, dec, roundDown8, ZERO } from '../../domain/trading/decimal';
 import { feeFor } from '../../domain/trading/fees';
 import { lockFor } from '../../domain/trading/orders';
 import { floorToStep } from '../../domain/trading/quantity';
-import { BINANCE } from '../market/support';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { csvRows } from '../market/support';
+import { apiCall, type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
  * Partial fills end to end (issue 21, "Done when"): the real server process on the real data set, over HTTP. In a
@@ -34,17 +32,14 @@ let key = '';
 let token = '';
 let agentId = '';
 
-const call = async (method: string, url: string, body?: unknown, auth: 'key' | 'jwt' = 'key') => {
-  const r = await fetch(`${base}/api/v1${url}`, {
+const call = (method: string, url: string, body?: unknown, auth: 'key' | 'jwt' = 'key') =>
+  apiCall(
+    base,
     method,
-    headers: {
-      ...(auth === 'key' ? { 'x-api-key': key } : { authorization: `Bearer ${token}` }),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: r.status, body: (await r.json()) as any };
-};
+    url,
+    auth === 'key' ? { 'x-api-key': key } : { authorization: `Bearer ${token}` },
+    body,
+  );
 
 interface Kline {
   openTime: number;
@@ -54,15 +49,12 @@ interface Kline {
 }
 
 const klines = (): Kline[] =>
-  fs
-    .readFileSync(path.join(BINANCE, 'klines', '1h', `${SYMBOL}-1h.csv`), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => {
-      const [openTime, , , low, close, volume] = line.split(',');
-      return { openTime: Number(openTime), close: dec(close!), low: dec(low!), volume: dec(volume!) };
-    });
+  csvRows(`klines/1h/${SYMBOL}-1h.csv`).map(([openTime, , , low, close, volume]) => ({
+    openTime: Number(openTime),
+    close: dec(close!),
+    low: dec(low!),
+    volume: dec(volume!),
+  }));
 
 /** What a candle's print gives a resting order under `realistic`: 10 % of its volume, down to the step. */
 const shareOf = (k: Kline, step: Dec) => floorToStep(roundDown8(k.volume.times(SHARE_PCT).div(100)), step);

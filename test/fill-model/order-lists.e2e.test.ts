@@ -1,10 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dec, dec } from '../../domain/trading/decimal';
 import { floorToStep } from '../../domain/trading/quantity';
-import { BINANCE } from '../market/support';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { csvRows } from '../market/support';
+import { apiCall, type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
  * Order lists end to end (issue 21, "Done when": "an OCO leg's fill cancels the other"; docs/trading-rules.md,
@@ -26,19 +24,14 @@ let agentKey = '';
 let token = '';
 let agentId = '';
 
-const call = async (method: string, url: string, body?: unknown, auth: 'key' | 'jwt' | 'agent' = 'agent') => {
-  const r = await fetch(`${base}/api/v1${url}`, {
+const call = (method: string, url: string, body?: unknown, auth: 'key' | 'jwt' | 'agent' = 'agent') =>
+  apiCall(
+    base,
     method,
-    headers: {
-      ...(auth === 'jwt'
-        ? { authorization: `Bearer ${token}` }
-        : { 'x-api-key': auth === 'key' ? key : agentKey }),
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: r.status, body: (await r.json()) as any };
-};
+    url,
+    auth === 'jwt' ? { authorization: `Bearer ${token}` } : { 'x-api-key': auth === 'key' ? key : agentKey },
+    body,
+  );
 
 interface Kline {
   openTime: number;
@@ -48,15 +41,12 @@ interface Kline {
 }
 
 const klines = (): Kline[] =>
-  fs
-    .readFileSync(path.join(BINANCE, 'klines', '1h', `${SYMBOL}-1h.csv`), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => {
-      const [openTime, , high, low, close] = line.split(',');
-      return { openTime: Number(openTime), high: dec(high!), low: dec(low!), close: dec(close!) };
-    });
+  csvRows(`klines/1h/${SYMBOL}-1h.csv`).map(([openTime, , high, low, close]) => ({
+    openTime: Number(openTime),
+    high: dec(high!),
+    low: dec(low!),
+    close: dec(close!),
+  }));
 
 /**
  * A start hour whose previous close ± 1 % is reached by one of the next twelve candles but not by the first (so the

@@ -58,3 +58,28 @@ export const startRealDataServer = async (
     throw error;
   }
 };
+
+/** A REST answer: its status and parsed JSON body (`any`: the tests assert its shape). */
+export interface ApiAnswer {
+  status: number;
+  body: any;
+}
+
+/**
+ * Calls `/api/v1<url>` of the venue at `base` with `headers` (credentials) and, when given, `body` as JSON; resolves
+ * to the status and parsed body whatever the status (the end-to-end tests assert errors too).
+ */
+export const apiCall = async (
+  base: string,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<ApiAnswer> => {
+  const r = await fetch(`${base}/api/v1${url}`, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: r.status, body: await r.json() };
+};
