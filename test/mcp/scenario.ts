@@ -320,6 +320,11 @@ export const battleScenario = async (client: Client, rest: Rest, agentIds: reado
   expect((await fails(client, 'get_battle_prices', { id })).code).toBe(
     (await rest('GET', `/battles/${id}/market/prices`)).body.error.code,
   );
+  // So is a sandbox order's cancel: the tool answers what the route does.
+  const none = '00000000-0000-4000-8000-000000000000';
+  expect((await fails(client, 'cancel_battle_order', { id, order_id: none })).code).toBe(
+    (await rest('DELETE', `/battles/${id}/trade/order/${none}`)).body.error.code,
+  );
   const stopped = await ok(client, 'stop_battle', { id });
   expect(stopped.status).toBe('completed');
   expect(await ok(client, 'get_battle', { id })).toEqual((await rest('GET', `/battles/${id}`)).body);
