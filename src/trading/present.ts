@@ -126,17 +126,8 @@ const singlePlacementOut = (events: readonly WalletEvent[], orderId: string) => 
  * after a partial fill or none (the rest the book could not hold), or pending.
  */
 export const placementOut = (events: readonly WalletEvent[], orderId: string) => {
-  const placed = events.find((e) => e.type === 'OrderPlaced' && e.data.order_id === orderId)?.data as
-    | OrderPlacedData
-    | undefined;
-  if (!placed) return undefined;
-  const fill = events.findLast((e) => e.type === 'OrderFilled' && e.data.order_id === orderId)?.data as
-    | OrderFilledData
-    | undefined;
-  const cancelled = events.find((e) => e.type === 'OrderCancelled' && e.data.order_id === orderId)?.data as
-    | OrderCancelledData
-    | undefined;
-  const body = fill ? filledOrderOut(placed, fill, cancelled) : pendingOrderOut(placed, cancelled);
+  const body = singlePlacementOut(events, orderId);
+  if (!body) return undefined;
   // A bracket's entry done as it was placed: its exits were placed in the same decision.
   const exits = events.flatMap((e) =>
     e.type === 'OrderPlaced' && e.data.parent_order_id === orderId ? [e.data.order_id] : [],

@@ -87,7 +87,11 @@ export const placeSandboxOrder = async (
   call: Call,
   id: string,
   input: OrderInput,
-): Promise<SandboxPlacement> => {
+): Promise<SandboxPlacement> =>
+  sandboxPlacement((await placeInSandbox(call, id, input)).events, 'the sandbox order');
+
+/** Places an order (or an order list) in the session's sandbox through the decider; the outcome's events. */
+const placeInSandbox = async (call: Call, id: string, input: OrderInput) => {
   assertAgentActive(call.caller);
   const symbol = normalizeSymbol(input.symbol);
   const outcome = await backtestCommands(call)
@@ -96,7 +100,7 @@ export const placeSandboxOrder = async (
       throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
     });
   recordSessionWrite(call, outcome);
-  return sandboxPlacement(outcome.events, 'the sandbox order');
+  return outcome;
 };
 
 /**
@@ -104,14 +108,7 @@ export const placeSandboxOrder = async (
  * {@link placeSandboxOrder}, answered with the list and both legs.
  */
 export const placeSandboxOco = async (call: Call, id: string, input: OrderInput) => {
-  assertAgentActive(call.caller);
-  const symbol = normalizeSymbol(input.symbol);
-  const outcome = await backtestCommands(call)
-    .placeOrder(backtestCaller(call), id, { ...input, symbol }, commandMeta(call))
-    .catch((error: unknown) => {
-      throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
-    });
-  recordSessionWrite(call, outcome);
+  const outcome = await placeInSandbox(call, id, input);
   return ocoPlacementOut(outcome.events as WalletEvent[]);
 };
 
