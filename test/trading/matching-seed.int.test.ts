@@ -8,7 +8,13 @@ import type { PairFilters } from '../../domain/trading/quantity';
 import type { OrderRequest, OwnerSnapshot, WalletCommand, WalletContext } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
-import { type EventStore, type ReadAllOptions, START } from '../../ports/event-store';
+import {
+  comparePositions,
+  type EventStore,
+  type LogPosition,
+  type ReadAllOptions,
+  START,
+} from '../../ports/event-store';
 import { ordersProjection } from '../../projections/orders';
 import { ProjectionRunner } from '../../projections/runner';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
@@ -17,6 +23,7 @@ import { MatchingEngine } from '../../src/matching/engine';
 import { soleLeadership } from '../../src/matching/leader';
 import { readIndexSeed } from '../../src/matching/seed';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { until } from '../support/until';
 
 /**
  * The matching engine seeded from the `orders` read model (issue 20: a restart must not read the whole log): it
@@ -109,6 +116,16 @@ const idleWallets = {
   fill: async () => ({ events: [], state: { openOrders: {} } }),
 } as unknown as WalletCommands;
 
+/**
+ * Waits until the log's visible head includes `position`. On a shared PostgreSQL server another test's open
+ * transaction can hold the visible head back for a moment after an append (src/eventstore/postgres.ts); the engine
+ * catches up with the log it sees at start, and follows the rest as it becomes visible.
+ */
+const visible = (position: LogPosition) =>
+  until(async () => comparePositions(await store.headPosition(), position) >= 0, {
+    what: 'the appended events visible in the log',
+  });
+
 /** Counts the events the engine reads from the log (`readAll` while following the runner). */
 const counting = (inner: EventStore) => {
   let read = 0;
@@ -160,6 +177,7 @@ const indexed = (engine: MatchingEngine) => {
 describe('matching engine seeded from the orders read model', () => {
   it('indexes what the whole log indexes, reading only the log after the checkpoint', async () => {
     const expectedOpen: string[] = [];
+    let last = START;
     for (let w = 0; w < 3; w++) {
       const wallet = walletBuilder();
       wallet.place({ side: 'buy', type: 'market', quantity: '10' });
@@ -199,10 +217,11 @@ describe('matching engine seeded from the orders read model', () => {
         },
       });
       expectedOpen.push(partly);
-      await store.append(walletStreamId(wallet.ownerId), wallet.take());
+      last = (await store.append(walletStreamId(wallet.ownerId), wallet.take())).position;
     }
+    await visible(last);
     await runner.start();
-    expect(await runner.waitFor(await store.headPosition(), 30_000)).toBe(true);
+    expect(await runner.waitFor(last, 30_000)).toBe(true);
 
     const seed = await readIndexSeed(db.db);
     expect(seed?.orders.map((o) => o.orderId).sort()).toEqual([...expectedOpen].sort());
@@ -220,9 +239,10 @@ describe('matching engine seeded from the orders read model', () => {
     wallet.place({ side: 'buy', type: 'market', quantity: '10' });
     const early = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '90' });
     const toCancel = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '91' });
-    await store.append(walletStreamId(wallet.ownerId), wallet.take());
+    const first = await store.append(walletStreamId(wallet.ownerId), wallet.take());
+    await visible(first.position);
     await runner.start();
-    expect(await runner.waitFor(await store.headPosition(), 30_000)).toBe(true);
+    expect(await runner.waitFor(first.position, 30_000)).toBe(true);
     await runner.stop(); // the read model stays at this checkpoint
     const checkpoint = (await readIndexSeed(db.db))!.position;
 
@@ -232,6 +252,7 @@ describe('matching engine seeded from the orders read model', () => {
     expect((await readIndexSeed(db.db))!.position).toEqual(checkpoint);
     expect(after.position.commit > checkpoint.commit).toBe(true);
 
+    await visible(after.position);
     const seeded = await startEngine({ seeded: true, followRunner: false });
     expect(indexed(seeded).ids).toEqual([early, late].sort());
   });
@@ -240,7 +261,7 @@ describe('matching engine seeded from the orders read model', () => {
     expect(await readIndexSeed(db.db)).toBeUndefined(); // the runner never ran: no generation
     const wallet = walletBuilder();
     const id = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '90' });
-    await store.append(walletStreamId(wallet.ownerId), wallet.take());
+    await visible((await store.append(walletStreamId(wallet.ownerId), wallet.take())).position);
     const logLength = (await store.readAll({ after: START, maxCount: 100 })).events.length;
     const counted = counting(store);
     const seeded = await startEngine({ seeded: true, followRunner: true, store: counted.store });
