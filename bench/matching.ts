@@ -49,6 +49,7 @@ import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { MatchingEngine } from '../src/matching/engine';
 import { soleLeadership } from '../src/matching/leader';
 import { positiveInt } from './options';
+import { PENDING_KINDS, seededRandom } from './pending-orders';
 import { createScratchDatabase, round, summarize } from './stats';
 
 const o = new Command()
@@ -103,12 +104,7 @@ const RISK = {
   max_open_orders: 100_000,
 };
 
-/** Deterministic pseudo-random numbers in [0, 1) (a fixed LCG: the same run every time). */
-let seed = 42;
-const rand = () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-  return seed / 2 ** 31;
-};
+const rand = seededRandom();
 
 /** Appends events decided beforehand by the real decider, in order (the build's only shortcut: no per-order load). */
 const replaying = {
@@ -116,16 +112,6 @@ const replaying = {
   decideWithState: undefined,
   decide: (command: { events: WalletEvent[] }) => command.events,
 };
-
-/** The six kinds of pending order, each with the side of 100 USDT it waits on (-1 below, +1 above). */
-const KINDS = [
-  ['buy', 'limit', -1],
-  ['sell', 'limit', 1],
-  ['sell', 'stop_loss', -1],
-  ['buy', 'stop_loss', 1],
-  ['sell', 'take_profit', 1],
-  ['buy', 'take_profit', -1],
-] as const;
 
 const scratch = await createScratchDatabase(o.url, 'ptv_bench_matching_');
 const handle = openPostgres(scratch.url, { max: 8 });
@@ -178,7 +164,7 @@ try {
     // A position in every pair, so sell limits and stops have something to sell.
     for (const symbol of symbols) place({ symbol, side: 'buy', type: 'market', quantity: '1000' });
     for (let i = 0; i < perWallet && placed < o.pending; i++, placed++) {
-      const [side, type, sign] = KINDS[placed % KINDS.length]!;
+      const [side, type, sign] = PENDING_KINDS[placed % PENDING_KINDS.length]!;
       const symbol = symbols[placed % symbols.length]!;
       const level = fromUnits(Math.round((BASE_UNITS * (1 + sign * (0.005 + rand() * 0.045))) / 1e6) * 1e6);
       place({

@@ -45,6 +45,7 @@ import { soleLeadership } from '../src/matching/leader';
 import { indexedOrder } from '../src/matching/order-index';
 import { openLoop } from './open-loop';
 import { positiveInt } from './options';
+import { PENDING_KINDS, seededRandom } from './pending-orders';
 import { processCpuSeconds, round, summarize } from './stats';
 
 const options = new Command()
@@ -508,23 +509,11 @@ const matchingBenchmark = async () => {
   const symbols = Array.from({ length: 10 }, (_, i) => `SYM${i}USDT`);
   const base = 100 * 1e8; // 100 USDT in units
   // Deterministic levels: ±5% around 100, every side and type.
-  let seed = 42;
-  const rand = () => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-    return seed / 2 ** 31;
-  };
+  const rand = seededRandom();
   const memBefore = process.memoryUsage().heapUsed;
   const tBuild = performance.now();
-  const kinds = [
-    ['buy', 'limit', -1],
-    ['sell', 'limit', 1],
-    ['sell', 'stop_loss', -1],
-    ['buy', 'stop_loss', 1],
-    ['sell', 'take_profit', 1],
-    ['buy', 'take_profit', -1],
-  ] as const;
   for (let i = 0; i < options.pending; i++) {
-    const [side, type, sign] = kinds[i % kinds.length]!;
+    const [side, type, sign] = PENDING_KINDS[i % PENDING_KINDS.length]!;
     // Orders away from the price in the direction they wait for: 0.5%–5% away.
     const level = Math.round(base * (1 + sign * (0.005 + rand() * 0.045)));
     engine.index.add(
