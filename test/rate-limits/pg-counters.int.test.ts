@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRateLimiter } from '../../src/rate-limits/limiter';
+import { PgRequestCounters } from '../../src/rate-limits/pg-counters';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+
+/**
+ * The shared rate-limit counters (src/rate-limits/pg-counters.ts), on the database of the pass (PGlite, or a fresh
+ * database on the PostgreSQL server): requests counted in one statement get the counts they would have had one
+ * statement each, several limiters on one table (several processes) share the budget, a window ends.
+ */
+describe('rate-limit counters in the shared table', () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('counts requests that arrive together 1, 2, 3… per key, in submission order', async () => {
+    const counters = new PgRequestCounters(database.db, 60_000);
+    const keys = Array.from({ length: 300 }, (_, i) => `t1:${['a', 'b', 'c'][i % 3]}`);
+    const counted = await Promise.all(keys.map((k) => counters.count(k)));
+    for (const key of ['t1:a', 't1:b', 't1:c']) {
+      const points = counted.filter((_, i) => keys[i] === key).map((c) => c.points);
+      expect(points).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    }
+    const expire = new Set(counted.map((c) => c.expire));
+    expect(expire.size).toBeLessThanOrEqual(3);
+    for (const e of expire) expect(e).toBeGreaterThan(Date.now() + 50_000);
+    expect(await counters.used('t1:a')).toMatchObject({ points: 100 });
+    expect(await counters.used('t1:none')).toBeUndefined();
+  });
+
+  it('shares one budget between limiters on the same table: the 101st order in a window is refused', async () => {
+    const one = createRateLimiter({ store: 'postgres', db: database.db });
+    const two = createRateLimiter({ store: 'postgres', db: database.db });
+    expect(one.store).toBe('postgres');
+    const decisions = await Promise.all(
+      Array.from({ length: 101 }, (_, i) => (i % 2 ? one : two).consume('owner:t2', 'orders')),
+    );
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(100);
+    const remaining = decisions
+      .filter((d) => d.allowed)
+      .map((d) => d.remaining)
+      .sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    const refused = decisions.find((d) => !d.allowed)!;
+    expect(refused).toMatchObject({ remaining: 0, limit: 100 });
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(await two.usage('owner:t2', 'orders')).toEqual({ group: 'orders', used: 100, limit: 100 });
+    // Other groups and other callers have budgets of their own.
+    expect((await one.consume('owner:t2', 'general')).remaining).toBe(599);
+    expect((await one.consume('owner:t2b', 'orders')).remaining).toBe(99);
+  });
+
+  it('starts a new window once the last one has ended', async () => {
+    const counters = new PgRequestCounters(database.db, 200);
+    expect((await counters.count('t3:a')).points).toBe(1);
+    expect((await counters.count('t3:a')).points).toBe(2);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await counters.used('t3:a')).toBeUndefined();
+    expect((await counters.count('t3:a')).points).toBe(1);
+  });
+});
