@@ -56,6 +56,8 @@ export interface OrdersTable {
   order_list_id: string | null;
   list_kind: 'oco' | 'bracket' | null;
   list_role: 'entry' | 'take_profit' | 'stop_loss' | null;
+  /** The client's own id of the order's list (`list_client_order_id`), null when none was sent. */
+  list_client_order_id: string | null;
   created_at: Timestamp;
   filled_at: NullableTimestamp;
   cancelled_at: NullableTimestamp;
@@ -162,6 +164,7 @@ const emptyOrder = (): Omit<
   order_list_id: null,
   list_kind: null,
   list_role: null,
+  list_client_order_id: null,
   filled_at: null,
   cancelled_at: null,
 });
@@ -237,7 +240,8 @@ export const ordersProjection: Projection = {
   // 2: `trades.fill` (the fill model's record), partial fills. 3: `trade_counts`. 4: `order_counts`.
   // 5: `orders.time_in_force`. 6: `orders.client_order_id`. 7: `orders.order_list_id`, `list_kind`, `list_role`.
   // 8: a filled or cancelled order's `locked_amount` is 0 (its lock was consumed or released).
-  version: 8,
+  // 9: `orders.list_client_order_id`, and the index of an owner's orders by list.
+  version: 9,
   tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
   async createTables(db, schema) {
@@ -280,6 +284,7 @@ export const ordersProjection: Projection = {
       .addColumn('order_list_id', 'text')
       .addColumn('list_kind', 'text')
       .addColumn('list_role', 'text')
+      .addColumn('list_client_order_id', 'text')
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('filled_at', 'timestamptz')
       .addColumn('cancelled_at', 'timestamptz')
@@ -298,6 +303,13 @@ export const ordersProjection: Projection = {
       .on('orders')
       .columns(['owner_id', 'client_order_id', 'seq'])
       .where(sql.ref('client_order_id'), 'is not', null)
+      .execute();
+    // The orders of a list (Binance `GET /orderList`, `allOrderList`, `openOrderList`).
+    await s
+      .createIndex('orders_owner_list')
+      .on('orders')
+      .columns(['owner_id', 'order_list_id', 'seq'])
+      .where(sql.ref('order_list_id'), 'is not', null)
       .execute();
     await s
       .createTable('trades')
@@ -454,6 +466,7 @@ export const ordersProjection: Projection = {
             order_list_id: d.order_list_id ?? null,
             list_kind: d.list_kind ?? null,
             list_role: d.list_role ?? null,
+            list_client_order_id: d.list_client_order_id ?? null,
             created_at: d.placed_at,
             updated_at: d.placed_at,
           });
@@ -482,6 +495,7 @@ export const ordersProjection: Projection = {
             order_list_id: d.order_list_id ?? null,
             list_kind: d.list_kind ?? null,
             list_role: d.list_role ?? null,
+            list_client_order_id: d.list_client_order_id ?? null,
             idempotency_key: d.idempotency_key,
             request_hash: d.request_hash,
             client_order_id: d.client_order_id ?? null,

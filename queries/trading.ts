@@ -290,3 +290,66 @@ export const tradeStats = async (
     losingTrades: Number(row.losses),
   };
 };
+
+/** The orders of one list of the owner (an OCO's legs, a bracket's entry and exits), oldest first; [] when none. */
+export const getOrdersOfList = (
+  db: Kysely<ReadModels>,
+  ownerId: string,
+  listId: string,
+): Promise<OrderRow[]> =>
+  db
+    .selectFrom('orders')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('order_list_id', '=', listId)
+    .orderBy('seq')
+    .execute();
+
+/** The id of the owner's newest list placed with this list client order id, if any. */
+export const findListIdByClientOrderId = async (
+  db: Kysely<ReadModels>,
+  ownerId: string,
+  listClientOrderId: string,
+): Promise<string | undefined> =>
+  (
+    await db
+      .selectFrom('orders')
+      .select('order_list_id')
+      .where('owner_id', '=', ownerId)
+      .where('list_client_order_id', '=', listClientOrderId)
+      .where('order_list_id', 'is not', null)
+      .orderBy('seq', 'desc')
+      .executeTakeFirst()
+  )?.order_list_id ?? undefined;
+
+/**
+ * The owner's newest `limit` order lists, each its orders oldest first, the lists newest first (by their first
+ * order); `open`: only lists with an order still open (pending or partially filled, {@link OPEN_STATUSES}). Two
+ * reads of the index `orders_owner_list`: the lists' ids, then their orders.
+ */
+export const listOrderLists = async (
+  db: Kysely<ReadModels>,
+  ownerId: string,
+  filter: { open: boolean; limit: number },
+): Promise<OrderRow[][]> => {
+  let ids = db
+    .selectFrom('orders')
+    .select(['order_list_id', sql<number>`min(seq)`.as('first')])
+    .where('owner_id', '=', ownerId)
+    .where('order_list_id', 'is not', null)
+    .groupBy('order_list_id');
+  if (filter.open) ids = ids.having(sql<boolean>`bool_or(status in (${sql.join([...OPEN_STATUSES])}))`);
+  const lists = await ids.orderBy('first', 'desc').limit(filter.limit).execute();
+  if (lists.length === 0) return [];
+  const listIds = lists.map((l) => l.order_list_id!);
+  const rows = await db
+    .selectFrom('orders')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('order_list_id', 'in', listIds)
+    .orderBy('seq')
+    .execute();
+  const byList = new Map<string, OrderRow[]>(listIds.map((id) => [id, []]));
+  for (const row of rows) byList.get(row.order_list_id!)!.push(row);
+  return [...byList.values()];
+};

@@ -36,3 +36,21 @@ export const clientOrderIdOf = (
   }
   return value;
 };
+
+/**
+ * The client's id of a new order list (an OCO's `list_client_order_id`, Binance `listClientOrderId`): `undefined`
+ * when none was sent (absent or empty), else the id as sent. Same pattern as an order's, else `VALIDATION_ERROR`
+ * (field `list_client_order_id`). Not required unique: a query by it names the newest list with it, as a reused
+ * client order id names its newest order.
+ */
+export const listClientOrderIdOf = (value: string | null | undefined): string | undefined => {
+  if (value === null || value === undefined || value === '') return undefined;
+  if (!CLIENT_ORDER_ID_PATTERN.test(value)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      'list_client_order_id must be 1 to 36 characters of letters, digits, "-", "_" or "."',
+      { field: 'list_client_order_id', pattern: CLIENT_ORDER_ID_PATTERN.source },
+    );
+  }
+  return value;
+};

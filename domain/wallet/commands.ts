@@ -82,7 +82,15 @@ export interface StopLossRequest {
 
 /** See {@link OrderRequest.list}. */
 export type OrderListRequest =
-  | { kind: 'oco'; stopLoss: StopLossRequest }
+  | {
+      kind: 'oco';
+      stopLoss: StopLossRequest;
+      /**
+       * The client's own id of the list (REST `list_client_order_id`, Binance `listClientOrderId`), recorded on both
+       * legs; the same pattern as a client order id, not required unique (a query by it names the newest list).
+       */
+      clientOrderId?: string | null;
+    }
   | { kind: 'bracket'; takeProfit?: TakeProfitRequest | null; stopLoss?: StopLossRequest | null };
 
 /** Commands of the wallet aggregate. */

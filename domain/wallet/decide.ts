@@ -22,7 +22,7 @@ import {
   type TimeInForce,
 } from '../trading/orders';
 import { type RiskFailure, runRiskChain } from '../trading/risk';
-import { clientOrderIdOf } from './client-order-id';
+import { clientOrderIdOf, listClientOrderIdOf } from './client-order-id';
 import type {
   OrderListRequest,
   OrderRequest,
@@ -585,7 +585,13 @@ const fillData = (
 /** How {@link placeOrder} places an order that joins a list (docs/trading-rules.md, "Order lists: OCO and bracket"). */
 interface PlaceOptions {
   /** The list the order joins, its role in it, and (a bracket's exit) the entry that placed it. */
-  list?: { id: string; kind: OrderListKind; role: OrderListRole; parentOrderId?: string };
+  list?: {
+    id: string;
+    kind: OrderListKind;
+    role: OrderListRole;
+    parentOrderId?: string;
+    clientOrderId?: string | undefined;
+  };
   /** An OCO leg's lock: the list's one lock; `shared` for every leg after the first (it moves no balance). */
   lock?: { amount: Dec; shared: boolean };
   /** Legs of the same list placed before this one in the decision (step 7 counts them as open). */
@@ -740,6 +746,7 @@ const placeOrder = (
         order_list_id: opts.list.id,
         list_role: opts.list.role,
         list_kind: opts.list.kind,
+        ...(opts.list.clientOrderId ? { list_client_order_id: opts.list.clientOrderId } : {}),
         ...(opts.list.parentOrderId ? { parent_order_id: opts.list.parentOrderId } : {}),
       }
     : {};
@@ -1201,7 +1208,7 @@ const placeLinked = (
   legs: { request: OrderRequest; role: OrderListRole }[],
   owner: OwnerSnapshot,
   ctx: WalletContext,
-  list: { id: string; kind: OrderListKind; parentOrderId?: string },
+  list: { id: string; kind: OrderListKind; parentOrderId?: string; clientOrderId?: string | undefined },
   activation = false,
 ): void => {
   let lock = ZERO;
@@ -1246,7 +1253,13 @@ const rejectLeg = (
   request: OrderRequest,
   failure: RiskFailure,
   ctx: WalletContext,
-  list: { id: string; kind: OrderListKind; role: OrderListRole; parentOrderId?: string },
+  list: {
+    id: string;
+    kind: OrderListKind;
+    role: OrderListRole;
+    parentOrderId?: string;
+    clientOrderId?: string | undefined;
+  },
 ): void => {
   d.emit({
     type: 'OrderRejected',
@@ -1262,6 +1275,7 @@ const rejectLeg = (
       order_list_id: list.id,
       list_role: list.role,
       list_kind: list.kind,
+      ...(list.clientOrderId ? { list_client_order_id: list.clientOrderId } : {}),
       ...(list.parentOrderId ? { parent_order_id: list.parentOrderId } : {}),
       step: failure.step,
       rule: failure.rule,
@@ -1304,6 +1318,7 @@ const placeOco = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx:
   };
   const { tp, sl } = levelsOf(takeProfit, list.stopLoss, '');
   checkSides(request.side, tp, sl, '');
+  const listClientOrderId = listClientOrderIdOf(list.clientOrderId);
   const common = {
     symbol: request.symbol,
     side: request.side,
@@ -1331,7 +1346,7 @@ const placeOco = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx:
     ],
     owner,
     ctx,
-    { id: ctx.newId(), kind: 'oco' },
+    { id: ctx.newId(), kind: 'oco', clientOrderId: listClientOrderId },
   );
 };
 

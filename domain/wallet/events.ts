@@ -116,6 +116,11 @@ export interface OrderPlacedData {
   list_role?: OrderListRole;
   /** `oco` or `bracket` (with `order_list_id`). */
   list_kind?: OrderListKind;
+  /**
+   * The client's own id of the whole list (an OCO's `list_client_order_id`, Binance `listClientOrderId`), on every
+   * leg; absent when none was sent (and on every list recorded before 2026-11-28).
+   */
+  list_client_order_id?: string;
   /** An exit of a bracket: the entry whose fill placed it. */
   parent_order_id?: string;
   /**
@@ -307,6 +312,7 @@ export interface OrderRejectedData {
   order_list_id?: string;
   list_role?: OrderListRole;
   list_kind?: OrderListKind;
+  list_client_order_id?: string;
   parent_order_id?: string;
   /** Step 1–8 of the chain and its rule name. */
   step: number;

@@ -8,11 +8,14 @@ import type { OrderListRequest } from '../../domain/wallet/commands';
 import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import {
+  findListIdByClientOrderId,
   getOrder as findOrder,
   findOrderByClientOrderId,
   findOrderByIdempotencyKey,
+  listOrderLists as findOrderLists,
   listOrders as findOrders,
   listTrades as findTrades,
+  getOrdersOfList,
   OPEN_STATUSES,
   type OrderRow,
   orderFills,
@@ -88,6 +91,9 @@ const canonicalList = (list: OrderListRequest) => ({
           triggerPrice: canonicalDecimal(list.takeProfit.triggerPrice ?? null),
         }
       : null,
+  // The list's and the stop leg's client ids only when sent, so a list without them hashes as it always did.
+  ...(list.kind === 'oco' && list.clientOrderId ? { listClientOrderId: list.clientOrderId } : {}),
+  ...(list.stopLoss?.clientOrderId ? { stopClientOrderId: list.stopLoss.clientOrderId } : {}),
 });
 
 /**
@@ -248,6 +254,79 @@ export const getOrderByClientOrderId = async (call: Call, clientOrderId: string)
   );
   if (!row) throw orderNotFound(call, clientOrderId);
   return row;
+};
+
+/** `ORDER_NOT_FOUND` for an order list the caller's wallet does not have. */
+const listNotFound = (call: Call, listId: string): DomainError =>
+  new DomainError(
+    'ORDER_NOT_FOUND',
+    `order list not found in ${call.caller.agentId ? "this agent's wallet" : "the account's own wallet"}`,
+    { order_list_id: listId },
+  );
+
+/**
+ * The orders of one order list of the caller (docs/trading-rules.md, "Order lists: OCO and bracket"), oldest
+ * first: an OCO's legs (a rejected OCO: the rejected leg), a bracket's entry and the exits it placed.
+ * `ORDER_NOT_FOUND` (`details.order_list_id`) when the wallet has no such list.
+ */
+export const getOrderList = async (call: Call, rawListId: string): Promise<OrderRow[]> => {
+  await settleOwnWrites(call, ['orders']);
+  const listId = orderIdOf(rawListId);
+  const rows = await getOrdersOfList(call.services.database.db, ownerIdOf(call.caller), listId);
+  if (rows.length === 0) throw listNotFound(call, listId);
+  return rows;
+};
+
+/**
+ * The caller's newest order list placed with this list client order id (`list_client_order_id`, Binance
+ * `listClientOrderId`), as {@link getOrderList}; `ORDER_NOT_FOUND` when none was.
+ */
+export const getOrderListByClientOrderId = async (
+  call: Call,
+  listClientOrderId: string,
+): Promise<OrderRow[]> => {
+  await settleOwnWrites(call, ['orders']);
+  const ownerId = ownerIdOf(call.caller);
+  const listId = await findListIdByClientOrderId(call.services.database.db, ownerId, listClientOrderId);
+  if (!listId) throw listNotFound(call, listClientOrderId);
+  return getOrdersOfList(call.services.database.db, ownerId, listId);
+};
+
+/**
+ * The caller's newest `limit` order lists (each its orders oldest first), newest first; `open`: only those with an
+ * order still open.
+ */
+export const listOrderLists = async (
+  call: Call,
+  query: { open: boolean; limit: number },
+): Promise<OrderRow[][]> => {
+  await settleOwnWrites(call, ['orders']);
+  return findOrderLists(call.services.database.db, ownerIdOf(call.caller), query);
+};
+
+/**
+ * Cancels an order list of the caller: each of its open orders by {@link cancelOrder} (an OCO leg's cancel cancels
+ * the other leg in the same append, `linked_cancel`; a bracket's entry cancelled places no exits), so the wallet's
+ * rules, not this function, decide what a list's cancel does. Answers the list's orders as they are after it.
+ * `ORDER_NOT_FOUND` for an unknown list, `ORDER_NOT_CANCELLABLE` 409 when none of its orders is open.
+ */
+export const cancelOrderList = async (call: Call, rawListId: string): Promise<OrderRow[]> => {
+  const before = await getOrderList(call, rawListId);
+  const open = before.filter((r) => OPEN_STATUSES.includes(r.status));
+  if (open.length === 0) {
+    throw new DomainError('ORDER_NOT_CANCELLABLE', 'no order of this list is open', {
+      order_list_id: before[0]!.order_list_id,
+    });
+  }
+  for (const row of open) {
+    try {
+      await cancelOrder(call, row.order_id);
+    } catch (error) {
+      // The other leg of an OCO is already cancelled by the first cancel.
+      if (!(isDomainError(error) && error.code === 'ORDER_NOT_CANCELLABLE')) throw error;
+    }
+  }
+  return getOrderList(call, rawListId);
 };
 
 /**

@@ -64,7 +64,9 @@ export const symbolInfo = (p: Pair) => ({
   quoteCommissionPrecision: 8,
   orderTypes: [...ORDER_TYPES],
   icebergAllowed: false,
-  ocoAllowed: false,
+  // OCO lists are placed by `POST /order/oco` and read and cancelled by the order-list endpoints; OTO lists (the
+  // venue's brackets) are placed through `/api/v1` only, so this door does not offer them.
+  ocoAllowed: true,
   otoAllowed: false,
   quoteOrderQtyMarketAllowed: false,
   allowTrailingStop: false,
@@ -325,13 +327,17 @@ export const ocoPlacedOut = (
 };
 
 /** A cancelled order (`DELETE /order`, each of `DELETE /openOrders`): the order as it was, now CANCELED. */
-export const cancelledOut = (row: OrderRow, clientOrderId: string | undefined, cancelledAt: string) => {
+export const cancelledOut = (
+  row: OrderRow,
+  clientOrderId: string | undefined,
+  cancelledAt: Date | string,
+) => {
   const o = orderOut(row, clientOrderId);
   return {
     symbol: o.symbol,
     origClientOrderId: o.clientOrderId,
     orderId: o.orderId,
-    orderListId: -1,
+    orderListId: o.orderListId,
     clientOrderId: o.clientOrderId,
     transactTime: ms(cancelledAt),
     price: o.price,
@@ -344,6 +350,70 @@ export const cancelledOut = (row: OrderRow, clientOrderId: string | undefined, c
     side: o.side,
     ...(row.trigger_price ? { stopPrice: o.stopPrice } : {}),
     selfTradePreventionMode: 'NONE',
+  };
+};
+
+/** Binance's order of a list's orders: a bracket's entry, then the stop leg, then the take-profit (as placed). */
+const ROLE_ORDER: Record<string, number> = { entry: 0, stop_loss: 1, take_profit: 2 };
+
+/**
+ * The list's status in Binance's two enums (Spot API "ENUM definitions": `listStatusType` RESPONSE, EXEC_STARTED,
+ * ALL_DONE; `listOrderStatus` EXECUTING, ALL_DONE, REJECT): executing while any order is open, rejected when every
+ * order was, else done.
+ */
+const listStatusOf = (rows: readonly OrderRow[]) => {
+  if (rows.some((r) => r.status === 'pending' || r.status === 'partially_filled')) {
+    return { listStatusType: 'EXEC_STARTED', listOrderStatus: 'EXECUTING' };
+  }
+  if (rows.every((r) => r.status === 'rejected'))
+    return { listStatusType: 'RESPONSE', listOrderStatus: 'REJECT' };
+  return { listStatusType: 'ALL_DONE', listOrderStatus: 'ALL_DONE' };
+};
+
+/**
+ * An order list as `GET /orderList`, `allOrderList` and `openOrderList` show it (Binance's shape), from its orders
+ * (at least one): `orderListId` the venue's list id, `contingencyType` `OCO` (an OCO, or the exits a bracket placed
+ * are an OCO within it: the bracket is Binance's `OTO`), `listClientOrderId` the one the list was placed with (else
+ * the list id), `transactionTime` the list's last change, `orders` entry first, then the stop and take-profit.
+ */
+export const orderListOut = (rows: readonly OrderRow[]) => {
+  const first = rows[0];
+  if (!first?.order_list_id) throw new Error('an order list needs at least one order of a list');
+  const sorted = [...rows].sort(
+    (a, b) => (ROLE_ORDER[a.list_role ?? ''] ?? 3) - (ROLE_ORDER[b.list_role ?? ''] ?? 3) || a.seq - b.seq,
+  );
+  return {
+    orderListId: first.order_list_id,
+    contingencyType: first.list_kind === 'bracket' ? 'OTO' : 'OCO',
+    ...listStatusOf(rows),
+    listClientOrderId: rows.find((r) => r.list_client_order_id)?.list_client_order_id ?? first.order_list_id,
+    transactionTime: Math.max(...rows.map((r) => ms(r.updated_at))),
+    symbol: first.symbol,
+    orders: sorted.map((r) => ({
+      symbol: r.symbol,
+      orderId: r.order_id,
+      clientOrderId: r.client_order_id ?? r.order_id,
+    })),
+  };
+};
+
+/**
+ * The answer of `DELETE /orderList`: the list after its cancel ({@link orderListOut}) with `orderReports`, each of
+ * its orders as `DELETE /order` answers one, with its status now (`CANCELED`; an order that had filled before keeps
+ * `FILLED`).
+ */
+export const cancelledListOut = (rows: readonly OrderRow[]) => {
+  const list = orderListOut(rows);
+  const byId = new Map(rows.map((r) => [r.order_id, r]));
+  return {
+    ...list,
+    orderReports: list.orders.map(({ orderId }) => {
+      const row = byId.get(orderId)!;
+      return {
+        ...cancelledOut(row, undefined, row.cancelled_at ?? row.updated_at),
+        status: statusOf(row.status, row.cancel_reason),
+      };
+    }),
   };
 };
 

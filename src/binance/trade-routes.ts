@@ -13,10 +13,14 @@ import { RATE_LIMIT_WINDOW_MS, rateLimitKeyOf, rateLimitUsage } from '../applica
 import {
   cancelOpenOrdersOf,
   cancelOrder,
+  cancelOrderList,
   getOrder,
   getOrderByClientOrderId,
   getOrderByIdempotencyKey,
+  getOrderList,
+  getOrderListByClientOrderId,
   listOpenOrders,
+  listOrderLists,
   listOrders,
   listTrades,
   type OrderInput,
@@ -26,7 +30,16 @@ import {
 import { signedEndpoint } from './door';
 import { BinanceError, CODES, invalidParam, missingParam } from './errors';
 import { type BinanceParams, decimalParam, intParam, optional, required } from './params';
-import { cancelledOut, myTrade, type OrderResponseType, ocoPlacedOut, orderOut, placedOut } from './present';
+import {
+  cancelledListOut,
+  cancelledOut,
+  myTrade,
+  type OrderResponseType,
+  ocoPlacedOut,
+  orderListOut,
+  orderOut,
+  placedOut,
+} from './present';
 
 /**
  * Binance's `SIGNED` account and trading endpoints (Spot API "Trading endpoints", "Account endpoints") over the
@@ -188,7 +201,12 @@ const newOcoOf = (p: BinanceParams) => {
     price,
     triggerPrice: null,
     clientOrderId: limitId,
-    list: { kind: 'oco', stopLoss: { triggerPrice: stopPrice, clientOrderId: stopId } },
+    list: {
+      kind: 'oco',
+      stopLoss: { triggerPrice: stopPrice, clientOrderId: stopId },
+      // Recorded on both legs: `GET /orderList` and `DELETE /orderList` find the list by it.
+      clientOrderId: listClientOrderId,
+    },
   };
   return { input, limitId, stopId, listClientOrderId };
 };
@@ -218,6 +236,40 @@ const namedOrder = async (call: Call, p: BinanceParams) => {
     throw new BinanceError(CODES.NO_SUCH_ORDER, 'Order does not exist.');
   }
   return { row, clientOrderId };
+};
+
+/**
+ * The order list a query or cancel names (Binance "Query Order list", "Cancel Order list"): `orderListId` (the
+ * venue's list id) or the list's client order id (`origClientOrderId` on a query, `listClientOrderId` on a cancel:
+ * Binance's names), -1102 when neither is sent; its orders, oldest first. An unknown list (or one of another
+ * `symbol`, when the request names one) is -2013 `Order list does not exist.` on a query and -2011 `Unknown order
+ * list sent.` on a cancel, as on Binance.
+ */
+const namedList = async (call: Call, p: BinanceParams, at: 'query' | 'cancel') => {
+  const clientIdName = at === 'query' ? 'origClientOrderId' : 'listClientOrderId';
+  const symbol = at === 'cancel' ? normalizeSymbol(required(p, 'symbol')) : undefined;
+  const listId = optional(p, 'orderListId');
+  const clientId = optional(p, clientIdName);
+  if (listId === undefined && clientId === undefined) {
+    throw new BinanceError(
+      CODES.MANDATORY_PARAM_EMPTY_OR_MALFORMED,
+      `Param '${clientIdName}' or 'orderListId' must be sent, but both were empty/null!`,
+    );
+  }
+  const unknown = () =>
+    at === 'query'
+      ? new BinanceError(CODES.NO_SUCH_ORDER, 'Order list does not exist.')
+      : new BinanceError(CODES.CANCEL_REJECTED, 'Unknown order list sent.');
+  // List ids are UUIDs, as order ids: anything else names no list.
+  if (listId !== undefined && !isUuid(listId)) throw unknown();
+  const rows = await (listId !== undefined
+    ? getOrderList(call, listId)
+    : getOrderListByClientOrderId(call, clientId!)
+  ).catch((error: unknown) => {
+    throw isDomainError(error) && error.code === 'ORDER_NOT_FOUND' ? unknown() : error;
+  });
+  if (symbol !== undefined && rows[0]!.symbol !== symbol) throw unknown();
+  return { rows, unknown };
 };
 
 /** The newest order with this client order id, else (orders recorded before 2026-11-28) the one keyed with it. */
@@ -340,6 +392,50 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
       const oco = newOcoOf(params);
       const placed = await placeOrder(call, oco.input);
       return ocoPlacedOut(placed.outcome, oco);
+    }),
+  );
+
+  app.get(
+    '/orderList',
+    signedEndpoint('general', 'query', async ({ call, params }) => {
+      const { rows } = await namedList(call, params, 'query');
+      return orderListOut(rows);
+    }),
+  );
+
+  app.delete(
+    '/orderList',
+    signedEndpoint('orders', 'cancel', async ({ call, params }) => {
+      const { rows, unknown } = await namedList(call, params, 'cancel');
+      // Each open order of the list through the one cancel use case: the wallet's rules cancel an OCO whole.
+      const after = await cancelOrderList(call, rows[0]!.order_list_id!).catch((error: unknown) => {
+        throw isDomainError(error) && error.code === 'ORDER_NOT_CANCELLABLE' ? unknown() : error;
+      });
+      return cancelledListOut(after);
+    }),
+  );
+
+  app.get(
+    '/allOrderList',
+    signedEndpoint('general', 'read', async ({ call, params }) => {
+      const limit = listLimit(params);
+      const fromId = optional(params, 'fromId')?.toLowerCase();
+      const filtered = fromId !== undefined || optional(params, 'startTime') || optional(params, 'endTime');
+      const lists = await listOrderLists(call, { open: false, limit: filtered ? 1000 : limit });
+      let shown = inTimeRange(lists, params, (rows) => new Date(rows[0]!.created_at).getTime());
+      if (fromId !== undefined) {
+        const at = shown.findIndex((rows) => rows[0]!.order_list_id === fromId);
+        shown = at < 0 ? [] : shown.slice(at);
+      }
+      return shown.slice(0, limit).map(orderListOut);
+    }),
+  );
+
+  app.get(
+    '/openOrderList',
+    signedEndpoint('general', 'read', async ({ call }) => {
+      const lists = await listOrderLists(call, { open: true, limit: 1000 });
+      return lists.reverse().map(orderListOut);
     }),
   );
 

@@ -132,6 +132,35 @@ describe('OCO: placement', () => {
       .thenThrows('VALIDATION_ERROR');
   });
 
+  it('records the list client order id on both legs (and on a rejected leg); a malformed one is refused', () => {
+    const ctx = context();
+    const given = holding(ctx);
+    const named = (clientOrderId: string) =>
+      oco({ list: { kind: 'oco', stopLoss: { triggerPrice: '38000' }, clientOrderId } });
+    const { last } = run([named('exits-1')], ctx, given);
+    expect(placedOf(last).map((p) => p.list_client_order_id)).toEqual(['exits-1', 'exits-1']);
+    const rejected = run(
+      [
+        oco({
+          quantity: '2',
+          list: { kind: 'oco', stopLoss: { triggerPrice: '38000' }, clientOrderId: 'exits-2' },
+        }),
+      ],
+      ctx,
+      given,
+    );
+    expect(dataOf(rejected.last, 'OrderRejected').list_client_order_id).toBe('exits-2');
+    // Without one, none is recorded (a list's events keep their shape).
+    expect(placedOf(run([oco()], ctx, given).last).map((p) => 'list_client_order_id' in p)).toEqual([
+      false,
+      false,
+    ]);
+    spec
+      .given(given)
+      .when(named('not ok!'), ctx)
+      .thenThrows('VALIDATION_ERROR', { field: 'list_client_order_id' });
+  });
+
   it('both legs pass the risk chain: selling more than is held rejects the list, nothing placed', () => {
     const ctx = context();
     spec
