@@ -8,10 +8,11 @@ import { intervalMsOf } from '../../domain/battle/state';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError } from '../../domain/shared/errors';
 import { dec, fmt } from '../../domain/trading/decimal';
-import type { OrderCancelledData } from '../../domain/wallet/events';
+import type { OrderCancelledData, WalletEvent } from '../../domain/wallet/events';
 import { type BattleStatusFilter, battleSnapshots, listBattles as readBattles } from '../../queries/battles';
 import { battle as battleServices } from '../battle/install';
 import { battleOut, battleRowOut, rankingOut } from '../battle/present';
+import { ocoPlacementOut } from '../trading/present';
 import type { Call } from './call';
 import { commandMeta } from './caller';
 import { awaitReadModels, settleOwnWrites } from './read-your-writes';
@@ -267,7 +268,20 @@ export const placeBattleOrder = async (
   id: string,
   agentId: string,
   order: OrderInput,
-): Promise<SandboxPlacement> => {
+): Promise<SandboxPlacement> =>
+  sandboxPlacement(await placeInBattle(call, id, agentId, order), 'the battle order');
+
+/**
+ * An OCO of a participant's sandbox in a historical battle (`order.list.kind === 'oco'`; docs/trading-rules.md,
+ * "Order lists: OCO and bracket"): placed as {@link placeBattleOrder} through the same battle command and wallet
+ * decider, answered as `POST /trade/order/oco` answers (the list and both legs); its legs fill on the candles of
+ * later steps, the first cancelling the other.
+ */
+export const placeBattleOco = async (call: Call, id: string, agentId: string, order: OrderInput) =>
+  ocoPlacementOut((await placeInBattle(call, id, agentId, order)) as WalletEvent[]);
+
+/** Places an order (or a list) in a participant's sandbox; the wallet events it recorded. */
+const placeInBattle = async (call: Call, id: string, agentId: string, order: OrderInput) => {
   const outcome = await commands(call).placeOrder(
     callerOf(call),
     id,
@@ -275,10 +289,7 @@ export const placeBattleOrder = async (
     { ...order, symbol: normalizeSymbol(order.symbol) },
     commandMeta(call),
   );
-  const wallet = outcome.events.flatMap((e) =>
-    e.type === 'BattleSandboxEventRecorded' ? [e.data.event] : [],
-  );
-  return sandboxPlacement(wallet, 'the battle order');
+  return outcome.events.flatMap((e) => (e.type === 'BattleSandboxEventRecorded' ? [e.data.event] : []));
 };
 
 /**

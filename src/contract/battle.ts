@@ -9,7 +9,7 @@ import { parseIsoTime } from '../../domain/market/time';
 import { DomainError } from '../../domain/shared/errors';
 import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
-import { placeOrderBody } from './trading';
+import { placeOcoBody, placeOrderBody } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BATTLE_NOT_FOUND` 404). */
 export const battleParams = z.object({ id: z.string().min(1).max(100).describe('battle id (UUID)') });
@@ -312,6 +312,11 @@ export const pricesResponse = z.object({
 export const battleOrderBody = placeOrderBody.extend({
   agent_id: z.string().uuid().describe('the participant placing the order'),
 });
+
+/** `POST /battles/{id}/trade/order/oco`: the body of `POST /trade/order/oco` plus the participant's `agent_id`. */
+export const battleOcoBody = placeOcoBody
+  .extend({ agent_id: z.string().uuid().describe('the participant placing the OCO') })
+  .strict();
 
 /** A battle configuration as a client sends it (create, update, a replay's `override_config`). */
 type ConfigBody = z.infer<typeof battleBodyObject>;

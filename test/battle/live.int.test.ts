@@ -84,6 +84,8 @@ describe('battle management: authentication, validation, presets', () => {
         'POST /battles/{id}/replay',
         // Not in the spec: cancelling a historical battle's sandbox order (issue 21).
         'DELETE /battles/{id}/trade/order/{order_id}',
+        // Not in the spec: an OCO in a historical battle's sandbox (issue 21).
+        'POST /battles/{id}/trade/order/oco',
       ].sort(),
     );
   });

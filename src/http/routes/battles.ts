@@ -12,6 +12,7 @@ import {
   listBattles,
   liveRankings,
   pauseOrResumeAgent,
+  placeBattleOco,
   placeBattleOrder,
   removeParticipant,
   replayBattle,
@@ -25,6 +26,7 @@ import {
   battleAgentParams,
   battleChangesOf,
   battleListResponse,
+  battleOcoBody,
   battleOrderBody,
   battleOrderParams,
   battleParams,
@@ -46,6 +48,8 @@ import {
 } from '../../contract/battle';
 import { errorResponses } from '../../contract/common';
 import {
+  ocoInputOf,
+  ocoResponse,
   orderInputOf,
   placedOrderResponse,
   cancelResponse as sandboxCancelResponse,
@@ -377,6 +381,35 @@ export const battleRoutes: FastifyPluginAsyncZod = async (app) => {
     async (request, reply) => {
       const { agent_id: agentId, ...order } = request.body;
       const placed = await placeBattleOrder(callOf(request), request.params.id, agentId, orderInputOf(order));
+      return reply.status(201).send(placed);
+    },
+  );
+
+  app.post(
+    '/battles/:id/trade/order/oco',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          "OCO of a participant's sandbox in a historical battle: a take-profit and a stop-loss, the first to fill cancels the other",
+        description:
+          'Same body as `POST /trade/order/oco` plus `agent_id`, same response; the legs are matched on the ' +
+          'candles of later steps (docs/trading-rules.md, "Order lists: OCO and bracket"). Cancel either leg ' +
+          'with `DELETE /battles/{id}/trade/order/{order_id}`: both are cancelled. A paused agent: ' +
+          '`BATTLE_INVALID_STATE` 409; a rejection is recorded and answered with the rule’s error.',
+        params: battleParams,
+        body: battleOcoBody,
+        response: {
+          201: ocoResponse,
+          ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { agent_id: agentId, ...oco } = request.body;
+      const placed = await placeBattleOco(callOf(request), request.params.id, agentId, ocoInputOf(oco));
       return reply.status(201).send(placed);
     },
   );

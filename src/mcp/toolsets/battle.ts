@@ -12,6 +12,7 @@ import {
   listBattles,
   liveRankings,
   pauseOrResumeAgent,
+  placeBattleOco,
   placeBattleOrder,
   removeParticipant,
   replayBattle,
@@ -26,6 +27,7 @@ import {
   battleBodyObject,
   battleChangesOf,
   battleListResponse,
+  battleOcoBody,
   battleOrderBody,
   battleOrderParams,
   battleParams,
@@ -44,7 +46,13 @@ import {
   stepBatchBody,
   stepResponse,
 } from '../../contract/battle';
-import { cancelResponse, orderInputOf, placedOrderResponse } from '../../contract/trading';
+import {
+  cancelResponse,
+  ocoInputOf,
+  ocoResponse,
+  orderInputOf,
+  placedOrderResponse,
+} from '../../contract/trading';
 import { cancelOut } from '../../trading/present';
 import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
@@ -213,6 +221,28 @@ export const battleTools: ToolDef[] = [
       return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
     },
     summary: (r) => `battle order ${r.order.order_id} ${r.order.status}`,
+  }),
+  defineTool({
+    ...common,
+    name: 'place_battle_oco_order',
+    routes: ['POST /battles/{id}/trade/order/oco'],
+    title: 'Place a historical battle OCO',
+    description:
+      'Places an OCO for a participant (agent_id) of a historical battle at its virtual time (as place_oco_order ' +
+      'live): a take-profit and a stop-loss of one quantity sharing one lock; the first candle that reaches a leg ' +
+      'fills it and cancels the other. cancel_battle_order on either leg cancels both.',
+    input: battleParams.extend(battleOcoBody.shape).strict(),
+    output: z.object({ oco: ocoResponse }),
+    annotations: WRITE,
+    run: async (call, a) => {
+      const { id, agent_id: agentId, ...body } = a;
+      return { oco: await placeBattleOco(authed(call), id, agentId, ocoInputOf(body)) };
+    },
+    rest: async (a, http) => {
+      const { id, ...body } = a;
+      return { oco: await http({ method: 'POST', path: at(id, '/trade/order/oco'), body }) };
+    },
+    summary: (r) => `battle OCO ${r.oco.order_list_id}: ${r.oco.orders.map((o) => o.status).join(', ')}`,
   }),
   defineTool({
     ...common,
