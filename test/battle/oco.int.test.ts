@@ -88,7 +88,7 @@ beforeAll(async () => {
     quantity: '0.02',
   };
   await ok(t.app, H, 'POST', `/battles/${id}/trade/order`, bought, 201);
-}, 120_000);
+}, 300_000);
 
 describe('an OCO in a historical battle', () => {
   it('places both legs in one list; cancelling either leg cancels both', async () => {
