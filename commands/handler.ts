@@ -120,15 +120,18 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
     return { snapshot, events: events.slice(1) };
   };
 
-  const load = async (streamId: string): Promise<{ state: State; revision: number }> => {
+  const load = async (streamId: string): Promise<{ state: State; revision: number; annex: unknown }> => {
     const cached = cache.get(streamId);
     let state = cached?.state ?? decider.initialState();
     let revision = cached?.revision ?? -1;
+    // The snapshot annex (metadata folds such as the latest business time) moves with the state.
+    let annex = cached ? cached.annex : snapshots?.initialAnnex();
     let events: RecordedEvent[] | undefined;
     if (!cached && snapshots) {
       const start = await fromSnapshot(streamId);
       if (start) {
         state = start.snapshot.state;
+        annex = start.snapshot.annex;
         revision = start.snapshot.revision;
         events = start.events;
       }
@@ -137,13 +140,14 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
     events ??= await store.readStream(streamId, { fromRevision: revision + 1 });
     for (const e of events) {
       state = decider.evolve(state, { type: e.type, data: e.data } as Event);
+      if (snapshots) annex = snapshots.evolveAnnex(annex, e);
       revision = e.revision;
     }
-    if (events.length > 0 || cached || base >= 0) cache.set(streamId, state, revision);
+    if (events.length > 0 || cached || base >= 0) cache.set(streamId, state, revision, annex);
     const last = events[events.length - 1];
     if (snapshots && last && snapshots.dueAfterLoad(base, revision))
-      snapshots.take(streamId, state, revision, last.metadata.hash);
-    return { state, revision };
+      snapshots.take(streamId, state, annex, revision, last.metadata.hash);
+    return { state, revision, annex };
   };
 
   const handle = async (
@@ -155,7 +159,7 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
     for (let attempt = 1; ; attempt++) {
       // The first attempt may decide on the cached state alone (see `trustCache`); retries always re-read.
       const cached = trustCache && attempt === 1 ? cache.get(streamId) : undefined;
-      const { state, revision } = cached ?? (await load(streamId));
+      const { state, revision, annex: annexBefore } = cached ?? (await load(streamId));
       const ctx =
         typeof context === 'function'
           ? await (context as ContextOf<State, Context>)(state, revision)
@@ -188,9 +192,11 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
         );
         let next = after ?? state;
         if (after === undefined) for (const e of events) next = decider.evolve(next, e);
-        cache.set(streamId, next, append.nextRevision);
+        let annex = annexBefore;
+        if (snapshots) for (const e of append.events) annex = snapshots.evolveAnnex(annex, e);
+        cache.set(streamId, next, append.nextRevision, annex);
         if (snapshots?.due(revision, append.nextRevision))
-          snapshots.take(streamId, next, append.nextRevision, append.lastHash);
+          snapshots.take(streamId, next, annex, append.nextRevision, append.lastHash);
         return { events, state: next, revision: append.nextRevision, append };
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;

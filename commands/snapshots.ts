@@ -1,26 +1,55 @@
+import type { RecordedEvent } from '../ports/event-store';
 import type { SnapshotStore } from '../ports/snapshot-store';
 
+/**
+ * A fold of the recorded events (metadata included, which the decider's `evolve` never sees) kept beside the
+ * state in the command handler's cache and written with each snapshot at the same revision (column `annex`). For a
+ * wallet: the latest business time folded and each symbol's last fill (`commands/wallet-time-travel.ts`), so time
+ * travel can start from the snapshot. Values are immutable (`evolve` returns a new one when it changes anything).
+ */
+export interface SnapshotAnnex<Annex> {
+  initial(): Annex;
+  evolve(annex: Annex, event: RecordedEvent): Annex;
+  encode(annex: Annex): string;
+  decode(text: string): Annex;
+}
+
 /** How a state is written to and read from a snapshot, and under which schema (`domain/wallet/snapshot.ts`). */
-export interface SnapshotCodec<State> {
+export interface SnapshotCodec<State, Annex = unknown> {
   /** Schema and version of the state (`wallet@1`): snapshots of any other are ignored. */
   schema: string;
   encode(state: State): string;
   decode(text: string): State;
+  /**
+   * The annex kept with the state, if any. A snapshot without one (written before it existed) is then ignored by
+   * loads like one of another schema, and rewritten with one by the next cold load.
+   */
+  annex?: SnapshotAnnex<Annex>;
 }
 
 /** Options of {@link Snapshotter}. */
-export interface SnapshotOptions<State> {
+export interface SnapshotOptions<State, Annex = unknown> {
   store: SnapshotStore;
-  codec: SnapshotCodec<State>;
+  codec: SnapshotCodec<State, Annex>;
   /** A snapshot is taken each time a stream's event count crosses a multiple of this (≥ 1). */
   every: number;
   /** Told a snapshot that could not be read, decoded or written (the load replays; nothing else happens). */
   onError?: (error: unknown, streamId: string) => void;
 }
 
-/** A snapshot as a load uses it: the decoded state, its revision and the hash of its last event. */
-export interface LoadedSnapshot<State> {
+/** A snapshot as a load uses it: the decoded state (and annex), its revision and the hash of its last event. */
+export interface LoadedSnapshot<State, Annex = unknown> {
   state: State;
+  /** The decoded annex (undefined when the codec has none). */
+  annex: Annex | undefined;
+  revision: number;
+  eventHash: string;
+}
+
+/** A state to write: the fold up to `revision` (whose event has `eventHash`) and the annex at the same revision. */
+interface Pending<State, Annex> {
+  state: State;
+  annex: Annex | undefined;
   revision: number;
   eventHash: string;
 }
@@ -32,22 +61,36 @@ export interface LoadedSnapshot<State> {
  * version bump). Writes run after the command answered (a macrotask later), one at a time per stream (a newer
  * state waiting replaces an older one), and their failures are only reported: a snapshot is a cache.
  */
-export class Snapshotter<State> {
+export class Snapshotter<State, Annex = unknown> {
   private readonly writing = new Map<string, Promise<void>>();
-  private readonly waiting = new Map<string, { state: State; revision: number; eventHash: string }>();
+  private readonly waiting = new Map<string, Pending<State, Annex>>();
 
-  constructor(private readonly options: SnapshotOptions<State>) {
+  constructor(private readonly options: SnapshotOptions<State, Annex>) {
     if (!Number.isInteger(options.every) || options.every < 1)
       throw new RangeError(`snapshot interval must be a positive integer, got ${options.every}`);
   }
 
-  /** The stream's usable snapshot (current schema, decodable), or undefined. Never throws. */
-  async read(streamId: string): Promise<LoadedSnapshot<State> | undefined> {
+  /** The annex of a stream with no events (undefined when the codec has none). */
+  initialAnnex(): Annex | undefined {
+    return this.options.codec.annex?.initial();
+  }
+
+  /** `annex` after `event` (undefined when the codec has none). */
+  evolveAnnex(annex: Annex | undefined, event: RecordedEvent): Annex | undefined {
+    const fold = this.options.codec.annex;
+    return fold ? fold.evolve(annex as Annex, event) : undefined;
+  }
+
+  /** The stream's usable snapshot (current schema, with its annex if the codec has one, decodable), or undefined. Never throws. */
+  async read(streamId: string): Promise<LoadedSnapshot<State, Annex> | undefined> {
     try {
       const row = await this.options.store.read(streamId);
       if (!row || row.schema !== this.options.codec.schema) return undefined;
+      const fold = this.options.codec.annex;
+      if (fold && row.annex === undefined) return undefined;
       return {
         state: this.options.codec.decode(row.state),
+        annex: fold ? fold.decode(row.annex!) : undefined,
         revision: row.revision,
         eventHash: row.eventHash,
       };
@@ -68,10 +111,14 @@ export class Snapshotter<State> {
     return revision - base >= this.options.every;
   }
 
-  /** Schedules writing `state` (the fold up to `revision`, whose event has `eventHash`) off the caller's path. */
-  take(streamId: string, state: State, revision: number, eventHash: string): void {
+  /**
+   * Schedules writing `state` and `annex` (the folds up to `revision`, whose event has `eventHash`) off the
+   * caller's path.
+   */
+  take(streamId: string, state: State, annex: Annex | undefined, revision: number, eventHash: string): void {
     const queued = this.waiting.get(streamId);
-    if (!queued || queued.revision < revision) this.waiting.set(streamId, { state, revision, eventHash });
+    if (!queued || queued.revision < revision)
+      this.waiting.set(streamId, { state, annex, revision, eventHash });
     if (!this.writing.has(streamId)) this.writing.set(streamId, this.drain(streamId));
   }
 
@@ -93,6 +140,9 @@ export class Snapshotter<State> {
             revision: next.revision,
             eventHash: next.eventHash,
             state: this.options.codec.encode(next.state),
+            ...(this.options.codec.annex && next.annex !== undefined
+              ? { annex: this.options.codec.annex.encode(next.annex) }
+              : {}),
           });
         } catch (error) {
           this.options.onError?.(error, streamId);

@@ -1,15 +1,22 @@
+/** A cached state, its revision and the snapshot annex folded to the same revision (undefined without one). */
+export interface CachedState<State> {
+  state: State;
+  revision: number;
+  annex: unknown;
+}
+
 /**
  * A bounded LRU of aggregate states with their stream revision (ARCHITECTURE §4): the next command on a
  * stream reads only the events after the cached revision. States are immutable values (deciders' `evolve`
  * returns new objects), so sharing them is safe.
  */
 export class StateCache<State> {
-  private readonly entries = new Map<string, { state: State; revision: number }>();
+  private readonly entries = new Map<string, CachedState<State>>();
 
   /** @param capacity most streams kept (least recently used evicted first). */
   constructor(readonly capacity = 10_000) {}
 
-  get(streamId: string): { state: State; revision: number } | undefined {
+  get(streamId: string): CachedState<State> | undefined {
     const entry = this.entries.get(streamId);
     if (entry) {
       // Re-insert to mark it most recently used (Map keeps insertion order).
@@ -19,9 +26,10 @@ export class StateCache<State> {
     return entry;
   }
 
-  set(streamId: string, state: State, revision: number): void {
+  /** Caches `state` at `revision`, with the snapshot annex at the same revision (`commands/snapshots.ts`). */
+  set(streamId: string, state: State, revision: number, annex?: unknown): void {
     this.entries.delete(streamId);
-    this.entries.set(streamId, { state, revision });
+    this.entries.set(streamId, { state, revision, annex });
     if (this.entries.size > this.capacity) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

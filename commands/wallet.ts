@@ -29,7 +29,6 @@ import {
   tradingModeDecider,
 } from '../domain/wallet/mode';
 import { placeAndOffer } from '../domain/wallet/place';
-import { walletSnapshotCodec } from '../domain/wallet/snapshot';
 import type { WalletState } from '../domain/wallet/state';
 import type { EventStore, LogPosition, RecordedEvent } from '../ports/event-store';
 import type { SnapshotStore } from '../ports/snapshot-store';
@@ -40,6 +39,7 @@ import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, eventMetadata } from './metadata';
 import { Snapshotter } from './snapshots';
+import { type WalletTimeTravel, walletSnapshotFormat } from './wallet-time-travel';
 
 /** What market data offers the trading commands (adapted from `services.market` in `src/trading`). */
 export interface MarketView {
@@ -263,7 +263,7 @@ export const rejectionError = (r: Pick<OrderRejectedData, 'code' | 'message' | '
 export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands => {
   const snapshotter =
     deps.snapshots && deps.snapshots.every > 0
-      ? new Snapshotter<WalletState>({ ...deps.snapshots, codec: walletSnapshotCodec })
+      ? new Snapshotter<WalletState, WalletTimeTravel>({ ...deps.snapshots, codec: walletSnapshotFormat })
       : undefined;
   const handler = createCommandHandler(deps.store, walletDecider, {
     cacheSize: deps.cacheSize ?? 10_000,

@@ -15,6 +15,11 @@ export interface StoredSnapshot {
   eventHash: string;
   /** The encoded state (`domain/shared/state-codec.ts`). */
   state: string;
+  /**
+   * The encoded annex at the same revision (`commands/snapshots.ts`, `SnapshotAnnex`: for a wallet the latest
+   * business time folded and each symbol's last fill), or undefined in a snapshot written without one.
+   */
+  annex?: string;
 }
 
 /** Where snapshots are kept: one per stream (the newest). */
@@ -23,7 +28,7 @@ export interface SnapshotStore {
   read(streamId: string): Promise<StoredSnapshot | undefined>;
   /**
    * Keeps `snapshot` as the stream's snapshot unless the one stored has the same schema and a later revision
-   * (writes of several processes may arrive in any order).
+   * (writes of several processes may arrive in any order), or the same revision and already an annex.
    */
   write(snapshot: StoredSnapshot): Promise<void>;
   /** Every snapshot of streams whose id starts with `prefix`, in stream order (audits). */

@@ -179,13 +179,16 @@ export const positions = async (call: Call) => {
 /**
  * The portfolio snapshot now (read models, live prices), or with `asOf` the portfolio at that past time folded
  * from the wallet's event log (ARCHITECTURE §6 time travel; positions valued at the last fill's reference price of
- * each symbol at or before it), reading only the events before it ({@link walletAsOf}).
+ * each symbol at or before it), reading only the events before it, from the wallet's snapshot when that lies
+ * entirely before it ({@link walletAsOf}).
  */
 export const portfolio = async (call: Call, options: { asOf?: Date } = {}): Promise<PortfolioSnapshot> => {
   const { profile, wallet } = await prepared(call);
   if (!options.asOf) return portfolioSnapshot(call.services, { profile, wallet });
   const asOf = options.asOf;
-  const { state, revision, marks } = await walletAsOf(call.services.eventStore, profile.ownerId, asOf);
+  const { state, revision, marks } = await walletAsOf(call.services.eventStore, profile.ownerId, asOf, {
+    snapshots: call.services.snapshots,
+  });
   return portfolioOut({
     cash: state.session ? state.cash : dec(profile.startingBalance),
     locked: state.lockedCash,

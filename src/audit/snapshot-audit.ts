@@ -1,3 +1,4 @@
+import { walletSnapshotFormat } from '../../commands/wallet-time-travel';
 import { encodeState } from '../../domain/shared/state-codec';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
@@ -18,8 +19,9 @@ export type SnapshotVerdict =
 /**
  * Auditors trust only the log (docs/architecture.md, "Snapshots"): a wallet snapshot is checked against the
  * stream replayed from event 0 — the log's event at the snapshot's revision must carry the hash it was taken
- * after, and the state folded up to it must encode to exactly the snapshot's text. A difference names the state's
- * fields that differ. `events` is the whole stream in revision order (as `audit verify` reads it).
+ * after, the state folded up to it must encode to exactly the snapshot's text, and its annex (the latest business
+ * time and last fills time travel starts from, `commands/wallet-time-travel.ts`) must be the one folded from the
+ * same events. A difference names the state's fields that differ. `events` is the whole stream in revision order (as `audit verify` reads it).
  */
 export const verifyWalletSnapshot = (
   snapshot: StoredSnapshot,
@@ -41,14 +43,25 @@ export const verifyWalletSnapshot = (
     };
   }
   let replayed = walletDecider.initialState();
+  const annexFold = walletSnapshotFormat.annex!;
+  let annex = annexFold.initial();
   for (let i = 0; i <= at; i++) {
     replayed = walletDecider.evolve(replayed, {
       type: events[i]!.type,
       data: events[i]!.data,
     } as WalletEvent);
+    annex = annexFold.evolve(annex, events[i]!);
   }
   const expected = encodeState(replayed);
-  if (snapshot.state === expected) return { status: 'equal' };
+  if (snapshot.state === expected) {
+    // The annex time travel starts from (a snapshot written before it has none: loads ignore that one).
+    if (snapshot.annex === undefined || snapshot.annex === annexFold.encode(annex))
+      return { status: 'equal' };
+    return {
+      status: 'differs',
+      text: `at revision ${at}: its time-travel annex differs from the one folded from event 0`,
+    };
+  }
   let stored: WalletState;
   try {
     stored = walletSnapshotCodec.decode(snapshot.state);

@@ -1,8 +1,10 @@
+import { type WalletTimeTravel, walletSnapshotFormat } from '../../commands/wallet-time-travel';
 import { dec } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import type { EventStore } from '../../ports/event-store';
+import type { EventStore, RecordedEvent } from '../../ports/event-store';
+import type { SnapshotStore } from '../../ports/snapshot-store';
 import type { Mark } from '../trading/present';
 
 /** A wallet folded up to a past time: its state, the last revision folded (-1: none) and each symbol's last fill. */
@@ -13,6 +15,14 @@ export interface WalletAsOf {
   marks: Map<string, Mark>;
 }
 
+/** Options of {@link walletAsOf}. */
+export interface WalletAsOfOptions {
+  /** Where the wallet's snapshot is kept: the fold starts from it when it is a valid start for the time. */
+  snapshots?: SnapshotStore;
+  /** Events read per page of the stream (default 1,000). */
+  pageSize?: number;
+}
+
 /** Events read per page of the stream (the fold stops reading at the first page that reaches past the time). */
 const PAGE = 1_000;
 
@@ -21,31 +31,83 @@ const PAGE = 1_000;
  * (ARCHITECTURE §6 "portfolio as of T"; `GET /account/portfolio?as_of=`): the prefix of the stream before its first
  * event later than `asOf` (the order events were decided in: filtering by time could fold a cancel without its
  * order), with the ledger's own `evolve`. The stream is read a page at a time and the read stops at that first
- * later event, so the cost is that of the events before `asOf`, whatever the wallet did after it (issue 20): a
- * time early in a long history is as cheap as in a short one. Only the log is read (no snapshot: a snapshot's
- * revision cannot tell whether an earlier event's business time lies after `asOf`).
+ * later event, so the cost is that of the events before `asOf`, whatever the wallet did after it (issue 20).
+ *
+ * With `snapshots`, the fold starts from the wallet's snapshot instead of event 0 when that snapshot is entirely
+ * at or before `asOf` — its annex's latest business time (`commands/wallet-time-travel.ts`) is at or before
+ * `asOf`, so the prefix reaches past its revision — and is still the log's (its event's hash is the log's event's
+ * at that revision, of the current schema, decodable): a time after the snapshot costs the events after it, however
+ * long the history before. Any other snapshot is not used and the fold starts from event 0; both give the same
+ * answer (`test/trading/wallet-as-of.int.test.ts`).
  */
 export const walletAsOf = async (
   store: EventStore,
   ownerId: string,
   asOf: Date,
-  pageSize = PAGE,
+  options: WalletAsOfOptions = {},
 ): Promise<WalletAsOf> => {
   const streamId = walletStreamId(ownerId);
+  const pageSize = options.pageSize ?? PAGE;
   const limit = asOf.getTime();
-  let state = walletDecider.initialState();
-  let revision = -1;
-  const marks = new Map<string, Mark>();
-  for (let from = 0; ; from += pageSize) {
-    const page = await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
+  const fold = walletSnapshotFormat.annex!;
+  const start = options.snapshots
+    ? await snapshotStart(store, options.snapshots, streamId, limit, pageSize)
+    : undefined;
+  let state = start?.state ?? walletDecider.initialState();
+  let annex = start?.annex ?? fold.initial();
+  let revision = start?.revision ?? -1;
+  // The first page: the events after the snapshot, read with it (`pageSize` of them, or fewer at the stream's end).
+  let page = start?.tail;
+  const result = () => ({ state, revision, marks: marksOf(annex) });
+  for (let from = revision + 1; ; from += pageSize) {
+    page ??= await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
     for (const e of page) {
-      if (Date.parse(e.metadata.occurred_at) > limit) return { state, revision, marks };
-      const event = { type: e.type, data: e.data } as WalletEvent;
-      state = walletDecider.evolve(state, event);
+      if (Date.parse(e.metadata.occurred_at) > limit) return result();
+      state = walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent);
+      annex = fold.evolve(annex, e);
       revision = e.revision;
-      if (event.type === 'OrderFilled')
-        marks.set(event.data.symbol, { price: dec(event.data.reference_price), source: 'last_fill' });
     }
-    if (page.length < pageSize) return { state, revision, marks };
+    if (page.length < pageSize) return result();
+    page = undefined;
   }
+};
+
+const marksOf = (annex: WalletTimeTravel): Map<string, Mark> =>
+  new Map(
+    Object.entries(annex.lastFills).map(([symbol, price]) => [
+      symbol,
+      { price: dec(price), source: 'last_fill' as const },
+    ]),
+  );
+
+/**
+ * The wallet's snapshot as the start of a fold up to `limit` (epoch ms), with the page of events after it, or
+ * undefined when there is none to use: none stored, another schema, no annex (written before it existed), a latest
+ * business time after `limit`, another history than the log's (hash), or text that cannot be decoded.
+ */
+const snapshotStart = async (
+  store: EventStore,
+  snapshots: SnapshotStore,
+  streamId: string,
+  limit: number,
+  pageSize: number,
+): Promise<
+  { state: WalletState; annex: WalletTimeTravel; revision: number; tail: RecordedEvent[] } | undefined
+> => {
+  const row = await snapshots.read(streamId);
+  if (!row || row.schema !== walletSnapshotFormat.schema || row.annex === undefined) return undefined;
+  let annex: WalletTimeTravel;
+  let state: WalletState;
+  try {
+    annex = walletSnapshotFormat.annex!.decode(row.annex);
+    if (annex.latestAt === null || annex.latestAt > limit) return undefined;
+    state = walletSnapshotFormat.decode(row.state);
+  } catch {
+    return undefined;
+  }
+  // The snapshot's own event (to check it is still the log's) and a page after it, in one read.
+  const events = await store.readStream(streamId, { fromRevision: row.revision, maxCount: pageSize + 1 });
+  const first = events[0];
+  if (first?.revision !== row.revision || first.metadata.hash !== row.eventHash) return undefined;
+  return { state, annex, revision: row.revision, tail: events.slice(1) };
 };

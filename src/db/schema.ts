@@ -37,6 +37,8 @@ export interface SnapshotsTable {
   revision: string;
   event_hash: string;
   state: string;
+  /** The fold beside the state (migration 0009; `SnapshotAnnex`), null in rows written before it. */
+  annex: string | null;
   taken_at: Generated<Date>;
 }
 

@@ -15,7 +15,7 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
   async read(streamId) {
     const row = await db
       .selectFrom('snapshots')
-      .select(['stream_id', 'schema', 'revision', 'event_hash', 'state'])
+      .select(['stream_id', 'schema', 'revision', 'event_hash', 'state', 'annex'])
       .where('stream_id', '=', streamId)
       .executeTakeFirst();
     return row ? toSnapshot(row) : undefined;
@@ -23,12 +23,14 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
 
   async write(s) {
     await sql`
-      insert into snapshots (stream_id, schema, revision, event_hash, state)
-      values (${s.streamId}, ${s.schema}, ${s.revision}, ${s.eventHash}, ${s.state})
+      insert into snapshots (stream_id, schema, revision, event_hash, state, annex)
+      values (${s.streamId}, ${s.schema}, ${s.revision}, ${s.eventHash}, ${s.state}, ${s.annex ?? null})
       on conflict (stream_id) do update
         set schema = excluded.schema, revision = excluded.revision, event_hash = excluded.event_hash,
-            state = excluded.state, taken_at = now()
-        where snapshots.schema <> excluded.schema or snapshots.revision < excluded.revision`.execute(db);
+            state = excluded.state, annex = excluded.annex, taken_at = now()
+        where snapshots.schema <> excluded.schema or snapshots.revision < excluded.revision
+          or (snapshots.revision = excluded.revision and snapshots.annex is null
+              and excluded.annex is not null)`.execute(db);
   },
 
   async *list(prefix) {
@@ -37,7 +39,7 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
       // Keyset pages: `stream_id > after` on the primary key, whatever the table's size.
       const rows = await db
         .selectFrom('snapshots')
-        .select(['stream_id', 'schema', 'revision', 'event_hash', 'state'])
+        .select(['stream_id', 'schema', 'revision', 'event_hash', 'state', 'annex'])
         .where('stream_id', '>', after)
         .where('stream_id', 'like', `${prefix.replace(/[\\%_]/g, '\\$&')}%`)
         .orderBy('stream_id')
@@ -56,10 +58,12 @@ const toSnapshot = (r: {
   revision: string;
   event_hash: string;
   state: string;
+  annex: string | null;
 }): StoredSnapshot => ({
   streamId: r.stream_id,
   schema: r.schema,
   revision: Number(r.revision),
   eventHash: r.event_hash,
   state: r.state,
+  ...(r.annex === null ? {} : { annex: r.annex }),
 });

@@ -294,6 +294,13 @@ describe.each([
       status: 'other_version',
       schema: 'wallet@0',
     });
+    // The time-travel annex is checked too: one with a later latest business time than the log's differs.
+    expect(row.annex).toBeDefined();
+    const laterAnnex = row.annex!.replace('"latestAt":', '"latestAt":1');
+    expect(verifyWalletSnapshot({ ...row, annex: laterAnnex }, events)).toEqual({
+      status: 'differs',
+      text: `at revision ${row.revision}: its time-travel annex differs from the one folded from event 0`,
+    });
     if (db.url) {
       // The CLI command itself (in-process) on this database: one line per differing snapshot, exit code 1.
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-snapshot-audit-'));

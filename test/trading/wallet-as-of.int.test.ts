@@ -1,93 +1,287 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCommandHandler } from '../../commands/handler';
+import { Snapshotter } from '../../commands/snapshots';
+import { type WalletTimeTravel, walletSnapshotFormat } from '../../commands/wallet-time-travel';
 import { encodeState } from '../../domain/shared/state-codec';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
+import { walletSnapshotCodec } from '../../domain/wallet/snapshot';
+import type { WalletState } from '../../domain/wallet/state';
 import type { EventStore } from '../../ports/event-store';
-import { walletAsOf } from '../../src/audit/wallet-as-of';
+import type { SnapshotStore } from '../../ports/snapshot-store';
+import { type WalletAsOf, walletAsOf } from '../../src/audit/wallet-as-of';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
-import { createPGliteTestDatabase, type TestDatabase } from '../support/databases';
+import { createSqlSnapshotStore } from '../../src/eventstore/snapshots';
+import {
+  createPGliteTestDatabase,
+  createPostgresTestDatabase,
+  postgresUnavailableReason,
+  type TestDatabase,
+} from '../support/databases';
 import { walletHistories } from './wallet-histories';
 
 /**
- * Time travel of a wallet (`GET /account/portfolio?as_of=`, issue 20): `walletAsOf` reads the stream a page at a
- * time and stops at the first event later than the time, and gives exactly what folding the whole stream's prefix
- * gives (state, revision, each symbol's last fill) for random histories, business times that sometimes go back a
- * little (the prefix rule, not a time filter), random times and page sizes — while reading no more than the
- * events before the time and one page. On PGlite.
+ * Time travel of a wallet (`GET /account/portfolio?as_of=`, issue 20), on PGlite and on the PostgreSQL server:
+ * `walletAsOf` reads the stream a page at a time and stops at the first event later than the time, and gives exactly
+ * what folding the whole stream's prefix gives (state, revision, each symbol's last fill) for random histories,
+ * business times that sometimes go back a little (the prefix rule, not a time filter), random times and page sizes
+ * — while reading no more than the events before the time and one page. With the wallet's snapshots (written by
+ * the command handler every few events, so a history has several in turn), it starts from the snapshot when that
+ * lies entirely at or before the time, gives the same answer as the fold from event 0, and reads only the events
+ * after the snapshot; a snapshot without the time-travel annex (written before it) or of another history is not
+ * used.
  */
 
-let db: TestDatabase;
-let store: EventStore;
+const pgReason = await postgresUnavailableReason();
 
-beforeAll(async () => {
-  db = await createPGliteTestDatabase();
-  store = createPostgresEventStore(db);
-}, 180_000);
-afterAll(async () => {
-  await store?.close();
-  await db?.close();
+/** The wallet decider that "decides" the events it is given: appends a recorded history through the handler. */
+const replaying = {
+  ...walletDecider,
+  decideWithState: undefined,
+  decide: (command: { events: WalletEvent[] }) => command.events,
+};
+
+/** An answer of `walletAsOf` in comparable form (exact state text, revision, marks as decimal strings). */
+const plain = (a: WalletAsOf) => ({
+  revision: a.revision,
+  state: encodeState(a.state),
+  marks: [...a.marks].map(([s, m]) => [s, m.price.toFixed(8), m.source]),
 });
 
-const BASE = Date.parse('2024-01-05T10:00:00.000Z');
+/** A store that counts the events it reads. */
+const countingStore = (store: EventStore) => {
+  const counter = { read: 0, store };
+  counter.store = {
+    ...store,
+    readStream: async (id, options) => {
+      const page = await store.readStream(id, options);
+      counter.read += page.length;
+      return page;
+    },
+  };
+  return counter;
+};
 
-describe('walletAsOf', () => {
-  it('equals the fold of the whole stream up to the first later event, reading only up to it', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        walletHistories(60),
-        fc.array(fc.integer({ min: -90, max: 600 }), { minLength: 1, maxLength: 20 }),
-        fc.integer({ min: 1, max: 40 }),
-        fc.double({ min: -0.1, max: 1.1, noNaN: true }),
-        async ({ events }, steps, pageSize, where) => {
-          const ownerId = randomUUID();
-          const streamId = walletStreamId(ownerId);
-          // Business times mostly forward by seconds to minutes, sometimes back a little.
-          let t = BASE;
-          const times = events.map((_, i) => {
-            t += steps[i % steps.length]! * 1000;
-            return t;
-          });
-          for (const [i, event] of events.entries())
-            await store.append(streamId, [
-              { ...event, metadata: { occurred_at: new Date(times[i]!).toISOString() } },
-            ]);
-          const asOf = new Date(Math.round(BASE + where * (t - BASE)));
+describe.each([
+  ['PGlite', createPGliteTestDatabase, null],
+  ['PostgreSQL', createPostgresTestDatabase, pgReason],
+] as const)('walletAsOf on %s', (_name, open, skip) => {
+  let db: TestDatabase;
+  let store: EventStore;
+  let snapshots: SnapshotStore;
 
-          // The reference: the whole stream read, folded up to its first event later than asOf.
-          const all = await store.readStream(streamId);
-          let state = walletDecider.initialState();
-          let revision = -1;
-          const marks = new Map<string, string>();
-          for (const e of all) {
-            if (Date.parse(e.metadata.occurred_at) > asOf.getTime()) break;
-            const event = { type: e.type, data: e.data } as WalletEvent;
-            state = walletDecider.evolve(state, event);
-            revision = e.revision;
-            if (event.type === 'OrderFilled') marks.set(event.data.symbol, event.data.reference_price);
-          }
+  beforeAll(async () => {
+    if (skip) return;
+    db = await open();
+    store = createPostgresEventStore(db);
+    snapshots = createSqlSnapshotStore(db.all);
+  }, 180_000);
+  afterAll(async () => {
+    await store?.close();
+    await db?.close();
+  });
 
-          let read = 0;
-          const counting: EventStore = {
-            ...store,
-            readStream: async (id, options) => {
-              const page = await store.readStream(id, options);
-              read += page.length;
-              return page;
-            },
-          };
-          const got = await walletAsOf(counting, ownerId, asOf, pageSize);
-          expect(got.revision).toBe(revision);
-          expect(encodeState(got.state)).toBe(encodeState(state));
-          expect(new Map([...got.marks].map(([s, m]) => [s, m.price.toFixed(8)]))).toEqual(
-            new Map([...marks].map(([s, p]) => [s, Number(p).toFixed(8)])),
-          );
-          // Flat in what follows the time: the events before it, plus at most one page.
-          expect(read).toBeLessThanOrEqual(revision + 1 + pageSize);
-        },
-      ),
-      { numRuns: 40 },
-    );
-  }, 120_000);
+  const BASE = Date.parse('2024-01-05T10:00:00.000Z');
+
+  it.skipIf(skip)(
+    'equals the fold of the whole stream up to the first later event, reading only up to it',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          walletHistories(60),
+          fc.array(fc.integer({ min: -90, max: 600 }), { minLength: 1, maxLength: 20 }),
+          fc.integer({ min: 1, max: 40 }),
+          fc.double({ min: -0.1, max: 1.1, noNaN: true }),
+          async ({ events }, steps, pageSize, where) => {
+            const ownerId = randomUUID();
+            const streamId = walletStreamId(ownerId);
+            // Business times mostly forward by seconds to minutes, sometimes back a little.
+            let t = BASE;
+            const times = events.map((_, i) => {
+              t += steps[i % steps.length]! * 1000;
+              return t;
+            });
+            for (const [i, event] of events.entries())
+              await store.append(streamId, [
+                { ...event, metadata: { occurred_at: new Date(times[i]!).toISOString() } },
+              ]);
+            const asOf = new Date(Math.round(BASE + where * (t - BASE)));
+
+            // The reference: the whole stream read, folded up to its first event later than asOf.
+            const all = await store.readStream(streamId);
+            let state = walletDecider.initialState();
+            let revision = -1;
+            const marks = new Map<string, string>();
+            for (const e of all) {
+              if (Date.parse(e.metadata.occurred_at) > asOf.getTime()) break;
+              const event = { type: e.type, data: e.data } as WalletEvent;
+              state = walletDecider.evolve(state, event);
+              revision = e.revision;
+              if (event.type === 'OrderFilled') marks.set(event.data.symbol, event.data.reference_price);
+            }
+
+            let read = 0;
+            const counting: EventStore = {
+              ...store,
+              readStream: async (id, options) => {
+                const page = await store.readStream(id, options);
+                read += page.length;
+                return page;
+              },
+            };
+            const got = await walletAsOf(counting, ownerId, asOf, { pageSize });
+            expect(got.revision).toBe(revision);
+            expect(encodeState(got.state)).toBe(encodeState(state));
+            expect(new Map([...got.marks].map(([s, m]) => [s, m.price.toFixed(8)]))).toEqual(
+              new Map([...marks].map(([s, p]) => [s, Number(p).toFixed(8)])),
+            );
+            // Flat in what follows the time: the events before it, plus at most one page.
+            expect(read).toBeLessThanOrEqual(revision + 1 + pageSize);
+          },
+        ),
+        { numRuns: 40 },
+      );
+    },
+    120_000,
+  );
+
+  const ctx = () => ({ now: new Date(), newId: randomUUID });
+  /** Checks where the snapshot was a valid start (so the property is seen to exercise it). */
+  let startedFromSnapshot = 0;
+
+  it.skipIf(skip)(
+    'starts from a snapshot entirely before the time, with the answer of the fold from event 0',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          walletHistories(60),
+          fc.array(fc.integer({ min: -90, max: 600 }), { minLength: 1, maxLength: 20 }),
+          fc.integer({ min: 1, max: 8 }),
+          fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
+          fc.integer({ min: 1, max: 30 }),
+          fc.array(fc.double({ min: -0.1, max: 1.1, noNaN: true }), { minLength: 1, maxLength: 4 }),
+          async ({ events }, steps, every, sizes, pageSize, wheres) => {
+            const ownerId = randomUUID();
+            const stream = walletStreamId(ownerId);
+            const writer = new Snapshotter<WalletState, WalletTimeTravel>({
+              store: snapshots,
+              codec: walletSnapshotFormat,
+              every,
+              onError: (error) => {
+                throw error;
+              },
+            });
+            const handler = createCommandHandler(store, replaying, { snapshots: writer });
+            let t = BASE;
+            for (let i = 0, k = 0; i < events.length; k++) {
+              // One business time per append, mostly forward by seconds to minutes, sometimes back a little.
+              const chunk = events.slice(i, i + sizes[k % sizes.length]!);
+              t += steps[k % steps.length]! * 1000;
+              await handler.handle(stream, { events: chunk }, ctx, {
+                metadata: { occurred_at: new Date(t).toISOString() },
+              });
+              i += chunk.length;
+              await writer.idle();
+              // After each append (which may have left a newer snapshot): random times over the history so far.
+              const row = await snapshots.read(stream);
+              const annex =
+                row?.annex === undefined ? undefined : walletSnapshotFormat.annex!.decode(row.annex);
+              // Also the time of the snapshot's own event (an earlier event may be later than it: business times
+              // go back a little) and a time after the last event (where a snapshot, once taken, is the start).
+              const ownTime = row
+                ? [
+                    Date.parse(
+                      (await store.readStream(stream, { fromRevision: row.revision, maxCount: 1 }))[0]!
+                        .metadata.occurred_at,
+                    ),
+                  ]
+                : [];
+              const times = [
+                ...wheres.map((w) => Math.round(BASE + w * (t - BASE))),
+                ...ownTime,
+                t + 3_600_000,
+              ];
+              for (const at of times) {
+                const asOf = new Date(at);
+                const fromZero = await walletAsOf(store, ownerId, asOf, { pageSize });
+                const counted = countingStore(store);
+                const fromSnapshot = await walletAsOf(counted.store, ownerId, asOf, { pageSize, snapshots });
+                expect(plain(fromSnapshot)).toEqual(plain(fromZero));
+                if (row && annex?.latestAt != null && annex.latestAt <= at) {
+                  // Started from it: its own event, the events after it up to the time, at most one page more.
+                  startedFromSnapshot++;
+                  expect(counted.read).toBeLessThanOrEqual(fromZero.revision - row.revision + 1 + pageSize);
+                }
+              }
+            }
+          },
+        ),
+        { numRuns: 20 },
+      );
+      expect(startedFromSnapshot).toBeGreaterThan(0);
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    'does not use a snapshot without the annex or of another history; a cold load rewrites it with one',
+    async () => {
+      const { events } = fc.sample(
+        walletHistories(40).filter((h) => h.events.length > 12),
+        { numRuns: 1, seed: 11 },
+      )[0]!;
+      const ownerId = randomUUID();
+      const stream = walletStreamId(ownerId);
+      for (const [i, e] of events.entries())
+        await store.append(stream, [
+          { ...e, metadata: { occurred_at: new Date(BASE + i * 1000).toISOString() } },
+        ]);
+      const after = new Date(BASE + events.length * 1000);
+      const reference = plain(await walletAsOf(store, ownerId, after));
+      expect(reference.revision).toBe(events.length - 1);
+
+      // A snapshot as written before the annex existed (the state alone), at the stream's last event.
+      const old = new Snapshotter<WalletState>({ store: snapshots, codec: walletSnapshotCodec, every: 5 });
+      await createCommandHandler(store, walletDecider, { snapshots: old }).load(stream);
+      await old.idle();
+      expect(await snapshots.read(stream)).toMatchObject({ revision: events.length - 1 });
+      expect((await snapshots.read(stream))?.annex).toBeUndefined();
+      const withoutAnnex = countingStore(store);
+      expect(plain(await walletAsOf(withoutAnnex.store, ownerId, after, { snapshots }))).toEqual(reference);
+      expect(withoutAnnex.read).toBe(events.length);
+
+      // The wallet commands' snapshots ignore it for a cold load and rewrite it with the annex.
+      const current = new Snapshotter<WalletState, WalletTimeTravel>({
+        store: snapshots,
+        codec: walletSnapshotFormat,
+        every: 5,
+      });
+      await createCommandHandler(store, walletDecider, { snapshots: current }).load(stream);
+      await current.idle();
+      const rewritten = await snapshots.read(stream);
+      expect(rewritten?.revision).toBe(events.length - 1);
+      expect(walletSnapshotFormat.annex!.decode(rewritten!.annex!).latestAt).toBe(
+        BASE + (events.length - 1) * 1000,
+      );
+      const fromSnapshot = countingStore(store);
+      expect(plain(await walletAsOf(fromSnapshot.store, ownerId, after, { snapshots }))).toEqual(reference);
+      expect(fromSnapshot.read).toBe(1);
+      // Not for a time before its latest event: from event 0.
+      const before = new Date(BASE + (events.length - 2) * 1000);
+      const earlier = countingStore(store);
+      expect(plain(await walletAsOf(earlier.store, ownerId, before, { snapshots }))).toEqual(
+        plain(await walletAsOf(store, ownerId, before)),
+      );
+      expect(earlier.read).toBe(events.length);
+
+      // Taken after another history (its event's hash is not the log's): checked, then from event 0.
+      await sql`update snapshots set event_hash = 'f00' where stream_id = ${stream}`.execute(db.all);
+      const otherHistory = countingStore(store);
+      expect(plain(await walletAsOf(otherHistory.store, ownerId, after, { snapshots }))).toEqual(reference);
+      expect(otherHistory.read).toBe(1 + events.length);
+    },
+  );
 });
