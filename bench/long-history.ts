@@ -415,10 +415,12 @@ for (let size of sizes) {
     // runs it: a time after the snapshot's latest event starts from it) early (after 1 % of the events), in the
     // middle, and after the last event, against the whole-stream read it replaced (the control).
     const auditStore = createPostgresEventStore(handle);
+    // Ordered by the column, not the text alias: by the text, "100001" came before "2000" and the 100,000-order
+    // runs before 2026-11-28 19:00 UTC reported the middle time as "early" and the early one as "middle".
     const timesOf = await sql<{ revision: string; at: string }>`
       select revision::text, metadata->>'occurred_at' as at from events
       where stream_id = ${stream} and revision in (${Math.floor(events / 100)}, ${Math.floor(events / 2)})
-      order by revision`.execute(handle.all);
+      order by events.revision`.execute(handle.all);
     const asOfs = {
       early: new Date(timesOf.rows[0]!.at),
       middle: new Date(timesOf.rows[1]!.at),
