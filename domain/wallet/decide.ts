@@ -1319,6 +1319,7 @@ const placeOco = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx:
   const { tp, sl } = levelsOf(takeProfit, list.stopLoss, '');
   checkSides(request.side, tp, sl, '');
   const listClientOrderId = listClientOrderIdOf(list.clientOrderId);
+  stopLegClientOrderId(list.stopLoss.clientOrderId, request.clientOrderId, d);
   const common = {
     symbol: request.symbol,
     side: request.side,
@@ -1348,6 +1349,34 @@ const placeOco = (d: Decision, request: OrderRequest, owner: OwnerSnapshot, ctx:
     ctx,
     { id: ctx.newId(), kind: 'oco', clientOrderId: listClientOrderId },
   );
+};
+
+/**
+ * Checks an OCO stop leg's client order id before either leg is placed, so its errors name the leg's field
+ * (`stop_loss.client_order_id`): the pattern and uniqueness among open orders of any client order id
+ * ({@link clientOrderIdOf}), and different from the take-profit leg's (both legs open at once: one id would name
+ * two open orders).
+ */
+const stopLegClientOrderId = (
+  stopId: string | null | undefined,
+  takeProfitId: string | null | undefined,
+  d: Decision,
+): void => {
+  const field = 'stop_loss.client_order_id';
+  try {
+    clientOrderIdOf(stopId, d.state.openOrders);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    throw new DomainError(error.code, error.message.replace('client_order_id', field), {
+      ...error.details,
+      field,
+    });
+  }
+  if (stopId && stopId === takeProfitId) {
+    throw new DomainError('VALIDATION_ERROR', 'the legs of an OCO need different client order ids', {
+      field,
+    });
+  }
 };
 
 /**

@@ -141,8 +141,19 @@ export const placeOcoBody = z
       .enum(ORDER_SIDES)
       .describe('both legs: `sell` exits a held position (take-profit above, stop below); `buy` the mirror'),
     quantity: orderDecimal.describe('base quantity of each leg (one lock for both)'),
-    take_profit: takeProfitInput,
-    stop_loss: stopLossInput,
+    take_profit: takeProfitInput.extend({
+      client_order_id: clientOrderIdInput.describe(
+        "the take-profit leg's own client order id (Binance `limitClientOrderId`): as an order's `client_order_id`",
+      ),
+    }),
+    stop_loss: stopLossInput.extend({
+      client_order_id: clientOrderIdInput.describe(
+        "the stop-loss leg's own client order id (Binance `stopClientOrderId`): as an order's `client_order_id`, and not the take-profit's",
+      ),
+    }),
+    list_client_order_id: clientOrderIdInput.describe(
+      'your own id of the whole list (Binance `listClientOrderId`): same characters as a `client_order_id`, shown on both legs; not required unique',
+    ),
   })
   .strict();
 
@@ -161,6 +172,12 @@ const listOutput = {
   order_list_id: z.string().optional().describe('the order list (an OCO, a bracket) the order belongs to'),
   list_kind: z.enum(['oco', 'bracket']).optional(),
   list_role: z.enum(['entry', 'take_profit', 'stop_loss']).optional(),
+  list_client_order_id: z
+    .string()
+    .optional()
+    .describe(
+      "the list's own client id (an OCO's `list_client_order_id`), present when it was placed with one",
+    ),
 };
 
 /**
@@ -837,7 +854,15 @@ export const ocoInputOf = (b: z.output<typeof placeOcoBody>): OrderInput => {
     quantity: decimalText(b.quantity),
     price: tp.price,
     triggerPrice: tp.triggerPrice,
-    list: { kind: 'oco', stopLoss: { triggerPrice: decimalText(b.stop_loss.trigger_price) } },
+    ...(b.take_profit.client_order_id ? { clientOrderId: b.take_profit.client_order_id } : {}),
+    list: {
+      kind: 'oco',
+      stopLoss: {
+        triggerPrice: decimalText(b.stop_loss.trigger_price),
+        ...(b.stop_loss.client_order_id ? { clientOrderId: b.stop_loss.client_order_id } : {}),
+      },
+      ...(b.list_client_order_id ? { clientOrderId: b.list_client_order_id } : {}),
+    },
   };
 };
 
@@ -845,6 +870,7 @@ export const ocoInputOf = (b: z.output<typeof placeOcoBody>): OrderInput => {
 export const ocoResponse = z.object({
   order_list_id: z.string(),
   list_kind: z.literal('oco'),
+  list_client_order_id: z.string().optional().describe('present when the list was placed with one'),
   orders: z.array(z.union([filledOrderResponse, pendingOrderResponse])),
 });
 

@@ -65,17 +65,25 @@ export const filledOrderOut = (
     ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
     ...timeInForceOut(placed.time_in_force),
     ...clientOrderIdOut(placed.client_order_id),
-    ...listOut(placed.order_list_id, placed.list_kind, placed.list_role),
+    ...listOut(placed),
   };
 };
 
 /** An order's list fields on the wire, only for an order of a list (a lone order keeps the spec's shape). */
-const listOut = (
-  id: string | null | undefined,
-  kind: 'oco' | 'bracket' | null | undefined,
-  role: 'entry' | 'take_profit' | 'stop_loss' | null | undefined,
-) =>
-  id ? { order_list_id: id, ...(kind ? { list_kind: kind } : {}), ...(role ? { list_role: role } : {}) } : {};
+const listOut = (o: {
+  order_list_id?: string | null | undefined;
+  list_kind?: 'oco' | 'bracket' | null | undefined;
+  list_role?: 'entry' | 'take_profit' | 'stop_loss' | null | undefined;
+  list_client_order_id?: string | null | undefined;
+}) =>
+  o.order_list_id
+    ? {
+        order_list_id: o.order_list_id,
+        ...(o.list_kind ? { list_kind: o.list_kind } : {}),
+        ...(o.list_role ? { list_role: o.list_role } : {}),
+        ...(o.list_client_order_id ? { list_client_order_id: o.list_client_order_id } : {}),
+      }
+    : {};
 
 /** `time_in_force` on the wire only when the client chose one other than the default, so GTC keeps the spec's shape. */
 const timeInForceOut = (tif: 'IOC' | 'FOK' | null | undefined) => (tif ? { time_in_force: tif } : {});
@@ -102,7 +110,7 @@ export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancel
   ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
   ...timeInForceOut(placed.time_in_force),
   ...clientOrderIdOut(placed.client_order_id),
-  ...listOut(placed.order_list_id, placed.list_kind, placed.list_role),
+  ...listOut(placed),
 });
 
 /** One order's placement body from the events (see {@link placementOut}), without a bracket's exits. */
@@ -289,7 +297,7 @@ export const orderOut = (row: OrderRow) => ({
   cancel_reason: row.cancel_reason,
   ...timeInForceOut(row.time_in_force),
   ...clientOrderIdOut(row.client_order_id),
-  ...listOut(row.order_list_id, row.list_kind, row.list_role),
+  ...listOut(row),
   rejection:
     row.status === 'rejected'
       ? {
@@ -453,9 +461,11 @@ export const ocoPlacementOut = (events: readonly WalletEvent[]) => {
   );
   const listId = legs[0]?.order_list_id;
   if (!listId) throw new Error('the events place no OCO');
+  const listClientOrderId = legs[0]?.list_client_order_id;
   return {
     order_list_id: listId,
     list_kind: 'oco' as const,
+    ...(listClientOrderId ? { list_client_order_id: listClientOrderId } : {}),
     orders: legs.map((leg) => placementOut(events, leg.order_id)!),
   };
 };
