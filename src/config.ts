@@ -54,11 +54,13 @@ const configSchema = z.object({
   READ_MODEL_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   /**
    * Where read-your-writes waits for the `/trade` commands (place, cancel, cancel all; docs/architecture.md):
-   * `on-read` (default) answers once the order's events are durable and makes the owner's next request wait
-   * until the read models include them; `on-response` waits before answering, like every other command. Use
-   * `on-response` when several API processes serve one client without keeping it on one process.
+   * `on-read` answers once the order's events are durable and makes the owner's next request wait until the read
+   * models include them; `on-response` waits before answering, like every other command (needed when several API
+   * processes serve one client without keeping it on one process: a read waits only for its own process's
+   * writes). `auto` (default): `on-read` in a process that folds the read models (`PROJECTIONS=true`, the single
+   * process), `on-response` in an API process of a scaled-out venue (`PROJECTIONS=false`, docs/operations.md).
    */
-  READ_YOUR_WRITES: z.enum(['on-read', 'on-response']).default('on-read'),
+  READ_YOUR_WRITES: z.enum(['auto', 'on-read', 'on-response']).default('auto'),
   /**
    * How much later (ms) the read models may fold events that no request waits for (backtest steps, matching
    * fills), so a stream of them is folded in one page instead of one each; a waiting command is never delayed
@@ -215,7 +217,11 @@ const configSchema = z.object({
 const SECRET_SETTINGS = new Set(['JWT_SECRET', 'ENCRYPTION_KEY', 'OPERATOR_TOKEN']);
 
 /** The validated configuration. Paths are absolute. */
-export type Config = z.infer<typeof configSchema> & { DATA_DIR: string };
+export type Config = Omit<z.infer<typeof configSchema>, 'READ_YOUR_WRITES'> & {
+  DATA_DIR: string;
+  /** `auto` resolved by {@link loadConfig}. */
+  READ_YOUR_WRITES: 'on-read' | 'on-response';
+};
 
 /** A configuration value that failed validation; `message` is the one line printed at start-up. */
 export class ConfigError extends Error {
@@ -249,5 +255,15 @@ export const loadConfig = (
   if (result.data.EVENT_STORE === 'esdb' && !result.data.ESDB_URL) {
     throw new ConfigError('invalid configuration: ESDB_URL is required when EVENT_STORE=esdb');
   }
-  return { ...result.data, DATA_DIR: path.resolve(result.data.DATA_DIR) };
+  const readYourWrites =
+    result.data.READ_YOUR_WRITES === 'auto'
+      ? result.data.PROJECTIONS
+        ? 'on-read'
+        : 'on-response'
+      : result.data.READ_YOUR_WRITES;
+  return {
+    ...result.data,
+    DATA_DIR: path.resolve(result.data.DATA_DIR),
+    READ_YOUR_WRITES: readYourWrites,
+  };
 };

@@ -20,7 +20,17 @@ describe('configuration', () => {
     expect(loadConfig({ DATABASE_URL: '' }).DATABASE_URL).toBeUndefined();
   });
 
+  it('waits for the read models on the read in the process that folds them, before the answer in an API process', () => {
+    expect(loadConfig({}).READ_YOUR_WRITES).toBe('on-read');
+    expect(loadConfig({ PROJECTIONS: 'false' }).READ_YOUR_WRITES).toBe('on-response');
+    expect(loadConfig({ PROJECTIONS: 'false', READ_YOUR_WRITES: 'on-read' }).READ_YOUR_WRITES).toBe(
+      'on-read',
+    );
+    expect(loadConfig({ READ_YOUR_WRITES: 'on-response' }).READ_YOUR_WRITES).toBe('on-response');
+  });
+
   it.each([
+    [{ READ_YOUR_WRITES: 'sometimes' }, /READ_YOUR_WRITES/],
     [{ PORT: 'eighty' }, /^invalid configuration: PORT \(got "eighty"\)/],
     [{ PORT: '70000' }, /PORT/],
     [{ EVENT_STORE: 'mongo' }, /EVENT_STORE/],

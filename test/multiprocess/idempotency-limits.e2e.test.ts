@@ -79,8 +79,8 @@ describe.skipIf(reason !== null)('several API processes, one venue', () => {
       extra.push(
         await spawnVenueProcess('serve', {
           ...cluster.env,
+          // No READ_YOUR_WRITES: an API process that does not fold the read models defaults to on-response.
           PROJECTIONS: 'false',
-          READ_YOUR_WRITES: 'on-response',
         }),
       );
     }
