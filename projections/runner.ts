@@ -105,6 +105,15 @@ export class ProjectionRunner {
     readModels: readonly string[] | undefined;
     resolve: (ok: boolean) => void;
   }>();
+  /** Waits of `pollCheckpoints` (this process does not fold), served by one `pollLoop`. */
+  private readonly remoteWaiters = new Set<{
+    position: LogPosition;
+    named: readonly Projection[];
+    deadline: number;
+    resolve: (ok: boolean) => void;
+    reject: (error: unknown) => void;
+  }>();
+  private polling = false;
   private running = false;
   private readonly batchSize: number;
   private subscription: AllSubscription | undefined;
@@ -278,31 +287,57 @@ export class ProjectionRunner {
     }
   }
 
-  private async pollCheckpoints(
+  /**
+   * `waitFor` in a process that does not fold (an API process with `PROJECTIONS=false`): the checkpoints the
+   * folding process commits are polled — by one loop for all the waiting requests, so a burst of waiting orders
+   * costs one query per 20 ms, not one per request (many concurrent pollers slowed the folding process's own
+   * catch-up after a database outage).
+   */
+  private pollCheckpoints(
     position: LogPosition,
     timeoutMs: number,
     readModels?: readonly string[],
   ): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
     const named = readModels ? this.projections.filter((p) => readModels.includes(p.name)) : this.projections;
-    for (;;) {
-      let checkpoints: Map<string, LogPosition>;
-      try {
-        checkpoints = await liveCheckpoints(this.db);
-      } catch (error) {
-        // The database is away: a write that is already durable answers as stale instead of failing.
-        if (!this.options.isTransient?.(error)) throw error;
-        if (Date.now() >= deadline) return false;
-        await new Promise((r) => setTimeout(r, 50));
-        continue;
+    return new Promise((resolve, reject) => {
+      this.remoteWaiters.add({ position, named, deadline: Date.now() + timeoutMs, resolve, reject });
+      if (!this.polling) void this.pollLoop();
+    });
+  }
+
+  private async pollLoop(): Promise<void> {
+    this.polling = true;
+    try {
+      while (this.remoteWaiters.size > 0) {
+        let checkpoints: Map<string, LogPosition> | undefined;
+        try {
+          checkpoints = await liveCheckpoints(this.db);
+        } catch (error) {
+          // The database is away: a write that is already durable answers as stale (at its deadline) instead of
+          // failing; any other error fails every wait.
+          if (!this.options.isTransient?.(error)) {
+            for (const w of this.remoteWaiters) w.reject(error);
+            this.remoteWaiters.clear();
+            return;
+          }
+        }
+        const now = Date.now();
+        for (const w of this.remoteWaiters) {
+          const reached =
+            checkpoints !== undefined &&
+            w.named.every((p) => {
+              const c = checkpoints.get(p.name);
+              return c !== undefined && comparePositions(c, w.position) >= 0;
+            });
+          if (reached || now >= w.deadline) {
+            this.remoteWaiters.delete(w);
+            w.resolve(reached);
+          }
+        }
+        if (this.remoteWaiters.size > 0) await new Promise((r) => setTimeout(r, checkpoints ? 20 : 50));
       }
-      const all = named.every((p) => {
-        const c = checkpoints.get(p.name);
-        return c !== undefined && comparePositions(c, position) >= 0;
-      });
-      if (all) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      this.polling = false;
     }
   }
 

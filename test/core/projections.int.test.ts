@@ -125,6 +125,21 @@ describe('projection runner', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
   });
 
+  it('waitFor in a process that does not fold follows the checkpoints another runner commits, many waits at once', async () => {
+    // `folding` runs (a worker); `api` is never started (an API process with PROJECTIONS=false).
+    const folding = runner([streamSummariesProjection]);
+    const api = runner([streamSummariesProjection]);
+    const first = await seed(1, 1);
+    const waits = Array.from({ length: 50 }, () => api.waitFor(first, 10_000));
+    const late = api.waitFor({ commit: first.commit + 1_000_000n, prepare: first.prepare + 1_000_000n }, 300);
+    await folding.start();
+    expect(await Promise.all(waits)).toEqual(waits.map(() => true));
+    expect(await late).toBe(false);
+    // The wait ends once the folding runner has committed the rows: they are visible here.
+    const more = await seed(2, 3);
+    expect(await api.waitFor(more, 10_000)).toBe(true);
+    expect((await summaries(db.db)).rows.map((r) => r.event_count)).toEqual([4, 3]);
+  });
   it('keeps rows and checkpoint in one transaction: a failing batch leaves neither behind', async () => {
     await store.append('s-1', [{ type: 'Good', data: {} }]);
     const r = runner([counting(1, 'Poison')], 10);
