@@ -24,7 +24,10 @@ export interface BattlesTable {
   duration_minutes: number | null;
   ranking_metric: string;
   backtest_config: Json<Record<string, unknown> | null>;
+  /** The taker fee rate fixed at creation (`BattleCreated.fee_rate`). */
   fee_rate: string;
+  /** The maker fee rate fixed at creation (`BattleCreated.maker_fee_rate`; battles created before it: the taker rate). */
+  maker_fee_rate: string;
   replay_of: string | null;
   created_at: Timestamp;
   started_at: NullableTimestamp;
@@ -75,7 +78,8 @@ type DB = Kysely<BattleTables>;
  */
 export const battlesProjection: Projection = {
   name: 'battles',
-  version: 1,
+  // 2: `battles.maker_fee_rate` (`GET /battles` shows both fee rates).
+  version: 2,
   tables: ['battles', 'battle_participants', 'battle_snapshots'],
   eventTypes: BATTLE_EVENT_TYPES.filter((t) => t !== 'BattleSandboxEventRecorded'),
   async createTables(db, schema) {
@@ -92,6 +96,7 @@ export const battlesProjection: Projection = {
       .addColumn('ranking_metric', 'text', (c) => c.notNull())
       .addColumn('backtest_config', 'jsonb')
       .addColumn('fee_rate', 'text', (c) => c.notNull())
+      .addColumn('maker_fee_rate', 'text', (c) => c.notNull())
       .addColumn('replay_of', 'text')
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('started_at', 'timestamptz')
@@ -153,6 +158,7 @@ export const battlesProjection: Projection = {
               ranking_metric: d.ranking_metric,
               backtest_config: JSON.stringify(d.backtest_config),
               fee_rate: d.fee_rate,
+              maker_fee_rate: d.maker_fee_rate ?? d.fee_rate,
               replay_of: d.replay_of,
               created_at: d.created_at,
               started_at: null,

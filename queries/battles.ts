@@ -14,6 +14,8 @@ const columns = [
   'duration_minutes',
   'ranking_metric',
   'backtest_config',
+  'fee_rate',
+  'maker_fee_rate',
   'replay_of',
   'created_at',
   'started_at',

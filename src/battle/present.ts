@@ -103,6 +103,8 @@ export const battleRowOut = (row: BattleRow, participants: readonly ParticipantR
     started_at: iso(row.started_at),
     ended_at: iso(row.ended_at),
     completion_reason: row.completion_reason,
+    fee_rate: d8(row.fee_rate),
+    maker_fee_rate: d8(row.maker_fee_rate),
     step: historical ? row.step : null,
     virtual_time: historical ? iso(row.virtual_time) : null,
   };

@@ -220,11 +220,11 @@ export const battleResponse = z.object({
   fee_rate: decimalOutput
     .optional()
     .describe(
-      "historical: the sandboxes' taker fee rate, fixed at creation (live battles trade at the venue's rates); present on one battle's answers, not in the list",
+      "the taker fee rate the battle recorded at creation: a historical battle's sandboxes fill with it (live battles trade at the venue's rates, which it was then); absent only from answers that predate it",
     ),
   maker_fee_rate: decimalOutput
     .optional()
-    .describe('historical: the maker fee rate (resting limit fills), fixed at creation; as fee_rate'),
+    .describe('the maker fee rate (resting limit fills) the battle recorded at creation; as fee_rate'),
   step: z.number().int().nullable().describe('historical: steps taken'),
   virtual_time: timestamp.nullable().describe('historical: the shared virtual clock'),
 });

@@ -9,9 +9,10 @@ import { fails, ok } from '../support/api-calls';
  * `POST /battles/{id}/trade/order/oco` (issue 21; docs/trading-rules.md, "Order lists: OCO and bracket"): an OCO of
  * a participant's sandbox in a historical battle, decided by the one wallet decider as live and in a backtest: both
  * legs in one list with one lock, the first leg the candles reach fills and cancels the other (`linked_fill`), a
- * cancel of either leg cancels both (`linked_cancel`), and the decider's validation answers as live.
+ * cancel of either leg cancels both (`linked_cancel`), and the decider's validation answers as live. And (issue 21,
+ * item 1) `GET /battles` shows the taker and maker fee rates the battle recorded, as its detail does.
  */
-const t = useBacktestApp();
+const t = useBacktestApp(undefined, { TAKER_FEE_RATE: '0.001', MAKER_FEE_RATE: '0.0002' });
 let H: Record<string, string>;
 let agentId: string;
 /** The second participant a battle needs to start; it does not trade. */
@@ -137,5 +138,15 @@ describe('an OCO in a historical battle', () => {
       take_profit: { price: '100000' },
       stop_loss: { trigger_price: '1000' },
     });
+  });
+});
+
+describe('battle fee rates', () => {
+  it('GET /battles shows the taker and maker rates the battle recorded, as the detail does', async () => {
+    const detail = await ok(t.app, H, 'GET', `/battles/${id}`);
+    expect(detail).toMatchObject({ fee_rate: '0.00100000', maker_fee_rate: '0.00020000' });
+    const list = await ok(t.app, H, 'GET', '/battles?limit=200');
+    const row = list.battles.find((b: { battle_id: string }) => b.battle_id === id);
+    expect(row).toMatchObject({ fee_rate: '0.00100000', maker_fee_rate: '0.00020000' });
   });
 });
