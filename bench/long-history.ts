@@ -55,6 +55,7 @@ import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/databas
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { createSqlSnapshotStore } from '../src/eventstore/snapshots';
+import { replayingWalletDecider } from './replaying-decider';
 
 const program = new Command()
   .option('--sizes <list>', 'orders per wallet, comma-separated', '10000,100000')
@@ -150,13 +151,6 @@ const freshDatabase = async (): Promise<{ handle: DatabaseHandle; drop: () => Pr
   };
 };
 
-/** The wallet decider that appends the events it is given (decided beforehand by the real decider). */
-const replaying = {
-  ...walletDecider,
-  decideWithState: undefined,
-  decide: (command: { events: WalletEvent[] }) => command.events,
-};
-
 const results: Record<string, unknown>[] = [];
 
 /** The wallet a `--build-only` run left in the database: its owner, session and size. */
@@ -218,7 +212,7 @@ for (let size of sizes) {
       codec: walletSnapshotFormat,
       every,
     });
-    const handler = createCommandHandler(store, replaying, { snapshots: writer });
+    const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
     let state = walletDecider.initialState();
     let id = 0;
     const ctx = (): WalletContext => ({

@@ -40,7 +40,7 @@ import { fromUnits } from '../domain/market/decimal';
 import { DEFAULT_RISK_PROFILE } from '../domain/shared/risk-profile';
 import { dec } from '../domain/trading/decimal';
 import type { PairFilters } from '../domain/trading/quantity';
-import type { OrderRequest, OwnerSnapshot, WalletCommand, WalletContext } from '../domain/wallet/commands';
+import type { OrderRequest, WalletCommand, WalletContext } from '../domain/wallet/commands';
 import { walletDecider } from '../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../domain/wallet/events';
 import { openPostgres } from '../src/db/database';
@@ -48,8 +48,10 @@ import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { MatchingEngine } from '../src/matching/engine';
 import { soleLeadership } from '../src/matching/leader';
+import { newAccountOwner } from '../test/support/owner';
 import { positiveInt } from './options';
 import { PENDING_KINDS, seededRandom } from './pending-orders';
+import { replayingWalletDecider } from './replaying-decider';
 import { createScratchDatabase, round, summarize } from './stats';
 
 const o = new Command()
@@ -106,36 +108,20 @@ const RISK = {
 
 const rand = seededRandom();
 
-/** Appends events decided beforehand by the real decider, in order (the build's only shortcut: no per-order load). */
-const replaying = {
-  ...walletDecider,
-  decideWithState: undefined,
-  decide: (command: { events: WalletEvent[] }) => command.events,
-};
-
 const scratch = await createScratchDatabase(o.url, 'ptv_bench_matching_');
 const handle = openPostgres(scratch.url, { max: 8 });
 try {
   await migrateToLatest(handle.db);
   const store = createPostgresEventStore(handle);
-  const handler = createCommandHandler(store, replaying);
+  const handler = createCommandHandler(store, replayingWalletDecider);
 
   // 1. Build.
   const tBuild = performance.now();
   const perWallet = Math.ceil(o.pending / o.wallets);
   let placed = 0;
   for (let w = 0; w < o.wallets && placed < o.pending; w++) {
-    const ownerId = randomUUID();
-    const owner: OwnerSnapshot = {
-      ownerId,
-      ownerType: 'account',
-      accountId: ownerId,
-      status: 'active',
-      accountStatus: 'active',
-      sessionId: randomUUID(),
-      startingBalance: '10000000.00000000',
-      fillModel: 'realistic',
-    };
+    const owner = newAccountOwner('10000000.00000000');
+    const { ownerId } = owner;
     let state = walletDecider.initialState();
     let id = 0;
     const ctx: WalletContext = {

@@ -5,7 +5,7 @@ import type { WalletCommands } from '../../commands/wallet';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { dec } from '../../domain/trading/decimal';
 import type { PairFilters } from '../../domain/trading/quantity';
-import type { OrderRequest, OwnerSnapshot, WalletCommand, WalletContext } from '../../domain/wallet/commands';
+import type { OrderRequest, WalletCommand, WalletContext } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import {
@@ -23,6 +23,7 @@ import { MatchingEngine } from '../../src/matching/engine';
 import { soleLeadership } from '../../src/matching/leader';
 import { readIndexSeed } from '../../src/matching/seed';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { newAccountOwner } from '../support/owner';
 import { until } from '../support/until';
 
 /**
@@ -59,17 +60,8 @@ const PAIR: PairFilters = {
 
 /** A wallet's events decided by the real decider at a price that the test moves. */
 const walletBuilder = () => {
-  const ownerId = randomUUID();
-  const owner: OwnerSnapshot = {
-    ownerId,
-    ownerType: 'account',
-    accountId: ownerId,
-    status: 'active',
-    accountStatus: 'active',
-    sessionId: randomUUID(),
-    startingBalance: '1000000.00000000',
-    fillModel: 'realistic',
-  };
+  const owner = newAccountOwner('1000000.00000000');
+  const { ownerId } = owner;
   let price = '100.00000000';
   let state = walletDecider.initialState();
   const ctx = (): WalletContext => ({
