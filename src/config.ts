@@ -87,6 +87,12 @@ const configSchema = z.object({
     .min(0)
     .max(64)
     .default(Math.max(1, os.availableParallelism() - 1)),
+  /**
+   * Candles per pair a backtest session holds ahead of its virtual clock (issue 24 item 3; docs/architecture.md,
+   * "Backtests"): its window is read from the candle store a chunk at a time, so its memory is bounded by this,
+   * not by the window's length.
+   */
+  BACKTEST_CHUNK_CANDLES: z.coerce.number().int().min(1).max(1_000_000_000).default(10_000),
   SNAPSHOT_EVERY: z.coerce.number().int().min(0).max(1_000_000).default(500),
   /**
    * Where the rate-limit counters live (`src/rate-limits/limiter.ts`): `auto` (default) uses the shared PostgreSQL

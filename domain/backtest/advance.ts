@@ -7,7 +7,7 @@ import type { WalletEvent } from '../wallet/events';
 import { placeAndOffer } from '../wallet/place';
 import { evolveWallet, type OpenOrder, type WalletState } from '../wallet/state';
 import { EquityMeter } from './equity';
-import { closedCount, lastClosed, quoteVolume24h, type SessionMarket } from './market';
+import { closedCount, lastClosed, positionAt, quoteVolume24h, type SessionMarket } from './market';
 import { directionOf, firstCrossing, pathPoints } from './path';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -119,6 +119,7 @@ const pendingBySeries = (wallet: WalletState, market: SessionMarket): Pending[][
 
 /** For every series of the market, how many of its candles are closed by `at` (ms). */
 export const closedAt = (market: SessionMarket, at: number): Int32Array => {
+  positionAt(market, at);
   const closed = new Int32Array(market.series.length);
   market.series.forEach((s, i) => {
     closed[i] = closedCount(s, market.intervalMs, at);
@@ -189,7 +190,11 @@ export function* advanceSandboxSliced(
   const interval = market.intervalMs;
   const series = market.series;
   const fromTime = startTime + fromStep * interval;
-  const closed = closedAt(market, fromTime);
+  const window = market.window;
+  // Indices into the series (`closed`) hold for one position of a chunked window: re-read when it moves.
+  while (window && !window.covers(fromTime, fromTime) && !window.moveTo(fromTime)) yield;
+  let closed = closedAt(market, fromTime);
+  let generation = window?.generation;
   const events: WalletEvent[] = [];
   let wallet = input.wallet;
   const meter = new EquityMeter(market);
@@ -257,7 +262,14 @@ export function* advanceSandboxSliced(
 
   let at = fromTime;
   for (let k = 1; k <= n; k++) {
+    const before = at;
     at = startTime + (fromStep + k) * interval;
+    if (window && (window.generation !== generation || !window.covers(before, at))) {
+      // The chunk serving this step (from `before` to `at`); a worker thread pauses here while it is fetched.
+      while (!window.covers(before, at) && !window.moveTo(before)) yield;
+      closed = closedAt(market, before);
+      generation = window.generation;
+    }
     for (let p = 0; p < series.length; p++) {
       const times = series[p]!.openTime;
       let i = closed[p]!;

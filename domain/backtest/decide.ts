@@ -144,8 +144,8 @@ const start = (
         pairs: market.series.map((s) => ({
           symbol: s.symbol,
           candles: s.length,
-          first_open_time: s.length ? iso(s.openTime[0]!) : null,
-          last_open_time: s.length ? iso(s.openTime[s.length - 1]!) : null,
+          first_open_time: s.firstOpenTime !== undefined ? iso(s.firstOpenTime) : null,
+          last_open_time: s.lastOpenTime !== undefined ? iso(s.lastOpenTime) : null,
         })),
         data_fingerprint: command.fingerprint,
         started_at: ctx.now.toISOString(),

@@ -1,5 +1,6 @@
 import type { Candle } from '../market/candle';
 import { toUnitsNumber } from '../market/decimal';
+import { findGapsInTimes, type Gap } from '../market/gaps';
 import { INTERVAL_MS, type Interval } from '../market/intervals';
 import { type Dec, dec } from '../trading/decimal';
 import type { PairFilters } from '../trading/quantity';
@@ -35,8 +36,41 @@ export interface PairSeries extends SeriesData {
   symbol: string;
   /** The pair's filters as the wallet decider reads them (always `active` in a backtest: it traded then). */
   filters: PairFilters;
-  /** Number of candles. */
+  /**
+   * Number of candles of the session's whole window (history included), as `BacktestStarted` records it. With a
+   * {@link MarketWindow} the arrays hold only the resident part of them: index with `openTime.length`.
+   */
   length: number;
+  /** Open time (ms) of the window's first and last candle; undefined without candles. */
+  firstOpenTime: number | undefined;
+  lastOpenTime: number | undefined;
+  /** Candles missing between the window's first and last candle, at the session's interval. */
+  gaps: readonly Gap[];
+}
+
+/**
+ * The candles a session market holds at a time (issue 24 item 3, `docs/architecture.md`, "Backtests"): a chunk of
+ * the window around the virtual clock instead of the whole window. The series' arrays (and so every index into
+ * them) belong to one position of the window; reads at virtual time `at` first make sure it covers `at`
+ * ({@link positionAt}), and a loop holding indices across steps re-reads them when `generation` changes.
+ */
+export interface MarketWindow {
+  /** Changes whenever the series' arrays change: indices into them are valid for one generation. */
+  readonly generation: number;
+  /** Every candle with open time ≥ this (ms) up to the window's end is in the arrays; before it at most one. */
+  readonly completeFrom: number;
+  /** True when the arrays serve every read at any virtual time in [from, to] (ms). */
+  covers(from: number, to: number): boolean;
+  /**
+   * Makes the arrays those serving virtual time `at` and the interval after it. False when they cannot be had
+   * synchronously (a worker thread asks for them, then tries again); the arrays are then unchanged.
+   */
+  moveTo(at: number): boolean;
+  /**
+   * Candles of `symbol` with open time in [from, to] (inclusive; `to` already bounded by the virtual time), read
+   * from the candle store: what `closedCandlesBetween` answers for history before `completeFrom`.
+   */
+  history(symbol: string, from: number, to: number, page?: { limit: number; newest: boolean }): Candle[];
 }
 
 export interface SessionMarket {
@@ -45,7 +79,21 @@ export interface SessionMarket {
   /** Sorted by symbol: the order pairs are processed in within a step. */
   series: PairSeries[];
   bySymbol: ReadonlyMap<string, PairSeries>;
+  /** The resident chunk, when the series hold only part of the window (absent: the whole window is held). */
+  window?: MarketWindow;
 }
+
+/**
+ * Makes `market`'s arrays serve reads at virtual time `at` (a no-op without a window or when they already do).
+ * Every read at a virtual time goes through it, so sessions sharing one market at different clocks each read their
+ * own candles. Throws when the chunk is not at hand (only a worker thread's market can lack one, and its stepping
+ * loop fetches chunks before it reads).
+ */
+export const positionAt = (market: SessionMarket, at: number): void => {
+  const w = market.window;
+  if (!w || w.covers(at, at)) return;
+  if (!w.moveTo(at)) throw new Error(`the candles of virtual time ${at} are not resident`);
+};
 
 /** Integer 1e-8 units of a normalized 8-decimal string (fast path), else of any decimal string. */
 export const unitsOf = (value: string): number => {
@@ -107,10 +155,14 @@ export const buildSessionMarket = (
   const series = pairs
     .map(({ filters, candles, data }): PairSeries => {
       const d = data ?? seriesOfCandles(candles!);
+      const n = d.openTime.length;
       return {
         symbol: filters.symbol,
         filters: { ...filters, status: 'active' },
-        length: d.openTime.length,
+        length: n,
+        firstOpenTime: n ? d.openTime[0] : undefined,
+        lastOpenTime: n ? d.openTime[n - 1] : undefined,
+        gaps: findGapsInTimes(d.openTime, interval),
         openTime: d.openTime,
         open: d.open,
         high: d.high,
@@ -154,6 +206,7 @@ export const lastClosedIndex = (s: PairSeries, intervalMs: number, at: number): 
 export const lastClosed = (market: SessionMarket, symbol: string, at: number): Candle | undefined => {
   const s = market.bySymbol.get(symbol);
   if (!s) return undefined;
+  positionAt(market, at);
   const i = lastClosedIndex(s, market.intervalMs, at);
   return i >= 0 ? s.candleAt(i) : undefined;
 };
@@ -172,8 +225,17 @@ export const closedCandlesBetween = (
 ): Candle[] => {
   const s = market.bySymbol.get(symbol);
   if (!s) return [];
+  positionAt(market, at);
   let hi = Math.min(closedCount(s, market.intervalMs, at), lowerBound(s.openTime, to + 1));
   let lo = lowerBound(s.openTime, from);
+  const w = market.window;
+  if (w && from < w.completeFrom) {
+    // Older history than the resident chunk holds: read from the store, unless the newest page is resident.
+    const complete = lowerBound(s.openTime, w.completeFrom);
+    if (!(page?.newest && hi - complete >= page.limit)) {
+      return w.history(symbol, from, Math.min(to, at - market.intervalMs), page);
+    }
+  }
   if (page && hi - lo > page.limit) {
     if (page.newest) lo = hi - Math.max(0, page.limit);
     else hi = lo + Math.max(0, page.limit);
@@ -194,6 +256,7 @@ const DAY_MS = 86_400_000;
 export const quoteVolume24h = (market: SessionMarket, symbol: string, at: number): Dec | undefined => {
   const s = market.bySymbol.get(symbol);
   if (!s) return undefined;
+  positionAt(market, at);
   const hi = closedCount(s, market.intervalMs, at);
   const lo = closedCount(s, market.intervalMs, at - DAY_MS);
   if (hi <= lo) return undefined;

@@ -36,7 +36,9 @@ export const installBacktest = (services: Services): BacktestServices => {
     store: services.eventStore,
     market: () => {
       if (!services.market) return undefined;
-      source ??= backtestMarketSource(services.market);
+      source ??= backtestMarketSource(services.market, {
+        chunkCandles: services.config.BACKTEST_CHUNK_CANDLES,
+      });
       return source;
     },
     agentProfile: async (accountId, agentId) => {

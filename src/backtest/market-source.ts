@@ -1,41 +1,113 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { BacktestMarketSource } from '../../commands/backtest';
-import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
+import type { SessionMarket } from '../../domain/backtest/market';
+import type { Gap } from '../../domain/market/gaps';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
-import type { PairFilters } from '../../domain/trading/quantity';
 import type { MarketServices } from '../market/services';
-import { type SharedSeriesColumns, seriesOfShared, shareColumns } from './shared-series';
+import { joinColumns } from '../market/store/columns';
+import { candlesFromColumns } from '../market/store/convert';
+import { unitsAt } from '../market/store/decimal-column';
+import { type ChunkedPair, chunkedMarket, chunkRange } from './chunked-market';
+import { type SharedSeriesColumns, shareColumns } from './shared-series';
 import { registerMarketTransfer } from './stepper';
+
+/** Candles per pair a session chunk holds ahead of its start, by default (`BACKTEST_CHUNK_CANDLES`). */
+export const DEFAULT_CHUNK_CANDLES = 10_000;
+
+/** Candles a load scans at once (counting, finding gaps): bounded memory whatever the window. */
+const SCAN_CANDLES = 100_000;
+
+/** Options of {@link backtestMarketSource}. */
+export interface BacktestMarketSourceOptions {
+  /** Candles of the chunks kept for sharing between sessions and threads, all pairs together (default 2 M). */
+  sharedCandles?: number;
+  /** Candles per pair a chunk holds ahead of the virtual clock (default {@link DEFAULT_CHUNK_CANDLES}). */
+  chunkCandles?: number;
+}
+
+/** The scan of a pair's window at load: what the fingerprint and the start response say of it. */
+const scanPair = (
+  store: MarketServices['data']['candles'],
+  symbol: string,
+  interval: Interval,
+  endExclusive: number,
+): { pair: Omit<ChunkedPair, 'filters'>; safe: boolean } => {
+  const ms = INTERVAL_MS[interval];
+  const range = store.seriesRange(symbol, interval);
+  let length = 0;
+  let first: number | undefined;
+  let last: number | undefined;
+  let safe = true;
+  const gaps: Gap[] = [];
+  for (let from = range?.first ?? endExclusive; from < endExclusive; ) {
+    const to = Math.min(endExclusive, from + SCAN_CANDLES * ms);
+    const c = store.columns(symbol, interval, from, to);
+    for (let i = 0; i < c.length; i++) {
+      const t = c.openTime[i]!;
+      // The gaps `findGapsInTimes` finds over the whole series, found a scan at a time.
+      if (last !== undefined && t - last > ms) {
+        gaps.push({ interval, start: last + ms, end: t, missingCandles: Math.round((t - last) / ms) - 1 });
+      }
+      first ??= t;
+      last = t;
+      // The high bounds the candle's other prices: when it fits exact arithmetic they all do.
+      if (safe && !Number.isSafeInteger(unitsAt(c.high, i))) safe = false;
+    }
+    length += c.length;
+    from = to;
+  }
+  return { pair: { length, firstOpenTime: first, lastOpenTime: last, gaps }, safe };
+};
 
 /**
  * Backtests' view of market data (ARCHITECTURE §7, §9): the pairs and their candle ranges for validating a new
- * session, and the session's candles read from the candle store at start as columns in shared memory (every candle
- * of the session's interval closed by its end, the history before its start included, so indicators can warm up;
- * open times and prices as typed arrays, candle objects made only for what a response shows). The
- * fingerprint is SHA-256 over each pair's symbol, candle count and first and last open time: as the candle store is
- * append-only and never changes a stored candle, this is enough to tell whether a session continued after a
- * restart still sees exactly the candles it started with. Sessions started on the same candles (pairs, interval,
- * end, data and pair list unchanged) share one market: it is read-only, so one copy serves them all.
+ * session, and the session's candles read from the candle store in chunks ahead of the virtual clock (issue 24
+ * item 3; `docs/architecture.md`, "Backtests"). At load a session's window — every candle of its interval closed by
+ * its end, the history before its start included, so indicators can warm up — is scanned once a bounded piece at a
+ * time (count, first and last open time, gaps); its candles are then read a chunk at a time as the clock reaches
+ * them (`chunked-market.ts`), each chunk as columns in shared memory that worker threads read without a copy. The
+ * fingerprint is SHA-256 over each pair's symbol, candle count and first and last open time: as the candle store
+ * is append-only and never changes a stored candle, this is enough to tell whether a session continued after a
+ * restart still sees exactly the candles it started with; it also names a pair's chunks, so sessions (and
+ * threads) over the same pair's candles share them read-only. Sessions started on the same candles (pairs,
+ * interval, end, data and pair list unchanged) share one market object.
  */
 export const backtestMarketSource = (
   market: MarketServices,
-  options: { sharedCandles?: number } = {},
-): BacktestMarketSource => {
+  options: BacktestMarketSourceOptions = {},
+): BacktestMarketSource & {
+  /** Candles held by the chunks kept for sharing (memory: 64 bytes each), for tests and observation. */
+  residentCandles(): number;
+} => {
   const store = market.data.candles;
-  // Sessions over the same candles share one read-only market (issue 24 item 3): keyed by what it is built from —
-  // the stored candles' version, the pair list's, the pairs, the interval and the end — so a change of either
-  // builds a new one. Bounded by candles held (default 2 M).
-  const shared = new LRUCache<string, { market: SessionMarket; fingerprint: string }>({
+  const chunkCandles = options.chunkCandles ?? DEFAULT_CHUNK_CANDLES;
+  // Chunks by pair window and number, bounded by candles held (default 2 M): sessions over the same pair share one.
+  const chunks = new LRUCache<string, SharedSeriesColumns>({
     maxSize: options.sharedCandles ?? 2_000_000,
-    sizeCalculation: (v) =>
-      Math.max(
-        1,
-        v.market.series.reduce((n, x) => n + x.length, 0),
-      ),
+    sizeCalculation: (c) => Math.max(1, c.openTime.length),
   });
+  // Markets hold no candles (their chunks are in `chunks`): a market is its pairs' scan and a current chunk.
+  const markets = new LRUCache<string, { market: SessionMarket; fingerprint: string }>({ max: 256 });
+
+  const readChunk = (symbol: string, name: string, interval: Interval, end: number, c: number) => {
+    const key = `${name}|${c}`;
+    const known = chunks.get(key);
+    if (known) return known;
+    const ms = INTERVAL_MS[interval];
+    const { from, to } = chunkRange(c, chunkCandles, interval, end);
+    // The last candle before the chunk: the forward-filled price across a gap that starts before it.
+    const before = store.queryColumns(symbol, interval, { end: from - 1, limit: 1 });
+    const within = store.columns(symbol, interval, from, Math.max(from, to));
+    const shared = shareColumns(before.length ? joinColumns([before, within], ms) : within);
+    if (!shared) throw new Error(`a ${symbol} price is too large for exact backtest arithmetic`);
+    chunks.set(key, shared);
+    return shared;
+  };
+
   return {
+    residentCandles: () => chunks.calculatedSize,
     catalog: () => ({
       pair: (symbol) => market.pair(symbol),
       range(symbol, interval) {
@@ -49,41 +121,62 @@ export const backtestMarketSource = (
     }),
     load(pairs, interval, end) {
       const key = `${store.version}|${market.data.pairsAsOf}|${interval}|${end}|${pairs.join(',')}`;
-      const known = shared.get(key);
+      const known = markets.get(key);
       if (known) return known;
-      const loaded: { filters: PairFilters; shared: SharedSeriesColumns }[] = [];
-      const hash = createHash('sha256');
+      const endExclusive = end - INTERVAL_MS[interval] + 1;
+      const scanned: (ChunkedPair & { name: string })[] = [];
       for (const symbol of pairs) {
         const filters = market.pair(symbol);
         if (!filters) return { error: `pair ${symbol} is no longer known to the market data` };
-        const columns = store.columns(
-          symbol,
-          interval,
-          Number.NEGATIVE_INFINITY,
-          end - INTERVAL_MS[interval] + 1,
-        );
-        if (columns.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
-        const sharedColumns = shareColumns(columns);
-        if (!sharedColumns) return { error: `a ${symbol} price is too large for exact backtest arithmetic` };
-        hash.update(
-          `${symbol}:${columns.length}:${columns.openTime[0]}:${columns.openTime[columns.length - 1]}\n`,
-        );
-        loaded.push({ filters, shared: sharedColumns });
+        const { pair, safe } = scanPair(store, symbol, interval, endExclusive);
+        if (pair.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
+        if (!safe) return { error: `a ${symbol} price is too large for exact backtest arithmetic` };
+        const name = `${interval}|${end}|${chunkCandles}|${symbol}:${pair.length}:${pair.firstOpenTime}:${pair.lastOpenTime}`;
+        scanned.push({ filters, ...pair, name });
+      }
+      const hash = createHash('sha256');
+      for (const p of scanned) {
+        hash.update(`${p.filters.symbol}:${p.length}:${p.firstOpenTime}:${p.lastOpenTime}\n`);
       }
       const fingerprint = hash.digest('hex');
-      // No candle object per candle: the series reads the shared columns and makes objects on demand.
-      const built = buildSessionMarket(
-        interval,
-        loaded.map((l) => ({ filters: l.filters, data: seriesOfShared(l.shared) })),
+      // Processed in symbol order within a step (as `buildSessionMarket` sorts them).
+      const sorted = [...scanned].sort((a, b) =>
+        a.filters.symbol < b.filters.symbol ? -1 : a.filters.symbol > b.filters.symbol ? 1 : 0,
       );
-      // Worker threads get the same shared memory (no copy), and share a market between sessions over the same
-      // candles (same pairs, interval, end and fingerprint).
-      registerMarketTransfer(built, `${interval}|${end}|${pairs.join(',')}|${fingerprint}`, {
-        interval,
-        pairs: loaded,
+      const chunk = (c: number) => sorted.map((p) => readChunk(p.filters.symbol, p.name, interval, end, c));
+      const built = chunkedMarket(interval, sorted, chunkCandles, {
+        chunk,
+        history(symbol, from, to, page) {
+          // Closed by the virtual time (`to`) and inside the window (open + interval ≤ end).
+          const last = Math.min(to, endExclusive - 1);
+          if (last < from) return [];
+          const columns =
+            page?.newest === true
+              ? store.queryColumns(symbol, interval, { end: last, limit: page.limit })
+              : store.queryColumns(symbol, interval, {
+                  start: from,
+                  end: last,
+                  limit: page?.limit ?? Number.MAX_SAFE_INTEGER,
+                });
+          return candlesFromColumns(columns).filter((c) => c.openTime >= from);
+        },
       });
+      // Worker threads ask the request thread for the chunks they step through (shared memory, no copy), and
+      // share a market between sessions over the same candles (same pairs, interval, end and fingerprint).
+      registerMarketTransfer(
+        built,
+        `${interval}|${end}|${pairs.join(',')}|${fingerprint}|${chunkCandles}`,
+        {
+          interval,
+          chunked: {
+            spanCandles: chunkCandles,
+            pairs: sorted.map(({ name: _, ...p }) => p),
+          },
+        },
+        chunk,
+      );
       const result = { market: built, fingerprint };
-      shared.set(key, result);
+      markets.set(key, result);
       return result;
     },
   };

@@ -5,6 +5,7 @@ import {
   closedCandlesBetween,
   lastClosed,
   lastClosedIndex,
+  positionAt,
   type SessionMarket,
 } from '../../domain/backtest/market';
 import type { BacktestConfig } from '../../domain/backtest/state';
@@ -161,6 +162,7 @@ export const stepOut = (
   const config = session.state.config!;
   const at = virtualTimeOf(session);
   const prices: Record<string, StepPrice> = {};
+  positionAt(market, at);
   for (const s of market.series) {
     const i = lastClosedIndex(s, market.intervalMs, at);
     if (i >= 0) prices[s.symbol] = stepPrice(s.candleAt(i));

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { MessagePort } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { decisionIds } from '../../commands/backtest';
 import { stepBacktestSliced } from '../../domain/backtest/decide';
@@ -13,16 +14,21 @@ import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
 import type { PairFilters } from '../../domain/trading/quantity';
+import { type ChunkedPair, chunkedMarket } from './chunked-market';
 import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
 
 /**
  * A session market as it crosses to a worker thread: each pair's filters and columns in shared memory (posting it
- * shares the memory, no candle is copied; the thread builds no candle objects either).
+ * shares the memory, no candle is copied; the thread builds no candle objects either) — or, for a market read in
+ * chunks (`chunked-market.ts`), its pairs and chunk size: the thread asks for each chunk on the task's `port`.
  */
-export interface MarketTransfer {
-  interval: Interval;
-  pairs: { filters: PairFilters; shared: SharedSeriesColumns }[];
-}
+export type MarketTransfer =
+  | {
+      interval: Interval;
+      pairs: { filters: PairFilters; shared: SharedSeriesColumns }[];
+      chunked?: undefined;
+    }
+  | { interval: Interval; chunked: { spanCandles: number; pairs: ChunkedPair[] }; pairs?: undefined };
 
 /** One `StepBacktest` or `StepBattle` for a worker thread (see `stepper.ts`). */
 export interface StepTask {
@@ -41,6 +47,11 @@ export interface StepTask {
   steps: number;
   /** Wall clock of the command (ms). */
   now: number;
+  /**
+   * A chunked market's channel to the request thread: the thread posts a chunk number and is answered
+   * `{ c, columns }` (or `{ c, error }`).
+   */
+  port?: MessagePort;
   /** Steps between two checks of the slice's time. */
   sliceSteps: number;
   /** CPU time (ms) a task computes before it lets the worker's other tasks run. */
@@ -67,11 +78,77 @@ export type StepAnswer =
 const markets = new LRUCache<string, SessionMarket>({
   maxSize: Number(process.env.BACKTEST_WORKER_CANDLES ?? 8_000_000),
   sizeCalculation: (m) =>
+    m.window
+      ? 1
+      : Math.max(
+          1,
+          m.series.reduce((n, s) => n + s.length, 0),
+        ),
+});
+
+/**
+ * Chunks of chunked markets seen by this thread (market key and chunk number), bounded by candles referenced: the
+ * memory is the request thread's shared columns, so a chunk held here costs nothing more unless the request thread
+ * has let it go.
+ */
+const chunks = new LRUCache<string, readonly SharedSeriesColumns[]>({
+  maxSize: Number(process.env.BACKTEST_WORKER_CANDLES ?? 2_000_000),
+  sizeCalculation: (columns) =>
     Math.max(
       1,
-      m.series.reduce((n, s) => n + s.length, 0),
+      columns.reduce((n, c) => n + c.openTime.length, 0),
     ),
 });
+
+/** The chunk a chunked market of this thread lacked (its stepping loop paused for it), by market. */
+const missing = new WeakMap<SessionMarket, number>();
+
+/** Where a chunk received for a market goes. */
+const received = new WeakMap<SessionMarket, (c: number, columns: readonly SharedSeriesColumns[]) => void>();
+
+/** The market a task's transfer describes, built on this thread (chunked: chunks from the cache, else asked for). */
+const marketOf = (key: string, transfer: MarketTransfer): SessionMarket => {
+  if (!transfer.chunked) {
+    return buildSessionMarket(
+      transfer.interval,
+      transfer.pairs.map((p) => ({ filters: p.filters, data: seriesOfShared(p.shared) })),
+    );
+  }
+  // The chunk fetched last stays at hand even if the cache cannot hold it (a chunk larger than the cache).
+  let last: { c: number; columns: readonly SharedSeriesColumns[] } | undefined;
+  const built: SessionMarket = chunkedMarket(
+    transfer.interval,
+    transfer.chunked.pairs,
+    transfer.chunked.spanCandles,
+    {
+      chunk(c) {
+        if (last?.c === c) return last.columns;
+        const known = chunks.get(`${key}|${c}`);
+        if (known) return known;
+        missing.set(built, c);
+        return undefined;
+      },
+    },
+  );
+  received.set(built, (c, columns) => {
+    last = { c, columns };
+    chunks.set(`${key}|${c}`, columns);
+  });
+  return built;
+};
+
+/** Asks the request thread for chunk `c` on `port` and waits for it. */
+const fetchChunk = (port: MessagePort, c: number): Promise<readonly SharedSeriesColumns[]> =>
+  new Promise((resolve, reject) => {
+    const answer = (m: { c: number; columns?: readonly SharedSeriesColumns[]; error?: string }) => {
+      if (m.c !== c) return;
+      port.off('message', answer);
+      if (m.columns) resolve(m.columns);
+      else reject(new Error(m.error ?? `chunk ${c} could not be read`));
+    };
+    port.on('message', answer);
+    port.postMessage(c);
+  });
 
 /**
  * Decides one `StepBacktest` with the backtest decider's own step (`stepBacktestSliced`) — a piscina task. The
@@ -83,10 +160,7 @@ export default async (task: StepTask): Promise<StepAnswer> => {
   let market = markets.get(task.key);
   if (!market) {
     if (!task.market) return { miss: true };
-    market = buildSessionMarket(
-      task.market.interval,
-      task.market.pairs.map((p) => ({ filters: p.filters, data: seriesOfShared(p.shared) })),
-    );
+    market = marketOf(task.key, task.market);
     markets.set(task.key, market);
   }
   const ctx = { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market };
@@ -104,6 +178,15 @@ export default async (task: StepTask): Promise<StepAnswer> => {
     for (;;) {
       const r = work.next();
       if (r.done) return { events: r.value };
+      const need = missing.get(market);
+      if (need !== undefined) {
+        // The clock reached a chunk this thread lacks: ask the request thread for it, then resume.
+        missing.delete(market);
+        if (!task.port) throw new Error('a chunked market needs a channel to the request thread');
+        received.get(market)!(need, await fetchChunk(task.port, need));
+        sliceStart = performance.now();
+        continue;
+      }
       if (performance.now() - sliceStart >= task.sliceMs) {
         await nextTurn();
         sliceStart = performance.now();

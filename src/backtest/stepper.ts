@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { type BacktestStepper, decisionIds, type StepRequest } from '../../commands/backtest';
 import type { BattleStepper } from '../../commands/battle';
@@ -12,7 +13,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { createWorkerPool } from '../workers/pool';
-import { shareColumns } from './shared-series';
+import { type SharedSeriesColumns, shareColumns } from './shared-series';
 import type { MarketTransfer, StepAnswer, StepTask } from './step-worker';
 
 /** Options of {@link createPooledStepper}. */
@@ -29,23 +30,33 @@ export interface PooledStepperOptions {
   niceIncrement?: number;
 }
 
+/** A chunked market's chunks as the request thread reads them: chunk `c`'s columns, one per pair (sorted). */
+type ChunkReader = (c: number) => readonly SharedSeriesColumns[];
+
 /** The market a session was built from, where the market source registered it (typed columns, cheap to send). */
-const transfers = new WeakMap<SessionMarket, { key: string; transfer: MarketTransfer }>();
+const transfers = new WeakMap<
+  SessionMarket,
+  { key: string; transfer: MarketTransfer; chunks?: ChunkReader | undefined }
+>();
 let anonymous = 0;
 
 /**
- * Registers how `market` crosses to a worker thread: its columns and a key naming its content (the market source
- * passes its fingerprint, so sessions over the same candles share one market in each thread).
+ * Registers how `market` crosses to a worker thread: its columns — or, for a chunked market, its pairs and how to
+ * read its chunks, which the thread asks for as its clock reaches them — and a key naming its content (the market
+ * source passes its fingerprint, so sessions over the same candles share one market in each thread).
  */
 export const registerMarketTransfer = (
   market: SessionMarket,
   key: string,
   transfer: MarketTransfer,
+  chunks?: ChunkReader,
 ): void => {
-  transfers.set(market, { key, transfer });
+  transfers.set(market, { key, transfer, chunks });
 };
 
-const transferOf = (market: SessionMarket): { key: string; transfer: MarketTransfer } => {
+const transferOf = (
+  market: SessionMarket,
+): { key: string; transfer: MarketTransfer; chunks?: ChunkReader | undefined } => {
   let known = transfers.get(market);
   if (!known) {
     // A market not built by the market source (tests, benchmarks): its candles in shared columns, once.
@@ -98,7 +109,7 @@ export const createPooledStepper = (
     request: { revision: number; state: unknown; steps: number; now: Date },
     market: SessionMarket,
   ): Promise<unknown[]> => {
-    const { key, transfer } = transferOf(market);
+    const { key, transfer, chunks } = transferOf(market);
     const task: StepTask = {
       kind,
       key,
@@ -110,8 +121,30 @@ export const createPooledStepper = (
       sliceSteps: 8,
       sliceMs,
     };
-    let answer = (await poolOf().run(task)) as StepAnswer;
-    if ('miss' in answer) answer = (await poolOf().run({ ...task, market: transfer })) as StepAnswer;
+    const run = async (withMarket: boolean): Promise<StepAnswer> => {
+      const sent = withMarket ? { ...task, market: transfer } : task;
+      if (!chunks) return (await poolOf().run(sent)) as StepAnswer;
+      // A chunked market: the thread asks for each chunk its clock reaches on this channel; the answer shares the
+      // request thread's columns (shared memory), read from the candle store here.
+      const channel = new MessageChannel();
+      channel.port1.on('message', (c: number) => {
+        try {
+          channel.port1.postMessage({ c, columns: chunks(c) });
+        } catch (error) {
+          channel.port1.postMessage({ c, error: error instanceof Error ? error.message : String(error) });
+        }
+      });
+      try {
+        return (await poolOf().run(
+          { ...sent, port: channel.port2 },
+          { transferList: [channel.port2] },
+        )) as StepAnswer;
+      } finally {
+        channel.port1.close();
+      }
+    };
+    let answer = await run(false);
+    if ('miss' in answer) answer = await run(true);
     if ('miss' in answer) throw new Error('the backtest worker did not keep the market it was sent');
     if ('error' in answer) {
       const e = answer.error;

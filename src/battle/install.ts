@@ -42,7 +42,9 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
     store: services.eventStore,
     market: () => {
       if (!services.market) return undefined;
-      source ??= backtestMarketSource(services.market);
+      source ??= backtestMarketSource(services.market, {
+        chunkCandles: services.config.BACKTEST_CHUNK_CANDLES,
+      });
       return source;
     },
     agentInfo: async (accountId, agentId) => {

@@ -1,8 +1,7 @@
 import type { BacktestOutcome, Caller, LoadedSession } from '../../../commands/backtest';
 import type { BacktestEndedData } from '../../../domain/backtest/events';
 import type { PairSeries } from '../../../domain/backtest/market';
-import { findGapsInTimes, gapOut, gapsWithin, groupGaps } from '../../../domain/market/gaps';
-import type { Interval } from '../../../domain/market/intervals';
+import { gapOut, gapsWithin, groupGaps } from '../../../domain/market/gaps';
 import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { assertAgentActive } from '../../auth/principal';
@@ -81,9 +80,9 @@ const indexGaps = (call: Call, pairs: readonly string[], start: number, end: num
   gapsWithin(call.services.market?.data.candles.gaps() ?? [], pairs, start, end).map(gapOut);
 
 /** Candles missing inside `[start, end)` of a started session's own series, at its interval. */
-const seriesGaps = (series: readonly PairSeries[], interval: Interval, start: number, end: number) =>
+const seriesGaps = (series: readonly PairSeries[], start: number, end: number) =>
   gapsWithin(
-    groupGaps(new Map(series.map((s) => [s.symbol, findGapsInTimes(s.openTime, interval)]))),
+    groupGaps(new Map(series.map((s) => [s.symbol, [...s.gaps]]))),
     series.map((s) => s.symbol),
     start,
     end,
@@ -148,7 +147,7 @@ export const startBacktest = async (call: Call, id: string) => {
     pairs: (s.market?.series ?? []).map((x) => ({ symbol: x.symbol, candles: x.length })),
     failure_reason: s.state.failure,
     data_gaps: s.market
-      ? seriesGaps(s.market.series, s.market.interval, s.state.config!.startTime, s.state.config!.endTime)
+      ? seriesGaps(s.market.series, s.state.config!.startTime, s.state.config!.endTime)
       : [],
   };
 };

@@ -1,0 +1,131 @@
+import type { MarketWindow, PairSeries, SessionMarket } from '../../domain/backtest/market';
+import type { Candle } from '../../domain/market/candle';
+import type { Gap } from '../../domain/market/gaps';
+import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
+import type { PairFilters } from '../../domain/trading/quantity';
+import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
+
+/** The history a read at a virtual time may need before it: the 24 hours of `quoteVolume24h` and one interval. */
+const DAY_MS = 86_400_000;
+
+/**
+ * What a chunked session market knows of one pair without holding its candles (sorted by symbol, as the series):
+ * its filters and its whole window's count, first and last open time and gaps (as `BacktestStarted` and the start
+ * response report them).
+ */
+export interface ChunkedPair {
+  filters: PairFilters;
+  length: number;
+  firstOpenTime: number | undefined;
+  lastOpenTime: number | undefined;
+  gaps: Gap[];
+}
+
+/**
+ * The open-time range `[from, to)` (ms) of chunk `c` of a session window (issue 24 item 3): chunk `c` serves every
+ * read at a virtual time in `[c × span, (c + 1) × span + interval]` — the candles closed by then (open time below
+ * `(c + 1) × span + interval`), the 24 hours before its start (the 24h quote volume, the ticker) — and is read
+ * with the last candle before `from` (the forward-filled price across a gap). Chunks are numbered from the epoch,
+ * so sessions over the same pairs, interval and end share them whatever their start. `end`: the session's end; no
+ * candle closing after it is read.
+ */
+export const chunkRange = (
+  c: number,
+  spanCandles: number,
+  interval: Interval,
+  end: number,
+): { from: number; to: number } => {
+  const ms = INTERVAL_MS[interval];
+  const span = spanCandles * ms;
+  return { from: c * span - DAY_MS - ms, to: Math.min((c + 1) * span + ms, end - ms + 1) };
+};
+
+/** How a chunked market gets its chunks and its history (the request thread's candle store, or a worker's cache). */
+export interface ChunkSource {
+  /** Chunk `c`'s columns, one per pair in the pairs' order; undefined when not at hand synchronously. */
+  chunk(c: number): readonly SharedSeriesColumns[] | undefined;
+  /** Candles of `symbol` with open time in [from, to] (see `MarketWindow.history`); absent off the request thread. */
+  history?(symbol: string, from: number, to: number, page?: { limit: number; newest: boolean }): Candle[];
+}
+
+const EMPTY = new Float64Array(0);
+
+/**
+ * A session market that holds one chunk of its window at a time (issue 24 item 3; `docs/architecture.md`,
+ * "Backtests"): the series' arrays are the current chunk's shared columns, replaced when a read or a step moves
+ * past it (`MarketWindow`). Memory is one chunk per pair per market, whatever the window's length. `pairs` sorted
+ * by symbol; `spanCandles` candles of `interval` per chunk ahead of its start.
+ */
+export const chunkedMarket = (
+  interval: Interval,
+  pairs: readonly ChunkedPair[],
+  spanCandles: number,
+  source: ChunkSource,
+): SessionMarket => {
+  const ms = INTERVAL_MS[interval];
+  const span = spanCandles * ms;
+  const series: PairSeries[] = pairs.map((p) => ({
+    symbol: p.filters.symbol,
+    filters: { ...p.filters, status: 'active' },
+    length: p.length,
+    firstOpenTime: p.firstOpenTime,
+    lastOpenTime: p.lastOpenTime,
+    gaps: p.gaps,
+    openTime: EMPTY,
+    open: EMPTY,
+    high: EMPTY,
+    low: EMPTY,
+    close: EMPTY,
+    candleAt: () => {
+      throw new Error('no chunk of the session window is resident');
+    },
+    volumeAt: () => {
+      throw new Error('no chunk of the session window is resident');
+    },
+    quoteUnitsAt: () => {
+      throw new Error('no chunk of the session window is resident');
+    },
+  }));
+  let current: number | undefined;
+  let generation = 0;
+  const window: MarketWindow = {
+    get generation() {
+      return generation;
+    },
+    get completeFrom() {
+      return current === undefined ? Number.POSITIVE_INFINITY : current * span - DAY_MS - ms;
+    },
+    covers: (from, to) => current !== undefined && from >= current * span && to <= (current + 1) * span + ms,
+    moveTo(at) {
+      const c = Math.floor(at / span);
+      if (c === current) return true;
+      const columns = source.chunk(c);
+      if (!columns) return false;
+      series.forEach((s, i) => {
+        const data = seriesOfShared(columns[i]!);
+        s.openTime = data.openTime;
+        s.open = data.open;
+        s.high = data.high;
+        s.low = data.low;
+        s.close = data.close;
+        s.candleAt = data.candleAt;
+        s.volumeAt = data.volumeAt;
+        s.quoteUnitsAt = data.quoteUnitsAt;
+      });
+      current = c;
+      generation++;
+      return true;
+    },
+    history(symbol, from, to, page) {
+      if (!source.history) throw new Error('the candle store is not readable on this thread');
+      return source.history(symbol, from, to, page);
+    },
+  };
+  return {
+    interval,
+    intervalMs: ms,
+    series,
+    bySymbol: new Map(series.map((s) => [s.symbol, s])),
+    window,
+  };
+};

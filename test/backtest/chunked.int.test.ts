@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  closedCandlesBetween,
+  lastClosed,
+  quoteVolume24h,
+  type SessionMarket,
+} from '../../domain/backtest/market';
+import { backtestMarketSource } from '../../src/backtest/market-source';
+import type { TestApp } from '../accounts/support';
+import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+
+/**
+ * Issue 24 item 3: a session reads its window in chunks ahead of the virtual clock. A session over a window many
+ * times the chunk answers every read and every step exactly as the same session holding its window in one chunk,
+ * and what it holds stays bounded by the chunk, not by the window.
+ */
+const H = 3_600_000;
+const START = Date.UTC(2022, 0, 1);
+const END = Date.UTC(2022, 2, 1); // 1,416 hourly steps
+const PAIRS = ['BTCUSDT', 'ETHUSDT'];
+const CHUNK = 24; // a day of hours: the window is ~60 chunks (and 11 months of history before it)
+const ONE_CHUNK = 1_000_000_000;
+
+let remove: () => void;
+let marketDir: string;
+const apps: TestApp[] = [];
+
+beforeAll(() => {
+  const data = dataDirectory();
+  remove = data.remove;
+  marketDir = data.dir;
+});
+
+afterAll(async () => {
+  for (const t of apps) await t.stop();
+  remove?.();
+});
+
+/** Every read a step or a response makes of the market at virtual time `at`, as plain data. */
+const readsAt = (market: SessionMarket, at: number) =>
+  PAIRS.map((symbol) => ({
+    last: lastClosed(market, symbol, at),
+    volume: quoteVolume24h(market, symbol, at)?.toFixed(),
+    day: closedCandlesBetween(market, symbol, at, at - 25 * H, at),
+    newest: closedCandlesBetween(market, symbol, at, 0, Number.MAX_SAFE_INTEGER, { limit: 60, newest: true }),
+    older: closedCandlesBetween(market, symbol, at, at - 20 * 24 * H, Number.MAX_SAFE_INTEGER, {
+      limit: 30,
+      newest: false,
+    }),
+  }));
+
+describe('a session window read in chunks', () => {
+  it('reads exactly what one chunk holds at every virtual time, and holds a bounded part of it', async () => {
+    const t = await startBacktestApp(marketDir);
+    apps.push(t);
+    const services = t.app.services.market!;
+    const shared = 600;
+    const chunked = backtestMarketSource(services, { chunkCandles: CHUNK, sharedCandles: shared });
+    const whole = backtestMarketSource(services, { chunkCandles: ONE_CHUNK });
+    const a = chunked.load(PAIRS, '1h', END);
+    const b = whole.load(PAIRS, '1h', END);
+    if ('error' in a || 'error' in b) throw new Error('the session market did not load');
+    expect(a.fingerprint).toBe(b.fingerprint);
+    const meta = (m: SessionMarket) =>
+      m.series.map((s) => ({
+        symbol: s.symbol,
+        length: s.length,
+        first: s.firstOpenTime,
+        last: s.lastOpenTime,
+        gaps: s.gaps,
+      }));
+    expect(meta(a.market)).toEqual(meta(b.market));
+    expect(a.market.series[0]!.length).toBeGreaterThan(50 * CHUNK);
+
+    let moves = 0;
+    let generation = a.market.window!.generation;
+    for (let at = START; at <= END; at += H) {
+      expect(readsAt(a.market, at)).toEqual(readsAt(b.market, at));
+      if (a.market.window!.generation !== generation) {
+        moves++;
+        generation = a.market.window!.generation;
+      }
+      // Resident: the chunk (24 candles), the day before it and one interval on each side, the candle before.
+      for (const s of a.market.series) expect(s.openTime.length).toBeLessThanOrEqual(CHUNK + 24 + 3);
+      expect(chunked.residentCandles()).toBeLessThanOrEqual(shared);
+    }
+    expect(moves).toBeGreaterThanOrEqual(58);
+    // The whole window in one chunk holds every candle up to the end.
+    expect(b.market.series[0]!.openTime.length).toBe(b.market.series[0]!.length);
+  }, 120_000);
+
+  it('steps, answers and completes a session exactly as with one chunk, through HTTP and the worker thread', async () => {
+    type Command = ['POST' | 'GET', string, unknown?, number?];
+    const commands: Command[] = [
+      ['POST', '/start'],
+      ['GET', '/market/candles/BTCUSDT?limit=500'],
+      ['POST', '/step/batch', { steps: 30 }],
+      ['POST', '/trade/order', { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' }, 201],
+      [
+        'POST',
+        '/trade/order',
+        { symbol: 'ETHUSDT', side: 'buy', type: 'limit', quantity: '0.8', price: '3500' },
+        201,
+      ],
+      ['POST', '/step'],
+      ['POST', '/step/batch', { steps: 200 }],
+      [
+        'POST',
+        '/trade/order',
+        { symbol: 'BTCUSDT', side: 'sell', type: 'take_profit', quantity: '0.05', trigger_price: '45000' },
+        201,
+      ],
+      [
+        'POST',
+        '/trade/order',
+        { symbol: 'ETHUSDT', side: 'sell', type: 'stop_loss', quantity: '0.8', trigger_price: '2500' },
+        201,
+      ],
+      // 1,100 steps × 2 pairs: decided on the worker thread, which asks for ~46 chunks on the way.
+      ['POST', '/step/batch', { steps: 1100 }],
+      ['GET', '/market/prices'],
+      ['GET', '/market/ticker/ETHUSDT'],
+      ['GET', '/market/candles/ETHUSDT?limit=100'],
+      ['GET', '/market/candles/ETHUSDT?start_time=2022-01-05T00:00:00Z&limit=50'],
+      ['GET', '/account/portfolio'],
+      ['POST', '/trade/order', { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.3' }, 201],
+      ['POST', '/step/batch', { steps: 100_000 }],
+      ['GET', '/results'],
+      ['GET', '/results/equity-curve?limit=10000'],
+      ['GET', '/results/trades?limit=1000'],
+      ['GET', '/trade/orders?limit=500'],
+    ];
+    const runWith = async (chunkCandles: number) => {
+      const t = await startBacktestApp(marketDir, undefined, {
+        BACKTEST_CHUNK_CANDLES: String(chunkCandles),
+        BACKTEST_THREADS: '1',
+      });
+      apps.push(t);
+      const who: Trader = await trader(t.app, { max_position_size_pct: 100 });
+      const created = await ok(t.app, who.headers, 'POST', '/backtest/create', {
+        start_time: new Date(START).toISOString(),
+        end_time: new Date(END).toISOString(),
+        starting_balance: '10000',
+        candle_interval: '1h',
+        agent_id: who.agentId,
+        strategy_label: 'chunks',
+        pairs: PAIRS,
+      });
+      const id = created.session_id as string;
+      const out: string[] = [];
+      for (const [method, url, body, status] of commands) {
+        out.push(
+          JSON.stringify(await ok(t.app, who.headers, method, `/backtest/${id}${url}`, body, status ?? 200)),
+        );
+      }
+      await t.stop();
+      apps.splice(apps.indexOf(t), 1);
+      return normalize(out.join('\n'), id);
+    };
+    const chunked = await runWith(CHUNK);
+    const whole = await runWith(ONE_CHUNK);
+    expect(chunked).toContain('"is_complete":true');
+    expect(chunked).toMatch(/"orders_filled":\[\{/);
+    expect(chunked).toBe(whole);
+  }, 300_000);
+});
+
+/** Replaces session, order and trade ids by their order of appearance (as `restart.int.test.ts`). */
+const normalize = (text: string, sessionId: string): string => {
+  const ids = new Map<string, string>();
+  return text
+    .replaceAll(sessionId, 'SESSION')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
+      if (!ids.has(id)) ids.set(id, `ID${ids.size}`);
+      return ids.get(id)!;
+    })
+    .replace(/"duration_real_seconds":"[^"]*"/g, '"duration_real_seconds":"-"');
+};
