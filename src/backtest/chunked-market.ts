@@ -40,6 +40,10 @@ export const chunkRange = (
   return { from: c * span - DAY_MS - ms, to: Math.min((c + 1) * span + ms, end - ms + 1) };
 };
 
+/** The most candles a chunk of `spanCandles` holds per pair at `interval` (ahead, the day before, 3 more). */
+export const chunkCandlesBound = (spanCandles: number, interval: Interval): number =>
+  spanCandles + Math.ceil(DAY_MS / INTERVAL_MS[interval]) + 3;
+
 /** How a chunked market gets its chunks and its history (the request thread's candle store, or a worker's cache). */
 export interface ChunkSource {
   /** Chunk `c`'s columns, one per pair in the pairs' order; undefined when not at hand synchronously. */

@@ -143,7 +143,11 @@ export const backtestMarketSource = (
       const sorted = [...scanned].sort((a, b) =>
         a.filters.symbol < b.filters.symbol ? -1 : a.filters.symbol > b.filters.symbol ? 1 : 0,
       );
-      const chunk = (c: number) => sorted.map((p) => readChunk(p.filters.symbol, p.name, interval, end, c));
+      const readPair = (c: number, i: number) => {
+        const p = sorted[i]!;
+        return readChunk(p.filters.symbol, p.name, interval, end, c);
+      };
+      const chunk = (c: number) => sorted.map((_, i) => readPair(c, i));
       const built = chunkedMarket(interval, sorted, chunkCandles, {
         chunk,
         history(symbol, from, to, page) {
@@ -173,7 +177,7 @@ export const backtestMarketSource = (
             pairs: sorted.map(({ name: _, ...p }) => p),
           },
         },
-        chunk,
+        { pairs: sorted.length, read: readPair },
       );
       const result = { market: built, fingerprint };
       markets.set(key, result);

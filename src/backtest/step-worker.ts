@@ -14,7 +14,7 @@ import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
 import type { PairFilters } from '../../domain/trading/quantity';
-import { type ChunkedPair, chunkedMarket } from './chunked-market';
+import { type ChunkedPair, chunkCandlesBound, chunkedMarket } from './chunked-market';
 import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
 
 /**
@@ -75,15 +75,15 @@ export type StepAnswer =
  * Markets seen by this thread, bounded by candles referenced (many sessions on the same market share one; the
  * memory is the request thread's shared columns, so an entry costs little more than its key).
  */
+const WORKER_CANDLES = Number(process.env.BACKTEST_WORKER_CANDLES ?? 8_000_000);
 const markets = new LRUCache<string, SessionMarket>({
-  maxSize: Number(process.env.BACKTEST_WORKER_CANDLES ?? 8_000_000),
+  maxSize: WORKER_CANDLES,
+  // A chunked market holds one chunk per pair at most (`marketOf` sets its size); a whole market its candles.
   sizeCalculation: (m) =>
-    m.window
-      ? 1
-      : Math.max(
-          1,
-          m.series.reduce((n, s) => n + s.length, 0),
-        ),
+    Math.max(
+      1,
+      m.series.reduce((n, s) => n + s.length, 0),
+    ),
 });
 
 /**
@@ -92,7 +92,7 @@ const markets = new LRUCache<string, SessionMarket>({
  * has let it go.
  */
 const chunks = new LRUCache<string, readonly SharedSeriesColumns[]>({
-  maxSize: Number(process.env.BACKTEST_WORKER_CANDLES ?? 2_000_000),
+  maxSize: WORKER_CANDLES,
   sizeCalculation: (columns) =>
     Math.max(
       1,
@@ -161,7 +161,19 @@ export default async (task: StepTask): Promise<StepAnswer> => {
   if (!market) {
     if (!task.market) return { miss: true };
     market = marketOf(task.key, task.market);
-    markets.set(task.key, market);
+    const chunked = task.market.chunked;
+    markets.set(
+      task.key,
+      market,
+      chunked
+        ? {
+            size: Math.max(
+              1,
+              chunked.pairs.length * chunkCandlesBound(chunked.spanCandles, task.market.interval),
+            ),
+          }
+        : {},
+    );
   }
   const ctx = { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market };
   const work: Generator<void, BacktestStreamEvent[] | BattleEvent[], void> =

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { type BacktestStepper, decisionIds, type StepRequest } from '../../commands/backtest';
@@ -30,8 +31,14 @@ export interface PooledStepperOptions {
   niceIncrement?: number;
 }
 
-/** A chunked market's chunks as the request thread reads them: chunk `c`'s columns, one per pair (sorted). */
-type ChunkReader = (c: number) => readonly SharedSeriesColumns[];
+/**
+ * A chunked market's chunks as the request thread reads them: `read(c, i)` is chunk `c`'s columns of its `i`-th
+ * pair (sorted by symbol), of `pairs`.
+ */
+interface ChunkReader {
+  pairs: number;
+  read(c: number, i: number): SharedSeriesColumns;
+}
 
 /** The market a session was built from, where the market source registered it (typed columns, cheap to send). */
 const transfers = new WeakMap<
@@ -127,9 +134,15 @@ export const createPooledStepper = (
       // A chunked market: the thread asks for each chunk its clock reaches on this channel; the answer shares the
       // request thread's columns (shared memory), read from the candle store here.
       const channel = new MessageChannel();
-      channel.port1.on('message', (c: number) => {
+      channel.port1.on('message', async (c: number) => {
         try {
-          channel.port1.postMessage({ c, columns: chunks(c) });
+          // One pair's read per turn of the event loop: a chunk of many pairs does not hold the request thread.
+          const columns: SharedSeriesColumns[] = [];
+          for (let i = 0; i < chunks.pairs; i++) {
+            columns.push(chunks.read(c, i));
+            await nextTurn();
+          }
+          channel.port1.postMessage({ c, columns });
         } catch (error) {
           channel.port1.postMessage({ c, error: error instanceof Error ? error.message : String(error) });
         }
