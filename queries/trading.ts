@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import type { OrderStatus, OrdersTable, TradesTable } from '../projections/orders';
 import type { ReadModels } from '../projections/read-models';
 import type {
@@ -72,18 +72,16 @@ export const foldedRevision = async (db: Kysely<ReadModels>, streamId: string): 
 export const getPositions = (db: Kysely<ReadModels>, ownerId: string): Promise<PositionRow[]> =>
   db.selectFrom('positions').selectAll().where('owner_id', '=', ownerId).orderBy('asset').execute();
 
+/** The owner's rows of the `orders` read model, every column: the start of each lookup of one order. */
+const ownOrders = (db: Kysely<ReadModels>, ownerId: string) =>
+  db.selectFrom('orders').selectAll().where('owner_id', '=', ownerId);
+
 /** One order of the owner, or undefined (unknown or another owner's: the caller answers `ORDER_NOT_FOUND`). */
 export const getOrder = (
   db: Kysely<ReadModels>,
   ownerId: string,
   orderId: string,
-): Promise<OrderRow | undefined> =>
-  db
-    .selectFrom('orders')
-    .selectAll()
-    .where('order_id', '=', orderId)
-    .where('owner_id', '=', ownerId)
-    .executeTakeFirst();
+): Promise<OrderRow | undefined> => ownOrders(db, ownerId).where('order_id', '=', orderId).executeTakeFirst();
 
 /** Filters and page of {@link listOrders}. */
 export interface OrderFilter {
@@ -118,6 +116,31 @@ const pageOf = <Row extends { seq: number }>(rows: Row[], limit: number, total: 
   return { rows: page, total, next: more ? page[page.length - 1]!.seq : null };
 };
 
+/** The sum of the kept counts (`order_counts`, `trade_counts`) the query selects, as a one-row `n`. */
+const keptTotal = <TB extends 'order_counts' | 'trade_counts'>(
+  counts: SelectQueryBuilder<ReadModels, TB, object>,
+) => counts.select(sql<string>`coalesce(sum(n), 0)::text`.as('n'));
+
+/**
+ * Reads one page of `rows` (the filtered rows after the cursor, every column), newest first by `seq`, and its total
+ * from `total` (a one-row `n` query: a count, or a sum of kept counts), together.
+ */
+const readPage = async <TB extends keyof ReadModels, Row extends { seq: number }>(
+  rows: SelectQueryBuilder<ReadModels, TB, Row>,
+  total: SelectQueryBuilder<ReadModels, keyof ReadModels, { n: string }>,
+  filter: { limit: number; offset: number },
+): Promise<ListPage<Row>> => {
+  const [page, count] = await Promise.all([
+    rows
+      .orderBy(sql.ref('seq'), 'desc')
+      .limit(filter.limit + 1)
+      .offset(filter.offset)
+      .execute(),
+    total.executeTakeFirstOrThrow(),
+  ]);
+  return pageOf(page, filter.limit, Number(count.n));
+};
+
 /**
  * Orders of the owner, newest first, with the total matching the filter and the next page's cursor. A page by
  * cursor (`before`) reads only its own rows (index `orders_owner_seq`, or `orders_owner_status` with a status
@@ -140,32 +163,14 @@ export const listOrders = async (
   if (filter.clientOrderId) {
     // A client order id names a few orders (unique among open ones): counted directly (index
     // `orders_owner_client_order_id`), as `order_counts` does not keep them.
-    const [rows, count] = await Promise.all([
-      page
-        .selectAll()
-        .orderBy('seq', 'desc')
-        .limit(filter.limit + 1)
-        .offset(filter.offset)
-        .execute(),
-      q.select(sql<string>`count(*)::text`.as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return pageOf(rows, filter.limit, Number(count.n));
+    return readPage(page.selectAll(), q.select(sql<string>`count(*)::text`.as('n')), filter);
   }
   // The total from the kept counts (a few rows per owner: sessions × symbols × statuses), not a count of the orders.
   let counts = db.selectFrom('order_counts').where('owner_id', '=', ownerId);
   if (filter.statuses?.length) counts = counts.where('status', 'in', [...filter.statuses]);
   if (filter.symbol) counts = counts.where('symbol', '=', filter.symbol);
   if (filter.sessionId) counts = counts.where('session_id', '=', filter.sessionId);
-  const [rows, count] = await Promise.all([
-    page
-      .selectAll()
-      .orderBy('seq', 'desc')
-      .limit(filter.limit + 1)
-      .offset(filter.offset)
-      .execute(),
-    counts.select(sql<string>`coalesce(sum(n), 0)::text`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return pageOf(rows, filter.limit, Number(count.n));
+  return readPage(page.selectAll(), keptTotal(counts), filter);
 };
 
 /** The newest order of the owner placed with this client order id, if any. */
@@ -174,10 +179,7 @@ export const findOrderByClientOrderId = (
   ownerId: string,
   clientOrderId: string,
 ): Promise<OrderRow | undefined> =>
-  db
-    .selectFrom('orders')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
+  ownOrders(db, ownerId)
     .where('client_order_id', '=', clientOrderId)
     .orderBy('seq', 'desc')
     .executeTakeFirst();
@@ -189,10 +191,7 @@ export const findOrderByIdempotencyKey = (
   key: string,
   since: Date,
 ): Promise<OrderRow | undefined> =>
-  db
-    .selectFrom('orders')
-    .selectAll()
-    .where('owner_id', '=', ownerId)
+  ownOrders(db, ownerId)
     .where('idempotency_key', '=', key)
     .where('created_at', '>=', since)
     .orderBy('seq')
@@ -230,16 +229,7 @@ export const listTrades = async (
   if (filter.symbol) counts = counts.where('symbol', '=', filter.symbol);
   if (filter.side) counts = counts.where('side', '=', filter.side);
   if (filter.sessionId) counts = counts.where('session_id', '=', filter.sessionId);
-  const [rows, count] = await Promise.all([
-    page
-      .selectAll()
-      .orderBy('seq', 'desc')
-      .limit(filter.limit + 1)
-      .offset(filter.offset)
-      .execute(),
-    counts.select(sql<string>`coalesce(sum(n), 0)::text`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return pageOf(rows, filter.limit, Number(count.n));
+  return readPage(page.selectAll(), keptTotal(counts), filter);
 };
 
 /** The fills of one order of the owner, oldest first (`GET /trade/order/{id}`). */
