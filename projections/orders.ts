@@ -1,5 +1,11 @@
 import { type ColumnType, type Insertable, type Kysely, sql } from 'kysely';
-import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
+import {
+  type OrderPlacedData,
+  type OrderRejectedData,
+  WALLET_EVENT_TYPES,
+  type WalletEvent,
+  walletOwnerOf,
+} from '../domain/wallet/events';
 import { type FillRecord, fillRecordOf } from '../domain/wallet/fill-record';
 import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
 import { DELETIONS_STREAM } from '../ports/event-store';
@@ -167,6 +173,39 @@ const emptyOrder = (): Omit<
   list_client_order_id: null,
   filled_at: null,
   cancelled_at: null,
+});
+
+/**
+ * The row of an order's first event, placed or rejected, with what both record alike (the request: owner, session,
+ * symbol, side, type, quantity, prices, idempotency key and hash, client order id, list) at `seq` (the event's
+ * stream revision), created and updated `at` (the event's ISO time); `status` and the rest are the caller's.
+ */
+const requestedOrder = (
+  d: OrderPlacedData | OrderRejectedData,
+  owner: string,
+  seq: number,
+  at: string,
+): Omit<OrderRow, 'status'> => ({
+  ...emptyOrder(),
+  order_id: d.order_id,
+  owner_id: owner,
+  session_id: d.session_id,
+  seq,
+  symbol: d.symbol,
+  side: d.side,
+  type: d.type,
+  quantity: d.quantity,
+  price: d.price,
+  trigger_price: d.trigger_price,
+  idempotency_key: d.idempotency_key,
+  request_hash: d.request_hash,
+  client_order_id: d.client_order_id ?? null,
+  order_list_id: d.order_list_id ?? null,
+  list_kind: d.list_kind ?? null,
+  list_role: d.list_role ?? null,
+  list_client_order_id: d.list_client_order_id ?? null,
+  created_at: at,
+  updated_at: at,
 });
 
 type DB = Kysely<{
@@ -445,62 +484,24 @@ export const ordersProjection: Projection = {
         case 'OrderPlaced': {
           const d = event.data;
           inserts.set(d.order_id, {
-            ...emptyOrder(),
-            order_id: d.order_id,
-            owner_id: owner,
-            session_id: d.session_id,
-            seq: e.revision,
-            symbol: d.symbol,
-            side: d.side,
-            type: d.type,
+            ...requestedOrder(d, owner, e.revision, d.placed_at),
             status: 'pending',
-            quantity: d.quantity,
-            price: d.price,
-            trigger_price: d.trigger_price,
             locked_amount: d.locked_amount,
             lock_asset: d.lock_asset,
-            idempotency_key: d.idempotency_key,
-            request_hash: d.request_hash,
             time_in_force: d.time_in_force ?? null,
-            client_order_id: d.client_order_id ?? null,
-            order_list_id: d.order_list_id ?? null,
-            list_kind: d.list_kind ?? null,
-            list_role: d.list_role ?? null,
-            list_client_order_id: d.list_client_order_id ?? null,
-            created_at: d.placed_at,
-            updated_at: d.placed_at,
           });
           break;
         }
         case 'OrderRejected': {
           const d = event.data;
           inserts.set(d.order_id, {
-            ...emptyOrder(),
-            order_id: d.order_id,
-            owner_id: owner,
-            session_id: d.session_id,
-            seq: e.revision,
-            symbol: d.symbol,
-            side: d.side,
-            type: d.type,
+            ...requestedOrder(d, owner, e.revision, d.rejected_at),
             status: 'rejected',
-            quantity: d.quantity,
-            price: d.price,
-            trigger_price: d.trigger_price,
             reject_code: d.code,
             reject_rule: d.rule,
             reject_step: d.step,
             reject_message: d.message,
             reject_details: JSON.stringify(d.details),
-            order_list_id: d.order_list_id ?? null,
-            list_kind: d.list_kind ?? null,
-            list_role: d.list_role ?? null,
-            list_client_order_id: d.list_client_order_id ?? null,
-            idempotency_key: d.idempotency_key,
-            request_hash: d.request_hash,
-            client_order_id: d.client_order_id ?? null,
-            created_at: d.rejected_at,
-            updated_at: d.rejected_at,
           });
           break;
         }
