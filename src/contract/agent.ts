@@ -10,6 +10,7 @@ import type { CreatedAgent } from '../application/agents';
 import {
   decimalInput,
   decimalOutput,
+  pageFields,
   partialRiskProfileSchema,
   riskProfileOut,
   riskProfileResponse,
@@ -94,8 +95,7 @@ const booleanQuery = z
 /** `GET /agents` query (spec: `include_archived`, `limit` 1–500 default 100, `offset` default 0). */
 export const listAgentsQuery = z.object({
   include_archived: booleanQuery.default(false),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(500, 100),
 });
 
 /** `GET /agents/overview` query: paging only (archived agents are always excluded). */

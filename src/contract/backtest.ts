@@ -5,9 +5,17 @@ import { INTERVALS } from '../../domain/market/intervals';
 import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { BacktestRequest } from '../application/backtest/sessions';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
+import {
+  decimalInput,
+  decimalOutput,
+  intervalInput,
+  intervalText,
+  pageEnvelope,
+  pageFields,
+  timestamp,
+} from './common';
 import { gapSchema } from './market';
-import { orderFillResponse, symbolInput } from './trading';
+import { orderFillResponse, portfolioFigures, symbolInput } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -254,8 +262,7 @@ export const sandboxOrder = z.object({
 export const ordersQuery = z.object({
   status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
   symbol: z.string().trim().max(30).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(500, 100),
 });
 /**
  * Same bounds as the live `GET /trade/orders/open` (spec "Limits"), without its keyset `cursor`: a sandbox holds
@@ -263,14 +270,11 @@ export const ordersQuery = z.object({
  */
 export const openOrdersQuery = z.object({
   symbol: symbolInput.optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(200, 100),
 });
 export const ordersResponse = z.object({
   orders: z.array(sandboxOrder),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
 });
 
 /** A sandbox cancel answers exactly like a live one. */
@@ -306,14 +310,11 @@ export const sandboxOrderDetail = sandboxOrder.extend({
 export const historyQuery = z.object({
   symbol: z.string().trim().max(30).optional(),
   side: z.enum(ORDER_SIDES).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(500, 50),
 });
 export const historyResponse = z.object({
   trades: z.array(sandboxFill),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
 });
 
 export const priceResponse = z.object({
@@ -391,17 +392,7 @@ export const positionsResponse = z.object({
 });
 
 export const portfolioResponse = z.object({
-  total_equity: decimalOutput,
-  available_cash: decimalOutput,
-  locked_cash: decimalOutput,
-  total_position_value: decimalOutput,
-  unrealized_pnl: decimalOutput,
-  realized_pnl: decimalOutput,
-  total_pnl: decimalOutput,
-  fees_paid: decimalOutput,
-  net_pnl: decimalOutput,
-  roi_pct: decimalOutput,
-  starting_balance: decimalOutput,
+  ...portfolioFigures,
   positions: z.array(positionOut),
   timestamp: timestamp.describe('virtual time'),
 });
@@ -463,11 +454,8 @@ export const resultsResponse = z.object({
   ),
 });
 
-export const pageQuery = (max: number, fallback: number) =>
-  z.object({
-    limit: z.coerce.number().int().min(1).max(max).default(fallback),
-    offset: z.coerce.number().int().min(0).default(0),
-  });
+/** A list query of only `limit` (1 to `max`, default `fallback`) and `offset`. */
+export const pageQuery = (max: number, fallback: number) => z.object(pageFields(max, fallback));
 
 export const equityCurveResponse = z.object({
   session_id: z.string(),
@@ -482,18 +470,14 @@ export const equityCurveResponse = z.object({
       ),
     }),
   ),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
 });
 
 export const tradesQuery = pageQuery(1000, 100).extend({ symbol: z.string().trim().max(30).optional() });
 export const tradesResponse = z.object({
   session_id: z.string(),
   trades: z.array(sandboxFill),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
 });
 
 const listItem = z.object({
@@ -525,14 +509,11 @@ export const listQuery = z.object({
   strategy_label: labelFilter.optional(),
   status: z.enum(STATUSES).optional(),
   sort_by: z.enum(['roi_pct', 'sharpe_ratio', 'created_at']).default('created_at'),
-  limit: z.coerce.number().int().min(1).max(200).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(200, 20),
 });
 export const listResponse = z.object({
   backtests: z.array(listItem),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
 });
 
 export const compareQuery = z.object({

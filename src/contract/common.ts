@@ -27,6 +27,22 @@ export const decimalInput = z
 /** A decimal amount on output: a string with 8 decimal places. */
 export const decimalOutput = z.string().describe('decimal string, 8 decimal places');
 
+/**
+ * `limit` (1 to `max`, default `fallback`) and `offset` (≥ 0, default 0) of a list query (spec "Limits"), to spread
+ * into the query's object: one definition for every list of every door.
+ */
+export const pageFields = (max: number, fallback: number) => ({
+  limit: z.coerce.number().int().min(1).max(max).default(fallback),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** `total` (the rows matching the filter), `limit` and `offset` of a list response, to spread after its rows. */
+export const pageEnvelope = () => ({
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
 /** ISO 8601 UTC timestamp on output. */
 export const timestamp = z.string().describe('ISO 8601 UTC timestamp');
 

@@ -15,7 +15,7 @@ import type {
 import type { OrderInput } from '../application/trading';
 import type { WalletAuditReport } from '../audit/wallet-audit';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, timestamp } from './common';
+import { decimalInput, decimalOutput, pageEnvelope, pageFields, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
 export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
@@ -445,8 +445,7 @@ export const listOrdersQuery = z
     status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
     symbol: symbolInput.optional(),
     client_order_id: clientOrderIdFilter,
-    limit: z.coerce.number().int().min(1).max(500).default(100),
-    offset: z.coerce.number().int().min(0).default(0),
+    ...pageFields(500, 100),
     cursor: pageCursor,
   })
   .refine(oneStart, ONE_START);
@@ -456,17 +455,14 @@ export const openOrdersQuery = z
   .object({
     symbol: symbolInput.optional(),
     client_order_id: clientOrderIdFilter,
-    limit: z.coerce.number().int().min(1).max(200).default(100),
-    offset: z.coerce.number().int().min(0).default(0),
+    ...pageFields(200, 100),
     cursor: pageCursor,
   })
   .refine(oneStart, ONE_START);
 
 export const orderListResponse = z.object({
   orders: z.array(orderResponse),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
   next_cursor: nextCursor,
 });
 
@@ -489,8 +485,7 @@ export const historyQuery = z
   .object({
     symbol: symbolInput.optional(),
     side: z.enum(ORDER_SIDES).optional(),
-    limit: z.coerce.number().int().min(1).max(500).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    ...pageFields(500, 50),
     cursor: pageCursor,
   })
   .refine(oneStart, ONE_START);
@@ -514,9 +509,7 @@ export const tradeResponse = z.object({
 
 export const historyResponse = z.object({
   trades: z.array(tradeResponse),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageEnvelope(),
   next_cursor: nextCursor,
 });
 
@@ -552,8 +545,11 @@ export const positionsResponse = z.object({
   total_unrealized_pnl: decimalOutput,
 });
 
-/** Portfolio snapshot (spec). */
-export const portfolioResponse = z.object({
+/**
+ * The figures of a portfolio snapshot (spec "Portfolio"), in USDT: live (`GET /trade/portfolio`) and in a backtest
+ * sandbox alike, to spread into each response.
+ */
+export const portfolioFigures = {
   total_equity: decimalOutput,
   available_cash: decimalOutput,
   locked_cash: decimalOutput,
@@ -565,6 +561,11 @@ export const portfolioResponse = z.object({
   net_pnl: decimalOutput,
   roi_pct: decimalOutput,
   starting_balance: decimalOutput,
+};
+
+/** Portfolio snapshot (spec). */
+export const portfolioResponse = z.object({
+  ...portfolioFigures,
   session_id: z
     .string()
     .nullable()

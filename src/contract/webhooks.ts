@@ -3,7 +3,7 @@ import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/share
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT, type WebhookSettings } from '../../domain/webhook/events';
 import type { DeliveryView, WebhookView } from '../../queries/webhooks';
 import type { TestDelivery, WebhookInput } from '../application/webhooks';
-import { timestamp } from './common';
+import { pageFields, timestamp } from './common';
 
 /** `{webhook_id}` path parameter. */
 export const webhookIdParams = z.object({
@@ -94,8 +94,7 @@ export const webhookOut = (w: WebhookView): z.infer<typeof webhookResponse> => (
 /** `GET /webhooks/{id}/deliveries` query. */
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(500, 100),
 });
 
 /** One delivery of a webhook. */
