@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import {
   cancelSandboxOrder,
   openSandboxOrders,
@@ -16,6 +17,7 @@ import {
   sandboxPrices,
   sandboxTicker,
 } from '../../application/backtest/sandbox';
+import type { Call } from '../../application/call';
 import {
   balanceResponse,
   candlesQuery,
@@ -54,6 +56,8 @@ import { requiredSymbols } from '../symbols-query';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['backtest'];
+/** The responses of the sandbox account reads (`GET /backtest/:id/account/...`). */
+type AccountResponse = typeof balanceResponse | typeof positionsResponse | typeof portfolioResponse;
 /** Every backtest route: API key or JWT (ARCHITECTURE §14b), the backtest rate-limit group (6,000/min). */
 const config = { auth: 'key-or-jwt', rateLimitGroup: 'backtest' } as const;
 
@@ -297,48 +301,28 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
       sandboxIndicators(callOf(request), request.params.id, request.params.symbol, request.query),
   );
 
-  app.get(
-    '/backtest/:id/account/balance',
-    {
-      config,
-      schema: {
-        tags,
-        security,
-        summary: 'Sandbox balances and equity at virtual time',
-        params: sessionParams,
-        response: { 200: balanceResponse, ...errorResponses(401, 403, 404, 409, 429) },
+  /** `GET /backtest/:id/account/{what}`: one of the session's account reads at virtual time, by the same rules. */
+  const accountRead = <R extends AccountResponse>(
+    what: string,
+    summary: string,
+    response: R,
+    read: (call: Call, id: string) => Promise<z.input<R>>,
+  ) =>
+    app.get(
+      `/backtest/:id/account/${what}`,
+      {
+        config,
+        schema: {
+          tags,
+          security,
+          summary,
+          params: sessionParams,
+          response: { 200: response as AccountResponse, ...errorResponses(401, 403, 404, 409, 429) },
+        },
       },
-    },
-    async (request) => sandboxBalance(callOf(request), request.params.id),
-  );
-
-  app.get(
-    '/backtest/:id/account/positions',
-    {
-      config,
-      schema: {
-        tags,
-        security,
-        summary: 'Sandbox positions valued at virtual time',
-        params: sessionParams,
-        response: { 200: positionsResponse, ...errorResponses(401, 403, 404, 409, 429) },
-      },
-    },
-    async (request) => sandboxPositions(callOf(request), request.params.id),
-  );
-
-  app.get(
-    '/backtest/:id/account/portfolio',
-    {
-      config,
-      schema: {
-        tags,
-        security,
-        summary: 'Sandbox portfolio snapshot at virtual time',
-        params: sessionParams,
-        response: { 200: portfolioResponse, ...errorResponses(401, 403, 404, 409, 429) },
-      },
-    },
-    async (request) => sandboxPortfolio(callOf(request), request.params.id),
-  );
+      async (request): Promise<z.input<AccountResponse>> => read(callOf(request), request.params.id),
+    );
+  accountRead('balance', 'Sandbox balances and equity at virtual time', balanceResponse, sandboxBalance);
+  accountRead('positions', 'Sandbox positions valued at virtual time', positionsResponse, sandboxPositions);
+  accountRead('portfolio', 'Sandbox portfolio snapshot at virtual time', portfolioResponse, sandboxPortfolio);
 };
