@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../ports/event-store';
-import type { SnapshotStore } from '../ports/snapshot-store';
+import type { SnapshotHistoryEntry, SnapshotStore } from '../ports/snapshot-store';
 
 /**
  * A fold of the recorded events (metadata included, which the decider's `evolve` never sees) kept beside the
@@ -12,6 +12,11 @@ export interface SnapshotAnnex<Annex> {
   evolve(annex: Annex, event: RecordedEvent): Annex;
   encode(annex: Annex): string;
   decode(text: string): Annex;
+  /**
+   * The latest business time folded into `annex` (epoch ms), or null: the time a historical snapshot is indexed
+   * by (`SnapshotHistoryEntry.at`). Without it, no history of snapshots is kept.
+   */
+  timeOf?(annex: Annex): number | null;
 }
 
 /** How a state is written to and read from a snapshot, and under which schema (`domain/wallet/snapshot.ts`). */
@@ -33,6 +38,12 @@ export interface SnapshotOptions<State, Annex = unknown> {
   codec: SnapshotCodec<State, Annex>;
   /** A snapshot is taken each time a stream's event count crosses a multiple of this (≥ 1). */
   every: number;
+  /**
+   * The spacing of the sparse history of older snapshots kept for time travel (`SnapshotHistoryEntry`): the first
+   * snapshot written past each multiple of this many events is kept for good. Default 10 × `every`; 0: none.
+   * Only with an annex that has a time (`SnapshotAnnex.timeOf`).
+   */
+  historyEvery?: number;
   /** Told a snapshot that could not be read, decoded or written (the load replays; nothing else happens). */
   onError?: (error: unknown, streamId: string) => void;
 }
@@ -58,16 +69,32 @@ interface Pending<State, Annex> {
  * The snapshot policy of one decider's streams (docs/architecture.md, "Snapshots"): reads the stream's snapshot
  * of the current schema for a cold load, and takes one after an append or a load that moved the stream across a
  * multiple of `every` events (or folded `every` events or more beyond its snapshot: the lazy rebuild after a
- * version bump). Writes run after the command answered (a macrotask later), one at a time per stream (a newer
+ * version bump). Each write past a multiple of `historyEvery` events also offers the snapshot to the stream's
+ * sparse history (the store keeps the first of each bucket) for time travel. Writes run after the command answered (a macrotask later), one at a time per stream (a newer
  * state waiting replaces an older one), and their failures are only reported: a snapshot is a cache.
  */
 export class Snapshotter<State, Annex = unknown> {
   private readonly writing = new Map<string, Promise<void>>();
   private readonly waiting = new Map<string, Pending<State, Annex>>();
 
+  private readonly historyEvery: number;
+
   constructor(private readonly options: SnapshotOptions<State, Annex>) {
     if (!Number.isInteger(options.every) || options.every < 1)
       throw new RangeError(`snapshot interval must be a positive integer, got ${options.every}`);
+    this.historyEvery = options.historyEvery ?? 10 * options.every;
+    if (!Number.isInteger(this.historyEvery) || this.historyEvery < 0)
+      throw new RangeError(`snapshot history spacing must be a natural number, got ${options.historyEvery}`);
+  }
+
+  /** Where a snapshot up to `revision` with `annex` goes into the history, or undefined (bucket 0, no time). */
+  private historyEntry(revision: number, annex: Annex | undefined): SnapshotHistoryEntry | undefined {
+    const timeOf = this.options.codec.annex?.timeOf;
+    if (!this.historyEvery || !timeOf || annex === undefined) return undefined;
+    // Bucket 0 (the first `historyEvery` events) needs none: the fold from event 0 is as short.
+    const bucket = Math.floor((revision + 1) / this.historyEvery);
+    const at = timeOf(annex);
+    return bucket >= 1 && at !== null ? { bucket, at } : undefined;
   }
 
   /** The annex of a stream with no events (undefined when the codec has none). */
@@ -134,16 +161,19 @@ export class Snapshotter<State, Annex = unknown> {
       for (let next = this.waiting.get(streamId); next; next = this.waiting.get(streamId)) {
         this.waiting.delete(streamId);
         try {
-          await this.options.store.write({
-            streamId,
-            schema: this.options.codec.schema,
-            revision: next.revision,
-            eventHash: next.eventHash,
-            state: this.options.codec.encode(next.state),
-            ...(this.options.codec.annex && next.annex !== undefined
-              ? { annex: this.options.codec.annex.encode(next.annex) }
-              : {}),
-          });
+          await this.options.store.write(
+            {
+              streamId,
+              schema: this.options.codec.schema,
+              revision: next.revision,
+              eventHash: next.eventHash,
+              state: this.options.codec.encode(next.state),
+              ...(this.options.codec.annex && next.annex !== undefined
+                ? { annex: this.options.codec.annex.encode(next.annex) }
+                : {}),
+            },
+            this.historyEntry(next.revision, next.annex),
+          );
         } catch (error) {
           this.options.onError?.(error, streamId);
         }

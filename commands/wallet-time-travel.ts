@@ -35,6 +35,7 @@ export const walletTimeTravelAnnex: SnapshotAnnex<WalletTimeTravel> = {
     return next;
   },
   encode: (annex) => JSON.stringify(annex),
+  timeOf: (annex) => annex.latestAt,
   decode: (text) => {
     const value = JSON.parse(text) as WalletTimeTravel;
     if (

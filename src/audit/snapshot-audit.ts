@@ -26,36 +26,57 @@ export type SnapshotVerdict =
 export const verifyWalletSnapshot = (
   snapshot: StoredSnapshot,
   events: readonly RecordedEvent[],
-): SnapshotVerdict => {
-  if (snapshot.schema !== WALLET_SNAPSHOT_SCHEMA) return { status: 'other_version', schema: snapshot.schema };
-  const at = snapshot.revision;
-  const event = events[at];
-  if (!event || event.revision !== at) {
-    return {
-      status: 'differs',
-      text: `at revision ${at}: the log has no such event (it ends at revision ${events.at(-1)?.revision ?? -1})`,
-    };
-  }
-  if (event.metadata.hash !== snapshot.eventHash) {
-    return {
-      status: 'differs',
-      text: `at revision ${at}: taken after an event with hash ${snapshot.eventHash}, the log's has ${event.metadata.hash}`,
-    };
-  }
+): SnapshotVerdict => verifyWalletSnapshotsOf([snapshot], events)[0]!;
+
+/**
+ * {@link verifyWalletSnapshot} for several snapshots of one stream (its newest and its historical ones,
+ * `SnapshotStore.history`) in one replay from event 0: the verdicts in the order of `snapshots`.
+ */
+export const verifyWalletSnapshotsOf = (
+  snapshots: readonly StoredSnapshot[],
+  events: readonly RecordedEvent[],
+): SnapshotVerdict[] => {
+  const verdicts: SnapshotVerdict[] = new Array(snapshots.length);
+  const order = snapshots.map((_, i) => i).sort((x, y) => snapshots[x]!.revision - snapshots[y]!.revision);
   let replayed = walletDecider.initialState();
   const annexFold = walletSnapshotFormat.annex!;
   let annex = annexFold.initial();
-  for (let i = 0; i <= at; i++) {
-    replayed = walletDecider.evolve(replayed, {
-      type: events[i]!.type,
-      data: events[i]!.data,
-    } as WalletEvent);
-    annex = annexFold.evolve(annex, events[i]!);
+  let folded = -1;
+  for (const i of order) {
+    const snapshot = snapshots[i]!;
+    const at = snapshot.revision;
+    const event = events[at];
+    if (snapshot.schema !== WALLET_SNAPSHOT_SCHEMA)
+      verdicts[i] = { status: 'other_version', schema: snapshot.schema };
+    else if (!event || event.revision !== at)
+      verdicts[i] = {
+        status: 'differs',
+        text: `at revision ${at}: the log has no such event (it ends at revision ${events.at(-1)?.revision ?? -1})`,
+      };
+    else if (event.metadata.hash !== snapshot.eventHash)
+      verdicts[i] = {
+        status: 'differs',
+        text: `at revision ${at}: taken after an event with hash ${snapshot.eventHash}, the log's has ${event.metadata.hash}`,
+      };
+    else {
+      for (; folded < at; folded++) {
+        const e = events[folded + 1]!;
+        replayed = walletDecider.evolve(replayed, { type: e.type, data: e.data } as WalletEvent);
+        annex = annexFold.evolve(annex, e);
+      }
+      verdicts[i] = compare(snapshot, replayed, annexFold.encode(annex));
+    }
   }
+  return verdicts;
+};
+
+/** A snapshot of the current schema against the state and encoded annex replayed up to its revision. */
+const compare = (snapshot: StoredSnapshot, replayed: WalletState, annex: string): SnapshotVerdict => {
+  const at = snapshot.revision;
   const expected = encodeState(replayed);
   if (snapshot.state === expected) {
     // The annex time travel starts from (a snapshot written before it has none: loads ignore that one).
-    if (snapshot.annex === undefined || snapshot.annex === annexFold.encode(annex))
+    if (snapshot.annex === undefined || snapshot.annex === annex)
       return { status: 'equal' };
     return {
       status: 'differs',
@@ -91,8 +112,9 @@ export interface SnapshotsReport {
 }
 
 /**
- * Every wallet snapshot of `snapshots` checked against its stream read from `store` and replayed from event 0
- * (`projections rebuild --verify`; `audit verify` checks them stream by stream). One stream in memory at a time.
+ * Every wallet snapshot of `snapshots` — each stream's newest and its historical ones (`SnapshotStore.history`) —
+ * checked against its stream read from `store` and replayed from event 0 (`projections rebuild --verify`;
+ * `audit verify` checks them stream by stream). One stream in memory at a time, replayed once.
  */
 export const verifyWalletSnapshots = async (
   store: Pick<EventStore, 'readStream'>,
@@ -100,10 +122,17 @@ export const verifyWalletSnapshots = async (
 ): Promise<SnapshotsReport> => {
   const report: SnapshotsReport = { equal: 0, otherVersion: 0, differing: [] };
   for await (const snapshot of snapshots.list(walletStreamId(''))) {
-    const verdict = verifyWalletSnapshot(snapshot, await store.readStream(snapshot.streamId));
-    if (verdict.status === 'equal') report.equal++;
-    else if (verdict.status === 'other_version') report.otherVersion++;
-    else report.differing.push({ streamId: snapshot.streamId, text: verdict.text });
+    const all = [snapshot, ...(await snapshots.history(snapshot.streamId))];
+    const verdicts = verifyWalletSnapshotsOf(all, await store.readStream(snapshot.streamId));
+    for (const [i, verdict] of verdicts.entries()) {
+      if (verdict.status === 'equal') report.equal++;
+      else if (verdict.status === 'other_version') report.otherVersion++;
+      else
+        report.differing.push({
+          streamId: snapshot.streamId,
+          text: i === 0 ? verdict.text : `historical snapshot ${verdict.text}`,
+        });
+    }
   }
   return report;
 };

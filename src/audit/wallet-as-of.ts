@@ -4,7 +4,7 @@ import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
 import type { EventStore, RecordedEvent } from '../../ports/event-store';
-import type { SnapshotStore } from '../../ports/snapshot-store';
+import type { SnapshotStore, StoredSnapshot } from '../../ports/snapshot-store';
 import type { Mark } from '../trading/present';
 
 /** A wallet folded up to a past time: its state, the last revision folded (-1: none) and each symbol's last fill. */
@@ -36,9 +36,11 @@ const PAGE = 1_000;
  * With `snapshots`, the fold starts from the wallet's snapshot instead of event 0 when that snapshot is entirely
  * at or before `asOf` — its annex's latest business time (`commands/wallet-time-travel.ts`) is at or before
  * `asOf`, so the prefix reaches past its revision — and is still the log's (its event's hash is the log's event's
- * at that revision, of the current schema, decodable): a time after the snapshot costs the events after it, however
- * long the history before. Any other snapshot is not used and the fold starts from event 0; both give the same
- * answer (`test/trading/wallet-as-of.int.test.ts`).
+ * at that revision, of the current schema, decodable); else from the newest such snapshot of the wallet's sparse
+ * history of older ones (one per 10 × `SNAPSHOT_EVERY` events): a time anywhere in the history costs at most the
+ * events of about one history spacing (plus the events of one business time), however long the history before
+ * and after. With neither, the fold starts from event 0; all give the same answer
+ * (`test/trading/wallet-as-of.int.test.ts`).
  */
 export const walletAsOf = async (
   store: EventStore,
@@ -81,9 +83,11 @@ const marksOf = (annex: WalletTimeTravel): Map<string, Mark> =>
   );
 
 /**
- * The wallet's snapshot as the start of a fold up to `limit` (epoch ms), with the page of events after it, or
- * undefined when there is none to use: none stored, another schema, no annex (written before it existed), a latest
- * business time after `limit`, another history than the log's (hash), or text that cannot be decoded.
+ * The latest snapshot of the wallet to start a fold up to `limit` (epoch ms) from, with the page of events after
+ * it, or undefined when there is none to use: the newest snapshot if it is a valid start, else the newest
+ * historical one at or before `limit` (`SnapshotStore.readHistory`) if that is. Neither is used when of another
+ * schema, without an annex (written before it existed), with a latest business time after `limit`, of another
+ * history than the log's (hash), or with text that cannot be decoded.
  */
 const snapshotStart = async (
   store: EventStore,
@@ -91,10 +95,32 @@ const snapshotStart = async (
   streamId: string,
   limit: number,
   pageSize: number,
-): Promise<
-  { state: WalletState; annex: WalletTimeTravel; revision: number; tail: RecordedEvent[] } | undefined
-> => {
-  const row = await snapshots.read(streamId);
+): Promise<Start | undefined> =>
+  (await startFrom(store, await snapshots.read(streamId), streamId, limit, pageSize)) ??
+  startFrom(
+    store,
+    await snapshots.readHistory(streamId, walletSnapshotFormat.schema, limit),
+    streamId,
+    limit,
+    pageSize,
+  );
+
+/** A start of the fold: a snapshot's state, annex and revision, and the page of events after it. */
+interface Start {
+  state: WalletState;
+  annex: WalletTimeTravel;
+  revision: number;
+  tail: RecordedEvent[];
+}
+
+/** `row` as the start of a fold up to `limit`, if it is a valid one (see {@link snapshotStart}). */
+const startFrom = async (
+  store: EventStore,
+  row: StoredSnapshot | undefined,
+  streamId: string,
+  limit: number,
+  pageSize: number,
+): Promise<Start | undefined> => {
   if (!row || row.schema !== walletSnapshotFormat.schema || row.annex === undefined) return undefined;
   let annex: WalletTimeTravel;
   let state: WalletState;

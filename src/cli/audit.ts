@@ -4,7 +4,7 @@ import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletOwnerOf, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
 import { DELETIONS_STREAM, type EventStore, type RecordedEvent } from '../../ports/event-store';
-import { verifyWalletSnapshot } from '../audit/snapshot-audit';
+import { verifyWalletSnapshotsOf } from '../audit/snapshot-audit';
 import { describeWalletEvent, replayWallet, stateSummary, streamTruncation } from '../audit/wallet-audit';
 import type { Config } from '../config';
 import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
@@ -209,9 +209,9 @@ const logStreams = async (
  * `audit verify [--stream S ...]`: recomputes the SHA-256 hash chain of every stream of the log (or of the
  * given ones) and checks each stream's end against what else recorded it: the stream head (PostgreSQL `streams`
  * row: its revision and last hash) and the `stream_summaries` read model (the last revision and hash it folded),
- * so an edited, removed or re-chained event is reported with its stream and revision. Each wallet's snapshot
- * (a cache, docs/architecture.md "Snapshots") is compared with the wallet replayed from event 0; one that differs
- * is reported (`SNAPSHOT DIFFERS`). Prints one line per problem and a summary; exit code 1 on any problem or an
+ * so an edited, removed or re-chained event is reported with its stream and revision. Each wallet's snapshots
+ * (a cache, docs/architecture.md "Snapshots": the newest and the sparse history of older ones) are compared with
+ * the wallet replayed from event 0, once; one that differs is reported (`SNAPSHOT DIFFERS`). Prints one line per problem and a summary; exit code 1 on any problem or an
  * unknown `--stream`. Reads only: the read models are
  * not caught up first (a read model behind the log is not a problem; one ahead of it is).
  */
@@ -307,13 +307,20 @@ export const auditVerify = async (
           });
         }
       }
-      // The wallet's snapshot (a cache) against the stream replayed from event 0.
-      const snapshot = walletOwnerOf(id) ? await runtime.services.snapshots.read(id) : undefined;
-      if (snapshot) {
-        const verdict = verifyWalletSnapshot(snapshot, stream);
-        if (verdict.status === 'equal') snapshotsEqual++;
-        else if (verdict.status === 'other_version') snapshotsOtherVersion++;
-        else snapshotProblems.push({ streamId: id, text: verdict.text });
+      // The wallet's snapshots (a cache: the newest and the historical ones) against the stream replayed from
+      // event 0, in one replay.
+      if (walletOwnerOf(id)) {
+        const newest = await runtime.services.snapshots.read(id);
+        const all = [...(newest ? [newest] : []), ...(await runtime.services.snapshots.history(id))];
+        for (const [i, verdict] of verifyWalletSnapshotsOf(all, stream).entries()) {
+          if (verdict.status === 'equal') snapshotsEqual++;
+          else if (verdict.status === 'other_version') snapshotsOtherVersion++;
+          else
+            snapshotProblems.push({
+              streamId: id,
+              text: i === 0 && newest ? verdict.text : `historical snapshot ${verdict.text}`,
+            });
+        }
       }
     }
     for (const p of problems) console.log(`BROKEN ${p.streamId} ${p.text}`);

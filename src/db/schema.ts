@@ -42,11 +42,26 @@ export interface SnapshotsTable {
   taken_at: Generated<Date>;
 }
 
+/** `snapshot_history`: the sparse history of older snapshots of a stream (migration 0010). */
+export interface SnapshotHistoryTable {
+  stream_id: string;
+  schema: string;
+  bucket: string;
+  revision: string;
+  event_hash: string;
+  state: string;
+  annex: string | null;
+  /** The latest business time folded (epoch ms). */
+  at: string;
+  taken_at: Generated<Date>;
+}
+
 /** The PostgreSQL event store's own tables. */
 export interface EventStoreTables {
   events: EventsTable;
   streams: StreamsTable;
   snapshots: SnapshotsTable;
+  snapshot_history: SnapshotHistoryTable;
 }
 
 /** Every table and read-model view of the database. */

@@ -9,7 +9,8 @@ const LIST_PAGE = 500;
  * The snapshot store on the `snapshots` table (migration 0007) of the PostgreSQL server or PGlite: the same
  * database as the log with `EVENT_STORE=postgres`, the read models' database beside EventStoreDB. A write keeps
  * the newer of two snapshots of one schema, and replaces a snapshot of another schema whatever its revision (one
- * row per stream: the storage cost is one state per stream).
+ * row per stream: the storage cost is one state per stream). With a history entry, the same statement also keeps
+ * the snapshot in `snapshot_history` (migration 0010) if its bucket has none yet: the first one written stays.
  */
 export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => ({
   async read(streamId) {
@@ -21,8 +22,16 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
     return row ? toSnapshot(row) : undefined;
   },
 
-  async write(s) {
-    await sql`
+  async write(s, history) {
+    // One statement (one round trip): the history row, if any, in a data-modifying CTE.
+    const keep = history
+      ? sql`with kept as (
+          insert into snapshot_history (stream_id, schema, bucket, revision, event_hash, state, annex, at)
+          values (${s.streamId}, ${s.schema}, ${history.bucket}, ${s.revision}, ${s.eventHash}, ${s.state},
+                  ${s.annex ?? null}, ${history.at})
+          on conflict do nothing)`
+      : sql``;
+    await sql`${keep}
       insert into snapshots (stream_id, schema, revision, event_hash, state, annex)
       values (${s.streamId}, ${s.schema}, ${s.revision}, ${s.eventHash}, ${s.state}, ${s.annex ?? null})
       on conflict (stream_id) do update
@@ -49,6 +58,33 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
       if (rows.length < LIST_PAGE) return;
       after = rows[rows.length - 1]!.stream_id;
     }
+  },
+
+  async readHistory(streamId, schema, at) {
+    // `at` never decreases with the revision (a latest time), so the newest row at or before it is the first of
+    // the index (stream_id, schema, at, revision) read backwards from `at`.
+    const row = await db
+      .selectFrom('snapshot_history')
+      .select(['stream_id', 'schema', 'revision', 'event_hash', 'state', 'annex'])
+      .where('stream_id', '=', streamId)
+      .where('schema', '=', schema)
+      .where('at', '<=', String(at))
+      .orderBy('at', 'desc')
+      .orderBy('revision', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? toSnapshot(row) : undefined;
+  },
+
+  async history(streamId) {
+    const rows = await db
+      .selectFrom('snapshot_history')
+      .select(['stream_id', 'schema', 'revision', 'event_hash', 'state', 'annex'])
+      .where('stream_id', '=', streamId)
+      .orderBy('revision')
+      .orderBy('schema')
+      .execute();
+    return rows.map(toSnapshot);
   },
 });
 

@@ -12,6 +12,7 @@ import { walletSnapshotCodec } from '../../domain/wallet/snapshot';
 import type { WalletState } from '../../domain/wallet/state';
 import type { EventStore } from '../../ports/event-store';
 import type { SnapshotStore } from '../../ports/snapshot-store';
+import { verifyWalletSnapshots, verifyWalletSnapshotsOf } from '../../src/audit/snapshot-audit';
 import { type WalletAsOf, walletAsOf } from '../../src/audit/wallet-as-of';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { createSqlSnapshotStore } from '../../src/eventstore/snapshots';
@@ -32,7 +33,9 @@ import { walletHistories } from './wallet-histories';
  * the command handler every few events, so a history has several in turn), it starts from the snapshot when that
  * lies entirely at or before the time, gives the same answer as the fold from event 0, and reads only the events
  * after the snapshot; a snapshot without the time-travel annex (written before it) or of another history is not
- * used.
+ * used. With the sparse history of older snapshots (one per few events here), a time in the middle starts from
+ * the newest historical one entirely before it, with the same answer; audits check the historical ones too, and
+ * one of another history or schema is not used.
  */
 
 const pgReason = await postgresUnavailableReason();
@@ -151,9 +154,11 @@ describe.each([
   const ctx = () => ({ now: new Date(), newId: randomUUID });
   /** Checks where the snapshot was a valid start (so the property is seen to exercise it). */
   let startedFromSnapshot = 0;
+  /** Checks where a historical snapshot (the newest one not being a valid start) was. */
+  let startedFromHistory = 0;
 
   it.skipIf(skip)(
-    'starts from a snapshot entirely before the time, with the answer of the fold from event 0',
+    'starts from the newest snapshot, or historical one, entirely before the time, with the answer of the fold from event 0',
     async () => {
       await fc.assert(
         fc.asyncProperty(
@@ -163,13 +168,15 @@ describe.each([
           fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
           fc.integer({ min: 1, max: 30 }),
           fc.array(fc.double({ min: -0.1, max: 1.1, noNaN: true }), { minLength: 1, maxLength: 4 }),
-          async ({ events }, steps, every, sizes, pageSize, wheres) => {
+          fc.integer({ min: 1, max: 12 }),
+          async ({ events }, steps, every, sizes, pageSize, wheres, historyEvery) => {
             const ownerId = randomUUID();
             const stream = walletStreamId(ownerId);
             const writer = new Snapshotter<WalletState, WalletTimeTravel>({
               store: snapshots,
               codec: walletSnapshotFormat,
               every,
+              historyEvery,
               onError: (error) => {
                 throw error;
               },
@@ -204,16 +211,32 @@ describe.each([
                 ...ownTime,
                 t + 3_600_000,
               ];
-              for (const at of times) {
+              // The sparse history of older snapshots: at most one per bucket of `historyEvery` events (none in
+              // the first), each of them the replay from event 0 at its revision.
+              const history = await snapshots.history(stream);
+              const buckets = history.map((h) => Math.floor((h.revision + 1) / historyEvery));
+              expect(new Set(buckets).size).toBe(history.length);
+              expect(buckets.every((b) => b >= 1)).toBe(true);
+              const log = await store.readStream(stream);
+              for (const verdict of verifyWalletSnapshotsOf([...(row ? [row] : []), ...history], log))
+                expect(verdict).toEqual({ status: 'equal' });
+              const historyTimes = history.map((h) => walletSnapshotFormat.annex!.decode(h.annex!).latestAt!);
+              for (const at of [...times, ...historyTimes, ...historyTimes.map((h) => h - 1)]) {
                 const asOf = new Date(at);
                 const fromZero = await walletAsOf(store, ownerId, asOf, { pageSize });
                 const counted = countingStore(store);
                 const fromSnapshot = await walletAsOf(counted.store, ownerId, asOf, { pageSize, snapshots });
                 expect(plain(fromSnapshot)).toEqual(plain(fromZero));
-                if (row && annex?.latestAt != null && annex.latestAt <= at) {
+                // The expected start: the newest snapshot if entirely at or before the time, else the newest
+                // historical one that is.
+                const older = history.filter((_, j) => historyTimes[j]! <= at).at(-1);
+                const start =
+                  row && annex?.latestAt != null && annex.latestAt <= at ? row : older ? older : undefined;
+                if (start) {
                   // Started from it: its own event, the events after it up to the time, at most one page more.
-                  startedFromSnapshot++;
-                  expect(counted.read).toBeLessThanOrEqual(fromZero.revision - row.revision + 1 + pageSize);
+                  if (start === row) startedFromSnapshot++;
+                  else startedFromHistory++;
+                  expect(counted.read).toBeLessThanOrEqual(fromZero.revision - start.revision + 1 + pageSize);
                 }
               }
             }
@@ -222,6 +245,7 @@ describe.each([
         { numRuns: 20 },
       );
       expect(startedFromSnapshot).toBeGreaterThan(0);
+      expect(startedFromHistory).toBeGreaterThan(0);
     },
     240_000,
   );
@@ -282,6 +306,83 @@ describe.each([
       const otherHistory = countingStore(store);
       expect(plain(await walletAsOf(otherHistory.store, ownerId, after, { snapshots }))).toEqual(reference);
       expect(otherHistory.read).toBe(1 + events.length);
+    },
+  );
+
+  it.skipIf(skip)(
+    'historical snapshots: a time in the middle starts from one; audits check them; a wrong one is reported and not used',
+    async () => {
+      // The longest of a few random histories (about 20 events).
+      const { events } = fc
+        .sample(walletHistories(60), { numRuns: 200, seed: 5 })
+        .reduce((x, y) => (y.events.length > x.events.length ? y : x));
+      expect(events.length).toBeGreaterThan(12);
+      const ownerId = randomUUID();
+      const stream = walletStreamId(ownerId);
+      const writer = new Snapshotter<WalletState, WalletTimeTravel>({
+        store: snapshots,
+        codec: walletSnapshotFormat,
+        every: 1,
+        historyEvery: 4,
+      });
+      const handler = createCommandHandler(store, replaying, { snapshots: writer });
+      for (const [i, e] of events.entries()) {
+        await handler.handle(stream, { events: [e] }, ctx, {
+          metadata: { occurred_at: new Date(BASE + i * 1000).toISOString() },
+        });
+        await writer.idle();
+      }
+      const history = await snapshots.history(stream);
+      // One per bucket of 4 events past the first: revisions 3, 7, 11, …
+      expect(history.map((h) => h.revision)).toEqual(
+        Array.from({ length: Math.floor(events.length / 4) }, (_, k) => 4 * (k + 1) - 1),
+      );
+      // A time in the middle, after the second historical snapshot: from it, the answer of the fold from event 0.
+      const middle = new Date(BASE + (history[1]!.revision + 2) * 1000);
+      const reference = plain(await walletAsOf(store, ownerId, middle));
+      expect(reference.revision).toBe(history[1]!.revision + 2);
+      const counted = countingStore(store);
+      expect(plain(await walletAsOf(counted.store, ownerId, middle, { snapshots, pageSize: 2 }))).toEqual(
+        reference,
+      );
+      // Its own event, the 2 after it, and at most one page more.
+      expect(counted.read).toBeLessThanOrEqual(1 + 2 + 2);
+
+      // Audits check them with the newest: all equal to the replay, and a tampered one is named.
+      const log = await store.readStream(stream);
+      const own = async () =>
+        (await verifyWalletSnapshots(store, snapshots)).differing.filter((d) => d.streamId === stream);
+      expect(await own()).toEqual([]);
+      const tampered = history[1]!.state.replace('"closedTrades":', '"closedTrades":1');
+      await sql`update snapshot_history set state = ${tampered}
+        where stream_id = ${stream} and revision = ${history[1]!.revision}`.execute(db.all);
+      expect(await own()).toEqual([
+        {
+          streamId: stream,
+          text: `historical snapshot at revision ${history[1]!.revision}: differs from the state replayed from event 0 (fields closedTrades)`,
+        },
+      ]);
+      expect(verifyWalletSnapshotsOf(await snapshots.history(stream), log)[1]).toMatchObject({
+        status: 'differs',
+      });
+      await sql`update snapshot_history set state = ${history[1]!.state}
+        where stream_id = ${stream} and revision = ${history[1]!.revision}`.execute(db.all);
+
+      // Of another history (hash): not used; the fold starts from event 0 with the same answer.
+      await sql`update snapshot_history set event_hash = 'f00'
+        where stream_id = ${stream} and revision = ${history[1]!.revision}`.execute(db.all);
+      const fromZero = countingStore(store);
+      expect(plain(await walletAsOf(fromZero.store, ownerId, middle, { snapshots }))).toEqual(reference);
+      expect(fromZero.read).toBeGreaterThan(reference.revision + 1);
+      // Of another schema: ignored (the older historical snapshot of the current one is used instead).
+      await sql`update snapshot_history set event_hash = ${history[1]!.eventHash}, schema = 'wallet@0'
+        where stream_id = ${stream} and revision = ${history[1]!.revision}`.execute(db.all);
+      const older = countingStore(store);
+      expect(plain(await walletAsOf(older.store, ownerId, middle, { snapshots, pageSize: 2 }))).toEqual(
+        reference,
+      );
+      expect(older.read).toBeLessThanOrEqual(reference.revision - history[0]!.revision + 1 + 2);
+      expect(older.read).toBeGreaterThan(5);
     },
   );
 });
