@@ -452,8 +452,10 @@ export const createPostgresEventStore = (
       if (expected === 'no_stream') throw new WrongExpectedRevisionError(streamId, expected, current);
       await sql`delete from events where stream_id = ${streamId}`.execute(trx);
       await sql`delete from streams where stream_id = ${streamId}`.execute(trx);
-      // Its snapshot goes with it (a cache of what was deleted; a new stream of that id starts afresh).
+      // Its snapshots go with it, historical ones too (a cache of what was deleted; a new stream of that id starts
+      // afresh, and a kept bucket would otherwise never be rewritten).
       await sql`delete from snapshots where stream_id = ${streamId}`.execute(trx);
+      await sql`delete from snapshot_history where stream_id = ${streamId}`.execute(trx);
       const result = await append(
         DELETIONS_STREAM,
         [

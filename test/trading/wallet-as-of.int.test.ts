@@ -383,6 +383,11 @@ describe.each([
       );
       expect(older.read).toBeLessThanOrEqual(reference.revision - history[0]!.revision + 1 + 2);
       expect(older.read).toBeGreaterThan(5);
+
+      // Deleting the stream deletes its snapshots, historical ones too.
+      await store.deleteStream(stream);
+      expect(await snapshots.read(stream)).toBeUndefined();
+      expect(await snapshots.history(stream)).toEqual([]);
     },
   );
 });
