@@ -76,8 +76,7 @@ const compare = (snapshot: StoredSnapshot, replayed: WalletState, annex: string)
   const expected = encodeState(replayed);
   if (snapshot.state === expected) {
     // The annex time travel starts from (a snapshot written before it has none: loads ignore that one).
-    if (snapshot.annex === undefined || snapshot.annex === annex)
-      return { status: 'equal' };
+    if (snapshot.annex === undefined || snapshot.annex === annex) return { status: 'equal' };
     return {
       status: 'differs',
       text: `at revision ${at}: its time-travel annex differs from the one folded from event 0`,
