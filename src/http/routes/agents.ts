@@ -51,6 +51,22 @@ const security = [{ bearer: [] }];
 const tags = ['agents'];
 
 /**
+ * The options of a route on one agent (`/agents/:agent_id...`) answering 200 with `response`: JWT only, the agent
+ * id parameter, the errors every such route can answer.
+ */
+const oneAgentRoute = <R extends z.ZodType>(summary: string, response: R) =>
+  ({
+    config: jwtOnly,
+    schema: {
+      tags,
+      security,
+      summary,
+      params: agentIdParams,
+      response: { 200: response, ...errorResponses(401, 403, 422, 429) },
+    },
+  }) as const;
+
+/**
  * The agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
  * update, clone, reset, archive, delete, api-key, regenerate-key, signing-secret, risk profile get/put and
  * `skill.md`.
@@ -121,19 +137,8 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   );
 
-  app.get(
-    '/agents/:agent_id',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'One agent of the account',
-        params: agentIdParams,
-        response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
-    async (request) => agentOut(await getAgent(callOf(request), request.params.agent_id)),
+  app.get('/agents/:agent_id', oneAgentRoute('One agent of the account', agentResponse), async (request) =>
+    agentOut(await getAgent(callOf(request), request.params.agent_id)),
   );
 
   app.put(
@@ -223,63 +228,29 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/agents/:agent_id/api-key',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: "The agent's full API key",
-        params: agentIdParams,
-        response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    oneAgentRoute("The agent's full API key", agentKeyResponse),
     async (request) => agentKeyOut(await revealAgentKey(callOf(request), request.params.agent_id)),
   );
 
   app.post(
     '/agents/:agent_id/regenerate-key',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'Replace the key; the old key is refused from now on (401)',
-        params: agentIdParams,
-        response: { 200: agentKeyResponse, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    oneAgentRoute('Replace the key; the old key is refused from now on (401)', agentKeyResponse),
     async (request) => regeneratedKeyOut(await regenerateAgentKey(callOf(request), request.params.agent_id)),
   );
 
   app.post(
     '/agents/:agent_id/signing-secret',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary:
-          "A new HMAC signing secret for the agent's key (shown once; the previous one stops verifying)",
-        params: agentIdParams,
-        response: { 200: agentSigningSecretResponse, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    oneAgentRoute(
+      "A new HMAC signing secret for the agent's key (shown once; the previous one stops verifying)",
+      agentSigningSecretResponse,
+    ),
     async (request) =>
       signingSecretOut(await issueAgentSigningSecret(callOf(request), request.params.agent_id)),
   );
 
   app.get(
     '/agents/:agent_id/risk-profile',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'The effective risk limits of the agent',
-        params: agentIdParams,
-        response: { 200: riskProfileResponse, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    oneAgentRoute('The effective risk limits of the agent', riskProfileResponse),
     async (request) => riskProfileOut(await agentRiskProfile(callOf(request), request.params.agent_id)),
   );
 
