@@ -12,6 +12,7 @@ import {
   postgresUnavailableReason,
   type TestDatabase,
 } from '../support/databases';
+import { until } from '../support/until';
 import { type ContractSubject, eventStoreContract } from './contract';
 
 const subjectOn = (db: TestDatabase): ContractSubject => {
@@ -241,7 +242,16 @@ if (pgReason) {
         const whileOpen = await store.readAll({ after: START });
         expect(whileOpen.events.map((e) => e.type)).toEqual([]);
         await slow.query('commit');
-        const after = await store.readAll({ after: START });
+        // The horizon is the whole server's: another test's open transaction, in any database of this server, can
+        // hold both events back a moment longer (seen in a CI pass), so wait until they are visible.
+        let after = await store.readAll({ after: START });
+        await until(
+          async () => {
+            after = await store.readAll({ after: START });
+            return after.events.length >= 2;
+          },
+          { what: 'both events visible after the commit' },
+        );
         expect(after.events.map((e) => e.type)).toEqual(['Late', 'Early']);
         // A position-only reader would have checkpointed past 'Late': show the positions are out of order.
         const [late, early] = after.events as [RecordedEvent, RecordedEvent];
