@@ -55,7 +55,7 @@ import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/databas
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { createSqlSnapshotStore } from '../src/eventstore/snapshots';
-import { replayingWalletDecider } from './replaying-decider';
+import { replayingWalletDecider } from '../test/support/replaying-decider';
 
 const program = new Command()
   .option('--sizes <list>', 'orders per wallet, comma-separated', '10000,100000')

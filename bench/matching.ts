@@ -49,9 +49,9 @@ import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { MatchingEngine } from '../src/matching/engine';
 import { soleLeadership } from '../src/matching/leader';
 import { newAccountOwner } from '../test/support/owner';
+import { replayingWalletDecider } from '../test/support/replaying-decider';
 import { positiveInt } from './options';
 import { PENDING_KINDS, seededRandom } from './pending-orders';
-import { replayingWalletDecider } from './replaying-decider';
 import { createScratchDatabase, round, summarize } from './stats';
 
 const o = new Command()

@@ -13,7 +13,6 @@ import { foldEvents } from '../../domain/shared/decider';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { encodeState } from '../../domain/shared/state-codec';
 import { walletDecider } from '../../domain/wallet/decide';
-import type { WalletEvent } from '../../domain/wallet/events';
 import { walletStreamId } from '../../domain/wallet/events';
 import { WALLET_SNAPSHOT_SCHEMA, walletSnapshotCodec } from '../../domain/wallet/snapshot';
 import type { WalletState } from '../../domain/wallet/state';
@@ -31,6 +30,7 @@ import {
   postgresUnavailableReason,
   type TestDatabase,
 } from '../support/databases';
+import { replayingWalletDecider } from '../support/replaying-decider';
 import { PAIRS } from '../trading/support';
 import { walletHistories } from '../trading/wallet-histories';
 
@@ -43,13 +43,6 @@ import { walletHistories } from '../trading/wallet-histories';
  */
 
 const pgReason = await postgresUnavailableReason();
-
-/** The wallet decider that "decides" the events it is given: appends a recorded history through the handler. */
-const replaying = {
-  ...walletDecider,
-  decideWithState: undefined,
-  decide: (command: { events: WalletEvent[] }) => command.events,
-};
 
 const same = (a: WalletState, b: WalletState) => expect(encodeState(a)).toBe(encodeState(b));
 
@@ -89,7 +82,7 @@ describe.each([
               codec: walletSnapshotCodec,
               every,
             });
-            const handler = createCommandHandler(store, replaying, { snapshots: writer });
+            const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
             for (let i = 0, k = 0; i < events.length; k++) {
               const chunk = events.slice(i, i + sizes[k % sizes.length]!);
               await handler.handle(stream, { events: chunk }, ctx);

@@ -22,6 +22,7 @@ import {
   postgresUnavailableReason,
   type TestDatabase,
 } from '../support/databases';
+import { replayingWalletDecider } from '../support/replaying-decider';
 import { walletHistories } from './wallet-histories';
 
 /**
@@ -39,13 +40,6 @@ import { walletHistories } from './wallet-histories';
  */
 
 const pgReason = await postgresUnavailableReason();
-
-/** The wallet decider that "decides" the events it is given: appends a recorded history through the handler. */
-const replaying = {
-  ...walletDecider,
-  decideWithState: undefined,
-  decide: (command: { events: WalletEvent[] }) => command.events,
-};
 
 /** An answer of `walletAsOf` in comparable form (exact state text, revision, marks as decimal strings). */
 const plain = (a: WalletAsOf) => ({
@@ -181,7 +175,7 @@ describe.each([
                 throw error;
               },
             });
-            const handler = createCommandHandler(store, replaying, { snapshots: writer });
+            const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
             let t = BASE;
             for (let i = 0, k = 0; i < events.length; k++) {
               // One business time per append, mostly forward by seconds to minutes, sometimes back a little.
@@ -325,7 +319,7 @@ describe.each([
         every: 1,
         historyEvery: 4,
       });
-      const handler = createCommandHandler(store, replaying, { snapshots: writer });
+      const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
       for (const [i, e] of events.entries()) {
         await handler.handle(stream, { events: [e] }, ctx, {
           metadata: { occurred_at: new Date(BASE + i * 1000).toISOString() },
