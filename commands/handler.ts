@@ -8,7 +8,7 @@ import {
   type RecordedEvent,
   WrongExpectedRevisionError,
 } from '../ports/event-store';
-import type { Snapshotter } from './snapshots';
+import { eventsAfterSnapshot, type Snapshotter } from './snapshots';
 import { StateCache } from './state-cache';
 
 /** Options of {@link createCommandHandler}. */
@@ -114,10 +114,8 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
   const fromSnapshot = async (streamId: string) => {
     const snapshot = await snapshots?.read(streamId);
     if (!snapshot) return undefined;
-    const events = await store.readStream(streamId, { fromRevision: snapshot.revision });
-    const first = events[0];
-    if (first?.revision !== snapshot.revision || first.metadata.hash !== snapshot.eventHash) return undefined;
-    return { snapshot, events: events.slice(1) };
+    const events = await eventsAfterSnapshot(store, streamId, snapshot);
+    return events ? { snapshot, events } : undefined;
   };
 
   const load = async (streamId: string): Promise<{ state: State; revision: number; annex: unknown }> => {

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../ports/event-store';
-import type { SnapshotHistoryEntry, SnapshotStore } from '../ports/snapshot-store';
+import type { EventStore, RecordedEvent } from '../ports/event-store';
+import type { SnapshotHistoryEntry, SnapshotStore, StoredSnapshot } from '../ports/snapshot-store';
 
 /**
  * A fold of the recorded events (metadata included, which the decider's `evolve` never sees) kept beside the
@@ -57,6 +57,45 @@ export interface LoadedSnapshot<State, Annex = unknown> {
   eventHash: string;
 }
 
+/**
+ * `row` as a load uses it, when usable: of `codec`'s schema, with an annex when the codec has one. Undefined when
+ * it is not; throws when its text cannot be decoded.
+ */
+export const decodeSnapshot = <State, Annex>(
+  codec: SnapshotCodec<State, Annex>,
+  row: StoredSnapshot | undefined,
+): LoadedSnapshot<State, Annex> | undefined => {
+  if (!row || row.schema !== codec.schema) return undefined;
+  const fold = codec.annex;
+  if (fold && row.annex === undefined) return undefined;
+  return {
+    state: codec.decode(row.state),
+    annex: fold ? fold.decode(row.annex!) : undefined,
+    revision: row.revision,
+    eventHash: row.eventHash,
+  };
+};
+
+/**
+ * The events after `snapshot` (at most `maxCount - 1` of them when given), read together with the snapshot's own
+ * event so a start from it costs no extra round trip; undefined when that event is no longer the log's (another
+ * hash, or missing: the snapshot belongs to another history and must not be used).
+ */
+export const eventsAfterSnapshot = async (
+  store: EventStore,
+  streamId: string,
+  snapshot: { revision: number; eventHash: string },
+  maxCount?: number,
+): Promise<RecordedEvent[] | undefined> => {
+  const events = await store.readStream(streamId, {
+    fromRevision: snapshot.revision,
+    ...(maxCount !== undefined ? { maxCount } : {}),
+  });
+  const first = events[0];
+  if (first?.revision !== snapshot.revision || first.metadata.hash !== snapshot.eventHash) return undefined;
+  return events.slice(1);
+};
+
 /** A state to write: the fold up to `revision` (whose event has `eventHash`) and the annex at the same revision. */
 interface Pending<State, Annex> {
   state: State;
@@ -111,16 +150,7 @@ export class Snapshotter<State, Annex = unknown> {
   /** The stream's usable snapshot (current schema, with its annex if the codec has one, decodable), or undefined. Never throws. */
   async read(streamId: string): Promise<LoadedSnapshot<State, Annex> | undefined> {
     try {
-      const row = await this.options.store.read(streamId);
-      if (!row || row.schema !== this.options.codec.schema) return undefined;
-      const fold = this.options.codec.annex;
-      if (fold && row.annex === undefined) return undefined;
-      return {
-        state: this.options.codec.decode(row.state),
-        annex: fold ? fold.decode(row.annex!) : undefined,
-        revision: row.revision,
-        eventHash: row.eventHash,
-      };
+      return decodeSnapshot(this.options.codec, await this.options.store.read(streamId));
     } catch (error) {
       this.options.onError?.(error, streamId);
       return undefined;

@@ -1,3 +1,4 @@
+import { decodeSnapshot, eventsAfterSnapshot, type LoadedSnapshot } from '../../commands/snapshots';
 import { type WalletTimeTravel, walletSnapshotFormat } from '../../commands/wallet-time-travel';
 import { dec } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
@@ -121,19 +122,16 @@ const startFrom = async (
   limit: number,
   pageSize: number,
 ): Promise<Start | undefined> => {
-  if (!row || row.schema !== walletSnapshotFormat.schema || row.annex === undefined) return undefined;
-  let annex: WalletTimeTravel;
-  let state: WalletState;
+  let loaded: LoadedSnapshot<WalletState, WalletTimeTravel> | undefined;
   try {
-    annex = walletSnapshotFormat.annex!.decode(row.annex);
-    if (annex.latestAt === null || annex.latestAt > limit) return undefined;
-    state = walletSnapshotFormat.decode(row.state);
+    loaded = decodeSnapshot(walletSnapshotFormat, row);
   } catch {
     return undefined;
   }
+  const annex = loaded?.annex;
+  if (!loaded || !annex || annex.latestAt === null || annex.latestAt > limit) return undefined;
   // The snapshot's own event (to check it is still the log's) and a page after it, in one read.
-  const events = await store.readStream(streamId, { fromRevision: row.revision, maxCount: pageSize + 1 });
-  const first = events[0];
-  if (first?.revision !== row.revision || first.metadata.hash !== row.eventHash) return undefined;
-  return { state, annex, revision: row.revision, tail: events.slice(1) };
+  const tail = await eventsAfterSnapshot(store, streamId, loaded, pageSize + 1);
+  if (!tail) return undefined;
+  return { state: loaded.state, annex, revision: loaded.revision, tail };
 };
