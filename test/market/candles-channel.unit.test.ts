@@ -39,6 +39,10 @@ describe('the candles channel without a next tick', () => {
     );
     expect(sub.ack).toEqual({ symbol: 'BTCUSDT', interval: '1m' });
     const stop = sub.start(() => {});
+    // The candle of the current minute (started below by a tick) must not end while the test runs (~1.5 s), or the
+    // channel's timer rightly closes it too: start at least 3 s before the minute's end (a fresh-clone run failed so).
+    const intoMinute = Date.now() % MINUTE;
+    if (intoMinute > MINUTE - 3_000) await new Promise((r) => setTimeout(r, MINUTE - intoMinute + 50));
     // Three ticks in the minute before this one, then silence.
     const minute = Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
     const tick = (offset: number, price: string, quantity: string) =>
