@@ -50,7 +50,7 @@ module.exports = {
       comment:
         'src/application/ holds the use cases every door calls: it knows no door (HTTP, WebSocket, MCP, Binance, CLI) and no wire contract.',
       from: { path: '^src/application/' },
-      to: { path: '^src/(http|contract|mcp|binance|cli|webhooks)/' },
+      to: { path: '^src/(http|contract|endpoints|mcp|binance|cli|webhooks)/' },
     },
     {
       name: 'contract-not-to-doors',
@@ -58,6 +58,14 @@ module.exports = {
       comment:
         'src/contract/ (wire schemas and presenters) is shared by every door and imports none of them.',
       from: { path: '^src/contract/' },
+      to: { path: '^src/(http|endpoints|mcp|binance|cli|webhooks)/' },
+    },
+    {
+      name: 'endpoints-not-to-doors',
+      severity: 'error',
+      comment:
+        'src/endpoints/ (a capability as every door serves it: schema → use case → presenter) is shared by the doors and imports none of them.',
+      from: { path: '^src/endpoints/' },
       to: { path: '^src/(http|mcp|binance|cli|webhooks)/' },
     },
     {

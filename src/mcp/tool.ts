@@ -4,6 +4,7 @@ import { DomainError } from '../../domain/shared/errors';
 import type { Call, PublicCall } from '../application/call';
 import type { RateLimitGroup } from '../application/rate-limits';
 import type { AuthMode } from '../auth/principal';
+import type { Endpoint } from '../endpoints/endpoint';
 
 /**
  * One MCP tool of the venue (docs/mcp.md): its name, schemas, annotations and description — shared by both
@@ -92,6 +93,19 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
 /** Declares a tool with its input and output types inferred from its schemas. */
 export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(tool: ToolDef<I, O>): ToolDef =>
   tool as unknown as ToolDef;
+
+/**
+ * The schemas and in-venue `run` of a tool that serves an endpoint of `src/endpoints/` as its REST route does,
+ * for the authenticated caller; a tool may narrow the input (`confirm: true`) since the endpoint reads only its own
+ * fields.
+ */
+export const servesEndpoint = <I extends z.ZodObject, O extends z.ZodObject>(
+  e: Endpoint<I, O>,
+): Pick<ToolDef<I, O>, 'input' | 'output' | 'run'> => ({
+  input: e.input,
+  output: e.output,
+  run: (call, args) => e.run(authed(call), args),
+});
 
 /** Annotations of a read: read-only, idempotent, closed world (the venue only). */
 export const READ: ToolDef['annotations'] = {

@@ -1,32 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  listWebhookDeliveries,
-  listWebhooks,
-  testWebhook,
-  updateWebhook,
-} from '../../application/webhooks';
 import { errorResponses } from '../../contract/common';
 import {
-  createdWebhookResponse,
   createWebhookBody,
   deliveriesQuery,
-  deliveriesRequestOf,
-  deliveryListResponse,
-  deliveryOut,
-  testDeliveryOut,
-  testDeliveryResponse,
   updateWebhookBody,
-  webhookChangesOf,
   webhookIdParams,
-  webhookInputOf,
-  webhookListResponse,
-  webhookOut,
-  webhookResponse,
 } from '../../contract/webhooks';
+import { webhookEndpoints as ep } from '../../endpoints/webhooks';
 import { callOf } from '../call';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
@@ -36,7 +17,7 @@ const config = { auth: 'key-or-jwt', rateLimitGroup: 'management' } as const;
 
 /**
  * The webhook endpoints (issue 17, item 11; docs/webhooks.md): register, list, get, update, delete, test and the
- * deliveries of one webhook. Each parses, calls its use case in `src/application/webhooks.ts` and presents.
+ * deliveries of one webhook. Each serves its endpoint of `src/endpoints/webhooks.ts`.
  */
 export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
@@ -49,13 +30,10 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         summary:
           'Register a webhook: a URL and the event types it receives; the signing secret is shown once',
         body: createWebhookBody,
-        response: { 201: createdWebhookResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 201: ep.create.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const created = await createWebhook(callOf(request), webhookInputOf(request.body));
-      return reply.status(201).send({ ...webhookOut(created.webhook), secret: created.secret });
-    },
+    async (request, reply) => reply.status(201).send(await ep.create.run(callOf(request), request.body)),
   );
 
   app.get(
@@ -66,13 +44,10 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         tags,
         security,
         summary: "The caller's webhooks, oldest first (no secrets)",
-        response: { 200: webhookListResponse, ...errorResponses(401, 403, 429) },
+        response: { 200: ep.list.output, ...errorResponses(401, 403, 429) },
       },
     },
-    async (request) => {
-      const webhooks = await listWebhooks(callOf(request));
-      return { webhooks: webhooks.map(webhookOut), total: webhooks.length };
-    },
+    async (request) => ep.list.run(callOf(request), {}),
   );
 
   app.get(
@@ -84,10 +59,10 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'One webhook',
         params: webhookIdParams,
-        response: { 200: webhookResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: ep.get.output, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => webhookOut(await getWebhook(callOf(request), request.params.webhook_id)),
+    async (request) => ep.get.run(callOf(request), request.params),
   );
 
   app.put(
@@ -100,13 +75,10 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Change a webhook: URL, event types, description, active (only the fields sent)',
         params: webhookIdParams,
         body: updateWebhookBody,
-        response: { 200: webhookResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: ep.update.output, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) =>
-      webhookOut(
-        await updateWebhook(callOf(request), request.params.webhook_id, webhookChangesOf(request.body)),
-      ),
+    async (request) => ep.update.run(callOf(request), { ...request.params, ...request.body }),
   );
 
   app.delete(
@@ -122,7 +94,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteWebhook(callOf(request), request.params.webhook_id);
+      await ep.delete.run(callOf(request), request.params);
       return reply.status(204).send(null);
     },
   );
@@ -136,11 +108,10 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'Send a signed `webhook.test` delivery to the webhook (listed with its deliveries)',
         params: webhookIdParams,
-        response: { 202: testDeliveryResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 202: ep.test.output, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request, reply) =>
-      reply.status(202).send(testDeliveryOut(await testWebhook(callOf(request), request.params.webhook_id))),
+    async (request, reply) => reply.status(202).send(await ep.test.run(callOf(request), request.params)),
   );
 
   app.get(
@@ -153,13 +124,9 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: "A webhook's deliveries, newest first: status, attempts, next attempt, last error",
         params: webhookIdParams,
         querystring: deliveriesQuery,
-        response: { 200: deliveryListResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        response: { 200: ep.deliveries.output, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const q = deliveriesRequestOf(request.query);
-      const page = await listWebhookDeliveries(callOf(request), request.params.webhook_id, q);
-      return { deliveries: page.deliveries.map(deliveryOut), total: page.total };
-    },
+    async (request) => ep.deliveries.run(callOf(request), { ...request.params, ...request.query }),
   );
 };

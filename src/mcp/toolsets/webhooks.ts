@@ -1,37 +1,11 @@
-import { z } from 'zod';
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  listWebhookDeliveries,
-  listWebhooks,
-  testWebhook,
-  updateWebhook,
-} from '../../application/webhooks';
-import {
-  createdWebhookResponse,
-  createWebhookBody,
-  deliveriesQuery,
-  deliveriesRequestOf,
-  deliveryListResponse,
-  deliveryOut,
-  testDeliveryOut,
-  testDeliveryResponse,
-  updateWebhookBody,
-  webhookChangesOf,
-  webhookIdParams,
-  webhookInputOf,
-  webhookListResponse,
-  webhookOut,
-  webhookResponse,
-} from '../../contract/webhooks';
-import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { webhookEndpoints as ep } from '../../endpoints/webhooks';
+import { DESTRUCTIVE, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
 /**
  * Webhook tools (docs/webhooks.md): register a URL for the ledger's events, change, test and delete it, read its
  * deliveries. Key or JWT, as the routes (an agent key manages the agent's webhooks); the `management` rate-limit
- * group. Each calls its use case in `src/application/webhooks.ts` as `/webhooks/*` does.
+ * group. Each serves its endpoint of `src/endpoints/webhooks.ts`, as `/webhooks/*` does.
  */
 
 const common = { toolset: 'webhooks', auth: 'key-or-jwt', rateLimitGroup: 'management' } as const;
@@ -48,13 +22,8 @@ export const webhookTools: ToolDef[] = [
       'Registers an http(s) URL that receives signed POSTs of the given event_types (description, active ' +
       'optional). The answer holds the signing secret, shown only now. VALIDATION_ERROR (a private address, ' +
       'an unknown event type).',
-    input: createWebhookBody,
-    output: createdWebhookResponse,
+    ...servesEndpoint(ep.create),
     annotations: WRITE,
-    run: async (call, b) => {
-      const created = await createWebhook(authed(call), webhookInputOf(b));
-      return { ...webhookOut(created.webhook), secret: created.secret };
-    },
     rest: (b, http) => http({ method: 'POST', path: '/webhooks', body: b }),
     summary: (r) => `webhook ${r.webhook_id} for ${r.event_types.length} event types`,
   }),
@@ -64,12 +33,7 @@ export const webhookTools: ToolDef[] = [
     routes: ['GET /webhooks'],
     title: 'Webhooks',
     description: "The caller's webhooks, oldest first (no secrets; URLs and descriptions are user text).",
-    input: z.object({}),
-    output: webhookListResponse,
-    run: async (call) => {
-      const webhooks = await listWebhooks(authed(call));
-      return { webhooks: webhooks.map(webhookOut), total: webhooks.length };
-    },
+    ...servesEndpoint(ep.list),
     rest: (_a, http) => http({ method: 'GET', path: '/webhooks' }),
     summary: (r) => `${r.total} webhooks`,
   }),
@@ -80,9 +44,7 @@ export const webhookTools: ToolDef[] = [
     title: 'One webhook',
     description:
       'One webhook of the caller: URL, event types, active. NOT_FOUND for an unknown or another’s webhook.',
-    input: webhookIdParams,
-    output: webhookResponse,
-    run: async (call, a) => webhookOut(await getWebhook(authed(call), a.webhook_id)),
+    ...servesEndpoint(ep.get),
     rest: (a, http) => http({ method: 'GET', path: at(a.webhook_id) }),
     summary: (r) => `webhook ${r.webhook_id} ${r.active ? 'active' : 'inactive'}`,
   }),
@@ -93,13 +55,8 @@ export const webhookTools: ToolDef[] = [
     title: 'Change a webhook',
     description:
       'Changes a webhook’s url, event_types, description or active (only the fields given); the secret stays.',
-    input: webhookIdParams.extend(updateWebhookBody.shape).strict(),
-    output: webhookResponse,
+    ...servesEndpoint(ep.update),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => {
-      const { webhook_id: id, ...b } = a;
-      return webhookOut(await updateWebhook(authed(call), id, webhookChangesOf(b)));
-    },
     rest: (a, http) => {
       const { webhook_id: id, ...body } = a;
       return http({ method: 'PUT', path: at(id), body });
@@ -113,13 +70,9 @@ export const webhookTools: ToolDef[] = [
     title: 'Delete a webhook',
     description:
       'Deletes a webhook: no delivery from then on, pending ones dropped. Destructive: needs confirm: true.',
-    input: webhookIdParams.extend({ confirm: confirmTrue }).strict(),
-    output: z.object({ webhook_id: z.string(), deleted: z.literal(true) }),
+    ...servesEndpoint(ep.delete),
+    input: ep.delete.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    run: async (call, a) => {
-      await deleteWebhook(authed(call), a.webhook_id);
-      return { webhook_id: a.webhook_id, deleted: true as const };
-    },
     rest: async (a, http) => {
       await http({ method: 'DELETE', path: at(a.webhook_id) });
       return { webhook_id: a.webhook_id, deleted: true as const };
@@ -133,10 +86,8 @@ export const webhookTools: ToolDef[] = [
     title: 'Test a webhook',
     description:
       'Queues a signed webhook.test delivery to the webhook; follow it with list_webhook_deliveries.',
-    input: webhookIdParams,
-    output: testDeliveryResponse,
+    ...servesEndpoint(ep.test),
     annotations: WRITE,
-    run: async (call, a) => testDeliveryOut(await testWebhook(authed(call), a.webhook_id)),
     rest: (a, http) => http({ method: 'POST', path: at(a.webhook_id, '/test') }),
     summary: (r) => `test delivery ${r.delivery_id} ${r.status}`,
   }),
@@ -148,12 +99,7 @@ export const webhookTools: ToolDef[] = [
     description:
       "A webhook's deliveries, newest first (filter by status pending, delivered, failed): attempts, next " +
       'attempt, last HTTP status and error.',
-    input: webhookIdParams.extend(deliveriesQuery.shape),
-    output: deliveryListResponse,
-    run: async (call, a) => {
-      const page = await listWebhookDeliveries(authed(call), a.webhook_id, deliveriesRequestOf(a));
-      return { deliveries: page.deliveries.map(deliveryOut), total: page.total };
-    },
+    ...servesEndpoint(ep.deliveries),
     rest: (a, http) => {
       const { webhook_id: id, ...q } = a;
       return http({ method: 'GET', path: at(id, '/deliveries'), query: q });
