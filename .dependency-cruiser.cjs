@@ -56,18 +56,11 @@ module.exports = {
       name: 'contract-not-to-doors',
       severity: 'error',
       comment:
-        'src/contract/ (wire schemas and presenters) is shared by every door and imports none of them.',
-      from: { path: '^src/contract/' },
+        'src/contract/ (wire schemas and presenters) and src/endpoints/ (schema → use case → presenter) are shared by every door and import none of them.',
+      from: { path: '^src/(contract|endpoints)/' },
       to: { path: '^src/(http|endpoints|mcp|binance|cli|webhooks)/' },
     },
-    {
-      name: 'endpoints-not-to-doors',
-      severity: 'error',
-      comment:
-        'src/endpoints/ (a capability as every door serves it: schema → use case → presenter) is shared by the doors and imports none of them.',
-      from: { path: '^src/endpoints/' },
-      to: { path: '^src/(http|mcp|binance|cli|webhooks)/' },
-    },
+
     {
       name: 'dashboard-is-a-door',
       severity: 'error',
