@@ -58,7 +58,7 @@ module.exports = {
       comment:
         'src/contract/ (wire schemas and presenters) and src/endpoints/ (schema → use case → presenter) are shared by every door and import none of them.',
       from: { path: '^src/(contract|endpoints)/' },
-      to: { path: '^src/(http|endpoints|mcp|binance|cli|webhooks)/' },
+      to: { path: '^src/(http|endpoints|mcp|binance|cli|webhooks)/', pathNot: '^src/$1/' },
     },
 
     {
