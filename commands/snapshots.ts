@@ -105,6 +105,81 @@ interface Pending<State, Annex> {
 }
 
 /**
+ * The spacing of the sparse history of older snapshots for a snapshot interval of `every` events: 10 × `every`
+ * (docs/architecture.md, "History of older snapshots"); 0 when snapshots are off.
+ */
+export const historySpacing = (every: number): number => 10 * every;
+
+/** `pending` encoded with `codec` as the stored snapshot of `streamId`. */
+const storedSnapshot = <State, Annex>(
+  codec: SnapshotCodec<State, Annex>,
+  streamId: string,
+  pending: Pending<State, Annex>,
+): StoredSnapshot => ({
+  streamId,
+  schema: codec.schema,
+  revision: pending.revision,
+  eventHash: pending.eventHash,
+  state: codec.encode(pending.state),
+  ...(codec.annex && pending.annex !== undefined ? { annex: codec.annex.encode(pending.annex) } : {}),
+});
+
+/**
+ * Where a snapshot up to `revision` with `annex` goes into the sparse history of spacing `spacing` (events), or
+ * undefined: no spacing (0), no time in the annex, or bucket 0 (the first `spacing` events need none: the fold
+ * from event 0 is as short).
+ */
+const historyEntry = <State, Annex>(
+  codec: SnapshotCodec<State, Annex>,
+  spacing: number,
+  revision: number,
+  annex: Annex | undefined,
+): SnapshotHistoryEntry | undefined => {
+  const timeOf = codec.annex?.timeOf;
+  if (!spacing || !timeOf || annex === undefined) return undefined;
+  const bucket = Math.floor((revision + 1) / spacing);
+  const at = timeOf(annex);
+  return bucket >= 1 && at !== null ? { bucket, at } : undefined;
+};
+
+/** A historical snapshot to keep: the snapshot and its place in the history (`SnapshotStore.writeHistory`). */
+export interface HistoryOffer {
+  snapshot: StoredSnapshot;
+  history: SnapshotHistoryEntry;
+}
+
+/**
+ * Collects, during a fold of a stream from some revision on, the state at the first event of each bucket of the
+ * sparse history (revision `b × spacing − 1`, b ≥ 1) that the fold passes, encoded at once (the state may be
+ * folded on in place), for {@link SnapshotStore.writeHistory}. How a history written only going forward (since
+ * migration 0010, or since a state version bump) is filled in for the older part of a stream: by the first fold
+ * that passes it (`portfolio?as_of=` far back). Bounded by the fold: one offer per `spacing` events folded.
+ */
+export class HistoryCollector<State, Annex> {
+  /** The offers collected so far, in revision order. */
+  readonly offers: HistoryOffer[] = [];
+
+  constructor(
+    private readonly codec: SnapshotCodec<State, Annex>,
+    private readonly streamId: string,
+    /** The history's spacing in events (≥ 1; `historySpacing`). */
+    private readonly spacing: number,
+  ) {
+    if (!Number.isInteger(spacing) || spacing < 1)
+      throw new RangeError(`snapshot history spacing must be a positive integer, got ${spacing}`);
+  }
+
+  /** Told the state and annex after folding the event at `revision` (whose hash is `eventHash`). */
+  folded(state: State, annex: Annex | undefined, revision: number, eventHash: string): void {
+    if ((revision + 1) % this.spacing !== 0) return;
+    const history = historyEntry(this.codec, this.spacing, revision, annex);
+    if (!history) return;
+    const snapshot = storedSnapshot(this.codec, this.streamId, { state, annex, revision, eventHash });
+    this.offers.push({ snapshot, history });
+  }
+}
+
+/**
  * The snapshot policy of one decider's streams (docs/architecture.md, "Snapshots"): reads the stream's snapshot
  * of the current schema for a cold load, and takes one after an append or a load that moved the stream across a
  * multiple of `every` events (or folded `every` events or more beyond its snapshot: the lazy rebuild after a
@@ -121,19 +196,9 @@ export class Snapshotter<State, Annex = unknown> {
   constructor(private readonly options: SnapshotOptions<State, Annex>) {
     if (!Number.isInteger(options.every) || options.every < 1)
       throw new RangeError(`snapshot interval must be a positive integer, got ${options.every}`);
-    this.historyEvery = options.historyEvery ?? 10 * options.every;
+    this.historyEvery = options.historyEvery ?? historySpacing(options.every);
     if (!Number.isInteger(this.historyEvery) || this.historyEvery < 0)
       throw new RangeError(`snapshot history spacing must be a natural number, got ${options.historyEvery}`);
-  }
-
-  /** Where a snapshot up to `revision` with `annex` goes into the history, or undefined (bucket 0, no time). */
-  private historyEntry(revision: number, annex: Annex | undefined): SnapshotHistoryEntry | undefined {
-    const timeOf = this.options.codec.annex?.timeOf;
-    if (!this.historyEvery || !timeOf || annex === undefined) return undefined;
-    // Bucket 0 (the first `historyEvery` events) needs none: the fold from event 0 is as short.
-    const bucket = Math.floor((revision + 1) / this.historyEvery);
-    const at = timeOf(annex);
-    return bucket >= 1 && at !== null ? { bucket, at } : undefined;
   }
 
   /** The annex of a stream with no events (undefined when the codec has none). */
@@ -192,17 +257,8 @@ export class Snapshotter<State, Annex = unknown> {
         this.waiting.delete(streamId);
         try {
           await this.options.store.write(
-            {
-              streamId,
-              schema: this.options.codec.schema,
-              revision: next.revision,
-              eventHash: next.eventHash,
-              state: this.options.codec.encode(next.state),
-              ...(this.options.codec.annex && next.annex !== undefined
-                ? { annex: this.options.codec.annex.encode(next.annex) }
-                : {}),
-            },
-            this.historyEntry(next.revision, next.annex),
+            storedSnapshot(this.options.codec, streamId, next),
+            historyEntry(this.options.codec, this.historyEvery, next.revision, next.annex),
           );
         } catch (error) {
           this.options.onError?.(error, streamId);

@@ -51,6 +51,12 @@ export interface SnapshotStore {
    * the latest start for a fold up to that time. One index lookup, whatever the stream's length.
    */
   readHistory(streamId: string, schema: string, at: number): Promise<StoredSnapshot | undefined>;
+  /**
+   * Keeps each of `offers` as its stream's historical snapshot of its bucket unless one is already there (the
+   * first one written stays); the newest snapshot is not touched. How the older part of a history is filled in by
+   * a fold that passes it (`commands/snapshots.ts`, `HistoryCollector`).
+   */
+  writeHistory(offers: readonly { snapshot: StoredSnapshot; history: SnapshotHistoryEntry }[]): Promise<void>;
   /** Every historical snapshot of the stream (any schema), in revision order (audits; a few per 10,000 events). */
   history(streamId: string): Promise<StoredSnapshot[]>;
 }

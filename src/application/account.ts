@@ -1,3 +1,4 @@
+import { type HistoryOffer, historySpacing } from '../../commands/snapshots';
 import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
 import type { RiskProfile } from '../../domain/shared/risk-profile';
@@ -177,6 +178,18 @@ export const positions = async (call: Call) => {
 };
 
 /**
+ * Writes historical snapshots a fold of `portfolio?as_of=` passed, a macrotask after the answer: a cache, so a
+ * failure is only logged.
+ */
+const keepHistoryLater = (call: Call, offers: HistoryOffer[]): void => {
+  setImmediate(() => {
+    call.services.snapshots
+      .writeHistory(offers)
+      .catch((err) => call.services.logger.warn({ err }, 'historical wallet snapshots skipped'));
+  });
+};
+
+/**
  * The portfolio snapshot now (read models, live prices), or with `asOf` the portfolio at that past time folded
  * from the wallet's event log (ARCHITECTURE §6 time travel; positions valued at the last fill's reference price of
  * each symbol at or before it), reading only the events before it, from the wallet's snapshot when that lies
@@ -186,8 +199,10 @@ export const portfolio = async (call: Call, options: { asOf?: Date } = {}): Prom
   const { profile, wallet } = await prepared(call);
   if (!options.asOf) return portfolioSnapshot(call.services, { profile, wallet });
   const asOf = options.asOf;
+  const spacing = historySpacing(call.services.config.SNAPSHOT_EVERY);
   const { state, revision, marks } = await walletAsOf(call.services.eventStore, profile.ownerId, asOf, {
     snapshots: call.services.snapshots,
+    ...(spacing ? { history: { spacing, offer: (offers) => keepHistoryLater(call, offers) } } : {}),
   });
   return portfolioOut({
     cash: state.session ? state.cash : dec(profile.startingBalance),

@@ -1,4 +1,10 @@
-import { decodeSnapshot, eventsAfterSnapshot, type LoadedSnapshot } from '../../commands/snapshots';
+import {
+  decodeSnapshot,
+  eventsAfterSnapshot,
+  HistoryCollector,
+  type HistoryOffer,
+  type LoadedSnapshot,
+} from '../../commands/snapshots';
 import { type WalletTimeTravel, walletSnapshotFormat } from '../../commands/wallet-time-travel';
 import { dec } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
@@ -22,6 +28,14 @@ export interface WalletAsOfOptions {
   snapshots?: SnapshotStore;
   /** Events read per page of the stream (default 1,000). */
   pageSize?: number;
+  /**
+   * Fills in the sparse history of older snapshots as the fold passes it: each state at the first event of a
+   * history bucket (every `spacing` events) the fold goes through is handed to `offer` once the fold is done (the
+   * caller writes them, off its answer's path, with `SnapshotStore.writeHistory`: a bucket already kept stays).
+   * So a wallet whose history was written only going forward (older than migration 0010 or than a state version
+   * bump) pays the fold from event 0 once, and a later time in that part of its history starts near it.
+   */
+  history?: { spacing: number; offer: (offers: HistoryOffer[]) => void };
 }
 
 /** Events read per page of the stream (the fold stops reading at the first page that reaches past the time). */
@@ -61,7 +75,12 @@ export const walletAsOf = async (
   let revision = start?.revision ?? -1;
   // The first page: the events after the snapshot, read with it (`pageSize` of them, or fewer at the stream's end).
   let page = start?.tail;
-  const result = () => ({ state, revision, marks: marksOf(annex) });
+  const collector =
+    options.history && new HistoryCollector(walletSnapshotFormat, streamId, options.history.spacing);
+  const result = () => {
+    if (collector?.offers.length) options.history!.offer(collector.offers);
+    return { state, revision, marks: marksOf(annex) };
+  };
   for (let from = revision + 1; ; from += pageSize) {
     page ??= await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
     for (const e of page) {
@@ -69,6 +88,7 @@ export const walletAsOf = async (
       state = walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent);
       annex = fold.evolve(annex, e);
       revision = e.revision;
+      collector?.folded(state, annex, revision, e.metadata.hash);
     }
     if (page.length < pageSize) return result();
     page = undefined;

@@ -5,6 +5,9 @@ import type { Database } from '../db/schema';
 /** Rows read per page by {@link SnapshotStore.list}. */
 const LIST_PAGE = 500;
 
+/** Historical snapshots written per statement by {@link SnapshotStore.writeHistory}. */
+const WRITE_HISTORY_ROWS = 100;
+
 /**
  * The snapshot store on the `snapshots` table (migration 0007) of the PostgreSQL server or PGlite: the same
  * database as the log with `EVENT_STORE=postgres`, the read models' database beside EventStoreDB. A write keeps
@@ -57,6 +60,27 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
       for (const r of rows) yield toSnapshot(r);
       if (rows.length < LIST_PAGE) return;
       after = rows[rows.length - 1]!.stream_id;
+    }
+  },
+
+  async writeHistory(offers) {
+    for (let i = 0; i < offers.length; i += WRITE_HISTORY_ROWS) {
+      await db
+        .insertInto('snapshot_history')
+        .values(
+          offers.slice(i, i + WRITE_HISTORY_ROWS).map(({ snapshot: s, history }) => ({
+            stream_id: s.streamId,
+            schema: s.schema,
+            bucket: String(history.bucket),
+            revision: String(s.revision),
+            event_hash: s.eventHash,
+            state: s.state,
+            annex: s.annex ?? null,
+            at: String(history.at),
+          })),
+        )
+        .onConflict((oc) => oc.doNothing())
+        .execute();
     }
   },
 
