@@ -303,29 +303,38 @@ describe.each([
     },
   );
 
+  /**
+   * The longest of a few random histories (seeded; about 20 events), appended one event per command a second
+   * apart by the command handler with a snapshot after each event and a history every `historyEvery` (0: none).
+   */
+  const longestWallet = async (seed: number, historyEvery: number) => {
+    const { events } = fc
+      .sample(walletHistories(60), { numRuns: 200, seed })
+      .reduce((x, y) => (y.events.length > x.events.length ? y : x));
+    const ownerId = randomUUID();
+    const stream = walletStreamId(ownerId);
+    const writer = new Snapshotter<WalletState, WalletTimeTravel>({
+      store: snapshots,
+      codec: walletSnapshotFormat,
+      every: 1,
+      historyEvery,
+    });
+    const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
+    for (const [i, e] of events.entries()) {
+      await handler.handle(stream, { events: [e] }, ctx, {
+        metadata: { occurred_at: new Date(BASE + i * 1000).toISOString() },
+      });
+      await writer.idle();
+    }
+    return { events, ownerId, stream };
+  };
+
   it.skipIf(skip)(
     'a history written only going forward is filled in by the first fold that passes it; the next time starts near it',
     async () => {
-      const { events } = fc
-        .sample(walletHistories(60), { numRuns: 200, seed: 9 })
-        .reduce((x, y) => (y.events.length > x.events.length ? y : x));
-      expect(events.length).toBeGreaterThan(15);
-      const ownerId = randomUUID();
-      const stream = walletStreamId(ownerId);
       // Snapshots without a history (as written before migration 0010, or of a state version bumped since).
-      const writer = new Snapshotter<WalletState, WalletTimeTravel>({
-        store: snapshots,
-        codec: walletSnapshotFormat,
-        every: 1,
-        historyEvery: 0,
-      });
-      const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
-      for (const [i, e] of events.entries()) {
-        await handler.handle(stream, { events: [e] }, ctx, {
-          metadata: { occurred_at: new Date(BASE + i * 1000).toISOString() },
-        });
-        await writer.idle();
-      }
+      const { events, ownerId, stream } = await longestWallet(9, 0);
+      expect(events.length).toBeGreaterThan(15);
       expect(await snapshots.history(stream)).toEqual([]);
 
       const spacing = 3;
@@ -372,26 +381,8 @@ describe.each([
   it.skipIf(skip)(
     'historical snapshots: a time in the middle starts from one; audits check them; a wrong one is reported and not used',
     async () => {
-      // The longest of a few random histories (about 20 events).
-      const { events } = fc
-        .sample(walletHistories(60), { numRuns: 200, seed: 5 })
-        .reduce((x, y) => (y.events.length > x.events.length ? y : x));
+      const { events, ownerId, stream } = await longestWallet(5, 4);
       expect(events.length).toBeGreaterThan(12);
-      const ownerId = randomUUID();
-      const stream = walletStreamId(ownerId);
-      const writer = new Snapshotter<WalletState, WalletTimeTravel>({
-        store: snapshots,
-        codec: walletSnapshotFormat,
-        every: 1,
-        historyEvery: 4,
-      });
-      const handler = createCommandHandler(store, replayingWalletDecider, { snapshots: writer });
-      for (const [i, e] of events.entries()) {
-        await handler.handle(stream, { events: [e] }, ctx, {
-          metadata: { occurred_at: new Date(BASE + i * 1000).toISOString() },
-        });
-        await writer.idle();
-      }
       const history = await snapshots.history(stream);
       // One per bucket of 4 events past the first: revisions 3, 7, 11, …
       expect(history.map((h) => h.revision)).toEqual(
