@@ -1,48 +1,16 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { agentSkill } from '../../application/agents';
 import {
-  agentRiskProfile,
-  agentSkill,
-  archiveAgent,
-  cloneAgent,
-  createAgent,
-  deleteAgent,
-  getAgent,
-  issueAgentSigningSecret,
-  listAgents,
-  regenerateAgentKey,
-  resetAgent,
-  revealAgentKey,
-  updateAgent,
-  updateAgentRiskProfile,
-} from '../../application/agents';
-import {
-  agentChangesOf,
   agentIdParams,
-  agentKeyOut,
-  agentKeyResponse,
-  agentListResponse,
-  agentOut,
-  agentResponse,
-  agentSigningSecretResponse,
-  agentStateOut,
   cloneQuery,
   createAgentBody,
-  createAgentInputOf,
-  createdAgentOut,
-  createdAgentResponse,
   listAgentsQuery,
   overviewQuery,
-  regeneratedKeyOut,
-  signingSecretOut,
   updateAgentBody,
 } from '../../contract/agent';
-import {
-  errorResponses,
-  riskProfileOut,
-  riskProfileResponse,
-  riskProfileSchema,
-} from '../../contract/common';
+import { errorResponses, riskProfileSchema } from '../../contract/common';
+import { agentEndpoints as ep } from '../../endpoints/agents';
 import { callOf } from '../call';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
@@ -70,7 +38,7 @@ const oneAgentRoute = <R extends z.ZodType>(summary: string, response: R) =>
  * The agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
  * update, clone, reset, archive, delete, api-key, regenerate-key, signing-secret, risk profile get/put and
  * `skill.md`.
- * Each parses, calls its use case in `src/application/agents.ts` and presents.
+ * Each serves its endpoint of `src/endpoints/agents.ts` (`skill.md` calls its use case).
  */
 export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
@@ -82,13 +50,10 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'Create an agent with its own key, balance and risk profile (at most 100 per account)',
         body: createAgentBody,
-        response: { 201: createdAgentResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 201: ep.create.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const agent = await createAgent(callOf(request), createAgentInputOf(request.body));
-      return reply.status(201).send(createdAgentOut(agent));
-    },
+    async (request, reply) => reply.status(201).send(await ep.create.run(callOf(request), request.body)),
   );
 
   app.get(
@@ -100,18 +65,10 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: "List the account's agents (archived ones only with include_archived=true)",
         querystring: listAgentsQuery,
-        response: { 200: agentListResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const page = await listAgents(callOf(request), {
-        includeArchived: q.include_archived,
-        limit: q.limit,
-        offset: q.offset,
-      });
-      return { agents: page.agents.map(agentOut), total: page.total };
-    },
+    async (request) => ep.list.run(callOf(request), request.query),
   );
 
   app.get(
@@ -123,22 +80,14 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         security,
         summary: 'Active agents for a dashboard (same shape as the list; archived agents always excluded)',
         querystring: overviewQuery,
-        response: { 200: agentListResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const q = request.query;
-      const page = await listAgents(callOf(request), {
-        includeArchived: false,
-        limit: q.limit,
-        offset: q.offset,
-      });
-      return { agents: page.agents.map(agentOut), total: page.total };
-    },
+    async (request) => ep.list.run(callOf(request), { ...request.query, include_archived: false }),
   );
 
-  app.get('/agents/:agent_id', oneAgentRoute('One agent of the account', agentResponse), async (request) =>
-    agentOut(await getAgent(callOf(request), request.params.agent_id)),
+  app.get('/agents/:agent_id', oneAgentRoute('One agent of the account', ep.get.output), async (request) =>
+    ep.get.run(callOf(request), request.params),
   );
 
   app.put(
@@ -151,13 +100,10 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Partial update: only supplied fields change (null clears an optional label)',
         params: agentIdParams,
         body: updateAgentBody,
-        response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 200: ep.update.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) =>
-      agentStateOut(
-        await updateAgent(callOf(request), request.params.agent_id, agentChangesOf(request.body)),
-      ),
+    async (request) => ep.update.run(callOf(request), { ...request.params, ...request.body }),
   );
 
   app.post(
@@ -170,13 +116,11 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
         summary: 'Copy risk profile, tags, model and framework into a new agent with a fresh balance and key',
         params: agentIdParams,
         querystring: cloneQuery,
-        response: { 201: createdAgentResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 201: ep.clone.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request, reply) => {
-      const agent = await cloneAgent(callOf(request), request.params.agent_id, request.query.new_name);
-      return reply.status(201).send(createdAgentOut(agent));
-    },
+    async (request, reply) =>
+      reply.status(201).send(await ep.clone.run(callOf(request), { ...request.params, ...request.query })),
   );
 
   for (const action of ['reset', 'archive'] as const) {
@@ -192,16 +136,10 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
               ? 'Reset: a new session at the starting balance, status active; trade history kept'
               : 'Archive: data kept, key refused for new trading requests, hidden from default lists',
           params: agentIdParams,
-          response: { 200: agentResponse, ...errorResponses(401, 403, 422, 429) },
+          response: { 200: ep[action].output, ...errorResponses(401, 403, 422, 429) },
         },
       },
-      async (request) => {
-        const call = callOf(request);
-        const agentId = request.params.agent_id;
-        return agentStateOut(
-          action === 'reset' ? await resetAgent(call, agentId) : await archiveAgent(call, agentId),
-        );
-      },
+      async (request) => ep[action].run(callOf(request), request.params),
     );
   }
 
@@ -221,37 +159,36 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      await deleteAgent(callOf(request), request.params.agent_id);
+      await ep.delete.run(callOf(request), request.params);
       return reply.status(204).send(null);
     },
   );
 
   app.get(
     '/agents/:agent_id/api-key',
-    oneAgentRoute("The agent's full API key", agentKeyResponse),
-    async (request) => agentKeyOut(await revealAgentKey(callOf(request), request.params.agent_id)),
+    oneAgentRoute("The agent's full API key", ep.apiKey.output),
+    async (request) => ep.apiKey.run(callOf(request), request.params),
   );
 
   app.post(
     '/agents/:agent_id/regenerate-key',
-    oneAgentRoute('Replace the key; the old key is refused from now on (401)', agentKeyResponse),
-    async (request) => regeneratedKeyOut(await regenerateAgentKey(callOf(request), request.params.agent_id)),
+    oneAgentRoute('Replace the key; the old key is refused from now on (401)', ep.regenerateKey.output),
+    async (request) => ep.regenerateKey.run(callOf(request), request.params),
   );
 
   app.post(
     '/agents/:agent_id/signing-secret',
     oneAgentRoute(
       "A new HMAC signing secret for the agent's key (shown once; the previous one stops verifying)",
-      agentSigningSecretResponse,
+      ep.signingSecret.output,
     ),
-    async (request) =>
-      signingSecretOut(await issueAgentSigningSecret(callOf(request), request.params.agent_id)),
+    async (request) => ep.signingSecret.run(callOf(request), request.params),
   );
 
   app.get(
     '/agents/:agent_id/risk-profile',
-    oneAgentRoute('The effective risk limits of the agent', riskProfileResponse),
-    async (request) => riskProfileOut(await agentRiskProfile(callOf(request), request.params.agent_id)),
+    oneAgentRoute('The effective risk limits of the agent', ep.riskProfile.output),
+    async (request) => ep.riskProfile.run(callOf(request), request.params),
   );
 
   app.put(
@@ -266,11 +203,10 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
           'omitted); applies to its next order',
         params: agentIdParams,
         body: riskProfileSchema,
-        response: { 200: riskProfileResponse, ...errorResponses(401, 403, 422, 429) },
+        response: { 200: ep.setRiskProfile.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) =>
-      riskProfileOut(await updateAgentRiskProfile(callOf(request), request.params.agent_id, request.body)),
+    async (request) => ep.setRiskProfile.run(callOf(request), { ...request.params, ...request.body }),
   );
 
   app.get(

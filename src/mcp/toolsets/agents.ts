@@ -1,46 +1,10 @@
-import { z } from 'zod';
-import {
-  agentRiskProfile,
-  archiveAgent,
-  cloneAgent,
-  createAgent,
-  deleteAgent,
-  getAgent,
-  issueAgentSigningSecret,
-  listAgents,
-  regenerateAgentKey,
-  resetAgent,
-  revealAgentKey,
-  updateAgent,
-  updateAgentRiskProfile,
-} from '../../application/agents';
-import {
-  agentChangesOf,
-  agentIdParams,
-  agentKeyOut,
-  agentKeyResponse,
-  agentListResponse,
-  agentOut,
-  agentResponse,
-  agentSigningSecretResponse,
-  agentStateOut,
-  cloneQuery,
-  createAgentBody,
-  createAgentInputOf,
-  createdAgentOut,
-  createdAgentResponse,
-  listAgentsQuery,
-  regeneratedKeyOut,
-  signingSecretOut,
-  updateAgentBody,
-} from '../../contract/agent';
-import { riskProfileOut, riskProfileResponse, riskProfileSchema } from '../../contract/common';
-import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { agentEndpoints as ep } from '../../endpoints/agents';
+import { DESTRUCTIVE, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
 /**
  * Agent management tools (spec "Agent endpoints"): JWT only, as the routes; the `management` rate-limit group.
- * Each calls its use case in `src/application/agents.ts` as `/agents/*` does.
+ * Each serves its endpoint of `src/endpoints/agents.ts`, as `/agents/*` does.
  */
 
 const common = { toolset: 'agents', auth: 'jwt', rateLimitGroup: 'management' } as const;
@@ -54,17 +18,8 @@ export const agentTools: ToolDef[] = [
     title: 'Agents',
     description:
       "The account's agents (archived ones only with include_archived: true); names are user text.",
-    input: listAgentsQuery,
-    output: agentListResponse,
+    ...servesEndpoint(ep.list),
     annotations: READ,
-    run: async (call, q) => {
-      const page = await listAgents(authed(call), {
-        includeArchived: q.include_archived,
-        limit: q.limit,
-        offset: q.offset,
-      });
-      return { agents: page.agents.map(agentOut), total: page.total };
-    },
     rest: (q, http) => http({ method: 'GET', path: '/agents', query: q }),
     summary: (r) => `${r.agents.length} of ${r.total} agents`,
   }),
@@ -74,10 +29,8 @@ export const agentTools: ToolDef[] = [
     routes: ['GET /agents/{agent_id}'],
     title: 'One agent',
     description: 'One agent of the account: status, starting balance (USDT), risk profile, labels.',
-    input: agentIdParams,
-    output: agentResponse,
+    ...servesEndpoint(ep.get),
     annotations: READ,
-    run: async (call, a) => agentOut(await getAgent(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'GET', path: `/agents/${enc(a.agent_id)}` }),
     summary: (r) => `agent ${r.id} ${r.status}`,
   }),
@@ -89,10 +42,8 @@ export const agentTools: ToolDef[] = [
     description:
       'Creates an agent with its own wallet, API key and risk profile (at most 100 per account): display_name, ' +
       'starting_balance (USDT), labels. The answer holds the new key and signing secret: keep them secret.',
-    input: createAgentBody,
-    output: createdAgentResponse,
+    ...servesEndpoint(ep.create),
     annotations: WRITE,
-    run: async (call, b) => createdAgentOut(await createAgent(authed(call), createAgentInputOf(b))),
     rest: (b, http) => http({ method: 'POST', path: '/agents', body: b }),
     summary: (r) => `agent ${r.agent_id} created`,
   }),
@@ -104,13 +55,9 @@ export const agentTools: ToolDef[] = [
     description:
       'Deletes an agent for good: its wallet, history and key. Destructive: needs confirm: true. ' +
       'BATTLE_INVALID_STATE while it is in a running battle.',
-    input: agentIdParams.extend({ confirm: confirmTrue }),
-    output: z.object({ agent_id: z.string(), deleted: z.literal(true) }),
+    ...servesEndpoint(ep.delete),
+    input: ep.delete.input.extend({ confirm: confirmTrue }),
     annotations: DESTRUCTIVE,
-    run: async (call, a) => {
-      await deleteAgent(authed(call), a.agent_id);
-      return { agent_id: a.agent_id, deleted: true as const };
-    },
     rest: async (a, http) => {
       await http({ method: 'DELETE', path: `/agents/${enc(a.agent_id)}` });
       return { agent_id: a.agent_id, deleted: true as const };
@@ -125,13 +72,8 @@ export const agentTools: ToolDef[] = [
     description:
       'Changes an agent’s profile: display_name, llm_model, framework, strategy_tags (replaced), color, ' +
       'avatar_url; only the fields given change, null clears a label. VALIDATION_ERROR, AGENT_NOT_FOUND.',
-    input: agentIdParams.extend(updateAgentBody.shape).strict(),
-    output: agentResponse,
+    ...servesEndpoint(ep.update),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => {
-      const { agent_id: agentId, ...body } = a;
-      return agentStateOut(await updateAgent(authed(call), agentId, agentChangesOf(body)));
-    },
     rest: (a, http) => {
       const { agent_id: agentId, ...body } = a;
       return http({ method: 'PUT', path: `/agents/${enc(agentId)}`, body });
@@ -146,10 +88,8 @@ export const agentTools: ToolDef[] = [
     description:
       'Creates a new agent with the risk profile, tags, model and framework of agent_id, a fresh starting balance ' +
       'and its own key (new_name, default "<name> (copy)"). The answer holds the new key and signing secret.',
-    input: agentIdParams.extend(cloneQuery.shape),
-    output: createdAgentResponse,
+    ...servesEndpoint(ep.clone),
     annotations: WRITE,
-    run: async (call, a) => createdAgentOut(await cloneAgent(authed(call), a.agent_id, a.new_name)),
     rest: (a, http) =>
       http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/clone`, query: { new_name: a.new_name } }),
     summary: (r) => `agent ${r.agent_id} cloned`,
@@ -162,10 +102,9 @@ export const agentTools: ToolDef[] = [
     description:
       'Starts a new session of the agent’s wallet at its starting balance (positions closed, orders cancelled, ' +
       'history kept) and makes it active. Destructive: needs confirm: true.',
-    input: agentIdParams.extend({ confirm: confirmTrue }).strict(),
-    output: agentResponse,
+    ...servesEndpoint(ep.reset),
+    input: ep.reset.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    run: async (call, a) => agentStateOut(await resetAgent(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/reset` }),
     summary: (r) => `agent ${r.id} reset, ${r.status}`,
   }),
@@ -177,10 +116,9 @@ export const agentTools: ToolDef[] = [
     description:
       'Archives an agent: its data is kept, its key is refused for new trading requests, and lists hide it. ' +
       'Destructive: needs confirm: true.',
-    input: agentIdParams.extend({ confirm: confirmTrue }).strict(),
-    output: agentResponse,
+    ...servesEndpoint(ep.archive),
+    input: ep.archive.input.extend({ confirm: confirmTrue }).strict(),
     annotations: { ...DESTRUCTIVE, idempotentHint: true },
-    run: async (call, a) => agentStateOut(await archiveAgent(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/archive` }),
     summary: (r) => `agent ${r.id} ${r.status}`,
   }),
@@ -191,10 +129,8 @@ export const agentTools: ToolDef[] = [
     title: 'An agent’s API key',
     description:
       'The agent’s full API key (send it as X-API-Key to trade as the agent). Secret: never show it to anyone.',
-    input: agentIdParams,
-    output: agentKeyResponse,
+    ...servesEndpoint(ep.apiKey),
     annotations: READ,
-    run: async (call, a) => agentKeyOut(await revealAgentKey(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'GET', path: `/agents/${enc(a.agent_id)}/api-key` }),
     summary: (r) => `agent ${r.agent_id} key ${r.api_key_preview}`,
   }),
@@ -206,10 +142,9 @@ export const agentTools: ToolDef[] = [
     description:
       'Issues a new key and signing secret for the agent; the old key is refused from then on (every client ' +
       'using it stops working). Destructive: needs confirm: true.',
-    input: agentIdParams.extend({ confirm: confirmTrue }).strict(),
-    output: agentKeyResponse,
+    ...servesEndpoint(ep.regenerateKey),
+    input: ep.regenerateKey.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    run: async (call, a) => regeneratedKeyOut(await regenerateAgentKey(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/regenerate-key` }),
     summary: (r) => `agent ${r.agent_id} new key ${r.api_key_preview}`,
   }),
@@ -221,10 +156,9 @@ export const agentTools: ToolDef[] = [
     description:
       'Issues a new HMAC signing secret for the agent’s key (signed requests, e.g. the Binance API); the previous ' +
       'secret stops verifying. Destructive: needs confirm: true.',
-    input: agentIdParams.extend({ confirm: confirmTrue }).strict(),
-    output: agentSigningSecretResponse,
+    ...servesEndpoint(ep.signingSecret),
+    input: ep.signingSecret.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    run: async (call, a) => signingSecretOut(await issueAgentSigningSecret(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/signing-secret` }),
     summary: (r) => `agent ${r.agent_id} new signing secret`,
   }),
@@ -236,10 +170,8 @@ export const agentTools: ToolDef[] = [
     description:
       'The risk limits in force for an agent: max_position_size_pct, max_order_size_pct (% of equity / cash), ' +
       'daily_loss_limit_pct (% of the starting balance), max_open_orders.',
-    input: agentIdParams,
-    output: riskProfileResponse,
+    ...servesEndpoint(ep.riskProfile),
     annotations: READ,
-    run: async (call, a) => riskProfileOut(await agentRiskProfile(authed(call), a.agent_id)),
     rest: (a, http) => http({ method: 'GET', path: `/agents/${enc(a.agent_id)}/risk-profile` }),
     summary: (r) =>
       `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
@@ -252,13 +184,8 @@ export const agentTools: ToolDef[] = [
     description:
       'Replaces an agent’s risk limits (applies to its next order): max_position_size_pct, daily_loss_limit_pct, ' +
       'max_open_orders required; max_order_size_pct kept when omitted. VALIDATION_ERROR.',
-    input: agentIdParams.extend(riskProfileSchema.shape).strict(),
-    output: riskProfileResponse,
+    ...servesEndpoint(ep.setRiskProfile),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => {
-      const { agent_id: agentId, ...limits } = a;
-      return riskProfileOut(await updateAgentRiskProfile(authed(call), agentId, limits));
-    },
     rest: (a, http) => {
       const { agent_id: agentId, ...body } = a;
       return http({ method: 'PUT', path: `/agents/${enc(agentId)}/risk-profile`, body });
