@@ -14,6 +14,7 @@ import {
   updateAgent,
   updateAgentRiskProfile,
 } from '../application/agents';
+import type { Call } from '../application/call';
 import {
   agentChangesOf,
   agentIdParams,
@@ -41,6 +42,18 @@ import { endpoint } from './endpoint';
  * The agent endpoints (spec "Agent endpoints"): `/agents/*` and the agents MCP toolset serve these. Each parses
  * into its use case of `src/application/agents.ts` and presents with `src/contract/agent.ts`.
  */
+/** An endpoint on one agent (`/agents/{agent_id}/...`): the use case on the agent id, presented with `present`. */
+const onAgent = <O extends z.ZodType, R>(
+  output: O,
+  useCase: (call: Call, agentId: string) => Promise<R>,
+  present: (outcome: R) => z.input<O>,
+) =>
+  endpoint({
+    input: agentIdParams,
+    output,
+    run: async (call, a) => present(await useCase(call, a.agent_id)),
+  });
+
 export const agentEndpoints = {
   list: endpoint({
     input: listAgentsQuery,
@@ -54,11 +67,7 @@ export const agentEndpoints = {
       return { agents: page.agents.map(agentOut), total: page.total };
     },
   }),
-  get: endpoint({
-    input: agentIdParams,
-    output: agentResponse,
-    run: async (call, a) => agentOut(await getAgent(call, a.agent_id)),
-  }),
+  get: onAgent(agentResponse, getAgent, agentOut),
   create: endpoint({
     input: createAgentBody,
     output: createdAgentResponse,
@@ -86,36 +95,12 @@ export const agentEndpoints = {
     output: createdAgentResponse,
     run: async (call, a) => createdAgentOut(await cloneAgent(call, a.agent_id, a.new_name)),
   }),
-  reset: endpoint({
-    input: agentIdParams,
-    output: agentResponse,
-    run: async (call, a) => agentStateOut(await resetAgent(call, a.agent_id)),
-  }),
-  archive: endpoint({
-    input: agentIdParams,
-    output: agentResponse,
-    run: async (call, a) => agentStateOut(await archiveAgent(call, a.agent_id)),
-  }),
-  apiKey: endpoint({
-    input: agentIdParams,
-    output: agentKeyResponse,
-    run: async (call, a) => agentKeyOut(await revealAgentKey(call, a.agent_id)),
-  }),
-  regenerateKey: endpoint({
-    input: agentIdParams,
-    output: agentKeyResponse,
-    run: async (call, a) => regeneratedKeyOut(await regenerateAgentKey(call, a.agent_id)),
-  }),
-  signingSecret: endpoint({
-    input: agentIdParams,
-    output: agentSigningSecretResponse,
-    run: async (call, a) => signingSecretOut(await issueAgentSigningSecret(call, a.agent_id)),
-  }),
-  riskProfile: endpoint({
-    input: agentIdParams,
-    output: riskProfileResponse,
-    run: async (call, a) => riskProfileOut(await agentRiskProfile(call, a.agent_id)),
-  }),
+  reset: onAgent(agentResponse, resetAgent, agentStateOut),
+  archive: onAgent(agentResponse, archiveAgent, agentStateOut),
+  apiKey: onAgent(agentKeyResponse, revealAgentKey, agentKeyOut),
+  regenerateKey: onAgent(agentKeyResponse, regenerateAgentKey, regeneratedKeyOut),
+  signingSecret: onAgent(agentSigningSecretResponse, issueAgentSigningSecret, signingSecretOut),
+  riskProfile: onAgent(riskProfileResponse, agentRiskProfile, riskProfileOut),
   setRiskProfile: endpoint({
     input: agentIdParams.extend(riskProfileSchema.shape).strict(),
     output: riskProfileResponse,
