@@ -337,6 +337,28 @@ export const orderPreviewResponse = z.object({
     .describe('what the order would get now under each fill model (docs/trading-rules.md, "The fill model")'),
 });
 
+/**
+ * Response 200 of `POST /trade/order/oco/preview`: each leg of the OCO as `POST /trade/order/preview` answers an
+ * order (take-profit, then stop-loss), with its `list_role`; nothing placed, so no ids.
+ */
+export const ocoPreviewResponse = z.object({
+  preview: z.literal(true).describe('nothing was placed'),
+  list_kind: z.literal('oco'),
+  list_client_order_id: z.string().optional().describe('present when the body gave one'),
+  fill_model: orderPreviewResponse.shape.fill_model,
+  orders: z
+    .array(
+      orderPreviewResponse.omit({ preview: true, fill_model: true }).extend({
+        list_role: z.enum(['take_profit', 'stop_loss']),
+        client_order_id: z.string().optional().describe('present when the body gave the leg one'),
+      }),
+    )
+    .length(2)
+    .describe(
+      'the take-profit leg, then the stop-loss leg: a leg the current price already reaches is `filled` (`would_fill`) and the other `cancelled` (`cancel_reason` `linked_fill`), as if the list were placed now',
+    ),
+});
+
 /** An order as `GET /trade/order/{id}` and the lists return it (spec). */
 export const orderResponse = z.object({
   order_id: z.string(),

@@ -1,5 +1,11 @@
-import type { ModelPreview, OrderPreviewOutcome, PlaceOrderOutcome } from '../../commands/wallet';
+import type {
+  ModelPreview,
+  OrderPreviewOutcome,
+  PlaceOrderOutcome,
+  PreviewKind,
+} from '../../commands/wallet';
 import type { FillModelName } from '../../domain/fill-model/model';
+import { DomainError } from '../../domain/shared/errors';
 import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/trading/decimal';
 import type {
   OrderCancelledData,
@@ -155,7 +161,7 @@ const cancelledIn = (events: readonly WalletEvent[], orderId: string) =>
  * order's that the current price already reaches), how a resting one would fill later (`liquidity` maker, at most
  * `participation_cap_pct` % of each print's volume under `realistic`), or the error it would get.
  */
-const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillModelName) => {
+const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillModelName, leg = 0) => {
   if (m.kind === 'rejected') {
     return {
       status: 'rejected' as const,
@@ -175,7 +181,7 @@ const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillM
       error: { code: m.error.code, message: m.error.message, details: m.error.details ?? {} },
     };
   }
-  const placed = m.events.find((e) => e.type === 'OrderPlaced')?.data as OrderPlacedData;
+  const placed = placedIn(m.events, leg);
   const fill = m.events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
     | OrderFilledData
     | undefined;
@@ -213,16 +219,24 @@ const modelPreviewOut = (m: ModelPreview, participationPct: number, model: FillM
  * resting order's lock (fill figures null; `marketable` when the current price already reaches a limit); and under
  * each model (`models.realistic`, `models.instant`), the fill or the error it would get.
  */
-export const previewOut = (p: OrderPreviewOutcome) => {
-  const { kind, events } = p;
-  const placed = events.find((e) => e.type === 'OrderPlaced')?.data as OrderPlacedData;
+export const previewOut = (p: OrderPreviewOutcome) => previewOfPlaced(p, 0);
+
+/**
+ * The preview of the `leg`-th order the previewed decision places (0: the order itself, or an OCO's take-profit;
+ * 1: an OCO's stop-loss) under the wallet's model and each model: the figures of {@link previewOut}.
+ */
+const previewOfPlaced = (p: OrderPreviewOutcome, leg: number) => {
+  const { events } = p;
+  const placed = placedIn(events, leg);
   const fill = events.find((e) => e.type === 'OrderFilled' && e.data.order_id === placed.order_id)?.data as
     | OrderFilledData
     | undefined;
-  const ended = kind === 'cancelled' ? cancelledIn(events, placed.order_id) : undefined;
+  const ended = fill ? undefined : cancelledIn(events, placed.order_id);
   return {
     preview: true as const,
-    status: kind,
+    // The decision's own status of this order (`OrderPreviewOutcome.kind` for the first): filled at once, ended at
+    // once without a fill (its time in force, or an OCO sibling's fill), or resting.
+    status: (fill ? 'filled' : ended ? 'cancelled' : 'pending') as PreviewKind,
     ...(ended ? { cancel_reason: ended.reason } : {}),
     would_fill: fill !== undefined,
     symbol: placed.symbol,
@@ -246,9 +260,44 @@ export const previewOut = (p: OrderPreviewOutcome) => {
     priced_at: placed.placed_at,
     fill_model: p.fillModel,
     models: {
-      realistic: modelPreviewOut(p.models.realistic, p.participationPct, 'realistic'),
-      instant: modelPreviewOut(p.models.instant, p.participationPct, 'instant'),
+      realistic: modelPreviewOut(p.models.realistic, p.participationPct, 'realistic', leg),
+      instant: modelPreviewOut(p.models.instant, p.participationPct, 'instant', leg),
     },
+  };
+};
+
+/** The `leg`-th `OrderPlaced` of a previewed decision (placement order: an OCO's take-profit, then its stop-loss). */
+const placedIn = (events: readonly WalletEvent[], leg: number): OrderPlacedData => {
+  const placed = events.filter((e) => e.type === 'OrderPlaced')[leg]?.data as OrderPlacedData | undefined;
+  if (!placed) throw new DomainError('INTERNAL_ERROR', 'the previewed decision placed no such order');
+  return placed;
+};
+
+/**
+ * The answer of `POST /trade/order/oco/preview` (and MCP `place_oco_order` with `dry_run`): each leg of the OCO as
+ * {@link previewOut} answers an order — the take-profit, then the stop-loss —, with its `list_role`. A leg the
+ * current price already reaches previews as filled and its sibling as cancelled (`linked_fill`), as the matching
+ * engine would decide the moment the list is placed. No list id: nothing was placed.
+ */
+export const ocoPreviewOut = (p: OrderPreviewOutcome) => {
+  const legs = p.events.flatMap((e) =>
+    e.type === 'OrderPlaced' && e.data.list_kind === 'oco' ? [e.data] : [],
+  );
+  if (legs.length !== 2) throw new DomainError('INTERNAL_ERROR', 'the previewed decision places no OCO');
+  const listClientOrderId = legs[0]!.list_client_order_id;
+  return {
+    preview: true as const,
+    list_kind: 'oco' as const,
+    ...(listClientOrderId ? { list_client_order_id: listClientOrderId } : {}),
+    fill_model: p.fillModel,
+    orders: legs.map((leg, i) => {
+      const { preview: _preview, fill_model: _model, ...figures } = previewOfPlaced(p, i);
+      return {
+        list_role: leg.list_role as 'take_profit' | 'stop_loss',
+        ...(leg.client_order_id ? { client_order_id: leg.client_order_id } : {}),
+        ...figures,
+      };
+    }),
   };
 };
 

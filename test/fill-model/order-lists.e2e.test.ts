@@ -312,4 +312,89 @@ describe('order lists live over HTTP', () => {
     const balance = (await call('GET', '/account/balance')).body.balances.find((b: any) => b.asset === 'BTC');
     expect(balance.locked).toBe('0.00000000');
   }, 60_000);
+
+  it('POST /trade/order/oco/preview answers each leg now, or the rule the list breaks, and places nothing', async () => {
+    const held = (await call('GET', '/account/balance')).body.balances.find((b: any) => b.asset === 'BTC');
+    expect(dec(held.available).gt(0)).toBe(true);
+    const before = {
+      orders: (await call('GET', '/trade/orders')).body.total,
+      balances: (await call('GET', '/account/balance')).body.balances,
+    };
+    const price = dec((await call('GET', `/market/price/${SYMBOL}`)).body.price);
+    // A take-profit the price already passed (a sell limit 10 % below it) fills at once; its stop-loss is cancelled.
+    const body = {
+      symbol: SYMBOL,
+      side: 'sell',
+      quantity: held.available,
+      take_profit: { price: floorToStep(price.times('0.9'), tick).toFixed(), client_order_id: 'preview-tp' },
+      stop_loss: { trigger_price: floorToStep(price.times('0.5'), tick).toFixed() },
+      list_client_order_id: 'preview-list',
+    };
+    const preview = await call('POST', '/trade/order/oco/preview', body);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    const [tp, sl] = preview.body.orders;
+    expect(preview.body).toMatchObject({
+      preview: true,
+      list_kind: 'oco',
+      list_client_order_id: 'preview-list',
+    });
+    expect(tp).toMatchObject({
+      list_role: 'take_profit',
+      client_order_id: 'preview-tp',
+      status: 'filled',
+      would_fill: true,
+      marketable: true,
+      type: 'limit',
+      models: { realistic: { status: expect.stringMatching(/filled/) }, instant: { status: 'filled' } },
+    });
+    // Never beyond its limit: a sell fills at or above it.
+    expect(dec(tp.executed_price).gte(dec(body.take_profit.price))).toBe(true);
+    expect(sl).toMatchObject({
+      list_role: 'stop_loss',
+      status: 'cancelled',
+      cancel_reason: 'linked_fill',
+      would_fill: false,
+      models: { realistic: { status: 'cancelled' }, instant: { status: 'cancelled' } },
+    });
+    // Far legs: both would rest, sharing one lock of the quantity.
+    const resting = await call('POST', '/trade/order/oco/preview', {
+      ...body,
+      take_profit: { price: floorToStep(price.times('1.5'), tick).toFixed() },
+    });
+    expect(resting.status, JSON.stringify(resting.body)).toBe(200);
+    expect(resting.body.orders.map((o: any) => [o.list_role, o.status, o.lock_asset])).toEqual([
+      ['take_profit', 'pending', 'BTC'],
+      ['stop_loss', 'pending', 'BTC'],
+    ]);
+
+    // More than is held: the list's own refusal (the balance rule), in the error envelope, as placing it would get.
+    const tooMuch = { ...body, quantity: dec(held.available).times(1000).toFixed() };
+    const refused = await call('POST', '/trade/order/oco/preview', tooMuch);
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'INSUFFICIENT_BALANCE',
+      details: { rule: expect.any(String) },
+    });
+    expect(refused.body.error.details.order_id).toBeUndefined();
+    // Bad input: the legs on the wrong sides of each other, and a malformed quantity.
+    const wrong = await call('POST', '/trade/order/oco/preview', {
+      ...body,
+      take_profit: { price: body.stop_loss.trigger_price },
+      stop_loss: { trigger_price: body.take_profit.price },
+    });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error.code).toBe('VALIDATION_ERROR');
+    const malformed = await call('POST', '/trade/order/oco/preview', { ...body, quantity: 'lots' });
+    expect(malformed.status).toBe(422);
+    expect(malformed.body.error.code).toBe('VALIDATION_ERROR');
+
+    // Nothing placed or recorded by any of them.
+    expect((await call('GET', '/trade/orders')).body.total).toBe(before.orders);
+    expect((await call('GET', '/account/balance')).body.balances).toEqual(before.balances);
+    // The refusal placing would get is the preview's (placing records the rejection).
+    const placed = await call('POST', '/trade/order/oco', tooMuch);
+    expect(placed.status).toBe(refused.status);
+    const { order_id: _id, ...placedDetails } = placed.body.error.details;
+    expect(refused.body.error).toEqual({ ...placed.body.error, details: placedDetails });
+  }, 60_000);
 });

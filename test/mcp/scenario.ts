@@ -149,6 +149,30 @@ export const tradingScenario = async (client: Client, rest: Rest) => {
   expect(cancelled).toMatchObject({ order_id: limit.order_id, status: 'cancelled', unlocked_asset: 'USDT' });
   expect((await rest('GET', `/trade/order/${limit.order_id}`)).body.status).toBe('cancelled');
 
+  // An OCO's dry run: a take-profit the price already passed would fill at once and cancel its stop-loss; nothing placed.
+  const ordersBefore = (await rest('GET', '/trade/orders')).body.total;
+  const dryOco = await ok(client, 'place_oco_order', {
+    symbol: 'BTCUSDT',
+    side: 'sell',
+    quantity: '0.01',
+    take_profit: { price: (Number(price.price) * 0.5).toFixed(2) },
+    stop_loss: { trigger_price: (Number(price.price) * 0.25).toFixed(2) },
+    dry_run: true,
+  });
+  expect(dryOco.oco).toBeUndefined();
+  expect(
+    dryOco.preview.orders.map((o: { list_role: string; status: string; would_fill: boolean }) => [
+      o.list_role,
+      o.status,
+      o.would_fill,
+    ]),
+  ).toEqual([
+    ['take_profit', 'filled', true],
+    ['stop_loss', 'cancelled', false],
+  ]);
+  expect(dryOco.preview.orders[1].cancel_reason).toBe('linked_fill');
+  expect((await rest('GET', '/trade/orders')).body.total).toBe(ordersBefore);
+
   // An OCO on the 0.01 BTC held (far legs, so neither fills): one lock of the quantity; cancelling a leg cancels both.
   const oco = (
     await ok(client, 'place_oco_order', {

@@ -18,6 +18,7 @@ import {
   idempotencyHeaders,
   listOrdersQuery,
   ocoInputOf,
+  ocoPreviewResponse,
   ocoResponse,
   openOrdersQuery,
   orderDetailResponse,
@@ -32,6 +33,7 @@ import {
 import {
   cancelAllOut,
   cancelOut,
+  ocoPreviewOut,
   orderDetailOut,
   orderListOut,
   placedOcoOut,
@@ -116,6 +118,32 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         idempotencyKey: request.headers['idempotency-key'],
       });
       return reply.status(201).send(placedOcoOut(placed.outcome));
+    },
+  );
+
+  app.post(
+    '/trade/order/oco/preview',
+    {
+      config: read,
+      schema: {
+        tags,
+        security,
+        summary: 'What an OCO would do now (each leg, or the rule it breaks), without placing it',
+        description:
+          'Same body as `POST /trade/order/oco`. Runs the same guards, 8-step risk chain (both legs together, one ' +
+          'lock) and pricing on the wallet as it is, offers each leg the current price as the matching engine ' +
+          'would, and records nothing: 200 with each leg as `POST /trade/order/preview` answers an order, or the ' +
+          'error the list would get.',
+        body: placeOcoBody,
+        response: {
+          200: ocoPreviewResponse,
+          ...errorResponses(400, 401, 403, 404, 409, 422, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      addServerTiming(reply, 'handler', reply.elapsedTime);
+      return ocoPreviewOut(await previewOrder(callOf(request), ocoInputOf(request.body)));
     },
   );
 

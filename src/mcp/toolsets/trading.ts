@@ -16,6 +16,7 @@ import {
   historyResponse,
   listOrdersQuery,
   ocoInputOf,
+  ocoPreviewResponse,
   ocoResponse,
   openOrdersQuery,
   orderDetailResponse,
@@ -30,6 +31,7 @@ import {
 import {
   cancelAllOut,
   cancelOut,
+  ocoPreviewOut,
   orderDetailOut,
   orderListOut,
   placedOcoOut,
@@ -100,7 +102,8 @@ const orderSummary = (o: z.output<typeof placeOutput>): string => {
 };
 
 const ocoOutput = z.object({
-  oco: ocoResponse.describe('the list and its two legs as placed'),
+  oco: ocoResponse.optional().describe('the list and its two legs as placed'),
+  preview: ocoPreviewResponse.optional().describe('with dry_run: what each leg would do now; nothing placed'),
   idempotent_replay: z.boolean().optional().describe('true when this answers a retry under the same key'),
 });
 
@@ -108,7 +111,7 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...write,
     name: 'place_oco_order',
-    routes: ['POST /trade/order/oco'],
+    routes: ['POST /trade/order/oco', 'POST /trade/order/oco/preview'],
     title: 'Place an OCO (take-profit + stop-loss, one cancels the other)',
     description:
       'Places two linked orders of one quantity: a take_profit leg (type limit at price, the default, or ' +
@@ -116,17 +119,27 @@ export const tradingTools: ToolDef[] = [
       'the take-profit is above and the stop below; for buy the mirror. Both pass the risk chain and share one ' +
       'lock (a sell OCO locks its quantity once). As soon as one leg starts to fill the other is cancelled ' +
       '(linked_fill); cancel_order on either leg cancels both. For exits attached to a new entry, use place_order ' +
-      'with bracket.',
-    input: placeOcoBody.extend({ idempotency_key: idempotencyKey }),
+      'with bracket. dry_run: true previews both legs through the same risk chain without placing them.',
+    input: placeOcoBody.extend({
+      idempotency_key: idempotencyKey,
+      dry_run: z
+        .boolean()
+        .optional()
+        .describe(
+          'true: run the risk chain and price both legs without placing them (POST /trade/order/oco/preview)',
+        ),
+    }),
     output: ocoOutput,
     annotations: WRITE,
     run: async (call, a) => {
-      const { idempotency_key, ...body } = a;
+      const { idempotency_key, dry_run, ...body } = a;
+      if (dry_run) return { preview: ocoPreviewOut(await previewOrder(authed(call), ocoInputOf(body))) };
       const placed = await placeOrder(authed(call), ocoInputOf(body), { idempotencyKey: idempotency_key });
       return { oco: placedOcoOut(placed.outcome), ...(placed.replayed ? { idempotent_replay: true } : {}) };
     },
     rest: async (a, http) => {
-      const { idempotency_key, ...body } = a;
+      const { idempotency_key, dry_run, ...body } = a;
+      if (dry_run) return { preview: await http({ method: 'POST', path: '/trade/order/oco/preview', body }) };
       return {
         oco: await http({
           method: 'POST',
@@ -137,7 +150,11 @@ export const tradingTools: ToolDef[] = [
       };
     },
     summary: (r) =>
-      `OCO ${r.oco.order_list_id}: ${r.oco.orders.map((o) => `${o.list_role} ${o.order_id} ${o.status}`).join(', ')}`,
+      r.preview
+        ? `dry run: OCO ${r.preview.orders.map((o) => `${o.list_role} ${o.status}${o.would_fill ? ` at ${o.executed_price} USDT` : ''}`).join(', ')}; nothing placed`
+        : r.oco
+          ? `OCO ${r.oco.order_list_id}: ${r.oco.orders.map((o) => `${o.list_role} ${o.order_id} ${o.status}`).join(', ')}`
+          : 'no OCO',
   }),
   defineTool({
     ...write,
