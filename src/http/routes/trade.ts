@@ -141,10 +141,7 @@ export const tradeRoutes: FastifyPluginAsyncZod = async (app) => {
         },
       },
     },
-    async (request, reply) => {
-      addServerTiming(reply, 'handler', reply.elapsedTime);
-      return ocoPreviewOut(await previewOrder(callOf(request), ocoInputOf(request.body)));
-    },
+    async (request) => ocoPreviewOut(await previewOrder(callOf(request), ocoInputOf(request.body))),
   );
 
   app.post(
