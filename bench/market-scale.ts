@@ -20,7 +20,9 @@
  *      one step, a market buy of BTCUSDT and of ETHUSDT (so every step values positions), then batches of the
  *      largest size the API takes (100,000 steps) to the end, then `results`: wall time of each part (target ≤ 60 s
  *      at 100 pairs for the whole run), the venue's CPU seconds, and its peak RSS sampled every 100 ms from /proc
- *      (target ≤ 2 GiB) beside the kernel's high-water mark (VmHWM, since the process started).
+ *      (target ≤ 2 GiB) beside the kernel's high-water mark (VmHWM, since the process started);
+ *   6. concurrent (`--concurrent N`): N such backtests at once while a prober reads `/market/price` and places a
+ *      market order every `--every` (20) ms in turn: the prober's p50/p99/max (target p99 ≤ 20 ms).
  *
  * The venue's database is a scratch database `h_bigdata_*` on the PostgreSQL server of `--postgres` or
  * `DATABASE_URL` (dropped at the end), else embedded PGlite in DIR/data-N. `--cpu-prof DIR` runs the venue with
@@ -59,6 +61,8 @@ const options = new Command()
   .option('--cpu-prof <dir>', 'run the venue with --cpu-prof, profiles into this directory')
   .option('--reuse-store', 'keep a store imported by an earlier run (the import is not measured again)')
   .option('--clean', 'delete the generated files and the store of each pair count after it')
+  .option('--concurrent <n>', 'then N such backtests at once beside a prober (0: none)', positiveInt, 0)
+  .option('--every <ms>', 'prober period (ms): a price read and a market order in turn', positiveInt, 20)
   .option('--json <file>', 'also write the results as JSON')
   .parse()
   .opts<{
@@ -77,6 +81,8 @@ const options = new Command()
     cpuProf?: string;
     reuseStore?: boolean;
     clean?: boolean;
+    concurrent: number;
+    every: number;
     json?: string;
   }>();
 
@@ -224,6 +230,7 @@ const runBacktest = async (
   symbols: string[],
   pid: number,
   out: Record<string, any>,
+  quiet = false,
 ) => {
   const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
     const t = performance.now();
@@ -274,7 +281,7 @@ const runBacktest = async (
     const [stepped, ms] = await timed(() => ok('POST', `/backtest/${id}/step/batch`, { steps: BATCH }, auth));
     batches.push({ steps: stepped.step - last.step, ms, rss_after_mib: mib(memoryOf(pid).rss) });
     last = stepped;
-    console.error(`   batch to step ${stepped.step}/${stepped.total_steps}: ${ms} ms`);
+    if (!quiet) console.error(`   batch to step ${stepped.step}/${stepped.total_steps}: ${ms} ms`);
   }
   out.reached = 'results';
   const [results, resultsMs] = await timed(() => ok('GET', `/backtest/${id}/results`, undefined, auth));
@@ -284,6 +291,97 @@ const runBacktest = async (
     total_trades: results.summary?.total_trades,
     reached: 'end',
   });
+};
+
+/**
+ * `--concurrent N` backtests of every pair over the window at once (each its own user: create, start, a step, two
+ * market buys, batches to the end, results), while a prober in this process, open loop, sends one request every
+ * `--every` ms — `GET /market/price/BTCUSDT` and a 0.001 BTC market order (`POST /trade/order`, buys and sells in
+ * turn) alternately, over the 24 agents' keys — each timed from when it was due (no coordinated omission). Reported:
+ * the prober's latency of each kind (target p99 ≤ 20 ms), its statuses, each backtest's parts, the venue's CPU
+ * seconds and peak RSS.
+ */
+const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string[]) => {
+  const users: { auth: Record<string, string>; agent: string }[] = [];
+  for (let i = 0; i < options.concurrent; i++) {
+    const r = await ok('POST', '/auth/register', { display_name: `backtester ${i}` });
+    const l = await ok('POST', '/auth/login', { api_key: r.api_key, api_secret: r.api_secret });
+    const h = { authorization: `Bearer ${l.token}` };
+    const a = await ok('POST', '/agents', { display_name: `bt ${i}` }, h);
+    users.push({ auth: h, agent: a.agent_id as string });
+  }
+  const price: number[] = [];
+  const order: number[] = [];
+  const statuses: Record<string, number> = {};
+  const sampler = rssSampler(venue.pid);
+  const cpu0 = processCpuSeconds(venue.pid) ?? 0;
+  const loadBefore = load();
+  let probing = true;
+  const inflight: Promise<void>[] = [];
+  const t0 = performance.now();
+  const probeLoop = (async () => {
+    for (let tick = 0; probing; ) {
+      const due = t0 + tick * options.every;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const key = keys[tick % keys.length]!;
+      const side = Math.floor(tick / keys.length) % 2 === 0 ? 'buy' : 'sell';
+      tick++;
+      const timed = async (into: number[], label: string, f: () => Promise<{ status: number }>) => {
+        const r = await f().catch(() => ({ status: 0 }));
+        into.push(performance.now() - due);
+        statuses[`${label} ${r.status}`] = (statuses[`${label} ${r.status}`] ?? 0) + 1;
+      };
+      inflight.push(
+        tick % 2 === 1
+          ? timed(price, 'price', () => call('GET', '/market/price/BTCUSDT', undefined, { 'x-api-key': key }))
+          : timed(order, 'order', () =>
+              call(
+                'POST',
+                '/trade/order',
+                { symbol: 'BTCUSDT', side, type: 'market', quantity: '0.001' },
+                { 'x-api-key': key },
+              ),
+            ),
+      );
+    }
+  })();
+  // A second of the prober alone first: its figures beside the backtests' are then comparable.
+  await sleep(1000);
+  const alone = { price: price.length, order: order.length };
+  const runs = await Promise.all(
+    users.map(async (u) => {
+      const out: Record<string, any> = { reached: 'create' };
+      const t = performance.now();
+      try {
+        await runBacktest(u.auth, u.agent, symbols, venue.pid, out, true);
+      } catch (error) {
+        out.error = error instanceof Error ? error.message : String(error);
+      }
+      out.seconds = round((performance.now() - t) / 1000, 1);
+      return out;
+    }),
+  );
+  probing = false;
+  await probeLoop;
+  await Promise.all(inflight);
+  return {
+    backtests: options.concurrent,
+    seconds: round((performance.now() - t0) / 1000, 1),
+    // Latencies while the backtests ran (the first second, the prober alone, is left out).
+    price: summarize(price.slice(alone.price), 2),
+    order: summarize(order.slice(alone.order), 2),
+    prober_alone: {
+      price: summarize(price.slice(0, alone.price), 2),
+      order: summarize(order.slice(0, alone.order), 2),
+    },
+    statuses,
+    venue_cpu_seconds: round((processCpuSeconds(venue.pid) ?? 0) - cpu0, 1),
+    venue_peak_rss_mib: mib(sampler.stop()),
+    load_average_before: loadBefore,
+    load_average_after: load(),
+    runs,
+  };
 };
 
 /** One pair count, end to end. */
@@ -463,6 +561,12 @@ const measure = async (pairs: number) => {
       result.backtest = structuredClone(backtest);
       console.error(JSON.stringify({ ...backtest, batches: undefined }));
     }
+
+    if (options.concurrent > 0) {
+      console.error(`== ${pairs} pairs: ${options.concurrent} backtests at once beside a prober`);
+      result.concurrent = await concurrentBacktests(venue, keys, symbols);
+      console.error(JSON.stringify({ ...result.concurrent, runs: undefined }));
+    }
   } finally {
     await venue?.stop();
     await scratch?.drop();
@@ -506,6 +610,9 @@ const main = async () => {
     outcome: r.backtest?.outcome,
     'start ms': r.backtest?.start_ms,
     'venue peak MiB': r.backtest?.venue_peak_rss_mib,
+    'concurrent probe p99 ms': r.concurrent
+      ? `${r.concurrent.price.p99} / ${r.concurrent.order.p99}`
+      : undefined,
   }));
   console.table(rows);
 };

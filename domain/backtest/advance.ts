@@ -105,11 +105,15 @@ const termsOf = (o: OpenOrder) => {
   return terms;
 };
 
-const pendingBySeries = (wallet: WalletState, market: SessionMarket): Pending[][] => {
+const pendingBySeries = (
+  wallet: WalletState,
+  market: SessionMarket,
+  indexOf: ReadonlyMap<string, number>,
+): Pending[][] => {
   const out: Pending[][] = market.series.map(() => []);
   let seq = 0;
   for (const o of Object.values(wallet.openOrders)) {
-    const index = market.series.findIndex((s) => s.symbol === o.symbol);
+    const index = indexOf.get(o.symbol) ?? -1;
     const terms = termsOf(o);
     if (index < 0 || !terms) continue;
     out[index]!.push({ orderId: o.orderId, seq: seq++, direction: terms.direction, level: terms.level });
@@ -149,8 +153,6 @@ export interface AdvanceResult {
   /** `equity[i]`: USDT, 8 places, at step `fromStep + 1 + i`. */
   equity: string[];
   fills: number;
-  /** Candles closed per series at the final virtual time. */
-  closed: Int32Array;
   /** The final virtual time (ms). */
   at: number;
 }
@@ -190,18 +192,61 @@ export function* advanceSandboxSliced(
   const interval = market.intervalMs;
   const series = market.series;
   const fromTime = startTime + fromStep * interval;
-  const window = market.window;
-  // Indices into the series (`closed`) hold for one position of a chunked window: re-read when it moves.
-  while (window && !window.covers(fromTime, fromTime) && !window.moveTo(fromTime)) yield;
-  let closed = closedAt(market, fromTime);
-  let generation = window?.generation;
+  const indexOf = new Map(series.map((s, i) => [s.symbol, i]));
   const events: WalletEvent[] = [];
   let wallet = input.wallet;
   const meter = new EquityMeter(market);
   meter.load(wallet);
-  let pending = pendingBySeries(wallet, market);
+  let pending = pendingBySeries(wallet, market, indexOf);
   const equity: string[] = new Array(n);
   let fills = 0;
+
+  // The pairs a step walks (issue 24: a step costs what the wallet holds, not the number of pairs): those with a
+  // pending order (their candles are passed) or a holding (the equity reads their closes). A candle of any other
+  // pair changes nothing the step decides, so it is not read. A pair that gains an order or a holding during the
+  // batch joins and is walked to the batch's end. `walked`: their indices, ascending (symbol order).
+  const walked: number[] = [];
+  const isWalked = new Uint8Array(series.length);
+  /** Candles closed per walked pair at the time its walk reached (an index into its resident arrays). */
+  const closed = new Int32Array(series.length);
+  /** The window generation `closed[p]` belongs to (a chunked market's pair moves on its own). */
+  const generations = new Float64Array(series.length);
+  const joining: number[] = [];
+  const join = () => {
+    const want = (p: number | undefined) => {
+      if (p === undefined || isWalked[p]) return;
+      isWalked[p] = 1;
+      joining.push(p);
+    };
+    pending.forEach((orders, p) => {
+      if (orders.length > 0) want(p);
+    });
+    for (const h of Object.values(wallet.holdings)) want(indexOf.get(h.symbol));
+  };
+  /** Makes pair `p` resident over [from, to] (pausing while a worker thread fetches it) and counts its candles closed by `count`. */
+  function* track(p: number, from: number, to: number, count: number): Generator<void, void, void> {
+    const s = series[p]!;
+    const w = s.window;
+    while (w && !w.covers(from, to) && !w.moveTo(from)) yield;
+    closed[p] = closedCount(s, interval, count);
+    generations[p] = w ? w.generation : 0;
+  }
+  /** Adds the joining pairs to `walked`, each counted at `at` if it sorts before `cursor` (passed this step) else at `before`. */
+  function* admit(before: number, at: number, cursor: number): Generator<void, number, void> {
+    while (joining.length > 0) {
+      const p = joining.pop()!;
+      let k = walked.length;
+      while (k > 0 && walked[k - 1]! > p) k--;
+      walked.splice(k, 0, p);
+      if (k < cursor) {
+        cursor++;
+        yield* track(p, before, at, at);
+      } else yield* track(p, before, at, before);
+    }
+    return cursor;
+  }
+  join();
+  yield* admit(fromTime, fromTime, 0);
 
   const passCandle = (p: number, i: number, at: number) => {
     const s = series[p]!;
@@ -256,31 +301,46 @@ export function* advanceSandboxSliced(
       }
     }
     for (const p of placed) offer(p.orderId, p.price);
-    pending = pendingBySeries(wallet, market);
+    pending = pendingBySeries(wallet, market, indexOf);
     meter.load(wallet);
+    join();
   };
 
   let at = fromTime;
   for (let k = 1; k <= n; k++) {
     const before = at;
     at = startTime + (fromStep + k) * interval;
-    if (window && (window.generation !== generation || !window.covers(before, at))) {
-      // The chunk serving this step (from `before` to `at`); a worker thread pauses here while it is fetched.
-      while (!window.covers(before, at) && !window.moveTo(before)) yield;
-      closed = closedAt(market, before);
-      generation = window.generation;
-    }
-    for (let p = 0; p < series.length; p++) {
-      const times = series[p]!.openTime;
+    for (let cursor = 0; cursor < walked.length; ) {
+      const p = walked[cursor++]!;
+      const s = series[p]!;
+      const w = s.window;
+      if (w && (w.generation !== generations[p] || !w.covers(before, at))) {
+        // The chunk serving this step (from `before` to `at`); a worker thread pauses here while it is fetched.
+        yield* track(p, before, at, before);
+      }
+      const times = s.openTime;
       let i = closed[p]!;
       while (i < times.length && times[i]! + interval <= at) {
         if (pending[p]!.length > 0) passCandle(p, i, at);
         i++;
       }
       closed[p] = i;
+      if (joining.length > 0) cursor = yield* admit(before, at, cursor);
+    }
+    // The equity reads every walked pair's close at `at`: a pair moved during the step (by a pause for a chunk, by
+    // another session on the same market) is counted again.
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const p of walked) {
+        const w = series[p]!.window;
+        if (w && w.generation !== generations[p]) {
+          moved = true;
+          yield* track(p, before, at, at);
+        }
+      }
     }
     equity[k - 1] = meter.at(closed);
     if (k % sliceSteps === 0 && k < n) yield;
   }
-  return { events, wallet, equity, fills, closed, at };
+  return { events, wallet, equity, fills, at };
 }

@@ -10,7 +10,7 @@ import { MAX_BATCH_STEPS, totalSteps } from './clock';
 import type { BacktestCommand, BacktestContext } from './commands';
 import { EquityMeter } from './equity';
 import type { BacktestEndedData, BacktestStreamEvent } from './events';
-import type { SessionMarket } from './market';
+import { residentAt, type SessionMarket } from './market';
 import { resolveSessionPairs } from './pairs';
 import {
   type BacktestConfig,
@@ -224,7 +224,7 @@ export function* stepBacktestSliced(
     },
     sliceSteps,
   );
-  const { events: walletEvents, equity, fills, closed, at } = advanced;
+  const { events: walletEvents, equity, fills, at } = advanced;
   const events: BacktestStreamEvent[] = [...walletEvents];
   const toStep = state.step + n;
   events.push({
@@ -240,9 +240,11 @@ export function* stepBacktestSliced(
     },
   });
   if (toStep === config.totalSteps) {
+    // The final prices are every pair's: read them all (the step walked only the pairs the wallet needed).
+    yield* residentAt(market, at);
     events.push({
       type: 'BacktestCompleted',
-      data: ended(config, market, closed, equity[n - 1]!, toStep, state, ctx),
+      data: ended(config, market, closedAt(market, at), equity[n - 1]!, toStep, state, ctx),
     });
   }
   return events;

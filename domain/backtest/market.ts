@@ -46,16 +46,20 @@ export interface PairSeries extends SeriesData {
   lastOpenTime: number | undefined;
   /** Candles missing between the window's first and last candle, at the session's interval. */
   gaps: readonly Gap[];
+  /**
+   * The pair's part of a market read in chunks ({@link MarketWindow}): its arrays hold one chunk of its window and
+   * move on their own, so a step walks and reads only the pairs it needs (issue 24). Absent: the whole window.
+   */
+  window?: PairWindow;
 }
 
 /**
- * The candles a session market holds at a time (issue 24 item 3, `docs/architecture.md`, "Backtests"): a chunk of
- * the window around the virtual clock instead of the whole window. The series' arrays (and so every index into
- * them) belong to one position of the window; reads at virtual time `at` first make sure it covers `at`
- * ({@link positionAt}), and a loop holding indices across steps re-reads them when `generation` changes.
+ * The resident chunk of one pair of a chunked market (issue 24, `docs/architecture.md`, "Backtests"): its arrays
+ * (and every index into them) belong to one position; a read at virtual time `at` first makes sure it covers `at`
+ * ({@link seriesAt}), and a loop holding indices across steps re-reads them when `generation` changes.
  */
-export interface MarketWindow {
-  /** Changes whenever the series' arrays change: indices into them are valid for one generation. */
+export interface PairWindow {
+  /** Changes whenever the pair's arrays change: indices into them are valid for one generation. */
   readonly generation: number;
   /** Every candle with open time ≥ this (ms) up to the window's end is in the arrays; before it at most one. */
   readonly completeFrom: number;
@@ -66,6 +70,27 @@ export interface MarketWindow {
    * synchronously (a worker thread asks for them, then tries again); the arrays are then unchanged.
    */
   moveTo(at: number): boolean;
+  /**
+   * True when a single read at `at` is better served by one candle from the store than by reading the chunk: the
+   * chunk is not at hand and this is the first read of it (a second read there reads the chunk).
+   */
+  prefersPointRead(at: number): boolean;
+}
+
+/**
+ * The candles a session market holds at a time (issue 24 item 3, `docs/architecture.md`, "Backtests"): a chunk of
+ * the window around the virtual clock per pair ({@link PairWindow}, each pair moving on its own) instead of the
+ * whole window. These members act on every pair at once (a read of every pair at one time: {@link positionAt}).
+ */
+export interface MarketWindow {
+  /** Changes whenever any pair's arrays change. */
+  readonly generation: number;
+  /** True when every pair's arrays serve every read at any virtual time in [from, to] (ms). */
+  covers(from: number, to: number): boolean;
+  /** Moves every pair to virtual time `at` (see {@link PairWindow.moveTo}); false when one could not be had. */
+  moveTo(at: number): boolean;
+  /** True when {@link MarketWindow.history} can read the candle store (on the request thread, not a worker's). */
+  readonly readsStore: boolean;
   /**
    * Candles of `symbol` with open time in [from, to] (inclusive; `to` already bounded by the virtual time), read
    * from the candle store: what `closedCandlesBetween` answers for history before `completeFrom`.
@@ -84,16 +109,35 @@ export interface SessionMarket {
 }
 
 /**
- * Makes `market`'s arrays serve reads at virtual time `at` (a no-op without a window or when they already do).
- * Every read at a virtual time goes through it, so sessions sharing one market at different clocks each read their
- * own candles. Throws when the chunk is not at hand (only a worker thread's market can lack one, and its stepping
- * loop fetches chunks before it reads).
+ * Makes every pair's arrays of `market` serve reads at virtual time `at` (a no-op without a window or when they
+ * already do): for reads of every pair at once (the prices of a battle, the final prices). Throws when a chunk is
+ * not at hand (only a worker thread's market can lack one, and its stepping loop fetches chunks before it reads).
  */
 export const positionAt = (market: SessionMarket, at: number): void => {
-  const w = market.window;
-  if (!w || w.covers(at, at)) return;
-  if (!w.moveTo(at)) throw new Error(`the candles of virtual time ${at} are not resident`);
+  for (const s of market.series) seriesAt(s, at);
 };
+
+/**
+ * Makes one pair's arrays serve reads at virtual time `at` (see {@link positionAt}). Every read of a pair at a
+ * virtual time goes through it, so sessions sharing one market at different clocks each read their own candles,
+ * and a read of one pair moves only that pair's chunk.
+ */
+export const seriesAt = (s: PairSeries, at: number): void => {
+  const w = s.window;
+  if (!w || w.covers(at, at)) return;
+  if (!w.moveTo(at)) throw new Error(`the ${s.symbol} candles of virtual time ${at} are not resident`);
+};
+
+/**
+ * A generator that makes every pair of `market` resident at `at`, pausing (yielding) while a worker thread fetches
+ * a chunk it lacks: what a stepping loop runs before it reads every pair (the final prices of a completing session).
+ */
+export function* residentAt(market: SessionMarket, at: number): Generator<void, void, void> {
+  for (const s of market.series) {
+    const w = s.window;
+    while (w && !w.covers(at, at) && !w.moveTo(at)) yield;
+  }
+}
 
 /** Integer 1e-8 units of a normalized 8-decimal string (fast path), else of any decimal string. */
 export const unitsOf = (value: string): number => {
@@ -206,7 +250,14 @@ export const lastClosedIndex = (s: PairSeries, intervalMs: number, at: number): 
 export const lastClosed = (market: SessionMarket, symbol: string, at: number): Candle | undefined => {
   const s = market.bySymbol.get(symbol);
   if (!s) return undefined;
-  positionAt(market, at);
+  if (s.window && !s.window.covers(at, at)) {
+    // A pair not resident at `at` (a price of every pair in a step response): one candle from the store rather
+    // than the pair's whole chunk. The same candle: the last one closed by `at` within the window.
+    if (market.window?.readsStore && s.window.prefersPointRead(at)) {
+      return market.window.history(symbol, 0, at - market.intervalMs, { limit: 1, newest: true })[0];
+    }
+    seriesAt(s, at);
+  }
   const i = lastClosedIndex(s, market.intervalMs, at);
   return i >= 0 ? s.candleAt(i) : undefined;
 };
@@ -225,13 +276,13 @@ export const closedCandlesBetween = (
 ): Candle[] => {
   const s = market.bySymbol.get(symbol);
   if (!s) return [];
-  positionAt(market, at);
+  seriesAt(s, at);
   let hi = Math.min(closedCount(s, market.intervalMs, at), lowerBound(s.openTime, to + 1));
   let lo = lowerBound(s.openTime, from);
   const w = market.window;
-  if (w && from < w.completeFrom) {
+  if (w && s.window && from < s.window.completeFrom) {
     // Older history than the resident chunk holds: read from the store, unless the newest page is resident.
-    const complete = lowerBound(s.openTime, w.completeFrom);
+    const complete = lowerBound(s.openTime, s.window.completeFrom);
     if (!(page?.newest && hi - complete >= page.limit)) {
       return w.history(symbol, from, Math.min(to, at - market.intervalMs), page);
     }
@@ -256,7 +307,7 @@ const DAY_MS = 86_400_000;
 export const quoteVolume24h = (market: SessionMarket, symbol: string, at: number): Dec | undefined => {
   const s = market.bySymbol.get(symbol);
   if (!s) return undefined;
-  positionAt(market, at);
+  seriesAt(s, at);
   const hi = closedCount(s, market.intervalMs, at);
   const lo = closedCount(s, market.intervalMs, at - DAY_MS);
   if (hi <= lo) return undefined;

@@ -7,7 +7,7 @@ import {
 } from '../backtest/advance';
 import { MAX_BATCH_STEPS } from '../backtest/clock';
 import { EquityMeter } from '../backtest/equity';
-import type { SessionMarket } from '../backtest/market';
+import { residentAt, type SessionMarket } from '../backtest/market';
 import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import type { OwnerSnapshot } from '../wallet/commands';
@@ -302,6 +302,8 @@ export function* stepBattleSliced(
   };
   events.push(stepped);
   if (state.step + n === total) {
+    // The rankings mark every pair: read them all (the steps walked only the pairs the sandboxes needed).
+    yield* residentAt(market, at);
     let after = state;
     for (const e of events) after = evolveBattle(after, e);
     events.push(completed(after, 'last_step', historicalRankings(after, market), ctx));

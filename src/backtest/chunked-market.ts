@@ -46,19 +46,26 @@ export const chunkCandlesBound = (spanCandles: number, interval: Interval): numb
 
 /** How a chunked market gets its chunks and its history (the request thread's candle store, or a worker's cache). */
 export interface ChunkSource {
-  /** Chunk `c`'s columns, one per pair in the pairs' order; undefined when not at hand synchronously. */
-  chunk(c: number): readonly SharedSeriesColumns[] | undefined;
+  /** Chunk `c`'s columns of the `i`-th pair (pairs sorted by symbol); undefined when not at hand synchronously. */
+  chunk(c: number, i: number): SharedSeriesColumns | undefined;
+  /** True when chunk `c` of the `i`-th pair is at hand without reading the store. */
+  held?(c: number, i: number): boolean;
   /** Candles of `symbol` with open time in [from, to] (see `MarketWindow.history`); absent off the request thread. */
   history?(symbol: string, from: number, to: number, page?: { limit: number; newest: boolean }): Candle[];
 }
 
 const EMPTY = new Float64Array(0);
 
+const notResident = () => {
+  throw new Error('no chunk of the session window is resident');
+};
+
 /**
- * A session market that holds one chunk of its window at a time (issue 24 item 3; `docs/architecture.md`,
- * "Backtests"): the series' arrays are the current chunk's shared columns, replaced when a read or a step moves
- * past it (`MarketWindow`). Memory is one chunk per pair per market, whatever the window's length. `pairs` sorted
- * by symbol; `spanCandles` candles of `interval` per chunk ahead of its start.
+ * A session market that holds one chunk of its window at a time per pair (issue 24 item 3; `docs/architecture.md`,
+ * "Backtests"): each series' arrays are the current chunk's shared columns of that pair, replaced when a read or a
+ * step of that pair moves past it (`PairWindow`); a pair nothing reads is never read from the store. Memory is at
+ * most one chunk per pair per market, whatever the window's length. `pairs` sorted by symbol; `spanCandles` candles
+ * of `interval` per chunk ahead of its start.
  */
 export const chunkedMarket = (
   interval: Interval,
@@ -68,58 +75,75 @@ export const chunkedMarket = (
 ): SessionMarket => {
   const ms = INTERVAL_MS[interval];
   const span = spanCandles * ms;
-  const series: PairSeries[] = pairs.map((p) => ({
-    symbol: p.filters.symbol,
-    filters: { ...p.filters, status: 'active' },
-    length: p.length,
-    firstOpenTime: p.firstOpenTime,
-    lastOpenTime: p.lastOpenTime,
-    gaps: p.gaps,
-    openTime: EMPTY,
-    open: EMPTY,
-    high: EMPTY,
-    low: EMPTY,
-    close: EMPTY,
-    candleAt: () => {
-      throw new Error('no chunk of the session window is resident');
-    },
-    volumeAt: () => {
-      throw new Error('no chunk of the session window is resident');
-    },
-    quoteUnitsAt: () => {
-      throw new Error('no chunk of the session window is resident');
-    },
-  }));
-  let current: number | undefined;
   let generation = 0;
+  const series: PairSeries[] = pairs.map((p, i) => {
+    let current: number | undefined;
+    let pairGeneration = 0;
+    let pointReadChunk: number | undefined;
+    const s: PairSeries = {
+      symbol: p.filters.symbol,
+      filters: { ...p.filters, status: 'active' },
+      length: p.length,
+      firstOpenTime: p.firstOpenTime,
+      lastOpenTime: p.lastOpenTime,
+      gaps: p.gaps,
+      openTime: EMPTY,
+      open: EMPTY,
+      high: EMPTY,
+      low: EMPTY,
+      close: EMPTY,
+      candleAt: notResident,
+      volumeAt: notResident,
+      quoteUnitsAt: notResident,
+      window: {
+        get generation() {
+          return pairGeneration;
+        },
+        get completeFrom() {
+          return current === undefined ? Number.POSITIVE_INFINITY : current * span - DAY_MS - ms;
+        },
+        covers: (from, to) =>
+          current !== undefined && from >= current * span && to <= (current + 1) * span + ms,
+        moveTo(at) {
+          const c = Math.floor(at / span);
+          if (c === current) return true;
+          const columns = source.chunk(c, i);
+          if (!columns) return false;
+          const data = seriesOfShared(columns);
+          s.openTime = data.openTime;
+          s.open = data.open;
+          s.high = data.high;
+          s.low = data.low;
+          s.close = data.close;
+          s.candleAt = data.candleAt;
+          s.volumeAt = data.volumeAt;
+          s.quoteUnitsAt = data.quoteUnitsAt;
+          current = c;
+          pairGeneration++;
+          generation++;
+          return true;
+        },
+        prefersPointRead(at) {
+          const c = Math.floor(at / span);
+          if (source.held?.(c, i) || pointReadChunk === c) return false;
+          pointReadChunk = c;
+          return true;
+        },
+      },
+    };
+    return s;
+  });
   const window: MarketWindow = {
     get generation() {
       return generation;
     },
-    get completeFrom() {
-      return current === undefined ? Number.POSITIVE_INFINITY : current * span - DAY_MS - ms;
-    },
-    covers: (from, to) => current !== undefined && from >= current * span && to <= (current + 1) * span + ms,
+    covers: (from, to) => series.every((s) => s.window!.covers(from, to)),
     moveTo(at) {
-      const c = Math.floor(at / span);
-      if (c === current) return true;
-      const columns = source.chunk(c);
-      if (!columns) return false;
-      series.forEach((s, i) => {
-        const data = seriesOfShared(columns[i]!);
-        s.openTime = data.openTime;
-        s.open = data.open;
-        s.high = data.high;
-        s.low = data.low;
-        s.close = data.close;
-        s.candleAt = data.candleAt;
-        s.volumeAt = data.volumeAt;
-        s.quoteUnitsAt = data.quoteUnitsAt;
-      });
-      current = c;
-      generation++;
-      return true;
+      let all = true;
+      for (const s of series) if (!s.window!.moveTo(at)) all = false;
+      return all;
     },
+    readsStore: source.history !== undefined,
     history(symbol, from, to, page) {
       if (!source.history) throw new Error('the candle store is not readable on this thread');
       return source.history(symbol, from, to, page);

@@ -27,8 +27,44 @@ export interface BacktestMarketSourceOptions {
   chunkCandles?: number;
 }
 
-/** The scan of a pair's window at load: what the fingerprint and the start response say of it. */
-const scanPair = (
+/**
+ * What the fingerprint and the start response say of a pair's window (every candle with open time before
+ * `endExclusive`), without reading its candles when the store's manifest knows it (issue 24): the count from the
+ * month statistics (reading only the boundary month's blocks), the first open time from the manifest, the last from
+ * one candle, and the gaps the import recorded. Where the manifest cannot say (an interval aggregated from a finer
+ * one, live candles) the window is scanned ({@link scanPair}). `safe` is then not checked here: a chunk whose prices
+ * do not fit exact arithmetic fails when it is read.
+ */
+export const describePair = (
+  store: MarketServices['data']['candles'],
+  symbol: string,
+  interval: Interval,
+  endExclusive: number,
+): { pair: Omit<ChunkedPair, 'filters'>; safe: boolean } => {
+  const recorded = store.servedGaps(symbol, interval);
+  if (!recorded) return scanPair(store, symbol, interval, endExclusive);
+  const range = store.seriesRange(symbol, interval);
+  const empty = {
+    pair: { length: 0, firstOpenTime: undefined, lastOpenTime: undefined, gaps: [] },
+    safe: true,
+  };
+  if (!range || range.first >= endExclusive) return empty;
+  const last = store.queryColumns(symbol, interval, { end: endExclusive - 1, limit: 1 }).openTime[0];
+  if (last === undefined) return empty;
+  return {
+    pair: {
+      length: store.count(symbol, interval, range.first, endExclusive),
+      firstOpenTime: range.first,
+      lastOpenTime: last,
+      // Gaps between two candles of the window: the next candle (the gap's end) at or before the last.
+      gaps: recorded.filter((g) => g.end <= last),
+    },
+    safe: true,
+  };
+};
+
+/** The scan of a pair's window, a bounded piece at a time: {@link describePair} where the manifest cannot say. */
+export const scanPair = (
   store: MarketServices['data']['candles'],
   symbol: string,
   interval: Interval,
@@ -128,7 +164,7 @@ export const backtestMarketSource = (
       for (const symbol of pairs) {
         const filters = market.pair(symbol);
         if (!filters) return { error: `pair ${symbol} is no longer known to the market data` };
-        const { pair, safe } = scanPair(store, symbol, interval, endExclusive);
+        const { pair, safe } = describePair(store, symbol, interval, endExclusive);
         if (pair.length === 0) return { error: `no ${interval} candles of ${symbol} are loaded` };
         if (!safe) return { error: `a ${symbol} price is too large for exact backtest arithmetic` };
         const name = `${interval}|${end}|${chunkCandles}|${symbol}:${pair.length}:${pair.firstOpenTime}:${pair.lastOpenTime}`;
@@ -147,9 +183,9 @@ export const backtestMarketSource = (
         const p = sorted[i]!;
         return readChunk(p.filters.symbol, p.name, interval, end, c);
       };
-      const chunk = (c: number) => sorted.map((_, i) => readPair(c, i));
       const built = chunkedMarket(interval, sorted, chunkCandles, {
-        chunk,
+        chunk: readPair,
+        held: (c, i) => chunks.has(`${sorted[i]!.name}|${c}`),
         history(symbol, from, to, page) {
           // Closed by the virtual time (`to`) and inside the window (open + interval ≤ end).
           const last = Math.min(to, endExclusive - 1);

@@ -1,13 +1,7 @@
 import type { LoadedSession } from '../../commands/backtest';
 import { progressPct } from '../../domain/backtest/clock';
 import type { BacktestStreamEvent } from '../../domain/backtest/events';
-import {
-  closedCandlesBetween,
-  lastClosed,
-  lastClosedIndex,
-  positionAt,
-  type SessionMarket,
-} from '../../domain/backtest/market';
+import { closedCandlesBetween, lastClosed, type SessionMarket } from '../../domain/backtest/market';
 import type { BacktestConfig } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
 import { computePerformance } from '../../domain/metrics/performance';
@@ -162,10 +156,10 @@ export const stepOut = (
   const config = session.state.config!;
   const at = virtualTimeOf(session);
   const prices: Record<string, StepPrice> = {};
-  positionAt(market, at);
+  // Every pair's last candle: from its resident chunk, or one candle from the store for a pair the step did not walk.
   for (const s of market.series) {
-    const i = lastClosedIndex(s, market.intervalMs, at);
-    if (i >= 0) prices[s.symbol] = stepPrice(s.candleAt(i));
+    const c = lastClosed(market, s.symbol, at);
+    if (c) prices[s.symbol] = stepPrice(c);
   }
   const portfolio = portfolioOut(session, market);
   const filled = [];

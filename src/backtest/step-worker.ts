@@ -48,8 +48,8 @@ export interface StepTask {
   /** Wall clock of the command (ms). */
   now: number;
   /**
-   * A chunked market's channel to the request thread: the thread posts a chunk number and is answered
-   * `{ c, columns }` (or `{ c, error }`).
+   * A chunked market's channel to the request thread: the thread posts `{ c, i }` (chunk `c` of the `i`-th pair)
+   * and is answered `{ c, i, columns }` (or `{ c, i, error }`).
    */
   port?: MessagePort;
   /** Steps between two checks of the slice's time. */
@@ -87,24 +87,20 @@ const markets = new LRUCache<string, SessionMarket>({
 });
 
 /**
- * Chunks of chunked markets seen by this thread (market key and chunk number), bounded by candles referenced: the
- * memory is the request thread's shared columns, so a chunk held here costs nothing more unless the request thread
- * has let it go.
+ * Chunks of chunked markets' pairs seen by this thread (market key, chunk number and pair), bounded by candles
+ * referenced: the memory is the request thread's shared columns, so a chunk held here costs nothing more unless the
+ * request thread has let it go.
  */
-const chunks = new LRUCache<string, readonly SharedSeriesColumns[]>({
+const chunks = new LRUCache<string, SharedSeriesColumns>({
   maxSize: WORKER_CANDLES,
-  sizeCalculation: (columns) =>
-    Math.max(
-      1,
-      columns.reduce((n, c) => n + c.openTime.length, 0),
-    ),
+  sizeCalculation: (columns) => Math.max(1, columns.openTime.length),
 });
 
-/** The chunk a chunked market of this thread lacked (its stepping loop paused for it), by market. */
-const missing = new WeakMap<SessionMarket, number>();
+/** The chunk of a pair a chunked market of this thread lacked (its stepping loop paused for it), by market. */
+const missing = new WeakMap<SessionMarket, { c: number; i: number }>();
 
-/** Where a chunk received for a market goes. */
-const received = new WeakMap<SessionMarket, (c: number, columns: readonly SharedSeriesColumns[]) => void>();
+/** Where a chunk received for a market's pair goes. */
+const received = new WeakMap<SessionMarket, (c: number, i: number, columns: SharedSeriesColumns) => void>();
 
 /** The market a task's transfer describes, built on this thread (chunked: chunks from the cache, else asked for). */
 const marketOf = (key: string, transfer: MarketTransfer): SessionMarket => {
@@ -114,40 +110,41 @@ const marketOf = (key: string, transfer: MarketTransfer): SessionMarket => {
       transfer.pairs.map((p) => ({ filters: p.filters, data: seriesOfShared(p.shared) })),
     );
   }
-  // The chunk fetched last stays at hand even if the cache cannot hold it (a chunk larger than the cache).
-  let last: { c: number; columns: readonly SharedSeriesColumns[] } | undefined;
+  // The chunk fetched last per pair stays at hand even if the cache cannot hold it (a chunk larger than the cache).
+  const last = new Map<number, { c: number; columns: SharedSeriesColumns }>();
   const built: SessionMarket = chunkedMarket(
     transfer.interval,
     transfer.chunked.pairs,
     transfer.chunked.spanCandles,
     {
-      chunk(c) {
-        if (last?.c === c) return last.columns;
-        const known = chunks.get(`${key}|${c}`);
+      chunk(c, i) {
+        const kept = last.get(i);
+        if (kept?.c === c) return kept.columns;
+        const known = chunks.get(`${key}|${c}|${i}`);
         if (known) return known;
-        missing.set(built, c);
+        missing.set(built, { c, i });
         return undefined;
       },
     },
   );
-  received.set(built, (c, columns) => {
-    last = { c, columns };
-    chunks.set(`${key}|${c}`, columns);
+  received.set(built, (c, i, columns) => {
+    last.set(i, { c, columns });
+    chunks.set(`${key}|${c}|${i}`, columns);
   });
   return built;
 };
 
-/** Asks the request thread for chunk `c` on `port` and waits for it. */
-const fetchChunk = (port: MessagePort, c: number): Promise<readonly SharedSeriesColumns[]> =>
+/** Asks the request thread for chunk `c` of pair `i` on `port` and waits for it. */
+const fetchChunk = (port: MessagePort, c: number, i: number): Promise<SharedSeriesColumns> =>
   new Promise((resolve, reject) => {
-    const answer = (m: { c: number; columns?: readonly SharedSeriesColumns[]; error?: string }) => {
-      if (m.c !== c) return;
+    const answer = (m: { c: number; i: number; columns?: SharedSeriesColumns; error?: string }) => {
+      if (m.c !== c || m.i !== i) return;
       port.off('message', answer);
       if (m.columns) resolve(m.columns);
-      else reject(new Error(m.error ?? `chunk ${c} could not be read`));
+      else reject(new Error(m.error ?? `chunk ${c} of pair ${i} could not be read`));
     };
     port.on('message', answer);
-    port.postMessage(c);
+    port.postMessage({ c, i });
   });
 
 /**
@@ -195,7 +192,7 @@ export default async (task: StepTask): Promise<StepAnswer> => {
         // The clock reached a chunk this thread lacks: ask the request thread for it, then resume.
         missing.delete(market);
         if (!task.port) throw new Error('a chunked market needs a channel to the request thread');
-        received.get(market)!(need, await fetchChunk(task.port, need));
+        received.get(market)!(need.c, need.i, await fetchChunk(task.port, need.c, need.i));
         sliceStart = performance.now();
         continue;
       }

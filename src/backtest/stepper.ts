@@ -1,5 +1,4 @@
 import os from 'node:os';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { type BacktestStepper, decisionIds, type StepRequest } from '../../commands/backtest';
@@ -134,17 +133,12 @@ export const createPooledStepper = (
       // A chunked market: the thread asks for each chunk its clock reaches on this channel; the answer shares the
       // request thread's columns (shared memory), read from the candle store here.
       const channel = new MessageChannel();
-      channel.port1.on('message', async (c: number) => {
+      channel.port1.on('message', ({ c, i }: { c: number; i: number }) => {
+        // One pair's chunk per message (a step reads only the pairs it walks), read from the candle store here.
         try {
-          // One pair's read per turn of the event loop: a chunk of many pairs does not hold the request thread.
-          const columns: SharedSeriesColumns[] = [];
-          for (let i = 0; i < chunks.pairs; i++) {
-            columns.push(chunks.read(c, i));
-            await nextTurn();
-          }
-          channel.port1.postMessage({ c, columns });
+          channel.port1.postMessage({ c, i, columns: chunks.read(c, i) });
         } catch (error) {
-          channel.port1.postMessage({ c, error: error instanceof Error ? error.message : String(error) });
+          channel.port1.postMessage({ c, i, error: error instanceof Error ? error.message : String(error) });
         }
       });
       try {

@@ -109,6 +109,14 @@ export class MarketCandles {
     return b.openTime > a.openTime ? b : a;
   }
 
+  /**
+   * Gaps of the served series of `symbol` at `interval` known without reading candles (the store's manifest, see
+   * `ColumnStore.servedGaps`); undefined when they need a read (an aggregated interval, or live candles).
+   */
+  servedGaps(symbol: string, interval: Interval): Gap[] | undefined {
+    return this.live.has(symbol) ? undefined : this.store.servedGaps(symbol, interval);
+  }
+
   /** Served candles of `symbol` at `interval` opening in [start, end). */
   count(symbol: string, interval: Interval, start: number, end: number): number {
     return this.live.has(symbol)

@@ -282,6 +282,18 @@ export class ColumnStore {
     return this.gapCache;
   }
 
+  /**
+   * Gaps of one served series from the manifest, without reading a candle: those of the native series when every
+   * served month of `interval` is the native one (what the import recorded); undefined when a month is aggregated
+   * from a finer interval (its gaps at `interval` are known only by reading it).
+   */
+  servedGaps(symbol: string, interval: Interval): Gap[] | undefined {
+    this.refresh();
+    const months = this.servedMonths(symbol, interval);
+    if (months.length === 0 || months.some(([, m]) => m.from !== 'native')) return undefined;
+    return this.seriesGaps(symbol, interval);
+  }
+
   /** Gaps of one native series: inside its months and between them. */
   seriesGaps(symbol: string, interval: Interval): Gap[] {
     const ms = INTERVAL_MS[interval];
