@@ -31,6 +31,7 @@ import { Command } from 'commander';
 import pg from 'pg';
 import { Agent } from 'undici';
 import { positiveInt } from './options';
+import { startProber } from './prober';
 import { venueClient } from './venue-client';
 
 const options = new Command()
@@ -181,48 +182,13 @@ const main = async () => {
     }
 
     const phase = async (batches: number) => {
-      const price: number[] = [];
-      const order: number[] = [];
-      const statuses: Record<string, number> = {};
       let peakRss = rssOf(pid);
       const rssTimer = setInterval(() => {
         peakRss = Math.max(peakRss, rssOf(pid));
       }, 100);
-      let probing = true;
-      let tick = 0;
-      const inflight: Promise<void>[] = [];
-      const t0 = performance.now();
+      const prober = startProber(call, keys, options.every);
+      const t0 = prober.startedAt;
       const wall0 = Date.now();
-      const probeLoop = (async () => {
-        while (probing) {
-          const due = t0 + tick * options.every;
-          const wait = due - performance.now();
-          if (wait > 0) await sleep(wait);
-          const key = keys[tick % keys.length]!;
-          const side = Math.floor(tick / keys.length) % 2 === 0 ? 'buy' : 'sell';
-          tick++;
-          const timedCall = async (into: number[], label: string, f: () => Promise<{ status: number }>) => {
-            const r = await f().catch(() => ({ status: 0 }));
-            into.push(performance.now() - due);
-            statuses[`${label} ${r.status}`] = (statuses[`${label} ${r.status}`] ?? 0) + 1;
-          };
-          // One request per tick, a price read and a market order in turn.
-          inflight.push(
-            tick % 2 === 1
-              ? timedCall(price, 'price', () =>
-                  call('GET', '/market/price/BTCUSDT', undefined, { 'x-api-key': key }),
-                )
-              : timedCall(order, 'order', () =>
-                  call(
-                    'POST',
-                    '/trade/order',
-                    { symbol: 'BTCUSDT', side, type: 'market', quantity: '0.001' },
-                    { 'x-api-key': key },
-                  ),
-                ),
-          );
-        }
-      })();
       const minimum = sleep(options.seconds * 1000);
       const runs = users.slice(0, batches).map(async (u) => {
         const created = await ok(
@@ -251,9 +217,7 @@ const main = async () => {
       });
       const batchResults = await Promise.all(runs);
       await minimum;
-      probing = false;
-      await probeLoop;
-      await Promise.all(inflight);
+      const { price, order, statuses } = await prober.stop();
       clearInterval(rssTimer);
       const out = {
         batches,

@@ -42,6 +42,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Agent } from 'undici';
 import { positiveInt } from './options';
+import { startProber } from './prober';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
 import { venueClient } from './venue-client';
 
@@ -310,42 +311,11 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     const a = await ok('POST', '/agents', { display_name: `bt ${i}` }, h);
     users.push({ auth: h, agent: a.agent_id as string });
   }
-  const price: number[] = [];
-  const order: number[] = [];
-  const statuses: Record<string, number> = {};
   const sampler = rssSampler(venue.pid);
   const cpu0 = processCpuSeconds(venue.pid) ?? 0;
   const loadBefore = load();
-  let probing = true;
-  const inflight: Promise<void>[] = [];
-  const t0 = performance.now();
-  const probeLoop = (async () => {
-    for (let tick = 0; probing; ) {
-      const due = t0 + tick * options.every;
-      const wait = due - performance.now();
-      if (wait > 0) await sleep(wait);
-      const key = keys[tick % keys.length]!;
-      const side = Math.floor(tick / keys.length) % 2 === 0 ? 'buy' : 'sell';
-      tick++;
-      const timed = async (into: number[], label: string, f: () => Promise<{ status: number }>) => {
-        const r = await f().catch(() => ({ status: 0 }));
-        into.push(performance.now() - due);
-        statuses[`${label} ${r.status}`] = (statuses[`${label} ${r.status}`] ?? 0) + 1;
-      };
-      inflight.push(
-        tick % 2 === 1
-          ? timed(price, 'price', () => call('GET', '/market/price/BTCUSDT', undefined, { 'x-api-key': key }))
-          : timed(order, 'order', () =>
-              call(
-                'POST',
-                '/trade/order',
-                { symbol: 'BTCUSDT', side, type: 'market', quantity: '0.001' },
-                { 'x-api-key': key },
-              ),
-            ),
-      );
-    }
-  })();
+  const prober = startProber(call, keys, options.every);
+  const { price, order } = prober.record;
   // A second of the prober alone first: its figures beside the backtests' are then comparable.
   await sleep(1000);
   const alone = { price: price.length, order: order.length };
@@ -362,12 +332,10 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
       return out;
     }),
   );
-  probing = false;
-  await probeLoop;
-  await Promise.all(inflight);
+  const { statuses } = await prober.stop();
   return {
     backtests: options.concurrent,
-    seconds: round((performance.now() - t0) / 1000, 1),
+    seconds: round((performance.now() - prober.startedAt) / 1000, 1),
     // Latencies while the backtests ran (the first second, the prober alone, is left out).
     price: summarize(price.slice(alone.price), 2),
     order: summarize(order.slice(alone.order), 2),

@@ -27,6 +27,14 @@ export interface BacktestMarketSourceOptions {
   chunkCandles?: number;
 }
 
+/** What a pair's window holds before `endExclusive` (ms), and whether its prices fit exact arithmetic. */
+type DescribePair = (
+  store: MarketServices['data']['candles'],
+  symbol: string,
+  interval: Interval,
+  endExclusive: number,
+) => { pair: Omit<ChunkedPair, 'filters'>; safe: boolean };
+
 /**
  * What the fingerprint and the start response say of a pair's window (every candle with open time before
  * `endExclusive`), without reading its candles when the store's manifest knows it (issue 24): the count from the
@@ -35,12 +43,7 @@ export interface BacktestMarketSourceOptions {
  * one, live candles) the window is scanned ({@link scanPair}). `safe` is then not checked here: a chunk whose prices
  * do not fit exact arithmetic fails when it is read.
  */
-export const describePair = (
-  store: MarketServices['data']['candles'],
-  symbol: string,
-  interval: Interval,
-  endExclusive: number,
-): { pair: Omit<ChunkedPair, 'filters'>; safe: boolean } => {
+export const describePair: DescribePair = (store, symbol, interval, endExclusive) => {
   const recorded = store.servedGaps(symbol, interval);
   if (!recorded) return scanPair(store, symbol, interval, endExclusive);
   const range = store.seriesRange(symbol, interval);
@@ -64,12 +67,7 @@ export const describePair = (
 };
 
 /** The scan of a pair's window, a bounded piece at a time: {@link describePair} where the manifest cannot say. */
-export const scanPair = (
-  store: MarketServices['data']['candles'],
-  symbol: string,
-  interval: Interval,
-  endExclusive: number,
-): { pair: Omit<ChunkedPair, 'filters'>; safe: boolean } => {
+export const scanPair: DescribePair = (store, symbol, interval, endExclusive) => {
   const ms = INTERVAL_MS[interval];
   const range = store.seriesRange(symbol, interval);
   let length = 0;
