@@ -1,17 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { leaderboard, performance, portfolioHistory } from '../../application/analytics';
-import {
-  historyQuery,
-  historyResponse,
-  leaderboardOut,
-  leaderboardQuery,
-  leaderboardResponse,
-  performanceOut,
-  performanceQuery,
-  performanceResponse,
-  portfolioHistoryOut,
-} from '../../contract/analytics';
 import { errorResponses } from '../../contract/common';
+import { analyticsEndpoints as ep } from '../../endpoints/analytics';
 import { callOf } from '../call';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
@@ -22,7 +11,8 @@ const config = { auth: 'key-or-jwt', rateLimitGroup: 'analytics' } as const;
 /**
  * Analytics endpoints (spec "Analytics endpoints", docs/analytics.md): performance metrics of a period, the
  * equity history, the leaderboard. Scoped like the account endpoints: an agent key or a JWT with `X-Agent-Id`
- * gives that agent's wallet, otherwise the account's own (spec "Authentication" rules 4 and 5).
+ * gives that agent's wallet, otherwise the account's own (spec "Authentication" rules 4 and 5). Each serves its
+ * endpoint of `src/endpoints/analytics.ts`.
  */
 export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
@@ -36,15 +26,11 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
         description:
           'Ratios from the returns between equity snapshots (1-minute snapshots for `1d`, hourly ones otherwise); ' +
           'trade figures from the fills of the period. The period is clipped to the current session.',
-        querystring: performanceQuery,
-        response: { 200: performanceResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        querystring: ep.performance.input,
+        response: { 200: ep.performance.output, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const { period } = request.query;
-      const { owner, result } = await performance(callOf(request), period);
-      return performanceOut(period, owner, result);
-    },
+    async (request) => ep.performance.run(callOf(request), request.query),
   );
 
   app.get(
@@ -59,15 +45,11 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
           'Each snapshot values cash, locked cash and positions at the marks recorded at its time (the first ' +
           'marks of each minute, hour or UTC day); `1m` snapshots are kept for 25 hours. Every session of the ' +
           'wallet is included (`session_id`).',
-        querystring: historyQuery,
-        response: { 200: historyResponse, ...errorResponses(401, 403, 404, 422, 429) },
+        querystring: ep.history.input,
+        response: { 200: ep.history.output, ...errorResponses(401, 403, 404, 422, 429) },
       },
     },
-    async (request) => {
-      const { interval } = request.query;
-      const { owner, rows } = await portfolioHistory(callOf(request), request.query);
-      return portfolioHistoryOut(interval, owner, rows);
-    },
+    async (request) => ep.history.run(callOf(request), request.query),
   );
 
   app.get(
@@ -82,13 +64,10 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
           "One entry per wallet: an account's own (`agent_id` null, the account's display name) or an agent's " +
           "(the agent's display name). ROI is measured from the equity the period opened with to now; no balance " +
           'figures are shown. Equal ROIs share a rank.',
-        querystring: leaderboardQuery,
-        response: { 200: leaderboardResponse, ...errorResponses(401, 403, 422, 429) },
+        querystring: ep.leaderboard.input,
+        response: { 200: ep.leaderboard.output, ...errorResponses(401, 403, 422, 429) },
       },
     },
-    async (request) => {
-      const { period } = request.query;
-      return leaderboardOut(period, await leaderboard(callOf(request), period));
-    },
+    async (request) => ep.leaderboard.run(callOf(request), request.query),
   );
 };

@@ -1,20 +1,9 @@
-import { leaderboard, performance, portfolioHistory } from '../../application/analytics';
-import {
-  historyQuery,
-  historyResponse,
-  leaderboardOut,
-  leaderboardQuery,
-  leaderboardResponse,
-  performanceOut,
-  performanceQuery,
-  performanceResponse,
-  portfolioHistoryOut,
-} from '../../contract/analytics';
-import { authed, defineTool, READ, type ToolDef } from '../tool';
+import { analyticsEndpoints as ep } from '../../endpoints/analytics';
+import { defineTool, READ, servesEndpoint, type ToolDef } from '../tool';
 
 /**
  * Analytics tools (spec "Analytics endpoints", docs/analytics.md): performance metrics, the equity history and the
- * leaderboard, each calling its use case in `src/application/analytics.ts` as `/analytics/*` does; the `analytics`
+ * leaderboard, each serving its endpoint of `src/endpoints/analytics.ts` as `/analytics/*` does; the `analytics`
  * rate-limit group (120 per minute).
  */
 
@@ -35,12 +24,7 @@ export const analyticsTools: ToolDef[] = [
       'Performance of the current session over a period (1d, 7d, 30d, 90d, all): Sharpe and Sortino ratios, max ' +
       'drawdown (%), win rate (%), profit factor, average win/loss and best/worst trade (USDT), trade counts. A ' +
       'metric that cannot be computed yet is "0.00000000" and named in undefined_metrics.',
-    input: performanceQuery,
-    output: performanceResponse,
-    run: async (call, a) => {
-      const { owner, result } = await performance(authed(call), a.period);
-      return performanceOut(a.period, owner, result);
-    },
+    ...servesEndpoint(ep.performance),
     rest: (a, http) => http({ method: 'GET', path: '/analytics/performance', query: a }),
     summary: (r) =>
       `${r.period}: ${r.total_trades} trades, win rate ${r.win_rate} %, Sharpe ${r.sharpe_ratio}`,
@@ -52,12 +36,7 @@ export const analyticsTools: ToolDef[] = [
     title: 'Equity history',
     description:
       'Equity snapshots (USDT) of the wallet at 1m, 1h or 1d, the newest limit (1–1000), oldest first.',
-    input: historyQuery,
-    output: historyResponse,
-    run: async (call, a) => {
-      const { owner, rows } = await portfolioHistory(authed(call), a);
-      return portfolioHistoryOut(a.interval, owner, rows);
-    },
+    ...servesEndpoint(ep.history),
     rest: (a, http) => http({ method: 'GET', path: '/analytics/portfolio/history', query: a }),
     summary: (r) => `${r.snapshots.length} ${r.interval} snapshots`,
   }),
@@ -68,9 +47,7 @@ export const analyticsTools: ToolDef[] = [
     title: 'Leaderboard',
     description:
       'The top 50 wallets by ROI (%) over a period (default 30d); display names are user text, shown as data.',
-    input: leaderboardQuery,
-    output: leaderboardResponse,
-    run: async (call, a) => leaderboardOut(a.period, await leaderboard(authed(call), a.period)),
+    ...servesEndpoint(ep.leaderboard),
     rest: (a, http) => http({ method: 'GET', path: '/analytics/leaderboard', query: a }),
     summary: (r) => `${r.rankings.length} ranked wallets`,
   }),

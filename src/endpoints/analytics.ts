@@ -1,0 +1,41 @@
+import { leaderboard, performance, portfolioHistory } from '../application/analytics';
+import {
+  historyQuery,
+  historyResponse,
+  leaderboardOut,
+  leaderboardQuery,
+  leaderboardResponse,
+  performanceOut,
+  performanceQuery,
+  performanceResponse,
+  portfolioHistoryOut,
+} from '../contract/analytics';
+import { endpoint } from './endpoint';
+
+/**
+ * The analytics endpoints (spec "Analytics endpoints", docs/analytics.md): `/analytics/*` and the analytics MCP
+ * toolset serve these, each its use case of `src/application/analytics.ts` presented with `src/contract/analytics.ts`.
+ */
+export const analyticsEndpoints = {
+  performance: endpoint({
+    input: performanceQuery,
+    output: performanceResponse,
+    run: async (call, a) => {
+      const { owner, result } = await performance(call, a.period);
+      return performanceOut(a.period, owner, result);
+    },
+  }),
+  history: endpoint({
+    input: historyQuery,
+    output: historyResponse,
+    run: async (call, a) => {
+      const { owner, rows } = await portfolioHistory(call, a);
+      return portfolioHistoryOut(a.interval, owner, rows);
+    },
+  }),
+  leaderboard: endpoint({
+    input: leaderboardQuery,
+    output: leaderboardResponse,
+    run: async (call, a) => leaderboardOut(a.period, await leaderboard(call, a.period)),
+  }),
+};
