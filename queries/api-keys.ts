@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { AccountStatus } from '../domain/account/state';
+import type { AgentStatus } from '../domain/agent/state';
 import type { ReadModels } from '../projections/read-models';
 
 /** The owner of a valid API key. */
@@ -23,4 +25,50 @@ export const findApiKeyOwner = async (
     .where('key_hash', '=', keyHash)
     .executeTakeFirst();
   return row ? { ownerType: row.owner_type, accountId: row.account_id, agentId: row.agent_id } : undefined;
+};
+
+/**
+ * What authenticating an API key needs, in one statement (ARCHITECTURE §12): the key's owner, its account's status
+ * and credentials version, and for an agent key the agent's account and status (`undefined` when the key is unknown;
+ * `account`/`agent` null when their row is missing). The same rows {@link findApiKeyOwner},
+ * `getAccountAuthState` and `getAgentOwnership` read one by one.
+ */
+export const findApiKeyAuth = async (
+  db: Kysely<ReadModels>,
+  keyHash: string,
+): Promise<
+  | {
+      owner: ApiKeyOwner;
+      account: { status: AccountStatus; credentialsVersion: number } | null;
+      agent: { accountId: string; status: AgentStatus } | null;
+    }
+  | undefined
+> => {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .leftJoin('accounts as a', 'a.account_id', 'k.account_id')
+    .leftJoin('agents as g', 'g.agent_id', 'k.agent_id')
+    .select([
+      'k.owner_type',
+      'k.account_id',
+      'k.agent_id',
+      'a.status as account_status',
+      'a.credentials_version',
+      'g.account_id as agent_account_id',
+      'g.status as agent_status',
+    ])
+    .where('k.key_hash', '=', keyHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    owner: { ownerType: row.owner_type, accountId: row.account_id, agentId: row.agent_id },
+    account:
+      row.account_status == null || row.credentials_version == null
+        ? null
+        : { status: row.account_status, credentialsVersion: row.credentials_version },
+    agent:
+      row.agent_status == null || row.agent_account_id == null
+        ? null
+        : { accountId: row.agent_account_id, status: row.agent_status },
+  };
 };

@@ -11,7 +11,7 @@ import type { LogPosition } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
 import { getAccountAuthState } from '../../queries/accounts';
 import { getAgentOwnership } from '../../queries/agents';
-import { type ApiKeyOwner, findApiKeyOwner } from '../../queries/api-keys';
+import { type ApiKeyOwner, findApiKeyAuth } from '../../queries/api-keys';
 import { rateLimitKeyOf } from '../application/rate-limits';
 import type { AuthMode, Principal } from './principal';
 import type { TokenService } from './tokens';
@@ -113,7 +113,20 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     cached<{ accountId: string; status: AgentStatus }>(`agent:${agentId}`, () =>
       getAgentOwnership(db, agentId),
     );
-  const keyOwner = (hash: string) => cached<ApiKeyOwner>(`key:${hash}`, () => findApiKeyOwner(db, hash));
+  /** Caches a lookup made along with another (unless a change bypasses its key); a missing row is not cached. */
+  const prime = (key: string, value: unknown): void => {
+    if (value != null && !bypass.has(key)) cache?.set(key, { value });
+  };
+  // A key's account and agent rows come with it in one statement and are cached as their own lookups would be:
+  // they expire together, so a credential costs one statement per cache lifetime, not three.
+  const keyOwner = (hash: string) =>
+    cached<ApiKeyOwner>(`key:${hash}`, async () => {
+      const found = await findApiKeyAuth(db, hash);
+      if (!found) return undefined;
+      prime(`acct:${found.owner.accountId}`, found.account);
+      if (found.owner.agentId) prime(`agent:${found.owner.agentId}`, found.agent);
+      return found.owner;
+    });
 
   const requireActiveAccount = async (
     accountId: string,

@@ -107,6 +107,32 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
       expect(await store.streamRevision(uniqueStream('missing'))).toBe(-1);
     });
 
+    it('stores data and metadata with quotes, backslashes, braces, commas and non-ASCII text as given, chain intact', async () => {
+      const stream = uniqueStream('text');
+      const awkward = {
+        note: 'a "quoted", {braced} [bracketed] \\ back\\slash, comma; NULL null',
+        unicode: 'é ü 中文 🚀 \u2028 \t tab \n newline',
+        list: ['{"x":1}', '\\"', '', ',', 'NULL'],
+        nested: { 'key "q"': { é: [null, true, 1.5] } },
+      };
+      const result = await store.append(
+        stream,
+        [
+          { type: 'Awkward', data: awkward, metadata: { actor: 'a "b" \\ c', note: '}{,' } },
+          { type: 'Plain', data: { n: 1 } },
+          { type: 'Text', data: '{"not":"an object"}' as unknown as Record<string, unknown> },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      expect(result.events[0]!.data).toEqual(awkward);
+      const events = await store.readStream(stream);
+      expect(events[0]!.data).toEqual(awkward);
+      expect(events[0]!.metadata).toMatchObject({ actor: 'a "b" \\ c', note: '}{,' });
+      expect(events[2]!.data).toBe('{"not":"an object"}');
+      expect(events.map((e) => e.metadata.hash)).toEqual(result.events.map((e) => e.metadata.hash));
+      expect(verifyChain(events)).toBeNull();
+    });
+
     it('enforces the expected revision and writes nothing on a conflict', async () => {
       const stream = uniqueStream('occ');
       await expect(
