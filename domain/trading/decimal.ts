@@ -17,8 +17,31 @@ export type Dec = BigNumber;
 /** Decimal places of money, prices and quantities (spec: up to 8). */
 export const SCALE = 8;
 
-/** `value` as a {@link Decimal}. */
-export const dec = (value: BigNumber.Value): Dec => new Decimal(value);
+/** Distinct decimal strings remembered by {@link dec} per generation (two generations are kept). */
+const PARSED_PER_GENERATION = 4_096;
+let parsed = new Map<string, Dec>();
+let parsedBefore = new Map<string, Dec>();
+
+/**
+ * `value` as a {@link Decimal}. A string is parsed once while it stays in use: the same text gives the same value
+ * (values are immutable, so sharing one is safe), from a two-generation memo of the last few thousand distinct
+ * texts. Parsing is the costliest step of the ledger's arithmetic (~1 µs) and an order parses the same prices,
+ * quantities, fee rates and zeros several times: its decision, the state's fold of its events, the read models'
+ * folds (docs/benchmarks.md, "Trading", 2026-11-29). A `Decimal` is returned as it is (it cannot change).
+ */
+export const dec = (value: BigNumber.Value): Dec => {
+  if (typeof value !== 'string') return value instanceof Decimal ? value : new Decimal(value);
+  let v = parsed.get(value);
+  if (v === undefined) {
+    v = parsedBefore.get(value) ?? new Decimal(value);
+    if (parsed.size >= PARSED_PER_GENERATION) {
+      parsedBefore = parsed;
+      parsed = new Map();
+    }
+    parsed.set(value, v);
+  }
+  return v;
+};
 
 export const ZERO: Dec = dec(0);
 export const ONE: Dec = dec(1);
