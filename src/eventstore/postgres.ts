@@ -104,12 +104,21 @@ const prepareAppend = (
 ): PreparedAppend => {
   if (events.length === 0) throw new RangeError('append needs at least one event');
   const expected = expectedCode(expectedRevision);
-  const metas = events.map((e) => ({
-    ...e.metadata,
-    occurred_at: e.metadata?.occurred_at ?? new Date().toISOString(),
-  }));
+  const metas: Record<string, unknown>[] = [];
+  const metaTexts: string[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const given = events[i]!.metadata;
+    // The events of one command carry one metadata object (`eventMetadata`): serialised once for all of them.
+    if (i > 0 && given !== undefined && given === events[i - 1]!.metadata) {
+      metas.push(metas[i - 1]!);
+      metaTexts.push(metaTexts[i - 1]!);
+      continue;
+    }
+    const meta = { ...given, occurred_at: given?.occurred_at ?? new Date().toISOString() };
+    metas.push(meta);
+    metaTexts.push(canonicalJson(meta));
+  }
   const dataTexts = events.map((e) => canonicalJson(e.data ?? null));
-  const metaTexts = metas.map((m) => canonicalJson(m));
   let weight = 0;
   for (let i = 0; i < events.length; i++) {
     weight += dataTexts[i]!.length + metaTexts[i]!.length + EVENT_OVERHEAD;
