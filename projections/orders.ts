@@ -1,7 +1,6 @@
 import { type ColumnType, type Insertable, type Kysely, sql } from 'kysely';
 import {
   type OrderPlacedData,
-  type OrderRejectedData,
   WALLET_EVENT_TYPES,
   type WalletEvent,
   walletOwnerOf,
@@ -129,61 +128,36 @@ export interface TradesTable {
 type OrderRow = Required<Insertable<OrdersTable>>;
 type TradeRow = Insertable<TradesTable>;
 
-const emptyOrder = (): Omit<
-  OrderRow,
+/** What an order's first event records of its request (a reset's closing fill: its own market order). */
+type RequestFields = Pick<
+  OrderPlacedData,
   | 'order_id'
-  | 'owner_id'
   | 'session_id'
-  | 'seq'
   | 'symbol'
   | 'side'
   | 'type'
-  | 'status'
   | 'quantity'
-  | 'created_at'
-  | 'updated_at'
-> => ({
-  price: null,
-  trigger_price: null,
-  locked_amount: '0',
-  lock_asset: 'USDT',
-  executed_price: null,
-  executed_qty: null,
-  reference_price: null,
-  price_source: null,
-  slippage_pct: null,
-  fee: null,
-  total_cost: null,
-  realized_pnl: null,
-  fill_trigger: null,
-  unlocked_amount: null,
-  cancel_reason: null,
-  reject_code: null,
-  reject_rule: null,
-  reject_step: null,
-  reject_message: null,
-  reject_details: null,
-  idempotency_key: null,
-  request_hash: null,
-  time_in_force: null,
-  client_order_id: null,
-  order_list_id: null,
-  list_kind: null,
-  list_role: null,
-  list_client_order_id: null,
-  filled_at: null,
-  cancelled_at: null,
-});
+  | 'price'
+  | 'trigger_price'
+  | 'idempotency_key'
+  | 'request_hash'
+> &
+  Partial<
+    Pick<
+      OrderPlacedData,
+      'client_order_id' | 'order_list_id' | 'list_kind' | 'list_role' | 'list_client_order_id'
+    >
+  >;
 
 /**
- * The row of an order's first event, placed or rejected, with what both record alike (the request: owner, session,
- * symbol, side, type, quantity, prices, idempotency key and hash, client order id, list) at `seq` (the event's
- * stream revision), created and updated `at` (the event's ISO time), with `status`; the rest as in
- * {@link emptyOrder}, for the caller to fill in. One object literal with every column: spreading
- * {@link emptyOrder} into it cost ~20 µs per order in the fold (docs/benchmarks.md, "Trading", 2026-11-29).
+ * The row of an order's first event (placed, rejected, or a reset's closing fill) with what they record alike (the
+ * request: owner, session, symbol, side, type, quantity, prices, idempotency key and hash, client order id, list)
+ * at `seq` (the event's stream revision), created and updated `at` (the event's ISO time), with `status`; no lock,
+ * fill, cancel or rejection yet, for the caller to fill in. One object literal with every column: spreading an empty
+ * row into it cost ~20 µs per order in the fold (docs/benchmarks.md, "Trading", 2026-11-29).
  */
 const requestedOrder = (
-  d: OrderPlacedData | OrderRejectedData,
+  d: RequestFields,
   owner: string,
   seq: number,
   at: string,
@@ -548,22 +522,26 @@ export const ordersProjection: Projection = {
           };
           if (d.trigger === 'reset') {
             // A reset's closing fill has no OrderPlaced: it is its own (market) order.
-            inserts.set(d.order_id, {
-              ...emptyOrder(),
-              order_id: d.order_id,
-              owner_id: owner,
-              session_id: d.session_id,
-              seq: e.revision,
-              symbol: d.symbol,
-              side: d.side,
-              type: d.type,
-              status: 'filled',
-              quantity: d.quantity,
-              lock_asset: d.side === 'buy' ? 'USDT' : d.base_asset,
-              created_at: d.filled_at,
-              updated_at: d.filled_at,
-              ...filled,
-            } as OrderRow);
+            const row = requestedOrder(
+              {
+                order_id: d.order_id,
+                session_id: d.session_id,
+                symbol: d.symbol,
+                side: d.side,
+                type: d.type,
+                quantity: d.quantity,
+                price: null,
+                trigger_price: null,
+                idempotency_key: null,
+                request_hash: null,
+              },
+              owner,
+              e.revision,
+              d.filled_at,
+              'filled',
+            );
+            row.lock_asset = d.side === 'buy' ? 'USDT' : d.base_asset;
+            inserts.set(d.order_id, Object.assign(row, filled));
           } else {
             change(d.order_id, filled);
           }
