@@ -1,13 +1,12 @@
-import type { ColumnType, Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AccountEvent } from '../domain/account/events';
 import { ACCOUNT_EVENT_TYPES } from '../domain/account/events';
 import type { RiskProfile } from '../domain/shared/risk-profile';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf, type Timestamp } from './columns';
 import type { Projection } from './projection';
 
 /** A timestamp column: read as `Date`, written as an ISO string. */
-type Timestamp = ColumnType<Date, string, string>;
 
 /**
  * Row of the `accounts` read model: one per registered account. Holds no credential material beyond the key
@@ -76,8 +75,8 @@ export const accountsProjection: Projection = {
   },
   async apply(db: Kysely<{ accounts: AccountsTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
-      if (e.streamId === DELETIONS_STREAM) {
-        const { stream_id } = e.data as StreamDeletedData;
+      const stream_id = deletedStreamOf(e);
+      if (stream_id !== undefined) {
         if (stream_id.startsWith('account-')) {
           await db
             .deleteFrom('accounts')

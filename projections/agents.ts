@@ -1,12 +1,9 @@
 import type { ColumnType, Kysely } from 'kysely';
 import { AGENT_EVENT_TYPES, type AgentEvent, type AgentProfileFields } from '../domain/agent/events';
 import type { RiskProfile } from '../domain/shared/risk-profile';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf, type NullableTimestamp, type Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
 
 /** Row of the `agents` read model: one per agent that has not been deleted (spec "Agent" resource). */
 export interface AgentsTable {
@@ -94,8 +91,8 @@ export const agentsProjection: Projection = {
   },
   async apply(db: Kysely<{ agents: AgentsTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
-      if (e.streamId === DELETIONS_STREAM) {
-        const { stream_id } = e.data as StreamDeletedData;
+      const stream_id = deletedStreamOf(e);
+      if (stream_id !== undefined) {
         if (stream_id.startsWith('agent-')) {
           await db.deleteFrom('agents').where('agent_id', '=', stream_id.slice('agent-'.length)).execute();
         }

@@ -1,8 +1,8 @@
 import type { ColumnType, Kysely } from 'kysely';
 import type { AccountRegisteredData } from '../domain/account/events';
 import type { AgentCreatedData, AgentKeyRegeneratedData } from '../domain/agent/events';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf } from './columns';
 import type { Projection } from './projection';
 
 /**
@@ -55,8 +55,8 @@ export const apiKeysProjection: Projection = {
     for (const e of events) {
       switch (e.type) {
         case 'StreamDeleted': {
-          if (e.streamId !== DELETIONS_STREAM) break;
-          const { stream_id } = e.data as StreamDeletedData;
+          const stream_id = deletedStreamOf(e);
+          if (stream_id === undefined) break;
           if (stream_id.startsWith('agent-')) {
             await db
               .deleteFrom('api_keys')

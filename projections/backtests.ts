@@ -1,4 +1,4 @@
-import { type ColumnType, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import {
   BACKTEST_STREAM_EVENT_TYPES,
   type BacktestEndedData,
@@ -8,14 +8,9 @@ import {
 import { INTERVAL_MS } from '../domain/market/intervals';
 import { computePerformance, type Performance, type PerformanceInput } from '../domain/metrics/performance';
 import type { MetricsFill } from '../domain/metrics/trades';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf, type Json, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
-type Numeric = string;
-type Json<T> = ColumnType<T, string, string>;
 
 /** Status of a session (spec "Backtest session"). */
 export type BacktestStatusValue = 'created' | 'running' | 'completed' | 'cancelled' | 'failed';
@@ -331,8 +326,9 @@ export const createBacktestsProjection = (
       };
 
       for (const e of events) {
-        if (e.streamId === DELETIONS_STREAM) {
-          const id = backtestOf((e.data as StreamDeletedData).stream_id);
+        const deleted = deletedStreamOf(e);
+        if (deleted !== undefined) {
+          const id = backtestOf(deleted);
           if (!id) continue;
           await flush();
           for (const table of ['backtests', 'backtest_equity', 'backtest_trades'] as const) {

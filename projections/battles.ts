@@ -1,4 +1,4 @@
-import { type ColumnType, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import {
   BATTLE_EVENT_TYPES,
   type BattleEvent,
@@ -7,11 +7,8 @@ import {
   type RankingEntry,
 } from '../domain/battle/events';
 import type { RecordedEvent } from '../ports/event-store';
+import type { Json, NullableTimestamp, Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
-type Json<T> = ColumnType<T, string, string>;
 
 /** Row of `battles`: one per battle (drafts deleted by `DELETE` are removed). */
 export interface BattlesTable {

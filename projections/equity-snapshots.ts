@@ -1,14 +1,11 @@
-import { type ColumnType, type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { valueWallet } from '../domain/analytics/equity';
 import { MARKS_EVENT_TYPES, type MarksRecordedData } from '../domain/analytics/marks';
 import { type Dec, dec, fmt, roundHalfEven8, ZERO } from '../domain/trading/decimal';
 import { type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf, type Numeric, type Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
-type Numeric = string;
 
 /** Snapshot intervals of `GET /analytics/portfolio/history` (spec), with their length in ms. */
 export const SNAPSHOT_INTERVALS = { '1m': 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
@@ -283,8 +280,9 @@ export const equitySnapshotsProjection: Projection = {
     let newestMarks = Number.NEGATIVE_INFINITY;
 
     for (const e of events) {
-      if (e.streamId === DELETIONS_STREAM) {
-        const owner = walletOwnerOf((e.data as StreamDeletedData).stream_id);
+      const deleted = deletedStreamOf(e);
+      if (deleted !== undefined) {
+        const owner = walletOwnerOf(deleted);
         if (!owner) continue;
         wallets.delete(owner);
         dirtyWallets.delete(owner);

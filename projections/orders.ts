@@ -6,13 +6,9 @@ import {
   walletOwnerOf,
 } from '../domain/wallet/events';
 import { type FillRecord, fillRecordOf } from '../domain/wallet/fill-record';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
-type Numeric = string;
 
 /** Order statuses (spec "Order"). `partially_filled` is an open order with fills; a partly filled order that ends cancelled is `cancelled` with its fills (docs/trading-rules.md, "Partial fills"). */
 export type OrderStatus = 'pending' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
@@ -465,8 +461,9 @@ export const ordersProjection: Projection = {
     };
 
     for (const e of events) {
-      if (e.streamId === DELETIONS_STREAM) {
-        const owner = walletOwnerOf((e.data as StreamDeletedData).stream_id);
+      const deleted = deletedStreamOf(e);
+      if (deleted !== undefined) {
+        const owner = walletOwnerOf(deleted);
         if (!owner) continue;
         await flush();
         await db.deleteFrom('orders').where('owner_id', '=', owner).execute();

@@ -1,13 +1,9 @@
-import { type ColumnType, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type Dec, dec, fmt, ZERO } from '../domain/trading/decimal';
 import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
-import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
-import { DELETIONS_STREAM } from '../ports/event-store';
+import type { RecordedEvent } from '../ports/event-store';
+import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
-type Numeric = string;
 
 /** Row of `wallets`: one per wallet (account or agent): its current session and trading day. */
 export interface WalletsTable {
@@ -213,8 +209,9 @@ export const walletsProjection: Projection = {
     };
 
     for (const e of events) {
-      if (e.streamId === DELETIONS_STREAM) {
-        const owner = walletOwnerOf((e.data as StreamDeletedData).stream_id);
+      const deleted = deletedStreamOf(e);
+      if (deleted !== undefined) {
+        const owner = walletOwnerOf(deleted);
         if (!owner) continue;
         await flush();
         for (const table of ['wallets', 'wallet_sessions', 'balances', 'positions'] as const) {

@@ -7,9 +7,8 @@ import {
   type WebhookSettings,
 } from '../domain/webhook/events';
 import type { RecordedEvent } from '../ports/event-store';
+import type { Timestamp } from './columns';
 import type { Projection } from './projection';
-
-type Timestamp = ColumnType<Date, string, string>;
 
 /** Row of the `webhooks` read model: one per webhook not deleted (docs/webhooks.md). No secret, only its preview. */
 export interface WebhooksTable {
