@@ -9,6 +9,7 @@ import {
   battleStreamId,
   type PerformanceSummaryEntry,
   type RankingEntry,
+  type ReplayFill,
 } from '../domain/battle/events';
 import type { BattleState } from '../domain/battle/state';
 import { DEFAULT_PARTICIPATION_PCT } from '../domain/fill-model/model';
@@ -145,7 +146,7 @@ export interface BattleCommands {
   stop(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
   /** `DELETE /battles/{id}`: deletes a draft, cancels an active or paused battle. */
   remove(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
-  /** `POST /battles/{id}/replay`: a new draft from a completed battle. */
+  /** `POST /battles/{id}/replay`: a new draft from a completed battle, with the fee rates the original recorded. */
   replay(
     caller: BattleCaller,
     id: string,
@@ -355,6 +356,14 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     participants: AgentInfo[],
     replayOf: string | null,
     meta: CommandMeta,
+    /**
+     * What a replay carries from its original: the fee rates it recorded and, historical, its participants' fill
+     * settings; a new battle records the venue's rates in effect.
+     */
+    carried: { feeRate: string; makerFeeRate: string; replayFills?: ReplayFill[] } = {
+      feeRate: deps.feeRate,
+      makerFeeRate: deps.makerFeeRate ?? deps.feeRate,
+    },
   ): Promise<BattleOutcome> => {
     const id = randomUUID();
     const historical = request.battleMode === 'historical';
@@ -365,9 +374,10 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
           battleId: id,
           accountId: caller.accountId,
           request,
-          feeRate: deps.feeRate,
-          makerFeeRate: deps.makerFeeRate ?? deps.feeRate,
+          feeRate: carried.feeRate,
+          makerFeeRate: carried.makerFeeRate,
           replayOf,
+          ...(carried.replayFills ? { replayFills: carried.replayFills } : {}),
           participants,
         },
       },
@@ -434,11 +444,13 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
         if ('error' in loaded) throw new DomainError('SERVICE_UNAVAILABLE', loaded.error, { battle_id: id });
         battle.market = loaded.market;
         for (const a of agents) {
+          // A replay's participant of the original fills as it did there (BattleCreated.replay_fills).
+          const carried = battle.state.replayFills?.find((f) => f.agent_id === a.agentId);
           participants.push({
             agentId: a.agentId,
             riskProfile: a.riskProfile,
-            fillModel: a.fillModel ?? 'realistic',
-            participationPct: a.participationPct ?? DEFAULT_PARTICIPATION_PCT,
+            fillModel: carried?.fill_model ?? a.fillModel ?? 'realistic',
+            participationPct: carried?.participation_pct ?? a.participationPct ?? DEFAULT_PARTICIPATION_PCT,
             walletSessionId: null,
             walletRevision: null,
           });
@@ -561,7 +573,25 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
       const ids = agentIds ?? source.state.participants.map((p) => p.agentId);
       const agents: AgentInfo[] = [];
       for (const agentId of ids) agents.push(await agentOf(caller, agentId));
-      return createDraft(caller, merged(source.state, override), agents, id, meta);
+      // A replay reproduces its original: the fee rates it recorded (taker and maker), not today's configuration,
+      // and — historical — the fill model and participation share each participant's sandbox started with, not the
+      // agent wallet's settings at the replay's start.
+      const request = merged(source.state, override);
+      const historical =
+        source.state.config?.battle_mode === 'historical' && request.battleMode === 'historical';
+      return createDraft(caller, request, agents, id, meta, {
+        feeRate: source.state.feeRate,
+        makerFeeRate: source.state.makerFeeRate,
+        ...(historical
+          ? {
+              replayFills: source.state.participants.map((p) => ({
+                agent_id: p.agentId,
+                fill_model: p.fillModel,
+                participation_pct: p.participationPct,
+              })),
+            }
+          : {}),
+      });
     },
 
     step: (caller, id, steps, meta) =>

@@ -5,7 +5,7 @@ import type { BaseContext } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
 import type { OrderRequest } from '../wallet/commands';
 import type { BattleRequest } from './config';
-import type { PerformanceSummaryEntry, RankingEntry } from './events';
+import type { PerformanceSummaryEntry, RankingEntry, ReplayFill } from './events';
 
 /** An agent as the accounts capability knows it when a command names it. */
 export interface AgentInfo {
@@ -45,6 +45,8 @@ export type BattleCommand =
         /** The maker fee rate in effect (absent: `feeRate`). */
         makerFeeRate?: string | undefined;
         replayOf: string | null;
+        /** A historical replay: the original's fill settings by agent (`BattleCreated.replay_fills`). */
+        replayFills?: ReplayFill[] | undefined;
         participants: AgentInfo[];
       };
     }

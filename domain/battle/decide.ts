@@ -429,6 +429,7 @@ export const decideBattle = (
             fee_rate: d.feeRate,
             ...(d.makerFeeRate ? { maker_fee_rate: d.makerFeeRate } : {}),
             replay_of: d.replayOf,
+            ...(d.replayFills?.length ? { replay_fills: d.replayFills } : {}),
             created_at: now,
           },
         },

@@ -121,7 +121,21 @@ export interface BattleCreatedData extends BattleConfigData {
   maker_fee_rate?: string;
   /** The completed battle this draft copies (`POST /battles/{id}/replay`), else null. */
   replay_of: string | null;
+  /**
+   * A replay of a historical battle: each original participant's sandbox fill model and participation share as the
+   * original started with them; the replay's start gives them to those agents instead of their wallets' current
+   * settings, so the replay fills as its original did. Absent: a new battle, a live one's replay, or a replay
+   * recorded before 2026-11-29 (its start read the wallets).
+   */
+  replay_fills?: ReplayFill[];
   created_at: string;
+}
+
+/** One participant's fill settings carried from a historical battle into its replay (`BattleCreated.replay_fills`). */
+export interface ReplayFill {
+  agent_id: string;
+  fill_model: FillModelName;
+  participation_pct: number;
 }
 
 /** The draft's configuration was replaced (the full configuration after the change). */

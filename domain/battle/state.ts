@@ -3,7 +3,13 @@ import { INTERVAL_MS } from '../market/intervals';
 import type { MetricsFill } from '../metrics/trades';
 import type { RiskProfile } from '../shared/risk-profile';
 import { evolveWallet, initialWalletState, type WalletState } from '../wallet/state';
-import type { BattleConfigData, BattleEvent, PerformanceSummaryEntry, RankingEntry } from './events';
+import type {
+  BattleConfigData,
+  BattleEvent,
+  PerformanceSummaryEntry,
+  RankingEntry,
+  ReplayFill,
+} from './events';
 import { metricsFillOf } from './rankings';
 
 /** Statuses of a battle (spec "States and transitions / Battle"; `pending` is reserved and never entered). */
@@ -41,6 +47,8 @@ export interface BattleState {
   /** Maker fee rate fixed at creation (`BattleCreated.maker_fee_rate`; absent: the taker rate). */
   makerFeeRate: string;
   replayOf: string | null;
+  /** A replay of a historical battle: the original's fill settings by agent (`BattleCreated.replay_fills`). */
+  replayFills: ReplayFill[] | null;
   /** Null before creation; `deleted` battles answer as unknown. */
   status: BattleStatus | null;
   deleted: boolean;
@@ -67,6 +75,7 @@ export const initialBattleState = (): BattleState => ({
   feeRate: '0.001',
   makerFeeRate: '0.001',
   replayOf: null,
+  replayFills: null,
   status: null,
   deleted: false,
   participants: [],
@@ -113,6 +122,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
         feeRate: d.fee_rate,
         makerFeeRate: d.maker_fee_rate ?? d.fee_rate,
         replayOf: d.replay_of,
+        replayFills: d.replay_fills ?? null,
         status: 'draft',
         createdAt: d.created_at,
       };
