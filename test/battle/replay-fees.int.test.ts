@@ -21,21 +21,17 @@ if (missing.length)
   console.warn(`battle replay fee test skipped: market data missing (${missing.join(', ')})`);
 
 let database: TestDatabase | undefined;
-let remove: (() => void) | undefined;
-let first: TestApp | undefined;
-let second: TestApp | undefined;
+/** What the test started, undone last first after it (apps, data directories, the database). */
+const cleanups: (() => unknown)[] = [];
 
 beforeAll(async () => {
   if (missing.length) return;
   database = await createTestDatabase();
+  cleanups.push(() => database?.close());
 }, 60_000);
 
 afterAll(async () => {
-  await first?.stop();
-  await second?.stop();
-  await database?.close();
-  remove?.();
-  if (first?.dataDir) fs.rmSync(first.dataDir, { recursive: true, force: true });
+  for (const undo of cleanups.reverse()) await undo();
 });
 
 const body = {
@@ -52,13 +48,17 @@ const body = {
 describe.skipIf(missing.length > 0)('a battle replay', () => {
   it('keeps the fee rates its original recorded when the configured rates have changed', async () => {
     const data = dataDirectory();
-    remove = data.remove;
-    first = await startBacktestApp(
+    cleanups.push(data.remove);
+    const first = await startBacktestApp(
       data.dir,
       { database: database! },
       { FEE_RATE: '0.001', MAKER_FEE_RATE: '0.0005' },
     );
     const serverDir = first.dataDir;
+    cleanups.push(
+      () => fs.rmSync(serverDir, { recursive: true, force: true }),
+      () => first.stop(),
+    );
     const owner = await registerAccount(first.app, {}, { plain: true });
     const H = bearer(owner);
     const agent = await createAgent(first.app, owner, { risk_profile: { max_position_size_pct: 100 } });
@@ -99,11 +99,12 @@ describe.skipIf(missing.length > 0)('a battle replay', () => {
     expect(dec(before.buy.fee).eq(notional.times('0.001'))).toBe(true);
     await first.stop();
 
-    second = await startBacktestApp(
+    const second = await startBacktestApp(
       data.dir,
       { database: database!, dataDir: serverDir },
       { FEE_RATE: '0.002', MAKER_FEE_RATE: '0.0015' },
     );
+    cleanups.push(() => second.stop());
     // The agent's wallet switches to `instant` fills (not the `realistic` its sandbox started the original with).
     const agentKey = { 'x-api-key': agent.apiKey };
     await ok(second.app, agentKey, 'PUT', '/account/fill-model', { fill_model: 'instant' });
