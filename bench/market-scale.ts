@@ -285,7 +285,15 @@ const runBacktest = async (
     if (!quiet) console.error(`   batch to step ${stepped.step}/${stepped.total_steps}: ${ms} ms`);
   }
   out.reached = 'results';
-  const [results, resultsMs] = await timed(() => ok('GET', `/backtest/${id}/results`, undefined, auth));
+  // A whole year's results are computed off the request thread after completion: 503 with Retry-After until then.
+  const [results, resultsMs] = await timed(async () => {
+    for (;;) {
+      const r = await call('GET', `/backtest/${id}/results`, undefined, auth);
+      if (r.status === 200) return r.json;
+      if (r.status !== 503) throw new Error(`GET /backtest/${id}/results: ${r.status} ${JSON.stringify(r.json)}`);
+      await sleep(200);
+    }
+  });
   Object.assign(out, {
     results_ms: resultsMs,
     final_equity: results.summary?.final_equity,
