@@ -72,7 +72,7 @@ export interface PairWindow {
   moveTo(at: number): boolean;
   /**
    * True when a single read at `at` is better served by one candle from the store than by reading the chunk: the
-   * chunk is not at hand and this is the first read of it (a second read there reads the chunk).
+   * chunk is not at hand and has been read this way only a few times (after that, reading the chunk is cheaper).
    */
   prefersPointRead(at: number): boolean;
 }

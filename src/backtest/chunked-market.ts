@@ -56,6 +56,9 @@ export interface ChunkSource {
 
 const EMPTY = new Float64Array(0);
 
+/** Single reads of a pair at one chunk answered from the store before the chunk itself is read (see `prefersPointRead`). */
+const POINT_READS_PER_CHUNK = 16;
+
 const notResident = () => {
   throw new Error('no chunk of the session window is resident');
 };
@@ -80,6 +83,7 @@ export const chunkedMarket = (
     let current: number | undefined;
     let pairGeneration = 0;
     let pointReadChunk: number | undefined;
+    let pointReads = 0;
     const s: PairSeries = {
       symbol: p.filters.symbol,
       filters: { ...p.filters, status: 'active' },
@@ -125,9 +129,14 @@ export const chunkedMarket = (
         },
         prefersPointRead(at) {
           const c = Math.floor(at / span);
-          if (source.held?.(c, i) || pointReadChunk === c) return false;
-          pointReadChunk = c;
-          return true;
+          if (source.held?.(c, i)) return false;
+          if (pointReadChunk !== c) {
+            pointReadChunk = c;
+            pointReads = 0;
+          }
+          // Sessions sharing the market each answer a batch here (a point read each); one stepping a step at a
+          // time reads the same chunk over and over: after a few point reads, the chunk is the cheaper answer.
+          return ++pointReads <= POINT_READS_PER_CHUNK;
         },
       },
     };
