@@ -290,7 +290,8 @@ const runBacktest = async (
     for (;;) {
       const r = await call('GET', `/backtest/${id}/results`, undefined, auth);
       if (r.status === 200) return r.json;
-      if (r.status !== 503) throw new Error(`GET /backtest/${id}/results: ${r.status} ${JSON.stringify(r.json)}`);
+      if (r.status !== 503)
+        throw new Error(`GET /backtest/${id}/results: ${r.status} ${JSON.stringify(r.json)}`);
       await sleep(200);
     }
   });
