@@ -8,9 +8,9 @@ import {
   riskProfileSchema,
 } from '../../contract/common';
 import { callOf } from '../call';
+import { routeGroup } from './route-options';
 
-const config = { auth: 'key-or-jwt' } as const;
-const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
+const route = routeGroup('account', { auth: 'key-or-jwt' });
 
 /**
  * `GET /account/info` and `PUT /account/risk-profile` (spec "Account endpoints", key/JWT): with an agent key, or a
@@ -20,36 +20,24 @@ const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/account/info',
-    {
-      config,
-      schema: {
-        tags: ['account'],
-        summary: 'The account (or the scoped agent): status, starting balance, current session, risk profile',
-        description:
-          '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
-          '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
-        security,
-        response: { 200: accountInfoResponse, ...errorResponses(401, 403, 404, 429) },
-      },
-    },
+    route('The account (or the scoped agent): status, starting balance, current session, risk profile', {
+      description:
+        '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
+        '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
+      response: { 200: accountInfoResponse, ...errorResponses(401, 403, 404, 429) },
+    }),
     async (request) => accountInfoOut(await accountInfo(callOf(request))),
   );
 
   app.put(
     '/account/risk-profile',
-    {
-      config,
-      schema: {
-        tags: ['account'],
-        summary: 'Replace the risk limits of the account (or the scoped agent); applies to the next order',
-        description:
-          "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
-          'keeps its current value when omitted. The response shows all four fields.',
-        security,
-        body: riskProfileSchema,
-        response: { 200: riskProfileResponse, ...errorResponses(401, 403, 404, 422, 429) },
-      },
-    },
+    route('Replace the risk limits of the account (or the scoped agent); applies to the next order', {
+      description:
+        "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
+        'keeps its current value when omitted. The response shows all four fields.',
+      body: riskProfileSchema,
+      response: { 200: riskProfileResponse, ...errorResponses(401, 403, 404, 422, 429) },
+    }),
     async (request) => riskProfileOut(await updateRiskProfile(callOf(request), request.body)),
   );
 };

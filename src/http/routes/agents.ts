@@ -12,27 +12,20 @@ import {
 import { errorResponses, riskProfileSchema } from '../../contract/common';
 import { agentEndpoints as ep } from '../../endpoints/agents';
 import { callOf } from '../call';
+import { routeGroup } from './route-options';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
-const jwtOnly = { auth: 'jwt', rateLimitGroup: 'management' } as const;
-const security = [{ bearer: [] }];
-const tags = ['agents'];
+const route = routeGroup('agents', { auth: 'jwt', rateLimitGroup: 'management' });
 
 /**
  * The options of a route on one agent (`/agents/:agent_id...`) answering 200 with `response`: JWT only, the agent
  * id parameter, the errors every such route can answer.
  */
 const oneAgentRoute = <R extends z.ZodType>(summary: string, response: R) =>
-  ({
-    config: jwtOnly,
-    schema: {
-      tags,
-      security,
-      summary,
-      params: agentIdParams,
-      response: { 200: response, ...errorResponses(401, 403, 422, 429) },
-    },
-  }) as const;
+  route(summary, {
+    params: agentIdParams,
+    response: { 200: response, ...errorResponses(401, 403, 422, 429) },
+  });
 
 /**
  * The agent endpoints (spec "Agent endpoints"; ARCHITECTURE §4, §12, §14b): create, list, overview, get,
@@ -43,46 +36,28 @@ const oneAgentRoute = <R extends z.ZodType>(summary: string, response: R) =>
 export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/agents',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'Create an agent with its own key, balance and risk profile (at most 100 per account)',
-        body: createAgentBody,
-        response: { 201: ep.create.output, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('Create an agent with its own key, balance and risk profile (at most 100 per account)', {
+      body: createAgentBody,
+      response: { 201: ep.create.output, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request, reply) => reply.status(201).send(await ep.create.run(callOf(request), request.body)),
   );
 
   app.get(
     '/agents',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: "List the account's agents (archived ones only with include_archived=true)",
-        querystring: listAgentsQuery,
-        response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route("List the account's agents (archived ones only with include_archived=true)", {
+      querystring: listAgentsQuery,
+      response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request) => ep.list.run(callOf(request), request.query),
   );
 
   app.get(
     '/agents/overview',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'Active agents for a dashboard (same shape as the list; archived agents always excluded)',
-        querystring: overviewQuery,
-        response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('Active agents for a dashboard (same shape as the list; archived agents always excluded)', {
+      querystring: overviewQuery,
+      response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request) => ep.list.run(callOf(request), { ...request.query, include_archived: false }),
   );
 
@@ -92,33 +67,21 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.put(
     '/agents/:agent_id',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'Partial update: only supplied fields change (null clears an optional label)',
-        params: agentIdParams,
-        body: updateAgentBody,
-        response: { 200: ep.update.output, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('Partial update: only supplied fields change (null clears an optional label)', {
+      params: agentIdParams,
+      body: updateAgentBody,
+      response: { 200: ep.update.output, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request) => ep.update.run(callOf(request), { ...request.params, ...request.body }),
   );
 
   app.post(
     '/agents/:agent_id/clone',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'Copy risk profile, tags, model and framework into a new agent with a fresh balance and key',
-        params: agentIdParams,
-        querystring: cloneQuery,
-        response: { 201: ep.clone.output, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('Copy risk profile, tags, model and framework into a new agent with a fresh balance and key', {
+      params: agentIdParams,
+      querystring: cloneQuery,
+      response: { 201: ep.clone.output, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request, reply) =>
       reply.status(201).send(await ep.clone.run(callOf(request), { ...request.params, ...request.query })),
   );
@@ -126,38 +89,28 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
   for (const action of ['reset', 'archive'] as const) {
     app.post(
       `/agents/:agent_id/${action}`,
-      {
-        config: jwtOnly,
-        schema: {
-          tags,
-          security,
-          summary:
-            action === 'reset'
-              ? 'Reset: a new session at the starting balance, status active; trade history kept'
-              : 'Archive: data kept, key refused for new trading requests, hidden from default lists',
+      route(
+        action === 'reset'
+          ? 'Reset: a new session at the starting balance, status active; trade history kept'
+          : 'Archive: data kept, key refused for new trading requests, hidden from default lists',
+        {
           params: agentIdParams,
           response: { 200: ep[action].output, ...errorResponses(401, 403, 422, 429) },
         },
-      },
+      ),
       async (request) => ep[action].run(callOf(request), request.params),
     );
   }
 
   app.delete(
     '/agents/:agent_id',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'Delete the agent for good: its streams, read models and key material (204, no body)',
-        description:
-          'An agent in a running (active or paused) live battle: `BATTLE_INVALID_STATE` 409 ' +
-          '(`details.reason` `agent_in_running_battle`, `details.battle_id`); stop or cancel the battle first.',
-        params: agentIdParams,
-        response: { 204: z.null().describe('no body'), ...errorResponses(401, 403, 409, 422, 429) },
-      },
-    },
+    route('Delete the agent for good: its streams, read models and key material (204, no body)', {
+      description:
+        'An agent in a running (active or paused) live battle: `BATTLE_INVALID_STATE` 409 ' +
+        '(`details.reason` `agent_in_running_battle`, `details.battle_id`); stop or cancel the battle first.',
+      params: agentIdParams,
+      response: { 204: z.null().describe('no body'), ...errorResponses(401, 403, 409, 422, 429) },
+    }),
     async (request, reply) => {
       await ep.delete.run(callOf(request), request.params);
       return reply.status(204).send(null);
@@ -193,35 +146,25 @@ export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.put(
     '/agents/:agent_id/risk-profile',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary:
-          "Replace the agent's risk limits (the spec's three required; max_order_size_pct optional, kept when " +
-          'omitted); applies to its next order',
+    route(
+      "Replace the agent's risk limits (the spec's three required; max_order_size_pct optional, kept when " +
+        'omitted); applies to its next order',
+      {
         params: agentIdParams,
         body: riskProfileSchema,
         response: { 200: ep.setRiskProfile.output, ...errorResponses(401, 403, 422, 429) },
       },
-    },
+    ),
     async (request) => ep.setRiskProfile.run(callOf(request), { ...request.params, ...request.body }),
   );
 
   app.get(
     '/agents/:agent_id/skill.md',
-    {
-      config: jwtOnly,
-      schema: {
-        tags,
-        security,
-        summary: 'A Markdown guide for the agent with its key injected (text/markdown)',
-        params: agentIdParams,
-        produces: ['text/markdown'],
-        response: { 200: z.string().describe('Markdown'), ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('A Markdown guide for the agent with its key injected (text/markdown)', {
+      params: agentIdParams,
+      produces: ['text/markdown'],
+      response: { 200: z.string().describe('Markdown'), ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request, reply) => {
       const baseUrl = `${request.protocol}://${request.host}/api/v1`;
       const markdown = await agentSkill(callOf(request), request.params.agent_id, baseUrl);

@@ -2,11 +2,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { errorResponses } from '../../contract/common';
 import { analyticsEndpoints as ep } from '../../endpoints/analytics';
 import { callOf } from '../call';
+import { routeGroup } from './route-options';
 
-const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
-const tags = ['analytics'];
 /** key/JWT, in the spec's analytics rate-limit group (120 per minute). */
-const config = { auth: 'key-or-jwt', rateLimitGroup: 'analytics' } as const;
+const route = routeGroup('analytics', { auth: 'key-or-jwt', rateLimitGroup: 'analytics' });
 
 /**
  * Analytics endpoints (spec "Analytics endpoints", docs/analytics.md): performance metrics of a period, the
@@ -17,57 +16,39 @@ const config = { auth: 'key-or-jwt', rateLimitGroup: 'analytics' } as const;
 export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/analytics/performance',
-    {
-      config,
-      schema: {
-        tags,
-        security,
-        summary: 'Performance metrics of the current session over a period (ARCHITECTURE §11)',
-        description:
-          'Ratios from the returns between equity snapshots (1-minute snapshots for `1d`, hourly ones otherwise); ' +
-          'trade figures from the fills of the period. The period is clipped to the current session.',
-        querystring: ep.performance.input,
-        response: { 200: ep.performance.output, ...errorResponses(401, 403, 404, 422, 429) },
-      },
-    },
+    route('Performance metrics of the current session over a period (ARCHITECTURE §11)', {
+      description:
+        'Ratios from the returns between equity snapshots (1-minute snapshots for `1d`, hourly ones otherwise); ' +
+        'trade figures from the fills of the period. The period is clipped to the current session.',
+      querystring: ep.performance.input,
+      response: { 200: ep.performance.output, ...errorResponses(401, 403, 404, 422, 429) },
+    }),
     async (request) => ep.performance.run(callOf(request), request.query),
   );
 
   app.get(
     '/analytics/portfolio/history',
-    {
-      config,
-      schema: {
-        tags,
-        security,
-        summary: 'Equity snapshots of the wallet, oldest first',
-        description:
-          'Each snapshot values cash, locked cash and positions at the marks recorded at its time (the first ' +
-          'marks of each minute, hour or UTC day); `1m` snapshots are kept for 25 hours. Every session of the ' +
-          'wallet is included (`session_id`).',
-        querystring: ep.history.input,
-        response: { 200: ep.history.output, ...errorResponses(401, 403, 404, 422, 429) },
-      },
-    },
+    route('Equity snapshots of the wallet, oldest first', {
+      description:
+        'Each snapshot values cash, locked cash and positions at the marks recorded at its time (the first ' +
+        'marks of each minute, hour or UTC day); `1m` snapshots are kept for 25 hours. Every session of the ' +
+        'wallet is included (`session_id`).',
+      querystring: ep.history.input,
+      response: { 200: ep.history.output, ...errorResponses(401, 403, 404, 422, 429) },
+    }),
     async (request) => ep.history.run(callOf(request), request.query),
   );
 
   app.get(
     '/analytics/leaderboard',
-    {
-      config,
-      schema: {
-        tags,
-        security,
-        summary: 'Top 50 wallets by ROI over a period (active accounts and agents with a closed trade in it)',
-        description:
-          "One entry per wallet: an account's own (`agent_id` null, the account's display name) or an agent's " +
-          "(the agent's display name). ROI is measured from the equity the period opened with to now; no balance " +
-          'figures are shown. Equal ROIs share a rank.',
-        querystring: ep.leaderboard.input,
-        response: { 200: ep.leaderboard.output, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('Top 50 wallets by ROI over a period (active accounts and agents with a closed trade in it)', {
+      description:
+        "One entry per wallet: an account's own (`agent_id` null, the account's display name) or an agent's " +
+        "(the agent's display name). ROI is measured from the equity the period opened with to now; no balance " +
+        'figures are shown. Equal ROIs share a rank.',
+      querystring: ep.leaderboard.input,
+      response: { 200: ep.leaderboard.output, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request) => ep.leaderboard.run(callOf(request), request.query),
   );
 };

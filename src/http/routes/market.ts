@@ -48,6 +48,7 @@ import type { CachedPrice } from '../../market/price-cache';
 import { candlesJson } from '../../market/store/candle-json';
 import { publicCallOf } from '../call';
 import { requiredSymbols, symbolList } from '../symbols-query';
+import { routeGroup } from './route-options';
 
 /**
  * The nine public market-data endpoints (spec "Market data endpoints", "Limits", "Errors"; ARCHITECTURE §7), each
@@ -73,26 +74,21 @@ const CANDLE_RESPONSES = 64;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const priceBodies = new WeakMap<CachedPrice, string>();
 
-const market = { rateLimitGroup: 'market' as const };
-const tags = ['market'];
+/** Public, in the `market` rate-limit group. */
+const route = routeGroup('market', { rateLimitGroup: 'market' });
 
 /** The `/market/*` route plugin. */
 export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
   const candleResponses = new LRUCache<string, string>({ max: CANDLE_RESPONSES });
   app.get(
     '/market/pairs',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Trading pairs (all quoted in USDT) with their order filters',
-        querystring: pairsQuery,
-        response: {
-          200: pairsResponse,
-          ...errorResponses(422, 429),
-        },
+    route('Trading pairs (all quoted in USDT) with their order filters', {
+      querystring: pairsQuery,
+      response: {
+        200: pairsResponse,
+        ...errorResponses(422, 429),
       },
-    },
+    }),
     async (request) => {
       const pairs = listPairs(publicCallOf(request), request.query.status).map(pairOut);
       return { pairs, total: pairs.length };
@@ -101,18 +97,13 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/price/:symbol',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Current price of one pair (microsecond timestamp)',
-        params: symbolParams,
-        response: {
-          200: priceResponse,
-          ...errorResponses(400, 422, 429, 503),
-        },
+    route('Current price of one pair (microsecond timestamp)', {
+      params: symbolParams,
+      response: {
+        200: priceResponse,
+        ...errorResponses(400, 422, 429, 503),
       },
-    },
+    }),
     async (request, reply) => {
       const call = publicCallOf(request);
       const p = currentPrice(call, request.params.symbol);
@@ -129,18 +120,13 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/prices',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Current prices of several pairs (all when `symbols` is omitted)',
-        querystring: pricesQuery,
-        response: {
-          200: pricesResponse,
-          ...errorResponses(400, 422, 429),
-        },
+    route('Current prices of several pairs (all when `symbols` is omitted)', {
+      querystring: pricesQuery,
+      response: {
+        200: pricesResponse,
+        ...errorResponses(400, 422, 429),
       },
-    },
+    }),
     async (request) => {
       const { symbols } = request.query;
       const prices = currentPrices(
@@ -153,30 +139,20 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/ticker/:symbol',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Rolling 24-hour statistics of one pair',
-        params: symbolParams,
-        response: { 200: tickerResponse, ...errorResponses(400, 422, 429, 503) },
-      },
-    },
+    route('Rolling 24-hour statistics of one pair', {
+      params: symbolParams,
+      response: { 200: tickerResponse, ...errorResponses(400, 422, 429, 503) },
+    }),
     async (request) => tickerOut(ticker(publicCallOf(request), request.params.symbol)),
   );
 
   app.get(
     '/market/tickers',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Rolling 24-hour statistics of up to 100 pairs, keyed by symbol',
-        description: 'Pairs without a ticker yet are left out of the object.',
-        querystring: tickersQuery,
-        response: { 200: tickersResponse, ...errorResponses(400, 422, 429) },
-      },
-    },
+    route('Rolling 24-hour statistics of up to 100 pairs, keyed by symbol', {
+      description: 'Pairs without a ticker yet are left out of the object.',
+      querystring: tickersQuery,
+      response: { 200: tickersResponse, ...errorResponses(400, 422, 429) },
+    }),
     async (request) => {
       const out: z.output<typeof tickersResponse> = {};
       for (const t of tickers(publicCallOf(request), symbolList(request.query.symbols))) {
@@ -188,26 +164,21 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/candles/:symbol',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Historical candles, oldest first',
-        description:
-          'Without `start_time` the newest `limit` candles (up to `end_time` when given); with it the first ' +
-          '`limit` candles from it. Bounds are inclusive and compare with the candle open time. Intervals ' +
-          '`1m`, `5m`, `15m`, `1h`, `4h`, `1d`; coarser ones are aggregated from the finest stored data. ' +
-          "When the live feed replays stored data (`files`), candle times are the data's own dates and, with " +
-          'neither bound, the newest candles are those closed by the replayed time the live price is at ' +
-          '(`/health` `market_feed.replayed_time`), not the end of the data.',
-        params: symbolParams,
-        querystring: candlesQuery,
-        response: {
-          200: candlesResponse,
-          ...errorResponses(400, 422, 429),
-        },
+    route('Historical candles, oldest first', {
+      description:
+        'Without `start_time` the newest `limit` candles (up to `end_time` when given); with it the first ' +
+        '`limit` candles from it. Bounds are inclusive and compare with the candle open time. Intervals ' +
+        '`1m`, `5m`, `15m`, `1h`, `4h`, `1d`; coarser ones are aggregated from the finest stored data. ' +
+        "When the live feed replays stored data (`files`), candle times are the data's own dates and, with " +
+        'neither bound, the newest candles are those closed by the replayed time the live price is at ' +
+        '(`/health` `market_feed.replayed_time`), not the end of the data.',
+      params: symbolParams,
+      querystring: candlesQuery,
+      response: {
+        200: candlesResponse,
+        ...errorResponses(400, 422, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const call = publicCallOf(request);
       const q = request.query;
@@ -234,19 +205,14 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/trades/:symbol',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Recent public trades, newest first',
-        params: symbolParams,
-        querystring: tradesQuery,
-        response: {
-          200: tradesResponse,
-          ...errorResponses(400, 422, 429),
-        },
+    route('Recent public trades, newest first', {
+      params: symbolParams,
+      querystring: tradesQuery,
+      response: {
+        200: tradesResponse,
+        ...errorResponses(400, 422, 429),
       },
-    },
+    }),
     async (request) => {
       const r = recentTrades(publicCallOf(request), request.params.symbol, request.query.limit);
       return { symbol: r.symbol, trades: r.trades.map(recentTradeOut) };
@@ -255,22 +221,17 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/orderbook/:symbol',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Synthetic order book around the current price',
-        description:
-          'Synthetic: levels are generated deterministically around the current mid-price, with spread and ' +
-          'depth scaled by the pair’s 24h volume; they do not reflect real liquidity.',
-        params: symbolParams,
-        querystring: orderBookQuery,
-        response: {
-          200: orderBookResponse,
-          ...errorResponses(400, 422, 429, 503),
-        },
+    route('Synthetic order book around the current price', {
+      description:
+        'Synthetic: levels are generated deterministically around the current mid-price, with spread and ' +
+        'depth scaled by the pair’s 24h volume; they do not reflect real liquidity.',
+      params: symbolParams,
+      querystring: orderBookQuery,
+      response: {
+        200: orderBookResponse,
+        ...errorResponses(400, 422, 429, 503),
       },
-    },
+    }),
     async (request) => {
       return orderBookOut(orderBook(publicCallOf(request), request.params.symbol, request.query.depth));
     },
@@ -278,20 +239,15 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/market/data-range',
-    {
-      config: market,
-      schema: {
-        tags,
-        summary: 'Range of the historical candle data, its intervals and its gaps',
-        description:
-          '`earliest` is the first candle’s open time, `latest` the end of the last candle. `data_gaps` lists ' +
-          'runs of missing candles inside each stored series, merged across the pairs they affect.',
-        response: {
-          200: dataRangeResponse,
-          ...errorResponses(429),
-        },
+    route('Range of the historical candle data, its intervals and its gaps', {
+      description:
+        '`earliest` is the first candle’s open time, `latest` the end of the last candle. `data_gaps` lists ' +
+        'runs of missing candles inside each stored series, merged across the pairs they affect.',
+      response: {
+        200: dataRangeResponse,
+        ...errorResponses(429),
       },
-    },
+    }),
     async (request) => dataRangeOut(dataRange(publicCallOf(request))),
   );
 };
