@@ -16,7 +16,9 @@
  *       realistic fill model): a position in every pair, then a buy limit 2 % below and a sell limit 2 % above the
  *       price in each; stepped in batches of `--grid-batch` steps (default 168, a week), and after each batch every
  *       fill it reports (partial fills included) is replaced by an order of its quantity on the other side, 2 %
- *       from its price — wall time of the whole run, calls, fills, `GET /results`;
+ *       from its price — wall time of the whole run (and of the first batch, where cold step threads start),
+ *       calls, fills, `GET /results`; the `Server-Timing` sums of the placements and batches; the CPU of this process
+ *       (all threads, and per thread), of the scratch database's backends, and the statements sent;
  *     - `batches`: a 16-pair session stepped in batches of `--batch` steps to the end;
  *     - `single`: `--steps` `POST /step` calls one after another on a 16-pair session holding BTC and ETH, after
  *       50 warm-up calls, alternating in blocks of 100 between two clients in this process (node:http with a
@@ -355,6 +357,24 @@ const processCpuSeconds = (pid: number): number | undefined => {
   }
 };
 
+/** CPU ms (user + system) of each thread of this process — `main`, or `+n`: thread id − process id — from `/proc/self/task`. */
+const threadCpuMs = (): Map<string, number> => {
+  const out = new Map<string, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(
+        tid === String(process.pid) ? 'main' : `+${Number(tid) - process.pid}`,
+        (Number(fields[11]) + Number(fields[12])) * 10,
+      );
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return out;
+};
+
 /**
  * CPU meter of a measured window: this process (server and client), the worker process when there is one and, on
  * a local PostgreSQL server, the backends serving the scratch database. On a shared 2-core machine latency moves with the neighbours' load; CPU time per
@@ -389,7 +409,10 @@ const cpuMeter = async (
     const postgres = sum(now.filter((p) => pids.includes(p))) - before.pg + sum(fresh);
     const worker = workerPid && before.worker !== undefined ? processCpuSeconds(workerPid) : undefined;
     await admin?.end();
+    /** Totals of the window (ms): this process (all its threads) and the scratch database's backends. */
+    const totals = { node_ms: round((node.user + node.system) / 1000), postgres_ms: round(postgres * 1000) };
     return {
+      totals,
       node_ms_per_step: round((node.user + node.system) / 1000 / steps, 3),
       ...(worker !== undefined
         ? { worker_ms_per_step: round(((worker - before.worker!) * 1000) / steps, 3) }
@@ -491,6 +514,14 @@ const throughHttp = async () => {
     startup_ms: round(startupMs),
   };
   const out = results.http as Record<string, unknown>;
+  /** The `Server-Timing` header of the last response (`name;dur=ms, …`). */
+  let serverTiming = '';
+  /** Adds each metric of the last response's `Server-Timing` to `into` (ms by name). */
+  const addTimings = (into: Record<string, number>) => {
+    for (const m of serverTiming.matchAll(/([\w-]+);dur=([\d.]+)/g)) {
+      into[m[1]!] = (into[m[1]!] ?? 0) + Number(m[2]);
+    }
+  };
   try {
     const request = async (
       method: string,
@@ -504,6 +535,7 @@ const throughHttp = async () => {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       const text = await res.text();
+      serverTiming = res.headers.get('server-timing') ?? '';
       if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
       return JSON.parse(text);
     };
@@ -587,6 +619,9 @@ const throughHttp = async () => {
         const places = Math.max(0, Math.round(-Math.log10(step)));
         return (Math.floor(usdt / price / step) * step).toFixed(places);
       };
+      const cpu = await cpuMeter(postgresServer, scratch?.name, worker?.pid);
+      const threadsBefore = threadCpuMs();
+      statementCounter.start();
       const t0 = performance.now();
       const created = await create(null, '1000000');
       const id = created.session_id;
@@ -598,12 +633,18 @@ const throughHttp = async () => {
       const fillsPerOrder = new Map<string, number>();
       let placeMs = 0;
       let batchMs = 0;
+      /** The first batch call: where a cold venue starts its step worker threads unless they were started before. */
+      let firstBatchMs: number | undefined;
+      /** Server-Timing sums (ms) of the placements and of the batch calls. */
+      const placeServer: Record<string, number> = {};
+      const batchServer: Record<string, number> = {};
       const place = async (order: Record<string, string>) => {
         calls++;
         placed++;
         const t1 = performance.now();
         await request('POST', `/backtest/${id}/trade/order`, order, auth);
         placeMs += performance.now() - t1;
+        addTimings(placeServer);
       };
       for (const [symbol, p] of Object.entries(prices as Record<string, string>)) {
         const price = Number(p);
@@ -622,6 +663,8 @@ const throughHttp = async () => {
         const t1 = performance.now();
         last = await request('POST', `/backtest/${id}/step/batch`, { steps: options.gridBatch }, auth);
         batchMs += performance.now() - t1;
+        firstBatchMs ??= performance.now() - t1;
+        addTimings(batchServer);
         for (const f of last.orders_filled) {
           if (f.type === 'market') continue;
           fills++;
@@ -641,6 +684,14 @@ const throughHttp = async () => {
       calls++;
       const res = await request('GET', `/backtest/${id}/results`, undefined, auth);
       const totalMs = performance.now() - t0;
+      const statements = statementCounter.stop();
+      const { totals } = await cpu(1);
+      const threads = [...threadCpuMs()]
+        .map(([k, v]) => [k, v - (threadsBefore.get(k) ?? 0)] as const)
+        .filter(([, v]) => v > 0)
+        .sort((a, b) => b[1] - a[1]);
+      const ms = (sums: Record<string, number>) =>
+        Object.fromEntries(Object.entries(sums).map(([k, v]) => [k, round(v)]));
       const grid = {
         pairs: created.estimated_pairs,
         fill_model: created.fill_model ?? null,
@@ -654,7 +705,26 @@ const throughHttp = async () => {
         total_ms: round(totalMs),
         /** Of which in the `step/batch` calls, and in the order placements. */
         batch_calls_ms: round(batchMs),
+        first_batch_ms: round(firstBatchMs ?? 0),
         placements_ms: round(placeMs),
+        /** `Server-Timing` sums (ms): of the placements, of the batch calls. */
+        placements_server_ms: ms(placeServer),
+        batch_calls_server_ms: ms(batchServer),
+        /**
+         * CPU (ms) of the run: this process — the venue, its step worker threads and the bench's HTTP client — and
+         * the scratch database's PostgreSQL backends. Comparable on a busy machine, where `total_ms` is not.
+         */
+        cpu_process_ms: totals.node_ms,
+        load_average_after: os.loadavg().map((l) => round(l)),
+        cpu_postgres_ms: totals.postgres_ms,
+        /** Statements this process sent to the database during the run (appends, projections, rate limits). */
+        statements,
+        /**
+         * CPU (ms) of this process's threads that used any: `main` (requests, projections, the client), and the others
+         * by thread id − process id (the first few: V8's platform threads — concurrent GC and compilation — then the
+         * libuv pool and the worker threads, step and metrics).
+         */
+        cpu_threads_ms: Object.fromEntries(threads),
         final_equity: res.summary.final_equity,
         total_trades: res.summary.total_trades,
       };

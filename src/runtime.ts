@@ -136,7 +136,13 @@ export const createRuntime = async (
     });
     stops.push(() => trading.stop());
     await trading.start();
-    const backtests = installBacktest(services);
+    const runsProjections = options.runProjections ?? config.PROJECTIONS;
+    const backtests = installBacktest(services, {
+      // Results are computed where the projections run: warm the thread only there (and only the runtime's own).
+      ...(metricsPool && !options.projections && runsProjections
+        ? { warmResults: () => metricsPool.warm() }
+        : {}),
+    });
     stops.push(() => backtests.stop());
     const battles = installBattle(services, {
       snapshots: options.matching ?? options.runProjections ?? config.PROJECTIONS,

@@ -17,6 +17,12 @@ export interface BacktestServices {
   commands: BacktestCommands;
   /** Historical battles' steps on the same worker threads (none when `BACKTEST_THREADS=0`). */
   battleStepper?: BattleStepper;
+  /**
+   * Starts the worker threads a session will use — the stepping threads, and `warmResults` of
+   * {@link installBacktest} — without waiting for them: called when a session is created, so its first batch and
+   * its results do not wait for a thread to start. Nothing when `BACKTEST_THREADS=0`.
+   */
+  warm(): void;
   /** Stops the stepping worker threads (none when `BACKTEST_THREADS=0` or before the first batch). */
   stop(): Promise<void>;
 }
@@ -27,7 +33,13 @@ export interface BacktestServices {
  * (`FEE_RATE`, default 0.1%), fixed per session at creation. Batches are stepped on `BACKTEST_THREADS` worker
  * threads (`stepper.ts`).
  */
-export const installBacktest = (services: Services): BacktestServices => {
+export const installBacktest = (
+  services: Services,
+  options: {
+    /** Starts the thread computing the sessions' results (`metrics-pool.ts`), when this process computes them. */
+    warmResults?: () => void;
+  } = {},
+): BacktestServices => {
   let source: ReturnType<typeof backtestMarketSource> | undefined;
   const threads = services.config.BACKTEST_THREADS;
   const stepper = threads > 0 ? createPooledStepper({ threads }) : undefined;
@@ -63,6 +75,10 @@ export const installBacktest = (services: Services): BacktestServices => {
   const backtest: BacktestServices = {
     commands,
     ...(stepper ? { battleStepper: stepper.battles } : {}),
+    warm: () => {
+      stepper?.warm();
+      options.warmResults?.();
+    },
     stop: async () => stepper?.close(),
   };
   services.backtest = backtest;

@@ -13,17 +13,35 @@ import { createWorkerPool } from '../workers/pool';
  */
 export const createMetricsPool = (): {
   performance(input: PerformanceInput): Promise<Performance>;
+  /**
+   * Starts the thread without waiting for it (a session was created: its results will be computed), so the
+   * session's end does not wait for the thread to start and load its modules. A started thread stops after a
+   * minute idle, as any.
+   */
+  warm(): void;
   close(): Promise<void>;
 } => {
   let pool: Piscina | undefined;
+  const poolOf = (): Piscina => {
+    pool ??= createWorkerPool(new URL('./metrics-worker.ts', import.meta.url), {
+      maxThreads: 1,
+      niceIncrement: 10,
+      idleTimeoutMs: 60_000,
+    });
+    return pool;
+  };
   return {
     performance(input) {
-      pool ??= createWorkerPool(new URL('./metrics-worker.ts', import.meta.url), {
-        maxThreads: 1,
-        niceIncrement: 10,
-        idleTimeoutMs: 60_000,
+      return poolOf().run(input) as Promise<Performance>;
+    },
+    warm() {
+      const p = poolOf();
+      if (p.threads.length > 0) return;
+      // The performance of nothing: the thread starts, loads its modules and answers at once.
+      const nothing: PerformanceInput = { startingBalance: '0', equity: [], intervalMs: 1, fills: [] };
+      p.run(nothing).catch(() => {
+        // Nothing to do: a thread that cannot start fails the session's results with its error.
       });
-      return pool.run(input) as Promise<Performance>;
     },
     async close() {
       const p = pool;

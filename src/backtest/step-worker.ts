@@ -58,6 +58,14 @@ export interface StepTask {
   sliceMs: number;
 }
 
+/**
+ * A task that only starts the thread: piscina loads this module when the thread starts, so a session's first batch
+ * finds it loaded (see `PooledStepper.warm`).
+ */
+export interface WarmTask {
+  kind: 'warm';
+}
+
 /** What a worker answers: the decided events, a refusal of the decider, or a request for the market. */
 export type StepAnswer =
   | { events: BacktestStreamEvent[] | BattleEvent[] }
@@ -153,7 +161,8 @@ const fetchChunk = (port: MessagePort, c: number, i: number): Promise<SharedSeri
  * batches this thread runs at the same time (piscina's `concurrentTasksPerWorker`) each get a turn — a fair share
  * instead of first come, first served to the end. The pauses change nothing computed.
  */
-export default async (task: StepTask): Promise<StepAnswer> => {
+export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: true }> => {
+  if (task.kind === 'warm') return { warm: true };
   let market = markets.get(task.key);
   if (!market) {
     if (!task.market) return { miss: true };

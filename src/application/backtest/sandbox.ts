@@ -11,7 +11,7 @@ import { balanceOut, candleOut, portfolioOut, tickerOut } from '../../backtest/p
 import { parseIndicators } from '../../market/indicators';
 import { parseQueryTime } from '../../market/query-time';
 import { ocoPlacementOut } from '../../trading/present';
-import type { Call } from '../call';
+import { type Call, timed } from '../call';
 import { commandMeta } from '../caller';
 import { type IndicatorsRequest, indicatorInterval, indicatorsOver } from '../indicators';
 import { type SandboxPlacement, sandboxPlacement } from '../sandbox-orders';
@@ -94,11 +94,13 @@ export const placeSandboxOrder = async (
 const placeInSandbox = async (call: Call, id: string, input: OrderInput) => {
   assertAgentActive(call.caller);
   const symbol = normalizeSymbol(input.symbol);
-  const outcome = await backtestCommands(call)
-    .placeOrder(backtestCaller(call), id, { ...input, symbol }, commandMeta(call))
-    .catch((error: unknown) => {
-      throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
-    });
+  const outcome = await timed(call, 'command', () =>
+    backtestCommands(call)
+      .placeOrder(backtestCaller(call), id, { ...input, symbol }, commandMeta(call))
+      .catch((error: unknown) => {
+        throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
+      }),
+  );
   recordSessionWrite(call, outcome);
   return outcome;
 };

@@ -7,7 +7,7 @@ import { DomainError } from '../../../domain/shared/errors';
 import { assertAgentActive } from '../../auth/principal';
 import { backtest } from '../../backtest/install';
 import { executionTermsOut, statusOut, stepOut, summaryOut } from '../../backtest/present';
-import type { Call } from '../call';
+import { type Call, timed } from '../call';
 import { commandMeta } from '../caller';
 import { awaitReadModels } from '../read-your-writes';
 
@@ -103,6 +103,8 @@ export const createBacktest = async (call: Call, input: BacktestRequest) => {
     },
     commandMeta(call),
   );
+  // Its batches and results will need the worker threads: they start now, while the session is created and started.
+  call.services.backtest?.warm();
   await awaitReadModels(call, outcome.position);
   const c = outcome.session.state.config!;
   return {
@@ -164,7 +166,9 @@ export const recordSessionWrite = (call: Call, outcome: Pick<BacktestOutcome, 'p
  */
 export const stepBacktest = async (call: Call, id: string, steps: number) => {
   assertAgentActive(call.caller);
-  const outcome = await backtestCommands(call).step(backtestCaller(call), id, steps, commandMeta(call));
+  const outcome = await timed(call, 'command', () =>
+    backtestCommands(call).step(backtestCaller(call), id, steps, commandMeta(call)),
+  );
   const session = outcome.session;
   if (session.state.status === 'completed') await awaitReadModels(call, outcome.position);
   else recordSessionWrite(call, outcome);

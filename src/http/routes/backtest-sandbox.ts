@@ -51,6 +51,7 @@ import {
 } from '../../contract/trading';
 import { cancelOut } from '../../trading/present';
 import { callOf } from '../call';
+import { addServerTiming } from '../server-timing';
 
 import { requiredSymbols } from '../symbols-query';
 
@@ -87,6 +88,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      addServerTiming(reply, 'handler', reply.elapsedTime);
       const placed = await placeSandboxOrder(callOf(request), request.params.id, orderInputOf(request.body));
       return reply.status(201).send(placed);
     },
@@ -113,6 +115,7 @@ export const backtestSandboxRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
+      addServerTiming(reply, 'handler', reply.elapsedTime);
       const placed = await placeSandboxOco(callOf(request), request.params.id, ocoInputOf(request.body));
       return reply.status(201).send(placed);
     },

@@ -19,6 +19,7 @@ import {
 } from '../../contract/backtest';
 import { errorResponses } from '../../contract/common';
 import { callOf } from '../call';
+import { addServerTiming } from '../server-timing';
 
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
 const tags = ['backtest'];
@@ -103,7 +104,10 @@ export const backtestSessionsRoutes: FastifyPluginAsyncZod = async (app) => {
         response: { 200: stepResponse, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
       },
     },
-    async (request) => stepBacktest(callOf(request), request.params.id, request.body.steps),
+    async (request, reply) => {
+      addServerTiming(reply, 'handler', reply.elapsedTime);
+      return stepBacktest(callOf(request), request.params.id, request.body.steps);
+    },
   );
 
   app.post(
