@@ -92,6 +92,8 @@ export interface PooledStepper extends BacktestStepper {
    * so stop after a minute idle, as any.
    */
   warm(): void;
+  /** Worker threads started (or starting) now. */
+  threadsStarted(): number;
   close(): Promise<void>;
 }
 
@@ -219,6 +221,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
         });
       }
     },
+    threadsStarted: () => pool?.threads.length ?? 0,
     async close() {
       const p = pool;
       pool = undefined;

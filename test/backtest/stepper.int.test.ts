@@ -12,6 +12,7 @@ import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { createPooledStepper } from '../../src/backtest/stepper';
+import { until } from '../support/until';
 import { H, series, T0, testCatalog, testMarket } from './support';
 
 /**
@@ -227,6 +228,31 @@ const startedBattle = (): { state: BattleState; revision: number } => {
   }
   return { state, revision };
 };
+
+describe('starting the stepping threads before the first batch', () => {
+  it('warm() starts the threads without a batch, at most `threads`, and a batch then runs on them', async () => {
+    const warmed = createPooledStepper({ threads: 1, sliceMs: 1, inlineUpTo: 0 });
+    try {
+      expect(warmed.threadsStarted()).toBe(0);
+      warmed.warm();
+      warmed.warm();
+      await until(() => warmed.threadsStarted() === 1, { what: 'a started thread' });
+      const { state, revision } = startedSession();
+      const events = await warmed.step({
+        sessionId: SESSION,
+        revision: revision + 1,
+        state,
+        steps: 500,
+        now: NOW,
+        market,
+      });
+      expect(JSON.stringify(events)).toBe(JSON.stringify(inline(state, revision, 500)));
+      expect(warmed.threadsStarted()).toBe(1);
+    } finally {
+      await warmed.close();
+    }
+  });
+});
 
 describe('historical battle stepping on worker threads', () => {
   it('decides the events of the in-process battle decider, byte for byte, across batches', async () => {
