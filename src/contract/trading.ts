@@ -622,7 +622,7 @@ export const pnlResponse = z.object({
   win_rate: decimalOutput,
 });
 
-const resetFields = z
+export const resetFields = z
   .object({
     confirm: z.boolean().nullable().optional().describe('must be true'),
     new_starting_balance: decimalInput.optional().describe('USDT; default the original starting balance'),

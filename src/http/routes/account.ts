@@ -1,12 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { accountInfo, updateRiskProfile } from '../../application/account';
-import { accountInfoOut, accountInfoResponse } from '../../contract/account';
-import {
-  errorResponses,
-  riskProfileOut,
-  riskProfileResponse,
-  riskProfileSchema,
-} from '../../contract/common';
+import { errorResponses, riskProfileSchema } from '../../contract/common';
+import { accountEndpoints as ep } from '../../endpoints/account';
 import { callOf } from '../call';
 import { routeGroup } from './route-options';
 
@@ -15,7 +9,7 @@ const route = routeGroup('account', { auth: 'key-or-jwt' });
 /**
  * `GET /account/info` and `PUT /account/risk-profile` (spec "Account endpoints", key/JWT): with an agent key, or a
  * JWT/account key plus `X-Agent-Id`, both act on that agent (spec "Authentication" rules 4 and 5); otherwise on the
- * account. Use cases in `src/application/account.ts`.
+ * account. Each serves its endpoint of `src/endpoints/account.ts`.
  */
 export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
@@ -24,9 +18,9 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
       description:
         '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
         '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
-      response: { 200: accountInfoResponse, ...errorResponses(401, 403, 404, 429) },
+      response: { 200: ep.info.output, ...errorResponses(401, 403, 404, 429) },
     }),
-    async (request) => accountInfoOut(await accountInfo(callOf(request))),
+    async (request) => ep.info.run(callOf(request), {}),
   );
 
   app.put(
@@ -36,8 +30,8 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
         "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
         'keeps its current value when omitted. The response shows all four fields.',
       body: riskProfileSchema,
-      response: { 200: riskProfileResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      response: { 200: ep.setRiskProfile.output, ...errorResponses(401, 403, 404, 422, 429) },
     }),
-    async (request) => riskProfileOut(await updateRiskProfile(callOf(request), request.body)),
+    async (request) => ep.setRiskProfile.run(callOf(request), request.body),
   );
 };

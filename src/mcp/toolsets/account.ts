@@ -1,47 +1,9 @@
 import { z } from 'zod';
-import {
-  accountInfo,
-  auditWallet,
-  balances,
-  fillModel,
-  mode,
-  pnl,
-  portfolio,
-  positions,
-  resetAccount,
-  setFillModel,
-  setMode,
-  updateRiskProfile,
-  walletEvents,
-} from '../../application/account';
-import { accountInfoOut, accountInfoResponse } from '../../contract/account';
-import { decimalInput, riskProfileOut, riskProfileResponse, riskProfileSchema } from '../../contract/common';
-import {
-  balanceOut,
-  balanceResponse,
-  eventsQuery,
-  eventsResponse,
-  fillModelBody,
-  fillModelOut,
-  fillModelResponse,
-  modeBody,
-  modeOut,
-  modeResponse,
-  modeSetOut,
-  modeSetResponse,
-  pnlOut,
-  pnlQuery,
-  pnlResponse,
-  portfolioQuery,
-  portfolioResponse,
-  positionsResponse,
-  resetOut,
-  resetResponse,
-  walletAuditOut,
-  walletAuditResponse,
-} from '../../contract/trading';
-import { walletEventsPageOut } from '../../trading/wallet-event-view';
-import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { accountInfoResponse } from '../../contract/account';
+import { decimalInput, riskProfileResponse } from '../../contract/common';
+import { balanceResponse } from '../../contract/trading';
+import { accountEndpoints as ep } from '../../endpoints/account';
+import { authed, DESTRUCTIVE, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
 /**
@@ -112,8 +74,7 @@ export const accountTools: ToolDef[] = [
     output: whoamiResponse,
     run: async (call) => {
       const c = authed(call);
-      const info = accountInfoOut(await accountInfo(c));
-      return whoamiOf(info, balanceOut(await balances(c)));
+      return whoamiOf(await ep.info.run(c, {}), await ep.balance.run(c, {}));
     },
     rest: async (_a, http) => {
       const info = (await http({ method: 'GET', path: '/account/info' })) as z.output<
@@ -135,9 +96,7 @@ export const accountTools: ToolDef[] = [
     description:
       'The account (or the agent the credential is scoped to): status, starting balance and current session, ' +
       'risk profile, fee rate.',
-    input: z.object({}),
-    output: accountInfoResponse,
-    run: async (call) => accountInfoOut(await accountInfo(authed(call))),
+    ...servesEndpoint(ep.info),
     rest: (_a, http) => http({ method: 'GET', path: '/account/info' }),
     summary: (r) => `${r.agent_id ? 'agent' : 'account'} ${r.agent_id ?? r.account_id}: ${r.status}`,
   }),
@@ -149,9 +108,7 @@ export const accountTools: ToolDef[] = [
     description:
       'Balances of the wallet: USDT and each held asset (available, locked in open orders, total) and the total ' +
       'equity in USDT at live prices.',
-    input: z.object({}),
-    output: balanceResponse,
-    run: async (call) => balanceOut(await balances(authed(call))),
+    ...servesEndpoint(ep.balance),
     rest: (_a, http) => http({ method: 'GET', path: '/account/balance' }),
     summary: (r) => `${r.balances.length} assets, equity ${r.total_equity_usdt} USDT`,
   }),
@@ -163,12 +120,7 @@ export const accountTools: ToolDef[] = [
     description:
       'Open positions valued at live prices: quantity (base), average entry and current price (USDT), market ' +
       'value, unrealized PnL (USDT and %).',
-    input: z.object({}),
-    output: positionsResponse,
-    run: async (call) => {
-      const p = await positions(authed(call));
-      return { positions: p.positions, total_unrealized_pnl: p.totalUnrealizedPnl };
-    },
+    ...servesEndpoint(ep.positions),
     rest: (_a, http) => http({ method: 'GET', path: '/account/positions' }),
     summary: (r) => `${r.positions.length} positions, unrealized ${r.total_unrealized_pnl} USDT`,
   }),
@@ -180,9 +132,7 @@ export const accountTools: ToolDef[] = [
     description:
       'Portfolio snapshot: equity, cash, locked cash, position value, realized/unrealized PnL, fees, ROI (%). With ' +
       'as_of (ISO 8601), the portfolio at that past time folded from the event log.',
-    input: portfolioQuery,
-    output: portfolioResponse,
-    run: async (call, a) => portfolio(authed(call), a.as_of ? { asOf: new Date(a.as_of) } : {}),
+    ...servesEndpoint(ep.portfolio),
     rest: (a, http) => http({ method: 'GET', path: '/account/portfolio', query: { as_of: a.as_of } }),
     summary: (r) => `equity ${r.total_equity} USDT, ROI ${r.roi_pct} %${r.as_of ? ` as of ${r.as_of}` : ''}`,
   }),
@@ -194,9 +144,7 @@ export const accountTools: ToolDef[] = [
     description:
       'PnL of the current session over a period (1d, 7d, 30d, all): realized in the period, unrealized now, fees, ' +
       'net (USDT), winning and losing trades, win rate.',
-    input: pnlQuery,
-    output: pnlResponse,
-    run: async (call, a) => pnlOut(await pnl(authed(call), a.period)),
+    ...servesEndpoint(ep.pnl),
     rest: (a, http) => http({ method: 'GET', path: '/account/pnl', query: a }),
     summary: (r) => `${r.period}: net ${r.net_pnl} USDT`,
   }),
@@ -208,10 +156,8 @@ export const accountTools: ToolDef[] = [
     description:
       'Replaces the risk limits of the wallet (applies to the next order): max_position_size_pct and ' +
       'max_order_size_pct (% of equity / cash), daily_loss_limit_pct (% of the starting balance), max_open_orders.',
-    input: riskProfileSchema,
-    output: riskProfileResponse,
+    ...servesEndpoint(ep.setRiskProfile),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => riskProfileOut(await updateRiskProfile(authed(call), a)),
     rest: (a, http) => http({ method: 'PUT', path: '/account/risk-profile', body: a }),
     summary: (r) =>
       `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
@@ -224,9 +170,7 @@ export const accountTools: ToolDef[] = [
     description:
       "How the wallet's orders fill: realistic (book walk, resting orders take a participation share of each " +
       'print) or instant (touch and fill in full).',
-    input: z.object({}),
-    output: fillModelResponse,
-    run: async (call) => fillModelOut(await fillModel(authed(call))),
+    ...servesEndpoint(ep.fillModel),
     rest: (_a, http) => http({ method: 'GET', path: '/account/fill-model' }),
     summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
   }),
@@ -238,13 +182,8 @@ export const accountTools: ToolDef[] = [
     description:
       "Chooses the wallet's fill model (realistic or instant) and the participation share (1-100 %, default 10) " +
       'from the next fill on.',
-    input: fillModelBody,
-    output: fillModelResponse,
+    ...servesEndpoint(ep.setFillModel),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) =>
-      fillModelOut(
-        await setFillModel(authed(call), { fillModel: a.fill_model, participationPct: a.participation_pct }),
-      ),
     rest: (a, http) => http({ method: 'PUT', path: '/account/fill-model', body: a }),
     summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
   }),
@@ -254,9 +193,7 @@ export const accountTools: ToolDef[] = [
     routes: ['GET /account/mode'],
     title: 'Trading mode',
     description: 'The primary mode (live or backtest), the live session and the number of backtests.',
-    input: z.object({}),
-    output: modeResponse,
-    run: async (call) => modeOut(await mode(authed(call))),
+    ...servesEndpoint(ep.mode),
     rest: (_a, http) => http({ method: 'GET', path: '/account/mode' }),
     summary: (r) => `mode ${r.mode}, ${r.active_backtests} active backtests`,
   }),
@@ -267,11 +204,8 @@ export const accountTools: ToolDef[] = [
     title: 'Set the trading mode',
     description:
       'Switches the primary mode (live or backtest) with an optional strategy label; backtests keep running.',
-    input: modeBody,
-    output: modeSetResponse,
+    ...servesEndpoint(ep.setMode),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) =>
-      modeSetOut(await setMode(authed(call), { mode: a.mode, strategyLabel: a.strategy_label ?? null })),
     rest: (a, http) => http({ method: 'POST', path: '/account/mode', body: a }),
     summary: (r) => `mode ${r.mode}`,
   }),
@@ -283,13 +217,9 @@ export const accountTools: ToolDef[] = [
     description:
       'Closes every position at market, cancels every order and starts a new session (history kept), optionally ' +
       'with new_starting_balance (USDT). Destructive: needs confirm: true.',
+    ...servesEndpoint(ep.reset),
     input: z.object({ confirm: confirmTrue, new_starting_balance: decimalInput.optional() }).strict(),
-    output: resetResponse,
     annotations: DESTRUCTIVE,
-    run: async (call, a) =>
-      resetOut(
-        await resetAccount(authed(call), { confirm: a.confirm, newStartingBalance: a.new_starting_balance }),
-      ),
     rest: (a, http) => http({ method: 'POST', path: '/account/reset', body: a }),
     summary: (r) => `new session ${r.new_session.session_id} with ${r.new_session.starting_balance} USDT`,
   }),
@@ -301,9 +231,7 @@ export const accountTools: ToolDef[] = [
     description:
       'The wallet’s event log, oldest first from after (a stream revision, -1: the start), limit 1–1000: each ' +
       'event’s type, data, times, actor and SHA-256 chain link; next_after and has_more page on.',
-    input: eventsQuery,
-    output: eventsResponse,
-    run: async (call, a) => walletEventsPageOut(await walletEvents(authed(call), a)),
+    ...servesEndpoint(ep.events),
     rest: (a, http) => http({ method: 'GET', path: '/account/events', query: a }),
     summary: (r) =>
       `${r.events.length} events of ${r.stream_id}${r.has_more ? `, more after ${r.next_after}` : ''}`,
@@ -316,9 +244,7 @@ export const accountTools: ToolDef[] = [
     description:
       'Verifies the wallet’s SHA-256 event chain and compares balances, positions, open orders and session ' +
       'figures with a fold of the event log (reads the whole stream); answers what matched and what did not.',
-    input: z.object({}),
-    output: walletAuditResponse,
-    run: async (call) => walletAuditOut(await auditWallet(authed(call))),
+    ...servesEndpoint(ep.audit),
     rest: (_a, http) => http({ method: 'GET', path: '/account/audit' }),
     summary: (r) =>
       `${r.events} events: chain ${r.chain.intact ? 'intact' : 'broken'}, read models ${r.read_models.agree ? 'agree' : 'disagree'}`,
