@@ -32,6 +32,12 @@ export interface CommandHandlerOptions<State = unknown> {
    * every cold load replays the stream from its first event.
    */
   snapshots?: Snapshotter<State>;
+  /**
+   * Events read per page of a load (default 5,000): a load folds the stream a page at a time, so its memory is
+   * one page whatever the stream's length (a wallet replayed from event 0 after a state version bump can hold
+   * millions of events).
+   */
+  loadPageSize?: number;
 }
 
 /** Per-call options of a command. */
@@ -73,6 +79,9 @@ export type StatefulDecider<State, Command, Event extends DomainEvent, Context> 
  */
 type ContextOf<State, Context> = (state: State, revision: number) => Context | Promise<Context>;
 
+/** Events read per page of a cold load (`CommandHandlerOptions.loadPageSize`). */
+const LOAD_PAGE = 5_000;
+
 /** A command handler for one decider: `handle(streamId, command, context)`. */
 export interface CommandHandler<State, Command, Event extends DomainEvent, Context> {
   handle(
@@ -106,6 +115,7 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
   const trustCache = options.trustCache ?? true;
 
   const snapshots = options.snapshots;
+  const pageSize = options.loadPageSize ?? LOAD_PAGE;
 
   /**
    * A cold load's start: the stream's snapshot and the events after it when its last event is still the log's
@@ -114,7 +124,8 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
   const fromSnapshot = async (streamId: string) => {
     const snapshot = await snapshots?.read(streamId);
     if (!snapshot) return undefined;
-    const events = await eventsAfterSnapshot(store, streamId, snapshot);
+    // The snapshot's own event and the first page after it.
+    const events = await eventsAfterSnapshot(store, streamId, snapshot, pageSize + 1);
     return events ? { snapshot, events } : undefined;
   };
 
@@ -124,25 +135,30 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
     let revision = cached?.revision ?? -1;
     // The snapshot annex (metadata folds such as the latest business time) moves with the state.
     let annex = cached ? cached.annex : snapshots?.initialAnnex();
-    let events: RecordedEvent[] | undefined;
+    let page: RecordedEvent[] | undefined;
     if (!cached && snapshots) {
       const start = await fromSnapshot(streamId);
       if (start) {
         state = start.snapshot.state;
         annex = start.snapshot.annex;
         revision = start.snapshot.revision;
-        events = start.events;
+        page = start.events;
       }
     }
     const base = revision;
-    events ??= await store.readStream(streamId, { fromRevision: revision + 1 });
-    for (const e of events) {
-      state = decider.evolve(state, { type: e.type, data: e.data } as Event);
-      if (snapshots) annex = snapshots.evolveAnnex(annex, e);
-      revision = e.revision;
+    let last: RecordedEvent | undefined;
+    for (;;) {
+      page ??= await store.readStream(streamId, { fromRevision: revision + 1, maxCount: pageSize });
+      for (const e of page) {
+        state = decider.evolve(state, { type: e.type, data: e.data } as Event);
+        if (snapshots) annex = snapshots.evolveAnnex(annex, e);
+        revision = e.revision;
+        last = e;
+      }
+      if (page.length < pageSize) break;
+      page = undefined;
     }
-    if (events.length > 0 || cached || base >= 0) cache.set(streamId, state, revision, annex);
-    const last = events[events.length - 1];
+    if (last || cached || base >= 0) cache.set(streamId, state, revision, annex);
     if (snapshots && last && snapshots.dueAfterLoad(base, revision))
       snapshots.take(streamId, state, annex, revision, last.metadata.hash);
     return { state, revision, annex };

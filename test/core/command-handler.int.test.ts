@@ -94,6 +94,33 @@ describe('command handler', () => {
     expect((await c.handle(stream, { type: 'Spend', amount: 1 }, context)).state.balance).toBe(10);
   });
 
+  it('folds a cold load a page at a time: never more than one page of events read at once', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const setup = createCommandHandler(store, cashDecider);
+    for (let i = 1; i <= 11; i++) await setup.handle(stream, { type: 'Fund', amount: i }, context);
+    const whole = await createCommandHandler(store, cashDecider).load(stream);
+    expect(whole).toMatchObject({ revision: 10, state: { balance: 66 } });
+    for (const [loadPageSize, reads] of [
+      [4, [4, 4, 3]],
+      [11, [11, 0]],
+      [1, [...Array(11).fill(1), 0]],
+    ] as const) {
+      const pages: number[] = [];
+      const counting: EventStore = {
+        ...store,
+        readStream: async (id, options) => {
+          expect(options?.maxCount).toBe(loadPageSize);
+          const page = await store.readStream(id, options);
+          pages.push(page.length);
+          return page;
+        },
+      };
+      const loaded = await createCommandHandler(counting, cashDecider, { loadPageSize }).load(stream);
+      expect(loaded).toEqual(whole);
+      expect(pages).toEqual(reads);
+    }
+  });
+
   it('reads only the events after the cached revision, and heals a stale cache', async () => {
     const stream = `cash-${randomUUID()}`;
     const a = createCommandHandler(store, cashDecider);

@@ -75,7 +75,8 @@ describe.each([
           walletHistories(60),
           fc.integer({ min: 1, max: 12 }),
           fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
-          async ({ events, state }, every, sizes) => {
+          fc.integer({ min: 1, max: 7 }),
+          async ({ events, state }, every, sizes, loadPageSize) => {
             const stream = walletStreamId(randomUUID());
             const writer = new Snapshotter<WalletState>({
               store: snapshots,
@@ -98,15 +99,16 @@ describe.each([
               expect(taken!.state).toBe(encodeState(at));
             } else expect(taken).toBeUndefined();
 
-            // A restart: a fresh handler (empty cache) loads from the snapshot and the tail.
+            // A restart: a fresh handler (empty cache) loads from the snapshot and the tail, a page at a time.
             const restarted = new Snapshotter<WalletState>({
               store: snapshots,
               codec: walletSnapshotCodec,
               every,
             });
-            const loaded = await createCommandHandler(store, walletDecider, { snapshots: restarted }).load(
-              stream,
-            );
+            const loaded = await createCommandHandler(store, walletDecider, {
+              snapshots: restarted,
+              loadPageSize,
+            }).load(stream);
             expect(loaded.revision).toBe(events.length - 1);
             same(loaded.state, state);
 
@@ -121,9 +123,10 @@ describe.each([
               },
             };
             const afterBump = new Snapshotter<WalletState>({ store: snapshots, codec: bumped, every });
-            const reloaded = await createCommandHandler(store, walletDecider, { snapshots: afterBump }).load(
-              stream,
-            );
+            const reloaded = await createCommandHandler(store, walletDecider, {
+              snapshots: afterBump,
+              loadPageSize,
+            }).load(stream);
             await afterBump.idle();
             expect(decoded).toBe(0);
             same(reloaded.state, state);
