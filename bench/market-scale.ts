@@ -119,6 +119,22 @@ const random = (seed: number) => () => {
 
 const { call, ok } = venueClient(base, dispatcher);
 
+/**
+ * Logs a just-registered account in. On PostgreSQL a new key may be invisible to the login's read for a moment
+ * (the xid8 horizon is the whole server's: another database's open transaction holds it back), so a 401 is retried
+ * for up to 10 s.
+ */
+const login = async (registered: Record<string, any>): Promise<Record<string, any>> => {
+  const body = { api_key: registered.api_key, api_secret: registered.api_secret };
+  for (let i = 0; ; i++) {
+    const r = await call('POST', '/auth/login', body);
+    if (r.status < 300) return r.json;
+    if (r.status !== 401 || i >= 50)
+      throw new Error(`POST /auth/login: ${r.status} ${JSON.stringify(r.json)}`);
+    await sleep(200);
+  }
+};
+
 /** Resident set size and its high-water mark of a process (bytes), from /proc; 0 when unreadable. */
 const memoryOf = (pid: number): { rss: number; hwm: number } => {
   try {
@@ -315,7 +331,7 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
   const users: { auth: Record<string, string>; agent: string }[] = [];
   for (let i = 0; i < options.concurrent; i++) {
     const r = await ok('POST', '/auth/register', { display_name: `backtester ${i}` });
-    const l = await ok('POST', '/auth/login', { api_key: r.api_key, api_secret: r.api_secret });
+    const l = await login(r);
     const h = { authorization: `Bearer ${l.token}` };
     const a = await ok('POST', '/agents', { display_name: `bt ${i}` }, h);
     users.push({ auth: h, agent: a.agent_id as string });
@@ -452,8 +468,7 @@ const measure = async (pairs: number) => {
       rss_after_start_mib: mib(memoryOf(venue.pid).rss),
     };
     const reg = await ok('POST', '/auth/register', { display_name: 'bigdata bench' });
-    const login = await ok('POST', '/auth/login', { api_key: reg.api_key, api_secret: reg.api_secret });
-    const auth = { authorization: `Bearer ${login.token}` };
+    const auth = { authorization: `Bearer ${(await login(reg)).token}` };
     const keys: string[] = [];
     for (let i = 0; i < 24; i++) {
       const a = await ok('POST', '/agents', { display_name: `reader ${i}` }, auth);
