@@ -28,6 +28,55 @@ const sortKeys = (value: unknown): unknown => {
   return value;
 };
 
+/**
+ * {@link canonicalJson}'s text together with the value it reads back as, without parsing it: the key-sorted copy the
+ * text is made from is exactly `JSON.parse(text)` when everything in it is plain JSON (objects of `Object`'s
+ * prototype or none, arrays, strings, booleans, null, finite numbers other than -0); `copy` is undefined when it is
+ * not (a `Date`, a `toJSON`, a class instance, a non-finite number or -0, `undefined` or a function in an array, a
+ * function or symbol as a value), where only a parse gives what the text holds. The append path uses it: parsing
+ * back what was just serialised was ~2 % of the server's CPU per order (docs/benchmarks.md, "Trading", 2026-11-29).
+ */
+export const canonicalCopy = (value: unknown): { text: string; copy: unknown } => {
+  const state = { exact: true };
+  const copy = sortKeysExact(value, state);
+  const text = JSON.stringify(copy);
+  return { text, copy: state.exact ? copy : undefined };
+};
+
+const sortKeysExact = (value: unknown, state: { exact: boolean }): unknown => {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || Object.is(value, -0)) state.exact = false;
+    return value;
+  }
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      if (v === undefined || typeof v === 'function' || typeof v === 'symbol') state.exact = false;
+      out[i] = sortKeysExact(v, state);
+    }
+    return out;
+  }
+  if (typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value);
+    if ((proto !== Object.prototype && proto !== null) || 'toJSON' in value) state.exact = false;
+    if (value instanceof Date) return value;
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v === undefined) continue;
+      // `__proto__` would set the copy's prototype rather than a key (canonicalJson's text loses it the same way).
+      if (typeof v === 'function' || typeof v === 'symbol' || key === '__proto__') state.exact = false;
+      out[key] = sortKeysExact(v, state);
+    }
+    return out;
+  }
+  // undefined, a function, a symbol or a bigint: left to JSON.stringify, as canonicalJson does.
+  state.exact = false;
+  return value;
+};
+
 /** Metadata as it enters the hash: everything but the chain fields themselves. */
 export const hashableMetadata = (metadata: Record<string, unknown>): Record<string, unknown> => {
   const { prev_hash: _p, hash: _h, ...rest } = metadata;

@@ -23,7 +23,7 @@ import type { DatabaseHandle } from '../db/database';
 import type { Database } from '../db/schema';
 import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
 import { type AppendOutcome, type BatchRow, recoverBatch } from './append-recovery';
-import { canonicalJson } from './hash-chain';
+import { canonicalCopy, canonicalJson } from './hash-chain';
 import { LiveReader } from './live-reader';
 
 /** NOTIFY channel the adapter signals after each commit; the payload is the last global position. */
@@ -86,6 +86,8 @@ interface PreparedAppend {
   types: string[];
   /** Canonical JSON of each event's data (hashed as is). */
   dataTexts: string[];
+  /** What each text reads back as (`canonicalCopy`), undefined where only parsing the text gives it. */
+  dataCopies: unknown[];
   /** Each event's metadata (with `occurred_at`) and its canonical JSON. */
   metas: Record<string, unknown>[];
   metaTexts: string[];
@@ -118,7 +120,13 @@ const prepareAppend = (
     metas.push(meta);
     metaTexts.push(canonicalJson(meta));
   }
-  const dataTexts = events.map((e) => canonicalJson(e.data ?? null));
+  const dataTexts: string[] = [];
+  const dataCopies: unknown[] = [];
+  for (const e of events) {
+    const { text, copy } = canonicalCopy(e.data ?? null);
+    dataTexts.push(text);
+    dataCopies.push(copy);
+  }
   let weight = 0;
   for (let i = 0; i < events.length; i++) {
     weight += dataTexts[i]!.length + metaTexts[i]!.length + EVENT_OVERHEAD;
@@ -130,6 +138,7 @@ const prepareAppend = (
     ids: events.map((e) => (e.eventId ?? randomUUID()).toLowerCase()),
     types: events.map((e) => e.type),
     dataTexts,
+    dataCopies,
     metas,
     metaTexts,
     weight,
@@ -157,8 +166,8 @@ const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult
     revision: Number(r.o_revision),
     position: { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) },
     type: a.types[i]!,
-    // The data as stored: the canonical text parsed back.
-    data: JSON.parse(a.dataTexts[i]!),
+    // The data as stored: the canonical text parsed back (or the copy it was made from, which is the same value).
+    data: a.dataCopies[i] !== undefined ? a.dataCopies[i] : JSON.parse(a.dataTexts[i]!),
     metadata: { ...(a.metas[i]! as RecordedMetadata), prev_hash: r.o_prev_hash!, hash: r.o_hash! },
     recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at!),
   }));
