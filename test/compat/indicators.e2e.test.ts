@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rawCandles } from '../backtest/http-support';
-import { type CompatServer, client, newTrader, startCompatServer } from './support';
+import { client, useCompatTrader } from './support';
 
 /**
  * Indicators (issue 17, item 10; docs/market-data.md "Indicators") on the real server process: the original SDK's
@@ -8,19 +8,7 @@ import { type CompatServer, client, newTrader, startCompatServer } from './suppo
  * come from the candles closed by the virtual clock only. Values are checked against arithmetic done here on the
  * candles the venue serves (live) or on the data set's CSV (sandbox), not against the library.
  */
-let server: CompatServer | undefined;
-let base = '';
-let trader: Awaited<ReturnType<typeof newTrader>>;
-
-beforeAll(async () => {
-  server = await startCompatServer();
-  base = server.url;
-  trader = await newTrader(base, 1);
-}, 150_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 30_000);
+const compat = useCompatTrader(1);
 
 const HOUR = 3_600_000;
 const ALL = 'rsi,macd,sma_20,ema_50,bbands,atr,vwap';
@@ -48,7 +36,7 @@ const close = (a: string | number, b: number, tolerance = 1e-6) =>
 
 describe('GET /market/indicators/{symbol}', () => {
   it('computes the original set over the newest closed candles, as the candles endpoint serves them', async () => {
-    const anonymous = client(base);
+    const anonymous = client(compat.base);
     let answer: any;
     let candles: any[] = [];
     // The replayed hour may turn between the two reads: read again until both name the same last candle.
@@ -86,7 +74,7 @@ describe('GET /market/indicators/{symbol}', () => {
   });
 
   it('answers null for an indicator the candles are too few for, and refuses what it does not know', async () => {
-    const anonymous = client(base);
+    const anonymous = client(compat.base);
     const few = await anonymous(
       'GET',
       '/market/indicators/ETHUSDT?indicators=rsi,sma_20,vwap,sma_5&limit=10',
@@ -118,7 +106,7 @@ describe('GET /market/indicators/{symbol}', () => {
   });
 
   it('lists the available indicators', async () => {
-    const r = await client(base)('GET', '/market/indicators/available');
+    const r = await client(compat.base)('GET', '/market/indicators/available');
     expect(r.status).toBe(200);
     expect(r.body.indicators.map((i: any) => i.name)).toEqual([
       'rsi',
@@ -140,7 +128,7 @@ describe('GET /market/indicators/{symbol}', () => {
 
 describe('GET /backtest/{id}/market/indicators/{symbol}', () => {
   it('uses only the candles closed by the virtual clock (no look-ahead)', async () => {
-    const agent = client(base, { apiKey: trader.agents[0]!.apiKey });
+    const agent = client(compat.base, { apiKey: compat.trader.agents[0]!.apiKey });
     const created = await agent('POST', '/backtest/create', {
       start_time: '2023-01-01T00:00:00Z',
       end_time: '2023-01-10T00:00:00Z',

@@ -1,34 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import { operatorHeaders } from '../support/server-process';
 import { connectWs } from '../support/ws-client';
-import { type CompatServer, client, newTrader, startCompatServer } from './support';
+import { client, useCompatTrader } from './support';
 
 /**
  * The original product's clients against the real server process (issue 17, items 3–8; docs/compatibility.md):
  * each request is sent the way the original SDK sends it (its bodies and paths), and next to it the spec's form
  * is checked to answer as before. The data set's hourly candles of BTCUSDT and ETHUSDT, replayed live.
  */
-let server: CompatServer | undefined;
-let base = '';
-let trader: Awaited<ReturnType<typeof newTrader>>;
-
-beforeAll(async () => {
-  server = await startCompatServer();
-  base = server.url;
-  trader = await newTrader(base, 2);
-}, 150_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 30_000);
+const compat = useCompatTrader(2);
 
 const BACKTEST = { start_time: '2023-01-01T00:00:00Z', end_time: '2023-01-03T00:00:00Z' };
 
 describe('backtests as the original SDK creates them', () => {
   it('takes candle_interval in seconds and no agent_id from an agent key; the spec form is unchanged', async () => {
-    const agent = trader.agents[0]!;
-    const asAgent = client(base, { apiKey: agent.apiKey });
+    const agent = compat.trader.agents[0]!;
+    const asAgent = client(compat.base, { apiKey: agent.apiKey });
     const created = await asAgent('POST', '/backtest/create', {
       ...BACKTEST,
       starting_balance: '10000',
@@ -40,7 +28,7 @@ describe('backtests as the original SDK creates them', () => {
     expect(created.body).toMatchObject({ candle_interval: '1h', agent_id: agent.agentId, total_steps: 48 });
 
     // The spec's form, with the account's JWT and an agent named: as before.
-    const spec = await trader.jwt('POST', '/backtest/create', {
+    const spec = await compat.trader.jwt('POST', '/backtest/create', {
       ...BACKTEST,
       starting_balance: '10000.00',
       candle_interval: '1h',
@@ -72,7 +60,7 @@ describe('backtests as the original SDK creates them', () => {
   });
 
   it('refuses what it cannot read: seconds of no interval, no agent with an account credential', async () => {
-    const asAgent = client(base, { apiKey: trader.agents[0]!.apiKey });
+    const asAgent = client(compat.base, { apiKey: compat.trader.agents[0]!.apiKey });
     const odd = await asAgent('POST', '/backtest/create', {
       ...BACKTEST,
       starting_balance: '10000',
@@ -82,7 +70,7 @@ describe('backtests as the original SDK creates them', () => {
     expect(odd.body.error.code).toBe('VALIDATION_ERROR');
     expect(odd.body.error.details.issues[0].field).toBe('candle_interval');
 
-    const noAgent = await trader.key('POST', '/backtest/create', {
+    const noAgent = await compat.trader.key('POST', '/backtest/create', {
       ...BACKTEST,
       starting_balance: '10000',
       candle_interval: '1h',
@@ -95,7 +83,7 @@ describe('backtests as the original SDK creates them', () => {
   });
 
   it('serves sandbox candles by interval in seconds and takes a sandbox stop_loss with stop_price', async () => {
-    const asAgent = client(base, { apiKey: trader.agents[0]!.apiKey });
+    const asAgent = client(compat.base, { apiKey: compat.trader.agents[0]!.apiKey });
     const created = await asAgent('POST', '/backtest/create', {
       ...BACKTEST,
       starting_balance: '10000',
@@ -130,7 +118,7 @@ describe('backtests as the original SDK creates them', () => {
 
 describe('orders with stop_price', () => {
   it('reads stop_price as trigger_price on stop_loss and take_profit; the spec form is unchanged', async () => {
-    const agent = client(base, { apiKey: trader.agents[1]!.apiKey });
+    const agent = client(compat.base, { apiKey: compat.trader.agents[1]!.apiKey });
     const price = dec((await agent('GET', '/market/price/BTCUSDT')).body.price);
     const above = price.times(2).toFixed(2);
     const stop = await agent('POST', '/trade/order', {
@@ -200,7 +188,7 @@ describe('orders with stop_price', () => {
 
 describe('battles as the original SDK creates them', () => {
   it('fills a preset, reads config nested, answers with id beside battle_id', async () => {
-    const quick = await trader.jwt('POST', '/battles', { name: 'Sprint', preset: 'quick_1h' });
+    const quick = await compat.trader.jwt('POST', '/battles', { name: 'Sprint', preset: 'quick_1h' });
     expect(quick.status).toBe(201);
     expect(quick.body).toMatchObject({
       name: 'Sprint',
@@ -211,7 +199,10 @@ describe('battles as the original SDK creates them', () => {
     expect(quick.body.id).toBe(quick.body.battle_id);
 
     // Explicit fields win over the preset; the preset names the battle when no name is given.
-    const duel = await trader.jwt('POST', '/battles', { preset: 'scalper_duel', duration_minutes: 30 });
+    const duel = await compat.trader.jwt('POST', '/battles', {
+      preset: 'scalper_duel',
+      duration_minutes: 30,
+    });
     expect(duel.status).toBe(201);
     expect(duel.body).toMatchObject({
       name: 'Scalper Duel',
@@ -220,7 +211,7 @@ describe('battles as the original SDK creates them', () => {
     });
 
     // Settings nested under `config`, the interval in seconds.
-    const nested = await trader.jwt('POST', '/battles', {
+    const nested = await compat.trader.jwt('POST', '/battles', {
       name: 'Nested',
       config: {
         battle_mode: 'historical',
@@ -238,7 +229,7 @@ describe('battles as the original SDK creates them', () => {
     });
 
     // A historical preset: its interval, and the end from the start and its days.
-    const month = await trader.jwt('POST', '/battles', {
+    const month = await compat.trader.jwt('POST', '/battles', {
       name: 'Month',
       preset: 'historical_month',
       backtest_config: { start_time: '2023-02-01T00:00:00Z', pairs: ['BTCUSDT'] },
@@ -251,7 +242,7 @@ describe('battles as the original SDK creates them', () => {
     });
 
     // Update: a preset and nested settings too; the name stays.
-    const updated = await trader.jwt('PUT', `/battles/${quick.body.id}`, {
+    const updated = await compat.trader.jwt('PUT', `/battles/${quick.body.id}`, {
       preset: 'marathon',
       config: { starting_balance: '7000' },
     });
@@ -263,13 +254,13 @@ describe('battles as the original SDK creates them', () => {
       starting_balance: '7000.00000000',
     });
 
-    const detail = await trader.jwt('GET', `/battles/${nested.body.id}`);
+    const detail = await compat.trader.jwt('GET', `/battles/${nested.body.id}`);
     expect(detail.body.id).toBe(nested.body.battle_id);
-    const list = await trader.jwt('GET', '/battles');
+    const list = await compat.trader.jwt('GET', '/battles');
     expect(list.body.battles.every((b: any) => b.id === b.battle_id)).toBe(true);
 
     // The spec's form: as before.
-    const spec = await trader.jwt('POST', '/battles', {
+    const spec = await compat.trader.jwt('POST', '/battles', {
       name: 'Spec',
       battle_mode: 'historical',
       backtest_config: { ...BACKTEST, candle_interval: '1h', pairs: null },
@@ -288,7 +279,7 @@ describe('battles as the original SDK creates them', () => {
       { name: 'X', config: { mode: 'live' } },
       { name: 'X', battle_mode: 'historical', backtest_config: { ...BACKTEST } },
     ]) {
-      const r = await trader.jwt('POST', '/battles', body);
+      const r = await compat.trader.jwt('POST', '/battles', body);
       expect(r.status, JSON.stringify(body)).toBe(422);
       expect(r.body.error.code).toBe('VALIDATION_ERROR');
     }
@@ -297,7 +288,7 @@ describe('battles as the original SDK creates them', () => {
 
 describe('/health as the original clients read it', () => {
   it('names the dependencies with db_connected and redis_connected; details stay the operator’s', async () => {
-    const pub = await client(base)('GET', '/health');
+    const pub = await client(compat.base)('GET', '/health');
     expect(pub.status).toBe(200);
     expect(pub.body).toEqual({
       status: 'ok',
@@ -306,7 +297,7 @@ describe('/health as the original clients read it', () => {
       redis_connected: true,
       dependencies: { database: 'ok', event_store: 'ok', market_feed: 'ok', projections: 'ok' },
     });
-    const op = await (await fetch(`${base}/health`, { headers: operatorHeaders })).json();
+    const op = await (await fetch(`${compat.base}/health`, { headers: operatorHeaders })).json();
     expect(op).toMatchObject({
       db_connected: true,
       redis_connected: true,
@@ -319,7 +310,7 @@ describe('/health as the original clients read it', () => {
 
 describe('WebSocket subscriptions of the original SDK', () => {
   it('answers ticker:BTCUSDT on that channel name; the spec form on ticker', async () => {
-    const ws = await connectWs(base.replace('http', 'ws'));
+    const ws = await connectWs(compat.base.replace('http', 'ws'));
     try {
       ws.send({ action: 'subscribe', channel: 'ticker:BTCUSDT' });
       const ack = await ws.next((m) => m.type === 'subscribed');
@@ -344,14 +335,14 @@ describe('WebSocket subscriptions of the original SDK', () => {
   });
 
   it('answers battle:<id> on that channel name', async () => {
-    const battle = await trader.jwt('POST', '/battles', { name: 'WS', preset: 'quick_1h' });
+    const battle = await compat.trader.jwt('POST', '/battles', { name: 'WS', preset: 'quick_1h' });
     const id = battle.body.id as string;
-    for (const a of trader.agents) {
-      expect((await trader.jwt('POST', `/battles/${id}/participants`, { agent_id: a.agentId })).status).toBe(
-        201,
-      );
+    for (const a of compat.trader.agents) {
+      expect(
+        (await compat.trader.jwt('POST', `/battles/${id}/participants`, { agent_id: a.agentId })).status,
+      ).toBe(201);
     }
-    const ws = await connectWs(base.replace('http', 'ws'), `?token=${trader.token}`);
+    const ws = await connectWs(compat.base.replace('http', 'ws'), `?token=${compat.trader.token}`);
     try {
       ws.send({ action: 'subscribe', channel: `battle:${id}` });
       expect(await ws.next((m) => m.type === 'subscribed')).toEqual({
@@ -359,10 +350,10 @@ describe('WebSocket subscriptions of the original SDK', () => {
         type: 'subscribed',
         data: { battle_id: id },
       });
-      expect((await trader.jwt('POST', `/battles/${id}/start`)).status).toBe(200);
+      expect((await compat.trader.jwt('POST', `/battles/${id}/start`)).status).toBe(200);
       const started = await ws.next((m) => m.type === 'battle:status');
       expect(started).toMatchObject({ channel: `battle:${id}`, data: { battle_id: id, status: 'active' } });
-      expect((await trader.jwt('POST', `/battles/${id}/stop`)).status).toBe(200);
+      expect((await compat.trader.jwt('POST', `/battles/${id}/stop`)).status).toBe(200);
       const completed = await ws.next((m) => m.type === 'battle:status' && m.data.status === 'completed');
       expect(completed.channel).toBe(`battle:${id}`);
     } finally {
@@ -374,18 +365,18 @@ describe('WebSocket subscriptions of the original SDK', () => {
 describe('one rate budget per account whatever the credential (issue 17, item 3)', () => {
   it('counts the JWT and the API key of an account together; an agent keeps its own budget', async () => {
     const remaining = (a: { headers: Headers }) => Number(a.headers.get('x-ratelimit-remaining'));
-    const byJwt = await trader.jwt('GET', '/account/info');
-    const byKey = await trader.key('GET', '/account/info');
-    const byJwtAgain = await trader.jwt('GET', '/account/info');
+    const byJwt = await compat.trader.jwt('GET', '/account/info');
+    const byKey = await compat.trader.key('GET', '/account/info');
+    const byJwtAgain = await compat.trader.jwt('GET', '/account/info');
     expect(byJwt.status).toBe(200);
     expect(remaining(byKey)).toBe(remaining(byJwt) - 1);
     expect(remaining(byJwtAgain)).toBe(remaining(byJwt) - 2);
 
-    const agent = client(base, { apiKey: trader.agents[1]!.apiKey });
+    const agent = client(compat.base, { apiKey: compat.trader.agents[1]!.apiKey });
     const first = await agent('GET', '/account/info');
     const second = await agent('GET', '/account/info');
     expect(remaining(second)).toBe(remaining(first) - 1);
     // The agent's requests did not count against the account's budget.
-    expect(remaining(await trader.key('GET', '/account/info'))).toBe(remaining(byJwt) - 3);
+    expect(remaining(await compat.trader.key('GET', '/account/info'))).toBe(remaining(byJwt) - 3);
   });
 });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { linkedDataDir } from '../market/support';
 import { createPostgresTestDatabase, type TestDatabase } from '../support/databases';
 import { type ServerProcess, startServer } from '../support/server-process';
@@ -105,4 +106,25 @@ export const newTrader = async (base: string, agents = 1) => {
     created.push({ agentId: a.body.agent_id, apiKey: a.body.api_key });
   }
   return { ...account, agents: created, jwt, key: client(base, { apiKey: account.apiKey }) };
+};
+
+/** A trader of {@link newTrader}: the account, its agents and a client for each credential. */
+export type CompatTrader = Awaited<ReturnType<typeof newTrader>>;
+
+/**
+ * The compat server of a test file and a trader with `agents` agents on it: started before the file's tests (up to
+ * 150 s: the server process loads the data set), closed after them. Read `base` and `trader` inside tests.
+ */
+export const useCompatTrader = (agents: number): { readonly base: string; readonly trader: CompatTrader } => {
+  let server: CompatServer | undefined;
+  const fixture = { base: '', trader: undefined as unknown as CompatTrader };
+  beforeAll(async () => {
+    server = await startCompatServer();
+    fixture.base = server.url;
+    fixture.trader = await newTrader(fixture.base, agents);
+  }, 150_000);
+  afterAll(async () => {
+    await server?.close();
+  }, 30_000);
+  return fixture;
 };
