@@ -1,58 +1,32 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { linkedDataDir } from '../market/support';
-import { createPostgresTestDatabase, type TestDatabase } from '../support/databases';
-import { type ServerProcess, startServer } from '../support/server-process';
+import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
  * The real server process for the original product's clients (issue 17, docs/compatibility.md): `src/main.ts
  * serve` on the real hourly candles of BTCUSDT and ETHUSDT (replayed as the live feed by the `files` source),
  * embedded PGlite in a temporary DATA_DIR, or a fresh database on DATABASE_URL's server when that is set.
  */
-export interface CompatServer {
-  /** `http://127.0.0.1:<port>` */
-  url: string;
-  server: ServerProcess;
-  close(): Promise<void>;
-}
+export type CompatServer = RealDataServer;
 
 export const startCompatServer = async (env: Record<string, string> = {}): Promise<CompatServer> => {
   const market = linkedDataDir(['exchangeInfo.json', 'klines/1h/BTCUSDT-1h.csv', 'klines/1h/ETHUSDT-1h.csv']);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-compat-'));
-  let database: TestDatabase | undefined;
-  const cleanup = async () => {
-    await database?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    market.remove();
-  };
   try {
-    if (process.env.DATABASE_URL) database = await createPostgresTestDatabase();
-    const server = await startServer(
-      {
-        DATA_DIR: dataDir,
-        MARKET_DATA_DIR: market.dir,
-        MARKET_SOURCE: '',
-        MARKET_SYMBOLS: '',
-        DATABASE_URL: database?.url ?? '',
-        ...env,
-      },
-      110_000,
-    );
+    // The server process's own default log level (startRealDataServer's is `info`).
+    const server = await startRealDataServer('ptv-compat-', {
+      MARKET_DATA_DIR: market.dir,
+      LOG_LEVEL: 'warn',
+      ...env,
+    });
     return {
-      url: server.url,
-      server,
+      ...server,
       async close() {
-        const stopped = server.stop();
-        const timer = setTimeout(() => void server.kill(), 15_000);
-        await stopped;
-        clearTimeout(timer);
-        await cleanup();
+        await server.close();
+        market.remove();
       },
     };
   } catch (error) {
-    await cleanup();
+    market.remove();
     throw error;
   }
 };
