@@ -14,7 +14,7 @@ import {
   listOrders,
   OPEN_STATUSES,
 } from '../../queries/trading';
-import { type ChainBreak, verifyChain } from '../eventstore/hash-chain';
+import { type ChainBreak, ChainVerifier, verifyChain } from '../eventstore/hash-chain';
 
 /** One line of a wallet's timeline: what happened, in words an auditor reads. */
 export const describeWalletEvent = (e: RecordedEvent): string => {
@@ -80,6 +80,67 @@ export const stateSummary = (state: WalletState) => ({
   })),
 });
 
+/** The read models of a wallet in one snapshot, with the last revision of its stream they include. */
+const readModelsOf = (db: Kysely<ReadModels>, ownerId: string) =>
+  readSnapshot(db, async (trx) => ({
+    balances: await getBalances(trx, ownerId),
+    positions: await getPositions(trx, ownerId),
+    open: await listOrders(trx, ownerId, { statuses: OPEN_STATUSES, limit: 10_000, offset: 0 }),
+    wallet: await getWallet(trx, ownerId),
+    revision: await foldedRevision(trx, walletStreamId(ownerId)),
+  }));
+
+/**
+ * The differences, in words, between `folded` (the log folded up to the revision the read models include) and
+ * the read models: balances, positions, open orders, the session and its figures.
+ */
+const readModelMismatches = (
+  folded: WalletState,
+  models: Awaited<ReturnType<typeof readModelsOf>>,
+): string[] => {
+  const mismatches: string[] = [];
+  const { balances, positions, open, wallet } = models;
+  const eq = (what: string, fromLog: string, fromModel: string | undefined) => {
+    if (fromModel === undefined || !dec(fromLog).eq(fromModel)) {
+      mismatches.push(`${what}: log ${fromLog}, read model ${fromModel ?? 'missing'}`);
+    }
+  };
+  const usdt = balances.find((b) => b.asset === 'USDT');
+  eq('USDT available', folded.cash.toFixed(), usdt?.available);
+  eq('USDT locked', folded.lockedCash.toFixed(), usdt?.locked);
+  for (const h of Object.values(folded.holdings)) {
+    const b = balances.find((x) => x.asset === h.asset);
+    const p = positions.find((x) => x.asset === h.asset);
+    eq(`${h.asset} available`, h.quantity.minus(h.locked).toFixed(), b?.available);
+    eq(`${h.asset} locked`, h.locked.toFixed(), b?.locked);
+    eq(`${h.asset} position`, h.quantity.toFixed(), p?.quantity);
+    eq(`${h.asset} cost basis`, h.cost.toFixed(), p?.cost_basis);
+  }
+  for (const p of positions) {
+    if (!folded.holdings[p.asset])
+      mismatches.push(`${p.asset} position ${p.quantity} in the read model, none in the log`);
+  }
+  for (const b of balances) {
+    if (b.asset !== 'USDT' && !folded.holdings[b.asset]) {
+      mismatches.push(`${b.asset} balance in the read model, none in the log`);
+    }
+  }
+  const logOpen = new Set(Object.keys(folded.openOrders));
+  const modelOpen = new Set(open.rows.map((o) => o.order_id));
+  for (const id of logOpen)
+    if (!modelOpen.has(id)) mismatches.push(`order ${id} open in the log, not in the read model`);
+  for (const id of modelOpen)
+    if (!logOpen.has(id)) mismatches.push(`order ${id} open in the read model, not in the log`);
+  if (wallet?.wallet.session_id !== folded.session?.id) {
+    mismatches.push(
+      `session: log ${folded.session?.id}, read model ${wallet?.wallet.session_id ?? 'missing'}`,
+    );
+  }
+  eq('realized PnL', folded.realizedPnl.toFixed(), wallet?.session?.realized_pnl);
+  eq('fees paid', folded.feesPaid.toFixed(), wallet?.session?.fees_paid);
+  return mismatches;
+};
+
 /** The outcome of {@link replayWallet}. */
 export interface WalletReplay {
   streamId: string;
@@ -112,13 +173,7 @@ export const replayWallet = async (
   const streamId = walletStreamId(ownerId);
   // The read models first, in one snapshot with the revision they include; then the log, which holds at least
   // that revision. The comparison folds the log up to it, so a fill committed meanwhile is no false mismatch.
-  const models = await readSnapshot(db, async (trx) => ({
-    balances: await getBalances(trx, ownerId),
-    positions: await getPositions(trx, ownerId),
-    open: await listOrders(trx, ownerId, { statuses: OPEN_STATUSES, limit: 10_000, offset: 0 }),
-    wallet: await getWallet(trx, ownerId),
-    revision: await foldedRevision(trx, streamId),
-  }));
+  const models = await readModelsOf(db, ownerId);
   const all = await store.readStream(streamId);
   // The prefix before the first later event (the order events were decided in), as GET /account/portfolio?as_of
   // folds it: filtering by time could fold a cancel without the order it cancels when business times interleave.
@@ -136,48 +191,8 @@ export const replayWallet = async (
   const checkedReadModels = !asOf || events.length === all.length;
   // Read models that include none of the stream yet (they lag a wallet opened a moment ago) hold the same
   // nothing as the fold up to revision -1; whether they should have caught up is the caller's to say.
-  if (checkedReadModels && all.length > 0 && models.revision >= 0) {
-    const { balances, positions, open, wallet } = models;
-    const folded = atModels;
-    const eq = (what: string, fromLog: string, fromModel: string | undefined) => {
-      if (fromModel === undefined || !dec(fromLog).eq(fromModel)) {
-        mismatches.push(`${what}: log ${fromLog}, read model ${fromModel ?? 'missing'}`);
-      }
-    };
-    const usdt = balances.find((b) => b.asset === 'USDT');
-    eq('USDT available', folded.cash.toFixed(), usdt?.available);
-    eq('USDT locked', folded.lockedCash.toFixed(), usdt?.locked);
-    for (const h of Object.values(folded.holdings)) {
-      const b = balances.find((x) => x.asset === h.asset);
-      const p = positions.find((x) => x.asset === h.asset);
-      eq(`${h.asset} available`, h.quantity.minus(h.locked).toFixed(), b?.available);
-      eq(`${h.asset} locked`, h.locked.toFixed(), b?.locked);
-      eq(`${h.asset} position`, h.quantity.toFixed(), p?.quantity);
-      eq(`${h.asset} cost basis`, h.cost.toFixed(), p?.cost_basis);
-    }
-    for (const p of positions) {
-      if (!folded.holdings[p.asset])
-        mismatches.push(`${p.asset} position ${p.quantity} in the read model, none in the log`);
-    }
-    for (const b of balances) {
-      if (b.asset !== 'USDT' && !folded.holdings[b.asset]) {
-        mismatches.push(`${b.asset} balance in the read model, none in the log`);
-      }
-    }
-    const logOpen = new Set(Object.keys(folded.openOrders));
-    const modelOpen = new Set(open.rows.map((o) => o.order_id));
-    for (const id of logOpen)
-      if (!modelOpen.has(id)) mismatches.push(`order ${id} open in the log, not in the read model`);
-    for (const id of modelOpen)
-      if (!logOpen.has(id)) mismatches.push(`order ${id} open in the read model, not in the log`);
-    if (wallet?.wallet.session_id !== folded.session?.id) {
-      mismatches.push(
-        `session: log ${folded.session?.id}, read model ${wallet?.wallet.session_id ?? 'missing'}`,
-      );
-    }
-    eq('realized PnL', folded.realizedPnl.toFixed(), wallet?.session?.realized_pnl);
-    eq('fees paid', folded.feesPaid.toFixed(), wallet?.session?.fees_paid);
-  }
+  if (checkedReadModels && all.length > 0 && models.revision >= 0)
+    mismatches.push(...readModelMismatches(atModels, models));
   return {
     streamId,
     events,
@@ -263,24 +278,50 @@ export interface WalletAuditReport {
 /**
  * The present state of a wallet's audit (ARCHITECTURE §4, §17; `GET /account/audit`, the dashboard's Audit
  * page): the SHA-256 chain of every event of `wallet-{ownerId}` recomputed, the stream's end compared with its
- * head, and the read models compared with the fold of the log ({@link replayWallet}). The head is read first: a
- * later append can add events after it, but events can only be missing below it. Reads the whole stream.
+ * head, and the read models compared with the fold of the log (as {@link replayWallet}). The head is read first: a
+ * later append can add events after it, but events can only be missing below it. Reads the whole stream, a page
+ * (`pageSize`, default 5,000 events) at a time.
  */
 export const auditWalletNow = async (
   store: EventStore,
   db: Kysely<ReadModels>,
   ownerId: string,
+  options: { pageSize?: number } = {},
 ): Promise<WalletAuditReport> => {
   const streamId = walletStreamId(ownerId);
+  const pageSize = options.pageSize ?? AUDIT_PAGE;
   const head = await store.streamRevision(streamId);
-  const replay = await replayWallet(store, db, ownerId);
-  const last = replay.events.at(-1);
+  // As `replayWallet`: the read models first, then the log, folded up to the revision they include — here a page
+  // at a time, so the memory is one page whatever the wallet's history (a whole stream of millions of events in
+  // one read would run the process out of memory on one request).
+  const models = await readModelsOf(db, ownerId);
+  const chain = new ChainVerifier();
+  let state = walletDecider.initialState();
+  let atModels = state;
+  let last: RecordedEvent | undefined;
+  let events = 0;
+  for (let from = 0; ; ) {
+    const page = await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
+    for (const e of page) {
+      chain.next(e);
+      state = walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent);
+      if (e.revision <= models.revision) atModels = state;
+      last = e;
+    }
+    events += page.length;
+    if (page.length < pageSize || !last) break;
+    from = last.revision + 1;
+  }
+  const mismatches = last && models.revision >= 0 ? readModelMismatches(atModels, models) : [];
   return {
     streamId,
-    events: replay.events.length,
+    events,
     headRevision: last?.revision ?? -1,
     lastHash: last?.metadata.hash ?? null,
-    chainBreak: replay.chainBreak ?? streamTruncation(streamId, head, replay.events),
-    readModels: { revision: replay.readModelsRevision, mismatches: replay.mismatches },
+    chainBreak: chain.chainBreak ?? streamTruncation(streamId, head, last ? [last] : []),
+    readModels: { revision: models.revision, mismatches },
   };
 };
+
+/** Events read per page by {@link auditWalletNow}. */
+const AUDIT_PAGE = 5_000;

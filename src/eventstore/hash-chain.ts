@@ -112,13 +112,30 @@ export interface ChainBreak {
 }
 
 /**
- * Recomputes the chain of one stream's events (in revision order, starting at revision 0) and returns the
- * first break, or `null` when every link holds.
+ * Recomputes the chain of one stream's events given in revision order from revision 0, a page at a time (so a
+ * stream of millions of events is checked in the memory of one page): {@link ChainVerifier.next} takes the next
+ * event and answers the first break, or null while every link holds.
  */
-export const verifyChain = (events: readonly RecordedEvent[]): ChainBreak | null => {
-  let prev = '';
-  let expectedRevision = 0;
-  for (const e of events) {
+export class ChainVerifier {
+  private prev = '';
+  private expectedRevision = 0;
+  private broken: ChainBreak | null = null;
+
+  /** The first break so far (null: none). */
+  get chainBreak(): ChainBreak | null {
+    return this.broken;
+  }
+
+  /** Checks `e`, the event after the last one given; once broken, the first break stays the answer. */
+  next(e: RecordedEvent): ChainBreak | null {
+    if (this.broken) return this.broken;
+    this.broken = this.check(e);
+    return this.broken;
+  }
+
+  private check(e: RecordedEvent): ChainBreak | null {
+    const prev = this.prev;
+    const expectedRevision = this.expectedRevision;
     if (e.revision !== expectedRevision) {
       return {
         streamId: e.streamId,
@@ -155,8 +172,18 @@ export const verifyChain = (events: readonly RecordedEvent[]): ChainBreak | null
         actual: e.metadata.hash,
       };
     }
-    prev = hash;
-    expectedRevision++;
+    this.prev = hash;
+    this.expectedRevision++;
+    return null;
   }
-  return null;
+}
+
+/**
+ * Recomputes the chain of one stream's events (in revision order, starting at revision 0) and returns the
+ * first break, or `null` when every link holds.
+ */
+export const verifyChain = (events: readonly RecordedEvent[]): ChainBreak | null => {
+  const verifier = new ChainVerifier();
+  for (const e of events) if (verifier.next(e)) break;
+  return verifier.chainBreak;
 };

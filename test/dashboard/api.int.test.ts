@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { auditWalletNow } from '../../src/audit/wallet-audit';
 import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
 import { connectWs } from '../support/ws-client';
@@ -93,6 +94,16 @@ describe('GET /account/audit', () => {
     });
     expect(broken.read_models.agree).toBe(false);
     expect(broken.read_models.mismatches.join('\n')).toMatch(/fees paid/);
+
+    // Read a page at a time (the memory of one page whatever the history), any page size gives the same report.
+    const { eventStore } = t.runtime.services;
+    const whole = await auditWalletNow(eventStore, t.database.db, agent.agentId);
+    expect(whole).toMatchObject({
+      events: log.events.length,
+      chainBreak: { revision: filled.revision, reason: 'hash_mismatch' },
+    });
+    for (const pageSize of [1, 2, 3, log.events.length, log.events.length + 1])
+      expect(await auditWalletNow(eventStore, t.database.db, agent.agentId, { pageSize })).toEqual(whole);
   });
 
   it('needs a credential', async () => {
