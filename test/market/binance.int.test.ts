@@ -1,8 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
 import { createLogger } from '../../src/logger';
@@ -11,10 +8,9 @@ import { MarketFeed } from '../../src/market/feed';
 import { createBinanceSource } from '../../src/market/sources/binance';
 import { reconnectingSocket } from '../../src/market/sources/reconnecting-socket';
 import { createRuntime } from '../../src/runtime';
-import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { operatorHeadersOf } from '../support/runtime';
 import { until } from '../support/until';
-import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
+import { RECORDED, useFakeBinance } from './fake-binance';
 import { tempMarketData } from './support';
 
 /**
@@ -22,27 +18,15 @@ import { tempMarketData } from './support';
  * frames (no network): pairs, trade ticks, kline backfill into the store, a dropped connection and its
  * reconnect, the mini-ticker mode, and the whole runtime serving `/market/price` from it.
  */
-let fake: FakeBinance;
-let database: TestDatabase;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-binance-'));
-
-beforeAll(async () => {
-  fake = await startFakeBinance();
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await fake?.close();
-  await database?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const fx = useFakeBinance('ptv-binance-');
 
 const settingsFor = (env: Record<string, string>) =>
   marketSettings(
     loadConfig({
-      DATA_DIR: dataDir,
+      DATA_DIR: fx.dataDir,
       MARKET_SOURCE: 'binance',
-      BINANCE_REST_URL: fake.restUrl,
-      BINANCE_WS_URL: fake.wsUrl,
+      BINANCE_REST_URL: fx.fake.restUrl,
+      BINANCE_WS_URL: fx.fake.wsUrl,
       BINANCE_RECONNECT_MIN_MS: '50',
       BINANCE_RECONNECT_MAX_MS: '200',
       ...env,
@@ -56,14 +40,14 @@ describe('binance source (trade streams)', () => {
     const source = createBinanceSource({
       feed,
       data,
-      db: database.all,
+      db: fx.database.all,
       settings: settingsFor({ MARKET_SYMBOLS: 'btcusdt,ETHUSDT' }),
     });
     await source.start();
     try {
       expect(data.pairs()).toHaveLength(456);
       expect(data.referenceTicker('BTCUSDT')?.quoteVolume).toBe('2167538240.48367050');
-      expect(fake.connections.at(-1)).toBe('btcusdt@trade/ethusdt@trade');
+      expect(fx.fake.connections.at(-1)).toBe('btcusdt@trade/ethusdt@trade');
 
       // The recorded trade frame becomes the price, with its own time and source, and a public trade.
       await until(() => feed.prices.get('BTCUSDT')?.price === '102571.17000000');
@@ -83,32 +67,32 @@ describe('binance source (trade streams)', () => {
       // Kline backfill over REST, stored append-only with source `binance`.
       await source.backfilled();
       expect(
-        fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT&interval=1m')),
+        fx.fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT&interval=1m')),
       ).toHaveLength(1);
       expect(data.candles.live.nativeSeries('BTCUSDT', '1m')).toHaveLength(10);
       const stored = await sql<{ n: string }>`
         select count(*)::text as n from market_candles where symbol = 'BTCUSDT' and source = 'binance'`.execute(
-        database.all,
+        fx.database.all,
       );
       expect(stored.rows[0]!.n).toBe('10');
 
       // A dropped connection: reconnect with back-off, backfill again, and keep receiving.
       const ticksBefore = feed.tickCount;
-      fake.drop();
+      fx.fake.drop();
       // The fake sees a connection before the client's 'open' event counts it: wait for both.
-      await until(() => fake.connections.length === 2 && source.status().connections === 2);
+      await until(() => fx.fake.connections.length === 2 && source.status().connections === 2);
       await until(() => feed.tickCount > ticksBefore);
       expect(source.status()).toMatchObject({ ok: true, connected: true, connections: 2 });
       await source.backfilled();
-      expect(fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT'))).toHaveLength(2);
+      expect(fx.fake.requests.filter((r) => r.startsWith('/api/v3/klines?symbol=BTCUSDT'))).toHaveLength(2);
 
       // Frames from the recorded set arriving live are decoded too (aggTrade uses its aggregate id).
-      fake.broadcast(RECORDED.aggTrade);
+      fx.fake.broadcast(RECORDED.aggTrade);
       await until(() => feed.trades.latest('BTCUSDT', 1)[0]?.tradeId === RECORDED.aggTrade.data['a']);
       // Garbage frames are ignored, not fatal.
-      fake.broadcast('not json');
-      fake.broadcast({ stream: 'x', data: { e: 'trade', s: 'BTCUSDT', p: 'NaN' } });
-      fake.broadcast(RECORDED.trade);
+      fx.fake.broadcast('not json');
+      fx.fake.broadcast({ stream: 'x', data: { e: 'trade', s: 'BTCUSDT', p: 'NaN' } });
+      fx.fake.broadcast(RECORDED.trade);
       await until(() => feed.trades.latest('BTCUSDT', 1)[0]?.tradeId === RECORDED.trade.data['t']);
     } finally {
       await source.stop();
@@ -121,7 +105,7 @@ describe('binance source (trade streams)', () => {
     const source = createBinanceSource({
       feed,
       data: tempMarketData(),
-      db: database.all,
+      db: fx.database.all,
       settings: settingsFor({
         MARKET_SYMBOLS: 'BTCUSDT',
         BINANCE_RECONNECT_MIN_MS: '30',
@@ -131,17 +115,17 @@ describe('binance source (trade streams)', () => {
     await source.start();
     try {
       await until(() => source.status().connected === true);
-      const before = fake.connections.length;
+      const before = fx.fake.connections.length;
       for (let i = 0; i < 3; i++) {
-        fake.drop();
+        fx.fake.drop();
         // The fake sees a connection before the client's 'open' event counts it: wait for both,
         // so the next drop closes an open socket rather than one still opening.
         await until(
-          () => fake.connections.length === before + i + 1 && source.status().connections === i + 2,
+          () => fx.fake.connections.length === before + i + 1 && source.status().connections === i + 2,
         );
       }
       expect(source.status()).toMatchObject({ connected: true, connections: 4 });
-      expect(fake.connections).toHaveLength(before + 3);
+      expect(fx.fake.connections).toHaveLength(before + 3);
     } finally {
       await source.stop();
     }
@@ -181,12 +165,12 @@ describe('binance source (!miniTicker@arr)', () => {
     const source = createBinanceSource({
       feed,
       data: tempMarketData(),
-      db: database.all,
+      db: fx.database.all,
       settings: settingsFor({ BINANCE_STREAM: 'miniTicker' }),
     });
     await source.start();
     try {
-      expect(fake.connections.at(-1)).toBe('!miniTicker@arr');
+      expect(fx.fake.connections.at(-1)).toBe('!miniTicker@arr');
       await until(() => feed.ticker('BTCUSDT') !== undefined);
       expect(feed.ticker('BTCUSDT')).toMatchObject({
         basis: 'exchange',
@@ -212,14 +196,16 @@ describe('binance source (!miniTicker@arr)', () => {
 describe('runtime with MARKET_SOURCE=binance', () => {
   it('serves /market/price from the live feed and reports the feed in /health', async () => {
     const config = loadConfig({
-      DATA_DIR: dataDir,
+      DATA_DIR: fx.dataDir,
       LOG_LEVEL: 'silent',
       MARKET_SOURCE: 'binance',
       MARKET_SYMBOLS: 'BTCUSDT',
-      BINANCE_REST_URL: fake.restUrl,
-      BINANCE_WS_URL: fake.wsUrl,
+      BINANCE_REST_URL: fx.fake.restUrl,
+      BINANCE_WS_URL: fx.fake.wsUrl,
     });
-    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), { database });
+    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), {
+      database: fx.database,
+    });
     const app = await buildApp(runtime.services);
     try {
       await until(() => runtime.services.market!.feed.prices.get('BTCUSDT')?.price === '102571.17000000');

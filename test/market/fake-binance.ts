@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { BINANCE } from './support';
 
 /**
@@ -112,4 +115,28 @@ export const startFakeBinance = async (): Promise<FakeBinance> => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+};
+
+/**
+ * A test file's fake Binance, scratch database and data directory (`prefix` names it in the temporary directory):
+ * started before the file's tests, closed and removed after them. Read `fake` and `database` inside tests.
+ */
+export const useFakeBinance = (
+  prefix: string,
+): { readonly fake: FakeBinance; readonly database: TestDatabase; readonly dataDir: string } => {
+  const fixture = {
+    fake: undefined as unknown as FakeBinance,
+    database: undefined as unknown as TestDatabase,
+    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)),
+  };
+  beforeAll(async () => {
+    fixture.fake = await startFakeBinance();
+    fixture.database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await fixture.fake?.close();
+    await fixture.database?.close();
+    fs.rmSync(fixture.dataDir, { recursive: true, force: true });
+  });
+  return fixture;
 };

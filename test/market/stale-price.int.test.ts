@@ -1,17 +1,13 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime } from '../../src/runtime';
 import { keyHeader, registerAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
-import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { operatorHeadersOf } from '../support/runtime';
 import { until } from '../support/until';
-import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
+import { RECORDED, useFakeBinance } from './fake-binance';
 
 /**
  * No trading on stale prices (issue 21, item 4; docs/trading-rules.md "Stale prices"): the `binance` source
@@ -20,19 +16,7 @@ import { type FakeBinance, RECORDED, startFakeBinance } from './fake-binance';
  * filling at the old price, and the first fresh trade lets both fill again.
  */
 const MAX_AGE_MS = 1500;
-let fake: FakeBinance;
-let database: TestDatabase;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-stale-'));
-
-beforeAll(async () => {
-  fake = await startFakeBinance();
-  database = await createTestDatabase();
-});
-afterAll(async () => {
-  await fake?.close();
-  await database?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+const fx = useFakeBinance('ptv-stale-');
 
 let tradeId = Number(RECORDED.trade.data['t']);
 /** A new trade of BTCUSDT at `price`, now: what Binance's stream would send next. */
@@ -44,18 +28,20 @@ const trade = (price: string) => ({
 describe('stale prices on the live binance source', () => {
   it('refuses market orders and holds resting ones while the feed is silent, then trades again', async () => {
     const config = loadConfig({
-      DATA_DIR: dataDir,
+      DATA_DIR: fx.dataDir,
       LOG_LEVEL: 'silent',
       MARKET_SOURCE: 'binance',
       MARKET_SYMBOLS: 'BTCUSDT',
-      BINANCE_REST_URL: fake.restUrl,
-      BINANCE_WS_URL: fake.wsUrl,
+      BINANCE_REST_URL: fx.fake.restUrl,
+      BINANCE_WS_URL: fx.fake.wsUrl,
       MAX_PRICE_AGE_MS: String(MAX_AGE_MS),
       // The point is when orders may fill, not how much: the fake feed's few trades make a thin `realistic` book,
       // so the wallet opens `instant` (fill in full) explicitly.
       FILL_MODEL: 'instant',
     });
-    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), { database });
+    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), {
+      database: fx.database,
+    });
     const app = await buildApp(runtime.services);
     const market = runtime.services.market!;
     try {
@@ -64,7 +50,7 @@ describe('stale prices on the live binance source', () => {
       const headers = keyHeader(account.apiKey);
 
       // Fresh: a market buy fills.
-      fake.broadcast(trade('100000.00'));
+      fx.fake.broadcast(trade('100000.00'));
       await until(() => market.feed.prices.get('BTCUSDT')?.price === '100000.00000000');
       const bought = await ok(
         app,
@@ -126,7 +112,7 @@ describe('stale prices on the live binance source', () => {
       expect((await ok(app, headers, 'GET', `/trade/order/${limit.order_id}`)).status).toBe('pending');
 
       // The feed comes back: the resting order fills on the fresh trade, market orders are taken again.
-      fake.broadcast(trade('100200.00'));
+      fx.fake.broadcast(trade('100200.00'));
       await until(async () => {
         const r = await call(app, headers, 'GET', `/trade/order/${limit.order_id}`);
         return r.body.status === 'filled';
