@@ -1,13 +1,10 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
-import { buildApp } from '../../src/http/app';
-import { createLogger } from '../../src/logger';
 import { marketSettings } from '../../src/market/config';
 import { MarketFeed } from '../../src/market/feed';
 import { createBinanceSource } from '../../src/market/sources/binance';
 import { reconnectingSocket } from '../../src/market/sources/reconnecting-socket';
-import { createRuntime } from '../../src/runtime';
 import { operatorHeadersOf } from '../support/runtime';
 import { until } from '../support/until';
 import { RECORDED, useFakeBinance } from './fake-binance';
@@ -195,18 +192,7 @@ describe('binance source (!miniTicker@arr)', () => {
 
 describe('runtime with MARKET_SOURCE=binance', () => {
   it('serves /market/price from the live feed and reports the feed in /health', async () => {
-    const config = loadConfig({
-      DATA_DIR: fx.dataDir,
-      LOG_LEVEL: 'silent',
-      MARKET_SOURCE: 'binance',
-      MARKET_SYMBOLS: 'BTCUSDT',
-      BINANCE_REST_URL: fx.fake.restUrl,
-      BINANCE_WS_URL: fx.fake.wsUrl,
-    });
-    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), {
-      database: fx.database,
-    });
-    const app = await buildApp(runtime.services);
+    const { runtime, app } = await fx.startVenue();
     try {
       await until(() => runtime.services.market!.feed.prices.get('BTCUSDT')?.price === '102571.17000000');
       const r = await app.inject({ method: 'GET', url: '/api/v1/market/price/btcusdt' });

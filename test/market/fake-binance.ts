@@ -5,6 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { loadConfig } from '../../src/config';
+import { buildApp } from '../../src/http/app';
+import { createLogger } from '../../src/logger';
+import { createRuntime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { BINANCE } from './support';
 
@@ -121,13 +125,30 @@ export const startFakeBinance = async (): Promise<FakeBinance> => {
  * A test file's fake Binance, scratch database and data directory (`prefix` names it in the temporary directory):
  * started before the file's tests, closed and removed after them. Read `fake` and `database` inside tests.
  */
-export const useFakeBinance = (
-  prefix: string,
-): { readonly fake: FakeBinance; readonly database: TestDatabase; readonly dataDir: string } => {
+export const useFakeBinance = (prefix: string) => {
   const fixture = {
     fake: undefined as unknown as FakeBinance,
     database: undefined as unknown as TestDatabase,
     dataDir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)),
+    /**
+     * The whole venue on the fake's feed (`MARKET_SOURCE=binance`, BTCUSDT, the scratch database), `env` added:
+     * its runtime and app, for the test to close.
+     */
+    async startVenue(env: Record<string, string> = {}) {
+      const config = loadConfig({
+        DATA_DIR: fixture.dataDir,
+        LOG_LEVEL: 'silent',
+        MARKET_SOURCE: 'binance',
+        MARKET_SYMBOLS: 'BTCUSDT',
+        BINANCE_REST_URL: fixture.fake.restUrl,
+        BINANCE_WS_URL: fixture.fake.wsUrl,
+        ...env,
+      });
+      const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), {
+        database: fixture.database,
+      });
+      return { runtime, app: await buildApp(runtime.services) };
+    },
   };
   beforeAll(async () => {
     fixture.fake = await startFakeBinance();

@@ -1,8 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config';
-import { buildApp } from '../../src/http/app';
-import { createLogger } from '../../src/logger';
-import { createRuntime } from '../../src/runtime';
 import { keyHeader, registerAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
 import { operatorHeadersOf } from '../support/runtime';
@@ -27,22 +23,12 @@ const trade = (price: string) => ({
 
 describe('stale prices on the live binance source', () => {
   it('refuses market orders and holds resting ones while the feed is silent, then trades again', async () => {
-    const config = loadConfig({
-      DATA_DIR: fx.dataDir,
-      LOG_LEVEL: 'silent',
-      MARKET_SOURCE: 'binance',
-      MARKET_SYMBOLS: 'BTCUSDT',
-      BINANCE_REST_URL: fx.fake.restUrl,
-      BINANCE_WS_URL: fx.fake.wsUrl,
+    const { runtime, app } = await fx.startVenue({
       MAX_PRICE_AGE_MS: String(MAX_AGE_MS),
       // The point is when orders may fill, not how much: the fake feed's few trades make a thin `realistic` book,
       // so the wallet opens `instant` (fill in full) explicitly.
       FILL_MODEL: 'instant',
     });
-    const runtime = await createRuntime(config, createLogger('silent', { pretty: false }), {
-      database: fx.database,
-    });
-    const app = await buildApp(runtime.services);
     const market = runtime.services.market!;
     try {
       await until(() => market.feed.prices.get('BTCUSDT') !== undefined);
