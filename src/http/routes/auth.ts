@@ -11,6 +11,11 @@ import {
 } from '../../contract/auth';
 import { errorResponses } from '../../contract/common';
 import { callOf, publicCallOf } from '../call';
+import { routeGroup } from './route-options';
+
+/** Per client IP in the `auth` rate-limit group; registration and logins need no credential. */
+const route = routeGroup('auth', { auth: 'public', rateLimitGroup: 'auth' });
+const jwtRoute = routeGroup('auth', { auth: 'jwt', rateLimitGroup: 'auth' });
 
 /**
  * Authentication endpoints (spec "Authentication endpoints"; ARCHITECTURE §12, §14b): register, key login,
@@ -19,15 +24,10 @@ import { callOf, publicCallOf } from '../call';
 export const authRoutes: FastifyPluginAsyncZod = async (app) => {
   app.post(
     '/auth/register',
-    {
-      config: { auth: 'public', rateLimitGroup: 'auth' },
-      schema: {
-        tags: ['auth'],
-        summary: 'Register an account: returns its API key and the secret (shown only once)',
-        body: registerBody,
-        response: { 201: registerResponse, ...errorResponses(409, 422, 429, 500) },
-      },
-    },
+    route('Register an account: returns its API key and the secret (shown only once)', {
+      body: registerBody,
+      response: { 201: registerResponse, ...errorResponses(409, 422, 429, 500) },
+    }),
     async (request, reply) => {
       const body = request.body;
       const registration = await register(publicCallOf(request), {
@@ -51,15 +51,10 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.post(
     '/auth/login',
-    {
-      config: { auth: 'public', rateLimitGroup: 'auth' },
-      schema: {
-        tags: ['auth'],
-        summary: 'Exchange the account API key and secret for a 1-hour JWT',
-        body: loginBody,
-        response: { 200: tokenResponse, ...errorResponses(401, 403, 404, 422, 429) },
-      },
-    },
+    route('Exchange the account API key and secret for a 1-hour JWT', {
+      body: loginBody,
+      response: { 200: tokenResponse, ...errorResponses(401, 403, 404, 422, 429) },
+    }),
     async (request) => {
       const issued = await login(publicCallOf(request), {
         apiKey: request.body.api_key,
@@ -71,15 +66,10 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.post(
     '/auth/user-login',
-    {
-      config: { auth: 'public', rateLimitGroup: 'auth' },
-      schema: {
-        tags: ['auth'],
-        summary: 'Exchange email and password for a 1-hour JWT',
-        body: userLoginBody,
-        response: { 200: tokenResponse, ...errorResponses(401, 403, 422, 429) },
-      },
-    },
+    route('Exchange email and password for a 1-hour JWT', {
+      body: userLoginBody,
+      response: { 200: tokenResponse, ...errorResponses(401, 403, 422, 429) },
+    }),
     async (request) => {
       const issued = await loginWithEmail(publicCallOf(request), {
         email: request.body.email,
@@ -91,16 +81,10 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.put(
     '/auth/password',
-    {
-      config: { auth: 'jwt', rateLimitGroup: 'auth' },
-      schema: {
-        tags: ['auth'],
-        summary: 'Set or change the password used by /auth/user-login (JWT)',
-        security: [{ bearer: [] }],
-        body: passwordBody,
-        response: { 200: passwordResponse, ...errorResponses(401, 403, 404, 422, 429) },
-      },
-    },
+    jwtRoute('Set or change the password used by /auth/user-login (JWT)', {
+      body: passwordBody,
+      response: { 200: passwordResponse, ...errorResponses(401, 403, 404, 422, 429) },
+    }),
     async (request) => {
       const call = callOf(request);
       const account = await setPassword(call, {
