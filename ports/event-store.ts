@@ -208,6 +208,11 @@ export interface EventStore {
   /** How many events the log holds, where the store can count them cheaply (progress bars); else absent. */
   countEvents?(): Promise<number>;
   /**
+   * How many readable events follow `after` (those {@link readAll} would give after it), counting at most `limit`:
+   * a projection's lag, counted without reading the events, where the store can; else absent (readers page).
+   */
+  countEventsAfter?(after: LogPosition, limit: number): Promise<number>;
+  /**
    * Deletes a stream and all its events (hard delete: key material in them is destroyed) and records a
    * `StreamDeleted` event in {@link DELETIONS_STREAM}; resolves to that event's position (wait for read
    * models on it). Throws {@link StreamNotFoundError} when absent.

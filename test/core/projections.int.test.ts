@@ -14,6 +14,7 @@ import { ProjectionRunner } from '../../projections/runner';
 import { streamSummariesProjection } from '../../projections/stream-summaries';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { until } from '../support/until';
 
 let db: TestDatabase;
 let store: EventStore;
@@ -85,6 +86,11 @@ describe('projection runner', () => {
     ]);
     const [status] = await r.status();
     expect(status).toMatchObject({ name: 'stream_summaries', generation: 1, lag_events: 0, state: 'live' });
+    // Stopped, the events appended after its checkpoint are its lag.
+    await r.stop();
+    for (let i = 0; i < 7; i++) await store.append('acct-late', [{ type: 'Opened', data: { i } }]);
+    await until(async () => (await r.status())[0]!.lag_events === 7);
+    expect((await r.status())[0]).toMatchObject({ name: 'stream_summaries', lag_events: 7 });
   });
 
   it('folds events nobody waits for later and together, but never makes a waiter wait for the delay', async () => {
