@@ -34,7 +34,10 @@ export const login = async (
   input: { apiKey: string; apiSecret: string },
 ): Promise<IssuedToken> => {
   const { accounts, auth } = identity(call.services);
-  const issued = await loginWithKey({ db: call.services.database.db, accounts, tokens: auth.tokens }, input);
+  const issued = await loginWithKey(
+    { db: call.services.database.db, accounts, tokens: auth.tokens, settleCredentials: auth.settleCredentials },
+    input,
+  );
   await accounts.storeSigningSecret(issued.accountId, input.apiSecret, {
     actor: issued.accountId,
     requestId: call.requestId,

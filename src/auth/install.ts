@@ -41,6 +41,9 @@ export interface IdentityServices {
   agents: AgentCommands;
 }
 
+/** The read models a credential is resolved from. */
+const CREDENTIAL_MODELS = ['api_keys', 'accounts', 'agents'] as const;
+
 /**
  * Wires accounts, agents and authentication into the runtime's services (ARCHITECTURE §12): the token service
  * and keyring over the server keys, the auth service (also the rate limiter's identity: the account for a JWT,
@@ -55,6 +58,8 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     db: database.db,
     tokens,
     waitForReadModels: (position) => projections.waitFor(position, INVALIDATION_WAIT_MS),
+    settleCredentials: async () =>
+      projections.waitFor(await eventStore.headPosition(), config.READ_MODEL_WAIT_MS, CREDENTIAL_MODELS),
   });
   // Filled below: the secrets are read through the commands, which report changes through this listener.
   let signingSecrets: SigningSecrets | undefined;

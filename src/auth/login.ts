@@ -17,6 +17,8 @@ export interface LoginDeps {
   db: Kysely<ReadModels>;
   accounts: AccountCommands;
   tokens: TokenService;
+  /** `AuthService.settleCredentials`: a key not found is looked up again once the credential read models caught up. */
+  settleCredentials?: () => Promise<boolean>;
 }
 
 /**
@@ -30,7 +32,9 @@ export const loginWithKey = async (
   input: { apiKey: string; apiSecret: string },
 ): Promise<IssuedToken & { accountId: string }> => {
   if (!isWellFormedApiKey(input.apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
-  const owner = await findApiKeyOwner(deps.db, sha256Hex(input.apiKey));
+  const hash = sha256Hex(input.apiKey);
+  let owner = await findApiKeyOwner(deps.db, hash);
+  if (!owner && (await deps.settleCredentials?.())) owner = await findApiKeyOwner(deps.db, hash);
   if (!owner) throw new DomainError('INVALID_API_KEY', 'API key not found');
   if (owner.agentId) {
     throw new DomainError('INVALID_API_KEY', 'agent keys cannot log in: use the account key and secret');

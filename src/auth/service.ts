@@ -39,6 +39,11 @@ export interface AuthService {
    */
   resolveCredential(credential: Credential): Promise<Principal>;
   /**
+   * Waits for the credential read models as {@link AuthServiceOptions.settleCredentials} does (resolves false at
+   * once without it): what a lookup that found no key does before its answer is final (`POST /auth/login` too).
+   */
+  settleCredentials(): Promise<boolean>;
+  /**
    * Scopes an account's principal to one of its agents (spec "Authentication" rule 5: `X-Agent-Id` over HTTP,
    * `?agent_id=` on the WebSocket handshake); no agent id returns `principal` as is. Throws `VALIDATION_ERROR`
    * (not a UUID; `details.field` = `field`) or `PERMISSION_DENIED` (not an agent of the account, or another
@@ -69,6 +74,13 @@ export interface AuthServiceOptions {
   tokens: TokenService;
   /** Waits until read models include a position (ends the cache bypass after a change). */
   waitForReadModels: (position: LogPosition) => Promise<boolean>;
+  /**
+   * Waits (bounded) until the credential read models (`api_keys`, `accounts`, `agents`) include every event
+   * appended before the call; true when they do. A key not found is looked up once more after it: a key whose
+   * registration answered before its read models caught up (an overloaded venue past `READ_MODEL_WAIT_MS`) is
+   * then found instead of refused. Absent: a miss is final at once.
+   */
+  settleCredentials?: () => Promise<boolean>;
   /**
    * Lifetime of cached lookups (ms, default 2,000): how long a change made by another process (operator CLI,
    * another API process) can take to reach this one. Changes made in this process apply at once.
@@ -151,7 +163,8 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     if (!isWellFormedApiKey(apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
     const hash = sha256Hex(apiKey);
     if (revoked.has(hash)) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
-    const owner = await keyOwner(hash);
+    let owner = await keyOwner(hash);
+    if (!owner && (await settleCredentials())) owner = await keyOwner(hash);
     if (!owner) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
     await requireActiveAccount(owner.accountId);
     if (!owner.agentId) return { accountId: owner.accountId, via: 'account_key' };
@@ -231,9 +244,12 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return { ...principal, agentId, agentStatus: agent.status };
   };
 
+  const settleCredentials = async () => (options.settleCredentials ? options.settleCredentials() : false);
+
   return {
     tokens,
     resolveCredential,
+    settleCredentials,
     scopeToAgent,
 
     async authenticate(request, mode) {

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/test-app';
+import { api, freshIp } from './support';
+
+/**
+ * A key whose registration answered before the credential read models caught up (an overloaded venue: the
+ * registration's read-your-writes wait, `READ_MODEL_WAIT_MS`, ran out) is found by the next login or keyed request
+ * once they catch up, instead of being refused as unknown (`AuthService.settleCredentials`). The projections are
+ * stopped to hold the read models back, and started again while the login and a keyed request wait.
+ */
+const t = useTestApp({ env: { READ_MODEL_WAIT_MS: '1500' } });
+
+describe('credentials registered while the read models lag', () => {
+  it('log in and authenticate once the read models include the key; an unknown key is still refused', async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    let restarted = false;
+    try {
+      const registered = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/register',
+        remoteAddress: freshIp(),
+        payload: { display_name: 'Lagging' },
+      });
+      expect(registered.statusCode).toBe(201);
+      const { api_key: apiKey, api_secret: apiSecret, account_id: accountId } = registered.json();
+
+      // The read models have not folded the registration: the key is not in `api_keys` yet.
+      const login = t.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        remoteAddress: freshIp(),
+        payload: { api_key: apiKey, api_secret: apiSecret },
+      });
+      const info = api(t.app, { method: 'GET', url: '/account/info', headers: { 'x-api-key': apiKey } });
+      await new Promise((r) => setTimeout(r, 300));
+      await projections.start();
+      restarted = true;
+      const [loggedIn, keyed] = await Promise.all([login, info]);
+      expect(loggedIn.statusCode).toBe(200);
+      expect(loggedIn.json().token).toEqual(expect.any(String));
+      expect(keyed.statusCode).toBe(200);
+      expect(keyed.json().account_id).toBe(accountId);
+
+      // A key that does not exist is refused as before, after the read models are seen caught up.
+      const unknown = await api(t.app, {
+        method: 'GET',
+        url: '/account/info',
+        headers: { 'x-api-key': `ak_live_${'x'.repeat(43)}` },
+      });
+      expect([unknown.statusCode, unknown.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
+    } finally {
+      if (!restarted) await projections.start();
+    }
+  });
+});
