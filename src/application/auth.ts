@@ -35,7 +35,12 @@ export const login = async (
 ): Promise<IssuedToken> => {
   const { accounts, auth } = identity(call.services);
   const issued = await loginWithKey(
-    { db: call.services.database.db, accounts, tokens: auth.tokens, settleCredentials: auth.settleCredentials },
+    {
+      db: call.services.database.db,
+      accounts,
+      tokens: auth.tokens,
+      settleCredentials: auth.settleCredentials,
+    },
     input,
   );
   await accounts.storeSigningSecret(issued.accountId, input.apiSecret, {
