@@ -69,6 +69,10 @@ const program = new Command()
   .option('--db-prefix <prefix>', 'name prefix of the bench database on the server', 'ptv_bench_history_')
   .option('--build-only', 'build the wallet and keep its database (printed) without folding or timing it')
   .option(
+    '--into <db>',
+    'with --build-only: build the wallet into this existing database (another wallet beside those it holds)',
+  )
+  .option(
     '--reuse <db>',
     'time the wallet a --build-only run left in this database (then dropped unless --keep)',
   )
@@ -85,6 +89,7 @@ const o = program.opts<{
   keys?: boolean;
   dbPrefix: string;
   buildOnly?: boolean;
+  into?: string;
   reuse?: string;
   keep?: boolean;
 }>();
@@ -124,8 +129,9 @@ const freshDatabase = async (): Promise<{ handle: DatabaseHandle; drop: () => Pr
     await migrateToLatest(handle.db);
     return { handle, drop: () => handle.close() };
   }
-  const name = o.reuse ?? `${o.dbPrefix}${randomBytes(4).toString('hex')}`;
-  if (!o.reuse) {
+  const existing = o.reuse ?? (o.buildOnly ? o.into : undefined);
+  const name = existing ?? `${o.dbPrefix}${randomBytes(4).toString('hex')}`;
+  if (!existing) {
     const admin = new pg.Client({ connectionString: o.url });
     await admin.connect();
     await admin.query(`create database ${name}`);
