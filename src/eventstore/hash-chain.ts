@@ -13,20 +13,7 @@ import type { RecordedEvent } from '../../ports/event-store';
  * JSON with object keys sorted recursively (arrays keep their order), no whitespace. Survives a round trip
  * through PostgreSQL `jsonb` and back: `canonicalJson(JSON.parse(canonicalJson(x))) === canonicalJson(x)`.
  */
-export const canonicalJson = (value: unknown): string => JSON.stringify(sortKeys(value));
-
-const sortKeys = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
-    }
-    return out;
-  }
-  return value;
-};
+export const canonicalJson = (value: unknown): string => canonicalCopy(value).text;
 
 /**
  * {@link canonicalJson}'s text together with the value it reads back as, without parsing it: the key-sorted copy the
