@@ -6,6 +6,7 @@ import {
   type EventStore,
   type ExpectedRevision,
   type RecordedEvent,
+  readStreamPages,
   WrongExpectedRevisionError,
 } from '../ports/event-store';
 import { eventsAfterSnapshot, type Snapshotter } from './snapshots';
@@ -147,16 +148,17 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
     }
     const base = revision;
     let last: RecordedEvent | undefined;
-    for (;;) {
-      page ??= await store.readStream(streamId, { fromRevision: revision + 1, maxCount: pageSize });
-      for (const e of page) {
+    for await (const events of readStreamPages(store, streamId, {
+      fromRevision: revision + 1,
+      pageSize,
+      firstPage: page,
+    })) {
+      for (const e of events) {
         state = decider.evolve(state, { type: e.type, data: e.data } as Event);
         if (snapshots) annex = snapshots.evolveAnnex(annex, e);
         revision = e.revision;
         last = e;
       }
-      if (page.length < pageSize) break;
-      page = undefined;
     }
     if (last || cached || base >= 0) cache.set(streamId, state, revision, annex);
     if (snapshots && last && snapshots.dueAfterLoad(base, revision))

@@ -224,3 +224,29 @@ export interface EventStore {
   /** Releases connections and stops subscriptions. */
   close(): Promise<void>;
 }
+
+/**
+ * The events of `streamId` from `fromRevision` (default 0) on, as the pages `readStream` returns them, `pageSize`
+ * events each, so that a fold over a stream of millions of events holds one page, not the stream (issue 20: a
+ * whole 2 M-event stream read at once ran a process out of its heap). `firstPage`, when given, is a page already
+ * read from `fromRevision` (e.g. with a snapshot) and is yielded instead of reading it again. Stops after the
+ * first page shorter than `pageSize` (the stream's end at the time of that read); stopping early (`break`,
+ * `return`) reads nothing more. Throws what `readStream` throws.
+ */
+export async function* readStreamPages(
+  store: Pick<EventStore, 'readStream'>,
+  streamId: string,
+  options: { fromRevision?: number; pageSize: number; firstPage?: RecordedEvent[] },
+): AsyncGenerator<RecordedEvent[], void, undefined> {
+  const { pageSize } = options;
+  let from = options.fromRevision ?? 0;
+  let page = options.firstPage;
+  for (;;) {
+    page ??= await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
+    yield page;
+    const last = page.at(-1);
+    if (page.length < pageSize || !last) return;
+    from = last.revision + 1;
+    page = undefined;
+  }
+}

@@ -10,7 +10,7 @@ import { dec } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import type { EventStore, RecordedEvent } from '../../ports/event-store';
+import { type EventStore, type RecordedEvent, readStreamPages } from '../../ports/event-store';
 import type { SnapshotStore, StoredSnapshot } from '../../ports/snapshot-store';
 import type { Mark } from '../trading/present';
 
@@ -73,16 +73,17 @@ export const walletAsOf = async (
   let state = start?.state ?? walletDecider.initialState();
   let annex = start?.annex ?? fold.initial();
   let revision = start?.revision ?? -1;
-  // The first page: the events after the snapshot, read with it (`pageSize` of them, or fewer at the stream's end).
-  let page = start?.tail;
   const collector =
     options.history && new HistoryCollector(walletSnapshotFormat, streamId, options.history.spacing);
   const result = () => {
     if (collector?.offers.length) options.history!.offer(collector.offers);
     return { state, revision, marks: marksOf(annex) };
   };
-  for (let from = revision + 1; ; from += pageSize) {
-    page ??= await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
+  for await (const page of readStreamPages(store, streamId, {
+    fromRevision: revision + 1,
+    pageSize,
+    firstPage: start?.tail,
+  })) {
     for (const e of page) {
       if (Date.parse(e.metadata.occurred_at) > limit) return result();
       state = walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent);
@@ -90,9 +91,8 @@ export const walletAsOf = async (
       revision = e.revision;
       collector?.folded(state, annex, revision, e.metadata.hash);
     }
-    if (page.length < pageSize) return result();
-    page = undefined;
   }
+  return result();
 };
 
 const marksOf = (annex: WalletTimeTravel): Map<string, Mark> =>

@@ -3,7 +3,7 @@ import { dec, fmt } from '../../domain/trading/decimal';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import type { EventStore, RecordedEvent } from '../../ports/event-store';
+import { type EventStore, type RecordedEvent, readStreamPages } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
 import { readSnapshot } from '../../queries/snapshot';
 import {
@@ -300,8 +300,7 @@ export const auditWalletNow = async (
   let atModels = state;
   let last: RecordedEvent | undefined;
   let events = 0;
-  for (let from = 0; ; ) {
-    const page = await store.readStream(streamId, { fromRevision: from, maxCount: pageSize });
+  for await (const page of readStreamPages(store, streamId, { pageSize })) {
     for (const e of page) {
       chain.next(e);
       state = walletDecider.evolve(state, { type: e.type, data: e.data } as WalletEvent);
@@ -309,8 +308,6 @@ export const auditWalletNow = async (
       last = e;
     }
     events += page.length;
-    if (page.length < pageSize || !last) break;
-    from = last.revision + 1;
   }
   const mismatches = last && models.revision >= 0 ? readModelMismatches(atModels, models) : [];
   return {
