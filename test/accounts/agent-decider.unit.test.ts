@@ -3,6 +3,7 @@ import type { AgentCommand, CreateAgentData } from '../../domain/agent/commands'
 import { agentDecider } from '../../domain/agent/decide';
 import type { AgentEvent } from '../../domain/agent/events';
 import type { BaseContext } from '../../domain/shared/decider';
+import { agentCreatedWithDefaults } from '../support/agent-events';
 import { deciderSpec } from '../support/decider-spec';
 
 const now = new Date('2025-03-04T05:06:07.000Z');
@@ -31,29 +32,16 @@ const create = (over: Partial<CreateAgentData> = {}): AgentCommand => ({
 
 const created: AgentEvent = {
   type: 'AgentCreated',
-  data: {
+  data: agentCreatedWithDefaults({
     agent_id: AGENT,
     account_id: OWNER,
     display_name: 'Bot',
-    llm_model: null,
-    framework: null,
-    strategy_tags: [],
-    avatar_url: null,
-    color: null,
-    starting_balance: '10000.00000000',
-    risk_profile: {
-      max_position_size_pct: 25,
-      daily_loss_limit_pct: 20,
-      max_open_orders: 50,
-      max_order_size_pct: 50,
-    },
     api_key_hash: 'hash-1',
     api_key_preview: 'ak_live_1234...',
     api_key_ciphertext: 'v1:iv:ct:tag',
     session_id: 'session-1',
-    cloned_from: null,
     created_at: at,
-  },
+  }),
 };
 
 describe('agent decider', () => {

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../commands/credentials';
-import type { AgentCreatedData } from '../../domain/agent/events';
+import { agentCreatedWithDefaults } from '../support/agent-events';
 import {
+  type AgentRouteMethod,
+  agentRoutes,
   api,
   bearer,
   createAgent,
+  errorOf,
   keyHeader,
   registerAccount,
   type TestAccount,
@@ -13,14 +16,14 @@ import {
 } from './support';
 
 type Json = Record<string, any>;
-const errorOf = (res: { json(): unknown }) =>
-  (res.json() as { error: { code: string; message: string; details?: Json } }).error;
 const defaults = {
   max_position_size_pct: 25,
   daily_loss_limit_pct: 20,
   max_open_orders: 50,
   max_order_size_pct: 50,
 };
+/** What POST /agents and POST /agents/{id}/clone answer (201), sorted: the only time the key and secret are shown. */
+const CREATED_AGENT_FIELDS = ['agent_id', 'api_key', 'api_secret', 'display_name', 'starting_balance'];
 
 /** agentsSuite: the 14 agent endpoints; registered by `identity.int.test.ts` on its shared app. */
 export const agentsSuite = (use: () => TestApp): void => {
@@ -34,7 +37,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       registerAccount(t.app, {}, { plain: true }),
     ]);
   });
-  const req = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, who = owner) =>
+  const req = (method: AgentRouteMethod, url: string, payload?: object, who = owner) =>
     api(t.app, { method, url, headers: bearer(who), ...(payload ? { payload } : {}) });
 
   describe('POST /agents', () => {
@@ -42,13 +45,7 @@ export const agentsSuite = (use: () => TestApp): void => {
       const res = await req('POST', '/agents', { display_name: 'Plain' });
       expect(res.statusCode).toBe(201);
       const body = res.json();
-      expect(Object.keys(body).sort()).toEqual([
-        'agent_id',
-        'api_key',
-        'api_secret',
-        'display_name',
-        'starting_balance',
-      ]);
+      expect(Object.keys(body).sort()).toEqual(CREATED_AGENT_FIELDS);
       expect(body.api_key).toMatch(/^ak_live_[A-Za-z0-9_-]{43}$/);
       expect(body.api_secret).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
       expect(body.starting_balance).toBe('10000.00000000');
@@ -71,9 +68,7 @@ export const agentsSuite = (use: () => TestApp): void => {
     });
 
     it('creates with every field', async () => {
-      const res = await req('POST', '/agents', {
-        display_name: 'Full',
-        starting_balance: '2500.12345678',
+      const labelsAndLimits = {
         llm_model: 'claude-x',
         framework: 'langgraph',
         strategy_tags: ['momentum', 'btc'],
@@ -85,23 +80,16 @@ export const agentsSuite = (use: () => TestApp): void => {
         },
         color: '#1a2B3c',
         avatar_url: 'https://example.com/me.png',
+      };
+      const res = await req('POST', '/agents', {
+        display_name: 'Full',
+        starting_balance: '2500.12345678',
+        ...labelsAndLimits,
       });
       expect(res.statusCode).toBe(201);
       expect(res.json().starting_balance).toBe('2500.12345678');
       const agent = (await req('GET', `/agents/${res.json().agent_id}`)).json();
-      expect(agent).toMatchObject({
-        llm_model: 'claude-x',
-        framework: 'langgraph',
-        strategy_tags: ['momentum', 'btc'],
-        risk_profile: {
-          max_position_size_pct: 40,
-          daily_loss_limit_pct: 10,
-          max_open_orders: 5,
-          max_order_size_pct: 35,
-        },
-        color: '#1a2B3c',
-        avatar_url: 'https://example.com/me.png',
-      });
+      expect(agent).toMatchObject(labelsAndLimits);
     });
 
     it('fills a partial risk profile with the defaults and accepts a 100-character name', async () => {
@@ -138,21 +126,11 @@ export const agentsSuite = (use: () => TestApp): void => {
 
     it('accepts JWT only: an API key alone gives INVALID_TOKEN 401 on every agent endpoint', async () => {
       const { agentId, apiKey } = await createAgent(t.app, owner);
-      const urls: ['GET' | 'POST' | 'PUT' | 'DELETE', string][] = [
+      const urls: [AgentRouteMethod, string, object?][] = [
         ['POST', '/agents'],
         ['GET', '/agents'],
         ['GET', '/agents/overview'],
-        ['GET', `/agents/${agentId}`],
-        ['PUT', `/agents/${agentId}`],
-        ['POST', `/agents/${agentId}/clone`],
-        ['POST', `/agents/${agentId}/reset`],
-        ['POST', `/agents/${agentId}/archive`],
-        ['DELETE', `/agents/${agentId}`],
-        ['GET', `/agents/${agentId}/api-key`],
-        ['POST', `/agents/${agentId}/regenerate-key`],
-        ['GET', `/agents/${agentId}/risk-profile`],
-        ['PUT', `/agents/${agentId}/risk-profile`],
-        ['GET', `/agents/${agentId}/skill.md`],
+        ...agentRoutes(agentId),
       ];
       for (const key of [owner.apiKey, apiKey]) {
         for (const [method, url] of urls) {
@@ -246,24 +224,10 @@ export const agentsSuite = (use: () => TestApp): void => {
 
     it('every /agents/{id} route answers an unknown id exactly as another account’s (ARCHITECTURE §12)', async () => {
       const theirs = await createAgent(t.app, stranger);
-      const risk = { max_position_size_pct: 10, daily_loss_limit_pct: 10, max_open_orders: 10 };
-      const routes: ['GET' | 'POST' | 'PUT' | 'DELETE', string, object?][] = [
-        ['GET', ''],
-        ['PUT', '', { display_name: 'x' }],
-        ['POST', '/clone'],
-        ['POST', '/reset'],
-        ['POST', '/archive'],
-        ['GET', '/api-key'],
-        ['POST', '/regenerate-key'],
-        ['GET', '/risk-profile'],
-        ['PUT', '/risk-profile', risk],
-        ['GET', '/skill.md'],
-        ['DELETE', ''],
-      ];
-      for (const [method, suffix, payload] of routes) {
-        const unknown = await req(method, `/agents/${randomUUID()}${suffix}`, payload);
-        const foreign = await req(method, `/agents/${theirs.agentId}${suffix}`, payload);
-        const label = `${method} /agents/{id}${suffix}`;
+      for (const [method, route, payload] of agentRoutes('{id}')) {
+        const unknown = await req(method, route.replace('{id}', randomUUID()), payload);
+        const foreign = await req(method, route.replace('{id}', theirs.agentId), payload);
+        const label = `${method} ${route}`;
         expect([unknown.statusCode, errorOf(unknown).code], label).toEqual([403, 'PERMISSION_DENIED']);
         expect([foreign.statusCode, errorOf(foreign)], label).toEqual([403, errorOf(unknown)]);
       }
@@ -320,9 +284,7 @@ export const agentsSuite = (use: () => TestApp): void => {
 
   describe('POST /agents/{id}/clone', () => {
     it('copies risk profile, tags, model, framework and balance into a new agent with a fresh key and "(copy)" name', async () => {
-      const source = await createAgent(t.app, owner, {
-        display_name: 'Origin',
-        starting_balance: '1234.5',
+      const copied = {
         llm_model: 'm',
         framework: 'f',
         strategy_tags: ['x'],
@@ -332,33 +294,24 @@ export const agentsSuite = (use: () => TestApp): void => {
           max_open_orders: 9,
           max_order_size_pct: 44,
         },
+      };
+      const source = await createAgent(t.app, owner, {
+        display_name: 'Origin',
+        starting_balance: '1234.5',
+        ...copied,
         color: '#123456',
       });
       const res = await req('POST', `/agents/${source.agentId}/clone`);
       expect(res.statusCode).toBe(201);
       const created = res.json();
-      expect(Object.keys(created).sort()).toEqual([
-        'agent_id',
-        'api_key',
-        'api_secret',
-        'display_name',
-        'starting_balance',
-      ]);
+      expect(Object.keys(created).sort()).toEqual(CREATED_AGENT_FIELDS);
       expect(created.display_name).toBe('Origin (copy)');
       expect(created.agent_id).not.toBe(source.agentId);
       expect(created.api_key).not.toBe(source.apiKey);
       const clone = (await req('GET', `/agents/${created.agent_id}`)).json();
       expect(clone).toMatchObject({
         starting_balance: '1234.50000000',
-        llm_model: 'm',
-        framework: 'f',
-        strategy_tags: ['x'],
-        risk_profile: {
-          max_position_size_pct: 33,
-          daily_loss_limit_pct: 7,
-          max_open_orders: 9,
-          max_order_size_pct: 44,
-        },
+        ...copied,
         color: null,
         status: 'active',
       });
@@ -594,29 +547,16 @@ export const agentsSuite = (use: () => TestApp): void => {
           [
             {
               type: 'AgentCreated',
-              data: {
+              data: agentCreatedWithDefaults({
                 agent_id: agentId,
                 account_id: account.accountId,
                 display_name: `A${i}`,
-                llm_model: null,
-                framework: null,
-                strategy_tags: [],
-                avatar_url: null,
-                color: null,
-                starting_balance: '10000.00000000',
-                risk_profile: {
-                  max_position_size_pct: 25,
-                  daily_loss_limit_pct: 20,
-                  max_open_orders: 50,
-                  max_order_size_pct: 50,
-                },
                 api_key_hash: sha256Hex(agentId),
                 api_key_preview: 'ak_live_seed...',
                 api_key_ciphertext: 'v1:seed:seed:seed',
                 session_id: randomUUID(),
-                cloned_from: null,
                 created_at: at,
-              } satisfies AgentCreatedData,
+              }),
             },
           ],
           { expectedRevision: 'no_stream' },

@@ -7,6 +7,7 @@ import {
   api,
   bearer,
   createAgent,
+  errorOf,
   freshIp,
   keyHeader,
   registerAccount,
@@ -14,8 +15,6 @@ import {
   type TestApp,
 } from './support';
 
-const errorOf = (res: { json(): unknown }) =>
-  (res.json() as { error: { code: string; details?: any } }).error;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** authAccountSuite: registered by `identity.int.test.ts` on its shared app. */
@@ -383,15 +382,13 @@ export const authAccountSuite = (use: () => TestApp): void => {
     const profile = { max_position_size_pct: 10, daily_loss_limit_pct: 5, max_open_orders: 3 };
     /** What the endpoints show after `profile` is put: `max_order_size_pct` kept at its default 50. */
     const shown = { ...profile, max_order_size_pct: 50 };
+    /** PUT /account/risk-profile with an account's or an agent's API key. */
+    const putRiskProfile = (apiKey: string, payload: object = profile) =>
+      api(t.app, { method: 'PUT', url: '/account/risk-profile', payload, headers: keyHeader(apiKey) });
 
     it('replaces the account limits and returns the three fields and max_order_size_pct', async () => {
       const acct = await registerAccount(t.app);
-      const res = await api(t.app, {
-        method: 'PUT',
-        url: '/account/risk-profile',
-        payload: profile,
-        headers: keyHeader(acct.apiKey),
-      });
+      const res = await putRiskProfile(acct.apiKey);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual(shown);
       const info = await api(t.app, { method: 'GET', url: '/account/info', headers: bearer(acct) });
@@ -400,8 +397,7 @@ export const authAccountSuite = (use: () => TestApp): void => {
 
     it('sets max_order_size_pct (ARCHITECTURE §14b) and keeps it when a later PUT omits it', async () => {
       const acct = await registerAccount(t.app);
-      const put = (payload: object) =>
-        api(t.app, { method: 'PUT', url: '/account/risk-profile', payload, headers: keyHeader(acct.apiKey) });
+      const put = (payload: object) => putRiskProfile(acct.apiKey, payload);
       const set = await put({ ...profile, max_order_size_pct: 7 });
       expect([set.statusCode, set.json()]).toEqual([200, { ...profile, max_order_size_pct: 7 }]);
       const next = { max_position_size_pct: 30, daily_loss_limit_pct: 6, max_open_orders: 4 };
@@ -414,12 +410,7 @@ export const authAccountSuite = (use: () => TestApp): void => {
     it("with an agent key changes the agent's limits, not the account's; an archived agent's key is refused", async () => {
       const acct = await registerAccount(t.app);
       const agent = await createAgent(t.app, acct);
-      const res = await api(t.app, {
-        method: 'PUT',
-        url: '/account/risk-profile',
-        payload: profile,
-        headers: keyHeader(agent.apiKey),
-      });
+      const res = await putRiskProfile(agent.apiKey);
       expect(res.json()).toEqual(shown);
       const acctInfo = await api(t.app, { method: 'GET', url: '/account/info', headers: bearer(acct) });
       expect(acctInfo.json().risk_profile.max_open_orders).toBe(50);
@@ -431,12 +422,7 @@ export const authAccountSuite = (use: () => TestApp): void => {
       expect(agentRisk.json()).toEqual(shown);
 
       await api(t.app, { method: 'POST', url: `/agents/${agent.agentId}/archive`, headers: bearer(acct) });
-      const refused = await api(t.app, {
-        method: 'PUT',
-        url: '/account/risk-profile',
-        payload: profile,
-        headers: keyHeader(agent.apiKey),
-      });
+      const refused = await putRiskProfile(agent.apiKey);
       expect(refused.statusCode).toBe(403);
       expect(errorOf(refused)).toMatchObject({
         code: 'PERMISSION_DENIED',

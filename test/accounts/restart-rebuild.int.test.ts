@@ -9,8 +9,9 @@ import {
   api,
   bearer,
   createAgent,
-  freshIp,
   keyHeader,
+  logIn,
+  logInWithPassword,
   registerAccount,
   startApp,
   type TestApp,
@@ -118,19 +119,9 @@ describe('agents and accounts survive a restart and a full projection rebuild un
     expect(await readModels(second)).toEqual(modelsBefore);
     expect(await apiView(second)).toEqual(viewBefore);
     // Old credentials keep working: the JWT (same signing key), the agent key (decrypts with the same key).
-    const login = await api(second.app, {
-      method: 'POST',
-      url: '/auth/login',
-      payload: { api_key: alice.apiKey, api_secret: alice.apiSecret },
-      remoteAddress: freshIp(),
-    });
+    const login = await logIn(second.app, alice);
     expect(login.statusCode).toBe(200);
-    const userLogin = await api(second.app, {
-      method: 'POST',
-      url: '/auth/user-login',
-      payload: { email: alice.email, password: alice.password },
-      remoteAddress: freshIp(),
-    });
+    const userLogin = await logInWithPassword(second.app, alice);
     expect(userLogin.statusCode).toBe(200);
     expect(
       (await api(second.app, { method: 'GET', url: '/account/info', headers: keyHeader(a1.apiKey) }))

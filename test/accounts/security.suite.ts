@@ -4,18 +4,25 @@ import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RATE_LIMIT_GROUPS } from '../../src/application/rate-limits';
 import {
+  agentRoutes,
   api,
   bearer,
   createAgent,
+  errorOf,
   freshIp,
   keyHeader,
+  logIn,
+  logInWithPassword,
   registerAccount,
   type TestAccount,
   type TestApp,
 } from './support';
 
-const errorOf = (res: { json(): unknown }) =>
-  (res.json() as { error: { code: string; details?: any } }).error;
+/** The account's own endpoints, which an agent's key reaches as its agent: a read and a write (method, path, body). */
+const ACCOUNT_ENDPOINTS = [
+  ['GET', '/account/info', undefined],
+  ['PUT', '/account/risk-profile', { max_position_size_pct: 1, daily_loss_limit_pct: 1, max_open_orders: 1 }],
+] as const;
 
 /**
  * securitySuite: isolation, tokens, key rotation, the plaintext scan and rate limits; registered by
@@ -60,23 +67,7 @@ export const securitySuite = (use: () => TestApp): void => {
     it("another account's JWT can neither read nor change anything of the victim's", async () => {
       const before = await snapshot();
       const id = victimAgent.agentId;
-      const attempts: ['GET' | 'POST' | 'PUT' | 'DELETE', string, object?][] = [
-        ['GET', `/agents/${id}`],
-        ['PUT', `/agents/${id}`, { display_name: 'pwned' }],
-        ['POST', `/agents/${id}/clone`],
-        ['POST', `/agents/${id}/reset`],
-        ['POST', `/agents/${id}/archive`],
-        ['DELETE', `/agents/${id}`],
-        ['GET', `/agents/${id}/api-key`],
-        ['POST', `/agents/${id}/regenerate-key`],
-        ['GET', `/agents/${id}/risk-profile`],
-        [
-          'PUT',
-          `/agents/${id}/risk-profile`,
-          { max_position_size_pct: 100, daily_loss_limit_pct: 100, max_open_orders: 200 },
-        ],
-        ['GET', `/agents/${id}/skill.md`],
-      ];
+      const attempts = agentRoutes(id);
       for (const [method, url, payload] of attempts) {
         const res = await api(t.app, {
           method,
@@ -93,14 +84,7 @@ export const securitySuite = (use: () => TestApp): void => {
         expect(res.body).not.toContain(victimAgent.apiKey);
         expect(res.body).not.toContain('secret-sauce');
       }
-      for (const [method, url, payload] of [
-        ['GET', '/account/info', undefined],
-        [
-          'PUT',
-          '/account/risk-profile',
-          { max_position_size_pct: 1, daily_loss_limit_pct: 1, max_open_orders: 1 },
-        ],
-      ] as const) {
+      for (const [method, url, payload] of ACCOUNT_ENDPOINTS) {
         for (const headers of [
           { ...bearer(attacker), 'x-agent-id': id },
           { ...keyHeader(attacker.apiKey), 'x-agent-id': id },
@@ -120,14 +104,7 @@ export const securitySuite = (use: () => TestApp): void => {
       const before = await snapshot();
       const sibling = await createAgent(t.app, victim, { display_name: 'Sibling' });
       for (const key of [attackerAgent.apiKey, sibling.apiKey]) {
-        for (const [method, url, payload] of [
-          ['GET', '/account/info', undefined],
-          [
-            'PUT',
-            '/account/risk-profile',
-            { max_position_size_pct: 1, daily_loss_limit_pct: 1, max_open_orders: 1 },
-          ],
-        ] as const) {
+        for (const [method, url, payload] of ACCOUNT_ENDPOINTS) {
           const res = await api(t.app, {
             method,
             url,
@@ -279,12 +256,7 @@ export const securitySuite = (use: () => TestApp): void => {
       });
       secrets.push(newPassword);
       const wrongPassword = 'wrong-password-attempt';
-      await api(t.app, {
-        method: 'POST',
-        url: '/auth/user-login',
-        payload: { email: victim.email, password: wrongPassword },
-        remoteAddress: freshIp(),
-      });
+      await logInWithPassword(t.app, { email: victim.email, password: wrongPassword });
       const tooLong = `${'z'.repeat(80)}-too-long-password`;
       await api(t.app, {
         method: 'POST',
@@ -293,12 +265,7 @@ export const securitySuite = (use: () => TestApp): void => {
         remoteAddress: freshIp(),
       });
       const badSecret = `sk_live_${'W'.repeat(43)}`;
-      await api(t.app, {
-        method: 'POST',
-        url: '/auth/login',
-        payload: { api_key: victim.apiKey, api_secret: badSecret },
-        remoteAddress: freshIp(),
-      });
+      await logIn(t.app, { apiKey: victim.apiKey, apiSecret: badSecret });
       secrets.push(wrongPassword, tooLong, badSecret);
       const regen = await api(t.app, {
         method: 'POST',
@@ -322,12 +289,7 @@ export const securitySuite = (use: () => TestApp): void => {
         url: `/agents/${clone.json().agent_id}/api-key`,
         headers: bearer(attacker),
       });
-      const userLogin = await api(t.app, {
-        method: 'POST',
-        url: '/auth/user-login',
-        payload: { email: victim.email, password: newPassword },
-        remoteAddress: freshIp(),
-      });
+      const userLogin = await logInWithPassword(t.app, { email: victim.email, password: newPassword });
       secrets.push(userLogin.json().token);
       // A request with the key in a query string must not leak through the request log either.
       await api(t.app, {
@@ -423,14 +385,7 @@ export const securitySuite = (use: () => TestApp): void => {
 
     it('agent management: 600 per minute per account, shared by all its tokens, not by other accounts', async () => {
       const acct = await registerAccount(t.app, {}, { plain: true });
-      const second = (
-        await api(t.app, {
-          method: 'POST',
-          url: '/auth/login',
-          payload: { api_key: acct.apiKey, api_secret: acct.apiSecret },
-          remoteAddress: freshIp(),
-        })
-      ).json().token;
+      const second = (await logIn(t.app, acct)).json().token;
       const hit = (token: string) =>
         api(t.app, {
           method: 'GET',

@@ -117,12 +117,7 @@ export const registerAccount = async (
   const reg = res.json() as { account_id: string; api_key: string; api_secret: string };
   let token: string;
   if (options.login) {
-    const login = await app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/login',
-      remoteAddress: freshIp(),
-      payload: { api_key: reg.api_key, api_secret: reg.api_secret },
-    });
+    const login = await logIn(app, { apiKey: reg.api_key, apiSecret: reg.api_secret });
     if (login.statusCode !== 200) throw new Error(`login failed: ${login.statusCode} ${login.body}`);
     token = (login.json() as { token: string }).token;
   } else {
@@ -137,6 +132,27 @@ export const registerAccount = async (
     ...(password ? { password } : {}),
   };
 };
+
+/** `POST /auth/login` with an API key and secret, from a fresh client address (no other test's login budget). */
+export const logIn = (app: FastifyInstance, credentials: { apiKey: string; apiSecret: string }) =>
+  api(app, {
+    method: 'POST',
+    url: '/auth/login',
+    payload: { api_key: credentials.apiKey, api_secret: credentials.apiSecret },
+    remoteAddress: freshIp(),
+  });
+
+/** `POST /auth/user-login` with an email and password, from a fresh client address. */
+export const logInWithPassword = (
+  app: FastifyInstance,
+  credentials: { email?: string | undefined; password?: string | undefined },
+) =>
+  api(app, {
+    method: 'POST',
+    url: '/auth/user-login',
+    payload: { email: credentials.email, password: credentials.password },
+    remoteAddress: freshIp(),
+  });
 
 /** Creates an agent for the account; resolves to its id and key. */
 export const createAgent = async (
@@ -155,6 +171,32 @@ export const createAgent = async (
   return { agentId: json.agent_id, apiKey: json.api_key };
 };
 
+/** An HTTP method of the agent routes. */
+export type AgentRouteMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * Every route under `/agents/{id}` for the agent `id` (pass `'{id}'` for templates): method, path and, for the
+ * writes that take one, a valid body. DELETE comes last, so a caller whose requests succeed keeps the agent to
+ * the end.
+ */
+export const agentRoutes = (id: string): [AgentRouteMethod, string, object?][] => [
+  ['GET', `/agents/${id}`],
+  ['PUT', `/agents/${id}`, { display_name: 'x' }],
+  ['POST', `/agents/${id}/clone`],
+  ['POST', `/agents/${id}/reset`],
+  ['POST', `/agents/${id}/archive`],
+  ['GET', `/agents/${id}/api-key`],
+  ['POST', `/agents/${id}/regenerate-key`],
+  ['GET', `/agents/${id}/risk-profile`],
+  [
+    'PUT',
+    `/agents/${id}/risk-profile`,
+    { max_position_size_pct: 10, daily_loss_limit_pct: 10, max_open_orders: 10 },
+  ],
+  ['GET', `/agents/${id}/skill.md`],
+  ['DELETE', `/agents/${id}`],
+];
+
 /** `Authorization: Bearer` headers of an account. */
 export const bearer = (account: { token: string }): Record<string, string> => ({
   authorization: `Bearer ${account.token}`,
@@ -162,6 +204,10 @@ export const bearer = (account: { token: string }): Record<string, string> => ({
 
 /** `X-API-Key` headers. */
 export const keyHeader = (apiKey: string): Record<string, string> => ({ 'x-api-key': apiKey });
+
+/** The `error` envelope of a response (spec "Errors"): its code, message and details. */
+export const errorOf = (res: { json(): unknown }) =>
+  (res.json() as { error: { code: string; message: string; details?: any } }).error;
 
 /** Shorthand for `app.inject` with `/api/v1` prefixed. */
 export const api = (app: FastifyInstance, options: InjectOptions & { url: string }) =>
