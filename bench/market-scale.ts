@@ -320,6 +320,40 @@ const runBacktest = async (
 };
 
 /**
+ * The venue's threads as /proc shows them: per thread id, its nice value and CPU seconds (user + system), sampled
+ * every 500 ms until `stop` (a worker thread that ends keeps its last sample). The request thread is the one whose
+ * id is the process id; `os.setPriority`/piscina's `niceIncrement` in a worker thread renices only that thread.
+ */
+const threadSampler = (pid: number) => {
+  const seen = new Map<number, { nice: number; cpu_seconds: number }>();
+  const tick = 100; // USER_HZ: clock ticks per second of /proc stat times on Linux
+  const sample = () => {
+    try {
+      for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        // Fields after the name: state(0) … utime(11) stime(12) … nice(16).
+        seen.set(Number(t), { nice: Number(f[16]), cpu_seconds: (Number(f[11]) + Number(f[12])) / tick });
+      }
+    } catch {
+      // The process or a thread ended between the listing and the read.
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 500);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      const threads = [...seen].map(([tid, v]) => ({ tid, main: tid === pid, ...v }));
+      return threads
+        .filter((t) => t.main || t.cpu_seconds >= 0.5)
+        .sort((a, b) => b.cpu_seconds - a.cpu_seconds);
+    },
+  };
+};
+
+/**
  * `--concurrent N` backtests of every pair over the window at once (each its own user: create, start, a step, two
  * market buys, batches to the end, results), while a prober in this process, open loop, sends one request every
  * `--every` ms — `GET /market/price/BTCUSDT` and a 0.001 BTC market order (`POST /trade/order`, buys and sells in
@@ -337,6 +371,7 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     users.push({ auth: h, agent: a.agent_id as string });
   }
   const sampler = rssSampler(venue.pid);
+  const threads = threadSampler(venue.pid);
   const cpu0 = processCpuSeconds(venue.pid) ?? 0;
   const loadBefore = load();
   const prober = startProber(call, keys, options.every);
@@ -371,6 +406,8 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     statuses,
     venue_cpu_seconds: round((processCpuSeconds(venue.pid) ?? 0) - cpu0, 1),
     venue_peak_rss_mib: mib(sampler.stop()),
+    // Threads with ≥ 0.5 s of CPU since the venue started (and the request thread): nice and CPU seconds.
+    venue_threads: threads.stop(),
     load_average_before: loadBefore,
     load_average_after: load(),
     runs,

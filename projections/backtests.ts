@@ -6,7 +6,13 @@ import {
   backtestOf,
 } from '../domain/backtest/events';
 import { INTERVAL_MS } from '../domain/market/intervals';
-import { computePerformance, type Performance, type PerformanceInput } from '../domain/metrics/performance';
+import { maxOf8, normalize8, normalizeAll } from '../domain/metrics/equity-points';
+import {
+  computePerformance,
+  type PackedEquity,
+  type Performance,
+  type PerformanceInput,
+} from '../domain/metrics/performance';
 import type { MetricsFill } from '../domain/metrics/trades';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type Json, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
@@ -56,12 +62,22 @@ export interface BacktestsTable {
   updated_at: Timestamp;
 }
 
-/** Row of `backtest_equity`: the equity at one step (step 0 = the start). */
+/**
+ * Row of `backtest_equity`: a run of consecutive steps' equity, packed (`domain/metrics/equity-points.ts`): the
+ * start's row (step 0) and one row per `BacktestStepped` (one step, or a batch of up to 100,000). Point `j` of a
+ * row is step `from_step + j`, at time `trunc(base_ms + (j + 1) × interval_ms)` (the batch's `from_time` and the
+ * interval between its steps; interval 0 for the start's row, whose point is at `base_ms`).
+ */
 export interface BacktestEquityTable {
   session_id: string;
-  step: number;
-  time: Timestamp;
-  equity: Numeric;
+  from_step: number;
+  points: number;
+  base_ms: number;
+  interval_ms: number;
+  /** The highest equity of the row (a page's running peak before it). */
+  peak: Numeric;
+  /** The equity at each step, 8-place decimals joined by commas. */
+  equity: string;
 }
 
 /** Row of `backtest_trades`: one per sandbox fill, in execution order (`seq` = stream revision). */
@@ -98,10 +114,33 @@ type DB = Kysely<BacktestTables>;
 
 interface EquityRow {
   session_id: string;
-  step: number;
-  time: string;
+  from_step: number;
+  points: number;
+  base_ms: number;
+  interval_ms: number;
+  peak: string;
   equity: string;
 }
+
+/** The row of a run of points (normalized, packed, with its peak). */
+const equityRow = (
+  sessionId: string,
+  fromStep: number,
+  baseMs: number,
+  intervalMs: number,
+  values: readonly string[],
+): EquityRow => {
+  const normal = normalizeAll(values);
+  return {
+    session_id: sessionId,
+    from_step: fromStep,
+    points: normal.length,
+    base_ms: baseMs,
+    interval_ms: intervalMs,
+    peak: maxOf8(normal) ?? '0',
+    equity: normal.join(','),
+  };
+};
 
 /** Results of a session from its rows (deterministic: the event data only). */
 const computeResults = async (
@@ -119,12 +158,21 @@ const computeResults = async (
   const start = new Date(row.start_time).getTime();
   const equityRows = await db
     .selectFrom('backtest_equity')
-    .select(['step', sql<string>`equity::text`.as('equity')])
+    .select(['from_step', 'points', 'equity'])
     .where('session_id', '=', sessionId)
-    .orderBy('step')
+    .orderBy('from_step')
     .execute();
-  const equity = equityRows.map((r) => ({ time: start + r.step * interval, equity: r.equity }));
-  if (equity.length === 0) equity.push({ time: start, equity: row.starting_balance });
+  // Packed: the texts as they are and each point's time (start + step × interval), no object per step.
+  const total = equityRows.reduce((n, r) => n + r.points, 0);
+  const times = new Float64Array(Math.max(total, 1));
+  let k = 0;
+  for (const r of equityRows) {
+    for (let j = 0; j < r.points; j++) times[k++] = start + (r.from_step + j) * interval;
+  }
+  const equity: PackedEquity =
+    total === 0
+      ? { times: new Float64Array([start]), chunks: [normalize8(row.starting_balance)] }
+      : { times, chunks: equityRows.map((r) => r.equity) };
   const trades = await db
     .selectFrom('backtest_trades')
     .select([
@@ -175,7 +223,8 @@ export type PerformanceComputer = (input: PerformanceInput) => Promise<Performan
 
 /**
  * `backtests`, `backtest_equity`, `backtest_trades` (ARCHITECTURE §6, §9): sessions with their status and
- * progress, the equity at every step (from the `equity` arrays of `BacktestStepped`), the sandbox's fills, and —
+ * progress, the equity at every step (the `equity` arrays of `BacktestStepped`, packed: a row per event, see
+ * {@link BacktestEquityTable}), the sandbox's fills, and —
  * when a session completes or is cancelled — its results, computed from those rows by `domain/metrics` (a rebuild
  * recomputes them: a corrected formula reaches every past session). Rows are written in bulk: the equity, fills
  * and progress a batch adds go out in one statement.
@@ -186,7 +235,8 @@ export const createBacktestsProjection = (
   const performanceOf = options.performance ?? computePerformance;
   return {
     name: 'backtests',
-    version: 1,
+    // 2: `backtest_equity` packed, a row per batch instead of a row per step (issue 24); the runner rebuilds.
+    version: 2,
     tables: ['backtests', 'backtest_equity', 'backtest_trades'],
     eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
     async createTables(db, schema) {
@@ -232,10 +282,13 @@ export const createBacktestsProjection = (
       await s
         .createTable('backtest_equity')
         .addColumn('session_id', 'text', (c) => c.notNull())
-        .addColumn('step', 'integer', (c) => c.notNull())
-        .addColumn('time', 'timestamptz', (c) => c.notNull())
-        .addColumn('equity', 'numeric(38, 8)', (c) => c.notNull())
-        .addPrimaryKeyConstraint('backtest_equity_pk', ['session_id', 'step'])
+        .addColumn('from_step', 'integer', (c) => c.notNull())
+        .addColumn('points', 'integer', (c) => c.notNull())
+        .addColumn('base_ms', 'double precision', (c) => c.notNull())
+        .addColumn('interval_ms', 'double precision', (c) => c.notNull())
+        .addColumn('peak', 'numeric(38, 8)', (c) => c.notNull())
+        .addColumn('equity', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('backtest_equity_pk', ['session_id', 'from_step'])
         .execute();
       await s
         .createTable('backtest_trades')
@@ -289,10 +342,11 @@ export const createBacktestsProjection = (
         const inserts = [];
         if (equity.length) {
           inserts.push(sql`equity_rows as (
-          insert into backtest_equity (session_id, step, time, equity)
-          select session_id, step, time, equity
+          insert into backtest_equity (session_id, from_step, points, base_ms, interval_ms, peak, equity)
+          select session_id, from_step, points, base_ms, interval_ms, peak, equity
           from jsonb_to_recordset(${JSON.stringify(equity)}::jsonb)
-            as x(session_id text, step integer, time timestamptz, equity numeric))`);
+            as x(session_id text, from_step integer, points integer, base_ms double precision,
+                 interval_ms double precision, peak numeric, equity text))`);
           equity = [];
         }
         if (trades.length) {
@@ -393,12 +447,7 @@ export const createBacktestsProjection = (
               .where('session_id', '=', id)
               .returning(['starting_balance'])
               .executeTakeFirst();
-            equity.push({
-              session_id: id,
-              step: 0,
-              time: d.virtual_time,
-              equity: row?.starting_balance ?? '0',
-            });
+            equity.push(equityRow(id, 0, Date.parse(d.virtual_time), 0, [row?.starting_balance ?? '0']));
             break;
           }
           case 'BacktestStepped': {
@@ -406,14 +455,7 @@ export const createBacktestsProjection = (
             const from = Date.parse(d.from_time);
             const interval =
               d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
-            d.equity.forEach((value, i) => {
-              equity.push({
-                session_id: id,
-                step: d.from_step + 1 + i,
-                time: new Date(from + (i + 1) * interval).toISOString(),
-                equity: value,
-              });
-            });
+            if (d.equity.length > 0) equity.push(equityRow(id, d.from_step + 1, from, interval, d.equity));
             const p = progressOf(id, at);
             p.step = d.to_step;
             p.virtual_time = d.to_time;

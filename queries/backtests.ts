@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { compare8, unpackPoints } from '../domain/metrics/equity-points';
 import type { BacktestStatusValue } from '../projections/backtests';
 import type { ReadModels } from '../projections/read-models';
 
@@ -106,36 +107,69 @@ export const bestBacktest = (
     .executeTakeFirst();
 };
 
-/** A page of a session's equity curve, oldest first, and the highest equity before the page (`peakBefore`). */
+/**
+ * A page of a session's equity curve, oldest first (`rows`: step, time, equity as 8-place text), the number of
+ * points, and the highest equity before the page (`peakBefore`), from the packed rows of `backtest_equity` (a row
+ * per batch, `projections/backtests.ts`): only the rows the page overlaps are read and unpacked; the peak before
+ * it is the rows' `peak` before those, and the points of the first one before the page.
+ */
 export const equityCurve = async (
   db: Kysely<ReadModels>,
   sessionId: string,
   page: { limit: number; offset: number },
 ) => {
-  const rows = await db
+  // Each row's index in the curve (points before it), without reading the packed texts.
+  const index = await db
     .selectFrom('backtest_equity')
-    .select(['step', 'time', sql<string>`equity::text`.as('equity')])
+    .select([
+      'from_step',
+      'points',
+      sql<string>`peak::text`.as('peak'),
+      sql<number>`(sum(points) over (order by from_step) - points)::float8`.as('first'),
+    ])
     .where('session_id', '=', sessionId)
-    .orderBy('step')
-    .limit(page.limit)
-    .offset(page.offset)
+    .orderBy('from_step')
     .execute();
-  const total = await db
-    .selectFrom('backtest_equity')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('session_id', '=', sessionId)
-    .executeTakeFirstOrThrow();
-  // The running peak a drawdown of this page starts from: the highest equity before its first step.
-  const first = rows[0];
-  const before = first
-    ? await db
-        .selectFrom('backtest_equity')
-        .select(sql<string | null>`max(equity)::text`.as('peak'))
-        .where('session_id', '=', sessionId)
-        .where('step', '<', first.step)
-        .executeTakeFirst()
-    : undefined;
-  return { rows, total: Number(total.n), peakBefore: before?.peak ?? null };
+  const total = index.reduce((n, r) => n + r.points, 0);
+  const end = page.offset + page.limit;
+  const overlapping = index.filter((r) => r.first < end && r.first + r.points > page.offset);
+  let peakBefore: string | null = null;
+  const higher = (v: string) => {
+    if (peakBefore === null || compare8(v, peakBefore) > 0) peakBefore = v;
+  };
+  for (const r of index) if (r.first + r.points <= page.offset) higher(r.peak);
+  const rows: { step: number; time: Date; equity: string }[] = [];
+  if (overlapping.length > 0) {
+    const packed = await db
+      .selectFrom('backtest_equity')
+      .select(['from_step', 'points', 'base_ms', 'interval_ms', 'equity'])
+      .where('session_id', '=', sessionId)
+      .where(
+        'from_step',
+        'in',
+        overlapping.map((r) => r.from_step),
+      )
+      .orderBy('from_step')
+      .execute();
+    for (const [k, r] of packed.entries()) {
+      const first = overlapping[k]!.first;
+      const values = unpackPoints(r.equity);
+      for (let j = 0; j < values.length; j++) {
+        const at = first + j;
+        if (at < page.offset) {
+          higher(values[j]!);
+          continue;
+        }
+        if (at >= end) break;
+        rows.push({
+          step: r.from_step + j,
+          time: new Date(r.base_ms + (j + 1) * r.interval_ms),
+          equity: values[j]!,
+        });
+      }
+    }
+  }
+  return { rows, total, peakBefore: peakBefore as string | null };
 };
 
 /** A page of a session's trade log, in execution order. */

@@ -1,7 +1,19 @@
 import { DAY_MS, M_HUNDRED, M_ZERO, type MDec, m, out8, out8OrNull } from './decimal';
-import { maxDrawdown } from './drawdown';
+import { type Drawdown, maxDrawdown } from './drawdown';
+import { normalize8, unitsOf8, unpackPoints } from './equity-points';
 import { periodReturns, periodsPerYear, sharpeRatio, sortinoRatio } from './returns';
 import { closedTrades, type MetricsFill, pairStats, tradeStats } from './trades';
+import { maxDrawdownOfUnits, ratiosOfUnits } from './unit-series';
+
+/**
+ * An equity curve packed (a backtest's read model, `domain/metrics/equity-points.ts`): `times[i]` (ms) is the time of
+ * the `i`-th point of the `chunks` read in order, each chunk 8-place decimals joined by commas. Cheap to send to a
+ * worker thread (a few strings and one typed array, not an object per point).
+ */
+export interface PackedEquity {
+  times: Float64Array;
+  chunks: readonly string[];
+}
 
 /** What the performance of a wallet over a period is computed from. */
 export interface PerformanceInput {
@@ -11,7 +23,7 @@ export interface PerformanceInput {
    * Equity snapshots `intervalMs` apart, oldest first (`time` in ms, `equity` a decimal string). The first is the
    * period's opening equity (for a backtest: the starting balance at `start_time`).
    */
-  equity: readonly { time: number; equity: string }[];
+  equity: readonly { time: number; equity: string }[] | PackedEquity;
   /** Δ between snapshots (ms): the returns' period. */
   intervalMs: number;
   /** Fills of the period in execution order. */
@@ -85,25 +97,110 @@ export interface Performance {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
+/** The points as times and integer units (8-place), or undefined when a value is beyond 2⁵² units. */
+const unitColumns = (
+  equity: PerformanceInput['equity'],
+): { times: Float64Array; units: Float64Array; last: string | undefined } | undefined => {
+  const LIMIT = 2 ** 52;
+  if ('chunks' in equity) {
+    const units = new Float64Array(equity.times.length);
+    let k = 0;
+    let last: string | undefined;
+    for (const chunk of equity.chunks) {
+      for (const v of unpackPoints(chunk)) {
+        const u = unitsOf8(v);
+        if (u === undefined || Math.abs(u) >= LIMIT) return undefined;
+        units[k++] = u;
+        last = v;
+      }
+    }
+    if (k !== units.length) throw new RangeError(`${k} equity points for ${units.length} times`);
+    return { times: equity.times, units, last };
+  }
+  const times = new Float64Array(equity.length);
+  const units = new Float64Array(equity.length);
+  for (let i = 0; i < equity.length; i++) {
+    const u = unitsOf8(normalize8(equity[i]!.equity));
+    // A value with more than 8 places is not exactly units: the decimal way.
+    if (u === undefined || Math.abs(u) >= LIMIT || !/^-?\d+(\.\d{0,8})?$/.test(equity[i]!.equity)) {
+      return undefined;
+    }
+    times[i] = equity[i]!.time;
+    units[i] = u;
+  }
+  return { times, units, last: equity[equity.length - 1]?.equity };
+};
+
+/** Snapshots as `{ time, equity }` objects (the decimal way). */
+const equityObjects = (equity: PerformanceInput['equity']): { time: number; equity: string }[] => {
+  if (!('chunks' in equity)) return [...equity];
+  const values = equity.chunks.flatMap(unpackPoints);
+  return values.map((v, i) => ({ time: equity.times[i]!, equity: v }));
+};
+
+/** The curve's final equity, returns count, ratios and drawdown. */
+interface CurveFigures {
+  final: MDec | undefined;
+  returnsCount: number;
+  sharpe: MDec | null;
+  sortino: MDec | null;
+  drawdown: Drawdown;
+  first: number | undefined;
+  lastTime: number | undefined;
+}
+
+/**
+ * The curve's figures over integer units (`unit-series.ts`: the same digits, no decimal object per point) when
+ * every value fits, else over decimals (`decimal: true` forces it; the reference of the tests).
+ */
+const curveFigures = (input: PerformanceInput, decimal: boolean): CurveFigures => {
+  const columns = decimal ? undefined : unitColumns(input.equity);
+  if (columns) {
+    const ratios = ratiosOfUnits(columns.units, input.intervalMs);
+    const n = columns.times.length;
+    return {
+      final: columns.last === undefined ? undefined : m(columns.last),
+      returnsCount: ratios.count,
+      sharpe: ratios.sharpe,
+      sortino: ratios.sortino,
+      drawdown: maxDrawdownOfUnits(columns.times, columns.units),
+      first: n > 0 ? columns.times[0] : undefined,
+      lastTime: n > 0 ? columns.times[n - 1] : undefined,
+    };
+  }
+  const points = equityObjects(input.equity).map((p) => ({ time: p.time, equity: m(p.equity) }));
+  const values = points.map((p) => p.equity);
+  const returns = periodReturns(values);
+  return {
+    final: values[values.length - 1],
+    returnsCount: returns.length,
+    sharpe: sharpeRatio(returns, input.intervalMs),
+    sortino: sortinoRatio(returns, input.intervalMs),
+    drawdown: maxDrawdown(points),
+    first: points[0]?.time,
+    lastTime: points[points.length - 1]?.time,
+  };
+};
+
 /**
  * Computes every figure of a period's performance with the conventions of ARCHITECTURE §11 (formulas and worked
- * examples: `docs/metrics.md`). Pure and deterministic: decimal arithmetic throughout, outputs rounded half to
- * even to 8 places.
+ * examples: `docs/metrics.md`). Pure and deterministic: decimal arithmetic, outputs rounded half to even to 8
+ * places. The equity curve's figures are computed over integer units when every value fits (`unit-series.ts`: the
+ * same digits as the decimal way, without a decimal object per point; `options.decimal` forces the decimal way,
+ * the reference the tests compare with).
  */
-export const computePerformance = (input: PerformanceInput): Performance => {
+export const computePerformance = (
+  input: PerformanceInput,
+  options: { decimal?: boolean } = {},
+): Performance => {
   const start = m(input.startingBalance);
-  const points = input.equity.map((p) => ({ time: p.time, equity: m(p.equity) }));
-  const values = points.map((p) => p.equity);
-  const final = values[values.length - 1] ?? start;
-  const returns = periodReturns(values);
-  const drawdown = maxDrawdown(points);
+  const curve = curveFigures(input, options.decimal ?? false);
+  const final = curve.final ?? start;
+  const drawdown = curve.drawdown;
   const stats = tradeStats(closedTrades(input.fills));
   let fees = M_ZERO;
   for (const f of input.fills) fees = fees.plus(f.fee);
-  const period = input.period ?? {
-    start: points[0]?.time ?? 0,
-    end: points[points.length - 1]?.time ?? 0,
-  };
+  const period = input.period ?? { start: curve.first ?? 0, end: curve.lastTime ?? 0 };
   const days: MDec = m(period.end - period.start).div(DAY_MS);
   const pnl = final.minus(start);
   return {
@@ -117,8 +214,8 @@ export const computePerformance = (input: PerformanceInput): Performance => {
       duration_simulated_days: out8(days),
     },
     metrics: {
-      sharpe_ratio: out8OrNull(sharpeRatio(returns, input.intervalMs)),
-      sortino_ratio: out8OrNull(sortinoRatio(returns, input.intervalMs)),
+      sharpe_ratio: out8OrNull(curve.sharpe),
+      sortino_ratio: out8OrNull(curve.sortino),
       max_drawdown_pct: out8(drawdown.pct),
       max_drawdown_duration_days: drawdown.durationDays,
       max_drawdown_peak_at: iso(drawdown.peakAt),
@@ -140,7 +237,7 @@ export const computePerformance = (input: PerformanceInput): Performance => {
       current_streak: stats.currentStreak,
       longest_win_streak: stats.longestWinStreak,
       longest_loss_streak: stats.longestLossStreak,
-      returns_count: returns.length,
+      returns_count: curve.returnsCount,
       periods_per_year: out8(periodsPerYear(input.intervalMs)),
     },
     by_pair: pairStats(input.fills, input.marks).map((p) => ({

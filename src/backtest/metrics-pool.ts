@@ -6,7 +6,7 @@ import { createWorkerPool } from '../workers/pool';
 
 /**
  * Backtest results computed off the request thread (issue 24, item 4): the `backtests` projection's
- * `performance` (see `createBacktestsProjection`) run on one piscina worker thread at nice 10. A whole-range session
+ * `performance` (see `createBacktestsProjection`) run on one piscina worker thread at nice 19. A whole-range session
  * ends with tens of thousands of equity points (23,976 for the 16 hourly pairs over 2021-04 → 2023-12, 525,600
  * for a year of minutes); `computePerformance` over them held the event loop 238 ms at the hourly size. The
  * thread starts on the first session that ends and stops after a minute idle; `close` stops it.
@@ -25,7 +25,7 @@ export const createMetricsPool = (): {
   const poolOf = (): Piscina => {
     pool ??= createWorkerPool(new URL('./metrics-worker.ts', import.meta.url), {
       maxThreads: 1,
-      niceIncrement: 10,
+      niceIncrement: 19,
       idleTimeoutMs: 60_000,
     });
     return pool;

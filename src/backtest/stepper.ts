@@ -26,7 +26,7 @@ export interface PooledStepperOptions {
   inlineUpTo?: number;
   /** CPU time (ms) a batch computes before another batch of the same thread gets a turn (default 4). */
   sliceMs?: number;
-  /** Nice increment of the threads (Linux; default 10): the request thread wins the CPU when both want it. */
+  /** Nice increment of the threads (Linux; default 19, the lowest priority): the request thread wins the CPU when both want it. */
   niceIncrement?: number;
 }
 
@@ -114,7 +114,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
     pool ??= createWorkerPool(new URL('./step-worker.ts', import.meta.url), {
       maxThreads: threads,
       concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
-      niceIncrement: options.niceIncrement ?? 10,
+      niceIncrement: options.niceIncrement ?? 19,
       idleTimeoutMs: 60_000,
     });
     return pool;

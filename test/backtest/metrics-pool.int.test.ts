@@ -61,6 +61,6 @@ describe('backtest results on a worker thread', () => {
     const list = withResultsOffThread(allProjections, pool.performance);
     expect(list.map((p) => p.name)).toEqual(allProjections.map((p) => p.name));
     const changed = list.filter((p, k) => p !== allProjections[k]);
-    expect(changed.map((p) => [p.name, p.version])).toEqual([['backtests', 1]]);
+    expect(changed.map((p) => [p.name, p.version])).toEqual([['backtests', 2]]);
   });
 });

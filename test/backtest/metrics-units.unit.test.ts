@@ -1,0 +1,94 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compare8, maxOf8, normalize8, packPoints } from '../../domain/metrics/equity-points';
+import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
+
+/**
+ * Issue 24: the equity curve's metrics over integer units (`domain/metrics/unit-series.ts`) are the decimal
+ * functions' to the last printed digit — on random curves here (small and large returns, flat stretches, ruin,
+ * values near the 2⁵² bound), and on a long session over the real data in `metrics-units.int.test.ts`.
+ */
+
+const M = 60_000;
+const T0 = Date.parse('2022-01-01T00:00:00Z');
+
+const units8 = (u: bigint): string => {
+  const neg = u < 0n;
+  const a = neg ? -u : u;
+  return `${neg ? '-' : ''}${a / 100_000_000n}.${(a % 100_000_000n).toString().padStart(8, '0')}`;
+};
+
+/** A curve from a start and steps: each step multiplies by (1 + r) with r drawn from a few regimes. */
+const curve = fc
+  .tuple(
+    fc.bigInt({ min: 1n, max: 2n ** 51n }),
+    fc.array(
+      fc.oneof(
+        fc.constant(0),
+        fc.double({ min: -1e-6, max: 1e-6, noNaN: true }),
+        fc.double({ min: -0.01, max: 0.01, noNaN: true }),
+        fc.double({ min: -1, max: 0.5, noNaN: true }),
+      ),
+      { minLength: 0, maxLength: 200 },
+    ),
+  )
+  .map(([start, steps]) => {
+    const out = [start];
+    let e = start;
+    for (const r of steps) {
+      e = BigInt(Math.round(Number(e) * (1 + r)));
+      if (e > 2n ** 51n) e = 2n ** 51n;
+      out.push(e);
+    }
+    return out.map(units8);
+  });
+
+const inputOf = (values: string[]): PerformanceInput => ({
+  startingBalance: values[0] ?? '1000',
+  equity: values.map((equity, i) => ({ time: T0 + i * M, equity })),
+  intervalMs: M,
+  fills: [],
+});
+
+describe('metrics over integer units', () => {
+  it('equal the decimal way on random curves, as objects and packed', () => {
+    fc.assert(
+      fc.property(curve, (values) => {
+        const input = inputOf(values);
+        const reference = computePerformance(input, { decimal: true });
+        expect(computePerformance(input)).toEqual(reference);
+        const half = Math.floor(values.length / 2);
+        const packed: PerformanceInput = {
+          ...input,
+          equity: {
+            times: Float64Array.from(values, (_, i) => T0 + i * M),
+            chunks: [packPoints(values.slice(0, half)), packPoints(values.slice(half))].filter(
+              (c) => c !== '',
+            ),
+          },
+        };
+        expect(computePerformance(packed)).toEqual(reference);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('take the decimal way past 2⁵² units, with the same figures', () => {
+    const values = ['90071992.54740992', '90071993.00000000', '1.00000000', '90071994.12345678'];
+    expect(computePerformance(inputOf(values))).toEqual(
+      computePerformance(inputOf(values), { decimal: true }),
+    );
+  });
+
+  it('normalize like numeric(38, 8) and compare exactly', () => {
+    expect(normalize8('1000')).toBe('1000.00000000');
+    expect(normalize8('-0.000000004')).toBe('0.00000000');
+    expect(normalize8('1.000000005')).toBe('1.00000001');
+    expect(normalize8('-1.000000005')).toBe('-1.00000001');
+    expect(normalize8('.5')).toBe('0.50000000');
+    expect(() => normalize8('abc')).toThrow(RangeError);
+    expect(compare8('-0.50000000', '-0.40000000')).toBe(-1);
+    expect(compare8('10.00000000', '9.00000000')).toBe(1);
+    expect(maxOf8(['-3.00000000', '2.00000000', '10.00000000', '9.99999999'])).toBe('10.00000000');
+  });
+});
