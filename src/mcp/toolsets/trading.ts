@@ -1,49 +1,25 @@
 import { z } from 'zod';
 import {
-  cancelAllOrders,
-  cancelOrder,
-  getOrderWithFills,
-  listOpenOrders,
-  listOrders,
-  listTrades,
-  placeOrder,
-  previewOrder,
-} from '../../application/trading';
-import {
-  cancelAllResponse,
-  cancelResponse,
-  historyQuery,
-  historyResponse,
-  listOrdersQuery,
-  ocoInputOf,
   ocoPreviewResponse,
   ocoResponse,
-  openOrdersQuery,
-  orderDetailResponse,
-  orderIdParams,
-  orderInputOf,
-  orderListResponse,
   orderPreviewResponse,
   placedOrderResponse,
-  placeOcoBody,
-  placeOrderBody,
 } from '../../contract/trading';
+import { tradingEndpoints as ep } from '../../endpoints/trading';
 import {
-  cancelAllOut,
-  cancelOut,
-  ocoPreviewOut,
-  orderDetailOut,
-  orderListOut,
-  placedOcoOut,
-  placedOrderOut,
-  previewOut,
-  tradeListOut,
-} from '../../trading/present';
-import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+  authed,
+  DESTRUCTIVE,
+  defineTool,
+  READ,
+  servesEndpoint,
+  type ToolCall,
+  type ToolDef,
+  WRITE,
+} from '../tool';
 
 /**
  * Trading tools (spec "Trading endpoints"): the caller's wallet (the agent's with an agent key or `X-Agent-Id`),
- * each calling its use case in `src/application/trading.ts` as `/trade/*` does. Writes count in the `orders`
+ * each serving its endpoint of `src/endpoints/trading.ts` as `/trade/*` does. Writes count in the `orders`
  * rate-limit group (100 per minute), reads in `general`.
  */
 
@@ -56,19 +32,10 @@ const read = {
 const write = { toolset: 'trading', auth: 'key-or-jwt', rateLimitGroup: 'orders' } as const;
 const enc = encodeURIComponent;
 
-/** `idempotency_key` of the write tools: sent as `Idempotency-Key`, scoped to the wallet for 24 h. */
-export const idempotencyKey = z
-  .string()
-  .min(1)
-  .max(255)
-  .optional()
-  .describe('retry-safe key (Idempotency-Key): the same key and order within 24 h answer the first result');
-
 /** `confirm` of the destructive tools: must be `true`. */
 export const confirmTrue = z.literal(true).describe('must be true: this cannot be undone');
 
-const placeInput = placeOrderBody.extend({
-  idempotency_key: idempotencyKey,
+const placeInput = ep.place.input.extend({
   dry_run: z
     .boolean()
     .optional()
@@ -101,6 +68,9 @@ const orderSummary = (o: z.output<typeof placeOutput>): string => {
   return `order ${order.order_id} ${order.status}${order.cancel_reason ? ` (${order.cancel_reason})` : ''}: ${order.type} ${order.side} ${order.quantity} ${order.symbol}`;
 };
 
+/** `idempotent_replay: true` when the placement just run answered a retry under its key (`receipt.replayed`). */
+const replayFlag = (call: ToolCall) => (call.receipt.replayed ? { idempotent_replay: true } : {});
+
 const ocoOutput = z.object({
   oco: ocoResponse.optional().describe('the list and its two legs as placed'),
   preview: ocoPreviewResponse.optional().describe('with dry_run: what each leg would do now; nothing placed'),
@@ -120,8 +90,7 @@ export const tradingTools: ToolDef[] = [
       'lock (a sell OCO locks its quantity once). As soon as one leg starts to fill the other is cancelled ' +
       '(linked_fill); cancel_order on either leg cancels both. For exits attached to a new entry, use place_order ' +
       'with bracket. dry_run: true previews both legs through the same risk chain without placing them.',
-    input: placeOcoBody.extend({
-      idempotency_key: idempotencyKey,
+    input: ep.placeOco.input.extend({
       dry_run: z
         .boolean()
         .optional()
@@ -133,9 +102,9 @@ export const tradingTools: ToolDef[] = [
     annotations: WRITE,
     run: async (call, a) => {
       const { idempotency_key, dry_run, ...body } = a;
-      if (dry_run) return { preview: ocoPreviewOut(await previewOrder(authed(call), ocoInputOf(body))) };
-      const placed = await placeOrder(authed(call), ocoInputOf(body), { idempotencyKey: idempotency_key });
-      return { oco: placedOcoOut(placed.outcome), ...(placed.replayed ? { idempotent_replay: true } : {}) };
+      if (dry_run) return { preview: await ep.previewOco.run(authed(call), body) };
+      const oco = await ep.placeOco.run(authed(call), { ...body, idempotency_key });
+      return { oco, ...replayFlag(call) };
     },
     rest: async (a, http) => {
       const { idempotency_key, dry_run, ...body } = a;
@@ -172,15 +141,9 @@ export const tradingTools: ToolDef[] = [
     annotations: WRITE,
     run: async (call, a) => {
       const { idempotency_key, dry_run, ...body } = a;
-      if (dry_run) {
-        const p = await previewOrder(authed(call), orderInputOf(body));
-        return { preview: previewOut(p) };
-      }
-      const placed = await placeOrder(authed(call), orderInputOf(body), { idempotencyKey: idempotency_key });
-      return {
-        order: placedOrderOut(placed.outcome),
-        ...(placed.replayed ? { idempotent_replay: true } : {}),
-      };
+      if (dry_run) return { preview: await ep.preview.run(authed(call), body) };
+      const order = await ep.place.run(authed(call), { ...body, idempotency_key });
+      return { order, ...replayFlag(call) };
     },
     rest: async (a, http) => {
       const { idempotency_key, dry_run, ...body } = a;
@@ -204,12 +167,7 @@ export const tradingTools: ToolDef[] = [
     description:
       'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
       'rejected one. ORDER_NOT_FOUND when unknown or of another wallet.',
-    input: orderIdParams,
-    output: orderDetailResponse,
-    run: async (call, a) => {
-      const { order, fills } = await getOrderWithFills(authed(call), a.order_id);
-      return orderDetailOut(order, fills);
-    },
+    ...servesEndpoint(ep.get),
     rest: (a, http) => http({ method: 'GET', path: `/trade/order/${enc(a.order_id)}` }),
     summary: (r) => `order ${r.order_id}: ${r.status} ${r.type} ${r.side} ${r.quantity} ${r.symbol}`,
   }),
@@ -222,12 +180,7 @@ export const tradingTools: ToolDef[] = [
       'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
       'rejected), symbol and client_order_id; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
       'the same cost at any depth).',
-    input: listOrdersQuery,
-    output: orderListResponse,
-    run: async (call, a) => {
-      const page = await listOrders(authed(call), { ...a, clientOrderId: a.client_order_id });
-      return orderListOut(page, a);
-    },
+    ...servesEndpoint(ep.list),
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders', query: a }),
     summary: (r) => `${r.orders.length} of ${r.total} orders`,
   }),
@@ -239,12 +192,7 @@ export const tradingTools: ToolDef[] = [
     description:
       'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200, ' +
       'offset or cursor (next_cursor of the previous page).',
-    input: openOrdersQuery,
-    output: orderListResponse,
-    run: async (call, a) => {
-      const page = await listOpenOrders(authed(call), { ...a, clientOrderId: a.client_order_id });
-      return orderListOut(page, a);
-    },
+    ...servesEndpoint(ep.listOpen),
     rest: (a, http) => http({ method: 'GET', path: '/trade/orders/open', query: a }),
     summary: (r) => `${r.total} open orders`,
   }),
@@ -256,10 +204,8 @@ export const tradingTools: ToolDef[] = [
     description:
       'Cancels one open order of the caller and releases its whole lock. ORDER_NOT_FOUND (unknown or another ' +
       "wallet's), ORDER_NOT_CANCELLABLE (already filled, cancelled or rejected).",
-    input: orderIdParams,
-    output: cancelResponse,
+    ...servesEndpoint(ep.cancel),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => cancelOut(await cancelOrder(authed(call), a.order_id)),
     rest: (a, http) => http({ method: 'DELETE', path: `/trade/order/${enc(a.order_id)}` }),
     summary: (r) => `order ${r.order_id} cancelled, ${r.unlocked_amount} ${r.unlocked_asset} released`,
   }),
@@ -271,9 +217,9 @@ export const tradingTools: ToolDef[] = [
     description:
       'Cancels every open order of the caller at once and releases their locks. Destructive: needs confirm: true.',
     input: z.object({ confirm: confirmTrue }),
-    output: cancelAllResponse,
+    output: ep.cancelAll.output,
     annotations: DESTRUCTIVE,
-    run: async (call) => cancelAllOut(await cancelAllOrders(authed(call))),
+    run: (call) => ep.cancelAll.run(authed(call), {}),
     rest: (_a, http) => http({ method: 'DELETE', path: '/trade/orders/open' }),
     summary: (r) => `${r.cancelled_count} orders cancelled, ${r.total_unlocked} USDT released`,
   }),
@@ -285,12 +231,7 @@ export const tradingTools: ToolDef[] = [
     description:
       'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +
       'and total in USDT, realized PnL, slippage. Deep pages: cursor = next_cursor of the previous page.',
-    input: historyQuery,
-    output: historyResponse,
-    run: async (call, a) => {
-      const page = await listTrades(authed(call), a);
-      return tradeListOut(page, a);
-    },
+    ...servesEndpoint(ep.history),
     rest: (a, http) => http({ method: 'GET', path: '/trade/history', query: a }),
     summary: (r) => `${r.trades.length} of ${r.total} fills`,
   }),
