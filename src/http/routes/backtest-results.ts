@@ -1,27 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
-  backtestEquityCurve,
-  backtestResults,
-  backtestTradeLog,
-  bestBacktestOf,
-  compareBacktests,
-  listBacktests,
-} from '../../application/backtest/results';
-import {
   bestQuery,
-  bestResponse,
   compareQuery,
-  compareResponse,
-  equityCurveResponse,
   listQuery,
-  listResponse,
   pageQuery,
-  resultsResponse,
   sessionParams,
   tradesQuery,
-  tradesResponse,
 } from '../../contract/backtest';
 import { errorResponses } from '../../contract/common';
+import { backtestEndpoints as ep } from '../../endpoints/backtest';
 import { callOf } from '../call';
 import { routeGroup } from './route-options';
 
@@ -30,16 +17,16 @@ const route = routeGroup('backtest', { auth: 'key-or-jwt', rateLimitGroup: 'back
 
 /**
  * Backtest results endpoints (spec "Backtest endpoints"): results, equity curve, trade log, list, compare, best.
- * Use cases in `src/application/backtest/results.ts`.
+ * Each serves its endpoint of `src/endpoints/backtest.ts`.
  */
 export const backtestResultsRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
     '/backtest/:id/results',
     route('Full results of a completed or cancelled session (docs/metrics.md)', {
       params: sessionParams,
-      response: { 200: resultsResponse, ...errorResponses(401, 403, 404, 409, 429, 503) },
+      response: { 200: ep.results.output, ...errorResponses(401, 403, 404, 409, 429, 503) },
     }),
-    async (request) => backtestResults(callOf(request), request.params.id),
+    async (request) => ep.results.run(callOf(request), request.params),
   );
 
   app.get(
@@ -47,9 +34,9 @@ export const backtestResultsRoutes: FastifyPluginAsyncZod = async (app) => {
     route('Equity at every step so far (step 0 = start), oldest first, paginated', {
       params: sessionParams,
       querystring: pageQuery(10_000, 1_000),
-      response: { 200: equityCurveResponse, ...errorResponses(401, 403, 404, 422, 429, 503) },
+      response: { 200: ep.equityCurve.output, ...errorResponses(401, 403, 404, 422, 429, 503) },
     }),
-    async (request) => backtestEquityCurve(callOf(request), request.params.id, request.query),
+    async (request) => ep.equityCurve.run(callOf(request), { ...request.params, ...request.query }),
   );
 
   app.get(
@@ -57,44 +44,35 @@ export const backtestResultsRoutes: FastifyPluginAsyncZod = async (app) => {
     route('The complete trade log of a session, in execution order, paginated', {
       params: sessionParams,
       querystring: tradesQuery,
-      response: { 200: tradesResponse, ...errorResponses(401, 403, 404, 422, 429, 503) },
+      response: { 200: ep.trades.output, ...errorResponses(401, 403, 404, 422, 429, 503) },
     }),
-    async (request) => backtestTradeLog(callOf(request), request.params.id, request.query),
+    async (request) => ep.trades.run(callOf(request), { ...request.params, ...request.query }),
   );
 
   app.get(
     '/backtest/list',
     route("The caller's sessions (filter by label and status; sort by roi_pct, sharpe_ratio or created_at)", {
       querystring: listQuery,
-      response: { 200: listResponse, ...errorResponses(401, 403, 422, 429) },
+      response: { 200: ep.list.output, ...errorResponses(401, 403, 422, 429) },
     }),
-    async (request) => {
-      const q = request.query;
-      return listBacktests(callOf(request), {
-        strategyLabel: q.strategy_label,
-        status: q.status,
-        sortBy: q.sort_by,
-        limit: q.limit,
-        offset: q.offset,
-      });
-    },
+    async (request) => ep.list.run(callOf(request), request.query),
   );
 
   app.get(
     '/backtest/compare',
     route('Compare sessions: best by ROI, Sharpe and drawdown, and a recommendation', {
       querystring: compareQuery,
-      response: { 200: compareResponse, ...errorResponses(401, 403, 404, 422, 429, 503) },
+      response: { 200: ep.compare.output, ...errorResponses(401, 403, 404, 422, 429, 503) },
     }),
-    async (request) => compareBacktests(callOf(request), request.query.sessions.split(',')),
+    async (request) => ep.compare.run(callOf(request), { sessions: request.query.sessions.split(',') }),
   );
 
   app.get(
     '/backtest/best',
     route("The caller's completed session with the highest value of a metric", {
       querystring: bestQuery,
-      response: { 200: bestResponse, ...errorResponses(401, 403, 404, 422, 429) },
+      response: { 200: ep.best.output, ...errorResponses(401, 403, 404, 422, 429) },
     }),
-    async (request) => bestBacktestOf(callOf(request), request.query.metric, request.query.strategy_label),
+    async (request) => ep.best.run(callOf(request), request.query),
   );
 };

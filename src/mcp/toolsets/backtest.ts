@@ -1,91 +1,11 @@
 import { z } from 'zod';
-import {
-  backtestEquityCurve,
-  backtestResults,
-  backtestTradeLog,
-  bestBacktestOf,
-  compareBacktests,
-  listBacktests,
-} from '../../application/backtest/results';
-import {
-  cancelSandboxOrder,
-  openSandboxOrders,
-  placeSandboxOco,
-  placeSandboxOrder,
-  sandboxBalance,
-  sandboxCandles,
-  sandboxFills,
-  sandboxIndicators,
-  sandboxOrder,
-  sandboxOrders,
-  sandboxPortfolio,
-  sandboxPositions,
-  sandboxPrice,
-  sandboxPrices,
-  sandboxTicker,
-} from '../../application/backtest/sandbox';
-import {
-  backtestStatus,
-  cancelBacktest,
-  createBacktest,
-  startBacktest,
-  stepBacktest,
-} from '../../application/backtest/sessions';
-import {
-  backtestRequestOf,
-  balanceResponse,
-  batchBody,
-  bestQuery,
-  bestResponse,
-  cancelResponse,
-  candlesQuery,
-  candlesResponse,
-  compareResponse,
-  createBody,
-  createResponse,
-  equityCurveResponse,
-  historyQuery,
-  historyResponse,
-  listQuery,
-  listResponse,
-  openOrdersQuery,
-  ordersQuery,
-  ordersResponse,
-  pageQuery,
-  portfolioResponse,
-  positionsResponse,
-  priceResponse,
-  pricesResponse,
-  resultsResponse,
-  sandboxCancelResponse,
-  sandboxOrderDetail,
-  sessionOrderParams,
-  sessionParams,
-  sessionSymbolParams,
-  startResponse,
-  statusResponse,
-  stepResponse,
-  tickerResponse,
-  tradesQuery,
-  tradesResponse,
-} from '../../contract/backtest';
-import { indicatorsQuery, sandboxIndicatorsResponse } from '../../contract/indicators';
-import {
-  ocoInputOf,
-  ocoResponse,
-  orderInputOf,
-  placedOrderResponse,
-  placeOcoBody,
-  placeOrderBody,
-  symbolInput,
-} from '../../contract/trading';
-import { cancelOut } from '../../trading/present';
-import { authed, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { backtestEndpoints as ep } from '../../endpoints/backtest';
+import { authed, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
 
 /**
  * Backtest tools (spec "Backtest endpoints"): sessions (create, start, step, step batch, cancel, status), the
- * sandbox at the session's virtual time (orders, market, account) and results. Each calls its use case in
- * `src/application/backtest/` as `/backtest/*` does; the `backtest` rate-limit group (6,000 per minute).
+ * sandbox at the session's virtual time (orders, market, account) and results. Each serves its endpoint of
+ * `src/endpoints/backtest.ts` as `/backtest/*` does; the `backtest` rate-limit group (6,000 per minute).
  */
 
 const common = { toolset: 'backtest', auth: 'key-or-jwt', rateLimitGroup: 'backtest' } as const;
@@ -104,10 +24,8 @@ export const backtestTools: ToolDef[] = [
       'key) over historical data: start_time < end_time (ISO 8601) inside the data range (get_data_range), ' +
       'candle_interval 1m/5m/15m/1h/4h/1d (or seconds), starting_balance in USDT, pairs (null: all). Errors: ' +
       'VALIDATION_ERROR, INVALID_SYMBOL, BACKTEST_NO_DATA, PERMISSION_DENIED.',
-    input: createBody,
-    output: createResponse,
+    ...servesEndpoint(ep.create),
     annotations: WRITE,
-    run: async (call, b) => createBacktest(authed(call), backtestRequestOf(b)),
     rest: (b, http) => http({ method: 'POST', path: '/backtest/create', body: b }),
     summary: (r) => `backtest ${r.session_id} created: ${r.total_steps} steps of ${r.candle_interval}`,
   }),
@@ -119,10 +37,8 @@ export const backtestTools: ToolDef[] = [
     description:
       'Loads the candles and starts the virtual clock at start_time (status running). BACKTEST_INVALID_STATE ' +
       'when not created; BACKTEST_NO_DATA when the candles cannot be loaded.',
-    input: sessionParams,
-    output: startResponse,
+    ...servesEndpoint(ep.start),
     annotations: WRITE,
-    run: async (call, a) => startBacktest(authed(call), a.id),
     rest: (a, http) => http({ method: 'POST', path: at(a.id, '/start') }),
     summary: (r) => `backtest ${r.session_id} ${r.status} at ${r.virtual_time}`,
   }),
@@ -134,10 +50,8 @@ export const backtestTools: ToolDef[] = [
     description:
       'Advances a running backtest by one candle: pending sandbox orders are checked against it; answers the new ' +
       'virtual time, prices, fills and is_complete.',
-    input: sessionParams,
-    output: stepResponse,
+    ...servesEndpoint(ep.step),
     annotations: WRITE,
-    run: async (call, a) => stepBacktest(authed(call), a.id, 1),
     rest: (a, http) => http({ method: 'POST', path: at(a.id, '/step') }),
     summary: (r) =>
       `step ${r.step}/${r.total_steps} at ${r.virtual_time}${r.is_complete ? ', complete' : ''}`,
@@ -150,10 +64,8 @@ export const backtestTools: ToolDef[] = [
     description:
       'Advances a running backtest by steps candles (1 to 100,000, clamped at the end) in one append; answers ' +
       'every fill of the batch and the final prices.',
-    input: sessionParams.extend(batchBody.shape),
-    output: stepResponse,
+    ...servesEndpoint(ep.stepBatch),
     annotations: WRITE,
-    run: async (call, a) => stepBacktest(authed(call), a.id, a.steps),
     rest: (a, http) => http({ method: 'POST', path: at(a.id, '/step/batch'), body: { steps: a.steps } }),
     summary: (r) =>
       `step ${r.step}/${r.total_steps} at ${r.virtual_time}${r.is_complete ? ', complete' : ''}`,
@@ -164,10 +76,8 @@ export const backtestTools: ToolDef[] = [
     routes: ['POST /backtest/{id}/cancel'],
     title: 'Cancel a backtest',
     description: 'Aborts a created or running backtest; partial results are kept.',
-    input: sessionParams,
-    output: cancelResponse,
+    ...servesEndpoint(ep.cancel),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => cancelBacktest(authed(call), a.id),
     rest: (a, http) => http({ method: 'POST', path: at(a.id, '/cancel') }),
     summary: (r) => `backtest ${r.session_id} ${r.status}`,
   }),
@@ -177,9 +87,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/status'],
     title: 'Backtest status',
     description: 'Progress and state of a backtest: status, step, virtual time, equity.',
-    input: sessionParams,
-    output: statusResponse,
-    run: async (call, a) => backtestStatus(authed(call), a.id),
+    ...servesEndpoint(ep.status),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/status') }),
     summary: (r) => `backtest ${r.session_id} ${r.status}`,
   }),
@@ -192,13 +100,10 @@ export const backtestTools: ToolDef[] = [
       "Places an order in a running backtest's sandbox at its virtual time, under the live order rules and risk " +
       'chain: market orders fill at the close of the last closed candle; a limit order that price already reaches ' +
       'and a stop already triggered fill at it at once (as live); others wait for the candles that reach them.',
-    input: sessionParams.extend(placeOrderBody.shape).strict(),
-    output: z.object({ order: placedOrderResponse }),
+    input: ep.placeOrder.input,
+    output: z.object({ order: ep.placeOrder.output }),
     annotations: WRITE,
-    run: async (call, a) => {
-      const { id, ...body } = a;
-      return { order: await placeSandboxOrder(authed(call), id, orderInputOf(body)) };
-    },
+    run: async (call, a) => ({ order: await ep.placeOrder.run(authed(call), a) }),
     rest: async (a, http) => {
       const { id, ...body } = a;
       return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
@@ -213,13 +118,10 @@ export const backtestTools: ToolDef[] = [
     description:
       "Places an OCO in a running backtest's sandbox (as place_oco_order live): a take-profit and a stop-loss of " +
       'one quantity sharing one lock; the first candle that reaches a leg fills it and cancels the other.',
-    input: sessionParams.extend(placeOcoBody.shape).strict(),
-    output: z.object({ oco: ocoResponse }),
+    input: ep.placeOco.input,
+    output: z.object({ oco: ep.placeOco.output }),
     annotations: WRITE,
-    run: async (call, a) => {
-      const { id, ...body } = a;
-      return { oco: await placeSandboxOco(authed(call), id, ocoInputOf(body)) };
-    },
+    run: async (call, a) => ({ oco: await ep.placeOco.run(authed(call), a) }),
     rest: async (a, http) => {
       const { id, ...body } = a;
       return { oco: await http({ method: 'POST', path: at(id, '/trade/order/oco'), body }) };
@@ -233,10 +135,8 @@ export const backtestTools: ToolDef[] = [
     title: 'Cancel a sandbox order',
     description:
       'Cancels an open sandbox order of a backtest (pending or partially filled); its remaining lock is released.',
-    input: sessionOrderParams,
-    output: sandboxCancelResponse,
+    ...servesEndpoint(ep.cancelOrder),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => cancelOut(await cancelSandboxOrder(authed(call), a.id, a.order_id)),
     rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
     summary: (r) => `sandbox order ${r.order_id} cancelled`,
   }),
@@ -246,9 +146,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/trade/orders'],
     title: 'Sandbox orders',
     description: 'Orders of a backtest sandbox, newest first (filter by status and symbol; limit, offset).',
-    input: sessionParams.extend(ordersQuery.shape),
-    output: ordersResponse,
-    run: (call, { id, ...q }) => sandboxOrders(authed(call), id, q),
+    ...servesEndpoint(ep.orders),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/trade/orders'), query });
@@ -263,9 +161,7 @@ export const backtestTools: ToolDef[] = [
     description:
       'A sandbox order of a backtest with its fills, oldest first: several when it filled in parts ' +
       '(partially_filled), each with the fill model record that decided it.',
-    input: sessionOrderParams,
-    output: sandboxOrderDetail,
-    run: (call, a) => sandboxOrder(authed(call), a.id, a.order_id),
+    ...servesEndpoint(ep.order),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
     summary: (r) => `sandbox order ${r.order_id} ${r.status}, ${r.fills.length} fill(s)`,
   }),
@@ -276,9 +172,7 @@ export const backtestTools: ToolDef[] = [
     title: 'Open sandbox orders',
     description:
       'Open orders of a backtest sandbox (pending or partially filled), newest first (optionally of one symbol).',
-    input: sessionParams.extend(openOrdersQuery.shape),
-    output: ordersResponse,
-    run: (call, { id, ...q }) => openSandboxOrders(authed(call), id, q),
+    ...servesEndpoint(ep.openOrders),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/trade/orders/open'), query });
@@ -291,9 +185,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/trade/history'],
     title: 'Sandbox fills',
     description: 'Fills of a backtest sandbox, newest first (filter by symbol and side).',
-    input: sessionParams.extend(historyQuery.shape),
-    output: historyResponse,
-    run: (call, { id, ...q }) => sandboxFills(authed(call), id, q),
+    ...servesEndpoint(ep.fills),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/trade/history'), query });
@@ -307,9 +199,7 @@ export const backtestTools: ToolDef[] = [
     title: 'Sandbox price',
     description:
       "A pair's price (USDT) at the backtest's virtual time: the close of the last candle closed by then.",
-    input: sessionSymbolParams,
-    output: priceResponse,
-    run: async (call, a) => sandboxPrice(authed(call), a.id, a.symbol),
+    ...servesEndpoint(ep.price),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, `/market/price/${enc(a.symbol)}`) }),
     summary: (r) => `${r.symbol} ${r.price} USDT at virtual time`,
   }),
@@ -319,9 +209,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/market/prices'],
     title: 'Sandbox prices',
     description: "Prices (USDT) of the backtest's pairs (or those named) at its virtual time.",
-    input: sessionParams.extend({ symbols: z.array(symbolInput).min(1).max(100).optional() }),
-    output: pricesResponse,
-    run: async (call, a) => sandboxPrices(authed(call), a.id, a.symbols),
+    ...servesEndpoint(ep.prices),
     rest: (a, http) =>
       http({ method: 'GET', path: at(a.id, '/market/prices'), query: { symbols: a.symbols } }),
     summary: (r) => `${Object.keys(r.prices).length} prices at virtual time`,
@@ -332,15 +220,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/market/candles/{symbol}'],
     title: 'Sandbox candles',
     description: 'Candles of a pair closed by the backtest’s virtual time, oldest first (no look-ahead).',
-    input: sessionSymbolParams.extend(candlesQuery.shape),
-    output: candlesResponse,
-    run: async (call, a) =>
-      sandboxCandles(authed(call), a.id, a.symbol, {
-        interval: a.interval,
-        startTime: a.start_time,
-        endTime: a.end_time,
-        limit: a.limit,
-      }),
+    ...servesEndpoint(ep.candles),
     rest: (a, http) => {
       const { id, symbol, ...query } = a;
       return http({ method: 'GET', path: at(id, `/market/candles/${enc(symbol)}`), query });
@@ -355,9 +235,7 @@ export const backtestTools: ToolDef[] = [
     description:
       '24-hour statistics of a session pair at the virtual time (candles closed in the 24 h before it): open, ' +
       'high, low, close (USDT), volume (base), change %. INVALID_SYMBOL for a pair outside the session.',
-    input: sessionSymbolParams,
-    output: tickerResponse,
-    run: async (call, a) => sandboxTicker(authed(call), a.id, a.symbol),
+    ...servesEndpoint(ep.ticker),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, `/market/ticker/${enc(a.symbol)}`) }),
     summary: (r) => `${r.symbol} at ${r.virtual_time}: close ${r.close} USDT, ${r.change_pct} %`,
   }),
@@ -370,12 +248,7 @@ export const backtestTools: ToolDef[] = [
       'RSI, MACD, SMA, EMA, Bollinger Bands, ATR, VWAP of a session pair over candles closed by the virtual time ' +
       '(no look-ahead); interval defaults to the session interval. A value is null until enough candles exist. ' +
       'Errors: INVALID_SYMBOL, VALIDATION_ERROR (unknown indicator or interval).',
-    input: sessionSymbolParams.extend(indicatorsQuery.shape),
-    output: sandboxIndicatorsResponse,
-    run: async (call, a) => {
-      const { id, symbol, ...q } = a;
-      return sandboxIndicators(authed(call), id, symbol, q);
-    },
+    ...servesEndpoint(ep.indicators),
     rest: (a, http) => {
       const { id, symbol, ...q } = a;
       return http({ method: 'GET', path: at(id, `/market/indicators/${enc(symbol)}`), query: q });
@@ -389,9 +262,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/account/balance'],
     title: 'Sandbox balances',
     description: 'Balances and equity (USDT) of a backtest sandbox at its virtual time.',
-    input: sessionParams,
-    output: balanceResponse,
-    run: async (call, a) => sandboxBalance(authed(call), a.id),
+    ...servesEndpoint(ep.balance),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/account/balance') }),
     summary: (r) => `sandbox equity ${r.total_equity_usdt} USDT`,
   }),
@@ -403,9 +274,7 @@ export const backtestTools: ToolDef[] = [
     description:
       'Open positions of a backtest sandbox valued at its virtual time: quantity (base), entry and current price, ' +
       'unrealized PnL (USDT).',
-    input: sessionParams,
-    output: positionsResponse,
-    run: async (call, a) => sandboxPositions(authed(call), a.id),
+    ...servesEndpoint(ep.positions),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/account/positions') }),
     summary: (r) => `${r.positions.length} sandbox positions, unrealized ${r.total_unrealized_pnl} USDT`,
   }),
@@ -415,9 +284,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/account/portfolio'],
     title: 'Sandbox portfolio',
     description: 'Portfolio of a backtest sandbox at its virtual time: equity, cash, positions, PnL (USDT).',
-    input: sessionParams,
-    output: portfolioResponse,
-    run: async (call, a) => sandboxPortfolio(authed(call), a.id),
+    ...servesEndpoint(ep.portfolio),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/account/portfolio') }),
     summary: (r) => `sandbox equity ${r.total_equity} USDT`,
   }),
@@ -429,9 +296,7 @@ export const backtestTools: ToolDef[] = [
     description:
       'Results of a backtest: final equity, ROI, Sharpe and Sortino ratios, max drawdown, win rate, profit factor, ' +
       'trade counts, per-pair figures.',
-    input: sessionParams,
-    output: resultsResponse,
-    run: async (call, a) => backtestResults(authed(call), a.id),
+    ...servesEndpoint(ep.results),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/results') }),
     summary: (r) => `backtest ${r.session_id} ${r.status}`,
   }),
@@ -441,12 +306,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/results/equity-curve'],
     title: 'Backtest equity curve',
     description: 'Equity (USDT) at every step so far (step 0 = start), oldest first, paginated.',
-    input: sessionParams.extend(pageQuery(10_000, 1_000).shape),
-    output: equityCurveResponse,
-    run: async (call, a) => {
-      const { id, ...q } = a;
-      return backtestEquityCurve(authed(call), id, q);
-    },
+    ...servesEndpoint(ep.equityCurve),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/results/equity-curve'), query });
@@ -459,12 +319,7 @@ export const backtestTools: ToolDef[] = [
     routes: ['GET /backtest/{id}/results/trades'],
     title: 'Backtest trade log',
     description: 'The fills of a backtest with their realized PnL, oldest first, paginated.',
-    input: sessionParams.extend(tradesQuery.shape),
-    output: tradesResponse,
-    run: async (call, a) => {
-      const { id, ...q } = a;
-      return backtestTradeLog(authed(call), id, q);
-    },
+    ...servesEndpoint(ep.trades),
     rest: (a, http) => {
       const { id, ...query } = a;
       return http({ method: 'GET', path: at(id, '/results/trades'), query });
@@ -478,16 +333,7 @@ export const backtestTools: ToolDef[] = [
     title: 'Backtests',
     description:
       'Backtests of the caller (filter by strategy_label and status; sort by roi_pct, sharpe_ratio or created_at).',
-    input: listQuery,
-    output: listResponse,
-    run: async (call, q) =>
-      listBacktests(authed(call), {
-        strategyLabel: q.strategy_label,
-        status: q.status,
-        sortBy: q.sort_by,
-        limit: q.limit,
-        offset: q.offset,
-      }),
+    ...servesEndpoint(ep.list),
     rest: (q, http) => http({ method: 'GET', path: '/backtest/list', query: q }),
     summary: (r) => `${r.backtests.length} of ${r.total} backtests`,
   }),
@@ -498,9 +344,7 @@ export const backtestTools: ToolDef[] = [
     title: 'Compare backtests',
     description:
       'Compares 1 to 20 backtests side by side (ROI, Sharpe, drawdown, win rate) and names the best.',
-    input: z.object({ sessions: z.array(z.string().min(1).max(100)).min(1).max(20) }),
-    output: compareResponse,
-    run: async (call, a) => compareBacktests(authed(call), a.sessions),
+    ...servesEndpoint(ep.compare),
     rest: (a, http) => http({ method: 'GET', path: '/backtest/compare', query: { sessions: a.sessions } }),
     summary: (r) => `${r.comparisons.length} compared; best by ROI ${r.best_by_roi ?? '—'}`,
   }),
@@ -511,9 +355,7 @@ export const backtestTools: ToolDef[] = [
     title: 'Best backtest',
     description:
       'The best backtest of the caller by a metric (roi_pct, sharpe_ratio, win_rate, profit_factor).',
-    input: bestQuery,
-    output: bestResponse,
-    run: async (call, a) => bestBacktestOf(authed(call), a.metric, a.strategy_label),
+    ...servesEndpoint(ep.best),
     rest: (a, http) => http({ method: 'GET', path: '/backtest/best', query: a }),
     summary: (r) => `best by ${r.metric}: ${r.session_id} (${r.value})`,
   }),
