@@ -1,80 +1,18 @@
 import { z } from 'zod';
-import {
-  addParticipant,
-  battlePresets,
-  battlePrices,
-  battleReplay,
-  battleResults,
-  cancelBattleOrder,
-  createBattle,
-  deleteBattle,
-  getBattle,
-  listBattles,
-  liveRankings,
-  pauseOrResumeAgent,
-  placeBattleOco,
-  placeBattleOrder,
-  removeParticipant,
-  replayBattle,
-  startBattle,
-  stepBattle,
-  stopBattle,
-  updateBattle,
-} from '../../application/battles';
-import {
-  addParticipantBody,
-  battleAgentParams,
-  battleBodyObject,
-  battleChangesOf,
-  battleListResponse,
-  battleOcoBody,
-  battleOrderBody,
-  battleOrderParams,
-  battleParams,
-  battleRequestOf,
-  battleResponse,
-  createBattleBody,
-  deleteBattleResponse,
-  listBattlesQuery,
-  liveResponse,
-  presetsResponse,
-  pricesResponse,
-  replayFields,
-  replayRequestOf,
-  replaySnapshotsResponse,
-  resultsResponse,
-  stepBatchBody,
-  stepResponse,
-} from '../../contract/battle';
-import {
-  cancelResponse,
-  ocoInputOf,
-  ocoResponse,
-  orderInputOf,
-  placedOrderResponse,
-} from '../../contract/trading';
-import { cancelOut } from '../../trading/present';
-import { authed, DESTRUCTIVE, defineTool, READ, type ToolDef, WRITE } from '../tool';
+import { battleEndpoints as ep } from '../../endpoints/battles';
+import { authed, DESTRUCTIVE, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
 import { confirmTrue } from './trading';
 
 /**
  * Battle tools (spec "Battle endpoints", docs/battles.md): agents of one account compete, live or on historical
  * data. JWT only, as the routes (`--token` / `PTV_JWT` for stdio, `Authorization: Bearer` for `/mcp`); the
- * `management` rate-limit group. Each calls its use case in `src/application/battles.ts` as `/battles/*` does.
+ * `management` rate-limit group. Each serves its endpoint of `src/endpoints/battles.ts` as `/battles/*` does.
  */
 
 const common = { toolset: 'battle', auth: 'jwt', rateLimitGroup: 'management' } as const;
 const read = { ...common, annotations: READ } as const;
 const enc = encodeURIComponent;
 const at = (id: string, rest = '') => `/battles/${enc(id)}${rest}`;
-
-/** `update_battle` arguments: the battle id and any of the create fields (absent: unchanged), at least one. */
-const updateArgs = battleParams
-  .extend(battleBodyObject.shape)
-  .strict()
-  .refine(({ id: _id, ...b }) => Object.values(b).some((v) => v !== undefined), {
-    message: 'give at least one field to change',
-  });
 
 export const battleTools: ToolDef[] = [
   defineTool({
@@ -86,10 +24,8 @@ export const battleTools: ToolDef[] = [
       'Creates a draft battle between agents of the account: name, battle_mode live or historical (then ' +
       'backtest_config with start_time, end_time, candle_interval, pairs), starting_balance (USDT), ' +
       'ranking_metric, duration_minutes, or a preset. Errors: VALIDATION_ERROR, INVALID_SYMBOL.',
-    input: createBattleBody,
-    output: battleResponse,
+    ...servesEndpoint(ep.create),
     annotations: WRITE,
-    run: async (call, b) => createBattle(authed(call), battleRequestOf(b)),
     rest: (b, http) => http({ method: 'POST', path: '/battles', body: b }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
@@ -99,9 +35,7 @@ export const battleTools: ToolDef[] = [
     routes: ['GET /battles'],
     title: 'Battles',
     description: "The account's battles, newest first (filter by status).",
-    input: listBattlesQuery,
-    output: battleListResponse,
-    run: async (call, q) => listBattles(authed(call), q),
+    ...servesEndpoint(ep.list),
     rest: (q, http) => http({ method: 'GET', path: '/battles', query: q }),
     summary: (r) => `${r.battles.length} of ${r.total} battles`,
   }),
@@ -112,9 +46,7 @@ export const battleTools: ToolDef[] = [
     title: 'One battle',
     description:
       'A battle with its participants. BATTLE_NOT_FOUND, or PERMISSION_DENIED for another account’s.',
-    input: battleParams,
-    output: battleResponse,
-    run: async (call, a) => getBattle(authed(call), a.id),
+    ...servesEndpoint(ep.get),
     rest: (a, http) => http({ method: 'GET', path: at(a.id) }),
     summary: (r) => `battle ${r.battle_id} ${r.status}, ${r.participants.length} participants`,
   }),
@@ -124,10 +56,8 @@ export const battleTools: ToolDef[] = [
     routes: ['POST /battles/{id}/participants'],
     title: 'Add a participant',
     description: 'Adds an agent of the account to a draft battle. BATTLE_INVALID_STATE once started.',
-    input: battleParams.extend(addParticipantBody.shape),
-    output: battleResponse,
+    ...servesEndpoint(ep.addParticipant),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => addParticipant(authed(call), a.id, a.agent_id),
     rest: (a, http) =>
       http({ method: 'POST', path: at(a.id, '/participants'), body: { agent_id: a.agent_id } }),
     summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
@@ -140,10 +70,8 @@ export const battleTools: ToolDef[] = [
     description:
       'Starts a draft battle with at least two participants: each agent’s wallet is reset to the starting ' +
       'balance (live) or a sandbox opens (historical). BATTLE_INVALID_STATE otherwise.',
-    input: battleParams,
-    output: battleResponse,
+    ...servesEndpoint(ep.start),
     annotations: WRITE,
-    run: async (call, a) => startBattle(authed(call), a.id),
     rest: (a, http) => http({ method: 'POST', path: at(a.id, '/start') }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
@@ -153,10 +81,8 @@ export const battleTools: ToolDef[] = [
     routes: ['POST /battles/{id}/stop'],
     title: 'Stop a battle',
     description: 'Stops an active or paused battle and records the final rankings.',
-    input: battleParams,
-    output: battleResponse,
+    ...servesEndpoint(ep.stop),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => stopBattle(authed(call), a.id),
     rest: (a, http) => http({ method: 'POST', path: at(a.id, '/stop') }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
@@ -167,9 +93,7 @@ export const battleTools: ToolDef[] = [
     title: 'Live rankings',
     description:
       'The current rankings of an active battle: equity (USDT), ROI (%) and rank of each participant.',
-    input: battleParams,
-    output: liveResponse,
-    run: async (call, a) => liveRankings(authed(call), a.id),
+    ...servesEndpoint(ep.live),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/live') }),
     summary: (r) => `battle ${r.battle_id} live rankings`,
   }),
@@ -179,9 +103,7 @@ export const battleTools: ToolDef[] = [
     routes: ['GET /battles/{id}/results'],
     title: 'Battle results',
     description: 'The final rankings of a completed battle.',
-    input: battleParams,
-    output: resultsResponse,
-    run: async (call, a) => battleResults(authed(call), a.id),
+    ...servesEndpoint(ep.results),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/results') }),
     summary: (r) => `battle ${r.battle_id} results`,
   }),
@@ -191,10 +113,8 @@ export const battleTools: ToolDef[] = [
     routes: ['POST /battles/{id}/step', 'POST /battles/{id}/step/batch'],
     title: 'Step a historical battle',
     description: 'Advances a historical battle by steps candles (1 step by default) for every participant.',
-    input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }),
-    output: stepResponse,
+    ...servesEndpoint(ep.step),
     annotations: WRITE,
-    run: async (call, a) => stepBattle(authed(call), a.id, a.steps ?? 1),
     rest: (a, http) =>
       a.steps === undefined
         ? http({ method: 'POST', path: at(a.id, '/step') })
@@ -209,13 +129,10 @@ export const battleTools: ToolDef[] = [
     description:
       'Places an order for a participant (agent_id) of a historical battle at its virtual time, under the live ' +
       'order rules and risk chain.',
-    input: battleParams.extend(battleOrderBody.shape).strict(),
-    output: z.object({ order: placedOrderResponse }),
+    input: ep.placeOrder.input,
+    output: z.object({ order: ep.placeOrder.output }),
     annotations: WRITE,
-    run: async (call, a) => {
-      const { id, agent_id: agentId, ...order } = a;
-      return { order: await placeBattleOrder(authed(call), id, agentId, orderInputOf(order)) };
-    },
+    run: async (call, a) => ({ order: await ep.placeOrder.run(authed(call), a) }),
     rest: async (a, http) => {
       const { id, ...body } = a;
       return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
@@ -231,13 +148,10 @@ export const battleTools: ToolDef[] = [
       'Places an OCO for a participant (agent_id) of a historical battle at its virtual time (as place_oco_order ' +
       'live): a take-profit and a stop-loss of one quantity sharing one lock; the first candle that reaches a leg ' +
       'fills it and cancels the other. cancel_battle_order on either leg cancels both.',
-    input: battleParams.extend(battleOcoBody.shape).strict(),
-    output: z.object({ oco: ocoResponse }),
+    input: ep.placeOco.input,
+    output: z.object({ oco: ep.placeOco.output }),
     annotations: WRITE,
-    run: async (call, a) => {
-      const { id, agent_id: agentId, ...body } = a;
-      return { oco: await placeBattleOco(authed(call), id, agentId, ocoInputOf(body)) };
-    },
+    run: async (call, a) => ({ oco: await ep.placeOco.run(authed(call), a) }),
     rest: async (a, http) => {
       const { id, ...body } = a;
       return { oco: await http({ method: 'POST', path: at(id, '/trade/order/oco'), body }) };
@@ -252,10 +166,8 @@ export const battleTools: ToolDef[] = [
     description:
       "Cancels an open order of a participant's sandbox in a historical battle (pending or partially filled, found " +
       'in whichever sandbox holds it); its remaining lock is released.',
-    input: battleOrderParams,
-    output: cancelResponse,
+    ...servesEndpoint(ep.cancelOrder),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => cancelOut(await cancelBattleOrder(authed(call), a.id, a.order_id)),
     rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
     summary: (r) => `battle order ${r.order_id} cancelled`,
   }),
@@ -268,8 +180,8 @@ export const battleTools: ToolDef[] = [
       'The built-in battle presets by key (pass the key as preset to create_battle): mode, duration (minutes), ' +
       'starting balance (USDT), historical days and candle interval.',
     input: z.object({}),
-    output: z.object({ presets: presetsResponse }),
-    run: async () => ({ presets: battlePresets() }),
+    output: z.object({ presets: ep.presets.output }),
+    run: async (call) => ({ presets: await ep.presets.run(authed(call), {}) }),
     rest: async (_a, http) => ({ presets: await http({ method: 'GET', path: '/battles/presets' }) }),
     summary: (r) => `${Object.keys(r.presets).length} presets: ${Object.keys(r.presets).join(', ')}`,
   }),
@@ -281,13 +193,8 @@ export const battleTools: ToolDef[] = [
     description:
       'Changes the configuration of a draft battle: any create_battle field (absent fields keep their value; ' +
       'switching to live drops backtest_config). BATTLE_INVALID_STATE once started; VALIDATION_ERROR.',
-    input: updateArgs,
-    output: battleResponse,
+    ...servesEndpoint(ep.update),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => {
-      const { id, ...b } = a;
-      return updateBattle(authed(call), id, battleChangesOf(b));
-    },
     rest: (a, http) => {
       const { id, ...body } = a;
       return http({ method: 'PUT', path: at(id), body });
@@ -302,10 +209,9 @@ export const battleTools: ToolDef[] = [
     description:
       'Deletes a draft battle, or cancels an active or paused one (no rankings). Destructive: needs confirm: true. ' +
       'BATTLE_INVALID_STATE for a completed or cancelled battle.',
-    input: battleParams.extend({ confirm: confirmTrue }).strict(),
-    output: deleteBattleResponse,
+    ...servesEndpoint(ep.delete),
+    input: ep.delete.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    run: async (call, a) => deleteBattle(authed(call), a.id),
     rest: (a, http) => http({ method: 'DELETE', path: at(a.id) }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
@@ -315,10 +221,8 @@ export const battleTools: ToolDef[] = [
     routes: ['DELETE /battles/{id}/participants/{agent_id}'],
     title: 'Remove a participant',
     description: 'Removes an agent from a draft battle. BATTLE_INVALID_STATE once started.',
-    input: battleAgentParams,
-    output: battleResponse,
+    ...servesEndpoint(ep.removeParticipant),
     annotations: { ...WRITE, idempotentHint: true },
-    run: async (call, a) => removeParticipant(authed(call), a.id, a.agent_id),
     rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/participants/${enc(a.agent_id)}`) }),
     summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
   }),
@@ -333,10 +237,8 @@ export const battleTools: ToolDef[] = [
           ? 'Pauses one participant of an active battle: it cannot place orders in it until resumed (the battle ' +
             'is paused meanwhile). BATTLE_INVALID_STATE otherwise.'
           : 'Resumes a paused participant; the battle is active again once no agent is paused.',
-      input: battleAgentParams,
-      output: battleResponse,
+      ...servesEndpoint(ep[action]),
       annotations: { ...WRITE, idempotentHint: true },
-      run: async (call, a) => pauseOrResumeAgent(authed(call), a.id, a.agent_id, action),
       rest: (a, http) => http({ method: 'POST', path: at(a.id, `/${action}/${enc(a.agent_id)}`) }),
       summary: (r) => `battle ${r.battle_id} ${r.status}`,
     }),
@@ -349,14 +251,8 @@ export const battleTools: ToolDef[] = [
     description:
       'Creates a new draft from a completed battle: its configuration with override_config applied, and its ' +
       'agents or agent_ids. BATTLE_INVALID_STATE unless completed.',
-    input: battleParams.extend(replayFields.shape).strict(),
-    output: battleResponse,
+    ...servesEndpoint(ep.replay),
     annotations: WRITE,
-    run: async (call, a) => {
-      const { id, ...body } = a;
-      const { overrides, agentIds } = replayRequestOf(body);
-      return replayBattle(authed(call), id, overrides, agentIds);
-    },
     rest: (a, http) => {
       const { id, ...body } = a;
       return http({ method: 'POST', path: at(id, '/replay'), body });
@@ -371,9 +267,7 @@ export const battleTools: ToolDef[] = [
     description:
       "Each participant's equity (USDT) over a battle's course, oldest first: every 5 s of a live battle, every " +
       'step of a historical one.',
-    input: battleParams,
-    output: replaySnapshotsResponse,
-    run: async (call, a) => battleReplay(authed(call), a.id),
+    ...servesEndpoint(ep.snapshots),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/replay') }),
     summary: (r) => `battle ${r.battle_id}: ${r.snapshots.length} snapshots`,
   }),
@@ -385,9 +279,7 @@ export const battleTools: ToolDef[] = [
     description:
       'Prices (USDT) of a historical battle’s pairs at its virtual time (no look-ahead). BATTLE_INVALID_STATE ' +
       'for a live battle.',
-    input: battleParams,
-    output: pricesResponse,
-    run: async (call, a) => battlePrices(authed(call), a.id),
+    ...servesEndpoint(ep.prices),
     rest: (a, http) => http({ method: 'GET', path: at(a.id, '/market/prices') }),
     summary: (r) => `battle ${r.battle_id} prices at ${r.virtual_time}`,
   }),
