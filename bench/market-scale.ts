@@ -24,7 +24,7 @@
  *   6. concurrent (`--concurrent N`): N such backtests at once while a prober reads `/market/price` and places a
  *      market order every `--every` (20) ms in turn: the prober's p50/p99/max (target p99 ≤ 20 ms).
  *
- * The venue's database is a scratch database `h_bigdata_*` on the PostgreSQL server of `--postgres` or
+ * The venue's database is a scratch database `h_bigdata_*` (`--db-prefix`) on the PostgreSQL server of `--postgres` or
  * `DATABASE_URL` (dropped at the end), else embedded PGlite in DIR/data-N. `--cpu-prof DIR` runs the venue with
  * `--cpu-prof` (one profile per thread, written at exit) for where the time goes. Prints one table and writes
  * every figure as JSON (`--json`). Generated data and stores are left in DIR for reruns unless `--clean`.
@@ -59,6 +59,7 @@ const options = new Command()
   .option('--backtest-timeout <s>', 'give the backtest up after this many seconds', positiveInt, 900)
   .option('--postgres <url>', 'PostgreSQL server for the scratch database (default: DATABASE_URL)')
   .option('--pglite', 'embedded PGlite even when DATABASE_URL is set')
+  .option('--db-prefix <name>', 'name prefix of the scratch database (the pair count and a random tail follow)', 'h_bigdata_')
   .option('--cpu-prof <dir>', 'run the venue with --cpu-prof, profiles into this directory')
   .option('--reuse-store', 'keep a store imported by an earlier run (the import is not measured again)')
   .option('--clean', 'delete the generated files and the store of each pair count after it')
@@ -79,6 +80,7 @@ const options = new Command()
     backtestTimeout: number;
     postgres?: string;
     pglite?: boolean;
+    dbPrefix: string;
     cpuProf?: string;
     reuseStore?: boolean;
     clean?: boolean;
@@ -457,7 +459,7 @@ const measure = async (pairs: number) => {
   let scratch: ScratchDatabase | undefined;
   let venue: Venue | undefined;
   try {
-    if (postgresServer) scratch = await createScratchDatabase(postgresServer, `h_bigdata_${pairs}_`);
+    if (postgresServer) scratch = await createScratchDatabase(postgresServer, `${options.dbPrefix}${pairs}_`);
     const env = {
       DATA_DIR: dataDir,
       MARKET_STORE_DIR: storeDir,

@@ -8,7 +8,7 @@ import { parseQueryTime } from '../market/query-time';
 import type { RecentTrade } from '../market/recent-trades';
 import type { DataRange, MarketServices, OrderBook } from '../market/services';
 import type { PriceStaleness } from '../market/staleness';
-import type { CandleColumns } from '../market/store/block-codec';
+import type { ColumnRun } from '../market/store/columns';
 import type { PublicCall } from './call';
 
 /**
@@ -181,9 +181,9 @@ export const candleQuery = (
 export const candlesOf = (call: PublicCall, q: CandleQuery): Candle[] =>
   marketOf(call).candles(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
 
-/** {@link candlesOf} as the store's columns (for presenting many candles without an object each). */
-export const candleColumnsOf = (call: PublicCall, q: CandleQuery): CandleColumns =>
-  marketOf(call).candleColumns(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
+/** {@link candlesOf} as runs of the store's columns (for presenting many candles without an object each; read only). */
+export const candleRunsOf = (call: PublicCall, q: CandleQuery): ColumnRun[] =>
+  marketOf(call).candleRuns(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
 
 /** Recent public trades of an active pair, newest first. */
 export const recentTrades = (

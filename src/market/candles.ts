@@ -4,7 +4,7 @@ import { INTERVAL_MS, INTERVALS, type Interval } from '../../domain/market/inter
 import { CandleStore } from './candle-store';
 import type { CandleColumns } from './store/block-codec';
 import type { ColumnStore } from './store/column-store';
-import { joinColumns, lowerBoundTime, sliceColumns } from './store/columns';
+import { type ColumnRun, lowerBoundTime, runsColumns } from './store/columns';
 import { candleAt, candlesFromColumns, columnsFromCandles } from './store/convert';
 
 /**
@@ -145,7 +145,9 @@ export class MarketCandles {
     interval: Interval,
     range: { start?: number | undefined; end?: number | undefined; limit: number },
   ): Candle[] {
-    const fromStore = candlesFromColumns(this.storedQuery(symbol, interval, range));
+    const fromStore = candlesFromColumns(
+      runsColumns(this.storedRuns(symbol, interval, range), INTERVAL_MS[interval]),
+    );
     if (!this.live.has(symbol)) return fromStore;
     const live = this.live.query(symbol, interval, range);
     if (live.length === 0) return fromStore;
@@ -166,36 +168,42 @@ export class MarketCandles {
     interval: Interval,
     range: { start?: number | undefined; end?: number | undefined; limit: number },
   ): CandleColumns {
-    if (!this.live.has(symbol)) return this.storedQuery(symbol, interval, range);
-    return columnsFromCandles(this.query(symbol, interval, range), INTERVAL_MS[interval]);
+    return runsColumns(this.queryRuns(symbol, interval, range), INTERVAL_MS[interval]);
   }
 
-  /** The store's part of {@link query}. */
-  private storedQuery(
+  /**
+   * {@link queryColumns} without copying: runs of the store's decoded blocks (shared with its cache: read only)
+   * when the pair has no live minutes, one run of the merged candles otherwise. What `/market/candles` writes its
+   * body from.
+   */
+  queryRuns(
     symbol: string,
     interval: Interval,
     range: { start?: number | undefined; end?: number | undefined; limit: number },
-  ): CandleColumns {
-    const ms = INTERVAL_MS[interval];
+  ): ColumnRun[] {
+    if (!this.live.has(symbol)) return this.storedRuns(symbol, interval, range);
+    const columns = columnsFromCandles(this.query(symbol, interval, range), INTERVAL_MS[interval]);
+    return [{ columns, from: 0, to: columns.length }];
+  }
+
+  /**
+   * The store's part of {@link query}: with `start`, the first `limit` candles from it (up to `end`); otherwise the
+   * last `limit` up to `end`. Reads only the months and blocks it needs, blocks in order until it has `limit`.
+   */
+  private storedRuns(
+    symbol: string,
+    interval: Interval,
+    range: { start?: number | undefined; end?: number | undefined; limit: number },
+  ): ColumnRun[] {
     const { start, end, limit } = range;
-    if (start === undefined) return this.store.newest(symbol, interval, end, limit);
-    // Forward from start, a window at a time, until `limit` candles or the end.
-    const stop = end === undefined ? Number.POSITIVE_INFINITY : end + 1;
-    const parts: CandleColumns[] = [];
-    let have = 0;
-    const last = this.store.seriesRange(symbol, interval)?.last ?? Number.NEGATIVE_INFINITY;
-    let from = start;
-    let span = ms * Math.max(limit, 64);
-    while (have < limit && from < stop && from <= last) {
-      const to = Math.min(stop, from + span);
-      const part = this.store.read(symbol, interval, from, to);
-      parts.push(part);
-      have += part.length;
-      from = to;
-      span *= 4;
-    }
-    const all = joinColumns(parts, ms);
-    return all.length <= limit ? all : sliceColumns(all, 0, limit);
+    if (start === undefined) return this.store.newestRuns(symbol, interval, end, limit);
+    return this.store.readRuns(
+      symbol,
+      interval,
+      start,
+      end === undefined ? Number.POSITIVE_INFINITY : end + 1,
+      limit,
+    );
   }
 
   /** Candles closed by `at` (open + interval ≤ at) with open time ≥ `from`, oldest first (no look-ahead). */

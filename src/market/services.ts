@@ -24,7 +24,7 @@ import { createFilesSource } from './sources/files';
 import type { MarketSource } from './sources/port';
 import { createSyntheticSource } from './sources/synthetic';
 import { type PriceStaleness, stalenessOf } from './staleness';
-import type { CandleColumns } from './store/block-codec';
+import type { ColumnRun } from './store/columns';
 import { ColumnStore } from './store/column-store';
 import type { MarketSourceName, PriceTick } from './ticks';
 
@@ -112,12 +112,15 @@ export interface MarketServices {
     interval: Interval,
     range: { start?: number; end?: number; limit: number },
   ): Candle[];
-  /** {@link candles} as columns (no candle objects: what `/market/candles` writes its JSON from). */
-  candleColumns(
+  /**
+   * {@link candles} as runs of columns (no candle objects, no copies: what `/market/candles` writes its body from;
+   * see `MarketCandles.queryRuns`). Read only.
+   */
+  candleRuns(
     symbol: string,
     interval: Interval,
     range: { start?: number; end?: number; limit: number },
-  ): CandleColumns;
+  ): ColumnRun[];
   /** Candles closed by `at` (ms) from `from`: what a backtest at virtual time `at` may see (ARCHITECTURE §9). */
   closedCandles(symbol: string, interval: Interval, from: number, at: number): Candle[];
   /** Close of the last candle closed by `at` (forward-filled across gaps), or undefined before the data. */
@@ -250,9 +253,9 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
       const pair = requirePair(raw);
       return data.candles.query(pair.symbol, interval, range);
     },
-    candleColumns(raw, interval, range) {
+    candleRuns(raw, interval, range) {
       const pair = requirePair(raw);
-      return data.candles.queryColumns(pair.symbol, interval, range);
+      return data.candles.queryRuns(pair.symbol, interval, range);
     },
     closedCandles: (raw, interval, from, at) =>
       data.candles.closedCandles(normalizeSymbol(raw), interval, from, at),

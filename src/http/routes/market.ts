@@ -3,8 +3,8 @@ import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { isoMillis } from '../../../domain/market/time';
 import {
-  candleColumnsOf,
   candleQuery,
+  candleRunsOf,
   currentPrice,
   currentPrices,
   dataRange,
@@ -45,7 +45,7 @@ import {
   tickerOut,
 } from '../../market/present';
 import type { CachedPrice } from '../../market/price-cache';
-import { candlesJson } from '../../market/store/candle-json';
+import { candlesBody } from '../../market/store/candle-json';
 import { publicCallOf } from '../call';
 import { requiredSymbols, symbolList } from '../symbols-query';
 import { routeGroup } from './route-options';
@@ -64,7 +64,8 @@ import { routeGroup } from './route-options';
 
 /**
  * Hot paths (`/market/price`, `/market/candles`) send pre-serialized JSON: a price's body is built once per
- * price update, candles are written straight from the store's columns (`candlesJson`: no object per candle), and the last
+ * price update, a candle body is written as bytes straight from the store's decoded blocks (`candlesBody`: no object
+ * or string per candle, no copy of the columns), and the last
  * {@link CANDLE_RESPONSES} candle responses are kept whole (keyed by the query and the store's version, so
  * an import invalidates them). The bodies have exactly the shapes of the response schemas above (tests parse
  * them with those schemas), which still document the routes.
@@ -79,7 +80,7 @@ const route = routeGroup('market', { rateLimitGroup: 'market' });
 
 /** The `/market/*` route plugin. */
 export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
-  const candleResponses = new LRUCache<string, string>({ max: CANDLE_RESPONSES });
+  const candleResponses = new LRUCache<string, Buffer>({ max: CANDLE_RESPONSES });
   app.get(
     '/market/pairs',
     route('Trading pairs (all quoted in USDT) with their order filters', {
@@ -193,10 +194,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       const key = `${pair.symbol}|${interval}|${start}|${end}|${limit}|${m.data.candles.version}`;
       let body = candleResponses.get(key);
       if (body === undefined) {
-        const candles = candleColumnsOf(call, query);
-        body = `{"symbol":${JSON.stringify(pair.symbol)},"interval":"${interval}","candles":[${candlesJson(
-          candles,
-        )}],"count":${candles.length}}`;
+        body = candlesBody(pair.symbol, interval, candleRunsOf(call, query));
         candleResponses.set(key, body);
       }
       return reply.type(JSON_TYPE).send(body as never);

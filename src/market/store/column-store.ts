@@ -5,15 +5,15 @@ import { type Gap, groupGaps, type SharedGap } from '../../../domain/market/gaps
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';
 import type { CandleColumns } from './block-codec';
 import {
+  type ColumnRun,
   type ColumnSource,
   combineColumns,
   emptyColumns,
-  joinColumns,
   lowerBoundTime,
   type MergeResult,
   mergeColumns,
+  runsColumns,
   sliceColumns,
-  windowColumns,
 } from './columns';
 import {
   type MonthDirectory,
@@ -345,6 +345,59 @@ export class ColumnStore {
     return entry;
   }
 
+  /**
+   * Runs of one section of one month with open time in [start, end), appended to `out`, at most `room` candles from
+   * the oldest; resolves to how many. Decodes only the blocks of the window (kept in the block cache).
+   */
+  private sectionRuns(
+    symbol: string,
+    month: string,
+    interval: Interval,
+    kind: 'native' | 'served',
+    start: number,
+    end: number,
+    out: ColumnRun[],
+    room = Number.POSITIVE_INFINITY,
+  ): number {
+    const file = this.open(symbol, month);
+    const blocks = (file && sectionOf(file.directory, interval, kind)?.blocks) ?? [];
+    let n = 0;
+    for (let index = 0; index < blocks.length && n < room; index++) {
+      const block = blocks[index]!;
+      if (block.last < start || block.first >= end) continue;
+      const columns = this.block(symbol, month, interval, kind, index);
+      const from = block.first >= start ? 0 : lowerBoundTime(columns.openTime, start);
+      const to = Math.min(
+        block.last < end ? columns.length : lowerBoundTime(columns.openTime, end),
+        from + room - n,
+      );
+      if (to > from) {
+        out.push({ columns, from, to });
+        n += to - from;
+      }
+    }
+    return n;
+  }
+
+  /** Block `index` of a section, decoded (from the block cache, or read and decoded into it). */
+  private block(
+    symbol: string,
+    month: string,
+    interval: Interval,
+    kind: 'native' | 'served',
+    index: number,
+  ): CandleColumns {
+    const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
+    let columns = this.blocks.get(key);
+    if (!columns) {
+      const file = this.open(symbol, month)!;
+      const block = sectionOf(file.directory, interval, kind)!.blocks[index]!;
+      columns = readBlock(file.fd, file.directory, block);
+      this.blocks.set(key, columns);
+    }
+    return columns;
+  }
+
   /** Candles of one section of one month with open time in [start, end). */
   private readSection(
     symbol: string,
@@ -354,22 +407,9 @@ export class ColumnStore {
     start: number,
     end: number,
   ): CandleColumns {
-    const ms = INTERVAL_MS[interval];
-    const file = this.open(symbol, month);
-    const section = file && sectionOf(file.directory, interval, kind);
-    if (!file || !section) return emptyColumns(ms);
-    const parts: CandleColumns[] = [];
-    section.blocks.forEach((block, index) => {
-      if (block.last < start || block.first >= end) return;
-      const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
-      let columns = this.blocks.get(key);
-      if (!columns) {
-        columns = readBlock(file.fd, file.directory, block);
-        this.blocks.set(key, columns);
-      }
-      parts.push(block.first >= start && block.last < end ? columns : windowColumns(columns, start, end));
-    });
-    return joinColumns(parts, ms);
+    const runs: ColumnRun[] = [];
+    this.sectionRuns(symbol, month, interval, kind, start, end, runs);
+    return runsColumns(runs, INTERVAL_MS[interval]);
   }
 
   /**
@@ -377,24 +417,40 @@ export class ColumnStore {
    * and blocks of the window.
    */
   read(symbol: string, interval: Interval, start: number, end: number): CandleColumns {
+    return runsColumns(this.readRuns(symbol, interval, start, end), INTERVAL_MS[interval]);
+  }
+
+  /**
+   * {@link read} without copying, and at most the first `limit` candles: runs of the decoded blocks (shared with
+   * the block cache; read only). What `/market/candles` writes its body from.
+   */
+  readRuns(
+    symbol: string,
+    interval: Interval,
+    start: number,
+    end: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): ColumnRun[] {
     this.refresh();
-    const parts: CandleColumns[] = [];
+    const runs: ColumnRun[] = [];
+    let have = 0;
     for (const [month, m] of this.servedMonths(symbol, interval)) {
+      if (have >= limit) break;
       if (m.last < start || m.first >= end) continue;
-      parts.push(this.readSection(symbol, month, interval, m.from, start, end));
+      have += this.sectionRuns(symbol, month, interval, m.from, start, end, runs, limit - have);
     }
-    return joinColumns(parts, INTERVAL_MS[interval]);
+    return runs;
   }
 
   /** Native candles of `symbol` at `interval` with open time in [start, end). */
   readNative(symbol: string, interval: Interval, start: number, end: number): CandleColumns {
     this.refresh();
-    const parts: CandleColumns[] = [];
+    const runs: ColumnRun[] = [];
     for (const [month, m] of this.nativeMonths(symbol, interval)) {
       if (m.last < start || m.first >= end) continue;
-      parts.push(this.readSection(symbol, month, interval, 'native', start, end));
+      this.sectionRuns(symbol, month, interval, 'native', start, end, runs);
     }
-    return joinColumns(parts, INTERVAL_MS[interval]);
+    return runsColumns(runs, INTERVAL_MS[interval]);
   }
 
   /** Served candles in [start, end): how many, from the manifest and the boundary months' block index. */
@@ -437,10 +493,20 @@ export class ColumnStore {
     limit: number,
     series: 'served' | 'native' = 'served',
   ): CandleColumns {
+    return runsColumns(this.newestRuns(symbol, interval, end, limit, series), INTERVAL_MS[interval]);
+  }
+
+  /** {@link newest} as runs of the decoded blocks, without copying (read only). */
+  newestRuns(
+    symbol: string,
+    interval: Interval,
+    end: number | undefined,
+    limit: number,
+    series: 'served' | 'native' = 'served',
+  ): ColumnRun[] {
     this.refresh();
-    const ms = INTERVAL_MS[interval];
     const stop = end === undefined ? Number.POSITIVE_INFINITY : end + 1;
-    const parts: CandleColumns[] = [];
+    const runs: ColumnRun[] = [];
     let have = 0;
     const months: [string, { first: number; from: 'native' | 'served' }][] =
       series === 'served'
@@ -456,20 +522,16 @@ export class ColumnStore {
       for (let b = section.length - 1; b >= 0 && have < limit; b--) {
         const block = section[b]!;
         if (block.first >= stop) continue;
-        const part = this.readSection(
-          symbol,
-          month,
-          interval,
-          m.from,
-          block.first,
-          Math.min(stop, block.last + 1),
-        );
-        parts.unshift(part);
-        have += part.length;
+        const columns = this.block(symbol, month, interval, m.from, b);
+        const to = block.last < stop ? columns.length : lowerBoundTime(columns.openTime, stop);
+        const from = Math.max(0, to - (limit - have));
+        if (to > from) {
+          runs.unshift({ columns, from, to });
+          have += to - from;
+        }
       }
     }
-    const all = joinColumns(parts, ms);
-    return sliceColumns(all, Math.max(0, all.length - limit), all.length);
+    return runs;
   }
 
   private sectionsOf(

@@ -85,6 +85,23 @@ export const joinColumns = (parts: readonly CandleColumns[], intervalMs: number)
   return out as CandleColumns;
 };
 
+/**
+ * Candles `from` (inclusive) to `to` (exclusive) of decoded columns, without copying them: what a range read of the
+ * store gives (`ColumnStore.readRuns`), the columns shared with its block cache, so read only.
+ */
+export interface ColumnRun {
+  columns: CandleColumns;
+  from: number;
+  to: number;
+}
+
+/** The candles of `runs` in order as one set of columns (copied unless a single run is a whole block). */
+export const runsColumns = (runs: readonly ColumnRun[], intervalMs: number): CandleColumns =>
+  joinColumns(
+    runs.map((r) => sliceColumns(r.columns, r.from, r.to)),
+    intervalMs,
+  );
+
 /** Index of the first candle with open time ≥ `time`. */
 export const lowerBoundTime = (times: Float64Array, time: number, from = 0, to = times.length): number => {
   let lo = from;
