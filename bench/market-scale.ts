@@ -518,9 +518,17 @@ const measure = async (pairs: number) => {
       console.error(`== ${pairs} pairs: ${options.reads} candle range reads`);
       const next = random(pairs);
       const latencies: number[] = [];
+      // The venue's own CPU while idle (the replayed feed's ticks, timers), over 5 s before the reads: what the
+      // CPU per read below includes beside the reads themselves.
+      const idleCpu0 = processCpuSeconds(venue.pid) ?? 0;
+      const idle0 = performance.now();
+      await sleep(5000);
+      const idleCpuMsPerSecond =
+        (((processCpuSeconds(venue.pid) ?? 0) - idleCpu0) * 1000) / ((performance.now() - idle0) / 1000);
       const sampler = rssSampler(venue.pid);
       const readLoad = load();
       const readCpu0 = processCpuSeconds(venue.pid) ?? 0;
+      const reads0 = performance.now();
       let short = 0;
       for (let i = 0; i < options.reads; i++) {
         const symbol = symbols[Math.floor(next() * symbols.length)]!;
@@ -535,14 +543,16 @@ const measure = async (pairs: number) => {
           throw new Error(`GET ${url}: first candle ${candles[0]?.time} before start_time`);
         if (candles.length !== Math.min(LIMIT, (TO - start) / MINUTE)) short++;
       }
+      const readsCpuMs = ((processCpuSeconds(venue.pid) ?? 0) - readCpu0) * 1000;
+      const readsSeconds = (performance.now() - reads0) / 1000;
       result.reads = {
         ...summarize(latencies, 2),
         short_answers: short,
         // The venue's CPU per read (all its threads): what an idle machine's latency would be made of.
-        venue_cpu_ms_per_read: round(
-          (((processCpuSeconds(venue.pid) ?? 0) - readCpu0) * 1000) / options.reads,
-          2,
-        ),
+        venue_cpu_ms_per_read: round(readsCpuMs / options.reads, 2),
+        venue_idle_cpu_ms_per_s: round(idleCpuMsPerSecond, 1),
+        // Less what the venue spends idle over the same time.
+        venue_cpu_ms_per_read_net: round((readsCpuMs - idleCpuMsPerSecond * readsSeconds) / options.reads, 2),
         venue_peak_rss_mib: mib(sampler.stop()),
         load_average_before: readLoad,
         load_average_after: load(),

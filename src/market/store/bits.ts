@@ -185,19 +185,37 @@ export class BitReader {
   }
 
   /**
-   * `count` values of `width` bits (≤ 24) into `out` from `start`: the hot loop of decoding a column, kept free of
-   * calls.
+   * `count` values of `width` bits into `out` from `start`: the hot loop of decoding a column, kept free of calls
+   * up to 48 bits.
    */
   readMany(width: number, count: number, out: Float64Array, start = 0): void {
     if (width === 0) {
       out.fill(0, start, start + count);
       return;
     }
+    const b = this.bytes;
     if (width > PIECE) {
-      for (let i = 0; i < count; i++) out[start + i] = this.read(width);
+      if (width > 2 * PIECE) {
+        for (let i = 0; i < count; i++) out[start + i] = this.read(width);
+        return;
+      }
+      // 25–48 bits (wide volumes): two pieces a value, inline.
+      const highMask = (1 << (width - PIECE)) - 1;
+      let position = this.position;
+      for (let i = 0; i < count; i++) {
+        let at = position >>> 3;
+        let word =
+          (b[at]! | ((b[at + 1] ?? 0) << 8) | ((b[at + 2] ?? 0) << 16) | ((b[at + 3] ?? 0) << 24)) >>> 0;
+        const low = (word >>> (position & 7)) & (PIECE_SIZE - 1);
+        const next = position + PIECE;
+        at = next >>> 3;
+        word = (b[at]! | ((b[at + 1] ?? 0) << 8) | ((b[at + 2] ?? 0) << 16) | ((b[at + 3] ?? 0) << 24)) >>> 0;
+        out[start + i] = low + ((word >>> (next & 7)) & highMask) * PIECE_SIZE;
+        position += width;
+      }
+      this.position = position;
       return;
     }
-    const b = this.bytes;
     const mask = (1 << width) - 1;
     let position = this.position;
     for (let i = 0; i < count; i++) {

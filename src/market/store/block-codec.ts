@@ -42,7 +42,11 @@ const VERSION = 1;
 const POW10 = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
 
 const zigzag = (d: number): number => (d >= 0 ? 2 * d : -2 * d - 1);
-const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+const unzigzag = (z: number): number => {
+  // Without `%`: a floating-point remainder is a library call in optimized code, on every price of every read.
+  const half = Math.floor(z / 2);
+  return z === 2 * half ? half : -half - 1;
+};
 
 /** Price columns at one common scale, as integer numbers (prices always fit). */
 const pricesAtScale = (c: CandleColumns): { scale: number; cols: Float64Array[] } => {
