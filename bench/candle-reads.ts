@@ -26,12 +26,23 @@ const options = new Command()
   .option('--limit <n>', 'candles per read', positiveInt, 1000)
   .option('--from <date>', 'first day of the reads (UTC)', '2022-01-01')
   .option('--to <date>', 'end of the reads (UTC, exclusive)', '2023-01-01')
-  .option('--path <name>', 'body: the route\'s writer; generic: candle objects through the schema and JSON.stringify', 'body')
+  .option(
+    '--path <name>',
+    "body: the route's writer; generic: candle objects through the schema and JSON.stringify",
+    'body',
+  )
   .option('--json', 'print the result as JSON only')
   .parse()
   .opts<{
     path: string;
-    store: string; reads: number; warm: number; limit: number; from: string; to: string; json?: boolean }>();
+    store: string;
+    reads: number;
+    warm: number;
+    limit: number;
+    from: string;
+    to: string;
+    json?: boolean;
+  }>();
 
 const MINUTE = 60_000;
 const FROM = Date.parse(`${options.from}T00:00:00Z`);
@@ -53,13 +64,19 @@ const read = () => {
   const symbol = symbols[Math.floor(next() * symbols.length)]!;
   const start = FROM + Math.floor(next() * ((TO - FROM) / MINUTE)) * MINUTE;
   const range = { start, limit: options.limit };
-  if (options.path === 'body') return candlesBody(symbol, '1m', candles.queryRuns(symbol, '1m', range));
+  if (options.path === 'body') {
+    const body = candlesBody(symbol, '1m', candles.queryRuns(symbol, '1m', range));
+    body.release();
+    return body.bytes.length;
+  }
   const list = candles.query(symbol, '1m', range).map(candleOut);
-  return JSON.stringify(candlesResponse.parse({ symbol, interval: '1m', candles: list, count: list.length }));
+  return Buffer.from(
+    JSON.stringify(candlesResponse.parse({ symbol, interval: '1m', candles: list, count: list.length })),
+  ).length;
 };
 
 let bytes = 0;
-for (let i = 0; i < options.warm; i++) bytes += read().length;
+for (let i = 0; i < options.warm; i++) bytes += read();
 const wall: number[] = [];
 const cpu: number[] = [];
 const load = os.loadavg().map((l) => round(l, 2));
@@ -68,7 +85,7 @@ const c0 = process.cpuUsage();
 for (let i = 0; i < options.reads; i++) {
   const t = performance.now();
   const c = process.cpuUsage();
-  bytes += read().length;
+  bytes += read();
   const d = process.cpuUsage(c);
   cpu.push((d.user + d.system) / 1000);
   wall.push(performance.now() - t);

@@ -59,7 +59,11 @@ const options = new Command()
   .option('--backtest-timeout <s>', 'give the backtest up after this many seconds', positiveInt, 900)
   .option('--postgres <url>', 'PostgreSQL server for the scratch database (default: DATABASE_URL)')
   .option('--pglite', 'embedded PGlite even when DATABASE_URL is set')
-  .option('--db-prefix <name>', 'name prefix of the scratch database (the pair count and a random tail follow)', 'h_bigdata_')
+  .option(
+    '--db-prefix <name>',
+    'name prefix of the scratch database (the pair count and a random tail follow)',
+    'h_bigdata_',
+  )
   .option('--cpu-prof <dir>', 'run the venue with --cpu-prof, profiles into this directory')
   .option('--reuse-store', 'keep a store imported by an earlier run (the import is not measured again)')
   .option('--clean', 'delete the generated files and the store of each pair count after it')

@@ -26,8 +26,12 @@ const generic = (symbol: string, interval: string, candles: readonly Candle[]): 
     candlesResponse.parse({ symbol, interval, candles: candles.map(candleOut), count: candles.length }),
   );
 
-const body = (symbol: string, interval: string, runs: readonly ColumnRun[]): string =>
-  candlesBody(symbol, interval, runs).toString('utf8');
+const body = (symbol: string, interval: string, runs: readonly ColumnRun[]): string => {
+  const written = candlesBody(symbol, interval, runs);
+  const text = written.bytes.toString('utf8');
+  written.release();
+  return text;
+};
 
 /** A decimal of at most 8 places as the venue writes it. */
 const decimal = (max: bigint) =>
@@ -63,9 +67,9 @@ describe('the candle body written from columns', () => {
           candles.sort((a, b) => a.openTime - b.openTime);
           const columns = columnsFromCandles(candles, 60_000);
           // The same candles split into runs at arbitrary points (as the store's blocks split a read).
-          const points = [
-            ...new Set([0, ...cuts.map((c) => c % (candles.length + 1)), candles.length]),
-          ].sort((a, b) => a - b);
+          const points = [...new Set([0, ...cuts.map((c) => c % (candles.length + 1)), candles.length])].sort(
+            (a, b) => a - b,
+          );
           const runs = points.slice(1).map((to, k) => ({ columns, from: points[k]!, to }));
           expect(body(symbol, '1m', runs)).toBe(generic(symbol, '1m', candlesFromColumns(columns)));
           // A window of them.
@@ -113,6 +117,35 @@ describe('the candle body written from columns', () => {
     expect(body('BTCUSDT', '1m', [])).toBe('{"symbol":"BTCUSDT","interval":"1m","candles":[],"count":0}');
     expect(body('BTCUSDT', '1m', [])).toBe(generic('BTCUSDT', '1m', []));
   });
+
+  it('keeps a body’s bytes until it is released, then reuses its buffer', () => {
+    const candles = (open: string): Candle[] => [
+      {
+        openTime: 0,
+        open,
+        high: open,
+        low: open,
+        close: open,
+        volume: '1.00000000',
+        quoteVolume: null,
+        tradeCount: 1,
+      },
+    ];
+    const a = columnsFromCandles(candles('1.00000000'), 60_000);
+    const b = columnsFromCandles(candles('2.00000000'), 60_000);
+    const first = candlesBody('BTCUSDT', '1m', [{ columns: a, from: 0, to: 1 }]);
+    const expected = generic('BTCUSDT', '1m', candlesFromColumns(a));
+    const second = candlesBody('BTCUSDT', '1m', [{ columns: b, from: 0, to: 1 }]);
+    expect(first.bytes.toString()).toBe(expected);
+    expect(second.bytes.toString()).toBe(generic('BTCUSDT', '1m', candlesFromColumns(b)));
+    first.release();
+    first.release();
+    const third = candlesBody('BTCUSDT', '1m', [{ columns: b, from: 0, to: 1 }]);
+    expect(third.bytes.buffer).toBe(first.bytes.buffer);
+    expect(second.bytes.toString()).toBe(generic('BTCUSDT', '1m', candlesFromColumns(b)));
+    second.release();
+    third.release();
+  });
 });
 
 /** A seeded generator (mulberry32). */
@@ -152,7 +185,9 @@ const minutes = (from: number, to: number, tick: bigint, random: () => number): 
     const high = (open > close ? open : close) + BigInt(Math.floor(random() * 5)) * tick;
     const low = (open < close ? open : close) - BigInt(Math.floor(random() * 5)) * tick;
     const huge = day % 5 === 1 && random() < 0.3;
-    const volume = huge ? 10n ** 17n + BigInt(Math.floor(random() * 1e9)) : BigInt(Math.floor(random() * 1e12));
+    const volume = huge
+      ? 10n ** 17n + BigInt(Math.floor(random() * 1e9))
+      : BigInt(Math.floor(random() * 1e12));
     out.push({
       openTime: t,
       open: units(open),
@@ -197,7 +232,9 @@ const compareQueries = (
       q.end === undefined ? all.length : lowerBound(all, q.end + 1),
     );
     const expected =
-      q.start === undefined ? inRange.slice(Math.max(0, inRange.length - q.limit)) : inRange.slice(0, q.limit);
+      q.start === undefined
+        ? inRange.slice(Math.max(0, inRange.length - q.limit))
+        : inRange.slice(0, q.limit);
     const got = body(symbol, interval, candles.queryRuns(symbol, interval, q));
     if (got !== generic(symbol, interval, expected)) {
       expect({ query: q, body: got }).toEqual({ query: q, body: generic(symbol, interval, expected) });
@@ -209,7 +246,15 @@ const compareQueries = (
 /** Queries at and around every boundary a read can cross, and random ones. */
 const queriesOf = (first: number, last: number, step: number, random: () => number) => {
   const DAY = 86_400_000;
-  const points = new Set<number>([first - 7 * DAY, first - step, first, first + step, last - step, last, last + step]);
+  const points = new Set<number>([
+    first - 7 * DAY,
+    first - step,
+    first,
+    first + step,
+    last - step,
+    last,
+    last + step,
+  ]);
   // Day (block) boundaries: every one in the first weeks, then one in five.
   for (let t = Math.ceil(first / DAY) * DAY, k = 0; t <= last; t += DAY, k++) {
     if (k > 14 && k % 5 !== 0) continue;

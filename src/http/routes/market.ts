@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { isoMillis } from '../../../domain/market/time';
 import {
@@ -64,14 +63,11 @@ import { routeGroup } from './route-options';
 
 /**
  * Hot paths (`/market/price`, `/market/candles`) send pre-serialized JSON: a price's body is built once per
- * price update, a candle body is written as bytes straight from the store's decoded blocks (`candlesBody`: no object
- * or string per candle, no copy of the columns), and the last
- * {@link CANDLE_RESPONSES} candle responses are kept whole (keyed by the query and the store's version, so
- * an import invalidates them). The bodies have exactly the shapes of the response schemas above (tests parse
- * them with those schemas), which still document the routes.
+ * price update; a candle body is written as bytes straight from the store's decoded blocks into a reused buffer
+ * (`candlesBody`: no object, string or copy per candle, no new buffer per read; ~0.5 ms of CPU for 1,000 minutes).
+ * The bodies have exactly the shapes of the response schemas above (tests compare them byte for byte with the
+ * schema's serialization), which still document the routes.
  */
-const CANDLE_RESPONSES = 64;
-
 const JSON_TYPE = 'application/json; charset=utf-8';
 const priceBodies = new WeakMap<CachedPrice, string>();
 
@@ -80,7 +76,6 @@ const route = routeGroup('market', { rateLimitGroup: 'market' });
 
 /** The `/market/*` route plugin. */
 export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
-  const candleResponses = new LRUCache<string, Buffer>({ max: CANDLE_RESPONSES });
   app.get(
     '/market/pairs',
     route('Trading pairs (all quoted in USDT) with their order filters', {
@@ -189,15 +184,10 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         endTime: q.end_time,
         limit: q.limit,
       });
-      const { pair, interval, start, end, limit } = query;
-      const m = marketOf(call);
-      const key = `${pair.symbol}|${interval}|${start}|${end}|${limit}|${m.data.candles.version}`;
-      let body = candleResponses.get(key);
-      if (body === undefined) {
-        body = candlesBody(pair.symbol, interval, candleRunsOf(call, query));
-        candleResponses.set(key, body);
-      }
-      return reply.type(JSON_TYPE).send(body as never);
+      const body = candlesBody(query.pair.symbol, query.interval, candleRunsOf(call, query));
+      // The body's buffer is reused once the response has been handed to the socket (or the connection closed).
+      reply.raw.once('close', body.release);
+      return reply.type(JSON_TYPE).send(body.bytes as never);
     },
   );
 

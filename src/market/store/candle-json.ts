@@ -15,7 +15,10 @@ const DAY = 86_400_000;
 const POW10 = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000];
 const MAX = Number.MAX_SAFE_INTEGER;
 /** "00" … "99" as ASCII, two bytes each. */
-const PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10));
+const PAIRS = Uint8Array.from(
+  { length: 200 },
+  (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10),
+);
 
 /** Constant ASCII text as little-endian 32-bit words (zero-padded) to store 4 bytes at a time. */
 interface Constant {
@@ -40,21 +43,30 @@ const TRADES = constant('","trade_count":');
 const CANDLE_ROOM = 512;
 
 /**
- * The writer's buffer, reused between bodies (one body at a time: the event loop's thread) and grown when a body
- * needs more; each body is copied out of it. The helpers below take the buffer (bytes and a view of them) and the
- * write position and return the new position, so the position stays in a register of the writing loop; they may
- * write up to 3 bytes of padding past the position they return (overwritten by what follows).
+ * Bodies are written into buffers reused from one response to the next (a free list, {@link POOLED} kept): a fresh
+ * ~160 KB buffer per read is memory outside V8's heap that it counts towards starting a full garbage collection of
+ * the whole heap, every few hundred reads (docs/benchmarks.md, "Market data at scale"). The buffer in use is
+ * {@link scratch} (one body at a time: the event loop's thread); the helpers below take it (bytes and a view of
+ * them) and the write position and return the new position, so the position stays in a register of the writing
+ * loop; they may write a few bytes of padding past the position they return (overwritten by what follows).
  */
-let scratch = Buffer.allocUnsafeSlow(256 * 1024);
+const POOLED = 16;
+const BUFFER_BYTES = 256 * 1024;
+const free: Buffer[] = [];
+let scratch: Buffer = Buffer.allocUnsafeSlow(BUFFER_BYTES);
 let view = new DataView(scratch.buffer, scratch.byteOffset, scratch.length);
+
+const use = (b: Buffer) => {
+  scratch = b;
+  view = new DataView(b.buffer, b.byteOffset, b.length);
+};
 
 /** Makes room for `n` more bytes after `at` in {@link scratch} (a bigger copy when needed). */
 const room = (at: number, n: number): void => {
-  if (at + n + 4 <= scratch.length) return;
-  const next = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, at + n + 4));
+  if (at + n + 16 <= scratch.length) return;
+  const next = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, at + n + 16));
   scratch.copy(next, 0, 0, at);
-  scratch = next;
-  view = new DataView(next.buffer, next.byteOffset, next.length);
+  use(next);
 };
 
 const putConstant = (v: DataView, at: number, c: Constant): number => {
@@ -224,16 +236,22 @@ const candleText = (c: CandleColumns, i: number): string => {
   });
 };
 
+/** A written body: its bytes (in a reused buffer) and the function that gives the buffer back once they are sent. */
+export interface CandleBody {
+  bytes: Buffer;
+  /** Returns the buffer for reuse: call once, when the bytes are no longer needed (the response finished). */
+  release(): void;
+}
+
 /**
  * The whole `/market/candles` body — `{"symbol":…,"interval":…,"candles":[…],"count":n}` — for the candles of
- * `runs` in order (oldest first), as a new buffer.
+ * `runs` in order (oldest first).
  */
-export const candlesBody = (symbol: string, interval: string, runs: readonly ColumnRun[]): Buffer => {
-  const head = Buffer.from(
-    `{"symbol":${JSON.stringify(symbol)},"interval":${JSON.stringify(interval)},"candles":[`,
-  );
-  room(0, head.length);
-  let at = head.copy(scratch, 0);
+export const candlesBody = (symbol: string, interval: string, runs: readonly ColumnRun[]): CandleBody => {
+  use(free.pop() ?? Buffer.allocUnsafeSlow(BUFFER_BYTES));
+  const head = `{"symbol":${JSON.stringify(symbol)},"interval":${JSON.stringify(interval)},"candles":[`;
+  room(0, Buffer.byteLength(head));
+  let at = scratch.write(head, 0);
   let count = 0;
   for (const { columns, from, to } of runs) {
     for (let i = from; i < to; i++) {
@@ -252,7 +270,14 @@ export const candlesBody = (symbol: string, interval: string, runs: readonly Col
   const tail = `],"count":${count}}`;
   room(at, tail.length);
   at = putText(scratch, at, tail);
-  const body = Buffer.allocUnsafe(at);
-  scratch.copy(body, 0, 0, at);
-  return body;
+  const buffer = scratch;
+  let released = false;
+  return {
+    bytes: buffer.subarray(0, at),
+    release: () => {
+      if (released) return;
+      released = true;
+      if (free.length < POOLED) free.push(buffer);
+    },
+  };
 };
