@@ -11,8 +11,8 @@
  */
 import os from 'node:os';
 import { Command } from 'commander';
-import { MarketCandles } from '../src/market/candles';
 import { candlesResponse } from '../src/contract/market';
+import { MarketCandles } from '../src/market/candles';
 import { candleOut } from '../src/market/present';
 import { candlesBody } from '../src/market/store/candle-json';
 import { ColumnStore } from '../src/market/store/column-store';

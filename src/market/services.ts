@@ -24,8 +24,8 @@ import { createFilesSource } from './sources/files';
 import type { MarketSource } from './sources/port';
 import { createSyntheticSource } from './sources/synthetic';
 import { type PriceStaleness, stalenessOf } from './staleness';
-import type { ColumnRun } from './store/columns';
 import { ColumnStore } from './store/column-store';
+import type { ColumnRun } from './store/columns';
 import type { MarketSourceName, PriceTick } from './ticks';
 
 /** `/market/data-range` before formatting (spec "Market data endpoints"). */

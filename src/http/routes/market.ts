@@ -8,7 +8,6 @@ import {
   currentPrices,
   dataRange,
   listPairs,
-  marketOf,
   orderBook,
   priceStaleness,
   recentTrades,

@@ -114,10 +114,6 @@ export const lowerBoundTime = (times: Float64Array, time: number, from = 0, to =
   return lo;
 };
 
-/** Candles with open time in [start, end). */
-export const windowColumns = (c: CandleColumns, start: number, end: number): CandleColumns =>
-  sliceColumns(c, lowerBoundTime(c.openTime, start), lowerBoundTime(c.openTime, end));
-
 const sameValue = (a: DecimalColumn, i: number, b: DecimalColumn, j: number, nullMatches: boolean) => {
   const an = isNull(a, i);
   const bn = isNull(b, j);
