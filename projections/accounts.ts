@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { AccountEvent } from '../domain/account/events';
 import { ACCOUNT_EVENT_TYPES } from '../domain/account/events';
-import type { RiskProfile } from '../domain/shared/risk-profile';
 import type { RecordedEvent } from '../ports/event-store';
-import { deletedStreamOf, type Timestamp } from './columns';
+import { addRiskColumns, deletedIdOf, riskColumns, type Timestamp } from './columns';
 import type { Projection } from './projection';
 
 /** A timestamp column: read as `Date`, written as an ISO string. */
@@ -34,13 +33,6 @@ export interface AccountsTable {
   updated_at: Timestamp;
 }
 
-const riskColumns = (p: RiskProfile) => ({
-  max_position_size_pct: p.max_position_size_pct,
-  daily_loss_limit_pct: p.daily_loss_limit_pct,
-  max_open_orders: p.max_open_orders,
-  max_order_size_pct: p.max_order_size_pct,
-});
-
 /**
  * `accounts` (ARCHITECTURE §6): the account resource for `/account/info`, status checks of credentials and the
  * trading capability's risk limits. Deterministic: every value comes from event data.
@@ -61,10 +53,7 @@ export const accountsProjection: Projection = {
       .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
       .addColumn('session_id', 'uuid', (c) => c.notNull())
       .addColumn('session_started_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('max_position_size_pct', 'integer', (c) => c.notNull())
-      .addColumn('daily_loss_limit_pct', 'integer', (c) => c.notNull())
-      .addColumn('max_open_orders', 'integer', (c) => c.notNull())
-      .addColumn('max_order_size_pct', 'integer', (c) => c.notNull())
+      .$call(addRiskColumns)
       .addColumn('has_password', 'boolean', (c) => c.notNull())
       .addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('api_key_preview', 'text', (c) => c.notNull())
@@ -75,14 +64,9 @@ export const accountsProjection: Projection = {
   },
   async apply(db: Kysely<{ accounts: AccountsTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
-      const stream_id = deletedStreamOf(e);
-      if (stream_id !== undefined) {
-        if (stream_id.startsWith('account-')) {
-          await db
-            .deleteFrom('accounts')
-            .where('account_id', '=', stream_id.slice('account-'.length))
-            .execute();
-        }
+      const deleted = deletedIdOf(e, 'account-');
+      if (deleted !== undefined) {
+        await db.deleteFrom('accounts').where('account_id', '=', deleted).execute();
         continue;
       }
       if (!e.streamId.startsWith('account-')) continue;

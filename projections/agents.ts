@@ -1,8 +1,7 @@
 import type { ColumnType, Kysely } from 'kysely';
 import { AGENT_EVENT_TYPES, type AgentEvent, type AgentProfileFields } from '../domain/agent/events';
-import type { RiskProfile } from '../domain/shared/risk-profile';
 import type { RecordedEvent } from '../ports/event-store';
-import { deletedStreamOf, type NullableTimestamp, type Timestamp } from './columns';
+import { addRiskColumns, deletedIdOf, type NullableTimestamp, riskColumns, type Timestamp } from './columns';
 import type { Projection } from './projection';
 
 /** Row of the `agents` read model: one per agent that has not been deleted (spec "Agent" resource). */
@@ -31,13 +30,6 @@ export interface AgentsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
 }
-
-const riskColumns = (p: RiskProfile) => ({
-  max_position_size_pct: p.max_position_size_pct,
-  daily_loss_limit_pct: p.daily_loss_limit_pct,
-  max_open_orders: p.max_open_orders,
-  max_order_size_pct: p.max_order_size_pct,
-});
 
 const profileColumns = (changes: Partial<AgentProfileFields>) => {
   const { strategy_tags, ...rest } = changes;
@@ -68,10 +60,7 @@ export const agentsProjection: Projection = {
       .addColumn('llm_model', 'text')
       .addColumn('framework', 'text')
       .addColumn('strategy_tags', 'jsonb', (c) => c.notNull())
-      .addColumn('max_position_size_pct', 'integer', (c) => c.notNull())
-      .addColumn('daily_loss_limit_pct', 'integer', (c) => c.notNull())
-      .addColumn('max_open_orders', 'integer', (c) => c.notNull())
-      .addColumn('max_order_size_pct', 'integer', (c) => c.notNull())
+      .$call(addRiskColumns)
       .addColumn('avatar_url', 'text')
       .addColumn('color', 'text')
       .addColumn('status', 'text', (c) => c.notNull())
@@ -91,11 +80,9 @@ export const agentsProjection: Projection = {
   },
   async apply(db: Kysely<{ agents: AgentsTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
-      const stream_id = deletedStreamOf(e);
-      if (stream_id !== undefined) {
-        if (stream_id.startsWith('agent-')) {
-          await db.deleteFrom('agents').where('agent_id', '=', stream_id.slice('agent-'.length)).execute();
-        }
+      const deleted = deletedIdOf(e, 'agent-');
+      if (deleted !== undefined) {
+        await db.deleteFrom('agents').where('agent_id', '=', deleted).execute();
         continue;
       }
       if (!e.streamId.startsWith('agent-')) continue;

@@ -2,7 +2,7 @@ import type { ColumnType, Kysely } from 'kysely';
 import type { AccountRegisteredData } from '../domain/account/events';
 import type { AgentCreatedData, AgentKeyRegeneratedData } from '../domain/agent/events';
 import type { RecordedEvent } from '../ports/event-store';
-import { deletedStreamOf } from './columns';
+import { deletedIdOf } from './columns';
 import type { Projection } from './projection';
 
 /**
@@ -55,18 +55,12 @@ export const apiKeysProjection: Projection = {
     for (const e of events) {
       switch (e.type) {
         case 'StreamDeleted': {
-          const stream_id = deletedStreamOf(e);
-          if (stream_id === undefined) break;
-          if (stream_id.startsWith('agent-')) {
-            await db
-              .deleteFrom('api_keys')
-              .where('agent_id', '=', stream_id.slice('agent-'.length))
-              .execute();
-          } else if (stream_id.startsWith('account-')) {
-            await db
-              .deleteFrom('api_keys')
-              .where('account_id', '=', stream_id.slice('account-'.length))
-              .execute();
+          const agentId = deletedIdOf(e, 'agent-');
+          const accountId = deletedIdOf(e, 'account-');
+          if (agentId !== undefined) {
+            await db.deleteFrom('api_keys').where('agent_id', '=', agentId).execute();
+          } else if (accountId !== undefined) {
+            await db.deleteFrom('api_keys').where('account_id', '=', accountId).execute();
           }
           break;
         }

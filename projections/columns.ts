@@ -1,4 +1,5 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, CreateTableBuilder } from 'kysely';
+import type { RiskProfile } from '../domain/shared/risk-profile';
 import { DELETIONS_STREAM, type RecordedEvent, type StreamDeletedData } from '../ports/event-store';
 
 /** A `timestamptz` column: read as a `Date`, written as an ISO-8601 string (event data). */
@@ -16,3 +17,30 @@ export type Json<T> = ColumnType<T, string, string>;
  */
 export const deletedStreamOf = (e: RecordedEvent): string | undefined =>
   e.streamId === DELETIONS_STREAM ? (e.data as StreamDeletedData).stream_id : undefined;
+
+/**
+ * The id of the `{prefix}{id}` stream a `StreamDeleted` names (`account-`, `agent-`), or undefined for an event of
+ * any other stream or a deletion of another kind of stream.
+ */
+export const deletedIdOf = (e: RecordedEvent, prefix: string): string | undefined => {
+  const stream = deletedStreamOf(e);
+  return stream?.startsWith(prefix) ? stream.slice(prefix.length) : undefined;
+};
+
+/** The risk-limit columns of a read model that holds a risk profile (`accounts`, `agents`): a row's values. */
+export const riskColumns = (p: RiskProfile) => ({
+  max_position_size_pct: p.max_position_size_pct,
+  daily_loss_limit_pct: p.daily_loss_limit_pct,
+  max_open_orders: p.max_open_orders,
+  max_order_size_pct: p.max_order_size_pct,
+});
+
+/** Adds the columns of {@link riskColumns} to a table being created, in that order: integers, not null. */
+export const addRiskColumns = <T extends string, C extends string>(
+  table: CreateTableBuilder<T, C>,
+): CreateTableBuilder<T, C> =>
+  table
+    .addColumn('max_position_size_pct', 'integer', (c) => c.notNull())
+    .addColumn('daily_loss_limit_pct', 'integer', (c) => c.notNull())
+    .addColumn('max_open_orders', 'integer', (c) => c.notNull())
+    .addColumn('max_order_size_pct', 'integer', (c) => c.notNull()) as CreateTableBuilder<T, C>;
