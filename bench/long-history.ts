@@ -48,13 +48,13 @@ import { ProjectionRunner } from '../projections/runner';
 import { streamSummariesProjection } from '../projections/stream-summaries';
 import { walletsProjection } from '../projections/wallets';
 import { listOrders, listTrades } from '../queries/trading';
-import type { TradingProfile } from '../queries/trading-profile';
 import { walletAsOf } from '../src/audit/wallet-as-of';
 import { auditWalletNow, replayWallet } from '../src/audit/wallet-audit';
 import { type DatabaseHandle, openPGlite, openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { createSqlSnapshotStore } from '../src/eventstore/snapshots';
+import { accountTradingProfile } from '../test/support/owner';
 import { replayingWalletDecider } from '../test/support/replaying-decider';
 
 const program = new Command()
@@ -187,18 +187,7 @@ for (let size of sizes) {
     if (reused) size = reused.orders;
     const ownerId = reused?.ownerId ?? randomUUID();
     const stream = walletStreamId(ownerId);
-    const profile: TradingProfile = {
-      ownerType: 'account',
-      ownerId,
-      accountId: ownerId,
-      agentId: null,
-      status: 'active',
-      accountStatus: 'active',
-      startingBalance: '100000000.00000000',
-      sessionId: reused?.sessionId ?? randomUUID(),
-      sessionStartedAt: new Date().toISOString(),
-      riskProfile: RISK,
-    };
+    const profile = accountTradingProfile(ownerId, '100000000.00000000', RISK, reused?.sessionId);
     const owner = {
       ownerId,
       ownerType: 'account' as const,

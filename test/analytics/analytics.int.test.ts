@@ -30,6 +30,9 @@ const order = (headers: Record<string, string>, payload: Record<string, unknown>
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
   });
+/** A market order placed with the key of `who` (201), e.g. `marketOrder(a, 'BTCUSDT', 'buy', '0.05')`. */
+const marketOrder = (who: { apiKey: string }, symbol: string, side: 'buy' | 'sell', quantity: string) =>
+  order(keyHeader(who.apiKey), { symbol, side, type: 'market', quantity });
 const get = (headers: Record<string, string>, url: string) => api(t.app, { method: 'GET', url, headers });
 const getOk = async (headers: Record<string, string>, url: string) => {
   const res = await get(headers, url);
@@ -106,29 +109,19 @@ beforeAll(async () => {
   archived = await createAgent(t.app, a, { display_name: 'Retired bot' });
   const A = keyHeader(a.apiKey);
 
-  await order(A, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' });
-  await order(keyHeader(b.apiKey), { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '1' });
-  await order(keyHeader(c.apiKey), { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.5' });
-  await order(keyHeader(agent.apiKey), { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.2' });
-  await order(keyHeader(archived.apiKey), {
-    symbol: 'ETHUSDT',
-    side: 'buy',
-    type: 'market',
-    quantity: '0.2',
-  });
+  await marketOrder(a, 'BTCUSDT', 'buy', '0.05');
+  await marketOrder(b, 'ETHUSDT', 'buy', '1');
+  await marketOrder(c, 'ETHUSDT', 'buy', '0.5');
+  await marketOrder(agent, 'ETHUSDT', 'buy', '0.2');
+  await marketOrder(archived, 'ETHUSDT', 'buy', '0.2');
   tick('BTCUSDT', '42000');
   tick('ETHUSDT', '2100');
-  await order(A, { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: '0.025' });
-  await order(keyHeader(b.apiKey), { symbol: 'ETHUSDT', side: 'sell', type: 'market', quantity: '0.5' });
-  await order(keyHeader(agent.apiKey), { symbol: 'ETHUSDT', side: 'sell', type: 'market', quantity: '0.1' });
-  await order(keyHeader(archived.apiKey), {
-    symbol: 'ETHUSDT',
-    side: 'sell',
-    type: 'market',
-    quantity: '0.1',
-  });
+  await marketOrder(a, 'BTCUSDT', 'sell', '0.025');
+  await marketOrder(b, 'ETHUSDT', 'sell', '0.5');
+  await marketOrder(agent, 'ETHUSDT', 'sell', '0.1');
+  await marketOrder(archived, 'ETHUSDT', 'sell', '0.1');
   tick('BTCUSDT', '39000');
-  await order(A, { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: '0.015' });
+  await marketOrder(a, 'BTCUSDT', 'sell', '0.015');
   const archive = await api(t.app, {
     method: 'POST',
     url: `/agents/${archived.agentId}/archive`,
@@ -575,12 +568,7 @@ describe('rebuild', () => {
     // so a rebuild values ETHUSDT at the recorded marks again: the live table must take the fill's mark back.
     const doomed = await createAgent(t.app, a, { display_name: 'Doomed bot' });
     tick('ETHUSDT', '2150');
-    await order(keyHeader(doomed.apiKey), {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.1',
-    });
+    await marketOrder(doomed, 'ETHUSDT', 'buy', '0.1');
     await settle();
     const removed = await api(t.app, {
       method: 'DELETE',

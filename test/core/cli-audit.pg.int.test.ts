@@ -12,6 +12,7 @@ import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { api, createAgent, keyHeader, registerAccount, startApp, type TestApp } from '../accounts/support';
 import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
 import { priceTicker } from '../support/price-ticks';
+import { limitBuyPlaced } from '../support/wallet-events';
 import { settleTrading } from '../trading/log-head';
 
 /**
@@ -211,23 +212,7 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
         },
         {
           type: 'OrderPlaced',
-          data: {
-            order_id: orderId,
-            session_id: session,
-            symbol: 'BTCUSDT',
-            base_asset: 'BTC',
-            side: 'buy',
-            type: 'limit',
-            quantity: '0.01000000',
-            price: '30000.00000000',
-            trigger_price: null,
-            locked_amount: '300.30000000',
-            lock_asset: 'USDT',
-            fee_rate: '0.001',
-            idempotency_key: null,
-            request_hash: null,
-            placed_at: at(5),
-          },
+          data: limitBuyPlaced({ order_id: orderId, session_id: session, placed_at: at(5) }),
           metadata: { occurred_at: at(5) },
         },
         {

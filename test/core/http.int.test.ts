@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -64,6 +65,18 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** POST to the probe's echo route (body `name`, `qty`; query `limit`), optionally with a query and a content type. */
+const postEcho = (
+  payload: InjectOptions['payload'],
+  options: { query?: string; contentType?: string } = {},
+) =>
+  t.app.inject({
+    method: 'POST',
+    url: `/api/v1/_probe/echo${options.query ?? ''}`,
+    ...(options.contentType ? { headers: { 'content-type': options.contentType } } : {}),
+    payload,
+  });
+
 describe('HTTP runtime', () => {
   it('answers unknown routes in the error envelope', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/nope' });
@@ -72,73 +85,42 @@ describe('HTTP runtime', () => {
   });
 
   it('turns schema failures into VALIDATION_ERROR 422 naming the field', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo',
-      payload: { name: '', qty: '1' },
-    });
+    const res = await postEcho({ name: '', qty: '1' });
     expect(res.statusCode).toBe(422);
     const body = res.json();
     expect(body.error.code).toBe('VALIDATION_ERROR');
     expect(body.error.details.issues[0]).toMatchObject({ field: 'name', location: 'body' });
-    const query = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo?limit=99',
-      payload: { name: 'a', qty: '1' },
-    });
+    const query = await postEcho({ name: 'a', qty: '1' }, { query: '?limit=99' });
     expect(query.statusCode).toBe(422);
     expect(query.json().error.details.issues[0]).toMatchObject({ field: 'limit', location: 'querystring' });
   });
 
   it('accepts valid input and applies query defaults', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo',
-      payload: { name: 'ab', qty: '1.5' },
-    });
+    const res = await postEcho({ name: 'ab', qty: '1.5' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ name: 'ab', qty: '1.5', limit: 3 });
   });
 
   it('answers malformed, empty, oversized and non-JSON bodies in the envelope, never 500', async () => {
-    const malformed = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name": "a",',
-    });
+    const malformed = await postEcho('{"name": "a",', { contentType: 'application/json' });
     expect(malformed.statusCode).toBe(422);
     expect(malformed.json().error).toMatchObject({
       code: 'VALIDATION_ERROR',
       details: { issues: [{ field: 'body', location: 'body', message: expect.any(String) }] },
     });
-    const empty = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo',
-      headers: { 'content-type': 'application/json' },
-      payload: '',
-    });
+    const empty = await postEcho('', { contentType: 'application/json' });
     expect(empty.statusCode).toBe(422);
     expect(empty.json().error.details.issues).toEqual([
       { field: 'body', location: 'body', message: expect.any(String) },
     ]);
-    const big = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo',
-      payload: { name: 'a', qty: '1', pad: 'x'.repeat(5000) },
-    });
+    const big = await postEcho({ name: 'a', qty: '1', pad: 'x'.repeat(5000) });
     expect(big.statusCode).toBe(413);
     expect(big.json().error).toEqual({
       code: 'VALIDATION_ERROR',
       message: 'request body is too large',
       details: { limit_bytes: 2048, issues: [{ field: 'body', location: 'body', message: 'too large' }] },
     });
-    const text = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/_probe/echo',
-      headers: { 'content-type': 'text/plain' },
-      payload: 'hello',
-    });
+    const text = await postEcho('hello', { contentType: 'text/plain' });
     expect(text.statusCode).toBe(415);
     expect(text.json().error.details).toEqual({
       issues: [{ field: 'content-type', location: 'headers', message: 'must be application/json' }],

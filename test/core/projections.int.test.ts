@@ -36,6 +36,13 @@ const runner = (projections: Projection[], batchSize = 50, unwaitedFoldDelayMs =
   return r;
 };
 
+/** A runner of the stream summaries projection alone, started (catching up from the log's start). */
+const startedSummaries = async () => {
+  const r = runner([streamSummariesProjection]);
+  await r.start();
+  return r;
+};
+
 const seed = async (streams: number, perStream: number) => {
   let last: RecordedEvent['position'] | undefined;
   for (let s = 0; s < streams; s++) {
@@ -50,6 +57,9 @@ const seed = async (streams: number, perStream: number) => {
 const summaries = (k: Kysely<any>) =>
   sql<{ stream_id: string; event_count: number; last_revision: number }>`
     select stream_id, event_count, last_revision from stream_summaries order by stream_id`.execute(k);
+
+const typeCounts = (k: Kysely<any>) =>
+  sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(k);
 
 /** A projection counting events per type, with a switchable version and a poison type. */
 const counting = (version: number, poison?: string): Projection => ({
@@ -73,8 +83,7 @@ const counting = (version: number, poison?: string): Projection => ({
 describe('projection runner', () => {
   it('catches up on history, then follows live appends; waitFor resolves once rows are visible', async () => {
     await seed(3, 4);
-    const r = runner([streamSummariesProjection]);
-    await r.start();
+    const r = await startedSummaries();
     const live = await store.append('acct-new', [{ type: 'Opened', data: {} }]);
     expect(await r.waitFor(live.position, 10_000)).toBe(true);
     const rows = (await summaries(db.db)).rows;
@@ -170,8 +179,7 @@ describe('projection runner', () => {
 
   it('rebuilds beside the live tables, verifies row by row and swaps the views', async () => {
     await seed(5, 3);
-    const r = runner([streamSummariesProjection]);
-    await r.start();
+    const r = await startedSummaries();
     const pos = await store.append('acct-0', [{ type: 'Touched', data: {} }]);
     await r.waitFor(pos.position, 10_000);
     const before = (await summaries(db.db)).rows;
@@ -200,8 +208,7 @@ describe('projection runner', () => {
 
   it('--verify refuses to swap when the live rows differ from a rebuild', async () => {
     await seed(2, 2);
-    const r = runner([streamSummariesProjection]);
-    await r.start();
+    const r = await startedSummaries();
     const pos = await store.append('acct-1', [{ type: 'Touched', data: {} }]);
     await r.waitFor(pos.position, 10_000);
     await r.stop();
@@ -226,8 +233,7 @@ describe('projection runner', () => {
   });
 
   it('rebuilds while writers keep appending, without losing or doubling an event', async () => {
-    const r = runner([streamSummariesProjection]);
-    await r.start();
+    const r = await startedSummaries();
     let stop = false;
     let appended = 0;
     let last: RecordedEvent['position'] | undefined;
@@ -273,9 +279,7 @@ describe('projection runner', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(await v2.waitFor(pos.position, 10_000)).toBe(true);
-    const rows = (
-      await sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(db.db)
-    ).rows;
+    const rows = (await typeCounts(db.db)).rows;
     expect(rows).toEqual([
       { type: 'A', n: 4 },
       { type: 'B', n: 4 },
@@ -284,8 +288,7 @@ describe('projection runner', () => {
   });
 
   it('removes the rows of a deleted stream', async () => {
-    const r = runner([streamSummariesProjection]);
-    await r.start();
+    const r = await startedSummaries();
     const id = `gone-${randomUUID()}`;
     await store.append(id, [{ type: 'Opened', data: {} }]);
     await store.deleteStream(id);
@@ -309,9 +312,7 @@ describe('projection runner', () => {
     expect(gens.map((g) => g.name)).toEqual(['stream_summaries', 'type_counts']);
     expect(new Set(gens.map((g) => `${g.c}/${g.p}`)).size).toBe(1);
     expect(gens.map((g) => Number(g.n))).toEqual([7, 7]);
-    const counts = (
-      await sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(db.db)
-    ).rows;
+    const counts = (await typeCounts(db.db)).rows;
     expect(counts).toEqual([
       { type: 'A', n: 1 },
       { type: 'Opened', n: 2 },
@@ -370,9 +371,7 @@ describe('projection runner', () => {
     }
     expect(await r.waitFor(last!, 15_000)).toBe(true);
     expect(failuresLeft).toBe(0);
-    const counts = (
-      await sql<{ type: string; n: number }>`select type, n from type_counts order by type`.execute(db.db)
-    ).rows;
+    const counts = (await typeCounts(db.db)).rows;
     expect(counts).toEqual([
       { type: 'Flaky', n: 1 },
       { type: 'Good', n: 30 },

@@ -18,7 +18,6 @@ import { WALLET_SNAPSHOT_SCHEMA, walletSnapshotCodec } from '../../domain/wallet
 import type { WalletState } from '../../domain/wallet/state';
 import type { EventStore } from '../../ports/event-store';
 import type { SnapshotStore } from '../../ports/snapshot-store';
-import type { TradingProfile } from '../../queries/trading-profile';
 import { verifyWalletSnapshot, verifyWalletSnapshots } from '../../src/audit/snapshot-audit';
 import { auditVerify } from '../../src/cli/audit';
 import { loadConfig } from '../../src/config';
@@ -30,6 +29,7 @@ import {
   postgresUnavailableReason,
   type TestDatabase,
 } from '../support/databases';
+import { accountTradingProfile } from '../support/owner';
 import { replayingWalletDecider } from '../support/replaying-decider';
 import { PAIRS } from '../trading/support';
 import { walletHistories } from '../trading/wallet-histories';
@@ -192,23 +192,12 @@ describe.each([
       pair: (s) => PAIRS[s],
       quoteVolume24h: () => '400000000',
     };
-    const profile: TradingProfile = {
-      ownerType: 'account',
-      ownerId,
-      accountId: ownerId,
-      agentId: null,
-      status: 'active',
-      accountStatus: 'active',
-      startingBalance: '1000000.00000000',
-      sessionId: randomUUID(),
-      sessionStartedAt: new Date().toISOString(),
-      riskProfile: {
-        ...DEFAULT_RISK_PROFILE,
-        max_position_size_pct: 100,
-        max_order_size_pct: 100,
-        max_open_orders: 50,
-      },
-    };
+    const profile = accountTradingProfile(ownerId, '1000000.00000000', {
+      ...DEFAULT_RISK_PROFILE,
+      max_position_size_pct: 100,
+      max_order_size_pct: 100,
+      max_open_orders: 50,
+    });
     const process = (every: number): WalletCommands =>
       createWalletCommands({
         store,

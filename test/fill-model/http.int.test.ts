@@ -29,22 +29,30 @@ const call = (
   payload?: Record<string, unknown>,
 ) => api(t.app, { method, url, headers: keyHeader(key), ...(payload === undefined ? {} : { payload }) });
 
+/** A new account's API key (its wallet starts with 10,000 USDT and the `realistic` fill model). */
+const newAccountKey = async () => (await registerAccount(t.app, {}, { plain: true })).apiKey;
+
+/** Places an order with `key` and checks the 201; resolves to the response. */
+const placeOk = async (key: string, payload: Record<string, unknown>) => {
+  const res = await call(key, 'POST', '/trade/order', payload);
+  expect(res.statusCode, res.body).toBe(201);
+  return res;
+};
+
 describe('fill models over HTTP', () => {
   it('fills a resting limit buy in parts of 10 % of each trade, each fill with its record', async () => {
-    const account = await registerAccount(t.app, {}, { plain: true });
-    const key = account.apiKey;
+    const key = await newAccountKey();
     expect((await call(key, 'GET', '/account/fill-model')).json()).toEqual({
       fill_model: 'realistic',
       participation_pct: 10,
     });
-    const placed = await call(key, 'POST', '/trade/order', {
+    const placed = await placeOk(key, {
       symbol: 'BTCUSDT',
       side: 'buy',
       type: 'limit',
       quantity: '0.05',
       price: '39000',
     });
-    expect(placed.statusCode, placed.body).toBe(201);
     const id = placed.json().order_id as string;
     const lock0 = placed.json().locked_amount as string;
 
@@ -95,20 +103,23 @@ describe('fill models over HTTP', () => {
   });
 
   it('cancelling a partly filled order releases exactly the remaining lock; instant fills in full', async () => {
-    const account = await registerAccount(t.app, {}, { plain: true });
-    const key = account.apiKey;
-    // Above the limit: the order rests (a limit the price already reached would take liquidity at once).
-    tick('BTCUSDT', '40000');
-    const placed = await call(key, 'POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.05',
-      price: '38000',
-    });
-    const id = placed.json().order_id as string;
-    tick('BTCUSDT', '37990', '0.1');
-    await settleTrading(t);
+    const key = await newAccountKey();
+    /** A limit buy of 0.05 BTC at 38,000, then a trade of 0.1 BTC at 37,990 through it (settled); its order id. */
+    const restThenTrade = async () => {
+      // Above the limit: the order rests (a limit the price already reached would take liquidity at once).
+      tick('BTCUSDT', '40000');
+      const placed = await placeOk(key, {
+        symbol: 'BTCUSDT',
+        side: 'buy',
+        type: 'limit',
+        quantity: '0.05',
+        price: '38000',
+      });
+      tick('BTCUSDT', '37990', '0.1');
+      await settleTrading(t);
+      return placed.json().order_id as string;
+    };
+    const id = await restThenTrade();
     const partly = (await call(key, 'GET', `/trade/order/${id}`)).json();
     expect(partly).toMatchObject({ status: 'partially_filled', executed_qty: '0.01000000' });
     const cancelled = await call(key, 'DELETE', `/trade/order/${id}`);
@@ -123,25 +134,14 @@ describe('fill models over HTTP', () => {
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json()).toEqual({ fill_model: 'instant', participation_pct: 10 });
     expect((await call(key, 'PUT', '/account/fill-model', { fill_model: 'best' })).statusCode).toBe(422);
-    tick('BTCUSDT', '40000');
-    const whole = await call(key, 'POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.05',
-      price: '38000',
-    });
-    const wid = whole.json().order_id as string;
-    tick('BTCUSDT', '37990', '0.1');
-    await settleTrading(t);
+    const wid = await restThenTrade();
     const filled = (await call(key, 'GET', `/trade/order/${wid}`)).json();
     expect(filled).toMatchObject({ status: 'filled', executed_qty: '0.05000000' });
     expect(filled.fills[0].fill).toMatchObject({ fill_model: 'instant', liquidity: 'maker' });
   });
 
   it('a market order larger than the book: the 201, the order, the lists and the fills agree (cancelled rest)', async () => {
-    const account = await registerAccount(t.app, {}, { plain: true });
-    const key = account.apiKey;
+    const key = await newAccountKey();
     // 50 ETH traded at 2,000: a 24h quote volume of 100,000 USDT, so each side of the book holds 1 %, 1,000 USDT.
     tick('ETHUSDT', '2000', '50');
     const placed = await call(key, 'POST', '/trade/order', {
@@ -150,7 +150,6 @@ describe('fill models over HTTP', () => {
       type: 'market',
       quantity: '1',
     });
-    expect(placed.statusCode, placed.body).toBe(201);
     const body = placed.json();
     expect(body).toMatchObject({
       status: 'cancelled',
@@ -197,19 +196,14 @@ describe('fill models over HTTP', () => {
   });
 
   it('time_in_force over HTTP: an IOC remainder is cancelled, a FOK that cannot fill leaves nothing, GTC keeps the shape', async () => {
-    const account = await registerAccount(t.app, {}, { plain: true });
-    const key = account.apiKey;
+    const key = await newAccountKey();
     // 300 BNB traded at 300: 90,000 USDT of 24h volume, so each side of the book holds 900 USDT (about 3 BNB).
     tick('BNBUSDT', '300', '300');
-    const ioc = await call(key, 'POST', '/trade/order', {
-      symbol: 'BNBUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '5',
-      price: '310',
-      time_in_force: 'IOC',
-    });
-    expect(ioc.statusCode, ioc.body).toBe(201);
+    const bnbBuy = (order: Record<string, unknown>) => ({ symbol: 'BNBUSDT', side: 'buy', ...order });
+    const ioc = await placeOk(
+      key,
+      bnbBuy({ type: 'limit', quantity: '5', price: '310', time_in_force: 'IOC' }),
+    );
     const iocBody = ioc.json();
     expect(iocBody).toMatchObject({ status: 'cancelled', cancel_reason: 'unfilled', time_in_force: 'IOC' });
     expect(Number(iocBody.executed_quantity)).toBeGreaterThan(2);
@@ -230,14 +224,7 @@ describe('fill models over HTTP', () => {
     expect((await usdt()).locked).toBe('0.00000000');
     expect((await usdt()).available).toBe((10000 - Number(iocBody.total_cost)).toFixed(8));
 
-    const fok = await call(key, 'POST', '/trade/order', {
-      symbol: 'BNBUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '5',
-      time_in_force: 'FOK',
-    });
-    expect(fok.statusCode, fok.body).toBe(201);
+    const fok = await placeOk(key, bnbBuy({ type: 'market', quantity: '5', time_in_force: 'FOK' }));
     expect(fok.json()).toMatchObject({
       status: 'cancelled',
       cancel_reason: 'fill_or_kill',
@@ -247,28 +234,21 @@ describe('fill models over HTTP', () => {
     expect(fokOrder).toMatchObject({ status: 'cancelled', executed_qty: null, fills: [] });
     expect((await usdt()).available).toBe((10000 - Number(iocBody.total_cost)).toFixed(8));
 
-    const gtc = await call(key, 'POST', '/trade/order', {
-      symbol: 'BNBUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '1',
-      price: '250',
-      time_in_force: 'GTC',
-    });
-    expect(gtc.statusCode, gtc.body).toBe(201);
+    const gtc = await placeOk(
+      key,
+      bnbBuy({ type: 'limit', quantity: '1', price: '250', time_in_force: 'GTC' }),
+    );
     expect(gtc.json().status).toBe('pending');
     expect('time_in_force' in gtc.json()).toBe(false);
     expect('time_in_force' in (await call(key, 'GET', `/trade/order/${gtc.json().order_id}`)).json()).toBe(
       false,
     );
-    const bad = await call(key, 'POST', '/trade/order', {
-      symbol: 'BNBUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '1',
-      price: '250',
-      time_in_force: 'GTD',
-    });
+    const bad = await call(
+      key,
+      'POST',
+      '/trade/order',
+      bnbBuy({ type: 'limit', quantity: '1', price: '250', time_in_force: 'GTD' }),
+    );
     expect(bad.statusCode).toBe(422);
     expect(bad.json().error.code).toBe('VALIDATION_ERROR');
   });

@@ -77,17 +77,23 @@ const printArb = fc.record({
 
 const quantityArb = fc.integer({ min: 1, max: 40_000 }).map((n) => dec(n).shiftedBy(-5).toFixed(5));
 
-/** An OCO (docs/trading-rules.md, "Order lists"): its legs on the right sides of a level, `a` and `b` bp away. */
-const ocoArb: fc.Arbitrary<Action> = fc
-  .record({
+/**
+ * A side, an order type of `types`, a quantity, a level (bp from 40,000, as `price8` reads it) and two
+ * distances `a` and `b` (1–150 bp): what an order list is drawn from.
+ */
+const legsArb = <T extends string>(...types: T[]) =>
+  fc.record({
     side: fc.constantFrom('buy' as const, 'sell' as const),
-    type: fc.constantFrom('limit' as const, 'take_profit' as const),
+    type: fc.constantFrom(...types),
     quantity: quantityArb,
     level: fc.integer({ min: -250, max: 250 }),
     a: fc.integer({ min: 1, max: 150 }),
     b: fc.integer({ min: 1, max: 150 }),
-  })
-  .map(({ side, type, quantity, level, a, b }) => {
+  });
+
+/** An OCO (docs/trading-rules.md, "Order lists"): its legs on the right sides of a level, `a` and `b` bp away. */
+const ocoArb: fc.Arbitrary<Action> = legsArb('limit', 'take_profit').map(
+  ({ side, type, quantity, level, a, b }) => {
     const tp = price8(side === 'sell' ? level + a : level - a);
     return {
       side,
@@ -97,19 +103,12 @@ const ocoArb: fc.Arbitrary<Action> = fc
       triggerPrice: type === 'take_profit' ? tp : null,
       list: { kind: 'oco', stopLoss: { triggerPrice: price8(side === 'sell' ? level - b : level + b) } },
     };
-  });
+  },
+);
 
 /** A bracket: a market or limit entry (at `level`) with a take-profit `a` bp and a stop `b` bp on either side. */
-const bracketArb: fc.Arbitrary<Action> = fc
-  .record({
-    side: fc.constantFrom('buy' as const, 'sell' as const),
-    type: fc.constantFrom('market' as const, 'limit' as const),
-    quantity: quantityArb,
-    level: fc.integer({ min: -250, max: 250 }),
-    a: fc.integer({ min: 1, max: 150 }),
-    b: fc.integer({ min: 1, max: 150 }),
-  })
-  .map(({ side, type, quantity, level, a, b }) => ({
+const bracketArb: fc.Arbitrary<Action> = legsArb('market', 'limit').map(
+  ({ side, type, quantity, level, a, b }) => ({
     side,
     type,
     quantity,
@@ -120,7 +119,8 @@ const bracketArb: fc.Arbitrary<Action> = fc
       takeProfit: { type: 'limit', price: price8(side === 'buy' ? level + a : level - a) },
       stopLoss: { triggerPrice: price8(side === 'buy' ? level - b : level + b) },
     },
-  }));
+  }),
+);
 
 const plainArb: fc.Arbitrary<Action> = fc
   .record({

@@ -24,6 +24,7 @@ import { replayWallet, stateSummary, verifyAllChains } from '../../src/audit/wal
 import { loadConfig } from '../../src/config';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { accountTradingProfile } from '../support/owner';
 import { committedHead } from './log-head';
 import { PAIRS } from './support';
 
@@ -55,18 +56,11 @@ const profiles = new Map<string, TradingProfile>();
 const profileFor = (ownerId: string): TradingProfile => {
   let p = profiles.get(ownerId);
   if (!p) {
-    p = {
-      ownerType: 'account',
-      ownerId,
-      accountId: ownerId,
-      agentId: null,
-      status: 'active',
-      accountStatus: 'active',
-      startingBalance: '10000.00000000',
-      sessionId: crypto.randomUUID(),
-      sessionStartedAt: new Date().toISOString(),
-      riskProfile: { ...DEFAULT_RISK_PROFILE, max_position_size_pct: 100, max_order_size_pct: 100 },
-    };
+    p = accountTradingProfile(ownerId, '10000.00000000', {
+      ...DEFAULT_RISK_PROFILE,
+      max_position_size_pct: 100,
+      max_order_size_pct: 100,
+    });
     profiles.set(ownerId, p);
   }
   return p;

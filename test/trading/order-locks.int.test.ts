@@ -3,6 +3,7 @@ import { SandboxLog } from '../../domain/backtest/sandbox-log';
 import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
 import { until } from '../support/until';
+import { limitBuyPlaced } from '../support/wallet-events';
 import { settleTrading } from './log-head';
 
 /**
@@ -61,23 +62,7 @@ describe('locked_amount of finished orders', () => {
 
   it('the sandbox orders of backtests and battles show the same', () => {
     const log = new SandboxLog();
-    const placed = {
-      order_id: 'o1',
-      session_id: 's',
-      symbol: 'BTCUSDT',
-      base_asset: 'BTC',
-      side: 'buy' as const,
-      type: 'limit' as const,
-      quantity: '0.01000000',
-      price: '30000.00000000',
-      trigger_price: null,
-      locked_amount: '300.30000000',
-      lock_asset: 'USDT',
-      fee_rate: '0.001',
-      idempotency_key: null,
-      request_hash: null,
-      placed_at: '2024-01-01T00:00:00.000Z',
-    };
+    const placed = limitBuyPlaced({ order_id: 'o1', session_id: 's', placed_at: '2024-01-01T00:00:00.000Z' });
     log.apply({ type: 'OrderPlaced', data: placed });
     expect(log.orders[0]!.locked_amount).toBe('300.30000000');
     log.apply({

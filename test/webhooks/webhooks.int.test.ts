@@ -14,6 +14,12 @@ let account: TestAccount;
 let agent: { agentId: string; apiKey: string };
 const PUBLIC_URL = 'https://93.184.215.14/hooks/ptv';
 
+/** Registers a webhook (201) with these credentials; by default one for `order.filled` at `PUBLIC_URL`. */
+const createWebhook = (
+  headers: Record<string, string>,
+  body: object = { url: PUBLIC_URL, event_types: ['order.filled'] },
+) => ok(t.app, headers, 'POST', '/webhooks', body, 201);
+
 beforeAll(async () => {
   account = await registerAccount(t.app, {}, { plain: true });
   agent = await createAgent(t.app, account);
@@ -56,14 +62,7 @@ describe('the SSRF rule (WEBHOOKS_ALLOW_PRIVATE unset)', () => {
       url: 'http://no-such-host.invalid/hook',
       event_types: ['order.filled'],
     });
-    const created = await ok(
-      t.app,
-      bearer(account),
-      'POST',
-      '/webhooks',
-      { url: PUBLIC_URL, event_types: ['order.filled'] },
-      201,
-    );
+    const created = await createWebhook(bearer(account));
     const error = await fails(
       t.app,
       bearer(account),
@@ -100,18 +99,11 @@ describe('the SSRF rule (WEBHOOKS_ALLOW_PRIVATE unset)', () => {
 
 describe('registering and managing webhooks', () => {
   it('shows the secret once, lists without it, updates and deletes', async () => {
-    const created = await ok(
-      t.app,
-      bearer(account),
-      'POST',
-      '/webhooks',
-      {
-        url: PUBLIC_URL,
-        event_types: ['order.filled', 'battle.completed', 'order.filled'],
-        description: 'main',
-      },
-      201,
-    );
+    const created = await createWebhook(bearer(account), {
+      url: PUBLIC_URL,
+      event_types: ['order.filled', 'battle.completed', 'order.filled'],
+      description: 'main',
+    });
     expect(created).toMatchObject({
       account_id: account.accountId,
       agent_id: null,
@@ -151,23 +143,12 @@ describe('registering and managing webhooks', () => {
   });
 
   it("scopes an agent's credential to the agent's own webhooks; another account sees none", async () => {
-    const mine = await ok(
-      t.app,
-      keyHeader(agent.apiKey),
-      'POST',
-      '/webhooks',
-      { url: PUBLIC_URL, event_types: ['order.filled'] },
-      201,
-    );
+    const mine = await createWebhook(keyHeader(agent.apiKey));
     expect(mine.agent_id).toBe(agent.agentId);
-    const accounts = await ok(
-      t.app,
-      bearer(account),
-      'POST',
-      '/webhooks',
-      { url: PUBLIC_URL, event_types: ['order.cancelled'] },
-      201,
-    );
+    const accounts = await createWebhook(bearer(account), {
+      url: PUBLIC_URL,
+      event_types: ['order.cancelled'],
+    });
     const agentList = await ok(t.app, keyHeader(agent.apiKey), 'GET', '/webhooks');
     expect(agentList.webhooks.map((w: { webhook_id: string }) => w.webhook_id)).toEqual([mine.webhook_id]);
     await fails(t.app, keyHeader(agent.apiKey), 'GET', `/webhooks/${accounts.webhook_id}`, 404, 'NOT_FOUND');
@@ -192,14 +173,7 @@ describe('registering and managing webhooks', () => {
   });
 
   it('records a test request as a pending delivery (no worker runs in this runtime)', async () => {
-    const created = await ok(
-      t.app,
-      bearer(account),
-      'POST',
-      '/webhooks',
-      { url: PUBLIC_URL, event_types: ['order.filled'] },
-      201,
-    );
+    const created = await createWebhook(bearer(account));
     const test = await ok(
       t.app,
       bearer(account),
