@@ -121,66 +121,31 @@ describe('orders with stop_price', () => {
     const agent = client(compat.base, { apiKey: compat.trader.agents[1]!.apiKey });
     const price = dec((await agent('GET', '/market/price/BTCUSDT')).body.price);
     const above = price.times(2).toFixed(2);
-    const stop = await agent('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'stop_loss',
-      quantity: '0.001',
-      stop_price: above,
-    });
+    /** Places a buy of 0.001 BTC of this type with these price fields. */
+    const placeBuy = (type: string, prices: Record<string, unknown>) =>
+      agent('POST', '/trade/order', { symbol: 'BTCUSDT', side: 'buy', type, quantity: '0.001', ...prices });
+    const stop = await placeBuy('stop_loss', { stop_price: above });
     expect(stop.status).toBe(201);
     expect(stop.body).toMatchObject({ status: 'pending', type: 'stop_loss' });
     expect(dec(stop.body.trigger_price).eq(above)).toBe(true);
 
     const below = price.div(2).toFixed(2);
-    const takeProfit = await agent('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'take_profit',
-      quantity: '0.001',
-      stop_price: below,
-    });
+    const takeProfit = await placeBuy('take_profit', { stop_price: below });
     expect(takeProfit.status).toBe(201);
     expect(dec(takeProfit.body.trigger_price).eq(below)).toBe(true);
 
-    const spec = await agent('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'stop_loss',
-      quantity: '0.001',
-      trigger_price: above,
-    });
+    const spec = await placeBuy('stop_loss', { trigger_price: above });
     expect(spec.status).toBe(201);
     expect(dec(spec.body.trigger_price).eq(above)).toBe(true);
 
     // Both names with one value: accepted; with two: refused rather than one picked.
-    const same = await agent('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'stop_loss',
-      quantity: '0.001',
-      trigger_price: above,
-      stop_price: Number(above),
-    });
+    const same = await placeBuy('stop_loss', { trigger_price: above, stop_price: Number(above) });
     expect(same.status).toBe(201);
-    const differ = await agent('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'stop_loss',
-      quantity: '0.001',
-      trigger_price: above,
-      stop_price: below,
-    });
+    const differ = await placeBuy('stop_loss', { trigger_price: above, stop_price: below });
     expect(differ.status).toBe(422);
     expect(differ.body.error.details.issues[0].field).toBe('stop_price');
     // On a market order a trigger is refused whatever its name (as trigger_price is by the spec).
-    const market = await agent('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-      stop_price: above,
-    });
+    const market = await placeBuy('market', { stop_price: above });
     expect(market.status).toBe(422);
     expect((await agent('DELETE', '/trade/orders/open')).status).toBe(200);
   });

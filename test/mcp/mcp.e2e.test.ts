@@ -64,6 +64,35 @@ afterAll(async () => {
   await server?.close();
 }, 30_000);
 
+/** A market buy of 0.001 BTC by `trader` over REST (201); resolves to its order id. */
+const marketBuy = async (trader: Trader): Promise<string> => {
+  const placed = await trader.rest('POST', '/trade/order', {
+    symbol: 'BTCUSDT',
+    side: 'buy',
+    type: 'market',
+    quantity: '0.001',
+  });
+  expect(placed.status).toBe(201);
+  return placed.body.order_id;
+};
+
+/**
+ * Cancels unknown orders through `client` (each ORDER_NOT_FOUND) until the orders group (100 per minute, the
+ * wallet owner's, shared with REST) answers RATE_LIMIT_EXCEEDED with a positive `retry_after_seconds`, at most 120
+ * calls; resolves to that tool error.
+ */
+const cancelUntilRateLimited = async (client: Client) => {
+  let limited: Awaited<ReturnType<typeof fails>> | undefined;
+  for (let i = 0; i < 120 && !limited; i++) {
+    const e = await fails(client, 'cancel_order', { order_id: crypto.randomUUID() });
+    if (e.code === 'RATE_LIMIT_EXCEEDED') limited = e;
+    else expect(e.code).toBe('ORDER_NOT_FOUND');
+  }
+  expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { group: 'orders' } });
+  expect(limited!.retry_after_seconds).toBeGreaterThan(0);
+  return limited!;
+};
+
 /** The text of a resource's content (`text`, not `blob`). */
 const textOf = (content: object | undefined): string =>
   content && 'text' in content ? String(content.text) : '';
@@ -83,14 +112,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   beforeAll(async () => {
     trader = await newTrader('MCP HTTP trader');
     other = await newTrader('MCP HTTP other');
-    const placed = await other.rest('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-    });
-    expect(placed.status).toBe(201);
-    otherOrder = placed.body.order_id;
+    otherOrder = await marketBuy(other);
     client = await connect(
       new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
         requestInit: { headers: { 'x-api-key': trader.apiKey } },
@@ -194,14 +216,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       await anonymous.close();
     }
     // The orders group (100 per minute) is the wallet owner's, shared with REST: cancels of unknown ids count.
-    let limited: Awaited<ReturnType<typeof fails>> | undefined;
-    for (let i = 0; i < 120 && !limited; i++) {
-      const e = await fails(client, 'cancel_order', { order_id: crypto.randomUUID() });
-      if (e.code === 'RATE_LIMIT_EXCEEDED') limited = e;
-      else expect(e.code).toBe('ORDER_NOT_FOUND');
-    }
-    expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { group: 'orders' } });
-    expect(limited!.retry_after_seconds).toBeGreaterThan(0);
+    const limited = await cancelUntilRateLimited(client);
     expect((await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`)).status).toBe(429);
     expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   }, 60_000);
@@ -225,14 +240,7 @@ describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
   beforeAll(async () => {
     trader = await newTrader('MCP stdio trader');
     other = await newTrader('MCP stdio other');
-    otherOrder = (
-      await other.rest('POST', '/trade/order', {
-        symbol: 'BTCUSDT',
-        side: 'buy',
-        type: 'market',
-        quantity: '0.001',
-      })
-    ).body.order_id;
+    otherOrder = await marketBuy(other);
     client = await connect(stdio('--api-key', trader.apiKey));
   }, 60_000);
 
@@ -274,17 +282,10 @@ describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
 
   it('answers the 101st order of a minute with RATE_LIMIT_EXCEEDED and retry_after_seconds, and stays usable', async () => {
     // The venue's 429 travels as REST's envelope: ptv mcp turns it into the tool error, never a dropped connection.
-    let limited: Awaited<ReturnType<typeof fails>> | undefined;
-    for (let i = 0; i < 120 && !limited; i++) {
-      const e = await fails(client, 'cancel_order', { order_id: crypto.randomUUID() });
-      if (e.code === 'RATE_LIMIT_EXCEEDED') limited = e;
-      else expect(e.code).toBe('ORDER_NOT_FOUND');
-    }
-    expect(limited).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { group: 'orders' } });
-    expect(limited!.retry_after_seconds).toBeGreaterThan(0);
+    const limited = await cancelUntilRateLimited(client);
     const viaRest = await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`);
     expect(viaRest.status).toBe(429);
-    expect(viaRest.body.error.code).toBe(limited!.code);
+    expect(viaRest.body.error.code).toBe(limited.code);
     expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   }, 120_000);
 });
