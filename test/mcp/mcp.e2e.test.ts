@@ -216,7 +216,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       await anonymous.close();
     }
     // The orders group (100 per minute) is the wallet owner's, shared with REST: cancels of unknown ids count.
-    const limited = await cancelUntilRateLimited(client);
+    await cancelUntilRateLimited(client);
     expect((await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`)).status).toBe(429);
     expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   }, 60_000);
