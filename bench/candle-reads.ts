@@ -11,6 +11,7 @@
  */
 import os from 'node:os';
 import { Command } from 'commander';
+import { mulberry32 } from '../domain/market/random';
 import { candlesResponse } from '../src/contract/market';
 import { MarketCandles } from '../src/market/candles';
 import { candleOut } from '../src/market/present';
@@ -48,18 +49,9 @@ const MINUTE = 60_000;
 const FROM = Date.parse(`${options.from}T00:00:00Z`);
 const TO = Date.parse(`${options.to}T00:00:00Z`);
 
-/** mulberry32, as `bench/market-scale.ts`: the same seed reads the same places. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-};
-
 const candles = new MarketCandles(new ColumnStore(options.store));
 const symbols = candles.symbols();
-const next = random(symbols.length);
+const next = mulberry32(symbols.length);
 const read = () => {
   const symbol = symbols[Math.floor(next() * symbols.length)]!;
   const start = FROM + Math.floor(next() * ((TO - FROM) / MINUTE)) * MINUTE;

@@ -41,6 +41,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { Agent } from 'undici';
+import { mulberry32 } from '../domain/market/random';
 import { positiveInt } from './options';
 import { startProber } from './prober';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
@@ -113,15 +114,6 @@ const dispatcher = new Agent({
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load = () => os.loadavg().map((l) => round(l, 2));
 const mib = (bytes: number) => round(bytes / 2 ** 20, 1);
-
-/** A seeded generator (mulberry32), so every run reads the same places. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-};
 
 const { call, ok } = venueClient(base, dispatcher);
 
@@ -520,7 +512,7 @@ const measure = async (pairs: number) => {
 
     if (!skip.has('reads')) {
       console.error(`== ${pairs} pairs: ${options.reads} candle range reads`);
-      const next = random(pairs);
+      const next = mulberry32(pairs);
       const latencies: number[] = [];
       // The venue's own CPU while idle (the replayed feed's ticks, timers), over 5 s before the reads: what the
       // CPU per read below includes beside the reads themselves.

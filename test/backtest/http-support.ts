@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll } from 'vitest';
+import type { PerformanceInput } from '../../domain/metrics/performance';
 import { bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
 import { csvRows, linkedDataDir } from '../market/support';
 import type { TestDatabase } from '../support/databases';
@@ -98,3 +99,35 @@ export const useBacktestApp = (files?: string[], env: Record<string, string> = {
     return startBacktestApp(data.dir, undefined, env);
   });
 };
+
+/**
+ * The metrics input (`computePerformance`) rebuilt from what a client can read: the published equity curve's
+ * points, the trade log's trades and the last step's `prices` (their closes value the positions still open).
+ * `startingBalance` in USDT; `intervalMs` the candle interval (ms); `period` as `PerformanceInput.period`.
+ */
+export const performanceInputFromResults = (published: {
+  startingBalance: string;
+  intervalMs: number;
+  points: readonly { time: string; equity: string }[];
+  trades: readonly Record<string, string>[];
+  prices: Record<string, unknown>;
+  period?: PerformanceInput['period'];
+}): PerformanceInput => ({
+  startingBalance: published.startingBalance,
+  intervalMs: published.intervalMs,
+  equity: published.points.map((p) => ({ time: Date.parse(p.time), equity: p.equity })),
+  fills: published.trades.map((x) => ({
+    symbol: x.symbol!,
+    side: x.side as 'buy' | 'sell',
+    quantity: x.quantity!,
+    price: x.price!,
+    notional: x.notional!,
+    fee: x.fee!,
+    realizedPnl: x.realized_pnl!,
+    time: Date.parse(x.executed_at!),
+  })),
+  marks: Object.fromEntries(
+    Object.entries(published.prices).map(([symbol, p]) => [symbol, (p as { close: string }).close]),
+  ),
+  ...(published.period ? { period: published.period } : {}),
+});

@@ -6,6 +6,7 @@ import {
   fails,
   H,
   ok,
+  performanceInputFromResults,
   rawCandles,
   sandboxTimesIn,
   type Trader,
@@ -277,27 +278,15 @@ describe('stepping', () => {
     // The results are the documented formulas (docs/metrics.md) applied to the published equity curve and trade log.
     const curve = await ok(t.app, h, 'GET', `/backtest/${id}/results/equity-curve?limit=10000`);
     const log = await ok(t.app, h, 'GET', `/backtest/${id}/results/trades?limit=1000`);
-    const recomputed = computePerformance({
-      startingBalance: '10000',
-      intervalMs: H,
-      equity: curve.points.map((p: { time: string; equity: string }) => ({
-        time: Date.parse(p.time),
-        equity: p.equity,
-      })),
-      fills: log.trades.map((x: Record<string, string>) => ({
-        symbol: x.symbol!,
-        side: x.side as 'buy' | 'sell',
-        quantity: x.quantity!,
-        price: x.price!,
-        notional: x.notional!,
-        fee: x.fee!,
-        realizedPnl: x.realized_pnl!,
-        time: Date.parse(x.executed_at!),
-      })),
-      marks: Object.fromEntries(
-        Object.entries(end.prices).map(([symbol, p]) => [symbol, (p as { close: string }).close]),
-      ),
-    });
+    const recomputed = computePerformance(
+      performanceInputFromResults({
+        startingBalance: '10000',
+        intervalMs: H,
+        points: curve.points,
+        trades: log.trades,
+        prices: end.prices,
+      }),
+    );
     expect(results.metrics).toEqual(recomputed.metrics);
     expect(results.by_pair).toEqual(recomputed.by_pair);
     expect(results.summary).toMatchObject({

@@ -1,6 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { computePerformance } from '../../domain/metrics/performance';
-import { call, H, ok, type Trader, trader, useBacktestApp } from './http-support';
+import {
+  call,
+  H,
+  ok,
+  performanceInputFromResults,
+  type Trader,
+  trader,
+  useBacktestApp,
+} from './http-support';
 
 /**
  * Issue 24: a long session over the real hourly BTCUSDT and ETHUSDT files (2021-04-05 → 2023-12-30, ~24,000 steps),
@@ -67,25 +75,14 @@ describe('results over the packed equity of a long session', () => {
     const page = await ok(t.app, h, 'GET', `/backtest/${id}/results/equity-curve?limit=20&offset=3500`);
     expect(page.points).toEqual(points.slice(3500, 3520));
     const log = await ok(t.app, h, 'GET', `/backtest/${id}/results/trades?limit=1000`);
-    const input = {
+    const input = performanceInputFromResults({
       startingBalance: '100000',
       intervalMs: H,
-      equity: points.map((p) => ({ time: Date.parse(p.time), equity: p.equity })),
-      fills: log.trades.map((x: Record<string, string>) => ({
-        symbol: x.symbol!,
-        side: x.side as 'buy' | 'sell',
-        quantity: x.quantity!,
-        price: x.price!,
-        notional: x.notional!,
-        fee: x.fee!,
-        realizedPnl: x.realized_pnl!,
-        time: Date.parse(x.executed_at!),
-      })),
-      marks: Object.fromEntries(
-        Object.entries(end.prices).map(([symbol, p]) => [symbol, (p as { close: string }).close]),
-      ),
+      points,
+      trades: log.trades,
+      prices: end.prices,
       period: { start: Date.parse(points[0]!.time), end: Date.parse(points[points.length - 1]!.time) },
-    };
+    });
     const decimal = computePerformance(input, { decimal: true });
     expect(decimal.metrics.sharpe_ratio).not.toBeNull();
     expect(Number(decimal.metrics.max_drawdown_pct)).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Candle, lowerBound } from '../../domain/market/candle';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
+import { mulberry32 } from '../../domain/market/random';
 import { candlesResponse } from '../../src/contract/market';
 import { MarketCandles } from '../../src/market/candles';
 import { KlineCsvParser } from '../../src/market/import/kline-parser';
@@ -148,15 +149,6 @@ describe('the candle body written from columns', () => {
   });
 });
 
-/** A seeded generator (mulberry32). */
-const seeded = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-};
-
 const units = (u: bigint) => {
   const s = u.toString().padStart(9, '0');
   return `${s.slice(0, -8)}.${s.slice(-8)}`;
@@ -280,7 +272,7 @@ describe('/market/candles bodies read from the candle store', () => {
   it('equal the generic serializer’s on generated minutes with gaps, across blocks, months and limits', async () => {
     const { dir, remove } = tempDir('ptv-candle-body-');
     dirs.push(remove);
-    const random = seeded(7);
+    const random = mulberry32(7);
     const from = Date.UTC(2022, 0, 24);
     const to = Date.UTC(2022, 1, 8);
     const btc = minutes(from, to, 1n, random); // 1e-8 steps: scale 8
@@ -312,7 +304,7 @@ describe('/market/candles bodies read from the candle store', () => {
       { symbol: 'BTCUSDT', interval: '1h', candles: read('1h/BTCUSDT-1h.csv', '1h') },
       { symbol: 'DOGEUSDT', interval: '1h', candles: read('1h/DOGEUSDT-1h.csv', '1h') },
     ]);
-    const random = seeded(11);
+    const random = mulberry32(11);
     for (const [symbol, interval] of [
       ['BTCUSDT', '1m'],
       ['BTCUSDT', '1h'],
