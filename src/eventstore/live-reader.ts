@@ -8,6 +8,7 @@ import type {
   SubscribeOptions,
 } from '../../ports/event-store';
 import { comparePositions, START } from '../../ports/event-store';
+import { WakeableSleep } from '../core/wakeable-sleep';
 
 /** What a {@link LiveReader} needs from its store. */
 export interface LiveReaderSource {
@@ -91,14 +92,9 @@ class SharedTail {
     for (;;) {
       const index = this.indexAfter(after);
       if (index === undefined) {
-        const head = this.head();
-        if (this.started && comparePositions(after, this.from) < 0) {
-          // Behind the tail: this subscription catches up on its own reads, the tail stays with the head.
-          const page = await this.source.readAll({ after, maxCount: max });
-          return { events: page.events, next: page.next, fresh: true, seen: mark };
-        }
-        if (this.started && comparePositions(after, head) <= 0) {
-          // Inside the tail's range but not one of its positions (an event deleted since): read on its own.
+        if (this.started && comparePositions(after, this.head()) <= 0) {
+          // Behind the tail (catching up from an old checkpoint), or inside its range but not one of its positions
+          // (an event deleted since): this subscription reads on its own, the tail stays with the head.
           const page = await this.source.readAll({ after, maxCount: max });
           return { events: page.events, next: page.next, fresh: true, seen: mark };
         }
@@ -236,7 +232,7 @@ export class LiveReader {
 
 class LiveSubscription implements AllSubscription {
   private closed = false;
-  private wakeUp: (() => void) | undefined;
+  private readonly sleeper = new WakeableSleep();
   private readonly pending = new Map<bigint, number>();
   /** Recently delivered global positions, so a late NOTIFY of a delivered event is not awaited again. */
   private readonly delivered = new Set<bigint>();
@@ -258,13 +254,13 @@ class LiveSubscription implements AllSubscription {
     // Only a read started after this wake-up sees what it announces.
     this.wokenMark = this.tail.mark();
     this.woken = true;
-    this.wakeUp?.();
+    this.sleeper.wake();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.onClose();
-    this.wakeUp?.();
+    this.sleeper.wake();
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<RecordedEvent[]> {
@@ -289,7 +285,7 @@ class LiveSubscription implements AllSubscription {
         // The database is briefly away (restart, failover): back off a little and read again (a read waits for
         // the server itself, up to a few seconds, so this loop does not spin while it is away).
         failures++;
-        await this.sleep(backoffDelayMs(failures, { baseMs: 10, maxMs: 200 }));
+        await this.sleeper.sleep(backoffDelayMs(failures, { baseMs: 10, maxMs: 200 }));
         mark = this.tail.mark();
         continue;
       }
@@ -303,7 +299,7 @@ class LiveSubscription implements AllSubscription {
       if (this.woken) continue;
       this.forgetStale();
       mark = page.seen;
-      await this.sleep(this.pending.size > 0 ? this.tuning.horizonRetryMs : this.tuning.idlePollMs);
+      await this.sleeper.sleep(this.pending.size > 0 ? this.tuning.horizonRetryMs : this.tuning.idlePollMs);
     }
   }
 
@@ -319,19 +315,5 @@ class LiveSubscription implements AllSubscription {
   private forgetStale(): void {
     const cutoff = Date.now() - this.tuning.forgetNotifiedAfterMs;
     for (const [position, at] of this.pending) if (at < cutoff) this.pending.delete(position);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        done();
-      };
-    });
   }
 }
