@@ -62,7 +62,45 @@ export const fmt = (v: Dec): string => {
   if (!v.isFinite()) throw new RangeError(`not a finite decimal: ${v.toString()}`);
   if ((v.decimalPlaces() ?? 0) > SCALE)
     throw new RangeError(`more than ${SCALE} decimal places: ${v.toFixed()}`);
-  return v.isZero() ? '0.00000000' : v.toFixed(SCALE);
+  return v.isZero() ? '0.00000000' : fixed8(v);
+};
+
+/** Zeros to pad a base-10¹⁴ limb of a coefficient to its 14 digits. */
+const LIMB_PAD = '00000000000000';
+/** Zeros to pad the fraction to {@link SCALE} places. */
+const ZEROS = '00000000';
+
+/**
+ * `v.toFixed(8)` for a finite, non-zero value with at most 8 decimal places (what {@link fmt} checked), written
+ * from the value's own digits: `bignumber.js` keeps a coefficient `c` in base-10¹⁴ limbs (most significant first,
+ * no leading zeros in the first, the last without trailing zeros past the value's last digit), the exponent `e` (the
+ * power of ten of the first digit) and the sign `s`. Its `toFixed` builds the same text through a rounding copy and
+ * several intermediate strings: ~15 % of a market order's decision went there (docs/benchmarks.md, "Trading",
+ * issue 23). Equal to `toFixed(8)` on every such value (property test in test/trading/decimal-memo.unit.test.ts).
+ */
+const fixed8 = (v: Dec): string => {
+  const c = v.c!;
+  const e = v.e!;
+  let digits = String(c[0]);
+  for (let i = 1; i < c.length; i++) {
+    const limb = String(c[i]);
+    digits += LIMB_PAD.slice(limb.length) + limb;
+  }
+  // The limbs after the first are zero-padded to 14 digits, so the text may run on with zeros past the value's last
+  // digit: at most 8 places are digits of the value, the rest is cut.
+  let text: string;
+  if (e < 0) {
+    // 0.000ddd: -e - 1 zeros after the point, then the digits.
+    const fraction = (ZEROS.slice(0, -e - 1) + digits).slice(0, SCALE);
+    text = `0.${fraction}${ZEROS.slice(0, SCALE - fraction.length)}`;
+  } else if (digits.length <= e + 1) {
+    // An integer: its digits, then zeros up to the units.
+    text = `${digits}${'0'.repeat(e + 1 - digits.length)}.00000000`;
+  } else {
+    const fraction = digits.slice(e + 1, e + 1 + SCALE);
+    text = `${digits.slice(0, e + 1)}.${fraction}${ZEROS.slice(0, SCALE - fraction.length)}`;
+  }
+  return v.s! < 0 ? `-${text}` : text;
 };
 
 /** Like {@link fmt} for an optional value. */

@@ -184,10 +184,14 @@ const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<st
  * Folds one wallet event (pure; never mutates `state`). Amounts are taken from the event as recorded: the
  * decider computed them, `evolve` only books them. Every event moves `version`.
  */
-export const evolveWallet = (state: WalletState, event: WalletEvent): WalletState => ({
-  ...foldBalances(state, event),
-  version: state.version + 1,
-});
+export const evolveWallet = (state: WalletState, event: WalletEvent): WalletState => {
+  const next = foldBalances(state, event);
+  // Every case of the fold returns a fresh copy of the state: its version is set on it rather than copying the
+  // whole state once more (a spread of ~20 fields per event, three events per market order; issue 23).
+  if (next === state || next === undefined) return { ...next, version: state.version + 1 };
+  next.version = state.version + 1;
+  return next;
+};
 
 /** The balances, orders and session figures after one event (everything but the bookkeeping of `evolveWallet`). */
 const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
@@ -291,7 +295,7 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
       const locked = dec(d.locked_amount);
       // A partial fill (fill models) leaves the order open with less to fill and the smaller lock; a fill recorded
       // before them always filled the whole order.
-      const remaining = open ? open.remaining.minus(d.quantity) : ZERO;
+      const remaining = open ? open.remaining.minus(dec(d.quantity)) : ZERO;
       const openOrders =
         open === undefined
           ? state.openOrders
@@ -305,10 +309,10 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
                   lockedAmount: open.lockedAmount.minus(locked),
                   marketable: false,
                   done: {
-                    notional: open.done.notional.plus(d.notional),
-                    fee: open.done.fee.plus(d.fee),
-                    total: open.done.total.plus(d.total),
-                    realizedPnl: open.done.realizedPnl.plus(d.realized_pnl),
+                    notional: open.done.notional.plus(dec(d.notional)),
+                    fee: open.done.fee.plus(dec(d.fee)),
+                    total: open.done.total.plus(dec(d.total)),
+                    realizedPnl: open.done.realizedPnl.plus(dec(d.realized_pnl)),
                   },
                 },
               }
@@ -331,23 +335,28 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         };
       }
       const realized = dec(d.realized_pnl);
-      const base = {
-        ...state,
-        openOrders,
-        holdings,
-        feesPaid: state.feesPaid.plus(d.fee),
-        print: usePrint(state.print, d),
-        updatedAt: d.filled_at,
-      };
+      // One copy of the state per fill (not a common part spread again), and the event's amounts through `dec`'s
+      // memo rather than parsed again by `plus` (issue 23).
+      const fee = dec(d.fee);
       if (d.side === 'buy') {
         return {
-          ...base,
+          ...state,
+          openOrders,
+          holdings,
+          feesPaid: state.feesPaid.plus(fee),
+          print: usePrint(state.print, d),
+          updatedAt: d.filled_at,
           lockedCash: state.lockedCash.minus(locked),
           cash: state.cash.plus(locked).minus(total),
         };
       }
       return {
-        ...base,
+        ...state,
+        openOrders,
+        holdings,
+        feesPaid: state.feesPaid.plus(fee),
+        print: usePrint(state.print, d),
+        updatedAt: d.filled_at,
         cash: state.cash.plus(total),
         realizedPnl: state.realizedPnl.plus(realized),
         closedTrades: state.closedTrades + 1,

@@ -67,3 +67,70 @@ describe('dec: parsed texts are remembered, values unchanged (domain/trading/dec
     expect(dec('abc').isNaN()).toBe(true);
   });
 });
+
+describe('fmt writes toFixed(8) from the digits (domain/trading/decimal.ts)', () => {
+  /** Values as the ledger makes them: parsed, summed, multiplied, divided and rounded to 8 places, any sign. */
+  const computed = fc
+    .tuple(
+      decimalText,
+      decimalText,
+      fc.constantFrom('plus', 'minus', 'times', 'div', 'shift'),
+      fc.integer({ min: -20, max: 30 }),
+    )
+    .map(([a, b, op, k]) => {
+      const [x, y] = [dec(a), dec(b)];
+      if (op === 'plus') return x.plus(y);
+      if (op === 'minus') return x.minus(y);
+      if (op === 'times') return x.times(y);
+      if (op === 'shift') return x.shiftedBy(k);
+      return y.isZero() ? x : x.div(y);
+    })
+    .map((v) => roundHalfEven8(v));
+
+  it('equals toFixed(8) on every finite value with at most 8 places, to the satoshi', () => {
+    fc.assert(
+      fc.property(computed, (v) => {
+        expect(fmt(v)).toBe(v.isZero() ? '0.00000000' : v.toFixed(8));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('equals toFixed(8) at the limbs’ edges: 14-digit boundaries, tiny and huge values, negatives', () => {
+    const texts = [
+      '1',
+      '0.00000001',
+      '-0.00000001',
+      '0.1',
+      '0.05',
+      '12345678901234',
+      '123456789012345',
+      '99999999999999.99999999',
+      '100000000000000',
+      '1e14',
+      '1.5e15',
+      '1e40',
+      '-1e40',
+      '123456789012345678901234567890.12345678',
+      '0.12345678',
+      '-7.1',
+      '10000.00000000',
+      '40001.00000000',
+      '8.00820020',
+      '1e-8',
+      '-100000000000000.00000001',
+    ];
+    for (const t of texts) {
+      const v = new Decimal(t);
+      expect(fmt(v), t).toBe(v.toFixed(8));
+    }
+    for (let e = -8; e <= 45; e++) {
+      for (const m of ['1', '7', '12345678', '99999999', '10000001']) {
+        const v = new Decimal(m).shiftedBy(e - m.length + 1);
+        if ((v.decimalPlaces() ?? 0) > 8) continue;
+        expect(fmt(v), v.toString()).toBe(v.toFixed(8));
+        expect(fmt(v.negated()), v.toString()).toBe(v.negated().toFixed(8));
+      }
+    }
+  });
+});
