@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { AccountEvent } from '../domain/account/events';
 import { ACCOUNT_EVENT_TYPES } from '../domain/account/events';
 import type { RecordedEvent } from '../ports/event-store';
-import { addRiskColumns, deletedIdOf, riskColumns, type Timestamp } from './columns';
+import { deletedIdOf, RISK_COLUMNS, riskColumns, type Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** A timestamp column: read as `Date`, written as an ISO string. */
@@ -33,6 +34,30 @@ export interface AccountsTable {
   updated_at: Timestamp;
 }
 
+/** The DDL of its read-model tables. */
+const ACCOUNTS_TABLES: TableDefinitions = {
+  accounts: {
+    columns: {
+      account_id: 'uuid primary key',
+      display_name: 'text not null',
+      email: 'text',
+      status: 'text not null',
+      starting_balance: 'numeric(38, 8) not null',
+      session_id: 'uuid not null',
+      session_started_at: 'timestamptz not null',
+      ...RISK_COLUMNS,
+      has_password: 'boolean not null',
+      credentials_version: 'integer not null default 0',
+      api_key_preview: 'text not null',
+      created_at: 'timestamptz not null',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      accounts_email: ['email'],
+    },
+  },
+};
+
 /**
  * `accounts` (ARCHITECTURE §6): the account resource for `/account/info`, status checks of credentials and the
  * trading capability's risk limits. Deterministic: every value comes from event data.
@@ -40,28 +65,8 @@ export interface AccountsTable {
 export const accountsProjection: Projection = {
   name: 'accounts',
   version: 2,
-  tables: ['accounts'],
+  ...declareTables(ACCOUNTS_TABLES),
   eventTypes: [...ACCOUNT_EVENT_TYPES, 'StreamDeleted'],
-  async createTables(db, schema) {
-    await db.schema
-      .withSchema(schema)
-      .createTable('accounts')
-      .addColumn('account_id', 'uuid', (c) => c.primaryKey())
-      .addColumn('display_name', 'text', (c) => c.notNull())
-      .addColumn('email', 'text')
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('session_id', 'uuid', (c) => c.notNull())
-      .addColumn('session_started_at', 'timestamptz', (c) => c.notNull())
-      .$call(addRiskColumns)
-      .addColumn('has_password', 'boolean', (c) => c.notNull())
-      .addColumn('credentials_version', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('api_key_preview', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await db.schema.withSchema(schema).createIndex('accounts_email').on('accounts').column('email').execute();
-  },
   async apply(db: Kysely<{ accounts: AccountsTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
       const deleted = deletedIdOf(e, 'account-');

@@ -1,7 +1,8 @@
 import type { ColumnType, Kysely } from 'kysely';
 import { AGENT_EVENT_TYPES, type AgentEvent, type AgentProfileFields } from '../domain/agent/events';
 import type { RecordedEvent } from '../ports/event-store';
-import { addRiskColumns, deletedIdOf, type NullableTimestamp, riskColumns, type Timestamp } from './columns';
+import { deletedIdOf, type NullableTimestamp, RISK_COLUMNS, riskColumns, type Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Row of the `agents` read model: one per agent that has not been deleted (spec "Agent" resource). */
@@ -39,6 +40,35 @@ const profileColumns = (changes: Partial<AgentProfileFields>) => {
   };
 };
 
+/** The DDL of its read-model tables. */
+const AGENTS_TABLES: TableDefinitions = {
+  agents: {
+    columns: {
+      agent_id: 'uuid primary key',
+      account_id: 'uuid not null',
+      display_name: 'text not null',
+      api_key_preview: 'text not null',
+      starting_balance: 'numeric(38, 8) not null',
+      llm_model: 'text',
+      framework: 'text',
+      strategy_tags: 'jsonb not null',
+      ...RISK_COLUMNS,
+      avatar_url: 'text',
+      color: 'text',
+      status: 'text not null',
+      session_id: 'uuid not null',
+      session_started_at: 'timestamptz not null',
+      cloned_from: 'uuid',
+      archived_at: 'timestamptz',
+      created_at: 'timestamptz not null',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      agents_account_created: ['account_id', 'created_at', 'agent_id'],
+    },
+  },
+};
+
 /**
  * `agents` (ARCHITECTURE §6): the Agent resource for the `/agents` endpoints and the trading capability.
  * A `StreamDeleted` of `agent-{id}` (agent deletion) removes the row. Deterministic: values from event data.
@@ -46,38 +76,8 @@ const profileColumns = (changes: Partial<AgentProfileFields>) => {
 export const agentsProjection: Projection = {
   name: 'agents',
   version: 1,
-  tables: ['agents'],
+  ...declareTables(AGENTS_TABLES),
   eventTypes: [...AGENT_EVENT_TYPES, 'StreamDeleted'],
-  async createTables(db, schema) {
-    await db.schema
-      .withSchema(schema)
-      .createTable('agents')
-      .addColumn('agent_id', 'uuid', (c) => c.primaryKey())
-      .addColumn('account_id', 'uuid', (c) => c.notNull())
-      .addColumn('display_name', 'text', (c) => c.notNull())
-      .addColumn('api_key_preview', 'text', (c) => c.notNull())
-      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('llm_model', 'text')
-      .addColumn('framework', 'text')
-      .addColumn('strategy_tags', 'jsonb', (c) => c.notNull())
-      .$call(addRiskColumns)
-      .addColumn('avatar_url', 'text')
-      .addColumn('color', 'text')
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'uuid', (c) => c.notNull())
-      .addColumn('session_started_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('cloned_from', 'uuid')
-      .addColumn('archived_at', 'timestamptz')
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .withSchema(schema)
-      .createIndex('agents_account_created')
-      .on('agents')
-      .columns(['account_id', 'created_at', 'agent_id'])
-      .execute();
-  },
   async apply(db: Kysely<{ agents: AgentsTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
       const deleted = deletedIdOf(e, 'agent-');

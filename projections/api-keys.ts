@@ -3,6 +3,7 @@ import type { AccountRegisteredData } from '../domain/account/events';
 import type { AgentCreatedData, AgentKeyRegeneratedData } from '../domain/agent/events';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedIdOf } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /**
@@ -21,36 +22,30 @@ export interface ApiKeysTable {
   created_at: ColumnType<Date, string, string>;
 }
 
+/** The DDL of its read-model tables. */
+const API_KEYS_TABLES: TableDefinitions = {
+  api_keys: {
+    columns: {
+      key_hash: 'text primary key',
+      owner_type: 'text not null',
+      account_id: 'uuid not null',
+      agent_id: 'uuid',
+      key_preview: 'text not null',
+      created_at: 'timestamptz not null',
+    },
+    indexes: {
+      api_keys_agent: ['agent_id'],
+      api_keys_account: ['account_id'],
+    },
+  },
+};
+
 /** `api_keys`: key hash → owner. Deterministic: values from event data. */
 export const apiKeysProjection: Projection = {
   name: 'api_keys',
   version: 1,
-  tables: ['api_keys'],
+  ...declareTables(API_KEYS_TABLES),
   eventTypes: ['AccountRegistered', 'AgentCreated', 'AgentKeyRegenerated', 'StreamDeleted'],
-  async createTables(db, schema) {
-    await db.schema
-      .withSchema(schema)
-      .createTable('api_keys')
-      .addColumn('key_hash', 'text', (c) => c.primaryKey())
-      .addColumn('owner_type', 'text', (c) => c.notNull())
-      .addColumn('account_id', 'uuid', (c) => c.notNull())
-      .addColumn('agent_id', 'uuid')
-      .addColumn('key_preview', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .withSchema(schema)
-      .createIndex('api_keys_agent')
-      .on('api_keys')
-      .column('agent_id')
-      .execute();
-    await db.schema
-      .withSchema(schema)
-      .createIndex('api_keys_account')
-      .on('api_keys')
-      .column('account_id')
-      .execute();
-  },
   async apply(db: Kysely<{ api_keys: ApiKeysTable }>, events: readonly RecordedEvent[]) {
     for (const e of events) {
       switch (e.type) {

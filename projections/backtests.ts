@@ -16,6 +16,7 @@ import {
 import type { MetricsFill } from '../domain/metrics/trades';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type Json, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Status of a session (spec "Backtest session"). */
@@ -221,6 +222,83 @@ const computeResults = async (
  */
 export type PerformanceComputer = (input: PerformanceInput) => Promise<Performance> | Performance;
 
+/** The DDL of its read-model tables. */
+const BACKTESTS_TABLES: TableDefinitions = {
+  backtests: {
+    columns: {
+      session_id: 'text primary key',
+      account_id: 'text not null',
+      agent_id: 'text not null',
+      strategy_label: 'text',
+      status: 'text not null',
+      candle_interval: 'text not null',
+      start_time: 'timestamptz not null',
+      end_time: 'timestamptz not null',
+      starting_balance: 'numeric(38, 8) not null',
+      pairs: 'jsonb not null',
+      pairs_requested: 'jsonb',
+      total_steps: 'integer not null',
+      step: 'integer not null',
+      virtual_time: 'timestamptz not null',
+      risk_profile: 'jsonb not null',
+      fee_rate: 'text not null',
+      created_at: 'timestamptz not null',
+      started_at: 'timestamptz',
+      ended_at: 'timestamptz',
+      failure_reason: 'text',
+      final_equity: 'numeric(38, 8)',
+      roi_pct: 'numeric(38, 8)',
+      sharpe_ratio: 'numeric(38, 8)',
+      sortino_ratio: 'numeric(38, 8)',
+      max_drawdown_pct: 'numeric(38, 8)',
+      win_rate: 'numeric(38, 8)',
+      profit_factor: 'numeric(38, 8)',
+      total_trades: 'integer not null',
+      results: 'jsonb',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      backtests_account: ['account_id', 'created_at'],
+    },
+  },
+  backtest_equity: {
+    columns: {
+      session_id: 'text not null',
+      from_step: 'integer not null',
+      points: 'integer not null',
+      base_ms: 'double precision not null',
+      interval_ms: 'double precision not null',
+      peak: 'numeric(38, 8) not null',
+      equity: 'text not null',
+    },
+    primaryKey: ['session_id', 'from_step'],
+  },
+  backtest_trades: {
+    columns: {
+      session_id: 'text not null',
+      seq: 'integer not null',
+      trade_id: 'text not null',
+      order_id: 'text not null',
+      symbol: 'text not null',
+      side: 'text not null',
+      type: 'text not null',
+      fill_trigger: 'text not null',
+      quantity: 'numeric(38, 8) not null',
+      price: 'numeric(38, 8) not null',
+      notional: 'numeric(38, 8) not null',
+      fee: 'numeric(38, 8) not null',
+      total: 'numeric(38, 8) not null',
+      realized_pnl: 'numeric(38, 8) not null',
+      slippage_pct: 'numeric(38, 8) not null',
+      reference_price: 'numeric(38, 8) not null',
+      reference_time: 'timestamptz not null',
+      price_source: 'text not null',
+      executed_at: 'timestamptz not null',
+    },
+    primaryKey: ['session_id', 'seq'],
+  },
+};
+
 /**
  * `backtests`, `backtest_equity`, `backtest_trades` (ARCHITECTURE §6, §9): sessions with their status and
  * progress, the equity at every step (the `equity` arrays of `BacktestStepped`, packed: a row per event, see
@@ -237,83 +315,8 @@ export const createBacktestsProjection = (
     name: 'backtests',
     // 2: `backtest_equity` packed, a row per batch instead of a row per step (issue 24); the runner rebuilds.
     version: 2,
-    tables: ['backtests', 'backtest_equity', 'backtest_trades'],
+    ...declareTables(BACKTESTS_TABLES),
     eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
-    async createTables(db, schema) {
-      const s = db.schema.withSchema(schema);
-      await s
-        .createTable('backtests')
-        .addColumn('session_id', 'text', (c) => c.primaryKey())
-        .addColumn('account_id', 'text', (c) => c.notNull())
-        .addColumn('agent_id', 'text', (c) => c.notNull())
-        .addColumn('strategy_label', 'text')
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('candle_interval', 'text', (c) => c.notNull())
-        .addColumn('start_time', 'timestamptz', (c) => c.notNull())
-        .addColumn('end_time', 'timestamptz', (c) => c.notNull())
-        .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('pairs', 'jsonb', (c) => c.notNull())
-        .addColumn('pairs_requested', 'jsonb')
-        .addColumn('total_steps', 'integer', (c) => c.notNull())
-        .addColumn('step', 'integer', (c) => c.notNull())
-        .addColumn('virtual_time', 'timestamptz', (c) => c.notNull())
-        .addColumn('risk_profile', 'jsonb', (c) => c.notNull())
-        .addColumn('fee_rate', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-        .addColumn('started_at', 'timestamptz')
-        .addColumn('ended_at', 'timestamptz')
-        .addColumn('failure_reason', 'text')
-        .addColumn('final_equity', 'numeric(38, 8)')
-        .addColumn('roi_pct', 'numeric(38, 8)')
-        .addColumn('sharpe_ratio', 'numeric(38, 8)')
-        .addColumn('sortino_ratio', 'numeric(38, 8)')
-        .addColumn('max_drawdown_pct', 'numeric(38, 8)')
-        .addColumn('win_rate', 'numeric(38, 8)')
-        .addColumn('profit_factor', 'numeric(38, 8)')
-        .addColumn('total_trades', 'integer', (c) => c.notNull())
-        .addColumn('results', 'jsonb')
-        .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-        .execute();
-      await s
-        .createIndex('backtests_account')
-        .on('backtests')
-        .columns(['account_id', 'created_at'])
-        .execute();
-      await s
-        .createTable('backtest_equity')
-        .addColumn('session_id', 'text', (c) => c.notNull())
-        .addColumn('from_step', 'integer', (c) => c.notNull())
-        .addColumn('points', 'integer', (c) => c.notNull())
-        .addColumn('base_ms', 'double precision', (c) => c.notNull())
-        .addColumn('interval_ms', 'double precision', (c) => c.notNull())
-        .addColumn('peak', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('equity', 'text', (c) => c.notNull())
-        .addPrimaryKeyConstraint('backtest_equity_pk', ['session_id', 'from_step'])
-        .execute();
-      await s
-        .createTable('backtest_trades')
-        .addColumn('session_id', 'text', (c) => c.notNull())
-        .addColumn('seq', 'integer', (c) => c.notNull())
-        .addColumn('trade_id', 'text', (c) => c.notNull())
-        .addColumn('order_id', 'text', (c) => c.notNull())
-        .addColumn('symbol', 'text', (c) => c.notNull())
-        .addColumn('side', 'text', (c) => c.notNull())
-        .addColumn('type', 'text', (c) => c.notNull())
-        .addColumn('fill_trigger', 'text', (c) => c.notNull())
-        .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('notional', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('fee', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('total', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('slippage_pct', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('reference_price', 'numeric(38, 8)', (c) => c.notNull())
-        .addColumn('reference_time', 'timestamptz', (c) => c.notNull())
-        .addColumn('price_source', 'text', (c) => c.notNull())
-        .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
-        .addPrimaryKeyConstraint('backtest_trades_pk', ['session_id', 'seq'])
-        .execute();
-    },
     async apply(db: DB, events: readonly RecordedEvent[]) {
       let equity: EquityRow[] = [];
       let trades: Record<string, unknown>[] = [];

@@ -8,6 +8,7 @@ import {
 } from '../domain/battle/events';
 import type { RecordedEvent } from '../ports/event-store';
 import type { Json, NullableTimestamp, Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Row of `battles`: one per battle (drafts deleted by `DELETE` are removed). */
@@ -68,6 +69,62 @@ export interface BattleTables {
 
 type DB = Kysely<BattleTables>;
 
+/** The DDL of its read-model tables. */
+const BATTLES_TABLES: TableDefinitions = {
+  battles: {
+    columns: {
+      battle_id: 'text primary key',
+      account_id: 'text not null',
+      name: 'text not null',
+      status: 'text not null',
+      battle_mode: 'text not null',
+      starting_balance: 'numeric(38, 8) not null',
+      duration_minutes: 'integer',
+      ranking_metric: 'text not null',
+      backtest_config: 'jsonb',
+      fee_rate: 'text not null',
+      maker_fee_rate: 'text not null',
+      replay_of: 'text',
+      created_at: 'timestamptz not null',
+      started_at: 'timestamptz',
+      ended_at: 'timestamptz',
+      completion_reason: 'text',
+      step: 'integer not null',
+      virtual_time: 'timestamptz',
+      final_rankings: 'jsonb',
+      summaries: 'jsonb',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      battles_account: ['account_id', 'created_at'],
+      battles_status: ['status', 'battle_mode'],
+    },
+  },
+  battle_participants: {
+    columns: {
+      battle_id: 'text not null',
+      agent_id: 'text not null',
+      agent_name: 'text not null',
+      seq: 'integer not null',
+      paused: 'boolean not null',
+      wallet_session_id: 'text',
+      joined_at: 'timestamptz not null',
+    },
+    primaryKey: ['battle_id', 'agent_id'],
+    indexes: {
+      battle_participants_agent: ['agent_id'],
+    },
+  },
+  battle_snapshots: {
+    columns: {
+      battle_id: 'text not null',
+      time: 'timestamptz not null',
+      participants: 'jsonb not null',
+    },
+    primaryKey: ['battle_id', 'time'],
+  },
+};
+
 /**
  * `battles`, `battle_participants`, `battle_snapshots` (ARCHITECTURE §6, §10): every battle with its configuration,
  * status, progress and final rankings; its participants with their pause flag; the equity snapshots served by
@@ -77,56 +134,8 @@ export const battlesProjection: Projection = {
   name: 'battles',
   // 2: `battles.maker_fee_rate` (`GET /battles` shows both fee rates).
   version: 2,
-  tables: ['battles', 'battle_participants', 'battle_snapshots'],
+  ...declareTables(BATTLES_TABLES),
   eventTypes: BATTLE_EVENT_TYPES.filter((t) => t !== 'BattleSandboxEventRecorded'),
-  async createTables(db, schema) {
-    const s = db.schema.withSchema(schema);
-    await s
-      .createTable('battles')
-      .addColumn('battle_id', 'text', (c) => c.primaryKey())
-      .addColumn('account_id', 'text', (c) => c.notNull())
-      .addColumn('name', 'text', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('battle_mode', 'text', (c) => c.notNull())
-      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('duration_minutes', 'integer')
-      .addColumn('ranking_metric', 'text', (c) => c.notNull())
-      .addColumn('backtest_config', 'jsonb')
-      .addColumn('fee_rate', 'text', (c) => c.notNull())
-      .addColumn('maker_fee_rate', 'text', (c) => c.notNull())
-      .addColumn('replay_of', 'text')
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('started_at', 'timestamptz')
-      .addColumn('ended_at', 'timestamptz')
-      .addColumn('completion_reason', 'text')
-      .addColumn('step', 'integer', (c) => c.notNull())
-      .addColumn('virtual_time', 'timestamptz')
-      .addColumn('final_rankings', 'jsonb')
-      .addColumn('summaries', 'jsonb')
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await s.createIndex('battles_account').on('battles').columns(['account_id', 'created_at']).execute();
-    await s.createIndex('battles_status').on('battles').columns(['status', 'battle_mode']).execute();
-    await s
-      .createTable('battle_participants')
-      .addColumn('battle_id', 'text', (c) => c.notNull())
-      .addColumn('agent_id', 'text', (c) => c.notNull())
-      .addColumn('agent_name', 'text', (c) => c.notNull())
-      .addColumn('seq', 'integer', (c) => c.notNull())
-      .addColumn('paused', 'boolean', (c) => c.notNull())
-      .addColumn('wallet_session_id', 'text')
-      .addColumn('joined_at', 'timestamptz', (c) => c.notNull())
-      .addPrimaryKeyConstraint('battle_participants_pk', ['battle_id', 'agent_id'])
-      .execute();
-    await s.createIndex('battle_participants_agent').on('battle_participants').column('agent_id').execute();
-    await s
-      .createTable('battle_snapshots')
-      .addColumn('battle_id', 'text', (c) => c.notNull())
-      .addColumn('time', 'timestamptz', (c) => c.notNull())
-      .addColumn('participants', 'jsonb', (c) => c.notNull())
-      .addPrimaryKeyConstraint('battle_snapshots_pk', ['battle_id', 'time'])
-      .execute();
-  },
   async apply(db: DB, events: readonly RecordedEvent[]) {
     for (const e of events) {
       const id = battleOf(e.streamId);

@@ -1,4 +1,4 @@
-import type { ColumnType, CreateTableBuilder } from 'kysely';
+import type { ColumnType } from 'kysely';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import { DELETIONS_STREAM, type RecordedEvent, type StreamDeletedData } from '../ports/event-store';
 
@@ -35,12 +35,10 @@ export const riskColumns = (p: RiskProfile) => ({
   max_order_size_pct: p.max_order_size_pct,
 });
 
-/** Adds the columns of {@link riskColumns} to a table being created, in that order: integers, not null. */
-export const addRiskColumns = <T extends string, C extends string>(
-  table: CreateTableBuilder<T, C>,
-): CreateTableBuilder<T, C> =>
-  table
-    .addColumn('max_position_size_pct', 'integer', (c) => c.notNull())
-    .addColumn('daily_loss_limit_pct', 'integer', (c) => c.notNull())
-    .addColumn('max_open_orders', 'integer', (c) => c.notNull())
-    .addColumn('max_order_size_pct', 'integer', (c) => c.notNull()) as CreateTableBuilder<T, C>;
+/** The DDL of the columns of {@link riskColumns}, in that order: integers, not null (`projections/ddl.ts`). */
+export const RISK_COLUMNS = {
+  max_position_size_pct: 'integer not null',
+  daily_loss_limit_pct: 'integer not null',
+  max_open_orders: 'integer not null',
+  max_order_size_pct: 'integer not null',
+} as const;

@@ -5,7 +5,56 @@ import { type Dec, dec, fmt, roundHalfEven8, ZERO } from '../domain/trading/deci
 import { type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type Numeric, type Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
+
+/** The DDL of its read-model tables. */
+const EQUITY_SNAPSHOTS_TABLES: TableDefinitions = {
+  equity_snapshots: {
+    columns: {
+      owner_id: 'text not null',
+      interval: 'text not null',
+      bucket: 'timestamptz not null',
+      time: 'timestamptz not null',
+      session_id: 'text not null',
+      total_equity: 'numeric(38, 8) not null',
+      unrealized_pnl: 'numeric(38, 8) not null',
+      realized_pnl: 'numeric(38, 8) not null',
+    },
+    primaryKey: ['owner_id', 'interval', 'bucket'],
+    indexes: {
+      equity_snapshots_interval_time: ['interval', 'time'],
+    },
+  },
+  equity_wallets: {
+    columns: {
+      owner_id: 'text primary key',
+      session_id: 'text not null',
+      cash: 'numeric(38, 8) not null',
+      realized_pnl: 'numeric(38, 8) not null',
+    },
+  },
+  equity_holdings: {
+    columns: {
+      owner_id: 'text not null',
+      symbol: 'text not null',
+      quantity: 'numeric(38, 8) not null',
+      cost_basis: 'numeric(38, 8) not null',
+    },
+    primaryKey: ['owner_id', 'symbol'],
+  },
+  equity_marks: {
+    columns: {
+      symbol: 'text not null',
+      source: 'text not null',
+      price: 'numeric(38, 8) not null',
+      time: 'timestamptz not null',
+      commit_position: 'numeric(20, 0) not null',
+      prepare_position: 'numeric(20, 0) not null',
+    },
+    primaryKey: ['symbol', 'source'],
+  },
+};
 
 /** Snapshot intervals of `GET /analytics/portfolio/history` (spec), with their length in ms. */
 export const SNAPSHOT_INTERVALS = { '1m': 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
@@ -215,53 +264,8 @@ export const equitySnapshotsProjection: Projection = {
   name: 'equity_snapshots',
   // 2: equity_marks keeps each source's mark (a deleted wallet's fills can be taken back).
   version: 2,
-  tables: ['equity_snapshots', 'equity_wallets', 'equity_holdings', 'equity_marks'],
+  ...declareTables(EQUITY_SNAPSHOTS_TABLES),
   eventTypes: ['SessionStarted', 'OrderFilled', ...MARKS_EVENT_TYPES, 'StreamDeleted'],
-  async createTables(db, schema) {
-    const s = db.schema.withSchema(schema);
-    await s
-      .createTable('equity_snapshots')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('interval', 'text', (c) => c.notNull())
-      .addColumn('bucket', 'timestamptz', (c) => c.notNull())
-      .addColumn('time', 'timestamptz', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('total_equity', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('unrealized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-      .addPrimaryKeyConstraint('equity_snapshots_pk', ['owner_id', 'interval', 'bucket'])
-      .execute();
-    await s
-      .createIndex('equity_snapshots_interval_time')
-      .on('equity_snapshots')
-      .columns(['interval', 'time'])
-      .execute();
-    await s
-      .createTable('equity_wallets')
-      .addColumn('owner_id', 'text', (c) => c.primaryKey())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('cash', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-      .execute();
-    await s
-      .createTable('equity_holdings')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('cost_basis', 'numeric(38, 8)', (c) => c.notNull())
-      .addPrimaryKeyConstraint('equity_holdings_pk', ['owner_id', 'symbol'])
-      .execute();
-    await s
-      .createTable('equity_marks')
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('source', 'text', (c) => c.notNull())
-      .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('time', 'timestamptz', (c) => c.notNull())
-      .addColumn('commit_position', 'numeric(20, 0)', (c) => c.notNull())
-      .addColumn('prepare_position', 'numeric(20, 0)', (c) => c.notNull())
-      .addPrimaryKeyConstraint('equity_marks_pk', ['symbol', 'source'])
-      .execute();
-  },
   async apply(db: DB, events: readonly RecordedEvent[]) {
     const hasMarks = events.some((e) => e.type === 'MarksRecorded');
     const touched = new Set<string>();

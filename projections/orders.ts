@@ -8,6 +8,7 @@ import {
 import { type FillRecord, fillRecordOf } from '../domain/wallet/fill-record';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Order statuses (spec "Order"). `partially_filled` is an open order with fills; a partly filled order that ends cancelled is `cancelled` with its fills (docs/trading-rules.md, "Partial fills"). */
@@ -262,6 +263,116 @@ const mergeUpdates = (
   return [...byOrder].map(([orderId, set]) => ({ orderId, set }));
 };
 
+/** The DDL of its read-model tables. */
+const ORDERS_TABLES: TableDefinitions = {
+  orders: {
+    columns: {
+      order_id: 'text primary key',
+      owner_id: 'text not null',
+      session_id: 'text not null',
+      seq: 'integer not null',
+      symbol: 'text not null',
+      side: 'text not null',
+      type: 'text not null',
+      status: 'text not null',
+      quantity: 'numeric(38, 8) not null',
+      price: 'numeric(38, 8)',
+      trigger_price: 'numeric(38, 8)',
+      locked_amount: 'numeric(38, 8) not null',
+      lock_asset: 'text not null',
+      executed_price: 'numeric(38, 8)',
+      executed_qty: 'numeric(38, 8)',
+      reference_price: 'numeric(38, 8)',
+      price_source: 'text',
+      slippage_pct: 'numeric(38, 8)',
+      fee: 'numeric(38, 8)',
+      total_cost: 'numeric(38, 8)',
+      realized_pnl: 'numeric(38, 8)',
+      fill_trigger: 'text',
+      unlocked_amount: 'numeric(38, 8)',
+      cancel_reason: 'text',
+      reject_code: 'text',
+      reject_rule: 'text',
+      reject_step: 'integer',
+      reject_message: 'text',
+      reject_details: 'jsonb',
+      idempotency_key: 'text',
+      request_hash: 'text',
+      time_in_force: 'text',
+      client_order_id: 'text',
+      order_list_id: 'text',
+      list_kind: 'text',
+      list_role: 'text',
+      list_client_order_id: 'text',
+      created_at: 'timestamptz not null',
+      filled_at: 'timestamptz',
+      cancelled_at: 'timestamptz',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      orders_owner_seq: ['owner_id', 'seq'],
+      orders_owner_status: ['owner_id', 'status', 'seq'],
+      orders_owner_idempotency: { columns: ['owner_id', 'idempotency_key'], whereNotNull: 'idempotency_key' },
+      orders_owner_client_order_id: {
+        columns: ['owner_id', 'client_order_id', 'seq'],
+        whereNotNull: 'client_order_id',
+      },
+      // The orders of a list (Binance `GET /orderList`, `allOrderList`, `openOrderList`).
+      orders_owner_list: { columns: ['owner_id', 'order_list_id', 'seq'], whereNotNull: 'order_list_id' },
+    },
+  },
+  trades: {
+    columns: {
+      trade_id: 'text primary key',
+      order_id: 'text not null',
+      owner_id: 'text not null',
+      session_id: 'text not null',
+      seq: 'integer not null',
+      symbol: 'text not null',
+      side: 'text not null',
+      type: 'text not null',
+      fill_trigger: 'text not null',
+      quantity: 'numeric(38, 8) not null',
+      price: 'numeric(38, 8) not null',
+      reference_price: 'numeric(38, 8) not null',
+      price_source: 'text not null',
+      participation_pct: 'numeric(38, 8)',
+      slippage_pct: 'numeric(38, 8) not null',
+      notional: 'numeric(38, 8) not null',
+      fee: 'numeric(38, 8) not null',
+      total: 'numeric(38, 8) not null',
+      cost_basis: 'numeric(38, 8) not null',
+      realized_pnl: 'numeric(38, 8) not null',
+      executed_at: 'timestamptz not null',
+      fill: 'jsonb',
+    },
+    indexes: {
+      trades_owner_seq: ['owner_id', 'seq'],
+      trades_owner_time: ['owner_id', 'executed_at'],
+    },
+  },
+  trade_counts: {
+    columns: {
+      owner_id: 'text not null',
+      session_id: 'text not null',
+      symbol: 'text not null',
+      side: 'text not null',
+      n: 'bigint not null',
+    },
+    primaryKey: ['owner_id', 'session_id', 'symbol', 'side'],
+  },
+  order_counts: {
+    columns: {
+      owner_id: 'text not null',
+      session_id: 'text not null',
+      symbol: 'text not null',
+      status: 'text not null',
+      n: 'bigint not null',
+    },
+    primaryKey: ['owner_id', 'session_id', 'symbol', 'status'],
+  },
+};
+
 /**
  * `orders` and `trades` (ARCHITECTURE §6): every order of every wallet with its status, fill and cancel or
  * rejection details, and every fill. A batch is folded in memory first (an order placed and filled in the same
@@ -275,121 +386,8 @@ export const ordersProjection: Projection = {
   // 8: a filled or cancelled order's `locked_amount` is 0 (its lock was consumed or released).
   // 9: `orders.list_client_order_id`, and the index of an owner's orders by list.
   version: 9,
-  tables: ['orders', 'trades', 'trade_counts', 'order_counts'],
+  ...declareTables(ORDERS_TABLES),
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
-  async createTables(db, schema) {
-    const s = db.schema.withSchema(schema);
-    await s
-      .createTable('orders')
-      .addColumn('order_id', 'text', (c) => c.primaryKey())
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('seq', 'integer', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('side', 'text', (c) => c.notNull())
-      .addColumn('type', 'text', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('price', 'numeric(38, 8)')
-      .addColumn('trigger_price', 'numeric(38, 8)')
-      .addColumn('locked_amount', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('lock_asset', 'text', (c) => c.notNull())
-      .addColumn('executed_price', 'numeric(38, 8)')
-      .addColumn('executed_qty', 'numeric(38, 8)')
-      .addColumn('reference_price', 'numeric(38, 8)')
-      .addColumn('price_source', 'text')
-      .addColumn('slippage_pct', 'numeric(38, 8)')
-      .addColumn('fee', 'numeric(38, 8)')
-      .addColumn('total_cost', 'numeric(38, 8)')
-      .addColumn('realized_pnl', 'numeric(38, 8)')
-      .addColumn('fill_trigger', 'text')
-      .addColumn('unlocked_amount', 'numeric(38, 8)')
-      .addColumn('cancel_reason', 'text')
-      .addColumn('reject_code', 'text')
-      .addColumn('reject_rule', 'text')
-      .addColumn('reject_step', 'integer')
-      .addColumn('reject_message', 'text')
-      .addColumn('reject_details', 'jsonb')
-      .addColumn('idempotency_key', 'text')
-      .addColumn('request_hash', 'text')
-      .addColumn('time_in_force', 'text')
-      .addColumn('client_order_id', 'text')
-      .addColumn('order_list_id', 'text')
-      .addColumn('list_kind', 'text')
-      .addColumn('list_role', 'text')
-      .addColumn('list_client_order_id', 'text')
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('filled_at', 'timestamptz')
-      .addColumn('cancelled_at', 'timestamptz')
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await s.createIndex('orders_owner_seq').on('orders').columns(['owner_id', 'seq']).execute();
-    await s.createIndex('orders_owner_status').on('orders').columns(['owner_id', 'status', 'seq']).execute();
-    await s
-      .createIndex('orders_owner_idempotency')
-      .on('orders')
-      .columns(['owner_id', 'idempotency_key'])
-      .where(sql.ref('idempotency_key'), 'is not', null)
-      .execute();
-    await s
-      .createIndex('orders_owner_client_order_id')
-      .on('orders')
-      .columns(['owner_id', 'client_order_id', 'seq'])
-      .where(sql.ref('client_order_id'), 'is not', null)
-      .execute();
-    // The orders of a list (Binance `GET /orderList`, `allOrderList`, `openOrderList`).
-    await s
-      .createIndex('orders_owner_list')
-      .on('orders')
-      .columns(['owner_id', 'order_list_id', 'seq'])
-      .where(sql.ref('order_list_id'), 'is not', null)
-      .execute();
-    await s
-      .createTable('trades')
-      .addColumn('trade_id', 'text', (c) => c.primaryKey())
-      .addColumn('order_id', 'text', (c) => c.notNull())
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('seq', 'integer', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('side', 'text', (c) => c.notNull())
-      .addColumn('type', 'text', (c) => c.notNull())
-      .addColumn('fill_trigger', 'text', (c) => c.notNull())
-      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('price', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('reference_price', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('price_source', 'text', (c) => c.notNull())
-      .addColumn('participation_pct', 'numeric(38, 8)')
-      .addColumn('slippage_pct', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('notional', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('fee', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('total', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('cost_basis', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('executed_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('fill', 'jsonb')
-      .execute();
-    await s.createIndex('trades_owner_seq').on('trades').columns(['owner_id', 'seq']).execute();
-    await s.createIndex('trades_owner_time').on('trades').columns(['owner_id', 'executed_at']).execute();
-    await s
-      .createTable('trade_counts')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('side', 'text', (c) => c.notNull())
-      .addColumn('n', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('trade_counts_pk', ['owner_id', 'session_id', 'symbol', 'side'])
-      .execute();
-    await s
-      .createTable('order_counts')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('status', 'text', (c) => c.notNull())
-      .addColumn('n', 'bigint', (c) => c.notNull())
-      .addPrimaryKeyConstraint('order_counts_pk', ['owner_id', 'session_id', 'symbol', 'status'])
-      .execute();
-  },
   async apply(db: DB, events: readonly RecordedEvent[]) {
     let inserts = new Map<string, OrderRow>();
     let updates: { orderId: string; set: Partial<OrderRow> }[] = [];

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { RecordedEvent, StreamDeletedData } from '../ports/event-store';
 import { DELETIONS_STREAM } from '../ports/event-store';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Row of the `stream_summaries` read model: one per live stream, for auditors browsing the log. */
@@ -17,6 +18,25 @@ export interface StreamSummariesTable {
   last_occurred_at: string;
 }
 
+/** The DDL of its read-model tables. */
+const STREAM_SUMMARIES_TABLES: TableDefinitions = {
+  stream_summaries: {
+    columns: {
+      stream_id: 'text primary key',
+      category: 'text not null',
+      event_count: 'integer not null',
+      last_revision: 'integer not null',
+      last_event_type: 'text not null',
+      last_hash: 'text not null',
+      first_occurred_at: 'text not null',
+      last_occurred_at: 'text not null',
+    },
+    indexes: {
+      stream_summaries_category: ['category'],
+    },
+  },
+};
+
 /**
  * `stream_summaries`: per stream its category, event count, last revision, last type and chain head. Rows of
  * deleted streams are removed when their `StreamDeleted` arrives. Deterministic (built from event data and
@@ -25,27 +45,7 @@ export interface StreamSummariesTable {
 export const streamSummariesProjection: Projection = {
   name: 'stream_summaries',
   version: 1,
-  tables: ['stream_summaries'],
-  async createTables(db, schema) {
-    await db.schema
-      .withSchema(schema)
-      .createTable('stream_summaries')
-      .addColumn('stream_id', 'text', (c) => c.primaryKey())
-      .addColumn('category', 'text', (c) => c.notNull())
-      .addColumn('event_count', 'integer', (c) => c.notNull())
-      .addColumn('last_revision', 'integer', (c) => c.notNull())
-      .addColumn('last_event_type', 'text', (c) => c.notNull())
-      .addColumn('last_hash', 'text', (c) => c.notNull())
-      .addColumn('first_occurred_at', 'text', (c) => c.notNull())
-      .addColumn('last_occurred_at', 'text', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .withSchema(schema)
-      .createIndex('stream_summaries_category')
-      .on('stream_summaries')
-      .column('category')
-      .execute();
-  },
+  ...declareTables(STREAM_SUMMARIES_TABLES),
   async apply(db: Kysely<{ stream_summaries: StreamSummariesTable }>, events: readonly RecordedEvent[]) {
     // Fold the batch per stream first: one upsert per stream instead of one per event.
     const folded = new Map<string, StreamSummariesTable>();

@@ -3,6 +3,7 @@ import { type Dec, dec, fmt, ZERO } from '../domain/trading/decimal';
 import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Row of `wallets`: one per wallet (account or agent): its current session and trading day. */
@@ -100,6 +101,69 @@ interface SessionDelta {
   wins: number;
 }
 
+/** The DDL of its read-model tables. */
+const WALLETS_TABLES: TableDefinitions = {
+  wallets: {
+    columns: {
+      owner_id: 'text primary key',
+      owner_type: 'text not null',
+      account_id: 'text not null',
+      session_id: 'text not null',
+      owner_session_id: 'text not null',
+      trading_day: 'text',
+      day_opening_equity: 'numeric(38, 8)',
+      opened_at: 'timestamptz not null',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      wallets_account: ['account_id'],
+    },
+  },
+  wallet_sessions: {
+    columns: {
+      owner_id: 'text not null',
+      session_id: 'text not null',
+      starting_balance: 'numeric(38, 8) not null',
+      reason: 'text not null',
+      started_at: 'timestamptz not null',
+      ended_at: 'timestamptz',
+      end_reason: 'text',
+      ending_equity: 'numeric(38, 8)',
+      total_pnl: 'numeric(38, 8)',
+      realized_pnl: 'numeric(38, 8) not null',
+      fees_paid: 'numeric(38, 8) not null',
+      fills: 'integer not null',
+      closed_trades: 'integer not null',
+      winning_trades: 'integer not null',
+    },
+    primaryKey: ['owner_id', 'session_id'],
+  },
+  balances: {
+    columns: {
+      owner_id: 'text not null',
+      asset: 'text not null',
+      available: 'numeric(38, 8) not null',
+      locked: 'numeric(38, 8) not null',
+      updated_at: 'timestamptz not null',
+    },
+    primaryKey: ['owner_id', 'asset'],
+  },
+  positions: {
+    columns: {
+      owner_id: 'text not null',
+      asset: 'text not null',
+      symbol: 'text not null',
+      session_id: 'text not null',
+      quantity: 'numeric(38, 8) not null',
+      cost_basis: 'numeric(38, 8) not null',
+      avg_entry_price: 'numeric(38, 8) not null',
+      opened_at: 'timestamptz not null',
+      updated_at: 'timestamptz not null',
+    },
+    primaryKey: ['owner_id', 'asset'],
+  },
+};
+
 /**
  * `wallets`, `wallet_sessions`, `balances`, `positions` (ARCHITECTURE §6). Balances move by the amounts the
  * events record (locks, fills, releases); positions take the fill's `position_after`; a `SessionStarted`
@@ -110,64 +174,8 @@ interface SessionDelta {
 export const walletsProjection: Projection = {
   name: 'wallets',
   version: 1,
-  tables: ['wallets', 'wallet_sessions', 'balances', 'positions'],
+  ...declareTables(WALLETS_TABLES),
   eventTypes: [...WALLET_EVENT_TYPES, 'StreamDeleted'],
-  async createTables(db, schema) {
-    const s = db.schema.withSchema(schema);
-    await s
-      .createTable('wallets')
-      .addColumn('owner_id', 'text', (c) => c.primaryKey())
-      .addColumn('owner_type', 'text', (c) => c.notNull())
-      .addColumn('account_id', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('owner_session_id', 'text', (c) => c.notNull())
-      .addColumn('trading_day', 'text')
-      .addColumn('day_opening_equity', 'numeric(38, 8)')
-      .addColumn('opened_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await s.createIndex('wallets_account').on('wallets').column('account_id').execute();
-    await s
-      .createTable('wallet_sessions')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('starting_balance', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('reason', 'text', (c) => c.notNull())
-      .addColumn('started_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('ended_at', 'timestamptz')
-      .addColumn('end_reason', 'text')
-      .addColumn('ending_equity', 'numeric(38, 8)')
-      .addColumn('total_pnl', 'numeric(38, 8)')
-      .addColumn('realized_pnl', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('fees_paid', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('fills', 'integer', (c) => c.notNull())
-      .addColumn('closed_trades', 'integer', (c) => c.notNull())
-      .addColumn('winning_trades', 'integer', (c) => c.notNull())
-      .addPrimaryKeyConstraint('wallet_sessions_pk', ['owner_id', 'session_id'])
-      .execute();
-    await s
-      .createTable('balances')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('asset', 'text', (c) => c.notNull())
-      .addColumn('available', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('locked', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .addPrimaryKeyConstraint('balances_pk', ['owner_id', 'asset'])
-      .execute();
-    await s
-      .createTable('positions')
-      .addColumn('owner_id', 'text', (c) => c.notNull())
-      .addColumn('asset', 'text', (c) => c.notNull())
-      .addColumn('symbol', 'text', (c) => c.notNull())
-      .addColumn('session_id', 'text', (c) => c.notNull())
-      .addColumn('quantity', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('cost_basis', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('avg_entry_price', 'numeric(38, 8)', (c) => c.notNull())
-      .addColumn('opened_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .addPrimaryKeyConstraint('positions_pk', ['owner_id', 'asset'])
-      .execute();
-  },
   async apply(db: DB, events: readonly RecordedEvent[]) {
     let batches = new Map<string, OwnerBatch>();
     const batchOf = (owner: string, at: string): OwnerBatch => {

@@ -8,6 +8,7 @@ import {
 } from '../domain/webhook/events';
 import type { RecordedEvent } from '../ports/event-store';
 import type { Timestamp } from './columns';
+import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
 /** Row of the `webhooks` read model: one per webhook not deleted (docs/webhooks.md). No secret, only its preview. */
@@ -35,6 +36,27 @@ const settingsColumns = (changes: Partial<WebhookSettings>) => {
   return { ...rest, ...(event_types !== undefined ? { event_types: JSON.stringify(event_types) } : {}) };
 };
 
+/** The DDL of its read-model tables. */
+const WEBHOOKS_TABLES: TableDefinitions = {
+  webhooks: {
+    columns: {
+      webhook_id: 'uuid primary key',
+      account_id: 'uuid not null',
+      agent_id: 'uuid',
+      url: 'text not null',
+      event_types: 'jsonb not null',
+      description: 'text',
+      active: 'boolean not null',
+      secret_preview: 'text not null',
+      created_at: 'timestamptz not null',
+      updated_at: 'timestamptz not null',
+    },
+    indexes: {
+      webhooks_account_created: ['account_id', 'created_at', 'webhook_id'],
+    },
+  },
+};
+
 /**
  * `webhooks` (docs/webhooks.md): the webhook list of `GET /webhooks`. `WebhookDeleted` removes the row;
  * `WebhookTestRequested` changes nothing. Deterministic: values from event data.
@@ -42,30 +64,8 @@ const settingsColumns = (changes: Partial<WebhookSettings>) => {
 export const webhooksProjection: Projection = {
   name: 'webhooks',
   version: 1,
-  tables: ['webhooks'],
+  ...declareTables(WEBHOOKS_TABLES),
   eventTypes: [...WEBHOOK_STREAM_EVENT_TYPES],
-  async createTables(db, schema) {
-    await db.schema
-      .withSchema(schema)
-      .createTable('webhooks')
-      .addColumn('webhook_id', 'uuid', (c) => c.primaryKey())
-      .addColumn('account_id', 'uuid', (c) => c.notNull())
-      .addColumn('agent_id', 'uuid')
-      .addColumn('url', 'text', (c) => c.notNull())
-      .addColumn('event_types', 'jsonb', (c) => c.notNull())
-      .addColumn('description', 'text')
-      .addColumn('active', 'boolean', (c) => c.notNull())
-      .addColumn('secret_preview', 'text', (c) => c.notNull())
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await db.schema
-      .withSchema(schema)
-      .createIndex('webhooks_account_created')
-      .on('webhooks')
-      .columns(['account_id', 'created_at', 'webhook_id'])
-      .execute();
-  },
   async apply(db: Kysely<WebhookTables>, events: readonly RecordedEvent[]) {
     for (const e of events) {
       if (!e.streamId.startsWith(WEBHOOK_STREAM_PREFIX)) continue;
