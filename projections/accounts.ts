@@ -2,8 +2,9 @@ import type { Kysely } from 'kysely';
 import type { AccountEvent } from '../domain/account/events';
 import { ACCOUNT_EVENT_TYPES } from '../domain/account/events';
 import type { RecordedEvent } from '../ports/event-store';
-import { deletedIdOf, RISK_COLUMNS, riskColumns, type Timestamp } from './columns';
+import { RISK_COLUMNS, riskColumns, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { entityRows, foldEntityEvents } from './entity-rows';
 import type { Projection } from './projection';
 
 /** A timestamp column: read as `Date`, written as an ISO string. */
@@ -68,35 +69,28 @@ export const accountsProjection: Projection = {
   ...declareTables(ACCOUNTS_TABLES),
   eventTypes: [...ACCOUNT_EVENT_TYPES, 'StreamDeleted'],
   async apply(db: Kysely<{ accounts: AccountsTable }>, events: readonly RecordedEvent[]) {
-    for (const e of events) {
-      const deleted = deletedIdOf(e, 'account-');
-      if (deleted !== undefined) {
-        await db.deleteFrom('accounts').where('account_id', '=', deleted).execute();
-        continue;
-      }
-      if (!e.streamId.startsWith('account-')) continue;
-      const event = { type: e.type, data: e.data } as AccountEvent;
+    const rows = entityRows<AccountsTable>(db, 'accounts', 'account_id');
+    const setStatus = (id: string, status: AccountsTable['status'], at: string) =>
+      rows.update(id, { status, updated_at: at });
+    await foldEntityEvents<AccountEvent>(events, 'account-', rows, async (event) => {
       switch (event.type) {
         case 'AccountRegistered': {
           const d = event.data;
-          await db
-            .insertInto('accounts')
-            .values({
-              account_id: d.account_id,
-              display_name: d.display_name,
-              email: d.email,
-              status: 'active',
-              starting_balance: d.starting_balance,
-              session_id: d.session_id,
-              session_started_at: d.registered_at,
-              ...riskColumns(d.risk_profile),
-              has_password: d.password_hash !== null,
-              credentials_version: 0,
-              api_key_preview: d.api_key_preview,
-              created_at: d.registered_at,
-              updated_at: d.registered_at,
-            })
-            .execute();
+          await rows.insert({
+            account_id: d.account_id,
+            display_name: d.display_name,
+            email: d.email,
+            status: 'active',
+            starting_balance: d.starting_balance,
+            session_id: d.session_id,
+            session_started_at: d.registered_at,
+            ...riskColumns(d.risk_profile),
+            has_password: d.password_hash !== null,
+            credentials_version: 0,
+            api_key_preview: d.api_key_preview,
+            created_at: d.registered_at,
+            updated_at: d.registered_at,
+          });
           break;
         }
         case 'AccountPasswordSet':
@@ -111,29 +105,21 @@ export const accountsProjection: Projection = {
             .execute();
           break;
         case 'AccountRiskProfileUpdated':
-          await db
-            .updateTable('accounts')
-            .set({ ...riskColumns(event.data.risk_profile), updated_at: event.data.updated_at })
-            .where('account_id', '=', event.data.account_id)
-            .execute();
+          await rows.update(event.data.account_id, {
+            ...riskColumns(event.data.risk_profile),
+            updated_at: event.data.updated_at,
+          });
           break;
         case 'AccountSuspended':
-          await setStatus(db, event.data.account_id, 'suspended', event.data.suspended_at);
+          await setStatus(event.data.account_id, 'suspended', event.data.suspended_at);
           break;
         case 'AccountReactivated':
-          await setStatus(db, event.data.account_id, 'active', event.data.reactivated_at);
+          await setStatus(event.data.account_id, 'active', event.data.reactivated_at);
           break;
         case 'AccountArchived':
-          await setStatus(db, event.data.account_id, 'archived', event.data.archived_at);
+          await setStatus(event.data.account_id, 'archived', event.data.archived_at);
           break;
       }
-    }
+    });
   },
 };
-
-const setStatus = (
-  db: Kysely<{ accounts: AccountsTable }>,
-  accountId: string,
-  status: AccountsTable['status'],
-  at: string,
-) => db.updateTable('accounts').set({ status, updated_at: at }).where('account_id', '=', accountId).execute();

@@ -1,8 +1,9 @@
 import type { ColumnType, Kysely } from 'kysely';
 import { AGENT_EVENT_TYPES, type AgentEvent, type AgentProfileFields } from '../domain/agent/events';
 import type { RecordedEvent } from '../ports/event-store';
-import { deletedIdOf, type NullableTimestamp, RISK_COLUMNS, riskColumns, type Timestamp } from './columns';
+import { type NullableTimestamp, RISK_COLUMNS, riskColumns, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { entityRows, foldEntityEvents } from './entity-rows';
 import type { Projection } from './projection';
 
 /** Row of the `agents` read model: one per agent that has not been deleted (spec "Agent" resource). */
@@ -79,88 +80,72 @@ export const agentsProjection: Projection = {
   ...declareTables(AGENTS_TABLES),
   eventTypes: [...AGENT_EVENT_TYPES, 'StreamDeleted'],
   async apply(db: Kysely<{ agents: AgentsTable }>, events: readonly RecordedEvent[]) {
-    for (const e of events) {
-      const deleted = deletedIdOf(e, 'agent-');
-      if (deleted !== undefined) {
-        await db.deleteFrom('agents').where('agent_id', '=', deleted).execute();
-        continue;
-      }
-      if (!e.streamId.startsWith('agent-')) continue;
-      const event = { type: e.type, data: e.data } as AgentEvent;
+    const rows = entityRows<AgentsTable>(db, 'agents', 'agent_id');
+    await foldEntityEvents<AgentEvent>(events, 'agent-', rows, async (event) => {
       switch (event.type) {
         case 'AgentCreated': {
           const d = event.data;
-          await db
-            .insertInto('agents')
-            .values({
-              agent_id: d.agent_id,
-              account_id: d.account_id,
-              display_name: d.display_name,
-              api_key_preview: d.api_key_preview,
-              starting_balance: d.starting_balance,
-              llm_model: d.llm_model,
-              framework: d.framework,
-              strategy_tags: JSON.stringify(d.strategy_tags),
-              ...riskColumns(d.risk_profile),
-              avatar_url: d.avatar_url,
-              color: d.color,
-              status: 'active',
-              session_id: d.session_id,
-              session_started_at: d.created_at,
-              cloned_from: d.cloned_from,
-              archived_at: null,
-              created_at: d.created_at,
-              updated_at: d.created_at,
-            })
-            .execute();
+          await rows.insert({
+            agent_id: d.agent_id,
+            account_id: d.account_id,
+            display_name: d.display_name,
+            api_key_preview: d.api_key_preview,
+            starting_balance: d.starting_balance,
+            llm_model: d.llm_model,
+            framework: d.framework,
+            strategy_tags: JSON.stringify(d.strategy_tags),
+            ...riskColumns(d.risk_profile),
+            avatar_url: d.avatar_url,
+            color: d.color,
+            status: 'active',
+            session_id: d.session_id,
+            session_started_at: d.created_at,
+            cloned_from: d.cloned_from,
+            archived_at: null,
+            created_at: d.created_at,
+            updated_at: d.created_at,
+          });
           break;
         }
         case 'AgentProfileUpdated':
-          await db
-            .updateTable('agents')
-            .set({ ...profileColumns(event.data.changes), updated_at: event.data.updated_at })
-            .where('agent_id', '=', event.data.agent_id)
-            .execute();
+          await rows.update(event.data.agent_id, {
+            ...profileColumns(event.data.changes),
+            updated_at: event.data.updated_at,
+          });
           break;
         case 'AgentRiskProfileUpdated':
-          await db
-            .updateTable('agents')
-            .set({ ...riskColumns(event.data.risk_profile), updated_at: event.data.updated_at })
-            .where('agent_id', '=', event.data.agent_id)
-            .execute();
+          await rows.update(event.data.agent_id, {
+            ...riskColumns(event.data.risk_profile),
+            updated_at: event.data.updated_at,
+          });
           break;
         case 'AgentKeyRegenerated':
-          await db
-            .updateTable('agents')
-            .set({ api_key_preview: event.data.api_key_preview, updated_at: event.data.regenerated_at })
-            .where('agent_id', '=', event.data.agent_id)
-            .execute();
+          await rows.update(event.data.agent_id, {
+            api_key_preview: event.data.api_key_preview,
+            updated_at: event.data.regenerated_at,
+          });
           break;
-        case 'AgentReset':
-          await db
-            .updateTable('agents')
-            .set({
-              status: 'active',
-              archived_at: null,
-              session_id: event.data.session_id,
-              session_started_at: event.data.reset_at,
-              updated_at: event.data.reset_at,
-            })
-            .where('agent_id', '=', event.data.agent_id)
-            .execute();
+        case 'AgentReset': {
+          const { session_id, reset_at } = event.data;
+          await rows.update(event.data.agent_id, {
+            status: 'active',
+            archived_at: null,
+            session_id,
+            session_started_at: reset_at,
+            updated_at: reset_at,
+          });
           break;
-        case 'AgentArchived':
-          await db
-            .updateTable('agents')
-            .set({
-              status: 'archived',
-              archived_at: event.data.archived_at,
-              updated_at: event.data.archived_at,
-            })
-            .where('agent_id', '=', event.data.agent_id)
-            .execute();
+        }
+        case 'AgentArchived': {
+          const { archived_at } = event.data;
+          await rows.update(event.data.agent_id, {
+            status: 'archived',
+            archived_at,
+            updated_at: archived_at,
+          });
           break;
+        }
       }
-    }
+    });
   },
 };

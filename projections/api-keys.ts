@@ -62,33 +62,13 @@ export const apiKeysProjection: Projection = {
         case 'AccountRegistered': {
           if (!e.streamId.startsWith('account-')) break;
           const d = e.data as AccountRegisteredData;
-          await db
-            .insertInto('api_keys')
-            .values({
-              key_hash: d.api_key_hash,
-              owner_type: 'account',
-              account_id: d.account_id,
-              agent_id: null,
-              key_preview: d.api_key_preview,
-              created_at: d.registered_at,
-            })
-            .execute();
+          await insertKey(db, d, d.registered_at, d.account_id, null);
           break;
         }
         case 'AgentCreated': {
           if (!e.streamId.startsWith('agent-')) break;
           const d = e.data as AgentCreatedData;
-          await db
-            .insertInto('api_keys')
-            .values({
-              key_hash: d.api_key_hash,
-              owner_type: 'agent',
-              account_id: d.account_id,
-              agent_id: d.agent_id,
-              key_preview: d.api_key_preview,
-              created_at: d.created_at,
-            })
-            .execute();
+          await insertKey(db, d, d.created_at, d.account_id, d.agent_id);
           break;
         }
         case 'AgentKeyRegenerated': {
@@ -102,20 +82,33 @@ export const apiKeysProjection: Projection = {
             .execute();
           const accountId = removed[0]?.account_id;
           if (!accountId) break;
-          await db
-            .insertInto('api_keys')
-            .values({
-              key_hash: d.api_key_hash,
-              owner_type: 'agent',
-              account_id: accountId,
-              agent_id: d.agent_id,
-              key_preview: d.api_key_preview,
-              created_at: d.regenerated_at,
-            })
-            .execute();
+          await insertKey(db, d, d.regenerated_at, accountId, d.agent_id);
           break;
         }
       }
     }
   },
 };
+
+/**
+ * Inserts the row of the key an event issued (`api_key_hash`, `api_key_preview`) at `at`: an account's key when
+ * `agentId` is null, else the agent's.
+ */
+const insertKey = (
+  db: Kysely<{ api_keys: ApiKeysTable }>,
+  key: { api_key_hash: string; api_key_preview: string },
+  at: string,
+  accountId: string,
+  agentId: string | null,
+) =>
+  db
+    .insertInto('api_keys')
+    .values({
+      key_hash: key.api_key_hash,
+      owner_type: agentId === null ? 'account' : 'agent',
+      account_id: accountId,
+      agent_id: agentId,
+      key_preview: key.api_key_preview,
+      created_at: at,
+    })
+    .execute();

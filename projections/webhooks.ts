@@ -9,6 +9,7 @@ import {
 import type { RecordedEvent } from '../ports/event-store';
 import type { Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { entityRows, foldEntityEvents } from './entity-rows';
 import type { Projection } from './projection';
 
 /** Row of the `webhooks` read model: one per webhook not deleted (docs/webhooks.md). No secret, only its preview. */
@@ -67,42 +68,37 @@ export const webhooksProjection: Projection = {
   ...declareTables(WEBHOOKS_TABLES),
   eventTypes: [...WEBHOOK_STREAM_EVENT_TYPES],
   async apply(db: Kysely<WebhookTables>, events: readonly RecordedEvent[]) {
-    for (const e of events) {
-      if (!e.streamId.startsWith(WEBHOOK_STREAM_PREFIX)) continue;
-      const event = { type: e.type, data: e.data } as WebhookEvent;
+    const rows = entityRows<WebhooksTable>(db, 'webhooks', 'webhook_id');
+    await foldEntityEvents<WebhookEvent>(events, WEBHOOK_STREAM_PREFIX, rows, async (event) => {
       switch (event.type) {
         case 'WebhookRegistered': {
           const d = event.data;
-          await db
-            .insertInto('webhooks')
-            .values({
-              webhook_id: d.webhook_id,
-              account_id: d.account_id,
-              agent_id: d.agent_id,
-              url: d.url,
-              event_types: JSON.stringify(d.event_types),
-              description: d.description,
-              active: d.active,
-              secret_preview: d.secret_preview,
-              created_at: d.registered_at,
-              updated_at: d.registered_at,
-            })
-            .execute();
+          await rows.insert({
+            webhook_id: d.webhook_id,
+            account_id: d.account_id,
+            agent_id: d.agent_id,
+            url: d.url,
+            event_types: JSON.stringify(d.event_types),
+            description: d.description,
+            active: d.active,
+            secret_preview: d.secret_preview,
+            created_at: d.registered_at,
+            updated_at: d.registered_at,
+          });
           break;
         }
         case 'WebhookUpdated':
-          await db
-            .updateTable('webhooks')
-            .set({ ...settingsColumns(event.data.changes), updated_at: event.data.updated_at })
-            .where('webhook_id', '=', event.data.webhook_id)
-            .execute();
+          await rows.update(event.data.webhook_id, {
+            ...settingsColumns(event.data.changes),
+            updated_at: event.data.updated_at,
+          });
           break;
         case 'WebhookDeleted':
-          await db.deleteFrom('webhooks').where('webhook_id', '=', event.data.webhook_id).execute();
+          await rows.remove(event.data.webhook_id);
           break;
         case 'WebhookTestRequested':
           break;
       }
-    }
+    });
   },
 };
