@@ -1,14 +1,13 @@
-import type { Logger } from 'pino';
+
 import { type Candle, lowerBound } from '../../../domain/market/candle';
 import { fromUnits, toUnitsNumber } from '../../../domain/market/decimal';
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';
 import { type ReplayWindow, replayTime, replayWindow } from '../../../domain/market/replay-clock';
 import { type CandlePath, candlePath } from '../../../domain/market/tick-path';
-import type { MarketFeed } from '../feed';
 import type { MarketData } from '../market-data';
 import { candlesFromColumns } from '../store/convert';
 import type { PriceTick } from '../ticks';
-import type { MarketSource } from './port';
+import type { LocalSourceOptions, MarketSource } from './port';
 import { everySecond } from './second-timer';
 
 /**
@@ -20,17 +19,7 @@ import { everySecond } from './second-timer';
  * close is forward-filled as a price-only tick; before a symbol's first candle it has no price. At start the
  * previous 24 hours of replayed ticks are backfilled so the 24h ticker, recent trades and price exist at once.
  */
-export interface FilesSourceOptions {
-  feed: MarketFeed;
-  data: MarketData;
-  logger?: Logger | undefined;
-  /** Only these symbols (default: every symbol with candles at the replay interval). */
-  symbols?: readonly string[] | undefined;
-  /** Wall clock (tests). */
-  now?: () => number;
-  /** Timer period (ms) for tests; default: just after each wall-clock second. */
-  timerMs?: number;
-}
+export type FilesSourceOptions = LocalSourceOptions;
 
 /**
  * One replayed pair: a day of its candles around the replayed time (read from the candle store as the replay moves,

@@ -1,10 +1,8 @@
-import type { Logger } from 'pino';
+
 import { fromUnits, toUnits, toUnitsNumber } from '../../../domain/market/decimal';
 import type { Pair } from '../../../domain/market/pair';
 import { hash32, mulberry32 } from '../../../domain/market/random';
-import type { MarketFeed } from '../feed';
-import type { MarketData } from '../market-data';
-import type { MarketSource } from './port';
+import type { LocalSourceOptions, MarketSource } from './port';
 import { everySecond } from './second-timer';
 
 /**
@@ -15,14 +13,8 @@ import { everySecond } from './second-timer';
  * a log-return of about 0.02 % standard deviation, snapped to the tick size. The previous 24 h are backfilled
  * minute by minute so tickers exist at once.
  */
-export interface SyntheticSourceOptions {
-  feed: MarketFeed;
-  data: MarketData;
+export interface SyntheticSourceOptions extends LocalSourceOptions {
   seed: number;
-  logger?: Logger | undefined;
-  symbols?: readonly string[] | undefined;
-  now?: () => number;
-  timerMs?: number;
 }
 
 /**

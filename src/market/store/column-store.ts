@@ -92,6 +92,14 @@ const emptyManifest = (): Manifest => ({
   seen: {},
 });
 
+/** One section of one month's file: a symbol's native or served candles at one interval. */
+interface SectionKey {
+  symbol: string;
+  month: string;
+  interval: Interval;
+  kind: 'native' | 'served';
+}
+
 const MANIFEST = 'manifest.json';
 const FILE_EXTENSION = '.ptvc';
 
@@ -196,37 +204,23 @@ export class ColumnStore {
   }
 
   private servedMonths(symbol: string, interval: Interval): [string, ServedMonth][] {
-    const months = this.manifest.served[symbol]?.[interval];
-    return months ? Object.entries(months).sort((a, b) => (a[0] < b[0] ? -1 : 1)) : [];
+    return byMonth(this.manifest.served[symbol]?.[interval]);
   }
 
   private nativeMonths(symbol: string, interval: Interval): [string, NativeMonth][] {
-    const months = this.manifest.native[symbol]?.[interval];
-    return months ? Object.entries(months).sort((a, b) => (a[0] < b[0] ? -1 : 1)) : [];
+    return byMonth(this.manifest.native[symbol]?.[interval]);
   }
 
   /** First open time, last open time and count of a served series; undefined without candles. */
   seriesRange(symbol: string, interval: Interval): MonthStat | undefined {
     this.refresh();
-    const months = this.servedMonths(symbol, interval);
-    if (months.length === 0) return undefined;
-    return {
-      first: months[0]![1].first,
-      last: months[months.length - 1]![1].last,
-      count: months.reduce((n, [, m]) => n + m.count, 0),
-    };
+    return seriesStat(this.servedMonths(symbol, interval));
   }
 
   /** First open time, last open time and count of a native series; undefined without candles. */
   nativeRange(symbol: string, interval: Interval): MonthStat | undefined {
     this.refresh();
-    const months = this.nativeMonths(symbol, interval);
-    if (months.length === 0) return undefined;
-    return {
-      first: months[0]![1].first,
-      last: months[months.length - 1]![1].last,
-      count: months.reduce((n, [, m]) => n + m.count, 0),
-    };
+    return seriesStat(this.nativeMonths(symbol, interval));
   }
 
   /** First open time and end of the last candle over the native series of `symbol` (or of every pair). */
@@ -350,22 +344,18 @@ export class ColumnStore {
    * the oldest; resolves to how many. Decodes only the blocks of the window (kept in the block cache).
    */
   private sectionRuns(
-    symbol: string,
-    month: string,
-    interval: Interval,
-    kind: 'native' | 'served',
+    section: SectionKey,
     start: number,
     end: number,
     out: ColumnRun[],
     room = Number.POSITIVE_INFINITY,
   ): number {
-    const file = this.open(symbol, month);
-    const blocks = (file && sectionOf(file.directory, interval, kind)?.blocks) ?? [];
+    const blocks = this.sectionsOf(section);
     let n = 0;
     for (let index = 0; index < blocks.length && n < room; index++) {
       const block = blocks[index]!;
       if (block.last < start || block.first >= end) continue;
-      const columns = this.block(symbol, month, interval, kind, index);
+      const columns = this.block(section, index);
       const from = block.first >= start ? 0 : lowerBoundTime(columns.openTime, start);
       const to = Math.min(
         block.last < end ? columns.length : lowerBoundTime(columns.openTime, end),
@@ -380,13 +370,8 @@ export class ColumnStore {
   }
 
   /** Block `index` of a section, decoded (from the block cache, or read and decoded into it). */
-  private block(
-    symbol: string,
-    month: string,
-    interval: Interval,
-    kind: 'native' | 'served',
-    index: number,
-  ): CandleColumns {
+  private block(section: SectionKey, index: number): CandleColumns {
+    const { symbol, month, interval, kind } = section;
     const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
     let columns = this.blocks.get(key);
     if (!columns) {
@@ -399,17 +384,10 @@ export class ColumnStore {
   }
 
   /** Candles of one section of one month with open time in [start, end). */
-  private readSection(
-    symbol: string,
-    month: string,
-    interval: Interval,
-    kind: 'native' | 'served',
-    start: number,
-    end: number,
-  ): CandleColumns {
+  private readSection(section: SectionKey, start: number, end: number): CandleColumns {
     const runs: ColumnRun[] = [];
-    this.sectionRuns(symbol, month, interval, kind, start, end, runs);
-    return runsColumns(runs, INTERVAL_MS[interval]);
+    this.sectionRuns(section, start, end, runs);
+    return runsColumns(runs, INTERVAL_MS[section.interval]);
   }
 
   /**
@@ -437,7 +415,7 @@ export class ColumnStore {
     for (const [month, m] of this.servedMonths(symbol, interval)) {
       if (have >= limit) break;
       if (m.last < start || m.first >= end) continue;
-      have += this.sectionRuns(symbol, month, interval, m.from, start, end, runs, limit - have);
+      have += this.sectionRuns({ symbol, month, interval, kind: m.from }, start, end, runs, limit - have);
     }
     return runs;
   }
@@ -448,7 +426,7 @@ export class ColumnStore {
     const runs: ColumnRun[] = [];
     for (const [month, m] of this.nativeMonths(symbol, interval)) {
       if (m.last < start || m.first >= end) continue;
-      this.sectionRuns(symbol, month, interval, 'native', start, end, runs);
+      this.sectionRuns({ symbol, month, interval, kind: 'native' }, start, end, runs);
     }
     return runsColumns(runs, INTERVAL_MS[interval]);
   }
@@ -470,10 +448,7 @@ export class ColumnStore {
         if (block.first >= start && block.last < end) n += block.count;
         else
           n += this.readSection(
-            symbol,
-            month,
-            interval,
-            m.from,
+            { symbol, month, interval, kind: m.from },
             Math.max(start, block.first),
             Math.min(end, block.last + 1),
           ).length;
@@ -518,11 +493,12 @@ export class ColumnStore {
     for (let k = months.length - 1; k >= 0 && have < limit; k--) {
       const [month, m] = months[k]!;
       if (m.first >= stop) continue;
-      const section = this.sectionsOf(symbol, month, interval, m.from);
+      const key: SectionKey = { symbol, month, interval, kind: m.from };
+      const section = this.sectionsOf(key);
       for (let b = section.length - 1; b >= 0 && have < limit; b--) {
         const block = section[b]!;
         if (block.first >= stop) continue;
-        const columns = this.block(symbol, month, interval, m.from, b);
+        const columns = this.block(key, b);
         const to = block.last < stop ? columns.length : lowerBoundTime(columns.openTime, stop);
         const from = Math.max(0, to - (limit - have));
         if (to > from) {
@@ -534,12 +510,8 @@ export class ColumnStore {
     return runs;
   }
 
-  private sectionsOf(
-    symbol: string,
-    month: string,
-    interval: Interval,
-    kind: 'native' | 'served',
-  ): Section['blocks'] {
+  /** The block index of a section (none when its month's file or the section does not exist). */
+  private sectionsOf({ symbol, month, interval, kind }: SectionKey): Section['blocks'] {
     const file = this.open(symbol, month);
     return (file && sectionOf(file.directory, interval, kind)?.blocks) ?? [];
   }
@@ -555,7 +527,10 @@ export class ColumnStore {
     const file = this.open(symbol, month);
     for (const s of file?.directory.sections ?? []) {
       if (s.kind === 'native')
-        out.set(s.interval, this.readSection(symbol, month, s.interval, 'native', from, to));
+        out.set(
+          s.interval,
+          this.readSection({ symbol, month, interval: s.interval, kind: 'native' }, from, to),
+        );
     }
     return out;
   }
@@ -600,7 +575,8 @@ export class ColumnStore {
   /** The stored native candle a conflict names. */
   storedCandle(symbol: string, interval: Interval, month: string, index: number): CandleColumns {
     const [from, to] = monthBounds(month);
-    return sliceColumns(this.readSection(symbol, month, interval, 'native', from, to), index, index + 1);
+    const section: SectionKey = { symbol, month, interval, kind: 'native' };
+    return sliceColumns(this.readSection(section, from, to), index, index + 1);
   }
 
   /** Writes the months of a prepared write (no conflicts) and updates the manifest in memory (see `flush`). */
@@ -748,6 +724,20 @@ export class ColumnStore {
     this.blocks.clear();
   }
 }
+
+/** A series' months of the manifest (month → its figures), oldest first; none when the series has none. */
+const byMonth = <M>(months: Record<string, M> | undefined): [string, M][] =>
+  months ? Object.entries(months).sort((a, b) => (a[0] < b[0] ? -1 : 1)) : [];
+
+/** First open time, last open time and count of a series from its months, oldest first; undefined without any. */
+const seriesStat = (months: [string, MonthStat][]): MonthStat | undefined =>
+  months.length === 0
+    ? undefined
+    : {
+        first: months[0]![1].first,
+        last: months[months.length - 1]![1].last,
+        count: months.reduce((n, [, m]) => n + m.count, 0),
+      };
 
 const gap = (interval: Interval, start: number, end: number): Gap => ({
   interval,
