@@ -12,6 +12,7 @@ import {
 } from '../accounts/support';
 import { priceTicker } from '../support/price-ticks';
 import { operatorHeadersOf } from '../support/runtime';
+import { keyCalls, orderBody } from './key-calls';
 import { settleTrading } from './log-head';
 
 /**
@@ -27,9 +28,7 @@ let t: TestApp;
 let base: string;
 const tick = priceTicker(() => t.app.services.market!);
 
-const order = (key: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  api(t.app, { method: 'POST', url: '/trade/order', headers: { ...keyHeader(key), ...headers }, payload });
-const get = (key: string, url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(key) });
+const { order, get, send, cancel } = keyCalls(() => t.app);
 const failedProjections = async (app: TestApp['app']) =>
   (
     (await app.inject({ method: 'GET', url: '/health', headers: operatorHeadersOf(app) })).json()
@@ -54,10 +53,7 @@ afterAll(async () => {
 describe('order decimals are bounded (a huge value stopped the orders read model for everyone)', () => {
   it('refuses a quantity, price or trigger price of 10^15 or more with 422 and records nothing', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    expect(
-      (await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' }))
-        .statusCode,
-    ).toBe(201);
+    expect((await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.01'))).statusCode).toBe(201);
     const before = await walletRevision(account);
     const cases: [Record<string, unknown>, string][] = [
       [{ type: 'market', quantity: '9'.repeat(38) }, 'quantity'],
@@ -74,22 +70,14 @@ describe('order decimals are bounded (a huge value stopped the orders read model
       ]);
     }
     // Malformed decimals keep the decider's own message (the bound only looks at well-formed ones).
-    const malformed = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '1e-3',
-    });
+    const malformed = await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '1e-3'));
     expect(malformed.statusCode).toBe(422);
     expect(malformed.json().error.message).toMatch(/decimal string with at most 8 decimal places/);
     // Just below the bound is an ordinary order.
-    const far = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'sell',
-      type: 'limit',
-      quantity: '0.001',
-      price: '999999999999999.99999999',
-    });
+    const far = await order(
+      account.apiKey,
+      orderBody('BTCUSDT', 'sell', 'limit', '0.001', { price: '999999999999999.99999999' }),
+    );
     expect(far.statusCode, far.body).toBe(201);
     await settleTrading(t);
     expect(await walletRevision(account)).toBe(before + 1); // only the far sell limit
@@ -119,37 +107,23 @@ describe('the matching engine and levels beyond exact number range', () => {
 
   it('takes such orders without error, fills the reachable one, and still starts with them in the log', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    await api(t.app, {
-      method: 'PUT',
-      url: '/account/risk-profile',
-      headers: keyHeader(account.apiKey),
-      payload: {
-        max_position_size_pct: 100,
-        daily_loss_limit_pct: 20,
-        max_open_orders: 50,
-        max_order_size_pct: 100,
-      },
+    await send(account.apiKey, 'PUT', '/account/risk-profile', {
+      max_position_size_pct: 100,
+      daily_loss_limit_pct: 20,
+      max_open_orders: 50,
+      max_order_size_pct: 100,
     });
-    expect(
-      (await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' }))
-        .statusCode,
-    ).toBe(201);
+    expect((await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.01'))).statusCode).toBe(201);
     // A sell limit no tick can reach, and a buy take-profit every tick reaches (its lock: 0.00001 × 2e8 × 1.006).
-    const sell = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'sell',
-      type: 'limit',
-      quantity: '0.005',
-      price: '100000000',
-    });
+    const sell = await order(
+      account.apiKey,
+      orderBody('BTCUSDT', 'sell', 'limit', '0.005', { price: '100000000' }),
+    );
     expect(sell.statusCode, sell.body).toBe(201);
-    const buy = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'take_profit',
-      quantity: '0.00001',
-      trigger_price: '200000000',
-    });
+    const buy = await order(
+      account.apiKey,
+      orderBody('BTCUSDT', 'buy', 'take_profit', '0.00001', { trigger_price: '200000000' }),
+    );
     expect(buy.statusCode, buy.body).toBe(201);
     expect(buy.json().locked_amount).toBe('2012.00000000');
     tick('BTCUSDT', '40000');
@@ -176,23 +150,16 @@ describe('the matching engine and levels beyond exact number range', () => {
 describe('order ids and idempotency keys', () => {
   it('finds and cancels an order by its id in upper case (UUIDs are case-insensitive)', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const placed = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-      price: '1000',
-    });
+    const placed = await order(
+      account.apiKey,
+      orderBody('ETHUSDT', 'buy', 'limit', '0.01', { price: '1000' }),
+    );
     expect(placed.statusCode).toBe(201);
     const upper = placed.json().order_id.toUpperCase();
     const one = await get(account.apiKey, `/trade/order/${upper}`);
     expect(one.statusCode, one.body).toBe(200);
     expect(one.json().order_id).toBe(placed.json().order_id);
-    const cancelled = await api(t.app, {
-      method: 'DELETE',
-      url: `/trade/order/${upper}`,
-      headers: keyHeader(account.apiKey),
-    });
+    const cancelled = await cancel(account.apiKey, upper);
     expect(cancelled.statusCode, cancelled.body).toBe(200);
     expect(cancelled.json()).toMatchObject({
       order_id: placed.json().order_id,
@@ -203,11 +170,7 @@ describe('order ids and idempotency keys', () => {
   it('replays a retry that spells the same order differently; another order under the key is 409', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const key = { 'idempotency-key': 'audit-retry-1' };
-    const first = await order(
-      account.apiKey,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.001' },
-      key,
-    );
+    const first = await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.001'), key);
     expect(first.statusCode).toBe(201);
     for (const quantity of ['0.00100', '.001', 0.001]) {
       const again = await order(
@@ -219,11 +182,7 @@ describe('order ids and idempotency keys', () => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.json().order_id).toBe(first.json().order_id);
     }
-    const other = await order(
-      account.apiKey,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.002' },
-      key,
-    );
+    const other = await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.002'), key);
     expect(other.statusCode).toBe(409);
     expect((await get(account.apiKey, '/trade/history')).json().total).toBe(1);
   });
@@ -232,12 +191,7 @@ describe('order ids and idempotency keys', () => {
 describe('control characters in a symbol (PostgreSQL stores no NUL: it was a 500)', () => {
   it('refuses them with 422 on placement and in the list filters', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const placed = await order(account.apiKey, {
-      symbol: 'BTC\u0000USDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-    });
+    const placed = await order(account.apiKey, orderBody('BTC\u0000USDT', 'buy', 'market', '0.001'));
     expect(placed.statusCode, placed.body).toBe(422);
     expect(placed.json().error.details.issues[0]).toMatchObject({ field: 'symbol', location: 'body' });
     for (const url of ['/trade/orders?symbol=BTC%00USDT', '/trade/history?symbol=%00']) {
@@ -246,12 +200,7 @@ describe('control characters in a symbol (PostgreSQL stores no NUL: it was a 500
       expect(res.json().error.details.issues[0]).toMatchObject({ field: 'symbol', location: 'querystring' });
     }
     // An unknown but printable symbol is still INVALID_SYMBOL, 404 on placement (spec "Errors").
-    const unknown = await order(account.apiKey, {
-      symbol: 'BTC-USDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-    });
+    const unknown = await order(account.apiKey, orderBody('BTC-USDT', 'buy', 'market', '0.001'));
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe('INVALID_SYMBOL');
   });
@@ -367,10 +316,7 @@ describe('text with a lone UTF-16 surrogate (PostgreSQL refuses it in jsonb: it 
 
   it('refuses such a symbol on order placement with 422 and records nothing', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    expect(
-      (await order(account.apiKey, { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.01' }))
-        .statusCode,
-    ).toBe(201);
+    expect((await order(account.apiKey, orderBody('ETHUSDT', 'buy', 'market', '0.01'))).statusCode).toBe(201);
     const before = await walletRevision(account);
     for (const symbol of [lone, '\udc00ETHUSDT', 'ETH\udfff\ud800USDT']) {
       const res = await order(account.apiKey, { symbol, side: 'buy', type: 'market', quantity: '0.01' });
@@ -379,12 +325,7 @@ describe('text with a lone UTF-16 surrogate (PostgreSQL refuses it in jsonb: it 
       expect(res.json().error.details.issues[0].field).toBe('symbol');
     }
     // A well-formed astral character is only an unknown symbol.
-    const astral = await order(account.apiKey, {
-      symbol: 'ETH\ud83d\ude00USDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.01',
-    });
+    const astral = await order(account.apiKey, orderBody('ETH\ud83d\ude00USDT', 'buy', 'market', '0.01'));
     expect(astral.statusCode, astral.body).toBe(404);
     expect(astral.json().error.code).toBe('INVALID_SYMBOL');
     expect(await walletRevision(account)).toBe(before + 1); // the INVALID_SYMBOL rejection only
@@ -392,11 +333,9 @@ describe('text with a lone UTF-16 surrogate (PostgreSQL refuses it in jsonb: it 
 
   it('refuses such a strategy_label on POST /account/mode with 422 and changes nothing', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const res = await api(t.app, {
-      method: 'POST',
-      url: '/account/mode',
-      headers: keyHeader(account.apiKey),
-      payload: { mode: 'backtest', strategy_label: `grid\ud800` },
+    const res = await send(account.apiKey, 'POST', '/account/mode', {
+      mode: 'backtest',
+      strategy_label: `grid\ud800`,
     });
     expect(res.statusCode, res.body).toBe(422);
     expect(res.json().error.code).toBe('VALIDATION_ERROR');

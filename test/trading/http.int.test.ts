@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import type { MatchingEngine } from '../../src/matching/engine';
-import { api, bearer, createAgent, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
+import { api, bearer, createAgent, registerAccount, type TestAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
+import { keyCalls, orderBody } from './key-calls';
 import { committedHead, settleTrading } from './log-head';
 
 /**
@@ -22,9 +23,7 @@ const { tick } = t;
 
 const settle = () => settleTrading(t);
 
-const order = (key: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  api(t.app, { method: 'POST', url: '/trade/order', headers: { ...keyHeader(key), ...headers }, payload });
-const get = (key: string, url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(key) });
+const { order, get, send, cancel } = keyCalls(() => t.app);
 
 beforeAll(async () => {
   engine = t.app.services.trading!.engine!;
@@ -41,12 +40,7 @@ describe('POST /trade/order and the account views', () => {
   });
 
   it('fills a market buy at once with slippage and fee, in the spec shape', async () => {
-    const res = await order(account.apiKey, {
-      symbol: 'btcusdt',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.05',
-    });
+    const res = await order(account.apiKey, orderBody('btcusdt', 'buy', 'market', '0.05'));
     expect(res.statusCode, res.body).toBe(201);
     expect(res.headers['x-log-position']).toBeDefined();
     // Where the server's time went (W3C Server-Timing, ms): before the handler, the command. The read models
@@ -77,12 +71,7 @@ describe('POST /trade/order and the account views', () => {
 
   it('shows balances, positions at live prices, portfolio and PnL that satisfy the spec identities', async () => {
     tick('BTCUSDT', '42000');
-    const sell = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'sell',
-      type: 'market',
-      quantity: '0.01',
-    });
+    const sell = await order(account.apiKey, orderBody('BTCUSDT', 'sell', 'market', '0.01'));
     expect(sell.statusCode, sell.body).toBe(201);
     const balance = (await get(account.apiKey, '/account/balance')).json();
     expect(balance.balances).toEqual([
@@ -128,54 +117,38 @@ describe('POST /trade/order and the account views', () => {
   });
 
   it('answers the rejections of the risk chain with the rule named, and records them', async () => {
-    const bad = await order(account.apiKey, {
-      symbol: 'NOPEUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '1',
-    });
-    expect(bad.statusCode).toBe(404);
-    expect(bad.json().error).toMatchObject({
-      code: 'INVALID_SYMBOL',
-      details: { rule: 'symbol_and_quantity', step: 3 },
-    });
-    const qty = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.00001',
-    });
-    expect(qty.statusCode).toBe(400);
-    expect(qty.json().error.code).toBe('INVALID_QUANTITY');
-    const small = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-    });
-    expect(small.statusCode).toBe(400);
-    expect(small.json().error).toMatchObject({
-      code: 'ORDER_REJECTED',
-      details: { rule: 'min_notional', step: 4 },
-    });
-    expect(small.json().error.message).toMatch(/min_notional/);
-    const big = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '2',
-    });
-    expect(big.json().error).toMatchObject({
-      code: 'POSITION_LIMIT_EXCEEDED',
-      details: { rule: 'position_size_limit' },
-    });
-    const broke = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'sell',
-      type: 'market',
-      quantity: '1',
-    });
-    expect(broke.json().error).toMatchObject({ code: 'INSUFFICIENT_BALANCE', details: { asset: 'ETH' } });
+    // Each refusal: the order, its status and its error (the rule and the risk chain's step named).
+    const refusals: [Record<string, unknown>, number, Record<string, unknown>][] = [
+      [
+        orderBody('NOPEUSDT', 'buy', 'market', '1'),
+        404,
+        { code: 'INVALID_SYMBOL', details: { rule: 'symbol_and_quantity', step: 3 } },
+      ],
+      [orderBody('ETHUSDT', 'buy', 'market', '0.00001'), 400, { code: 'INVALID_QUANTITY' }],
+      [
+        orderBody('ETHUSDT', 'buy', 'market', '0.001'),
+        400,
+        {
+          code: 'ORDER_REJECTED',
+          details: { rule: 'min_notional', step: 4 },
+          message: expect.stringMatching(/min_notional/),
+        },
+      ],
+      [
+        orderBody('ETHUSDT', 'buy', 'market', '2'),
+        400,
+        { code: 'POSITION_LIMIT_EXCEEDED', details: { rule: 'position_size_limit' } },
+      ],
+      [
+        orderBody('ETHUSDT', 'sell', 'market', '1'),
+        400,
+        { code: 'INSUFFICIENT_BALANCE', details: { asset: 'ETH' } },
+      ],
+    ];
+    for (const [body, status, error] of refusals) {
+      const res = await order(account.apiKey, body);
+      expect([res.statusCode, res.json().error], res.body).toMatchObject([status, error]);
+    }
     const rejected = (await get(account.apiKey, '/trade/orders?status=rejected')).json();
     expect(rejected.total).toBe(5);
     expect(rejected.orders[0]).toMatchObject({
@@ -183,26 +156,16 @@ describe('POST /trade/order and the account views', () => {
       rejection: { code: 'INSUFFICIENT_BALANCE', step: 8 },
     });
     // Schema validation: 422, nothing recorded.
-    const noPrice = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-    });
+    const noPrice = await order(account.apiKey, orderBody('ETHUSDT', 'buy', 'limit', '0.01'));
     expect(noPrice.statusCode).toBe(422);
     expect(noPrice.json().error.code).toBe('VALIDATION_ERROR');
-    const bogus = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'hold',
-      type: 'market',
-      quantity: '0.01',
-    });
+    const bogus = await order(account.apiKey, orderBody('ETHUSDT', 'hold', 'market', '0.01'));
     expect(bogus.statusCode).toBe(422);
     expect((await get(account.apiKey, '/trade/orders?status=rejected')).json().total).toBe(5);
   });
 
   it('honours Idempotency-Key: same key and body → the original answer; another body → 409', async () => {
-    const body = { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.01' };
+    const body = orderBody('ETHUSDT', 'buy', 'market', '0.01');
     const first = await order(account.apiKey, body, { 'idempotency-key': 'abc-1' });
     expect(first.statusCode).toBe(201);
     const again = await order(account.apiKey, body, { 'idempotency-key': 'abc-1' });
@@ -235,13 +198,7 @@ describe('pending orders, matching and cancels', () => {
   });
 
   it('places a limit buy with its lock, fills it when the price crosses, releases the rest', async () => {
-    const res = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.5',
-      price: '1990',
-    });
+    const res = await order(account.apiKey, orderBody('ETHUSDT', 'buy', 'limit', '0.5', { price: '1990' }));
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({
       status: 'pending',
@@ -274,13 +231,10 @@ describe('pending orders, matching and cancels', () => {
   });
 
   it('triggers a sell stop-loss when the price falls to it, at the price with slippage', async () => {
-    const res = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'sell',
-      type: 'stop_loss',
-      quantity: '0.5',
-      trigger_price: '1900',
-    });
+    const res = await order(
+      account.apiKey,
+      orderBody('ETHUSDT', 'sell', 'stop_loss', '0.5', { trigger_price: '1900' }),
+    );
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({
       status: 'pending',
@@ -304,63 +258,35 @@ describe('pending orders, matching and cancels', () => {
 
   it('cancels one order (unlocked amount), refuses finished and foreign orders, cancels all atomically', async () => {
     tick('ETHUSDT', '2000');
-    const a = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.1',
-      price: '1500',
-    });
-    const b = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'take_profit',
-      quantity: '0.001',
-      trigger_price: '30000',
-    });
-    const c = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'stop_loss',
-      quantity: '0.1',
-      trigger_price: '2500',
-    });
+    const a = await order(account.apiKey, orderBody('ETHUSDT', 'buy', 'limit', '0.1', { price: '1500' }));
+    const b = await order(
+      account.apiKey,
+      orderBody('BTCUSDT', 'buy', 'take_profit', '0.001', { trigger_price: '30000' }),
+    );
+    const c = await order(
+      account.apiKey,
+      orderBody('ETHUSDT', 'buy', 'stop_loss', '0.1', { trigger_price: '2500' }),
+    );
     for (const r of [a, b, c]) expect(r.statusCode, r.body).toBe(201);
     const openBtc = (await get(account.apiKey, '/trade/orders/open?symbol=BTCUSDT')).json();
     expect(openBtc.orders.map((o: { order_id: string }) => o.order_id)).toEqual([b.json().order_id]);
     expect((await get(account.apiKey, '/trade/orders/open?symbol=ethusdt')).json().total).toBe(2);
-    const cancel = await api(t.app, {
-      method: 'DELETE',
-      url: `/trade/order/${a.json().order_id}`,
-      headers: keyHeader(account.apiKey),
-    });
-    expect(cancel.statusCode, cancel.body).toBe(200);
-    expect(cancel.json()).toMatchObject({
+    const cancelled = await cancel(account.apiKey, a.json().order_id);
+    expect(cancelled.statusCode, cancelled.body).toBe(200);
+    expect(cancelled.json()).toMatchObject({
       status: 'cancelled',
       unlocked_amount: '150.15000000',
       unlocked_asset: 'USDT',
     });
-    const again = await api(t.app, {
-      method: 'DELETE',
-      url: `/trade/order/${a.json().order_id}`,
-      headers: keyHeader(account.apiKey),
-    });
+    const again = await cancel(account.apiKey, a.json().order_id);
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('ORDER_NOT_CANCELLABLE');
     const stranger = await registerAccount(t.app, {}, { plain: true });
-    const foreign = await api(t.app, {
-      method: 'DELETE',
-      url: `/trade/order/${b.json().order_id}`,
-      headers: keyHeader(stranger.apiKey),
-    });
+    const foreign = await cancel(stranger.apiKey, b.json().order_id);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().error.code).toBe('ORDER_NOT_FOUND');
     expect((await get(stranger.apiKey, `/trade/order/${b.json().order_id}`)).statusCode).toBe(404);
-    const all = await api(t.app, {
-      method: 'DELETE',
-      url: '/trade/orders/open',
-      headers: keyHeader(account.apiKey),
-    });
+    const all = await send(account.apiKey, 'DELETE', '/trade/orders/open');
     expect(all.statusCode).toBe(200);
     // 0.001 × 30,000 × 1.006 + 0.1 × 2,500 × 1.006
     expect(all.json()).toMatchObject({ cancelled_count: 2, total_unlocked: '281.68000000' });
@@ -372,13 +298,7 @@ describe('pending orders, matching and cancels', () => {
   it('fills a marketable limit buy (above the price) like a market order, not at its limit; numbers read to 8 places', async () => {
     tick('ETHUSDT', '2000');
     // 0.1 * 3 in JavaScript: a JSON number is read as the nearest 8-place decimal, 0.3.
-    const res = await order(account.apiKey, {
-      symbol: 'ETHUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: 0.1 * 3,
-      price: 2100,
-    });
+    const res = await order(account.apiKey, orderBody('ETHUSDT', 'buy', 'limit', 0.1 * 3, { price: 2100 }));
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({
       status: 'pending', // the spec's state: limit orders are placed pending and matched in the background
@@ -403,34 +323,16 @@ describe('reset, the daily loss breaker and the auditor views', () => {
   it('needs confirm; closes positions at market, cancels orders, starts a new session, keeps history', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     tick('BTCUSDT', '40000');
-    await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' });
-    await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-      price: '30000',
-    });
-    const missing = await api(t.app, {
-      method: 'POST',
-      url: '/account/reset',
-      headers: keyHeader(account.apiKey),
-      payload: {},
-    });
+    await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.01'));
+    await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price: '30000' }));
+    const missing = await send(account.apiKey, 'POST', '/account/reset', {});
     expect(missing.statusCode).toBe(400);
     expect(missing.json().error.code).toBe('VALIDATION_ERROR');
-    const no = await api(t.app, {
-      method: 'POST',
-      url: '/account/reset',
-      headers: keyHeader(account.apiKey),
-      payload: { confirm: false },
-    });
+    const no = await send(account.apiKey, 'POST', '/account/reset', { confirm: false });
     expect(no.statusCode).toBe(400);
-    const res = await api(t.app, {
-      method: 'POST',
-      url: '/account/reset',
-      headers: keyHeader(account.apiKey),
-      payload: { confirm: true, new_starting_balance: '5000' },
+    const res = await send(account.apiKey, 'POST', '/account/reset', {
+      confirm: true,
+      new_starting_balance: '5000',
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({
@@ -467,25 +369,16 @@ describe('reset, the daily loss breaker and the auditor views', () => {
 
   it('trips the daily loss breaker (403 on new orders, reads still work)', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const profile = await api(t.app, {
-      method: 'PUT',
-      url: '/account/risk-profile',
-      headers: keyHeader(account.apiKey),
-      payload: { max_position_size_pct: 25, daily_loss_limit_pct: 1, max_open_orders: 50 },
+    const profile = await send(account.apiKey, 'PUT', '/account/risk-profile', {
+      max_position_size_pct: 25,
+      daily_loss_limit_pct: 1,
+      max_open_orders: 50,
     });
     expect(profile.statusCode).toBe(200);
     tick('BTCUSDT', '40000');
-    expect(
-      (await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' }))
-        .statusCode,
-    ).toBe(201);
+    expect((await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.05'))).statusCode).toBe(201);
     tick('BTCUSDT', '30000'); // −500 USDT > 1% of 10,000
-    const refused = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'sell',
-      type: 'market',
-      quantity: '0.01',
-    });
+    const refused = await order(account.apiKey, orderBody('BTCUSDT', 'sell', 'market', '0.01'));
     expect(refused.statusCode).toBe(403);
     expect(refused.json().error).toMatchObject({
       code: 'DAILY_LOSS_LIMIT',
@@ -504,11 +397,10 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     expect((await limitBuy('30000')).statusCode).toBe(201);
     expect((await limitBuy('30001')).statusCode).toBe(201);
     const put = (max_open_orders: number) =>
-      api(t.app, {
-        method: 'PUT',
-        url: '/account/risk-profile',
-        headers: keyHeader(account.apiKey),
-        payload: { max_position_size_pct: 25, daily_loss_limit_pct: 20, max_open_orders },
+      send(account.apiKey, 'PUT', '/account/risk-profile', {
+        max_position_size_pct: 25,
+        daily_loss_limit_pct: 20,
+        max_open_orders,
       });
     expect((await put(2)).statusCode).toBe(200);
     const refused = await limitBuy('30002');
@@ -525,22 +417,16 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     tick('BTCUSDT', '40000');
     const put = (max_order_size_pct?: number) =>
-      api(t.app, {
-        method: 'PUT',
-        url: '/account/risk-profile',
-        headers: keyHeader(account.apiKey),
-        payload: {
-          max_position_size_pct: 100,
-          daily_loss_limit_pct: 20,
-          max_open_orders: 50,
-          max_order_size_pct,
-        },
+      send(account.apiKey, 'PUT', '/account/risk-profile', {
+        max_position_size_pct: 100,
+        daily_loss_limit_pct: 20,
+        max_open_orders: 50,
+        max_order_size_pct,
       });
     const put10 = await put(10);
     expect([put10.statusCode, put10.json().max_order_size_pct]).toEqual([200, 10]);
     // 0.03 BTC at 40,000 ≈ 1,200 USDT > 10 % of 10,000 available.
-    const buy = () =>
-      order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.03' });
+    const buy = () => order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.03'));
     const refused = await buy();
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error).toMatchObject({
@@ -573,12 +459,7 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     // After the first trade the wallet's session is the same one.
     tick('BTCUSDT', '40000');
     const before = (await get(account.apiKey, '/account/info')).json().current_session.session_id;
-    const buy = await order(account.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-    });
+    const buy = await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.001'));
     expect(buy.statusCode).toBe(201);
     expect((await get(account.apiKey, '/account/portfolio')).json().session_id).toBe(before);
     expect((await get(account.apiKey, '/account/info')).json().current_session.session_id).toBe(before);
@@ -592,11 +473,9 @@ describe('reset, the daily loss breaker and the auditor views', () => {
       live_session: { current_equity: '10000.00000000', strategy_label: null },
       active_backtests: 0,
     });
-    const set = await api(t.app, {
-      method: 'POST',
-      url: '/account/mode',
-      headers: keyHeader(account.apiKey),
-      payload: { mode: 'backtest', strategy_label: 'momentum-v2' },
+    const set = await send(account.apiKey, 'POST', '/account/mode', {
+      mode: 'backtest',
+      strategy_label: 'momentum-v2',
     });
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json()).toMatchObject({ mode: 'backtest', strategy_label: 'momentum-v2' });
@@ -604,22 +483,17 @@ describe('reset, the daily loss breaker and the auditor views', () => {
       mode: 'backtest',
       live_session: { strategy_label: 'momentum-v2' },
     });
-    const bad = await api(t.app, {
-      method: 'POST',
-      url: '/account/mode',
-      headers: keyHeader(account.apiKey),
-      payload: { mode: 'paper' },
-    });
+    const bad = await send(account.apiKey, 'POST', '/account/mode', { mode: 'paper' });
     expect(bad.statusCode).toBe(422);
   });
 
   it('serves the wallet events with revisions and hashes, and the portfolio as of a past time', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     tick('BTCUSDT', '40000');
-    await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' });
+    await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.01'));
     const between = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 5));
-    await order(account.apiKey, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.02' });
+    await order(account.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.02'));
     const page1 = (await get(account.apiKey, '/account/events?limit=3')).json();
     expect(page1.events.map((e: { type: string }) => e.type)).toEqual([
       'WalletOpened',
@@ -655,16 +529,17 @@ describe('reset, the daily loss breaker and the auditor views', () => {
 });
 
 describe('agents and concurrency', () => {
-  it('scopes to the agent (agent key, or JWT with X-Agent-Id)', async () => {
+  /** Given a new account with an agent of `startingBalance` USDT, and BTCUSDT at 40,000. */
+  const accountWithAgent = async (startingBalance: string) => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const agent = await createAgent(t.app, account, { starting_balance: '2000' });
+    const agent = await createAgent(t.app, account, { starting_balance: startingBalance });
     tick('BTCUSDT', '40000');
-    const res = await order(agent.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.001',
-    });
+    return { account, agent };
+  };
+
+  it('scopes to the agent (agent key, or JWT with X-Agent-Id)', async () => {
+    const { account, agent } = await accountWithAgent('2000');
+    const res = await order(agent.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.001'));
     expect(res.statusCode, res.body).toBe(201);
     const viaJwt = await api(t.app, {
       method: 'GET',
@@ -683,31 +558,18 @@ describe('agents and concurrency', () => {
       message: expect.stringContaining('X-Agent-Id'),
       details: { order_id: res.json().order_id },
     });
-    const cancelFromAccount = await api(t.app, {
-      method: 'DELETE',
-      url: `/trade/order/${res.json().order_id}`,
-      headers: keyHeader(account.apiKey),
-    });
+    const cancelFromAccount = await cancel(account.apiKey, res.json().order_id);
     expect(cancelFromAccount.statusCode).toBe(404);
     expect(cancelFromAccount.json().error.message).toContain("account's own wallet");
   });
 
   it('fills exactly the affordable ones of 50 simultaneous orders; the rest get INSUFFICIENT_BALANCE; nothing overspent', async () => {
-    const account = await registerAccount(t.app, {}, { plain: true });
-    const agent = await createAgent(t.app, account, { starting_balance: '10000' });
-    tick('BTCUSDT', '40000');
+    const { agent } = await accountWithAgent('10000');
     // The agent holds 0.025 BTC: enough for 10 sells of 0.0025.
-    const buy = await order(agent.apiKey, {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.025',
-    });
+    const buy = await order(agent.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.025'));
     expect(buy.statusCode, buy.body).toBe(201);
     const results = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        order(agent.apiKey, { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: '0.0025' }),
-      ),
+      Array.from({ length: 50 }, () => order(agent.apiKey, orderBody('BTCUSDT', 'sell', 'market', '0.0025'))),
     );
     const filled = results.filter((r) => r.statusCode === 201);
     const refused = results.filter((r) => r.statusCode !== 201);
@@ -738,9 +600,7 @@ describe('agents and concurrency', () => {
     tick('BTCUSDT', '40000');
     // each costs 0.0025 × 40,004 + fee = 100.11001; 10 of them cost 1,001.1001 ≤ 1,001.2
     const results = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        order(key, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.0025' }),
-      ),
+      Array.from({ length: 50 }, () => order(key, orderBody('BTCUSDT', 'buy', 'market', '0.0025'))),
     );
     const filled = results.filter((r) => r.statusCode === 201);
     expect(filled).toHaveLength(10);

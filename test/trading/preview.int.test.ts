@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
+import { orderBody } from './key-calls';
 
 /**
  * `POST /trade/order/preview` through the real stack (`app.inject`, PGlite): the answer is the fill the same order
@@ -22,7 +23,7 @@ beforeAll(async () => {
 
 describe('POST /trade/order/preview', () => {
   it('answers the fill a market order then gets, and records nothing', async () => {
-    const body = { symbol: 'btcusdt', side: 'buy', type: 'market', quantity: '0.05' };
+    const body = orderBody('btcusdt', 'buy', 'market', '0.05');
     const preview = await post('/trade/order/preview', body);
     expect(preview.statusCode, preview.body).toBe(200);
     expect(preview.json()).toMatchObject({
@@ -78,60 +79,58 @@ describe('POST /trade/order/preview', () => {
     });
   });
 
-  it('answers a resting limit order with its lock', async () => {
-    const res = await post('/trade/order/preview', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
+  // A resting limit (30,000) with its lock: later, at its limit as a maker, at most 10 % of each print under
+  // `realistic`, whole under `instant`. A limit the price already reaches (41,000): the matching engine offers a
+  // new order the last price at once, so it fills there, never beyond its limit, walking the book (`realistic`) or
+  // at the table's slippage (`instant`).
+  it.each([
+    {
+      name: 'a resting limit order with its lock',
       price: '30000',
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({
-      status: 'pending',
-      would_fill: false,
-      marketable: false,
-      price: '30000.00000000',
-      locked_amount: '300.30000000',
-      lock_asset: 'USDT',
-      executed_price: null,
-      fee: null,
-    });
-    // It would rest: later, at its limit as a maker, at most 10 % of each print under `realistic`, whole under `instant`.
-    expect(res.json().models).toMatchObject({
-      realistic: { status: 'pending', liquidity: 'maker', participation_cap_pct: 10, executed_price: null },
-      instant: { status: 'pending', liquidity: 'maker', participation_cap_pct: null },
-    });
-    expect((await get('/trade/orders/open')).json().total).toBe(0);
-  });
-
-  it('answers the fill a limit order the price already reaches would get at once, as a taker, under each model', async () => {
-    const res = await post('/trade/order/preview', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-      price: '41000',
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    // The matching engine offers a new order the last price at once: a marketable limit fills there, never
-    // beyond its limit, walking the book (`realistic`) or at the table's slippage (`instant`).
-    expect(res.json()).toMatchObject({
-      status: 'filled',
-      would_fill: true,
-      marketable: true,
-      executed_price: '40001.00000000',
-      locked_amount: '410.41000000',
-      models: {
-        realistic: { status: 'filled', executed_price: '40001.00000000', liquidity: 'taker' },
-        instant: { status: 'filled', executed_price: '40004.00000000', liquidity: 'taker' },
+      preview: {
+        status: 'pending',
+        would_fill: false,
+        marketable: false,
+        price: '30000.00000000',
+        locked_amount: '300.30000000',
+        lock_asset: 'USDT',
+        executed_price: null,
+        fee: null,
+        models: {
+          realistic: {
+            status: 'pending',
+            liquidity: 'maker',
+            participation_cap_pct: 10,
+            executed_price: null,
+          },
+          instant: { status: 'pending', liquidity: 'maker', participation_cap_pct: null },
+        },
       },
-    });
+    },
+    {
+      name: 'the fill a limit order the price already reaches would get at once, as a taker, under each model',
+      price: '41000',
+      preview: {
+        status: 'filled',
+        would_fill: true,
+        marketable: true,
+        executed_price: '40001.00000000',
+        locked_amount: '410.41000000',
+        models: {
+          realistic: { status: 'filled', executed_price: '40001.00000000', liquidity: 'taker' },
+          instant: { status: 'filled', executed_price: '40004.00000000', liquidity: 'taker' },
+        },
+      },
+    },
+  ])('answers $name', async ({ price, preview }) => {
+    const res = await post('/trade/order/preview', orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject(preview);
     expect((await get('/trade/orders/open')).json().total).toBe(0);
   });
 
   it('answers the error the order would get, without recording a rejection', async () => {
-    const body = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '100' };
+    const body = orderBody('BTCUSDT', 'buy', 'market', '100');
     const preview = await post('/trade/order/preview', body);
     const placed = await post('/trade/order', body);
     expect(placed.statusCode).toBeGreaterThanOrEqual(400);
@@ -184,13 +183,10 @@ describe('POST /trade/order/preview', () => {
       expect(placed.json()).toMatchObject({ status: 'cancelled', cancel_reason: reason });
     }
     // A GTC limit at the same price rests, as before.
-    const gtc = await post('/trade/order/preview', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'limit',
-      quantity: '0.01',
-      price: '39000',
-    });
+    const gtc = await post(
+      '/trade/order/preview',
+      orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price: '39000' }),
+    );
     expect(gtc.json()).toMatchObject({ status: 'pending' });
     expect(gtc.json()).not.toHaveProperty('cancel_reason');
     expect(gtc.json().models.realistic).toMatchObject({ status: 'pending', cancel_reason: null });

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { api, keyHeader } from '../accounts/support';
+
+/**
+ * An order's body in the spec's field order: `symbol`, `side`, `type`, `quantity` (a decimal string, or a JSON
+ * number where a test reads how numbers are parsed), then the type's own fields (`price`, `trigger_price`, …).
+ */
+export const orderBody = (
+  symbol: string,
+  side: string,
+  type: string,
+  quantity: string | number,
+  more: Record<string, unknown> = {},
+): Record<string, unknown> => ({ symbol, side, type, quantity, ...more });
+
+/**
+ * The `/api/v1` calls a trading test makes with an API key (`X-API-Key`), through `inject` on the app `app()`
+ * returns (a function: a test that restarts its app keeps using these). Each answers fastify's inject response.
+ */
+export const keyCalls = (app: () => FastifyInstance) => {
+  /** `method url` with the key's headers (and `headers`), with `payload` as the JSON body when given. */
+  const send = (
+    key: string,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ) =>
+    api(app(), {
+      method,
+      url,
+      headers: { ...keyHeader(key), ...headers },
+      ...(payload !== undefined ? { payload } : {}),
+    });
+  return {
+    send,
+    /** `POST /trade/order` with `payload` (see {@link orderBody}). */
+    order: (key: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      send(key, 'POST', '/trade/order', payload, headers),
+    /** `GET url`. */
+    get: (key: string, url: string) => send(key, 'GET', url),
+    /** `DELETE /trade/order/{orderId}`. */
+    cancel: (key: string, orderId: string) => send(key, 'DELETE', `/trade/order/${orderId}`),
+  };
+};
