@@ -26,6 +26,7 @@ import { createRuntime, type Runtime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { accountTradingProfile } from '../support/owner';
 import { committedHead } from './log-head';
+import { orderTerms, type RandomOrder, type RandomSymbol, randomMove, randomPlace } from './random-orders';
 import { PAIRS } from './support';
 
 /**
@@ -144,44 +145,15 @@ const expectReadModelsEqual = async (ownerId: string, state: WalletState) => {
 };
 
 type Step =
-  | {
-      kind: 'order';
-      symbol: 'BTCUSDT' | 'ETHUSDT';
-      side: 'buy' | 'sell';
-      type: 'market' | 'limit' | 'stop_loss' | 'take_profit';
-      steps: number;
-      pct: number;
-    }
-  | { kind: 'move'; symbol: 'BTCUSDT' | 'ETHUSDT'; pct: number }
+  | (RandomOrder & { kind: 'order' })
+  | { kind: 'move'; symbol: RandomSymbol; pct: number }
   | { kind: 'cancel' }
   | { kind: 'cancelAll' }
   | { kind: 'reset' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant('order' as const),
-      symbol: fc.constantFrom('BTCUSDT' as const, 'ETHUSDT' as const),
-      side: fc.constantFrom('buy' as const, 'buy' as const, 'sell' as const),
-      type: fc.constantFrom(
-        'market' as const,
-        'limit' as const,
-        'stop_loss' as const,
-        'take_profit' as const,
-      ),
-      steps: fc.integer({ min: 1, max: 60 }),
-      pct: fc.integer({ min: 85, max: 115 }),
-    }),
-  },
-  {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constant('move' as const),
-      symbol: fc.constantFrom('BTCUSDT' as const, 'ETHUSDT' as const),
-      pct: fc.integer({ min: 80, max: 125 }),
-    }),
-  },
+  { weight: 6, arbitrary: randomPlace('order', 60, { min: 85, max: 115 }) },
+  { weight: 4, arbitrary: randomMove({ min: 80, max: 125 }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'cancel' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'cancelAll' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'reset' as const }) },
@@ -199,20 +171,9 @@ describe('trading ledger on the event store and projections', () => {
         for (const s of steps) {
           try {
             if (s.kind === 'order') {
-              const price = dec(prices.get(s.symbol)!);
-              const level = price.times(s.pct).div(100).decimalPlaces(2).toFixed();
               await wallets.placeOrder(
                 owner,
-                {
-                  symbol: s.symbol,
-                  side: s.side,
-                  type: s.type,
-                  quantity: dec(s.symbol === 'BTCUSDT' ? '0.001' : '0.01')
-                    .times(s.steps)
-                    .toFixed(),
-                  price: s.type === 'limit' ? level : null,
-                  triggerPrice: s.type === 'stop_loss' || s.type === 'take_profit' ? level : null,
-                },
+                { price: null, triggerPrice: null, ...orderTerms(s, prices.get(s.symbol)!) },
                 meta,
               );
             } else if (s.kind === 'move') {

@@ -9,6 +9,7 @@ import type { WalletCommand } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import type { WalletEvent } from '../../domain/wallet/events';
 import { totalCost, type WalletState } from '../../domain/wallet/state';
+import * as flows from './random-orders';
 import { context, fill, market, owner, place } from './support';
 
 /**
@@ -22,59 +23,12 @@ import { context, fill, market, owner, place } from './support';
  * - folding the events after a JSON round trip (what the store keeps) gives the live state.
  */
 
-const SYMBOLS = ['BTCUSDT', 'ETHUSDT'] as const;
-const STEP = { BTCUSDT: '0.001', ETHUSDT: '0.01' } as const;
+type Action = (flows.RandomOrder & { kind: 'place' }) | flows.WalletChange | { kind: 'nextDay' };
 
-type Action =
-  | {
-      kind: 'place';
-      symbol: (typeof SYMBOLS)[number];
-      side: 'buy' | 'sell';
-      type: 'market' | 'limit' | 'stop_loss' | 'take_profit';
-      steps: number;
-      levelPct: number;
-    }
-  | { kind: 'move'; symbol: (typeof SYMBOLS)[number]; pct: number }
-  | { kind: 'cancel'; index: number }
-  | { kind: 'cancelAll' }
-  | { kind: 'reset'; balance: number | null }
-  | { kind: 'nextDay' };
-
-const symbol = fc.constantFrom(...SYMBOLS);
 const action: fc.Arbitrary<Action> = fc.oneof(
-  {
-    weight: 6,
-    arbitrary: fc.record({
-      kind: fc.constant('place' as const),
-      symbol,
-      side: fc.constantFrom('buy' as const, 'buy' as const, 'sell' as const),
-      type: fc.constantFrom(
-        'market' as const,
-        'limit' as const,
-        'stop_loss' as const,
-        'take_profit' as const,
-      ),
-      steps: fc.integer({ min: 1, max: 120 }),
-      levelPct: fc.integer({ min: 80, max: 120 }),
-    }),
-  },
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      kind: fc.constant('move' as const),
-      symbol,
-      pct: fc.integer({ min: 70, max: 140 }),
-    }),
-  },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), index: fc.nat(10) }) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'cancelAll' as const }) },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      kind: fc.constant('reset' as const),
-      balance: fc.option(fc.integer({ min: 100, max: 50_000 }), { nil: null }),
-    }),
-  },
+  { weight: 6, arbitrary: flows.randomPlace('place', 120, { min: 80, max: 120 }) },
+  { weight: 5, arbitrary: flows.randomMove({ min: 70, max: 140 }) },
+  ...flows.randomCancelsAndResets,
   { weight: 1, arbitrary: fc.constant({ kind: 'nextDay' as const }) },
 );
 
@@ -182,55 +136,20 @@ const simulate = (actions: Action[], riskProfile: Partial<RiskProfile>) => {
   for (const a of actions) {
     switch (a.kind) {
       case 'place': {
-        const price = dec(m.prices.get(a.symbol)!);
-        const level = price.times(a.levelPct).div(100).decimalPlaces(2).toFixed();
-        const quantity = dec(STEP[a.symbol]).times(a.steps).toFixed();
-        decide(
-          place({
-            symbol: a.symbol,
-            side: a.side,
-            type: a.type,
-            quantity,
-            ...(a.type === 'limit' ? { price: level } : {}),
-            ...(a.type === 'stop_loss' || a.type === 'take_profit' ? { triggerPrice: level } : {}),
-          }),
-        );
+        decide(place(flows.orderTerms(a, m.prices.get(a.symbol)!)));
         // The engine offers the current price to a new pending order at once.
         const last = events[events.length - 1];
         if (last?.type === 'OrderPlaced' && last.data.type !== 'market') {
-          decide(fill(last.data.order_id, price.toFixed(), now.toISOString()));
+          decide(fill(last.data.order_id, dec(m.prices.get(a.symbol)!).toFixed(), now.toISOString()));
         }
         break;
       }
-      case 'move': {
-        const next = dec(m.prices.get(a.symbol)!).times(a.pct).div(100).decimalPlaces(2);
-        m.prices.set(a.symbol, next.toFixed());
-        // What the matching engine does on a tick: offer the price to every open order of the symbol.
-        for (const o of Object.values(state.openOrders)) {
-          if (o.symbol === a.symbol) decide(fill(o.orderId, next.toFixed(), now.toISOString()));
-        }
-        break;
-      }
-      case 'cancel': {
-        const open = Object.keys(state.openOrders);
-        decide({
-          type: 'CancelOrder',
-          data: { orderId: open[a.index % Math.max(open.length, 1)] ?? 'none' },
-        });
-        break;
-      }
-      case 'cancelAll':
-        decide({ type: 'CancelAllOrders', data: {} });
-        break;
-      case 'reset':
-        decide({
-          type: 'ResetWallet',
-          data: { owner: owner(), ...(a.balance !== null ? { startingBalance: String(a.balance) } : {}) },
-        });
-        break;
       case 'nextDay':
         now = new Date(now.getTime() + 86_400_000);
         break;
+      default:
+        // A move is what the matching engine does on a tick: the price offered to every open order of the symbol.
+        flows.decideWalletChange(a, state, m, now, decide);
     }
   }
   return { state, events, prices: m.prices };
