@@ -5,7 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createCommandHandler } from '../../commands/handler';
 import { Snapshotter } from '../../commands/snapshots';
 import { createWalletCommands, type MarketView, type WalletCommands } from '../../commands/wallet';
@@ -21,16 +21,10 @@ import type { SnapshotStore } from '../../ports/snapshot-store';
 import { verifyWalletSnapshot, verifyWalletSnapshots } from '../../src/audit/snapshot-audit';
 import { auditVerify } from '../../src/cli/audit';
 import { loadConfig } from '../../src/config';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
-import { createSqlSnapshotStore } from '../../src/eventstore/snapshots';
-import {
-  createPGliteTestDatabase,
-  createPostgresTestDatabase,
-  postgresUnavailableReason,
-  type TestDatabase,
-} from '../support/databases';
+import type { TestDatabase } from '../support/databases';
 import { accountTradingProfile } from '../support/owner';
 import { replayingWalletDecider } from '../support/replaying-decider';
+import { eachTestDatabase, useTestStores } from '../support/stores';
 import { PAIRS } from '../trading/support';
 import { walletHistories } from '../trading/wallet-histories';
 
@@ -42,28 +36,14 @@ import { walletHistories } from '../trading/wallet-histories';
  * events traded through the wallet commands answers identically after a restart.
  */
 
-const pgReason = await postgresUnavailableReason();
-
 const same = (a: WalletState, b: WalletState) => expect(encodeState(a)).toBe(encodeState(b));
 
-describe.each([
-  ['PGlite', createPGliteTestDatabase, null],
-  ['PostgreSQL', createPostgresTestDatabase, pgReason],
-] as const)('wallet snapshots on %s', (_name, open, skip) => {
+describe.each(await eachTestDatabase())('wallet snapshots on %s', (_name, open, skip) => {
   let db: TestDatabase;
   let store: EventStore;
   let snapshots: SnapshotStore;
 
-  beforeAll(async () => {
-    if (skip) return;
-    db = await open();
-    store = createPostgresEventStore(db);
-    snapshots = createSqlSnapshotStore(db.all);
-  });
-  afterAll(async () => {
-    await store?.close();
-    await db?.close();
-  });
+  useTestStores(open, skip, (opened) => ({ db, store, snapshots } = opened));
 
   const ctx = () => ({ now: new Date(), newId: randomUUID });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCommandHandler } from '../../commands/handler';
 import { type HistoryOffer, Snapshotter } from '../../commands/snapshots';
 import { type WalletTimeTravel, walletSnapshotFormat } from '../../commands/wallet-time-travel';
@@ -14,15 +14,9 @@ import type { EventStore } from '../../ports/event-store';
 import type { SnapshotStore } from '../../ports/snapshot-store';
 import { verifyWalletSnapshots, verifyWalletSnapshotsOf } from '../../src/audit/snapshot-audit';
 import { type WalletAsOf, walletAsOf } from '../../src/audit/wallet-as-of';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
-import { createSqlSnapshotStore } from '../../src/eventstore/snapshots';
-import {
-  createPGliteTestDatabase,
-  createPostgresTestDatabase,
-  postgresUnavailableReason,
-  type TestDatabase,
-} from '../support/databases';
+import type { TestDatabase } from '../support/databases';
 import { replayingWalletDecider } from '../support/replaying-decider';
+import { eachTestDatabase, useTestStores } from '../support/stores';
 import { walletHistories } from './wallet-histories';
 
 /**
@@ -38,8 +32,6 @@ import { walletHistories } from './wallet-histories';
  * the newest historical one entirely before it, with the same answer; audits check the historical ones too, and
  * one of another history or schema is not used.
  */
-
-const pgReason = await postgresUnavailableReason();
 
 /** An answer of `walletAsOf` in comparable form (exact state text, revision, marks as decimal strings). */
 const plain = (a: WalletAsOf) => ({
@@ -62,26 +54,16 @@ const countingStore = (store: EventStore) => {
   return counter;
 };
 
-describe.each([
-  ['PGlite', createPGliteTestDatabase, null],
-  ['PostgreSQL', createPostgresTestDatabase, pgReason],
-] as const)('walletAsOf on %s', (_name, open, skip) => {
+describe.each(await eachTestDatabase())('walletAsOf on %s', (_name, open, skip) => {
   let db: TestDatabase;
   let store: EventStore;
   let snapshots: SnapshotStore;
 
-  beforeAll(async () => {
-    if (skip) return;
-    db = await open();
-    store = createPostgresEventStore(db);
-    snapshots = createSqlSnapshotStore(db.all);
-  }, 180_000);
-  afterAll(async () => {
-    await store?.close();
-    await db?.close();
-  });
+  useTestStores(open, skip, (opened) => ({ db, store, snapshots } = opened), 180_000);
 
   const BASE = Date.parse('2024-01-05T10:00:00.000Z');
+  /** Steps of business time in seconds: mostly forward by seconds to minutes, sometimes back a little. */
+  const timeSteps = fc.array(fc.integer({ min: -90, max: 600 }), { minLength: 1, maxLength: 20 });
 
   it.skipIf(skip)(
     'equals the fold of the whole stream up to the first later event, reading only up to it',
@@ -89,7 +71,7 @@ describe.each([
       await fc.assert(
         fc.asyncProperty(
           walletHistories(60),
-          fc.array(fc.integer({ min: -90, max: 600 }), { minLength: 1, maxLength: 20 }),
+          timeSteps,
           fc.integer({ min: 1, max: 40 }),
           fc.double({ min: -0.1, max: 1.1, noNaN: true }),
           async ({ events }, steps, pageSize, where) => {
@@ -157,7 +139,7 @@ describe.each([
       await fc.assert(
         fc.asyncProperty(
           walletHistories(60),
-          fc.array(fc.integer({ min: -90, max: 600 }), { minLength: 1, maxLength: 20 }),
+          timeSteps,
           fc.integer({ min: 1, max: 8 }),
           fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
           fc.integer({ min: 1, max: 30 }),
