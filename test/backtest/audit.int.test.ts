@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { call, ok, type Trader, trader, useBacktestApp } from './http-support';
+import { call, ok, sessionBody, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
  * Regressions of the interface audit of the backtest endpoints, through the real stack (`inject`: routes, auth,
@@ -271,13 +271,9 @@ describe('create in a hole of the data', () => {
 
 describe('strategy_label filters match the label as create stores it', () => {
   it('list and best find a session by the label sent at create, surrounding spaces included', async () => {
+    const body = sessionBody(alice, '2022-01-01T00:00:00Z', '2022-01-01T03:00:00Z', ['BTCUSDT']);
     const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
-      start_time: '2022-01-01T00:00:00Z',
-      end_time: '2022-01-01T03:00:00Z',
-      starting_balance: '10000',
-      candle_interval: '1h',
-      agent_id: alice.agentId,
-      pairs: ['BTCUSDT'],
+      ...body,
       strategy_label: '  swing  ',
     });
     expect(created.strategy_label).toBe('swing');

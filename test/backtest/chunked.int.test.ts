@@ -7,7 +7,7 @@ import {
 } from '../../domain/backtest/market';
 import { backtestMarketSource } from '../../src/backtest/market-source';
 import type { TestApp } from '../accounts/support';
-import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+import { dataDirectory, ok, sessionBody, startBacktestApp, type Trader, trader } from './http-support';
 
 /**
  * Issue 24 item 3: a session reads its window in chunks ahead of the virtual clock. A session over a window many
@@ -137,15 +137,8 @@ describe('a session window read in chunks', () => {
       });
       apps.push(t);
       const who: Trader = await trader(t.app, { max_position_size_pct: 100 });
-      const created = await ok(t.app, who.headers, 'POST', '/backtest/create', {
-        start_time: new Date(START).toISOString(),
-        end_time: new Date(END).toISOString(),
-        starting_balance: '10000',
-        candle_interval: '1h',
-        agent_id: who.agentId,
-        strategy_label: 'chunks',
-        pairs: PAIRS,
-      });
+      const body = sessionBody(who, START, END, PAIRS, { strategy_label: 'chunks' });
+      const created = await ok(t.app, who.headers, 'POST', '/backtest/create', body);
       const id = created.session_id as string;
       const out: string[] = [];
       for (const [method, url, body, status] of commands) {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { ok, type Trader, trader, useBacktestApp } from './http-support';
+import { ok, sessionBody, type Trader, trader, useBacktestApp } from './http-support';
 
 /**
  * Gaps handled honestly (issue 24, item 6) on the real hourly data: Binance has no candles for 2021-04-20
@@ -25,13 +25,10 @@ const GAP = {
 
 describe('a backtest over missing candles', () => {
   it('lists the gap and never fills a market order on the forward-filled price inside it', async () => {
+    const body = sessionBody(alice, '2021-04-19T22:00:00Z', '2021-04-20T08:00:00Z', ['BTCUSDT']);
     const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
-      start_time: '2021-04-19T22:00:00Z',
-      end_time: '2021-04-20T08:00:00Z',
+      ...body,
       starting_balance: 10000,
-      candle_interval: '1h',
-      agent_id: alice.agentId,
-      pairs: ['BTCUSDT'],
     });
     expect(created.data_gaps).toEqual([GAP]);
     const id = created.session_id as string;
@@ -69,13 +66,10 @@ describe('a backtest over missing candles', () => {
   });
 
   it('lists no gap for a window without one', async () => {
+    const body = sessionBody(alice, '2022-01-01T00:00:00Z', '2022-01-02T00:00:00Z', ['BTCUSDT', 'ETHUSDT']);
     const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
-      start_time: '2022-01-01T00:00:00Z',
-      end_time: '2022-01-02T00:00:00Z',
+      ...body,
       starting_balance: 10000,
-      candle_interval: '1h',
-      agent_id: alice.agentId,
-      pairs: ['BTCUSDT', 'ETHUSDT'],
     });
     expect(created.data_gaps).toEqual([]);
   });

@@ -4,7 +4,15 @@ import yauzl from 'yauzl';
 import { generateMarketData } from '../../src/market/generator/generate';
 import type { TestApp } from '../accounts/support';
 import { MARKET_DATA, tempDir } from '../market/support';
-import { ok, sandboxTimesIn, startBacktestApp, type Trader, trader } from './http-support';
+import {
+  ok,
+  readsAtClock,
+  sandboxOrder,
+  sessionBody,
+  startBacktestApp,
+  type Trader,
+  trader,
+} from './http-support';
 
 /**
  * A 1-minute backtest on generated Binance zips (issue 24: "a backtest on generated data still passes the
@@ -93,14 +101,10 @@ const eight = (text: string) => {
 
 describe('a 1-minute backtest on generated data', () => {
   it('never answers data from after virtual time, and steps on the generated minutes', async () => {
+    const body = sessionBody(alice, START, END, null, { candle_interval: '1m', strategy_label: 'generated' });
     const created = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
-      start_time: new Date(START).toISOString(),
-      end_time: new Date(END).toISOString(),
+      ...body,
       starting_balance: '100000',
-      candle_interval: '1m',
-      agent_id: alice.agentId,
-      strategy_label: 'generated',
-      pairs: null,
     });
     expect(created).toMatchObject({ total_steps: 2 * 1440, estimated_pairs: 2 });
     const id = created.session_id as string;
@@ -112,14 +116,12 @@ describe('a 1-minute backtest on generated data', () => {
       const at = Date.parse(stepped.virtual_time);
       expect(at).toBe(START + step * M);
       if (step === 1) {
-        await ok(
-          t.app,
-          alice.headers,
-          'POST',
-          `/backtest/${id}/trade/order`,
-          { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '1' },
-          201,
-        );
+        await sandboxOrder(t.app, alice.headers, id, {
+          symbol: 'ETHUSDT',
+          side: 'buy',
+          type: 'market',
+          quantity: '1',
+        });
       }
       for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
         const expected = closeAt(symbol, at);
@@ -128,26 +130,15 @@ describe('a 1-minute backtest on generated data', () => {
           close: eight(expected.close),
         });
       }
-      const reads = await Promise.all(
-        [
-          '/market/price/BTCUSDT',
-          '/market/prices',
-          '/market/ticker/ETHUSDT',
-          '/market/candles/BTCUSDT?interval=1m&limit=1000',
-          '/market/candles/ETHUSDT?interval=5m',
-          '/market/candles/BTCUSDT?interval=1h',
-          '/market/candles/BTCUSDT?interval=1m&limit=1000&start_time=2022-01-01T00:00:00Z&end_time=2022-01-03T00:00:00Z',
-          '/account/balance',
-          '/account/positions',
-          '/account/portfolio',
-          '/trade/orders',
-          '/trade/history',
-          '/status',
-        ].map((u) => ok(t.app, alice.headers, 'GET', `/backtest/${id}${u}`)),
-      );
-      for (const body of [stepped, ...reads]) {
-        for (const time of sandboxTimesIn(body)) expect(time).toBeLessThanOrEqual(at);
-      }
+      const reads = await readsAtClock(t.app, alice, id, stepped, [
+        '/market/price/BTCUSDT',
+        '/market/prices',
+        '/market/ticker/ETHUSDT',
+        '/market/candles/BTCUSDT?interval=1m&limit=1000',
+        '/market/candles/ETHUSDT?interval=5m',
+        '/market/candles/BTCUSDT?interval=1h',
+        '/market/candles/BTCUSDT?interval=1m&limit=1000&start_time=2022-01-01T00:00:00Z&end_time=2022-01-03T00:00:00Z',
+      ]);
       const [price, , , minutes, fives, hours, ranged] = reads;
       expect(price.price).toBe(eight(closeAt('BTCUSDT', at).close));
       expect(Date.parse(minutes.candles.at(-1).time)).toBe(closeAt('BTCUSDT', at).time);

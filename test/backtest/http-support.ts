@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import type { PerformanceInput } from '../../domain/metrics/performance';
 import { bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
 import { csvRows, linkedDataDir } from '../market/support';
+import { ok } from '../support/api-calls';
 import type { TestDatabase } from '../support/databases';
 import { type SharedTestApp, useTestApp } from '../support/test-app';
 
@@ -83,6 +84,70 @@ export const sandboxTimesIn = (value: unknown): number[] => {
   };
   walk(value);
   return out;
+};
+
+/**
+ * The body of `POST /backtest/create` for the agent of `who`, from `start` to `end` (ISO 8601 text, or ms since
+ * the epoch) in 1h candles on `pairs` (`null`: every pair) with a starting balance of `'10000'` USDT; `more` adds
+ * fields or overrides these.
+ */
+export const sessionBody = (
+  who: { agentId: string },
+  start: string | number,
+  end: string | number,
+  pairs: string[] | null,
+  more: Record<string, unknown> = {},
+) => ({
+  start_time: typeof start === 'number' ? new Date(start).toISOString() : start,
+  end_time: typeof end === 'number' ? new Date(end).toISOString() : end,
+  starting_balance: '10000',
+  candle_interval: '1h',
+  agent_id: who.agentId,
+  pairs,
+  ...more,
+});
+
+/** Places `order` in session `id`'s sandbox with `headers` and expects `status` (default 201); answers the body. */
+export const sandboxOrder = (
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  id: string,
+  order: Record<string, unknown>,
+  status = 201,
+) => ok(app, headers, 'POST', `/backtest/${id}/trade/order`, order, status);
+
+/** The reads of a sandbox's own account, orders and status, after its market reads in the no-look-ahead checks. */
+const SANDBOX_ACCOUNT_READS = [
+  '/account/balance',
+  '/account/positions',
+  '/account/portfolio',
+  '/trade/orders',
+  '/trade/history',
+  '/status',
+];
+
+/**
+ * The no-look-ahead check of session `id` after a step answered `stepped`: GETs each of `marketReads` and then the
+ * account reads (balance, positions, portfolio, orders, history, status) under `/backtest/{id}` as `trader` (200
+ * each) and expects no time in them, nor in `stepped`, after its `virtual_time`. Answers the bodies in that order.
+ */
+export const readsAtClock = async (
+  app: FastifyInstance,
+  trader: Trader,
+  id: string,
+  stepped: { virtual_time: string },
+  marketReads: string[],
+): Promise<any[]> => {
+  const at = Date.parse(stepped.virtual_time);
+  const reads = await Promise.all(
+    [...marketReads, ...SANDBOX_ACCOUNT_READS].map((u) =>
+      ok(app, trader.headers, 'GET', `/backtest/${id}${u}`),
+    ),
+  );
+  for (const body of [stepped, ...reads]) {
+    for (const time of sandboxTimesIn(body)) expect(time).toBeLessThanOrEqual(at);
+  }
+  return reads;
 };
 
 /**

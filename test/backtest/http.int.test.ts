@@ -8,7 +8,8 @@ import {
   ok,
   performanceInputFromResults,
   rawCandles,
-  sandboxTimesIn,
+  readsAtClock,
+  sandboxOrder,
   type Trader,
   trader,
   useBacktestApp,
@@ -91,39 +92,26 @@ describe('no look-ahead', () => {
   it('never returns data from after virtual time, on any sandbox endpoint', async () => {
     const id = (await create(alice)).body.session_id;
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
-    await ok(
-      t.app,
-      alice.headers,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' },
-      201,
-    );
+    await sandboxOrder(t.app, alice.headers, id, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.01',
+    });
     for (const batch of [1, 5, 17, 40]) {
       const stepped = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: batch });
       const at = Date.parse(stepped.virtual_time);
       // The step's prices are the candle that closed at T (opened at T − 1h), exactly as in the raw file.
       expect(stepped.prices.BTCUSDT.time).toBe(new Date(at - H).toISOString());
       expect(Number(stepped.prices.BTCUSDT.close)).toBe(BTC.get(at - H)!.close);
-      const reads = await Promise.all(
-        [
-          '/market/price/BTCUSDT',
-          '/market/prices',
-          '/market/ticker/ETHUSDT',
-          '/market/candles/BTCUSDT?limit=1000',
-          '/market/candles/BTCUSDT?interval=4h',
-          '/market/candles/BTCUSDT?start_time=2022-01-01T00:00:00Z&end_time=2023-01-01T00:00:00Z',
-          '/account/balance',
-          '/account/positions',
-          '/account/portfolio',
-          '/trade/orders',
-          '/trade/history',
-          '/status',
-        ].map((u) => ok(t.app, alice.headers, 'GET', `/backtest/${id}${u}`)),
-      );
-      for (const body of [stepped, ...reads]) {
-        for (const time of sandboxTimesIn(body)) expect(time).toBeLessThanOrEqual(at);
-      }
+      const reads = await readsAtClock(t.app, alice, id, stepped, [
+        '/market/price/BTCUSDT',
+        '/market/prices',
+        '/market/ticker/ETHUSDT',
+        '/market/candles/BTCUSDT?limit=1000',
+        '/market/candles/BTCUSDT?interval=4h',
+        '/market/candles/BTCUSDT?start_time=2022-01-01T00:00:00Z&end_time=2023-01-01T00:00:00Z',
+      ]);
       const [price, , , candles, coarse] = reads;
       expect(price.price).toBe(BTC.get(at - H)!.closeText);
       const last = candles.candles.at(-1);
@@ -158,14 +146,13 @@ describe('stepping', () => {
     const level = Math.floor(BTC.get(at - H)!.close * 0.99 * 100) / 100;
     let crossing = at;
     while (BTC.get(crossing)!.low > level) crossing += H;
-    const placed = await ok(
-      t.app,
-      alice.headers,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.01', price: level.toFixed(2) },
-      201,
-    );
+    const placed = await sandboxOrder(t.app, alice.headers, id, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: level.toFixed(2),
+    });
     expect(placed).toMatchObject({ status: 'pending' });
     const batch = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 200 });
     expect(batch.orders_filled).toHaveLength(1);
@@ -225,22 +212,8 @@ describe('stepping', () => {
     const id = (await create(alice)).body.session_id;
     const h = alice.headers;
     await ok(t.app, h, 'POST', `/backtest/${id}/start`);
-    await ok(
-      t.app,
-      h,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' },
-      201,
-    );
-    await ok(
-      t.app,
-      h,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '1' },
-      201,
-    );
+    await sandboxOrder(t.app, h, id, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' });
+    await sandboxOrder(t.app, h, id, { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '1' });
     await ok(t.app, h, 'POST', `/backtest/${id}/step/batch`, { steps: 48 });
     const rejected = await call(t.app, h, 'POST', `/backtest/${id}/trade/order`, {
       symbol: 'BTCUSDT',
@@ -254,14 +227,7 @@ describe('stepping', () => {
       'balance',
     ]);
     expect(rejected.body.error.message).toMatch(/risk rule 8 \(balance\)/);
-    await ok(
-      t.app,
-      h,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: '0.05' },
-      201,
-    );
+    await sandboxOrder(t.app, h, id, { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: '0.05' });
     const end = await ok(t.app, h, 'POST', `/backtest/${id}/step/batch`, { steps: 1000 });
     expect(end.is_complete).toBe(true);
     const results = await ok(t.app, h, 'GET', `/backtest/${id}/results`);
@@ -315,14 +281,13 @@ describe('stepping', () => {
     const id = (await create(alice)).body.session_id;
     const h = alice.headers;
     await ok(t.app, h, 'POST', `/backtest/${id}/start`);
-    const pending = await ok(
-      t.app,
-      h,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'ETHUSDT', side: 'buy', type: 'limit', quantity: '0.1', price: '100' },
-      201,
-    );
+    const pending = await sandboxOrder(t.app, h, id, {
+      symbol: 'ETHUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.1',
+      price: '100',
+    });
     expect((await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders/open`)).total).toBe(1);
     // `symbol` filters the sandbox's open orders as it does the live ones.
     expect((await ok(t.app, h, 'GET', `/backtest/${id}/trade/orders/open?symbol=ethusdt`)).total).toBe(1);
@@ -400,14 +365,7 @@ describe('list, compare, best', () => {
       const id = r.body.session_id;
       ids.push(id);
       await ok(t.app, h, 'POST', `/backtest/${id}/start`);
-      await ok(
-        t.app,
-        h,
-        'POST',
-        `/backtest/${id}/trade/order`,
-        { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity },
-        201,
-      );
+      await sandboxOrder(t.app, h, id, { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity });
       await ok(t.app, h, 'POST', `/backtest/${id}/step/batch`, { steps: 240 });
     }
     const list = await ok(
