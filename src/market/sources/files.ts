@@ -1,4 +1,3 @@
-
 import { type Candle, lowerBound } from '../../../domain/market/candle';
 import { fromUnits, toUnitsNumber } from '../../../domain/market/decimal';
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';

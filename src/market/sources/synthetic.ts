@@ -1,4 +1,3 @@
-
 import { fromUnits, toUnits, toUnitsNumber } from '../../../domain/market/decimal';
 import type { Pair } from '../../../domain/market/pair';
 import { hash32, mulberry32 } from '../../../domain/market/random';
