@@ -32,6 +32,7 @@ const options = new Command()
     "body: the route's writer; generic: candle objects through the schema and JSON.stringify",
     'body',
   )
+  .option('--block-cache-mib <n>', "the store's block cache (MiB; default the store's 64)", positiveInt)
   .option('--json', 'print the result as JSON only')
   .parse()
   .opts<{
@@ -43,13 +44,19 @@ const options = new Command()
     from: string;
     to: string;
     json?: boolean;
+    blockCacheMib?: number;
   }>();
 
 const MINUTE = 60_000;
 const FROM = Date.parse(`${options.from}T00:00:00Z`);
 const TO = Date.parse(`${options.to}T00:00:00Z`);
 
-const candles = new MarketCandles(new ColumnStore(options.store));
+const candles = new MarketCandles(
+  new ColumnStore(
+    options.store,
+    options.blockCacheMib ? { blockCacheBytes: options.blockCacheMib * 2 ** 20 } : {},
+  ),
+);
 const symbols = candles.symbols();
 const next = mulberry32(symbols.length);
 const read = () => {
@@ -57,7 +64,7 @@ const read = () => {
   const start = FROM + Math.floor(next() * ((TO - FROM) / MINUTE)) * MINUTE;
   const range = { start, limit: options.limit };
   if (options.path === 'body') {
-    const body = candlesBody(symbol, '1m', candles.queryRuns(symbol, '1m', range));
+    const body = candlesBody(symbol, '1m', candles.queryRuns(symbol, '1m', range, { transient: true }));
     body.release();
     return body.bytes.length;
   }

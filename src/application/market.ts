@@ -181,7 +181,7 @@ export const candleQuery = (
 export const candlesOf = (call: PublicCall, q: CandleQuery): Candle[] =>
   marketOf(call).candles(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
 
-/** {@link candlesOf} as runs of the store's columns (for presenting many candles without an object each; read only). */
+/** {@link candlesOf} as runs of the store's columns (for presenting many candles without an object each; read only, valid until the next call: see `MarketServices.candleRuns`). */
 export const candleRunsOf = (call: PublicCall, q: CandleQuery): ColumnRun[] =>
   marketOf(call).candleRuns(q.pair.symbol, q.interval, { start: q.start, end: q.end, limit: q.limit });
 

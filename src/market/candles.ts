@@ -174,14 +174,15 @@ export class MarketCandles {
   /**
    * {@link queryColumns} without copying: runs of the store's decoded blocks (shared with its cache: read only)
    * when the pair has no live minutes, one run of the merged candles otherwise. What `/market/candles` writes its
-   * body from.
+   * body from (`transient`: see `ColumnStore.readRuns`; the runs are then valid only until the next transient read).
    */
   queryRuns(
     symbol: string,
     interval: Interval,
     range: { start?: number | undefined; end?: number | undefined; limit: number },
+    options: { transient?: boolean } = {},
   ): ColumnRun[] {
-    if (!this.live.has(symbol)) return this.storedRuns(symbol, interval, range);
+    if (!this.live.has(symbol)) return this.storedRuns(symbol, interval, range, options);
     const columns = columnsFromCandles(this.query(symbol, interval, range), INTERVAL_MS[interval]);
     return [{ columns, from: 0, to: columns.length }];
   }
@@ -194,15 +195,17 @@ export class MarketCandles {
     symbol: string,
     interval: Interval,
     range: { start?: number | undefined; end?: number | undefined; limit: number },
+    options: { transient?: boolean } = {},
   ): ColumnRun[] {
     const { start, end, limit } = range;
-    if (start === undefined) return this.store.newestRuns(symbol, interval, end, limit);
+    if (start === undefined) return this.store.newestRuns(symbol, interval, end, limit, 'served', options);
     return this.store.readRuns(
       symbol,
       interval,
       start,
       end === undefined ? Number.POSITIVE_INFINITY : end + 1,
       limit,
+      options,
     );
   }
 

@@ -114,7 +114,8 @@ export interface MarketServices {
   ): Candle[];
   /**
    * {@link candles} as runs of columns (no candle objects, no copies: what `/market/candles` writes its body from;
-   * see `MarketCandles.queryRuns`). Read only.
+   * see `MarketCandles.queryRuns`). Read only, and valid only until the next call (blocks that are not cached are
+   * decoded in part into reused arrays): use them at once.
    */
   candleRuns(
     symbol: string,
@@ -255,7 +256,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
     },
     candleRuns(raw, interval, range) {
       const pair = requirePair(raw);
-      return data.candles.queryRuns(pair.symbol, interval, range);
+      return data.candles.queryRuns(pair.symbol, interval, range, { transient: true });
     },
     closedCandles: (raw, interval, from, at) =>
       data.candles.closedCandles(normalizeSymbol(raw), interval, from, at),

@@ -204,6 +204,9 @@ const store = async (dir: string, series: { symbol: string; interval: Interval; 
   return new MarketCandles(new ColumnStore(dir));
 };
 
+/** A store opened afresh (nothing cached, no block read yet): its transient reads decode every block in part. */
+const opened = (candles: MarketCandles) => new MarketCandles(new ColumnStore(candles.store.root));
+
 /**
  * Compares, for each query, `/market/candles`' body from the store's runs with the generic serializer over the
  * same query answered from the whole series as candle objects (the spec's rule applied by hand: open times within
@@ -227,9 +230,16 @@ const compareQueries = (
       q.start === undefined
         ? inRange.slice(Math.max(0, inRange.length - q.limit))
         : inRange.slice(0, q.limit);
-    const got = body(symbol, interval, candles.queryRuns(symbol, interval, q));
-    if (got !== generic(symbol, interval, expected)) {
-      expect({ query: q, body: got }).toEqual({ query: q, body: generic(symbol, interval, expected) });
+    const want = generic(symbol, interval, expected);
+    // Runs of cached blocks; transient runs of a store that has read other blocks (some cached, some read in part
+    // before, so now decoded whole); transient runs of a fresh store (every block decoded in part).
+    for (const [path, runs] of [
+      ['cached', () => candles.queryRuns(symbol, interval, q)],
+      ['transient', () => candles.queryRuns(symbol, interval, q, { transient: true })],
+      ['transient, fresh', () => opened(candles).queryRuns(symbol, interval, q, { transient: true })],
+    ] as const) {
+      const got = body(symbol, interval, runs());
+      if (got !== want) expect({ path, query: q, body: got }).toEqual({ path, query: q, body: want });
     }
   }
   return all;

@@ -139,6 +139,16 @@ export class BitReader {
     return Math.ceil(this.position / 8);
   }
 
+  /** The bit position of the next value. */
+  get bitPosition(): number {
+    return this.position;
+  }
+
+  /** Moves to bit `position` (the next value is read from there). */
+  seek(position: number): void {
+    this.position = position;
+  }
+
   /** Skips to the next whole byte. */
   align(): void {
     this.position = Math.ceil(this.position / 8) * 8;

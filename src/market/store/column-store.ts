@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { type Gap, groupGaps, type SharedGap } from '../../../domain/market/gaps';
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';
-import type { CandleColumns } from './block-codec';
+import { type CandleColumns, decodeBlockWindow, WindowArrays } from './block-codec';
 import {
   type ColumnRun,
   type ColumnSource,
@@ -20,6 +20,7 @@ import {
   monthBounds,
   monthOf,
   readBlock,
+  readBlockBytes,
   readDirectory,
   type Section,
   type SectionData,
@@ -120,6 +121,10 @@ export class ColumnStore {
   private checkedAt = 0;
   private readonly files: LRUCache<string, { fd: number; directory: MonthDirectory }>;
   private readonly blocks: LRUCache<string, CandleColumns>;
+  /** Keys of blocks a transient read decoded in part, recently: a block read again is decoded whole and cached. */
+  private readonly partlyRead = new LRUCache<string, true>({ max: 4096 });
+  /** Arrays of the blocks a transient read decodes in part (one set per block of the read, reused by the next). */
+  private readonly windowArrays: WindowArrays[] = [];
   private gapCache: SharedGap[] | undefined;
   private changes = 0;
   /** Month files written since the last flush, not yet known to be on disk. */
@@ -175,6 +180,7 @@ export class ColumnStore {
     this.manifestMtime = stat.mtimeMs;
     this.files.clear();
     this.blocks.clear();
+    this.partlyRead.clear();
     this.gapCache = undefined;
     this.changes++;
   }
@@ -349,12 +355,19 @@ export class ColumnStore {
     end: number,
     out: ColumnRun[],
     room = Number.POSITIVE_INFINITY,
+    transient?: { used: number },
   ): number {
     const blocks = this.sectionsOf(section);
     let n = 0;
     for (let index = 0; index < blocks.length && n < room; index++) {
       const block = blocks[index]!;
       if (block.last < start || block.first >= end) continue;
+      const part = transient && this.partOf(section, index, start, end, room - n, false, transient);
+      if (part) {
+        if (part.length > 0) out.push({ columns: part, from: 0, to: part.length });
+        n += part.length;
+        continue;
+      }
       const columns = this.block(section, index);
       const from = block.first >= start ? 0 : lowerBoundTime(columns.openTime, start);
       const to = Math.min(
@@ -367,6 +380,42 @@ export class ColumnStore {
       }
     }
     return n;
+  }
+
+  /**
+   * For a transient read: the candles of block `index` in [start, end) (the first `room`, or the last with
+   * `fromEnd`) decoded into reused arrays, when the block is neither cached nor read recently; undefined otherwise
+   * (the caller takes the block whole from the cache). A random range over a year of 100 pairs' minutes misses the
+   * cache nearly always: decoding only the window and keeping nothing spares decoding the rest of the day and ~100 KB
+   * of new arrays per block (docs/benchmarks.md, "Candle range reads").
+   */
+  private partOf(
+    section: SectionKey,
+    index: number,
+    start: number,
+    end: number,
+    room: number,
+    fromEnd: boolean,
+    transient: { used: number },
+  ): CandleColumns | undefined {
+    const { symbol, month, interval, kind } = section;
+    const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
+    if (this.blocks.has(key) || this.partlyRead.has(key)) return undefined;
+    this.partlyRead.set(key, true);
+    const file = this.open(symbol, month)!;
+    const block = sectionOf(file.directory, interval, kind)!.blocks[index]!;
+    if (this.windowArrays.length <= transient.used) this.windowArrays.push(new WindowArrays());
+    const arrays = this.windowArrays[transient.used]!;
+    const part = decodeBlockWindow(
+      readBlockBytes(file.fd, file.directory, block),
+      start,
+      end,
+      room,
+      arrays,
+      fromEnd,
+    );
+    if (part) transient.used++;
+    return part;
   }
 
   /** Block `index` of a section, decoded (from the block cache, or read and decoded into it). */
@@ -400,7 +449,9 @@ export class ColumnStore {
 
   /**
    * {@link read} without copying, and at most the first `limit` candles: runs of the decoded blocks (shared with
-   * the block cache; read only). What `/market/candles` writes its body from.
+   * the block cache; read only). What `/market/candles` writes its body from. `transient`: blocks neither cached
+   * nor read recently are decoded only for the window into arrays the next transient read reuses (see
+   * {@link partOf}), so the runs are valid only until then: for a caller that uses them at once and keeps nothing.
    */
   readRuns(
     symbol: string,
@@ -408,14 +459,23 @@ export class ColumnStore {
     start: number,
     end: number,
     limit = Number.POSITIVE_INFINITY,
+    options: { transient?: boolean } = {},
   ): ColumnRun[] {
     this.refresh();
     const runs: ColumnRun[] = [];
+    const transient = options.transient ? { used: 0 } : undefined;
     let have = 0;
     for (const [month, m] of this.servedMonths(symbol, interval)) {
       if (have >= limit) break;
       if (m.last < start || m.first >= end) continue;
-      have += this.sectionRuns({ symbol, month, interval, kind: m.from }, start, end, runs, limit - have);
+      have += this.sectionRuns(
+        { symbol, month, interval, kind: m.from },
+        start,
+        end,
+        runs,
+        limit - have,
+        transient,
+      );
     }
     return runs;
   }
@@ -471,17 +531,19 @@ export class ColumnStore {
     return runsColumns(this.newestRuns(symbol, interval, end, limit, series), INTERVAL_MS[interval]);
   }
 
-  /** {@link newest} as runs of the decoded blocks, without copying (read only). */
+  /** {@link newest} as runs of the decoded blocks, without copying (read only; `transient` as in {@link readRuns}). */
   newestRuns(
     symbol: string,
     interval: Interval,
     end: number | undefined,
     limit: number,
     series: 'served' | 'native' = 'served',
+    options: { transient?: boolean } = {},
   ): ColumnRun[] {
     this.refresh();
     const stop = end === undefined ? Number.POSITIVE_INFINITY : end + 1;
     const runs: ColumnRun[] = [];
+    const transient = options.transient ? { used: 0 } : undefined;
     let have = 0;
     const months: [string, { first: number; from: 'native' | 'served' }][] =
       series === 'served'
@@ -498,6 +560,13 @@ export class ColumnStore {
       for (let b = section.length - 1; b >= 0 && have < limit; b--) {
         const block = section[b]!;
         if (block.first >= stop) continue;
+        const part =
+          transient && this.partOf(key, b, Number.NEGATIVE_INFINITY, stop, limit - have, true, transient);
+        if (part) {
+          if (part.length > 0) runs.unshift({ columns: part, from: 0, to: part.length });
+          have += part.length;
+          continue;
+        }
         const columns = this.block(key, b);
         const to = block.last < stop ? columns.length : lowerBoundTime(columns.openTime, stop);
         const from = Math.max(0, to - (limit - have));

@@ -143,6 +143,20 @@ export const readBlock = (fd: number, directory: MonthDirectory, block: BlockEnt
   return decodeBlock(bytes);
 };
 
+/** The buffer {@link readBlockBytes} reads into (grown as needed). */
+let blockBytes = Buffer.allocUnsafeSlow(64 * 1024);
+
+/**
+ * The encoded bytes of one block of an open month file, in a buffer reused by the next call (valid until then):
+ * for a decode that keeps nothing of them ({@link decodeBlockWindow}).
+ */
+export const readBlockBytes = (fd: number, directory: MonthDirectory, block: BlockEntry): Uint8Array => {
+  if (blockBytes.length < block.length)
+    blockBytes = Buffer.allocUnsafeSlow(Math.max(block.length, 2 * blockBytes.length));
+  fs.readSync(fd, blockBytes, 0, block.length, directory.dataOffset + block.offset);
+  return blockBytes.subarray(0, block.length);
+};
+
 /** The section of `interval` and `kind`, if the file has it. */
 export const sectionOf = (
   directory: MonthDirectory,
