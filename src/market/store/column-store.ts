@@ -120,6 +120,14 @@ export class ColumnStore {
   private manifestMtime = 0;
   private checkedAt = 0;
   private readonly files: LRUCache<string, { fd: number; directory: MonthDirectory }>;
+  /**
+   * Directories of month files read before, by path, with the file's identity when read: a file opened again (the
+   * open files are fewer than a year of 100 pairs' months) skips reading and parsing its directory (~9 KB of JSON)
+   * when it is still the same file.
+   */
+  private readonly directories = new LRUCache<string, { id: string; directory: MonthDirectory }>({
+    max: 2048,
+  });
   private readonly blocks: LRUCache<string, CandleColumns>;
   /** Keys of blocks a transient read decoded in part, recently: a block read again is decoded whole and cached. */
   private readonly partlyRead = new LRUCache<string, true>({ max: 4096 });
@@ -179,6 +187,7 @@ export class ColumnStore {
     this.manifest = read;
     this.manifestMtime = stat.mtimeMs;
     this.files.clear();
+    this.directories.clear();
     this.blocks.clear();
     this.partlyRead.clear();
     this.gapCache = undefined;
@@ -339,10 +348,21 @@ export class ColumnStore {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw error;
       }
-      entry = { fd, directory: readDirectory(fd) };
+      entry = { fd, directory: this.directoryOf(file, fd) };
       this.files.set(file, entry);
     }
     return entry;
+  }
+
+  /** The directory of the month file `file` open as `fd`: the one read before if the file is the same, else read. */
+  private directoryOf(file: string, fd: number): MonthDirectory {
+    const stat = fs.fstatSync(fd);
+    const id = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    const known = this.directories.get(file);
+    if (known?.id === id) return known.directory;
+    const directory = readDirectory(fd);
+    this.directories.set(file, { id, directory });
+    return directory;
   }
 
   /**
@@ -678,6 +698,7 @@ export class ColumnStore {
       }
       const file = this.fileOf(symbol, month);
       this.files.delete(file);
+      this.directories.delete(file);
       for (const key of this.blocks.keys())
         if (key.startsWith(`${symbol}/${month}/`)) this.blocks.delete(key);
       writeMonthFile(file, symbol, month, data);
@@ -787,10 +808,12 @@ export class ColumnStore {
     throw new Error(`could not lock the candle store ${this.root}`);
   }
 
-  /** Closes every open file. */
+  /** Closes every open file and forgets every block read. */
   close(): void {
     this.files.clear();
+    this.directories.clear();
     this.blocks.clear();
+    this.partlyRead.clear();
   }
 }
 
