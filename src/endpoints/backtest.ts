@@ -41,6 +41,7 @@ import {
   cancelResponse,
   candlesQuery,
   candlesResponse,
+  compareQuery,
   compareResponse,
   createBody,
   createResponse,
@@ -56,6 +57,7 @@ import {
   portfolioResponse,
   positionsResponse,
   priceResponse,
+  pricesQuery,
   pricesResponse,
   resultsResponse,
   sandboxCancelResponse,
@@ -81,13 +83,27 @@ import {
   symbolInput,
 } from '../contract/trading';
 import { cancelOut } from '../trading/present';
-import { endpoint } from './endpoint';
+import { endpoint, type HttpMethod } from './endpoint';
 
-/** An endpoint on one session (`/backtest/{id}/...`) whose use case takes only the session id. */
+/**
+ * An endpoint on one session (`method /backtest/{id}/{what}`, no query or body) whose use case takes only the
+ * session id.
+ */
 const onSession = <O extends z.ZodType>(
+  method: HttpMethod,
+  what: string,
   output: O,
   useCase: (call: Call, id: string) => Promise<z.input<O>>,
-) => endpoint({ input: sessionParams, output, run: (call, a) => useCase(call, a.id) });
+) =>
+  endpoint({
+    route: { method, path: `/backtest/:id/${what}`, params: sessionParams },
+    input: sessionParams,
+    output,
+    run: (call, a) => useCase(call, a.id),
+  });
+
+/** The query of the equity curve: a page of up to 10,000 points (default 1,000). */
+const equityCurveQuery = pageQuery(10_000, 1_000);
 
 /**
  * The backtest endpoints (spec "Backtest endpoints"; ARCHITECTURE §9, §14b): sessions, the sandbox at a session's
@@ -97,71 +113,121 @@ const onSession = <O extends z.ZodType>(
  */
 export const backtestEndpoints = {
   create: endpoint({
+    route: { method: 'POST', path: '/backtest/create', body: createBody },
     input: createBody,
     output: createResponse,
     run: (call, b) => createBacktest(call, backtestRequestOf(b)),
   }),
-  start: onSession(startResponse, startBacktest),
-  step: onSession(stepResponse, (call, id) => stepBacktest(call, id, 1)),
+  start: onSession('POST', 'start', startResponse, startBacktest),
+  step: onSession('POST', 'step', stepResponse, (call, id) => stepBacktest(call, id, 1)),
   stepBatch: endpoint({
+    route: { method: 'POST', path: '/backtest/:id/step/batch', params: sessionParams, body: batchBody },
     input: sessionParams.extend(batchBody.shape),
     output: stepResponse,
     run: (call, a) => stepBacktest(call, a.id, a.steps),
   }),
-  cancel: onSession(cancelResponse, cancelBacktest),
-  status: onSession(statusResponse, backtestStatus),
+  cancel: onSession('POST', 'cancel', cancelResponse, cancelBacktest),
+  status: onSession('GET', 'status', statusResponse, backtestStatus),
 
   placeOrder: endpoint({
+    route: {
+      method: 'POST',
+      path: '/backtest/:id/trade/order',
+      status: 201,
+      params: sessionParams,
+      body: placeOrderBody,
+    },
     input: sessionParams.extend(placeOrderBody.shape).strict(),
     output: placedOrderResponse,
     run: (call, { id, ...body }) => placeSandboxOrder(call, id, orderInputOf(body)),
   }),
   placeOco: endpoint({
+    route: {
+      method: 'POST',
+      path: '/backtest/:id/trade/order/oco',
+      status: 201,
+      params: sessionParams,
+      body: placeOcoBody,
+    },
     input: sessionParams.extend(placeOcoBody.shape).strict(),
     output: ocoResponse,
     run: (call, { id, ...body }) => placeSandboxOco(call, id, ocoInputOf(body)),
   }),
   cancelOrder: endpoint({
+    route: { method: 'DELETE', path: '/backtest/:id/trade/order/:order_id', params: sessionOrderParams },
     input: sessionOrderParams,
     output: sandboxCancelResponse,
     run: async (call, a) => cancelOut(await cancelSandboxOrder(call, a.id, a.order_id)),
   }),
   orders: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/trade/orders',
+      params: sessionParams,
+      querystring: ordersQuery,
+    },
     input: sessionParams.extend(ordersQuery.shape),
     output: ordersResponse,
     run: (call, { id, ...q }) => sandboxOrders(call, id, q),
   }),
   order: endpoint({
+    route: { method: 'GET', path: '/backtest/:id/trade/order/:order_id', params: sessionOrderParams },
     input: sessionOrderParams,
     output: sandboxOrderDetail,
     run: (call, a) => sandboxOrder(call, a.id, a.order_id),
   }),
   openOrders: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/trade/orders/open',
+      params: sessionParams,
+      querystring: openOrdersQuery,
+    },
     input: sessionParams.extend(openOrdersQuery.shape),
     output: ordersResponse,
     run: (call, { id, ...q }) => openSandboxOrders(call, id, q),
   }),
   fills: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/trade/history',
+      params: sessionParams,
+      querystring: historyQuery,
+    },
     input: sessionParams.extend(historyQuery.shape),
     output: historyResponse,
     run: (call, { id, ...q }) => sandboxFills(call, id, q),
   }),
   price: endpoint({
+    route: { method: 'GET', path: '/backtest/:id/market/price/:symbol', params: sessionSymbolParams },
     input: sessionSymbolParams,
     output: priceResponse,
     run: (call, a) => sandboxPrice(call, a.id, a.symbol),
   }),
   prices: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/market/prices',
+      params: sessionParams,
+      querystring: pricesQuery,
+    },
     input: sessionParams.extend({ symbols: z.array(symbolInput).min(1).max(100).optional() }),
     output: pricesResponse,
     run: (call, a) => sandboxPrices(call, a.id, a.symbols),
   }),
   ticker: endpoint({
+    route: { method: 'GET', path: '/backtest/:id/market/ticker/:symbol', params: sessionSymbolParams },
     input: sessionSymbolParams,
     output: tickerResponse,
     run: (call, a) => sandboxTicker(call, a.id, a.symbol),
   }),
   candles: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/market/candles/:symbol',
+      params: sessionSymbolParams,
+      querystring: candlesQuery,
+    },
     input: sessionSymbolParams.extend(candlesQuery.shape),
     output: candlesResponse,
     run: (call, a) =>
@@ -173,26 +239,45 @@ export const backtestEndpoints = {
       }),
   }),
   indicators: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/market/indicators/:symbol',
+      params: sessionSymbolParams,
+      querystring: indicatorsQuery,
+    },
     input: sessionSymbolParams.extend(indicatorsQuery.shape),
     output: sandboxIndicatorsResponse,
     run: (call, { id, symbol, ...q }) => sandboxIndicators(call, id, symbol, q),
   }),
-  balance: onSession(balanceResponse, sandboxBalance),
-  positions: onSession(positionsResponse, sandboxPositions),
-  portfolio: onSession(portfolioResponse, sandboxPortfolio),
+  balance: onSession('GET', 'account/balance', balanceResponse, sandboxBalance),
+  positions: onSession('GET', 'account/positions', positionsResponse, sandboxPositions),
+  portfolio: onSession('GET', 'account/portfolio', portfolioResponse, sandboxPortfolio),
 
-  results: onSession(resultsResponse, backtestResults),
+  results: onSession('GET', 'results', resultsResponse, backtestResults),
   equityCurve: endpoint({
-    input: sessionParams.extend(pageQuery(10_000, 1_000).shape),
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/results/equity-curve',
+      params: sessionParams,
+      querystring: equityCurveQuery,
+    },
+    input: sessionParams.extend(equityCurveQuery.shape),
     output: equityCurveResponse,
     run: (call, { id, ...q }) => backtestEquityCurve(call, id, q),
   }),
   trades: endpoint({
+    route: {
+      method: 'GET',
+      path: '/backtest/:id/results/trades',
+      params: sessionParams,
+      querystring: tradesQuery,
+    },
     input: sessionParams.extend(tradesQuery.shape),
     output: tradesResponse,
     run: (call, { id, ...q }) => backtestTradeLog(call, id, q),
   }),
   list: endpoint({
+    route: { method: 'GET', path: '/backtest/list', querystring: listQuery },
     input: listQuery,
     output: listResponse,
     run: (call, q) =>
@@ -205,11 +290,13 @@ export const backtestEndpoints = {
       }),
   }),
   compare: endpoint({
+    route: { method: 'GET', path: '/backtest/compare', querystring: compareQuery },
     input: z.object({ sessions: z.array(z.string().min(1).max(100)).min(1).max(20) }),
     output: compareResponse,
     run: (call, a) => compareBacktests(call, a.sessions),
   }),
   best: endpoint({
+    route: { method: 'GET', path: '/backtest/best', querystring: bestQuery },
     input: bestQuery,
     output: bestResponse,
     run: (call, a) => bestBacktestOf(call, a.metric, a.strategy_label),

@@ -40,12 +40,14 @@ import {
   liveResponse,
   presetsResponse,
   pricesResponse,
+  replayBody,
   replayFields,
   replayRequestOf,
   replaySnapshotsResponse,
   resultsResponse,
   stepBatchBody,
   stepResponse,
+  updateBattleBody,
 } from '../contract/battle';
 import {
   cancelResponse,
@@ -55,19 +57,44 @@ import {
   placedOrderResponse,
 } from '../contract/trading';
 import { cancelOut } from '../trading/present';
-import { endpoint } from './endpoint';
+import { endpoint, type HttpMethod } from './endpoint';
 
-/** An endpoint on one battle (`/battles/{id}/...`) whose use case takes only the battle id. */
-const onBattle = <O extends z.ZodType>(output: O, useCase: (call: Call, id: string) => Promise<z.input<O>>) =>
-  endpoint({ input: battleParams, output, run: (call, a) => useCase(call, a.id) });
+/**
+ * An endpoint on one battle (`method /battles/{id}` and `/{what}`, no query or body) whose use case takes only
+ * the battle id.
+ */
+const onBattle = <O extends z.ZodType>(
+  method: HttpMethod,
+  what: string,
+  output: O,
+  useCase: (call: Call, id: string) => Promise<z.input<O>>,
+) =>
+  endpoint({
+    route: { method, path: `/battles/:id${what}`, params: battleParams },
+    input: battleParams,
+    output,
+    run: (call, a) => useCase(call, a.id),
+  });
 
-/** Pausing or resuming one participant (`/battles/{id}/{action}/{agent_id}`). */
+/** Pausing or resuming one participant (`POST /battles/{id}/{action}/{agent_id}`). */
 const onAgent = (action: 'pause' | 'resume') =>
   endpoint({
+    route: { method: 'POST', path: `/battles/:id/${action}/:agent_id`, params: battleAgentParams },
     input: battleAgentParams,
     output: battleResponse,
     run: (call, a) => pauseOrResumeAgent(call, a.id, a.agent_id, action),
   });
+
+/**
+ * Stepping a historical battle: one candle (`POST /battles/{id}/step`), or `steps` (`stepBatch`, the same endpoint
+ * at `POST /battles/{id}/step/batch` with a body); the MCP tool serves both with `steps` optional.
+ */
+const step = endpoint({
+  route: { method: 'POST', path: '/battles/:id/step', params: battleParams },
+  input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }),
+  output: stepResponse,
+  run: (call, a) => stepBattle(call, a.id, a.steps ?? 1),
+});
 
 /**
  * The battle endpoints (spec "Battle endpoints"; ARCHITECTURE §10, §14b; docs/battles.md): `/battles/*` and the
@@ -76,19 +103,27 @@ const onAgent = (action: 'pause' | 'resume') =>
  */
 export const battleEndpoints = {
   create: endpoint({
+    route: { method: 'POST', path: '/battles', status: 201, body: createBattleBody },
     input: createBattleBody,
     output: battleResponse,
     run: (call, b) => createBattle(call, battleRequestOf(b)),
   }),
   list: endpoint({
+    route: { method: 'GET', path: '/battles', querystring: listBattlesQuery },
     input: listBattlesQuery,
     output: battleListResponse,
     run: (call, q) => listBattles(call, q),
   }),
-  presets: endpoint({ input: z.object({}), output: presetsResponse, run: async () => battlePresets() }),
-  get: onBattle(battleResponse, getBattle),
+  presets: endpoint({
+    route: { method: 'GET', path: '/battles/presets' },
+    input: z.object({}),
+    output: presetsResponse,
+    run: async () => battlePresets(),
+  }),
+  get: onBattle('GET', '', battleResponse, getBattle),
   /** The battle id and any of the create fields (absent: unchanged), at least one. */
   update: endpoint({
+    route: { method: 'PUT', path: '/battles/:id', params: battleParams, body: updateBattleBody },
     input: battleParams
       .extend(battleBodyObject.shape)
       .strict()
@@ -98,22 +133,37 @@ export const battleEndpoints = {
     output: battleResponse,
     run: (call, { id, ...b }) => updateBattle(call, id, battleChangesOf(b)),
   }),
-  delete: onBattle(deleteBattleResponse, deleteBattle),
+  delete: onBattle('DELETE', '', deleteBattleResponse, deleteBattle),
   addParticipant: endpoint({
+    route: {
+      method: 'POST',
+      path: '/battles/:id/participants',
+      status: 201,
+      params: battleParams,
+      body: addParticipantBody,
+    },
     input: battleParams.extend(addParticipantBody.shape),
     output: battleResponse,
     run: (call, a) => addParticipant(call, a.id, a.agent_id),
   }),
   removeParticipant: endpoint({
+    route: { method: 'DELETE', path: '/battles/:id/participants/:agent_id', params: battleAgentParams },
     input: battleAgentParams,
     output: battleResponse,
     run: (call, a) => removeParticipant(call, a.id, a.agent_id),
   }),
-  start: onBattle(battleResponse, startBattle),
+  start: onBattle('POST', '/start', battleResponse, startBattle),
   pause: onAgent('pause'),
   resume: onAgent('resume'),
-  stop: onBattle(battleResponse, stopBattle),
+  stop: onBattle('POST', '/stop', battleResponse, stopBattle),
   replay: endpoint({
+    route: {
+      method: 'POST',
+      path: '/battles/:id/replay',
+      status: 201,
+      params: battleParams,
+      body: replayBody,
+    },
     input: battleParams.extend(replayFields.shape).strict(),
     output: battleResponse,
     run: (call, { id, ...body }) => {
@@ -121,28 +171,43 @@ export const battleEndpoints = {
       return replayBattle(call, id, overrides, agentIds);
     },
   }),
-  live: onBattle(liveResponse, liveRankings),
-  results: onBattle(resultsResponse, battleResults),
-  snapshots: onBattle(replaySnapshotsResponse, battleReplay),
-  step: endpoint({
-    input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }),
-    output: stepResponse,
-    run: (call, a) => stepBattle(call, a.id, a.steps ?? 1),
+  live: onBattle('GET', '/live', liveResponse, liveRankings),
+  results: onBattle('GET', '/results', resultsResponse, battleResults),
+  snapshots: onBattle('GET', '/replay', replaySnapshotsResponse, battleReplay),
+  step,
+  stepBatch: endpoint({
+    ...step,
+    route: { method: 'POST', path: '/battles/:id/step/batch', params: battleParams, body: stepBatchBody },
   }),
   placeOrder: endpoint({
+    route: {
+      method: 'POST',
+      path: '/battles/:id/trade/order',
+      status: 201,
+      params: battleParams,
+      body: battleOrderBody,
+    },
     input: battleParams.extend(battleOrderBody.shape).strict(),
     output: placedOrderResponse,
     run: (call, { id, agent_id, ...order }) => placeBattleOrder(call, id, agent_id, orderInputOf(order)),
   }),
   placeOco: endpoint({
+    route: {
+      method: 'POST',
+      path: '/battles/:id/trade/order/oco',
+      status: 201,
+      params: battleParams,
+      body: battleOcoBody,
+    },
     input: battleParams.extend(battleOcoBody.shape).strict(),
     output: ocoResponse,
     run: (call, { id, agent_id, ...oco }) => placeBattleOco(call, id, agent_id, ocoInputOf(oco)),
   }),
   cancelOrder: endpoint({
+    route: { method: 'DELETE', path: '/battles/:id/trade/order/:order_id', params: battleOrderParams },
     input: battleOrderParams,
     output: cancelResponse,
     run: async (call, a) => cancelOut(await cancelBattleOrder(call, a.id, a.order_id)),
   }),
-  prices: onBattle(pricesResponse, battlePrices),
+  prices: onBattle('GET', '/market/prices', pricesResponse, battlePrices),
 };

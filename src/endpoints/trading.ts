@@ -17,6 +17,7 @@ import {
   cancelResponse,
   historyQuery,
   historyResponse,
+  idempotencyHeaders,
   listOrdersQuery,
   ocoInputOf,
   ocoPreviewResponse,
@@ -79,8 +80,11 @@ const placementEndpoints = <
   placedOut: (outcome: PlacedOrder['outcome']) => z.input<P>;
   preview: V;
   previewOut: (preview: OrderPreviewOutcome) => z.input<V>;
+  /** The placement's path (`/trade/order`); the preview's is it and `/preview`. */
+  path: `/${string}`;
 }) => ({
   place: endpoint({
+    route: { method: 'POST', path: kind.path, status: 201, headers: idempotencyHeaders, body: kind.body },
     input: kind.keyed,
     output: kind.placed,
     run: async (call, a) => {
@@ -91,6 +95,7 @@ const placementEndpoints = <
     },
   }),
   preview: endpoint({
+    route: { method: 'POST', path: `${kind.path}/preview`, body: kind.body },
     input: kind.body,
     output: kind.preview,
     run: async (call, a) => kind.previewOut(await previewOrder(call, kind.inputOf(a))),
@@ -105,6 +110,7 @@ const single = placementEndpoints({
   placedOut: placedOrderOut,
   preview: orderPreviewResponse,
   previewOut,
+  path: '/trade/order',
 });
 const oco = placementEndpoints({
   body: placeOcoBody,
@@ -114,6 +120,7 @@ const oco = placementEndpoints({
   placedOut: placedOcoOut,
   preview: ocoPreviewResponse,
   previewOut: ocoPreviewOut,
+  path: '/trade/order/oco',
 });
 
 export const tradingEndpoints = {
@@ -122,6 +129,7 @@ export const tradingEndpoints = {
   preview: single.preview,
   previewOco: oco.preview,
   get: endpoint({
+    route: { method: 'GET', path: '/trade/order/:order_id', params: orderIdParams },
     input: orderIdParams,
     output: orderDetailResponse,
     run: async (call, a) => {
@@ -130,28 +138,33 @@ export const tradingEndpoints = {
     },
   }),
   list: endpoint({
+    route: { method: 'GET', path: '/trade/orders', querystring: listOrdersQuery },
     input: listOrdersQuery,
     output: orderListResponse,
     run: async (call, a) =>
       orderListOut(await listOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
   }),
   listOpen: endpoint({
+    route: { method: 'GET', path: '/trade/orders/open', querystring: openOrdersQuery },
     input: openOrdersQuery,
     output: orderListResponse,
     run: async (call, a) =>
       orderListOut(await listOpenOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
   }),
   cancel: endpoint({
+    route: { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams },
     input: orderIdParams,
     output: cancelResponse,
     run: async (call, a) => cancelOut(await cancelOrder(call, a.order_id)),
   }),
   cancelAll: endpoint({
+    route: { method: 'DELETE', path: '/trade/orders/open' },
     input: z.object({}),
     output: cancelAllResponse,
     run: async (call) => cancelAllOut(await cancelAllOrders(call)),
   }),
   history: endpoint({
+    route: { method: 'GET', path: '/trade/history', querystring: historyQuery },
     input: historyQuery,
     output: historyResponse,
     run: async (call, a) => tradeListOut(await listTrades(call, a), a),

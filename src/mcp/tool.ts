@@ -1,10 +1,17 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DomainError } from '../../domain/shared/errors';
 import type { Call, PublicCall } from '../application/call';
 import type { RateLimitGroup } from '../application/rate-limits';
 import type { AuthMode } from '../auth/principal';
-import type { Endpoint } from '../endpoints/endpoint';
+import {
+  type Endpoint,
+  headerField,
+  openApiPath,
+  pathFields,
+  type RestRoute,
+  type RoutedEndpoint,
+} from '../endpoints/endpoint';
 
 /**
  * One MCP tool of the venue (docs/mcp.md): its name, schemas, annotations and description — shared by both
@@ -95,17 +102,77 @@ export const defineTool = <I extends z.ZodObject, O extends z.ZodObject>(tool: T
   tool as unknown as ToolDef;
 
 /**
+ * The stdio door's REST request for a tool that serves a routed endpoint, made from the tool's arguments as the
+ * route reads them: each `:name` of the path from the argument of that name (URI-encoded), the declared headers
+ * from their fields (`idempotency-key` from `idempotency_key`), and the other arguments as the query (a route with
+ * a querystring) or the body (a route with a body); arguments of the tool alone (`confirm`) go nowhere else.
+ */
+export const restOf =
+  (route: RestRoute) =>
+  (args: Record<string, unknown>, http: RestClient): Promise<unknown> => {
+    const inPath = pathFields(route.path);
+    const headerNames = route.headers ? Object.keys(route.headers.shape) : [];
+    const fields = new Set([...inPath, ...headerNames.map(headerField)]);
+    const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !fields.has(k)));
+    return http({
+      method: route.method,
+      path: route.path.replace(/:(\w+)/g, (_, k: string) => encodeURIComponent(String(args[k]))),
+      ...(route.querystring ? { query: rest as RestRequest['query'] } : {}),
+      ...(route.body ? { body: rest } : {}),
+      ...(route.headers
+        ? {
+            headers: Object.fromEntries(
+              headerNames.map((h) => [h, args[headerField(h)] as string | undefined]),
+            ),
+          }
+        : {}),
+    });
+  };
+
+/** The `routes` entry of a REST route (`POST /battles/{id}/trade/order`). */
+const routeName = (route: RestRoute): ToolDef['routes'][number] =>
+  `${route.method} ${openApiPath(route.path)}` as ToolDef['routes'][number];
+
+/**
  * The schemas and in-venue `run` of a tool that serves an endpoint of `src/endpoints/` as its REST route does,
  * for the authenticated caller; a tool may narrow the input (`confirm: true`) since the endpoint reads only its own
- * fields.
+ * fields. For an endpoint with a `route`, also the tool's `routes` and its stdio binding `rest` ({@link restOf}).
  */
-export const servesEndpoint = <I extends z.ZodObject, O extends z.ZodObject>(
+export function servesEndpoint<I extends z.ZodObject, O extends z.ZodObject>(
+  e: RoutedEndpoint<I, O>,
+): Pick<ToolDef<I, O>, 'input' | 'output' | 'run' | 'routes' | 'rest'>;
+export function servesEndpoint<I extends z.ZodObject, O extends z.ZodObject>(
   e: Endpoint<I, O>,
-): Pick<ToolDef<I, O>, 'input' | 'output' | 'run'> => ({
-  input: e.input,
-  output: e.output,
-  run: (call, args) => e.run(authed(call), args),
-});
+): Pick<ToolDef<I, O>, 'input' | 'output' | 'run'>;
+export function servesEndpoint<I extends z.ZodObject, O extends z.ZodObject>(
+  e: Endpoint<I, O>,
+): Pick<ToolDef<I, O>, 'input' | 'output' | 'run'> & Partial<Pick<ToolDef<I, O>, 'routes' | 'rest'>> {
+  return {
+    input: e.input,
+    output: e.output,
+    run: (call, args) => e.run(authed(call), args),
+    ...(e.route ? { routes: [routeName(e.route)], rest: restOf(e.route) } : {}),
+  };
+}
+
+/**
+ * As {@link servesEndpoint}, for a tool that answers the endpoint's output under one key (`{ order: … }`), the
+ * tool output being an object: in the venue and over REST alike.
+ */
+export const servesEndpointAs = <K extends string, I extends z.ZodObject, O extends z.ZodType>(
+  key: K,
+  e: RoutedEndpoint<I, O>,
+): Pick<ToolDef<I, z.ZodObject<Record<K, O>>>, 'input' | 'output' | 'run' | 'routes' | 'rest'> => {
+  const rest = restOf(e.route);
+  const under = (value: unknown) => ({ [key]: value }) as Record<K, never>;
+  return {
+    input: e.input,
+    output: z.object({ [key]: e.output } as Record<K, O>),
+    run: async (call, args) => under(await e.run(authed(call), args)),
+    routes: [routeName(e.route)],
+    rest: async (args, http) => under(await rest(args, http)),
+  };
+};
 
 /** Annotations of a read: read-only, idempotent, closed world (the venue only). */
 export const READ: ToolDef['annotations'] = {

@@ -1,6 +1,11 @@
-import type { FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
+import type { z } from 'zod';
 import type { RateLimitGroup } from '../../application/rate-limits';
 import type { AuthMode } from '../../auth/principal';
+import { errorResponses } from '../../contract/common';
+import { headerField, type RoutedEndpoint } from '../../endpoints/endpoint';
+import { callOf } from '../call';
+import { addServerTiming } from '../server-timing';
 
 /** The OpenAPI security requirement of an auth mode (the `apiKey` and `bearer` schemes of `src/http/openapi.ts`). */
 const SECURITY: Partial<Record<AuthMode, Record<string, string[]>[]>> = {
@@ -24,4 +29,62 @@ export const routeGroup = <C extends RouteConfig>(tag: string, config: C) => {
   const security = config.auth ? SECURITY[config.auth] : undefined;
   return <S extends FastifySchema>(summary: string, schema: S) =>
     ({ config, schema: { tags: [tag], ...(security ? { security } : {}), summary, ...schema } }) as const;
+};
+
+/** A group's options builder ({@link routeGroup}). */
+type RouteGroup = (summary: string, schema: FastifySchema) => { config: RouteConfig; schema: FastifySchema };
+
+/** What the OpenAPI document says of a route beside its schemas. */
+interface RouteDoc {
+  summary: string;
+  description?: string;
+  /** The error statuses the route may answer, each with the error envelope. */
+  errors: readonly number[];
+  /**
+   * Adds `handler;dur=<ms>` to `Server-Timing`: the time before the handler ran (parsing, authentication, rate
+   * limit, validation, event-loop queueing), for the routes `bench/` times.
+   */
+  timed?: boolean;
+}
+
+/**
+ * Serves an endpoint at its route (`ep.route`: method, path, success status, the request's parts), documented in
+ * the group's tag with `doc`: validates the declared params, query, body and headers, hands them to `ep.run`
+ * merged (in that order; a header `idempotency-key` as `idempotency_key`), and answers the success status with
+ * the endpoint's output, or one of `doc.errors` in the envelope. `inputOf` replaces the merge where the wire
+ * differs from the input (a comma-separated list the endpoint takes as an array).
+ */
+export const serve = <I extends z.ZodObject, O extends z.ZodType>(
+  app: FastifyInstance,
+  group: RouteGroup,
+  ep: RoutedEndpoint<I, O>,
+  doc: RouteDoc,
+  inputOf?: (request: FastifyRequest) => z.output<I>,
+): void => {
+  const { method, path, status = 200, params, querystring, body, headers } = ep.route;
+  const schema: FastifySchema = {
+    ...(doc.description ? { description: doc.description } : {}),
+    ...(headers ? { headers } : {}),
+    ...(params ? { params } : {}),
+    ...(querystring ? { querystring } : {}),
+    ...(body ? { body } : {}),
+    response: { [status]: ep.output, ...errorResponses(...doc.errors) },
+  };
+  const headerNames = headers ? Object.keys(headers.shape) : [];
+  const merged = (request: FastifyRequest) => ({
+    ...(params ? (request.params as object) : {}),
+    ...(querystring ? (request.query as object) : {}),
+    ...(body ? (request.body as object) : {}),
+    ...Object.fromEntries(headerNames.map((h) => [headerField(h), request.headers[h]])),
+  });
+  app.route({
+    method,
+    url: path,
+    ...group(doc.summary, schema),
+    handler: async (request, reply) => {
+      if (doc.timed) addServerTiming(reply, 'handler', reply.elapsedTime);
+      const input = inputOf ? inputOf(request) : (merged(request) as z.output<I>);
+      return reply.status(status).send(await ep.run(callOf(request), input));
+    },
+  });
 };

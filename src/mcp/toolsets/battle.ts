@@ -1,6 +1,15 @@
-import { z } from 'zod';
 import { battleEndpoints as ep } from '../../endpoints/battles';
-import { authed, DESTRUCTIVE, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
+import {
+  DESTRUCTIVE,
+  defineTool,
+  READ,
+  restOf,
+  servesEndpoint,
+  servesEndpointAs,
+  type ToolDef,
+  WRITE,
+} from '../tool';
+import { sandboxTradingTools } from './sandbox';
 import { confirmTrue } from './trading';
 
 /**
@@ -11,14 +20,11 @@ import { confirmTrue } from './trading';
 
 const common = { toolset: 'battle', auth: 'jwt', rateLimitGroup: 'management' } as const;
 const read = { ...common, annotations: READ } as const;
-const enc = encodeURIComponent;
-const at = (id: string, rest = '') => `/battles/${enc(id)}${rest}`;
 
 export const battleTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'create_battle',
-    routes: ['POST /battles'],
     title: 'Create a battle',
     description:
       'Creates a draft battle between agents of the account: name, battle_mode live or historical (then ' +
@@ -26,185 +32,125 @@ export const battleTools: ToolDef[] = [
       'ranking_metric, duration_minutes, or a preset. Errors: VALIDATION_ERROR, INVALID_SYMBOL.',
     ...servesEndpoint(ep.create),
     annotations: WRITE,
-    rest: (b, http) => http({ method: 'POST', path: '/battles', body: b }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
   defineTool({
     ...read,
     name: 'list_battles',
-    routes: ['GET /battles'],
     title: 'Battles',
     description: "The account's battles, newest first (filter by status).",
     ...servesEndpoint(ep.list),
-    rest: (q, http) => http({ method: 'GET', path: '/battles', query: q }),
     summary: (r) => `${r.battles.length} of ${r.total} battles`,
   }),
   defineTool({
     ...read,
     name: 'get_battle',
-    routes: ['GET /battles/{id}'],
     title: 'One battle',
     description:
       'A battle with its participants. BATTLE_NOT_FOUND, or PERMISSION_DENIED for another account’s.',
     ...servesEndpoint(ep.get),
-    rest: (a, http) => http({ method: 'GET', path: at(a.id) }),
     summary: (r) => `battle ${r.battle_id} ${r.status}, ${r.participants.length} participants`,
   }),
   defineTool({
     ...common,
     name: 'add_battle_participant',
-    routes: ['POST /battles/{id}/participants'],
     title: 'Add a participant',
     description: 'Adds an agent of the account to a draft battle. BATTLE_INVALID_STATE once started.',
     ...servesEndpoint(ep.addParticipant),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) =>
-      http({ method: 'POST', path: at(a.id, '/participants'), body: { agent_id: a.agent_id } }),
     summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
   }),
   defineTool({
     ...common,
     name: 'start_battle',
-    routes: ['POST /battles/{id}/start'],
     title: 'Start a battle',
     description:
       'Starts a draft battle with at least two participants: each agent’s wallet is reset to the starting ' +
       'balance (live) or a sandbox opens (historical). BATTLE_INVALID_STATE otherwise.',
     ...servesEndpoint(ep.start),
     annotations: WRITE,
-    rest: (a, http) => http({ method: 'POST', path: at(a.id, '/start') }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
   defineTool({
     ...common,
     name: 'stop_battle',
-    routes: ['POST /battles/{id}/stop'],
     title: 'Stop a battle',
     description: 'Stops an active or paused battle and records the final rankings.',
     ...servesEndpoint(ep.stop),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'POST', path: at(a.id, '/stop') }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
   defineTool({
     ...read,
     name: 'get_battle_live',
-    routes: ['GET /battles/{id}/live'],
     title: 'Live rankings',
     description:
       'The current rankings of an active battle: equity (USDT), ROI (%) and rank of each participant.',
     ...servesEndpoint(ep.live),
-    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/live') }),
     summary: (r) => `battle ${r.battle_id} live rankings`,
   }),
   defineTool({
     ...read,
     name: 'get_battle_results',
-    routes: ['GET /battles/{id}/results'],
     title: 'Battle results',
     description: 'The final rankings of a completed battle.',
     ...servesEndpoint(ep.results),
-    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/results') }),
     summary: (r) => `battle ${r.battle_id} results`,
   }),
   defineTool({
     ...common,
     name: 'step_battle',
-    routes: ['POST /battles/{id}/step', 'POST /battles/{id}/step/batch'],
     title: 'Step a historical battle',
     description: 'Advances a historical battle by steps candles (1 step by default) for every participant.',
     ...servesEndpoint(ep.step),
+    routes: ['POST /battles/{id}/step', 'POST /battles/{id}/step/batch'],
     annotations: WRITE,
-    rest: (a, http) =>
-      a.steps === undefined
-        ? http({ method: 'POST', path: at(a.id, '/step') })
-        : http({ method: 'POST', path: at(a.id, '/step/batch'), body: { steps: a.steps } }),
+    rest: (a, http) => restOf((a.steps === undefined ? ep.step : ep.stepBatch).route)(a, http),
     summary: (r) => `battle step ${r.step}/${r.total_steps}`,
   }),
-  defineTool({
-    ...common,
-    name: 'place_battle_order',
-    routes: ['POST /battles/{id}/trade/order'],
-    title: 'Place a historical battle order',
-    description:
-      'Places an order for a participant (agent_id) of a historical battle at its virtual time, under the live ' +
-      'order rules and risk chain.',
-    input: ep.placeOrder.input,
-    output: z.object({ order: ep.placeOrder.output }),
-    annotations: WRITE,
-    run: async (call, a) => ({ order: await ep.placeOrder.run(authed(call), a) }),
-    rest: async (a, http) => {
-      const { id, ...body } = a;
-      return { order: await http({ method: 'POST', path: at(id, '/trade/order'), body }) };
+  ...sandboxTradingTools({
+    common,
+    prefix: 'battle',
+    ep,
+    title: 'historical battle',
+    noun: 'battle',
+    describe: {
+      order:
+        'Places an order for a participant (agent_id) of a historical battle at its virtual time, under the live ' +
+        'order rules and risk chain.',
+      oco:
+        'Places an OCO for a participant (agent_id) of a historical battle at its virtual time (as place_oco_order ' +
+        'live): a take-profit and a stop-loss of one quantity sharing one lock; the first candle that reaches a leg ' +
+        'fills it and cancels the other. cancel_battle_order on either leg cancels both.',
+      cancel:
+        "Cancels an open order of a participant's sandbox in a historical battle (pending or partially filled, found " +
+        'in whichever sandbox holds it); its remaining lock is released.',
     },
-    summary: (r) => `battle order ${r.order.order_id} ${r.order.status}`,
-  }),
-  defineTool({
-    ...common,
-    name: 'place_battle_oco_order',
-    routes: ['POST /battles/{id}/trade/order/oco'],
-    title: 'Place a historical battle OCO',
-    description:
-      'Places an OCO for a participant (agent_id) of a historical battle at its virtual time (as place_oco_order ' +
-      'live): a take-profit and a stop-loss of one quantity sharing one lock; the first candle that reaches a leg ' +
-      'fills it and cancels the other. cancel_battle_order on either leg cancels both.',
-    input: ep.placeOco.input,
-    output: z.object({ oco: ep.placeOco.output }),
-    annotations: WRITE,
-    run: async (call, a) => ({ oco: await ep.placeOco.run(authed(call), a) }),
-    rest: async (a, http) => {
-      const { id, ...body } = a;
-      return { oco: await http({ method: 'POST', path: at(id, '/trade/order/oco'), body }) };
-    },
-    summary: (r) => `battle OCO ${r.oco.order_list_id}: ${r.oco.orders.map((o) => o.status).join(', ')}`,
-  }),
-  defineTool({
-    ...common,
-    name: 'cancel_battle_order',
-    routes: ['DELETE /battles/{id}/trade/order/{order_id}'],
-    title: 'Cancel a historical battle order',
-    description:
-      "Cancels an open order of a participant's sandbox in a historical battle (pending or partially filled, found " +
-      'in whichever sandbox holds it); its remaining lock is released.',
-    ...servesEndpoint(ep.cancelOrder),
-    annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/trade/order/${enc(a.order_id)}`) }),
-    summary: (r) => `battle order ${r.order_id} cancelled`,
   }),
   defineTool({
     ...read,
     name: 'get_battle_presets',
-    routes: ['GET /battles/presets'],
     title: 'Battle presets',
     description:
       'The built-in battle presets by key (pass the key as preset to create_battle): mode, duration (minutes), ' +
       'starting balance (USDT), historical days and candle interval.',
-    input: z.object({}),
-    output: z.object({ presets: ep.presets.output }),
-    run: async (call) => ({ presets: await ep.presets.run(authed(call), {}) }),
-    rest: async (_a, http) => ({ presets: await http({ method: 'GET', path: '/battles/presets' }) }),
+    ...servesEndpointAs('presets', ep.presets),
     summary: (r) => `${Object.keys(r.presets).length} presets: ${Object.keys(r.presets).join(', ')}`,
   }),
   defineTool({
     ...common,
     name: 'update_battle',
-    routes: ['PUT /battles/{id}'],
     title: 'Update a draft battle',
     description:
       'Changes the configuration of a draft battle: any create_battle field (absent fields keep their value; ' +
       'switching to live drops backtest_config). BATTLE_INVALID_STATE once started; VALIDATION_ERROR.',
     ...servesEndpoint(ep.update),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => {
-      const { id, ...body } = a;
-      return http({ method: 'PUT', path: at(id), body });
-    },
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
   defineTool({
     ...common,
     name: 'delete_battle',
-    routes: ['DELETE /battles/{id}'],
     title: 'Delete or cancel a battle',
     description:
       'Deletes a draft battle, or cancels an active or paused one (no rankings). Destructive: needs confirm: true. ' +
@@ -212,25 +158,21 @@ export const battleTools: ToolDef[] = [
     ...servesEndpoint(ep.delete),
     input: ep.delete.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    rest: (a, http) => http({ method: 'DELETE', path: at(a.id) }),
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
   defineTool({
     ...common,
     name: 'remove_battle_participant',
-    routes: ['DELETE /battles/{id}/participants/{agent_id}'],
     title: 'Remove a participant',
     description: 'Removes an agent from a draft battle. BATTLE_INVALID_STATE once started.',
     ...servesEndpoint(ep.removeParticipant),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'DELETE', path: at(a.id, `/participants/${enc(a.agent_id)}`) }),
     summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
   }),
   ...(['pause', 'resume'] as const).map((action) =>
     defineTool({
       ...common,
       name: `${action}_battle_agent`,
-      routes: [`POST /battles/{id}/${action}/{agent_id}`],
       title: action === 'pause' ? 'Pause a battle agent' : 'Resume a battle agent',
       description:
         action === 'pause'
@@ -239,48 +181,38 @@ export const battleTools: ToolDef[] = [
           : 'Resumes a paused participant; the battle is active again once no agent is paused.',
       ...servesEndpoint(ep[action]),
       annotations: { ...WRITE, idempotentHint: true },
-      rest: (a, http) => http({ method: 'POST', path: at(a.id, `/${action}/${enc(a.agent_id)}`) }),
       summary: (r) => `battle ${r.battle_id} ${r.status}`,
     }),
   ),
   defineTool({
     ...common,
     name: 'replay_battle',
-    routes: ['POST /battles/{id}/replay'],
     title: 'Replay a battle',
     description:
       'Creates a new draft from a completed battle: its configuration with override_config applied, and its ' +
       'agents or agent_ids. BATTLE_INVALID_STATE unless completed.',
     ...servesEndpoint(ep.replay),
     annotations: WRITE,
-    rest: (a, http) => {
-      const { id, ...body } = a;
-      return http({ method: 'POST', path: at(id, '/replay'), body });
-    },
     summary: (r) => `battle ${r.battle_id} ${r.status}`,
   }),
   defineTool({
     ...read,
     name: 'get_battle_snapshots',
-    routes: ['GET /battles/{id}/replay'],
     title: 'Battle equity snapshots',
     description:
       "Each participant's equity (USDT) over a battle's course, oldest first: every 5 s of a live battle, every " +
       'step of a historical one.',
     ...servesEndpoint(ep.snapshots),
-    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/replay') }),
     summary: (r) => `battle ${r.battle_id}: ${r.snapshots.length} snapshots`,
   }),
   defineTool({
     ...read,
     name: 'get_battle_prices',
-    routes: ['GET /battles/{id}/market/prices'],
     title: 'Historical battle prices',
     description:
       'Prices (USDT) of a historical battle’s pairs at its virtual time (no look-ahead). BATTLE_INVALID_STATE ' +
       'for a live battle.',
     ...servesEndpoint(ep.prices),
-    rest: (a, http) => http({ method: 'GET', path: at(a.id, '/market/prices') }),
     summary: (r) => `battle ${r.battle_id} prices at ${r.virtual_time}`,
   }),
 ];

@@ -30,7 +30,6 @@ const read = {
   annotations: READ,
 } as const;
 const write = { toolset: 'trading', auth: 'key-or-jwt', rateLimitGroup: 'orders' } as const;
-const enc = encodeURIComponent;
 
 /** `confirm` of the destructive tools: must be `true`. */
 export const confirmTrue = z.literal(true).describe('must be true: this cannot be undone');
@@ -162,51 +161,43 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_order',
-    routes: ['GET /trade/order/{order_id}'],
     title: 'One order',
     description:
       'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
       'rejected one. ORDER_NOT_FOUND when unknown or of another wallet.',
     ...servesEndpoint(ep.get),
-    rest: (a, http) => http({ method: 'GET', path: `/trade/order/${enc(a.order_id)}` }),
     summary: (r) => `order ${r.order_id}: ${r.status} ${r.type} ${r.side} ${r.quantity} ${r.symbol}`,
   }),
   defineTool({
     ...read,
     name: 'list_orders',
-    routes: ['GET /trade/orders'],
     title: 'Orders',
     description:
       'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
       'rejected), symbol and client_order_id; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
       'the same cost at any depth).',
     ...servesEndpoint(ep.list),
-    rest: (a, http) => http({ method: 'GET', path: '/trade/orders', query: a }),
     summary: (r) => `${r.orders.length} of ${r.total} orders`,
   }),
   defineTool({
     ...read,
     name: 'list_open_orders',
-    routes: ['GET /trade/orders/open'],
     title: 'Open orders',
     description:
       'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200, ' +
       'offset or cursor (next_cursor of the previous page).',
     ...servesEndpoint(ep.listOpen),
-    rest: (a, http) => http({ method: 'GET', path: '/trade/orders/open', query: a }),
     summary: (r) => `${r.total} open orders`,
   }),
   defineTool({
     ...write,
     name: 'cancel_order',
-    routes: ['DELETE /trade/order/{order_id}'],
     title: 'Cancel an order',
     description:
       'Cancels one open order of the caller and releases its whole lock. ORDER_NOT_FOUND (unknown or another ' +
       "wallet's), ORDER_NOT_CANCELLABLE (already filled, cancelled or rejected).",
     ...servesEndpoint(ep.cancel),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'DELETE', path: `/trade/order/${enc(a.order_id)}` }),
     summary: (r) => `order ${r.order_id} cancelled, ${r.unlocked_amount} ${r.unlocked_asset} released`,
   }),
   defineTool({
@@ -226,13 +217,11 @@ export const tradingTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_trade_history',
-    routes: ['GET /trade/history'],
     title: 'Trade history',
     description:
       'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +
       'and total in USDT, realized PnL, slippage. Deep pages: cursor = next_cursor of the previous page.',
     ...servesEndpoint(ep.history),
-    rest: (a, http) => http({ method: 'GET', path: '/trade/history', query: a }),
     summary: (r) => `${r.trades.length} of ${r.total} fills`,
   }),
 ];
