@@ -1,19 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import { isoMillis } from '../../../domain/market/time';
-import {
-  candleQuery,
-  candleRunsOf,
-  currentPrice,
-  currentPrices,
-  dataRange,
-  listPairs,
-  orderBook,
-  priceStaleness,
-  recentTrades,
-  ticker,
-  tickers,
-} from '../../application/market';
+import { candleQuery, candleRunsOf, currentPrice, priceStaleness, tickers } from '../../application/market';
 import { errorResponses } from '../../contract/common';
 import {
   candlesQuery,
@@ -33,15 +20,8 @@ import {
   tradesQuery,
   tradesResponse,
 } from '../../contract/market';
-import {
-  batchTickerOut,
-  dataRangeOut,
-  orderBookOut,
-  pairOut,
-  priceOut,
-  recentTradeOut,
-  tickerOut,
-} from '../../market/present';
+import { marketAnswers as m } from '../../endpoints/market';
+import { batchTickerOut, priceOut } from '../../market/present';
 import type { CachedPrice } from '../../market/price-cache';
 import { candlesBody } from '../../market/store/candle-json';
 import { publicCallOf } from '../call';
@@ -84,10 +64,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         ...errorResponses(422, 429),
       },
     }),
-    async (request) => {
-      const pairs = listPairs(publicCallOf(request), request.query.status).map(pairOut);
-      return { pairs, total: pairs.length };
-    },
+    async (request) => m.pairs(publicCallOf(request), request.query.status),
   );
 
   app.get(
@@ -124,11 +101,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
     }),
     async (request) => {
       const { symbols } = request.query;
-      const prices = currentPrices(
-        publicCallOf(request),
-        symbols === undefined ? undefined : requiredSymbols(symbols),
-      );
-      return { prices, timestamp: isoMillis(Date.now()), count: Object.keys(prices).length };
+      return m.prices(publicCallOf(request), symbols === undefined ? undefined : requiredSymbols(symbols));
     },
   );
 
@@ -138,7 +111,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
       params: symbolParams,
       response: { 200: tickerResponse, ...errorResponses(400, 422, 429, 503) },
     }),
-    async (request) => tickerOut(ticker(publicCallOf(request), request.params.symbol)),
+    async (request) => m.ticker(publicCallOf(request), request.params.symbol),
   );
 
   app.get(
@@ -200,10 +173,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         ...errorResponses(400, 422, 429),
       },
     }),
-    async (request) => {
-      const r = recentTrades(publicCallOf(request), request.params.symbol, request.query.limit);
-      return { symbol: r.symbol, trades: r.trades.map(recentTradeOut) };
-    },
+    async (request) => m.trades(publicCallOf(request), request.params.symbol, request.query.limit),
   );
 
   app.get(
@@ -219,9 +189,7 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         ...errorResponses(400, 422, 429, 503),
       },
     }),
-    async (request) => {
-      return orderBookOut(orderBook(publicCallOf(request), request.params.symbol, request.query.depth));
-    },
+    async (request) => m.orderBook(publicCallOf(request), request.params.symbol, request.query.depth),
   );
 
   app.get(
@@ -235,6 +203,6 @@ export const marketRoutes: FastifyPluginAsyncZod = async (app) => {
         ...errorResponses(429),
       },
     }),
-    async (request) => dataRangeOut(dataRange(publicCallOf(request))),
+    async (request) => m.dataRange(publicCallOf(request)),
   );
 };

@@ -1,19 +1,6 @@
 import { z } from 'zod';
-import { isoMillis } from '../../../domain/market/time';
 import { availableIndicators, marketIndicators } from '../../application/indicators';
-import {
-  candleQuery,
-  candlesOf,
-  currentPrice,
-  currentPrices,
-  dataRange,
-  listPairs,
-  orderBook,
-  priceStaleness,
-  recentTrades,
-  ticker,
-  tickers,
-} from '../../application/market';
+import { candleQuery, candlesOf, currentPrice, priceStaleness, tickers } from '../../application/market';
 import { availableIndicatorsResponse, indicatorsQuery, indicatorsResponse } from '../../contract/indicators';
 import {
   candlesQuery,
@@ -30,16 +17,8 @@ import {
   tradesResponse,
 } from '../../contract/market';
 import { symbolInput } from '../../contract/trading';
-import {
-  batchTickerOut,
-  candleOut,
-  dataRangeOut,
-  orderBookOut,
-  pairOut,
-  priceOut,
-  recentTradeOut,
-  tickerOut,
-} from '../../market/present';
+import { marketAnswers as m } from '../../endpoints/market';
+import { batchTickerOut, candleOut, priceOut } from '../../market/present';
 import { defineTool, READ, type ToolDef } from '../tool';
 
 /**
@@ -63,10 +42,7 @@ export const marketTools: ToolDef[] = [
       'min_notional (USDT), tick_size. Filter by status active or inactive.',
     input: pairsQuery,
     output: pairsResponse,
-    run: async (call, a) => {
-      const pairs = listPairs(call, a.status).map(pairOut);
-      return { pairs, total: pairs.length };
-    },
+    run: async (call, a) => m.pairs(call, a.status),
     rest: (a, http) => http({ method: 'GET', path: '/market/pairs', query: { status: a.status } }),
     summary: (r) => `${r.total} pairs`,
   }),
@@ -95,10 +71,7 @@ export const marketTools: ToolDef[] = [
       'omitted. A pair without a price yet is left out; an unknown pair is INVALID_SYMBOL.',
     input: z.object({ symbols: symbols.optional() }),
     output: pricesResponse,
-    run: async (call, a) => {
-      const prices = currentPrices(call, a.symbols);
-      return { prices, timestamp: isoMillis(Date.now()), count: Object.keys(prices).length };
-    },
+    run: async (call, a) => m.prices(call, a.symbols),
     rest: (a, http) => http({ method: 'GET', path: '/market/prices', query: { symbols: a.symbols } }),
     summary: (r) => `${r.count} prices`,
   }),
@@ -112,7 +85,7 @@ export const marketTools: ToolDef[] = [
       'change_pct (%), trade count. INVALID_SYMBOL for an unknown or inactive pair.',
     input: symbol,
     output: tickerResponse,
-    run: async (call, a) => tickerOut(ticker(call, a.symbol)),
+    run: async (call, a) => m.ticker(call, a.symbol),
     rest: (a, http) => http({ method: 'GET', path: `/market/ticker/${enc(a.symbol)}` }),
     summary: (r) => `${r.symbol} last ${r.close} USDT, ${r.change_pct} % over 24 h`,
   }),
@@ -177,10 +150,7 @@ export const marketTools: ToolDef[] = [
       '(base), time, is_buyer_maker.',
     input: symbol.extend(tradesQuery.shape),
     output: tradesResponse,
-    run: async (call, a) => {
-      const r = recentTrades(call, a.symbol, a.limit);
-      return { symbol: r.symbol, trades: r.trades.map(recentTradeOut) };
-    },
+    run: async (call, a) => m.trades(call, a.symbol, a.limit),
     rest: (a, http) =>
       http({ method: 'GET', path: `/market/trades/${enc(a.symbol)}`, query: { limit: a.limit } }),
     summary: (r) => `${r.trades.length} trades of ${r.symbol}`,
@@ -195,7 +165,7 @@ export const marketTools: ToolDef[] = [
       '(default 10), each [price USDT, quantity base]; bids highest first, asks lowest first.',
     input: symbol.extend({ depth: z.union([z.literal(5), z.literal(10), z.literal(20)]).optional() }),
     output: orderBookResponse,
-    run: async (call, a) => orderBookOut(orderBook(call, a.symbol, a.depth)),
+    run: async (call, a) => m.orderBook(call, a.symbol, a.depth),
     rest: (a, http) =>
       http({ method: 'GET', path: `/market/orderbook/${enc(a.symbol)}`, query: { depth: a.depth } }),
     summary: (r) => `${r.symbol}: best bid ${r.bids[0]?.[0] ?? '—'}, best ask ${r.asks[0]?.[0] ?? '—'} USDT`,
@@ -210,7 +180,7 @@ export const marketTools: ToolDef[] = [
       'range of each pair.',
     input: z.object({}),
     output: dataRangeResponse,
-    run: async (call) => dataRangeOut(dataRange(call)),
+    run: async (call) => m.dataRange(call),
     rest: (_a, http) => http({ method: 'GET', path: '/market/data-range' }),
     summary: (r) => `${r.total_pairs} pairs from ${r.earliest ?? '—'} to ${r.latest ?? '—'}`,
   }),
