@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { BacktestCatalog, BacktestCommand, BacktestRequest } from '../domain/backtest/commands';
 import { backtestDecider } from '../domain/backtest/decide';
 import {
+  BACKTEST_STEPPED_VERSION,
   type BacktestStreamEvent,
   backtestStreamId,
   isBacktestEvent,
@@ -315,6 +316,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
               data: e.data,
               metadata: {
                 occurred_at: occurredAt(e),
+                ...(e.type === 'BacktestStepped' ? { schema_version: BACKTEST_STEPPED_VERSION } : {}),
                 actor: meta.actor,
                 ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
               },

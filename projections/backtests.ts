@@ -4,9 +4,10 @@ import {
   type BacktestEndedData,
   type BacktestStreamEvent,
   backtestOf,
+  upcastBacktestStepped,
 } from '../domain/backtest/events';
 import { INTERVAL_MS } from '../domain/market/intervals';
-import { maxOf8, normalize8, normalizeAll } from '../domain/metrics/equity-points';
+import { maxOfPacked, packUnits } from '../domain/metrics/equity-points';
 import {
   computePerformance,
   type PackedEquity,
@@ -77,7 +78,7 @@ export interface BacktestEquityTable {
   interval_ms: number;
   /** The highest equity of the row (a page's running peak before it). */
   peak: Numeric;
-  /** The equity at each step, 8-place decimals joined by commas. */
+  /** The equity at each step packed as integer units and differences (`packUnits`, `domain/metrics/equity-points.ts`). */
   equity: string;
 }
 
@@ -123,25 +124,26 @@ interface EquityRow {
   equity: string;
 }
 
-/** The row of a run of points (normalized, packed, with its peak). */
+/**
+ * The row of a run of `points` points packed by `packUnits` (a `BacktestStepped`'s `equity_units` as it is: the
+ * fold copies the text), with its peak.
+ */
 const equityRow = (
   sessionId: string,
   fromStep: number,
   baseMs: number,
   intervalMs: number,
-  values: readonly string[],
-): EquityRow => {
-  const normal = normalizeAll(values);
-  return {
-    session_id: sessionId,
-    from_step: fromStep,
-    points: normal.length,
-    base_ms: baseMs,
-    interval_ms: intervalMs,
-    peak: maxOf8(normal) ?? '0',
-    equity: normal.join(','),
-  };
-};
+  points: number,
+  packed: string,
+): EquityRow => ({
+  session_id: sessionId,
+  from_step: fromStep,
+  points,
+  base_ms: baseMs,
+  interval_ms: intervalMs,
+  peak: maxOfPacked(packed) ?? '0',
+  equity: packed,
+});
 
 /** Results of a session from its rows (deterministic: the event data only). */
 const computeResults = async (
@@ -172,7 +174,7 @@ const computeResults = async (
   }
   const equity: PackedEquity =
     total === 0
-      ? { times: new Float64Array([start]), chunks: [normalize8(row.starting_balance)] }
+      ? { times: new Float64Array([start]), chunks: [packUnits([row.starting_balance])] }
       : { times, chunks: equityRows.map((r) => r.equity) };
   const trades = await db
     .selectFrom('backtest_trades')
@@ -301,7 +303,7 @@ const BACKTESTS_TABLES: TableDefinitions = {
 
 /**
  * `backtests`, `backtest_equity`, `backtest_trades` (ARCHITECTURE §6, §9): sessions with their status and
- * progress, the equity at every step (the `equity` arrays of `BacktestStepped`, packed: a row per event, see
+ * progress, the equity at every step (the `equity_units` texts of `BacktestStepped`, a row per event, see
  * {@link BacktestEquityTable}), the sandbox's fills, and —
  * when a session completes or is cancelled — its results, computed from those rows by `domain/metrics` (a rebuild
  * recomputes them: a corrected formula reaches every past session). Rows are written in bulk: the equity, fills
@@ -313,8 +315,9 @@ export const createBacktestsProjection = (
   const performanceOf = options.performance ?? computePerformance;
   return {
     name: 'backtests',
-    // 2: `backtest_equity` packed, a row per batch instead of a row per step (issue 24); the runner rebuilds.
-    version: 2,
+    // 2: `backtest_equity` packed, a row per batch instead of a row per step (issue 24); 3: the rows' `equity` in
+    // packed units (`BacktestStepped` version 2's text) instead of decimals joined by commas. The runner rebuilds.
+    version: 3,
     ...declareTables(BACKTESTS_TABLES),
     eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
     async apply(db: DB, events: readonly RecordedEvent[]) {
@@ -450,15 +453,19 @@ export const createBacktestsProjection = (
               .where('session_id', '=', id)
               .returning(['starting_balance'])
               .executeTakeFirst();
-            equity.push(equityRow(id, 0, Date.parse(d.virtual_time), 0, [row?.starting_balance ?? '0']));
+            equity.push(
+              equityRow(id, 0, Date.parse(d.virtual_time), 0, 1, packUnits([row?.starting_balance ?? '0'])),
+            );
             break;
           }
           case 'BacktestStepped': {
-            const d = event.data;
+            // Version 1 events (a string per step) are packed here, version 2 ones are copied.
+            const d = upcastBacktestStepped(event.data);
             const from = Date.parse(d.from_time);
-            const interval =
-              d.to_step > d.from_step ? (Date.parse(d.to_time) - from) / (d.to_step - d.from_step) : 0;
-            if (d.equity.length > 0) equity.push(equityRow(id, d.from_step + 1, from, interval, d.equity));
+            const points = d.to_step - d.from_step;
+            const interval = points > 0 ? (Date.parse(d.to_time) - from) / points : 0;
+            if (points > 0)
+              equity.push(equityRow(id, d.from_step + 1, from, interval, points, d.equity_units));
             const p = progressOf(id, at);
             p.step = d.to_step;
             p.virtual_time = d.to_time;

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { compare8, unpackPoints } from '../domain/metrics/equity-points';
+import { compare8, unpackUnits } from '../domain/metrics/equity-points';
 import type { BacktestStatusValue } from '../projections/backtests';
 import type { ReadModels } from '../projections/read-models';
 
@@ -153,7 +153,7 @@ export const equityCurve = async (
       .execute();
     for (const [k, r] of packed.entries()) {
       const first = overlapping[k]!.first;
-      const values = unpackPoints(r.equity);
+      const values = unpackUnits(r.equity);
       for (let j = 0; j < values.length; j++) {
         const at = first + j;
         if (at < page.offset) {

@@ -1,5 +1,6 @@
 import { INTERVAL_MS, INTERVALS, isInterval } from '../market/intervals';
 import { normalizeSymbol } from '../market/pair';
+import { packUnits } from '../metrics/equity-points';
 import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { normalizeStartingBalance } from '../shared/starting-balance';
@@ -235,7 +236,7 @@ export function* stepBacktestSliced(
       to_step: toStep,
       from_time: iso(state.virtualTime),
       to_time: iso(at),
-      equity,
+      equity_units: packUnits(equity),
       fills,
     },
   });

@@ -1,5 +1,6 @@
 import type { FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
+import { packUnits } from '../metrics/equity-points';
 import type { DomainEvent } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
 import { WALLET_EVENT_TYPES, type WalletEvent } from '../wallet/events';
@@ -14,7 +15,7 @@ import { WALLET_EVENT_TYPES, type WalletEvent } from '../wallet/events';
 export type BacktestEvent =
   | DomainEvent<'BacktestCreated', BacktestCreatedData>
   | DomainEvent<'BacktestStarted', BacktestStartedData>
-  | DomainEvent<'BacktestStepped', BacktestSteppedData>
+  | DomainEvent<'BacktestStepped', BacktestSteppedData | BacktestSteppedDataV1>
   | DomainEvent<'BacktestCompleted', BacktestEndedData>
   | DomainEvent<'BacktestCancelled', BacktestEndedData>
   | DomainEvent<'BacktestFailed', BacktestFailedData>;
@@ -89,8 +90,12 @@ export interface BacktestStartedData {
 
 /**
  * The virtual clock advanced from step `from_step` to `to_step` (one step or a batch). The sandbox's fills and
- * gap cancels of those candles precede this event in the same append. `equity[i]` is the equity at step
- * `from_step + 1 + i`, at virtual time `start_time + (from_step + 1 + i) × interval`.
+ * gap cancels of those candles precede this event in the same append. Version 2 (metadata `schema_version` 2,
+ * since 2026-11-29): the equity at steps `from_step + 1` … `to_step` (at virtual time `start_time + step ×
+ * interval`) as one packed text, `equity_units` (`packUnits` of `domain/metrics/equity-points.ts`: integer 1e-8
+ * units, each step's difference from the one before, `d*n` for a run of n equal differences), instead of version
+ * 1's one string per step; a batch of 100,000 steps is one string instead of 100,000. Old events are read through
+ * {@link upcastBacktestStepped}.
  */
 export interface BacktestSteppedData {
   session_id: string;
@@ -98,10 +103,35 @@ export interface BacktestSteppedData {
   to_step: number;
   from_time: string;
   to_time: string;
-  equity: string[];
+  /** The equity at each step (`to_step − from_step` points), packed (see above). */
+  equity_units: string;
   /** Fills during these steps. */
   fills: number;
 }
+
+/**
+ * Version 1 of {@link BacktestSteppedData} (events recorded before 2026-11-29): `equity[i]` is the equity at step
+ * `from_step + 1 + i`, an 8-place decimal string.
+ */
+export interface BacktestSteppedDataV1 extends Omit<BacktestSteppedData, 'equity_units'> {
+  equity: string[];
+}
+
+/** The schema version `BacktestStepped` is recorded with (metadata `schema_version`). */
+export const BACKTEST_STEPPED_VERSION = 2;
+
+/**
+ * `BacktestStepped` data of either version as version 2 (the same points packed: an upcast version-1 event gives
+ * exactly the text the decider records today for the same steps). Told apart by shape (`equity` or
+ * `equity_units`), so the fold needs no metadata.
+ */
+export const upcastBacktestStepped = (
+  data: BacktestSteppedData | BacktestSteppedDataV1,
+): BacktestSteppedData => {
+  if (!('equity' in data)) return data;
+  const { equity, ...rest } = data;
+  return { ...rest, equity_units: packUnits(equity) };
+};
 
 /**
  * The session ended: completed on its last step, or cancelled (partial results). `final_prices` are the closes

@@ -1,8 +1,9 @@
 /**
- * Equity points in the packed form of the `backtest_equity` read model (issue 24): a run of points as one text, the
- * 8-place decimals joined by commas (`"1000000.00000000,999998.51234567"`), so a batch of 100,000 steps is one row,
- * one string, not 100,000 rows and objects. Every value is in the form PostgreSQL prints a `numeric(38, 8)` in
- * (`-?digits.8 digits`), so a point read back is the text the row-per-step table answered.
+ * Equity points packed (issue 24): a run of a backtest's points as one text — `BacktestStepped` (version 2) carries
+ * a batch's points so, and the `backtest_equity` read model stores that text as it is — so a batch of 100,000 steps
+ * is one string, not 100,000 strings, rows or objects. The text is integer 1e-8 units, each point's difference from
+ * the one before ({@link packUnits}); every point read back is an 8-place decimal in the form PostgreSQL prints a
+ * `numeric(38, 8)` in (`-?digits.8 digits`, {@link normalize8}).
  */
 
 const NORMAL = /^-?(?:0|[1-9]\d*)\.\d{8}$/;
@@ -28,20 +29,6 @@ export const normalize8 = (value: string): string => {
   return `${negative && units !== 0n ? '-' : ''}${int}.${frac}`;
 };
 
-/** The values each normalized by {@link normalize8} (the same array when they all are already). */
-export const normalizeAll = (values: readonly string[]): readonly string[] => {
-  for (const v of values) {
-    if (!NORMAL.test(v) || v === '-0.00000000') return values.map(normalize8);
-  }
-  return values;
-};
-
-/** The points (decimal strings) as one packed text, each normalized by {@link normalize8}. */
-export const packPoints = (values: readonly string[]): string => normalizeAll(values).join(',');
-
-/** The points of a packed text, oldest first (an empty text has none). */
-export const unpackPoints = (packed: string): string[] => (packed === '' ? [] : packed.split(','));
-
 /**
  * Integer 1e-8 units of a normalized 8-place decimal as a number, or `undefined` when it is beyond
  * `Number.MAX_SAFE_INTEGER` (over ~90 million): the caller then takes the exact decimal way.
@@ -61,9 +48,159 @@ export const compare8 = (a: string, b: string): number => {
   return a === b ? 0 : (a < b ? -1 : 1) * sign;
 };
 
-/** The highest of packed points (normalized decimals), or null for none. */
-export const maxOf8 = (values: readonly string[]): string | null => {
-  let best: string | null = null;
-  for (const v of values) if (best === null || compare8(v, best) > 0) best = v;
-  return best;
+// ---------------------------------------------------------------------------------------------------------
+// Packed units: the form of `BacktestStepped` (version 2) and of the `backtest_equity` rows
+// ---------------------------------------------------------------------------------------------------------
+
+/** Beyond this many units (in absolute value, ~45 million USDT) a point is summed as a `bigint`. */
+const SAFE = 2 ** 52;
+
+/** A run of `count` equal differences `delta` as its token (`d`, or `d*count` for two or more). */
+const token = (delta: string, count: number): string => (count > 1 ? `${delta}*${count}` : delta);
+
+/**
+ * Equity points (8-place decimal strings, each normalized by {@link normalize8}) packed as integer 1e-8 units,
+ * each point written as its difference from the one before (the first's from 0) in decimal, the differences joined
+ * by commas, and a run of `count` ≥ 2 equal differences `d` written `d*count`: `["1000.00000000",
+ * "1000.00000000", "1000.00000000", "999.99999999"]` → `"100000000000,0*2,-1"`. Exact for any value (the
+ * differences of values beyond 2⁵² units are computed as `bigint`); the same points always give the same text,
+ * so a version-1 event upcast and a version-2 event of the same steps give the same row. No points: `""`.
+ */
+export const packUnits = (values: readonly string[]): string => {
+  const parts: string[] = [];
+  let prev = 0;
+  let prevBig: bigint | undefined;
+  let run = '';
+  let count = 0;
+  for (const raw of values) {
+    const v = normalize8(raw);
+    const u = unitsOf8(v);
+    let delta: string;
+    if (u !== undefined && Math.abs(u) < SAFE && prevBig === undefined) {
+      delta = String(u - prev);
+      prev = u;
+    } else {
+      const big = BigInt(v.slice(0, -9) + v.slice(-8));
+      delta = (big - (prevBig ?? BigInt(prev))).toString();
+      if (u !== undefined && Math.abs(u) < SAFE) {
+        prev = u;
+        prevBig = undefined;
+      } else prevBig = big;
+    }
+    if (delta === run) count++;
+    else {
+      if (count > 0) parts.push(token(run, count));
+      run = delta;
+      count = 1;
+    }
+  }
+  if (count > 0) parts.push(token(run, count));
+  return parts.join(',');
+};
+
+/** An integer number of 1e-8 units as the 8-place decimal {@link normalize8} gives. */
+export const decimalOfUnits = (u: number | bigint): string => {
+  const negative = u < 0;
+  const digits = (negative ? -u : u).toString().padStart(9, '0');
+  return `${negative ? '-' : ''}${digits.slice(0, -8)}.${digits.slice(-8)}`;
+};
+
+/**
+ * Walks the points of a {@link packUnits} text, oldest first: `visit(units)` gets each as a number while every
+ * point and difference stays under 2⁵² units, else `visitBig` (when given) gets it as a `bigint`; without
+ * `visitBig`, the walk stops and answers false at the first such point. Throws `RangeError` on a malformed text.
+ */
+const walkUnits = (
+  packed: string,
+  visit: (units: number) => void,
+  visitBig?: (units: bigint) => void,
+): boolean => {
+  const n = packed.length;
+  const bad = (at: number) => new RangeError(`not packed equity units at character ${at}`);
+  let value = 0;
+  let big: bigint | undefined;
+  let i = 0;
+  while (i < n) {
+    const first = i;
+    const negative = packed.charCodeAt(i) === 45;
+    if (negative) i++;
+    const digitsAt = i;
+    let delta = 0;
+    for (let c = packed.charCodeAt(i); c >= 48 && c <= 57; c = packed.charCodeAt(++i))
+      delta = delta * 10 + c - 48;
+    // Up to 15 digits the number is exact (< 10¹⁵ < 2⁵²); a longer one is read as a bigint below.
+    const digits = i - digitsAt;
+    if (digits === 0) throw bad(i);
+    if (negative) delta = -delta;
+    let count = 1;
+    if (packed.charCodeAt(i) === 42) {
+      const countAt = ++i;
+      count = 0;
+      for (let c = packed.charCodeAt(i); c >= 48 && c <= 57; c = packed.charCodeAt(++i))
+        count = count * 10 + c - 48;
+      if (i === countAt || count < 2) throw bad(countAt);
+    }
+    if (i < n) {
+      if (packed.charCodeAt(i) !== 44 || i === n - 1) throw bad(i);
+      i++;
+    }
+    for (let k = 0; k < count; k++) {
+      if (big === undefined && digits <= 15) {
+        const next = value + delta;
+        if (next < SAFE && next > -SAFE) {
+          value = next;
+          visit(value);
+          continue;
+        }
+      }
+      if (!visitBig) return false;
+      big = (big ?? BigInt(value)) + BigInt(packed.slice(first, digitsAt + digits));
+      if (big < BigInt(SAFE) && big > -BigInt(SAFE)) {
+        value = Number(big);
+        big = undefined;
+        visit(value);
+      } else visitBig(big);
+    }
+  }
+  return true;
+};
+
+/** The points of a {@link packUnits} text as 8-place decimals (the text {@link normalize8} gives), oldest first. */
+export const unpackUnits = (packed: string): string[] => {
+  const out: string[] = [];
+  const push = (u: number | bigint) => {
+    out.push(decimalOfUnits(u));
+  };
+  walkUnits(packed, push, push);
+  return out;
+};
+
+/**
+ * The points of a {@link packUnits} text as integer units written into `into` from `at` (the number written), or
+ * `undefined` when a point is 2⁵² units or more or a difference 10¹⁵ or more (the caller takes the exact decimal
+ * way).
+ */
+export const unitsOfPacked = (packed: string, into: Float64Array, at: number): number | undefined => {
+  let k = at;
+  const ok = walkUnits(packed, (u) => {
+    into[k++] = u;
+  });
+  return ok ? k - at : undefined;
+};
+
+/** The highest point of a {@link packUnits} text as an 8-place decimal, or null for none. */
+export const maxOfPacked = (packed: string): string | null => {
+  let best: number | undefined;
+  let bestBig: bigint | undefined;
+  walkUnits(
+    packed,
+    (u) => {
+      if (best === undefined || u > best) best = u;
+    },
+    (u) => {
+      if (bestBig === undefined || u > bestBig) bestBig = u;
+    },
+  );
+  if (bestBig !== undefined && (best === undefined || bestBig > BigInt(best))) return decimalOfUnits(bestBig);
+  return best === undefined ? null : decimalOfUnits(best);
 };

@@ -1,13 +1,13 @@
 import { DAY_MS, M_HUNDRED, M_ZERO, type MDec, m, out8, out8OrNull } from './decimal';
 import { type Drawdown, maxDrawdown } from './drawdown';
-import { normalize8, unitsOf8, unpackPoints } from './equity-points';
+import { decimalOfUnits, normalize8, unitsOf8, unitsOfPacked, unpackUnits } from './equity-points';
 import { periodReturns, periodsPerYear, sharpeRatio, sortinoRatio } from './returns';
 import { closedTrades, type MetricsFill, pairStats, tradeStats } from './trades';
 import { maxDrawdownOfUnits, ratiosOfUnits } from './unit-series';
 
 /**
  * An equity curve packed (a backtest's read model, `domain/metrics/equity-points.ts`): `times[i]` (ms) is the time of
- * the `i`-th point of the `chunks` read in order, each chunk 8-place decimals joined by commas. Cheap to send to a
+ * the `i`-th point of the `chunks` read in order, each chunk a `packUnits` text (integer units and differences). Cheap to send to a
  * worker thread (a few strings and one typed array, not an object per point).
  */
 export interface PackedEquity {
@@ -105,17 +105,18 @@ const unitColumns = (
   if ('chunks' in equity) {
     const units = new Float64Array(equity.times.length);
     let k = 0;
-    let last: string | undefined;
     for (const chunk of equity.chunks) {
-      for (const v of unpackPoints(chunk)) {
-        const u = unitsOf8(v);
-        if (u === undefined || Math.abs(u) >= LIMIT) return undefined;
-        units[k++] = u;
-        last = v;
-      }
+      const n = unitsOfPacked(chunk, units, k);
+      if (n === undefined) return undefined;
+      k += n;
     }
     if (k !== units.length) throw new RangeError(`${k} equity points for ${units.length} times`);
-    return { times: equity.times, units, last };
+    const lastUnits = k > 0 ? units[k - 1]! : undefined;
+    return {
+      times: equity.times,
+      units,
+      last: lastUnits === undefined ? undefined : decimalOfUnits(lastUnits),
+    };
   }
   const times = new Float64Array(equity.length);
   const units = new Float64Array(equity.length);
@@ -134,7 +135,7 @@ const unitColumns = (
 /** Snapshots as `{ time, equity }` objects (the decimal way). */
 const equityObjects = (equity: PerformanceInput['equity']): { time: number; equity: string }[] => {
   if (!('chunks' in equity)) return [...equity];
-  const values = equity.chunks.flatMap(unpackPoints);
+  const values = equity.chunks.flatMap(unpackUnits);
   return values.map((v, i) => ({ time: equity.times[i]!, equity: v }));
 };
 

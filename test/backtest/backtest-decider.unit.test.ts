@@ -3,10 +3,11 @@ import { totalSteps, virtualTimeAt } from '../../domain/backtest/clock';
 import type { BacktestCommand, BacktestContext } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import { EquityMeter } from '../../domain/backtest/equity';
-import type { BacktestStreamEvent } from '../../domain/backtest/events';
+import type { BacktestSteppedData, BacktestStreamEvent } from '../../domain/backtest/events';
 import { closedCount, lastClosed, quoteVolume24h } from '../../domain/backtest/market';
 import { firstCrossing, pathPoints } from '../../domain/backtest/path';
 import type { BacktestState } from '../../domain/backtest/state';
+import { unpackUnits } from '../../domain/metrics/equity-points';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { dec, roundHalfEven8 } from '../../domain/trading/decimal';
 import type { OrderFilledData } from '../../domain/wallet/events';
@@ -262,17 +263,16 @@ describe('the backtest decider', () => {
     ]);
     const stepped = produced
       .slice(3)
-      .map(
-        (p) =>
-          p.filter((e) => e.type === 'BacktestStepped')[0]!.data as { equity: string[]; to_step: number },
-      );
+      .map((p) => p.filter((e) => e.type === 'BacktestStepped')[0]!.data as BacktestSteppedData);
     expect(stepped.map((s) => s.to_step)).toEqual([3, 7, 8]);
     expect(produced[4]!.some((e) => e.type === 'BacktestCompleted')).toBe(false);
     expect(produced[5]!.at(-1)).toMatchObject({ type: 'BacktestCompleted', data: { step: 8 } });
     expect(state.status).toBe('completed');
     // Equity at step 1 (1h): cash + 10 × close of the 0h candle (104).
     const cash = state.wallet.cash;
-    expect(stepped[0]!.equity[0]).toBe(roundHalfEven8(cash.plus(dec(10).times(104))).toFixed(8));
+    expect(unpackUnits(stepped[0]!.equity_units)[0]).toBe(
+      roundHalfEven8(cash.plus(dec(10).times(104))).toFixed(8),
+    );
     spec
       .given(run([createCommand(), START, step(8)]).events)
       .when(step(), context())

@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compare8, maxOf8, normalize8, packPoints } from '../../domain/metrics/equity-points';
+import {
+  compare8,
+  maxOfPacked,
+  normalize8,
+  packUnits,
+  unitsOfPacked,
+  unpackUnits,
+} from '../../domain/metrics/equity-points';
 import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
 
 /**
@@ -62,9 +69,7 @@ describe('metrics over integer units', () => {
           ...input,
           equity: {
             times: Float64Array.from(values, (_, i) => T0 + i * M),
-            chunks: [packPoints(values.slice(0, half)), packPoints(values.slice(half))].filter(
-              (c) => c !== '',
-            ),
+            chunks: [packUnits(values.slice(0, half)), packUnits(values.slice(half))].filter((c) => c !== ''),
           },
         };
         expect(computePerformance(packed)).toEqual(reference);
@@ -89,6 +94,47 @@ describe('metrics over integer units', () => {
     expect(() => normalize8('abc')).toThrow(RangeError);
     expect(compare8('-0.50000000', '-0.40000000')).toBe(-1);
     expect(compare8('10.00000000', '9.00000000')).toBe(1);
-    expect(maxOf8(['-3.00000000', '2.00000000', '10.00000000', '9.99999999'])).toBe('10.00000000');
+  });
+
+  it('pack points as units and differences, and read them back exactly', () => {
+    const values = ['1000', '1000.00000000', '1000.0', '999.99999999', '-0.5', '-0.5', '0'];
+    const packed = packUnits(values);
+    expect(packed).toBe('100000000000,0*2,-1,-100049999999,0,50000000');
+    expect(unpackUnits(packed)).toEqual(values.map(normalize8));
+    expect(maxOfPacked(packed)).toBe('1000.00000000');
+    expect(packUnits([])).toBe('');
+    expect(unpackUnits('')).toEqual([]);
+    expect(maxOfPacked('')).toBeNull();
+    expect(() => unpackUnits('1,,2')).toThrow(RangeError);
+    expect(() => unpackUnits('1*1')).toThrow(RangeError);
+    expect(() => unpackUnits('1,')).toThrow(RangeError);
+    expect(() => unpackUnits('x')).toThrow(RangeError);
+  });
+
+  it('pack any decimal exactly, beyond 2⁵³ units too', () => {
+    const big = fc.oneof(
+      fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }),
+      fc.bigInt({ min: -(2n ** 53n) - 5n, max: -(2n ** 53n) + 5n }),
+      fc.bigInt({ min: 2n ** 52n - 5n, max: 2n ** 52n + 5n }),
+      fc.bigInt({ min: -1000n, max: 1000n }),
+    );
+    fc.assert(
+      fc.property(fc.array(big, { maxLength: 40 }), (units) => {
+        const values = units.map(units8);
+        const packed = packUnits(values);
+        expect(unpackUnits(packed)).toEqual(values);
+        const reference = values.reduce<string | null>(
+          (b, v) => (b === null || compare8(v, b) > 0 ? v : b),
+          null,
+        );
+        expect(maxOfPacked(packed)).toBe(reference);
+        const into = new Float64Array(values.length);
+        const n = unitsOfPacked(packed, into, 0);
+        // Numbers while every point and difference is under 10¹⁵ units; else the caller's exact decimal way.
+        if (units.every((u) => u < 10n ** 14n && u > -(10n ** 14n))) expect(n).toBe(values.length);
+        if (n !== undefined) expect([...into].map((u) => BigInt(u))).toEqual(units);
+      }),
+      { numRuns: 400 },
+    );
   });
 });

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { BacktestCommand, BacktestContext } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import { EquityMeter } from '../../domain/backtest/equity';
-import type { BacktestStreamEvent } from '../../domain/backtest/events';
+import { type BacktestStreamEvent, upcastBacktestStepped } from '../../domain/backtest/events';
 import { buildSessionMarket, closedCount, type SessionMarket } from '../../domain/backtest/market';
 import type { BacktestState } from '../../domain/backtest/state';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
+import { unpackUnits } from '../../domain/metrics/equity-points';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import type { PairFilters } from '../../domain/trading/quantity';
 import { backtestMarketSource, describePair, scanPair } from '../../src/backtest/market-source';
@@ -142,7 +143,7 @@ describe('a step walks the pairs its wallet needs; start reads no candles', () =
       if (!stepped || stepped.data.fills > 0) continue;
       const meter = new EquityMeter(whole);
       meter.load(before.wallet);
-      stepped.data.equity.forEach((equity, i) => {
+      unpackUnits(upcastBacktestStepped(stepped.data).equity_units).forEach((equity, i) => {
         const at = START + (stepped.data.from_step + 1 + i) * H;
         const closed = Int32Array.from(whole.series, (s) => closedCount(s, H, at));
         expect(equity).toBe(meter.at(closed));

@@ -1,0 +1,94 @@
+import { sql } from 'kysely';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BacktestSteppedData,
+  backtestStreamId,
+  upcastBacktestStepped,
+} from '../../domain/backtest/events';
+import { unpackUnits } from '../../domain/metrics/equity-points';
+import type { RecordedEvent } from '../../ports/event-store';
+import { backtestsProjection } from '../../projections/backtests';
+import { ok, type Trader, trader, useBacktestApp } from './http-support';
+
+/**
+ * `BacktestStepped` version 2 carries a batch's equity as one packed text (`equity_units`); version 1 (events
+ * recorded before 2026-11-29) a string per step. Auditors replay old logs: the same session recorded either way
+ * must fold to the same `backtests`, `backtest_equity` and `backtest_trades` rows, results included.
+ */
+const t = useBacktestApp();
+let alice: Trader;
+
+beforeAll(async () => {
+  alice = await trader(t.app);
+}, 90_000);
+
+/** The session's events with every `BacktestStepped` as version 1 wrote it (and no `schema_version`). */
+const asVersion1 = (events: readonly RecordedEvent[]): RecordedEvent[] =>
+  events.map((e) => {
+    if (e.type !== 'BacktestStepped') return e;
+    const { equity_units, ...rest } = e.data as BacktestSteppedData;
+    const { schema_version: _, ...metadata } = e.metadata;
+    return { ...e, data: { ...rest, equity: unpackUnits(equity_units) }, metadata };
+  });
+
+/** Folds `events` by the `backtests` projection into fresh tables of `schema`; answers their rows. */
+const fold = async (schema: string, events: readonly RecordedEvent[]) =>
+  t.database.db.transaction().execute(async (trx) => {
+    await sql`create schema ${sql.id(schema)}`.execute(trx);
+    await sql`select set_config('search_path', ${schema}, true)`.execute(trx);
+    await backtestsProjection.createTables(trx, schema);
+    await backtestsProjection.apply(trx.withSchema(schema), events);
+    const rows = async (table: string, order: string) =>
+      (await sql`select * from ${sql.table(table)} order by ${sql.ref(order)}`.execute(trx)).rows;
+    return {
+      backtests: await rows('backtests', 'session_id'),
+      equity: await rows('backtest_equity', 'from_step'),
+      trades: await rows('backtest_trades', 'seq'),
+    };
+  });
+
+describe('BacktestStepped version 1 (a string per step)', () => {
+  it('folds to the read models version 2 gives, results included', async () => {
+    const { session_id: id } = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
+      start_time: '2022-01-01T00:00:00Z',
+      end_time: '2022-01-09T00:00:00Z',
+      starting_balance: '10000',
+      candle_interval: '1h',
+      agent_id: alice.agentId,
+      pairs: ['BTCUSDT', 'ETHUSDT'],
+    });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step`);
+    const order = (body: Record<string, string>) =>
+      ok(t.app, alice.headers, 'POST', `/backtest/${id}/trade/order`, { symbol: 'BTCUSDT', ...body }, 201);
+    await order({ side: 'buy', type: 'market', quantity: '0.05' });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 30 });
+    await order({ symbol: 'ETHUSDT', side: 'buy', type: 'limit', quantity: '0.5', price: '3300' });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 60 });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 1000 });
+    const results = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/results`);
+
+    const events = await t.runtime.services.eventStore.readStream(backtestStreamId(id as string));
+    const stepped = events.filter((e) => e.type === 'BacktestStepped');
+    expect(stepped.length).toBe(4);
+    expect(stepped.every((e) => e.metadata.schema_version === 2)).toBe(true);
+    const old = asVersion1(events);
+    // The upcaster gives back exactly the recorded text.
+    for (const [i, e] of old.entries()) {
+      if (e.type === 'BacktestStepped')
+        expect(upcastBacktestStepped(e.data as never)).toEqual(events[i]!.data);
+    }
+
+    const now = await fold('h_v2_fold', events);
+    const before = await fold('h_v1_fold', old);
+    expect(before).toEqual(now);
+    expect(now.equity.reduce((n: number, r) => n + Number((r as { points: number }).points), 0)).toBe(
+      8 * 24 + 1,
+    );
+    expect(now.trades.length).toBeGreaterThanOrEqual(2);
+    const row = now.backtests[0] as { results: unknown; status: string };
+    expect(row.status).toBe('completed');
+    const stored = typeof row.results === 'string' ? JSON.parse(row.results) : row.results;
+    expect(stored).toMatchObject({ summary: results.summary, metrics: results.metrics });
+  }, 120_000);
+});
