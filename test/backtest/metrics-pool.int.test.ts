@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
 import type { MetricsFill } from '../../domain/metrics/trades';
+import { backtestsProjection } from '../../projections/backtests';
 import { allProjections } from '../../projections/registry';
 import { createMetricsPool, withResultsOffThread } from '../../src/backtest/metrics-pool';
 
@@ -61,6 +62,6 @@ describe('backtest results on a worker thread', () => {
     const list = withResultsOffThread(allProjections, pool.performance);
     expect(list.map((p) => p.name)).toEqual(allProjections.map((p) => p.name));
     const changed = list.filter((p, k) => p !== allProjections[k]);
-    expect(changed.map((p) => [p.name, p.version])).toEqual([['backtests', 2]]);
+    expect(changed.map((p) => [p.name, p.version])).toEqual([['backtests', backtestsProjection.version]]);
   });
 });
