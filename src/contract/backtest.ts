@@ -15,7 +15,7 @@ import {
   timestamp,
 } from './common';
 import { gapSchema } from './market';
-import { orderFillResponse, portfolioFigures, symbolInput } from './trading';
+import { orderFigures, orderFillResponse, portfolioFigures, symbolInput } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -234,17 +234,7 @@ export const sandboxOrder = z.object({
     .describe(
       '`partially_filled`: open, filled in part (executed figures: its fills so far; lock: what remains)',
     ),
-  symbol: z.string(),
-  side: z.enum(ORDER_SIDES),
-  type: z.enum(ORDER_TYPES),
-  quantity: decimalOutput,
-  price: decimalOutput.nullable(),
-  trigger_price: decimalOutput.nullable(),
-  executed_price: decimalOutput.nullable(),
-  executed_qty: decimalOutput.nullable(),
-  slippage_pct: decimalOutput.nullable(),
-  fee: decimalOutput.nullable(),
-  total_cost: decimalOutput.nullable(),
+  ...orderFigures,
   locked_amount: decimalOutput,
   created_at: timestamp,
   filled_at: timestamp.nullable(),

@@ -359,10 +359,11 @@ export const ocoPreviewResponse = z.object({
     ),
 });
 
-/** An order as `GET /trade/order/{id}` and the lists return it (spec). */
-export const orderResponse = z.object({
-  order_id: z.string(),
-  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']),
+/**
+ * What an order is and how it executed, on output, as a live order and a sandbox order both show it: quantity in
+ * the base asset; prices, fee and total in USDT; `slippage_pct` in %; the execution fields null until it fills.
+ */
+export const orderFigures = {
   symbol: z.string(),
   side: z.enum(ORDER_SIDES),
   type: z.enum(ORDER_TYPES),
@@ -374,6 +375,13 @@ export const orderResponse = z.object({
   slippage_pct: decimalOutput.nullable(),
   fee: decimalOutput.nullable(),
   total_cost: decimalOutput.nullable(),
+};
+
+/** An order as `GET /trade/order/{id}` and the lists return it (spec). */
+export const orderResponse = z.object({
+  order_id: z.string(),
+  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']),
+  ...orderFigures,
   locked_amount: decimalOutput.describe(
     'collateral the order holds now: its lock while pending, the rest of it while partially filled, 0 once filled, cancelled or expired',
   ),
