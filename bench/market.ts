@@ -17,13 +17,13 @@
  * Targets: ≥ 10,000 price requests/s, candles p99 ≤ 20 ms, fan-out p99 ≤ 100 ms. Results and the machine are
  * recorded in `docs/benchmarks.md` ("Market data").
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import WebSocket from 'ws';
+import { type ListeningChild, spawnListening } from './listening-child';
 import { positiveInt } from './options';
 import { percentileOfSorted as percentile } from './stats';
 
@@ -67,32 +67,16 @@ const options = new Command()
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const startServer = async (dataDir: string): Promise<{ child: ChildProcess; url: string }> => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/market-server.ts'], {
-    cwd: path.resolve(import.meta.dirname, '..'),
-    env: {
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      MARKET_DATA_DIR: options.data,
-      MARKET_SOURCE: 'files',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: '',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+const startServer = (dataDir: string): Promise<ListeningChild> =>
+  spawnListening(['--import', 'tsx', 'bench/market-server.ts'], {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    MARKET_DATA_DIR: options.data,
+    MARKET_SOURCE: 'files',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: '',
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffer += String(chunk);
-      const m = /\{"listening":"([^"]+)"\}/.exec(buffer);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, url };
-};
 
 const waitForStore = async (url: string) => {
   for (let i = 0; i < 600; i++) {
@@ -123,7 +107,7 @@ const cannon = async (url: string, connections: number, duration: number, paths?
   });
 
 /** A bare `node:http` server answering a fixed price body: the ceiling of this machine and load generator. */
-const startBaseline = async (): Promise<{ child: ChildProcess; url: string }> => {
+const startBaseline = (): Promise<ListeningChild> => {
   const code = `
     const body = JSON.stringify({ symbol: 'BTCUSDT', price: '43250.12000000', timestamp: new Date().toISOString() });
     const server = require('node:http').createServer((req, res) => {
@@ -131,14 +115,7 @@ const startBaseline = async (): Promise<{ child: ChildProcess; url: string }> =>
       res.end(body);
     });
     server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ listening: 'http://127.0.0.1:' + server.address().port })));`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const m = /\{"listening":"([^"]+)"\}/.exec(String(chunk));
-      if (m) resolve(m[1]!);
-    });
-  });
-  return { child, url };
+  return spawnListening(['-e', code]);
 };
 
 const fanOut = async (url: string) => {

@@ -33,7 +33,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Command } from 'commander';
 import { sql } from 'kysely';
-import { EMPTY } from 'rxjs';
 import { createCommandHandler } from '../commands/handler';
 import { createWalletCommands, type MarketView } from '../commands/wallet';
 import { fromUnits } from '../domain/market/decimal';
@@ -46,12 +45,10 @@ import { type WalletEvent, walletStreamId } from '../domain/wallet/events';
 import { openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
-import { MatchingEngine } from '../src/matching/engine';
-import { soleLeadership } from '../src/matching/leader';
 import { newAccountOwner } from '../test/support/owner';
 import { replayingWalletDecider } from '../test/support/replaying-decider';
 import { positiveInt } from './options';
-import { PENDING_KINDS, seededRandom } from './pending-orders';
+import { benchEngine, PENDING_KINDS, seededRandom, timedTick, walkedPrice } from './pending-orders';
 import { createScratchDatabase, round, summarize } from './stats';
 
 const o = new Command()
@@ -176,13 +173,7 @@ try {
     fillModel: 'realistic',
     profileOf: async () => undefined,
   });
-  const engine = new MatchingEngine({
-    store,
-    wallets,
-    ticks$: EMPTY,
-    lastTick: () => undefined,
-    leadership: soleLeadership(),
-  });
+  const engine = benchEngine(store, wallets);
   const tStart = performance.now();
   await engine.start();
   const startMs = performance.now() - tStart;
@@ -205,23 +196,11 @@ try {
     if (wait > 1) await sleep(wait);
     else await new Promise((r) => setImmediate(r));
     const symbol = symbols[i % symbols.length]!;
-    const drift = i < o.ticks / 2 ? -0.00002 : 0.00004;
-    const next = Math.round(prices.get(symbol)! * (1 + (rand() - 0.5) * 0.0004 + drift));
+    const next = walkedPrice(prices.get(symbol)!, i, o.ticks, rand);
     prices.set(symbol, next);
     // A print of 0.5–20 units: a resting order of 1 unit takes 10 % of it, so fills over one to twenty prints.
     const quantity = (0.5 + rand() * 19.5).toFixed(3);
-    const tTick = performance.now();
-    const reached = engine.onTick({
-      symbol,
-      price: fromUnits(next),
-      priceUnits: next,
-      time: Date.now(),
-      source: 'synthetic',
-      quantity,
-    });
-    const ms = performance.now() - tTick;
-    (reached.length ? active : quiet).push(ms);
-    reachedTotal += reached.length;
+    reachedTotal += timedTick(engine, symbol, next, { quiet, active }, quantity);
     maxQueued = Math.max(maxQueued, engine.status().fills_queued);
   }
   const offeredSeconds = (performance.now() - t0) / 1000;

@@ -27,7 +27,7 @@
  *
  * Targets: ≥ 1,000 orders/s with p99 ≤ 50 ms; ≤ 1 ms per tick. Results: `docs/benchmarks.md` ("Trading").
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,17 +35,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import pg from 'pg';
-import { EMPTY } from 'rxjs';
 import type { WalletCommands } from '../commands/wallet';
 import { fromUnits } from '../domain/market/decimal';
 import { dec } from '../domain/trading/decimal';
 import { type AllSubscription, type EventStore, START } from '../ports/event-store';
-import { MatchingEngine } from '../src/matching/engine';
-import { soleLeadership } from '../src/matching/leader';
 import { indexedOrder } from '../src/matching/order-index';
+import { type ListeningChild, spawnListening } from './listening-child';
 import { openLoop } from './open-loop';
 import { positiveInt } from './options';
-import { PENDING_KINDS, seededRandom } from './pending-orders';
+import { benchEngine, PENDING_KINDS, seededRandom, timedTick, walkedPrice } from './pending-orders';
 import { processCpuSeconds, round, summarize } from './stats';
 
 const options = new Command()
@@ -131,46 +129,24 @@ const cpuMeter = async (admin: pg.Client, database: string, serverPid: number) =
 // ---------------------------------------------------------------------------------------------------------------
 // (a) HTTP market orders
 
-const startServer = async (
-  databaseUrl: string,
-  dataDir: string,
-): Promise<{ child: ChildProcess; url: string }> => {
+const startServer = (databaseUrl: string, dataDir: string): Promise<ListeningChild> => {
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
   // Extra Node/V8 flags for experiments (e.g. `BENCH_NODE_FLAGS=--max-semi-space-size=32`), recorded in the JSON.
   const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(
-    process.execPath,
-    [...profile, ...flags, '--import', 'tsx', 'bench/trading-server.ts'],
-    {
-      cwd: path.resolve(import.meta.dirname, '..'),
-      env: {
-        ...process.env,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        MARKET_SOURCE: 'synthetic',
-        MARKET_SYMBOLS: 'BTCUSDT',
-        MARKET_DATA_DIR: '',
-        LOG_LEVEL: 'warn',
-        ...(options.readModelWait !== undefined ? { READ_MODEL_WAIT_MS: options.readModelWait } : {}),
-        ...(options.readYourWrites !== undefined ? { READ_YOUR_WRITES: options.readYourWrites } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffer += String(chunk);
-      const m = /\{"listening":"([^"]+)"\}/.exec(buffer);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  return spawnListening([...profile, ...flags, '--import', 'tsx', 'bench/trading-server.ts'], {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    MARKET_SOURCE: 'synthetic',
+    MARKET_SYMBOLS: 'BTCUSDT',
+    MARKET_DATA_DIR: '',
+    LOG_LEVEL: 'warn',
+    ...(options.readModelWait !== undefined ? { READ_MODEL_WAIT_MS: options.readModelWait } : {}),
+    ...(options.readYourWrites !== undefined ? { READ_YOUR_WRITES: options.readYourWrites } : {}),
   });
-  return { child, url };
 };
 
 const http = async (url: string, method: string, headers: Record<string, string>, body?: unknown) => {
@@ -192,7 +168,7 @@ const httpBenchmark = async () => {
   const dbUrl = new URL(options.url);
   dbUrl.pathname = `/${name}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-bench-trading-'));
-  let server: { child: ChildProcess; url: string } | undefined;
+  let server: ListeningChild | undefined;
   try {
     server = await startServer(dbUrl.toString(), dataDir);
     const api = `${server.url}/api/v1`;
@@ -498,13 +474,7 @@ const matchingBenchmark = async () => {
       return { ownerId: '', events: [{ type: 'OrderFilled' }], state: { openOrders: {} } } as never;
     },
   } as unknown as WalletCommands;
-  const engine = new MatchingEngine({
-    store,
-    wallets,
-    ticks$: EMPTY,
-    lastTick: () => undefined,
-    leadership: soleLeadership(),
-  });
+  const engine = benchEngine(store, wallets);
   await engine.start();
   const symbols = Array.from({ length: 10 }, (_, i) => `SYM${i}USDT`);
   const base = 100 * 1e8; // 100 USDT in units
@@ -535,22 +505,9 @@ const matchingBenchmark = async () => {
   let reachedTotal = 0;
   for (let i = 0; i < options.ticks; i++) {
     const symbol = symbols[i % symbols.length]!;
-    // A random walk of ±0.02% per tick, drifting through the band of pending orders.
-    const next = Math.round(
-      prices.get(symbol)! * (1 + (rand() - 0.5) * 0.0004 + (i < options.ticks / 2 ? -0.00002 : 0.00004)),
-    );
+    const next = walkedPrice(prices.get(symbol)!, i, options.ticks, rand);
     prices.set(symbol, next);
-    const t0 = performance.now();
-    const reached = engine.onTick({
-      symbol,
-      price: fromUnits(next),
-      priceUnits: next,
-      time: Date.now(),
-      source: 'synthetic',
-    });
-    const ms = performance.now() - t0;
-    (reached.length ? active : quiet).push(ms);
-    reachedTotal += reached.length;
+    reachedTotal += timedTick(engine, symbol, next, { quiet, active });
   }
   await engine.idle();
   await engine.stop();
