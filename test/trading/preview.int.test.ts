@@ -83,7 +83,7 @@ describe('POST /trade/order/preview', () => {
   // `realistic`, whole under `instant`. A limit the price already reaches (41,000): the matching engine offers a
   // new order the last price at once, so it fills there, never beyond its limit, walking the book (`realistic`) or
   // at the table's slippage (`instant`).
-  it.each([
+  const limitPreviews = [
     {
       name: 'a resting limit order with its lock',
       price: '30000',
@@ -122,12 +122,15 @@ describe('POST /trade/order/preview', () => {
         },
       },
     },
-  ])('answers $name', async ({ price, preview }) => {
-    const res = await post('/trade/order/preview', orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price }));
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject(preview);
-    expect((await get('/trade/orders/open')).json().total).toBe(0);
-  });
+  ];
+  for (const { name, price, preview } of limitPreviews) {
+    it(`answers ${name}`, async () => {
+      const res = await post('/trade/order/preview', orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price }));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject(preview);
+      expect((await get('/trade/orders/open')).json().total).toBe(0);
+    });
+  }
 
   it('answers the error the order would get, without recording a rejection', async () => {
     const body = orderBody('BTCUSDT', 'buy', 'market', '100');
