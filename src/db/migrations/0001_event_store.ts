@@ -1,39 +1,10 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The PostgreSQL event store (ARCHITECTURE §5): the `events` log, the `streams` heads and `append_events`, which
- * checks the expected revision under a row lock and extends the SHA-256 hash chain, in one round trip. It does
- * not NOTIFY: a NOTIFY inside the append takes a database-wide lock held through the commit flush and
- * serialises concurrent appends (measured: 3-8x fewer appends/s, docs/benchmarks.md); the adapter sends the
- * wake-up after commit instead. `transaction_id` (xid8) lets `$all` readers stop below the oldest running transaction so a late
- * commit is never skipped (the design of Emmett's PostgreSQL store).
+ * `append_events` as this migration creates it (and 0004's `down` restores it, the same text). p_expected: >= 0
+ * exact revision, -1 no stream, -2 any, -3 stream exists.
  */
-export async function up(db: Kysely<any>): Promise<void> {
-  await sql`
-    create table events (
-      global_position bigint generated always as identity primary key,
-      transaction_id xid8 not null default pg_current_xact_id(),
-      stream_id text not null,
-      revision bigint not null,
-      event_id uuid not null,
-      type text not null,
-      data jsonb not null,
-      metadata jsonb not null,
-      recorded_at timestamptz not null default now(),
-      constraint events_stream_revision unique (stream_id, revision)
-    )`.execute(db);
-  await sql`create index events_transaction_position on events (transaction_id, global_position)`.execute(db);
-  await sql`
-    create table streams (
-      stream_id text primary key,
-      revision bigint not null,
-      last_hash text not null,
-      created_at timestamptz not null default now(),
-      updated_at timestamptz not null default now()
-    )`.execute(db);
-  // p_expected: >= 0 exact revision, -1 no stream, -2 any, -3 stream exists.
-  await sql
-    .raw(`
+export const APPEND_EVENTS = `
     create or replace function append_events(
       p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data text[], p_metadata text[]
     ) returns table (o_revision bigint, o_global_position bigint, o_transaction_id text, o_prev_hash text,
@@ -80,8 +51,40 @@ export async function up(db: Kysely<any>): Promise<void> {
           where stream_id = p_stream;
       end if;
     end
-    $fn$`)
-    .execute(db);
+    $fn$`;
+
+/**
+ * The PostgreSQL event store (ARCHITECTURE §5): the `events` log, the `streams` heads and `append_events`, which
+ * checks the expected revision under a row lock and extends the SHA-256 hash chain, in one round trip. It does
+ * not NOTIFY: a NOTIFY inside the append takes a database-wide lock held through the commit flush and
+ * serialises concurrent appends (measured: 3-8x fewer appends/s, docs/benchmarks.md); the adapter sends the
+ * wake-up after commit instead. `transaction_id` (xid8) lets `$all` readers stop below the oldest running transaction so a late
+ * commit is never skipped (the design of Emmett's PostgreSQL store).
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await sql`
+    create table events (
+      global_position bigint generated always as identity primary key,
+      transaction_id xid8 not null default pg_current_xact_id(),
+      stream_id text not null,
+      revision bigint not null,
+      event_id uuid not null,
+      type text not null,
+      data jsonb not null,
+      metadata jsonb not null,
+      recorded_at timestamptz not null default now(),
+      constraint events_stream_revision unique (stream_id, revision)
+    )`.execute(db);
+  await sql`create index events_transaction_position on events (transaction_id, global_position)`.execute(db);
+  await sql`
+    create table streams (
+      stream_id text primary key,
+      revision bigint not null,
+      last_hash text not null,
+      created_at timestamptz not null default now(),
+      updated_at timestamptz not null default now()
+    )`.execute(db);
+  await sql.raw(APPEND_EVENTS).execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { APPEND_EVENTS } from './0001_event_store';
 
 /**
  * The append batcher's database side (docs/benchmarks.md "Event store"): `append_events_batch` appends to many
@@ -158,55 +159,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 /** Restores `append_events` as 0001 created it and drops the batch function. */
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql
-    .raw(`
-    create or replace function append_events(
-      p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data text[], p_metadata text[]
-    ) returns table (o_revision bigint, o_global_position bigint, o_transaction_id text, o_prev_hash text,
-                     o_hash text, o_recorded_at timestamptz)
-    language plpgsql as $fn$
-    #variable_conflict use_column
-    declare
-      v_current bigint;
-      v_hash text;
-      v_prev text;
-      v_rev bigint;
-      v_n int := coalesce(array_length(p_types, 1), 0);
-      v_last_position bigint;
-    begin
-      select s.revision, s.last_hash into v_current, v_hash from streams s where s.stream_id = p_stream for update;
-      if not found then
-        v_current := -1;
-        v_hash := '';
-      end if;
-      if (p_expected = -1 and v_current <> -1) or (p_expected = -3 and v_current = -1)
-         or (p_expected >= 0 and v_current <> p_expected) then
-        raise exception 'wrong expected revision' using errcode = 'EV409', detail = v_current::text;
-      end if;
-      for i in 1..v_n loop
-        v_rev := v_current + i;
-        v_prev := v_hash;
-        v_hash := encode(sha256(convert_to(concat_ws(E'\\n', v_prev, p_stream, v_rev::text, p_ids[i]::text,
-                    p_types[i], p_data[i], p_metadata[i]), 'UTF8')), 'hex');
-        insert into events (stream_id, revision, event_id, type, data, metadata)
-          values (p_stream, v_rev, p_ids[i], p_types[i], p_data[i]::jsonb,
-                  p_metadata[i]::jsonb || jsonb_build_object('prev_hash', v_prev, 'hash', v_hash))
-          returning global_position, transaction_id::text, recorded_at
-          into v_last_position, o_transaction_id, o_recorded_at;
-        o_revision := v_rev;
-        o_global_position := v_last_position;
-        o_prev_hash := v_prev;
-        o_hash := v_hash;
-        return next;
-      end loop;
-      if v_current = -1 then
-        insert into streams (stream_id, revision, last_hash) values (p_stream, v_current + v_n, v_hash);
-      else
-        update streams set revision = v_current + v_n, last_hash = v_hash, updated_at = now()
-          where stream_id = p_stream;
-      end if;
-    end
-    $fn$`)
-    .execute(db);
+  await sql.raw(APPEND_EVENTS).execute(db);
   await sql`drop function if exists append_events_batch`.execute(db);
 }
