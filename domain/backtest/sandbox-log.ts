@@ -37,19 +37,60 @@ export interface SandboxOrder {
   list_role?: 'entry' | 'take_profit' | 'stop_loss';
 }
 
-/** The list fields of a placed or rejected order, only when it belongs to a list. */
-const listOf = (d: {
+/** What a placed and a rejected order's event both say of the order (`OrderPlaced`, `OrderRejected`). */
+interface OrderRequest {
+  order_id: string;
+  symbol: string;
+  side: OrderSide;
+  type: OrderType;
+  quantity: string;
+  price: string | null;
+  trigger_price: string | null;
+  client_order_id?: string | null | undefined;
   order_list_id?: string;
   list_kind?: 'oco' | 'bracket';
   list_role?: 'entry' | 'take_profit' | 'stop_loss';
-}) =>
-  d.order_list_id
+}
+
+/**
+ * A new order of the sandbox, not filled: `d`'s fields, its `client_order_id` and list fields only when set, with
+ * the `status`, lock, creation time and rejection given.
+ */
+const newOrder = (
+  d: OrderRequest,
+  status: 'pending' | 'rejected',
+  locked_amount: string,
+  created_at: string,
+  rejection: SandboxOrder['rejection'],
+): SandboxOrder => ({
+  order_id: d.order_id,
+  status,
+  symbol: d.symbol,
+  side: d.side,
+  type: d.type,
+  quantity: d.quantity,
+  price: d.price,
+  trigger_price: d.trigger_price,
+  executed_price: null,
+  executed_qty: null,
+  slippage_pct: null,
+  fee: null,
+  total_cost: null,
+  locked_amount,
+  created_at,
+  filled_at: null,
+  cancelled_at: null,
+  cancel_reason: null,
+  rejection,
+  ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
+  ...(d.order_list_id
     ? {
         order_list_id: d.order_list_id,
         ...(d.list_kind ? { list_kind: d.list_kind } : {}),
         ...(d.list_role ? { list_role: d.list_role } : {}),
       }
-    : {};
+    : {}),
+});
 
 /** A fill of the sandbox (spec "Trade fill" plus what produced it). */
 export interface SandboxFill {
@@ -84,64 +125,22 @@ export class SandboxLog {
   readonly fills: SandboxFill[] = [];
   private readonly byId = new Map<string, SandboxOrder>();
 
+  private add(order: SandboxOrder): void {
+    this.orders.push(order);
+    this.byId.set(order.order_id, order);
+  }
+
   apply(event: WalletEvent): void {
     switch (event.type) {
       case 'OrderPlaced': {
         const d = event.data;
-        const order: SandboxOrder = {
-          order_id: d.order_id,
-          status: 'pending',
-          symbol: d.symbol,
-          side: d.side,
-          type: d.type,
-          quantity: d.quantity,
-          price: d.price,
-          trigger_price: d.trigger_price,
-          executed_price: null,
-          executed_qty: null,
-          slippage_pct: null,
-          fee: null,
-          total_cost: null,
-          locked_amount: d.locked_amount,
-          created_at: d.placed_at,
-          filled_at: null,
-          cancelled_at: null,
-          cancel_reason: null,
-          rejection: null,
-          ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
-          ...listOf(d),
-        };
-        this.orders.push(order);
-        this.byId.set(order.order_id, order);
+        this.add(newOrder(d, 'pending', d.locked_amount, d.placed_at, null));
         break;
       }
       case 'OrderRejected': {
         const d = event.data;
-        const order: SandboxOrder = {
-          order_id: d.order_id,
-          status: 'rejected',
-          symbol: d.symbol,
-          side: d.side,
-          type: d.type,
-          quantity: d.quantity,
-          price: d.price,
-          trigger_price: d.trigger_price,
-          executed_price: null,
-          executed_qty: null,
-          slippage_pct: null,
-          fee: null,
-          total_cost: null,
-          locked_amount: '0.00000000',
-          created_at: d.rejected_at,
-          filled_at: null,
-          cancelled_at: null,
-          cancel_reason: null,
-          rejection: { code: d.code, rule: d.rule, step: d.step, message: d.message },
-          ...(d.client_order_id ? { client_order_id: d.client_order_id } : {}),
-          ...listOf(d),
-        };
-        this.orders.push(order);
-        this.byId.set(order.order_id, order);
+        const rejection = { code: d.code, rule: d.rule, step: d.step, message: d.message };
+        this.add(newOrder(d, 'rejected', '0.00000000', d.rejected_at, rejection));
         break;
       }
       case 'OrderFilled': {

@@ -24,6 +24,11 @@ export interface WindowStats {
   lastTime: number;
 }
 
+/** A closed 1-minute candle as the window takes it (REST backfill): prices and volumes in 1e-8 units, `count` trades. */
+export type MinuteCandle = Pick<WindowStats, 'open' | 'high' | 'low' | 'close' | 'volume' | 'quoteVolume'> & {
+  count: number;
+};
+
 const MINUTE = 60_000;
 /** Minutes in the window. */
 export const WINDOW_MINUTES = 1440;
@@ -89,18 +94,7 @@ export class RollingWindow {
    * Fills the bucket of a whole 1-minute candle (REST backfill): `openTime` (ms, minute-aligned), prices and
    * volumes in 1e-8 units, `count` trades. A bucket that already holds ticks is left as it is (live ticks win).
    */
-  addCandle(
-    openTime: number,
-    c: {
-      open: number;
-      high: number;
-      low: number;
-      close: number;
-      volume: bigint;
-      quoteVolume: bigint;
-      count: number;
-    },
-  ): void {
+  addCandle(openTime: number, c: MinuteCandle): void {
     const m = Math.floor(openTime / MINUTE);
     const slot = m % SLOTS;
     if (this.minute[slot]! >= m) return;

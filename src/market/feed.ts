@@ -1,5 +1,6 @@
 import { type Observable, Subject } from 'rxjs';
 import {
+  type MinuteCandle,
   RollingWindow,
   type TickerValues,
   tickerValues,
@@ -61,19 +62,7 @@ export class MarketFeed {
   }
 
   /** Adds a closed 1-minute candle to the 24h window (REST backfill); values in 1e-8 units. */
-  backfillMinute(
-    symbol: string,
-    openTime: number,
-    c: {
-      open: number;
-      high: number;
-      low: number;
-      close: number;
-      volume: bigint;
-      quoteVolume: bigint;
-      count: number;
-    },
-  ): void {
+  backfillMinute(symbol: string, openTime: number, c: MinuteCandle): void {
     this.window(symbol).addCandle(openTime, c);
   }
 
