@@ -20,7 +20,7 @@ import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
 import { WrongExpectedRevisionError } from '../ports/event-store';
 import { KeyedMutex } from './keyed-mutex';
-import type { CommandMeta } from './metadata';
+import { type CommandMeta, withCommandMetadata } from './metadata';
 import { rejectionError } from './wallet';
 
 /** Where a backtest's candles come from (adapted from `services.market` in `src/backtest`). */
@@ -409,15 +409,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
       );
       const append = await deps.store.append(
         backtestStreamId(id),
-        events.map((e) => ({
-          type: e.type,
-          data: e.data,
-          metadata: {
-            occurred_at: occurredAt(e),
-            actor: meta.actor,
-            ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
-          },
-        })),
+        withCommandMetadata(events, meta, occurredAt),
         { expectedRevision: 'no_stream' },
       );
       const session: LoadedSession = {

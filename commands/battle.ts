@@ -21,7 +21,7 @@ import { WrongExpectedRevisionError } from '../ports/event-store';
 import { type BacktestMarketSource, decisionIds } from './backtest';
 import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';
-import type { CommandMeta } from './metadata';
+import { type CommandMeta, withCommandMetadata } from './metadata';
 import { rejectionError } from './wallet';
 
 /**
@@ -276,15 +276,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     const at = now().toISOString();
     return deps.store.append(
       battleStreamId(id),
-      events.map((e) => ({
-        type: e.type,
-        data: e.data,
-        metadata: {
-          occurred_at: occurredAt(e, at),
-          actor: meta.actor,
-          ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
-        },
-      })),
+      withCommandMetadata(events, meta, (e) => occurredAt(e, at)),
       { expectedRevision: revision },
     );
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BaseContext } from '../domain/shared/decider';
-import type { EventMetadataInput } from '../ports/event-store';
+import type { EventMetadataInput, NewEvent } from '../ports/event-store';
 
 /** Who issued a command and in which request (event metadata `actor`, `correlation_id`, `causation_id`). */
 export interface CommandMeta {
@@ -21,6 +21,26 @@ export const liveContext = (now: Date = new Date()): BaseContext => ({ now, newI
 export const eventMetadata = (meta: CommandMeta, now: Date): EventMetadataInput => ({
   occurred_at: now.toISOString(),
   command_id: randomUUID(),
+  ...issuer(meta),
+});
+
+/** The metadata that names who issued a command: `actor`, and the request as `correlation_id`/`causation_id`. */
+const issuer = (meta: CommandMeta) => ({
   actor: meta.actor,
   ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
 });
+
+/**
+ * `events` to append, each with the metadata of the command that decided them at the event's own business time
+ * (`occurredAt`: a backtest's or battle's events carry their virtual time). No `command_id`.
+ */
+export const withCommandMetadata = <E extends { type: string; data: unknown }>(
+  events: readonly E[],
+  meta: CommandMeta,
+  occurredAt: (e: E) => string,
+): NewEvent[] =>
+  events.map((e) => ({
+    type: e.type,
+    data: e.data,
+    metadata: { occurred_at: occurredAt(e), ...issuer(meta) },
+  }));
