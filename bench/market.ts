@@ -67,9 +67,16 @@ const options = new Command()
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The operator token the bench's server is started with: `/health` shows the checks (the market feed's store writes,
+ * which the bench waits for) only to the operator (docs/operations.md).
+ */
+const OPERATOR_TOKEN = `bench-market-${crypto.randomUUID()}`; // at least 32 characters (src/config.ts)
+
 const startServer = (dataDir: string): Promise<ListeningChild> =>
   spawnListening(['--import', 'tsx', 'bench/market-server.ts'], {
     HOST: '127.0.0.1',
+    OPERATOR_TOKEN,
     PORT: '0',
     DATA_DIR: dataDir,
     MARKET_DATA_DIR: options.data,
@@ -80,8 +87,9 @@ const startServer = (dataDir: string): Promise<ListeningChild> =>
 
 const waitForStore = async (url: string) => {
   for (let i = 0; i < 600; i++) {
-    const health = (await (await fetch(`${url}/health`)).json()) as { checks: Record<string, any> };
-    const feed = health.checks['market_feed'];
+    const answer = await fetch(`${url}/health`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    const health = (await answer.json()) as { checks?: Record<string, any> };
+    const feed = health.checks?.['market_feed'];
     if (feed?.store_writes === 'done' || feed?.store_writes === 'none') return feed;
     await sleep(500);
   }
