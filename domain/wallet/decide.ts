@@ -470,38 +470,33 @@ const quoteFill = (
   const held = state.holdings[args.baseAsset];
   const heldQty = held?.quantity ?? ZERO;
   const heldCost = held?.cost ?? ZERO;
-  // Written out field by field rather than spread from `pricing` and a common part: two object spreads per fill
-  // were ~7 % of a market order's decision (docs/benchmarks.md, "Trading", issue 23).
+  // The side's ledger: a buy adds to the position at the quantity-weighted price; a sell takes its share of the
+  // cost basis (the whole of it when the position is closed, so a flat position has no cost left over from rounding)
+  // and leaves the average entry price as it was (a closed position has none).
+  let total: Dec;
+  let costBasis: Dec;
+  let positionAfter: FillQuote['positionAfter'];
   if (args.side === 'buy') {
     // The quantity-weighted executed price: exact but for the final rounding, so buys at one price average to it.
     const quantityAfter = heldQty.plus(quantity);
     const avgEntry = roundHalfEven8(
       (held?.avgEntry ?? ZERO).times(heldQty).plus(quantity.times(executedPrice)).div(quantityAfter),
     );
-    return {
-      symbol: args.symbol,
-      baseAsset: args.baseAsset,
-      side: args.side,
-      reference: args.reference,
-      referencePrice: reference,
-      quantity,
-      executedPrice,
-      slippage: pricing.slippage,
-      quoteVolume: pricing.quoteVolume,
-      participation: pricing.participation,
-      feeRate: pricing.feeRate,
-      inputs: pricing.inputs,
-      notional,
-      fee,
-      total: notional.plus(fee),
-      costBasis: notional,
-      realizedPnl: ZERO,
-      positionAfter: { quantity: quantityAfter, cost: heldCost.plus(notional), avgEntry },
+    total = notional.plus(fee);
+    costBasis = notional;
+    positionAfter = { quantity: quantityAfter, cost: heldCost.plus(notional), avgEntry };
+  } else {
+    const closes = quantity.eq(heldQty);
+    total = notional.minus(fee);
+    costBasis = closes ? heldCost : roundHalfEven8(heldCost.times(quantity).div(heldQty));
+    positionAfter = {
+      quantity: heldQty.minus(quantity),
+      cost: heldCost.minus(costBasis),
+      avgEntry: closes ? ZERO : (held?.avgEntry ?? ZERO),
     };
   }
-  // The sold share of the cost basis; the whole of it when the position is closed, so a flat position has
-  // no cost left over from rounding.
-  const costBasis = quantity.eq(heldQty) ? heldCost : roundHalfEven8(heldCost.times(quantity).div(heldQty));
+  // One literal, field by field rather than spread from `pricing`: object spreads per fill were ~7 % of a market
+  // order's decision (docs/benchmarks.md, "Trading", issue 23).
   return {
     symbol: args.symbol,
     baseAsset: args.baseAsset,
@@ -517,15 +512,10 @@ const quoteFill = (
     inputs: pricing.inputs,
     notional,
     fee,
-    total: notional.minus(fee),
+    total,
     costBasis,
-    realizedPnl: notional.minus(costBasis),
-    positionAfter: {
-      quantity: heldQty.minus(quantity),
-      cost: heldCost.minus(costBasis),
-      // A sell does not move the average entry price; a closed position has none.
-      avgEntry: quantity.eq(heldQty) ? ZERO : (held?.avgEntry ?? ZERO),
-    },
+    realizedPnl: args.side === 'buy' ? ZERO : notional.minus(costBasis),
+    positionAfter,
   };
 };
 

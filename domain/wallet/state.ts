@@ -338,18 +338,9 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
       // One copy of the state per fill (not a common part spread again), and the event's amounts through `dec`'s
       // memo rather than parsed again by `plus` (issue 23).
       const fee = dec(d.fee);
-      if (d.side === 'buy') {
-        return {
-          ...state,
-          openOrders,
-          holdings,
-          feesPaid: state.feesPaid.plus(fee),
-          print: usePrint(state.print, d),
-          updatedAt: d.filled_at,
-          lockedCash: state.lockedCash.minus(locked),
-          cash: state.cash.plus(locked).minus(total),
-        };
-      }
+      // A buy pays `total` from its lock (the rest of the lock back to cash); a sell receives `total` and closes a
+      // trade (won when its realized PnL is positive).
+      const buy = d.side === 'buy';
       return {
         ...state,
         openOrders,
@@ -357,10 +348,11 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
         feesPaid: state.feesPaid.plus(fee),
         print: usePrint(state.print, d),
         updatedAt: d.filled_at,
-        cash: state.cash.plus(total),
-        realizedPnl: state.realizedPnl.plus(realized),
-        closedTrades: state.closedTrades + 1,
-        winningTrades: state.winningTrades + (realized.gt(0) ? 1 : 0),
+        lockedCash: buy ? state.lockedCash.minus(locked) : state.lockedCash,
+        cash: buy ? state.cash.plus(locked).minus(total) : state.cash.plus(total),
+        realizedPnl: buy ? state.realizedPnl : state.realizedPnl.plus(realized),
+        closedTrades: buy ? state.closedTrades : state.closedTrades + 1,
+        winningTrades: !buy && realized.gt(0) ? state.winningTrades + 1 : state.winningTrades,
       };
     }
     case 'OrderCancelled': {
