@@ -159,16 +159,79 @@ export const encodeBlock = (c: CandleColumns): Uint8Array => {
   return w.finish();
 };
 
-/** Decodes a block written by {@link encodeBlock}. */
-export const decodeBlock = (bytes: Uint8Array): CandleColumns => {
+/** The fixed head of an encoded block ({@link encodeBlock}'s layout): where the presence bitmap or prices start. */
+interface BlockHead {
+  view: DataView;
+  /** Bit 1: a presence bitmap of `slots` bits follows the head. */
+  flags: number;
+  /** Open time of the first slot (epoch ms) and the grid's step (ms). */
+  first: number;
+  intervalMs: number;
+  slots: number;
+  /** Candles in the block. */
+  n: number;
+  /** Byte offset after the head (the bitmap, else the price header). */
+  at: number;
+}
+
+/** Reads the head of an encoded block; throws on an unknown version. */
+const readHead = (bytes: Uint8Array): BlockHead => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.getUint8(0) !== VERSION) throw new Error(`unknown candle block version ${view.getUint8(0)}`);
-  const flags = view.getUint8(1);
-  const first = view.getFloat64(2, true);
-  const intervalMs = view.getFloat64(10, true);
-  const slots = view.getUint32(18, true);
-  const n = view.getUint32(22, true);
-  let at = 26;
+  return {
+    view,
+    flags: view.getUint8(1),
+    first: view.getFloat64(2, true),
+    intervalMs: view.getFloat64(10, true),
+    slots: view.getUint32(18, true),
+    n: view.getUint32(22, true),
+    at: 26,
+  };
+};
+
+/** How one of the volume, quote volume and trades columns is stored. */
+interface ColumnMeta {
+  scale: number;
+  /** 0 numbers, 1 bigints, 2 all null. */
+  kind: number;
+  /** The null bitmap (a bit per candle) when only some are null. */
+  nulls: Uint8Array | undefined;
+  /** Bits per value. */
+  width: number;
+}
+
+/**
+ * Reads the three column headers (volume, quote volume, trades) of a block of `n` candles starting at byte `at`;
+ * answers them and the byte offset after them (where the bit-packed values begin).
+ */
+const readColumnMetas = (
+  bytes: Uint8Array,
+  view: DataView,
+  at: number,
+  n: number,
+): { metas: [ColumnMeta, ColumnMeta, ColumnMeta]; at: number } => {
+  const metas: ColumnMeta[] = [];
+  for (let k = 0; k < 3; k++) {
+    const scale = view.getUint8(at);
+    const kind = view.getUint8(at + 1);
+    const hasNulls = view.getUint8(at + 2) === 1;
+    at += 3;
+    let nulls: Uint8Array | undefined;
+    if (hasNulls) {
+      nulls = bytes.subarray(at, at + Math.ceil(n / 8));
+      at += Math.ceil(n / 8);
+    }
+    metas.push({ scale, kind, nulls, width: view.getUint8(at) });
+    at += 1;
+  }
+  return { metas: metas as [ColumnMeta, ColumnMeta, ColumnMeta], at };
+};
+
+/** Decodes a block written by {@link encodeBlock}. */
+export const decodeBlock = (bytes: Uint8Array): CandleColumns => {
+  const head = readHead(bytes);
+  const { view, flags, first, intervalMs, slots, n } = head;
+  let at = head.at;
   const openTime = new Float64Array(n);
   if (flags & 1) {
     let i = 0;
@@ -183,20 +246,9 @@ export const decodeBlock = (bytes: Uint8Array): CandleColumns => {
   const base = view.getFloat64(at + 1, true);
   const widths = [0, 1, 2, 3].map((k) => view.getUint8(at + 9 + k));
   at += 13;
-  const metas = [0, 1, 2].map(() => {
-    const colScale = view.getUint8(at);
-    const kind = view.getUint8(at + 1);
-    const hasNulls = view.getUint8(at + 2) === 1;
-    at += 3;
-    let nulls: Uint8Array | undefined;
-    if (hasNulls) {
-      nulls = bytes.subarray(at, at + Math.ceil(n / 8));
-      at += Math.ceil(n / 8);
-    }
-    const width = view.getUint8(at);
-    at += 1;
-    return { scale: colScale, kind, nulls, width };
-  });
+  const columns = readColumnMetas(bytes, view, at, n);
+  const metas = columns.metas;
+  at = columns.at;
 
   const reader = new BitReader(bytes, at);
   const moves = widths.map((width) => {
@@ -287,14 +339,9 @@ export const decodeBlockWindow = (
   into: WindowArrays,
   fromEnd = false,
 ): CandleColumns | undefined => {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (view.getUint8(0) !== VERSION) throw new Error(`unknown candle block version ${view.getUint8(0)}`);
-  const flags = view.getUint8(1);
-  const first = view.getFloat64(2, true);
-  const intervalMs = view.getFloat64(10, true);
-  const slots = view.getUint32(18, true);
-  const n = view.getUint32(22, true);
-  let at = 26;
+  const head = readHead(bytes);
+  const { view, flags, first, intervalMs, slots, n } = head;
+  let at = head.at;
   // The window [from, to) by index, and its open times.
   let from: number;
   let to: number;
@@ -349,21 +396,10 @@ export const decodeBlockWindow = (
   const w2 = view.getUint8(at + 11);
   const w3 = view.getUint8(at + 12);
   at += 13;
-  const metas: { scale: number; kind: number; nulls: Uint8Array | undefined; width: number }[] = [];
-  for (let k = 0; k < 3; k++) {
-    const colScale = view.getUint8(at);
-    const kind = view.getUint8(at + 1);
-    const hasNulls = view.getUint8(at + 2) === 1;
-    at += 3;
-    let nulls: Uint8Array | undefined;
-    if (hasNulls) {
-      nulls = bytes.subarray(at, at + Math.ceil(n / 8));
-      at += Math.ceil(n / 8);
-    }
-    if (kind === 1) return undefined;
-    metas.push({ scale: colScale, kind, nulls, width: view.getUint8(at) });
-    at += 1;
-  }
+  const columns = readColumnMetas(bytes, view, at, n);
+  const metas = columns.metas;
+  at = columns.at;
+  if (metas.some((m) => m.kind === 1)) return undefined;
 
   const reader = new BitReader(bytes, at);
   const bit0 = reader.bitPosition;

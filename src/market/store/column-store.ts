@@ -101,6 +101,10 @@ interface SectionKey {
   kind: 'native' | 'served';
 }
 
+/** The key of block `index` of a section in the block cache and the recently-read set. */
+const blockKey = (s: SectionKey, index: number): string =>
+  `${s.symbol}/${s.month}/${s.interval}/${s.kind}/${index}`;
+
 const MANIFEST = 'manifest.json';
 const FILE_EXTENSION = '.ptvc';
 
@@ -418,12 +422,10 @@ export class ColumnStore {
     fromEnd: boolean,
     transient: { used: number },
   ): CandleColumns | undefined {
-    const { symbol, month, interval, kind } = section;
-    const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
+    const key = blockKey(section, index);
     if (this.blocks.has(key) || this.partlyRead.has(key)) return undefined;
     this.partlyRead.set(key, true);
-    const file = this.open(symbol, month)!;
-    const block = sectionOf(file.directory, interval, kind)!.blocks[index]!;
+    const { file, block } = this.located(section, index);
     if (this.windowArrays.length <= transient.used) this.windowArrays.push(new WindowArrays());
     const arrays = this.windowArrays[transient.used]!;
     const part = decodeBlockWindow(
@@ -438,14 +440,18 @@ export class ColumnStore {
     return part;
   }
 
+  /** The open month file of a section and the directory entry of its block `index` (both known to exist). */
+  private located(section: SectionKey, index: number) {
+    const file = this.open(section.symbol, section.month)!;
+    return { file, block: sectionOf(file.directory, section.interval, section.kind)!.blocks[index]! };
+  }
+
   /** Block `index` of a section, decoded (from the block cache, or read and decoded into it). */
   private block(section: SectionKey, index: number): CandleColumns {
-    const { symbol, month, interval, kind } = section;
-    const key = `${symbol}/${month}/${interval}/${kind}/${index}`;
+    const key = blockKey(section, index);
     let columns = this.blocks.get(key);
     if (!columns) {
-      const file = this.open(symbol, month)!;
-      const block = sectionOf(file.directory, interval, kind)!.blocks[index]!;
+      const { file, block } = this.located(section, index);
       columns = readBlock(file.fd, file.directory, block);
       this.blocks.set(key, columns);
     }
