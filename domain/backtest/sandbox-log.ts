@@ -1,5 +1,5 @@
 import type { OrderSide, OrderType } from '../trading/orders';
-import type { WalletEvent } from '../wallet/events';
+import type { OrderPlacedData, OrderRejectedData, WalletEvent } from '../wallet/events';
 import { type FillRecord, fillRecordOf } from '../wallet/fill-record';
 
 /**
@@ -38,19 +38,20 @@ export interface SandboxOrder {
 }
 
 /** What a placed and a rejected order's event both say of the order (`OrderPlaced`, `OrderRejected`). */
-interface OrderRequest {
-  order_id: string;
-  symbol: string;
-  side: OrderSide;
-  type: OrderType;
-  quantity: string;
-  price: string | null;
-  trigger_price: string | null;
-  client_order_id?: string | null | undefined;
-  order_list_id?: string;
-  list_kind?: 'oco' | 'bracket';
-  list_role?: 'entry' | 'take_profit' | 'stop_loss';
-}
+type OrderRequest = Pick<
+  OrderPlacedData & OrderRejectedData,
+  | 'order_id'
+  | 'symbol'
+  | 'side'
+  | 'type'
+  | 'quantity'
+  | 'price'
+  | 'trigger_price'
+  | 'client_order_id'
+  | 'order_list_id'
+  | 'list_kind'
+  | 'list_role'
+>;
 
 /**
  * A new order of the sandbox, not filled: `d`'s fields, its `client_order_id` and list fields only when set, with
