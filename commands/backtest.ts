@@ -311,16 +311,9 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
         try {
           const append = await deps.store.append(
             backtestStreamId(id),
-            events.map((e) => ({
-              type: e.type,
-              data: e.data,
-              metadata: {
-                occurred_at: occurredAt(e),
-                ...(e.type === 'BacktestStepped' ? { schema_version: BACKTEST_STEPPED_VERSION } : {}),
-                actor: meta.actor,
-                ...(meta.requestId ? { correlation_id: meta.requestId, causation_id: meta.requestId } : {}),
-              },
-            })),
+            withCommandMetadata(events, meta, occurredAt, (e) =>
+              e.type === 'BacktestStepped' ? BACKTEST_STEPPED_VERSION : undefined,
+            ),
             { expectedRevision: session.revision },
           );
           fold(session, events);

@@ -32,15 +32,24 @@ const issuer = (meta: CommandMeta) => ({
 
 /**
  * `events` to append, each with the metadata of the command that decided them at the event's own business time
- * (`occurredAt`: a backtest's or battle's events carry their virtual time). No `command_id`.
+ * (`occurredAt`: a backtest's or battle's events carry their virtual time), and the `schema_version` an event type
+ * is recorded at when `schemaVersion` gives one (docs/events.md). No `command_id`.
  */
 export const withCommandMetadata = <E extends { type: string; data: unknown }>(
   events: readonly E[],
   meta: CommandMeta,
   occurredAt: (e: E) => string,
+  schemaVersion?: (e: E) => number | undefined,
 ): NewEvent[] =>
-  events.map((e) => ({
-    type: e.type,
-    data: e.data,
-    metadata: { occurred_at: occurredAt(e), ...issuer(meta) },
-  }));
+  events.map((e) => {
+    const version = schemaVersion?.(e);
+    return {
+      type: e.type,
+      data: e.data,
+      metadata: {
+        occurred_at: occurredAt(e),
+        ...(version === undefined ? {} : { schema_version: version }),
+        ...issuer(meta),
+      },
+    };
+  });
