@@ -31,7 +31,6 @@ import {
   startBacktest,
   stepBacktest,
 } from '../application/backtest/sessions';
-import type { Call } from '../application/call';
 import {
   backtestRequestOf,
   balanceResponse,
@@ -83,24 +82,10 @@ import {
   symbolInput,
 } from '../contract/trading';
 import { cancelOut } from '../trading/present';
-import { endpoint, type HttpMethod } from './endpoint';
+import { endpoint, onResource } from './endpoint';
 
-/**
- * An endpoint on one session (`method /backtest/{id}/{what}`, no query or body) whose use case takes only the
- * session id.
- */
-const onSession = <O extends z.ZodType>(
-  method: HttpMethod,
-  what: string,
-  output: O,
-  useCase: (call: Call, id: string) => Promise<z.input<O>>,
-) =>
-  endpoint({
-    route: { method, path: `/backtest/:id/${what}`, params: sessionParams },
-    input: sessionParams,
-    output,
-    run: (call, a) => useCase(call, a.id),
-  });
+/** An endpoint on one session (`method /backtest/{id}/{what}`) whose use case takes only the session id. */
+const onSession = onResource(sessionParams, '/backtest/:id/');
 
 /** The query of the equity curve: a page of up to 10,000 points (default 1,000). */
 const equityCurveQuery = pageQuery(10_000, 1_000);

@@ -21,7 +21,6 @@ import {
   stopBattle,
   updateBattle,
 } from '../application/battles';
-import type { Call } from '../application/call';
 import {
   addParticipantBody,
   battleAgentParams,
@@ -57,24 +56,10 @@ import {
   placedOrderResponse,
 } from '../contract/trading';
 import { cancelOut } from '../trading/present';
-import { endpoint, type HttpMethod } from './endpoint';
+import { endpoint, onResource } from './endpoint';
 
-/**
- * An endpoint on one battle (`method /battles/{id}` and `/{what}`, no query or body) whose use case takes only
- * the battle id.
- */
-const onBattle = <O extends z.ZodType>(
-  method: HttpMethod,
-  what: string,
-  output: O,
-  useCase: (call: Call, id: string) => Promise<z.input<O>>,
-) =>
-  endpoint({
-    route: { method, path: `/battles/:id${what}`, params: battleParams },
-    input: battleParams,
-    output,
-    run: (call, a) => useCase(call, a.id),
-  });
+/** An endpoint on one battle (`method /battles/{id}{what}`) whose use case takes only the battle id. */
+const onBattle = onResource(battleParams, '/battles/:id');
 
 /** Pausing or resuming one participant (`POST /battles/{id}/{action}/{agent_id}`). */
 const onAgent = (action: 'pause' | 'resume') =>

@@ -54,6 +54,29 @@ export function endpoint<I extends z.ZodObject, O extends z.ZodType>(e: Endpoint
   return e;
 }
 
+/** The params of a route on one resource: its `id` (a battle's, a backtest session's). */
+export type IdParams = z.ZodObject<{ id: z.ZodString }>;
+
+/**
+ * Endpoints on one resource whose use case takes only its id: `onResource(params, base)(method, what, output,
+ * useCase)` serves `method {base}{what}` (the path's only field `:id`, no query or body) and calls `useCase(call,
+ * id)`.
+ */
+export const onResource =
+  (params: IdParams, base: `/${string}`) =>
+  <O extends z.ZodType>(
+    method: HttpMethod,
+    what: string,
+    output: O,
+    useCase: (call: Call, id: string) => Promise<z.input<O>>,
+  ) =>
+    endpoint({
+      route: { method, path: `${base}${what}`, params },
+      input: params,
+      output,
+      run: (call, a) => useCase(call, a.id),
+    });
+
 /** A route's path in the OpenAPI document's syntax: `/battles/:id` → `/battles/{id}`. */
 export const openApiPath = (path: string): string => path.replace(/:(\w+)/g, '{$1}');
 
