@@ -36,6 +36,7 @@ import {
   portfolioQuery,
   portfolioResponse,
   positionsResponse,
+  resetBody,
   resetFields,
   resetOut,
   resetResponse,
@@ -45,41 +46,55 @@ import {
 import { walletEventsPageOut } from '../trading/wallet-event-view';
 import { endpoint } from './endpoint';
 
-/** An endpoint without input: the caller's wallet, read with `useCase` and presented with `present`. */
+/**
+ * An endpoint without input served at `GET {path}`: the caller's wallet, read with `useCase` and presented with
+ * `present`.
+ */
 const ofCaller = <O extends z.ZodType, R>(
+  path: `/${string}`,
   output: O,
   useCase: (call: Call) => Promise<R>,
   present: (outcome: R) => z.input<O>,
-) => endpoint({ input: z.object({}), output, run: async (call) => present(await useCase(call)) });
+) =>
+  endpoint({
+    route: { method: 'GET', path },
+    input: z.object({}),
+    output,
+    run: async (call) => present(await useCase(call)),
+  });
 
 /**
  * The account endpoints (spec "Account endpoints"): `/account/*` and the account MCP toolset serve these. Each
  * parses into its use case of `src/application/account.ts` and presents with `src/contract/`.
  */
 export const accountEndpoints = {
-  info: ofCaller(accountInfoResponse, accountInfo, accountInfoOut),
-  balance: ofCaller(balanceResponse, balances, balanceOut),
-  positions: ofCaller(positionsResponse, positions, (p) => ({
+  info: ofCaller('/account/info', accountInfoResponse, accountInfo, accountInfoOut),
+  balance: ofCaller('/account/balance', balanceResponse, balances, balanceOut),
+  positions: ofCaller('/account/positions', positionsResponse, positions, (p) => ({
     positions: p.positions,
     total_unrealized_pnl: p.totalUnrealizedPnl,
   })),
   portfolio: endpoint({
+    route: { method: 'GET', path: '/account/portfolio', querystring: portfolioQuery },
     input: portfolioQuery,
     output: portfolioResponse,
     run: (call, a) => portfolio(call, a.as_of ? { asOf: new Date(a.as_of) } : {}),
   }),
   pnl: endpoint({
+    route: { method: 'GET', path: '/account/pnl', querystring: pnlQuery },
     input: pnlQuery,
     output: pnlResponse,
     run: async (call, a) => pnlOut(await pnl(call, a.period)),
   }),
   setRiskProfile: endpoint({
+    route: { method: 'PUT', path: '/account/risk-profile', body: riskProfileSchema },
     input: riskProfileSchema,
     output: riskProfileResponse,
     run: async (call, a) => riskProfileOut(await updateRiskProfile(call, a)),
   }),
-  fillModel: ofCaller(fillModelResponse, fillModel, fillModelOut),
+  fillModel: ofCaller('/account/fill-model', fillModelResponse, fillModel, fillModelOut),
   setFillModel: endpoint({
+    route: { method: 'PUT', path: '/account/fill-model', body: fillModelBody },
     input: fillModelBody,
     output: fillModelResponse,
     run: async (call, a) =>
@@ -87,8 +102,9 @@ export const accountEndpoints = {
         await setFillModel(call, { fillModel: a.fill_model, participationPct: a.participation_pct }),
       ),
   }),
-  mode: ofCaller(modeResponse, mode, modeOut),
+  mode: ofCaller('/account/mode', modeResponse, mode, modeOut),
   setMode: endpoint({
+    route: { method: 'POST', path: '/account/mode', body: modeBody },
     input: modeBody,
     output: modeSetResponse,
     run: async (call, a) =>
@@ -96,15 +112,17 @@ export const accountEndpoints = {
   }),
   /** Without `confirm: true` the use case refuses (400); the MCP tool requires it in its input. */
   reset: endpoint({
+    route: { method: 'POST', path: '/account/reset', body: resetBody },
     input: resetFields,
     output: resetResponse,
     run: async (call, a) =>
       resetOut(await resetAccount(call, { confirm: a.confirm, newStartingBalance: a.new_starting_balance })),
   }),
   events: endpoint({
+    route: { method: 'GET', path: '/account/events', querystring: eventsQuery },
     input: eventsQuery,
     output: eventsResponse,
     run: async (call, a) => walletEventsPageOut(await walletEvents(call, a)),
   }),
-  audit: ofCaller(walletAuditResponse, auditWallet, walletAuditOut),
+  audit: ofCaller('/account/audit', walletAuditResponse, auditWallet, walletAuditOut),
 };

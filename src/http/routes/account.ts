@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { errorResponses, riskProfileSchema } from '../../contract/common';
 import { accountEndpoints as ep } from '../../endpoints/account';
-import { callOf } from '../call';
-import { routeGroup } from './route-options';
+import { routeGroup, serve } from './route-options';
 
 const route = routeGroup('account', { auth: 'key-or-jwt' });
 
@@ -12,26 +10,18 @@ const route = routeGroup('account', { auth: 'key-or-jwt' });
  * account. Each serves its endpoint of `src/endpoints/account.ts`.
  */
 export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
-  app.get(
-    '/account/info',
-    route('The account (or the scoped agent): status, starting balance, current session, risk profile', {
-      description:
-        '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
-        '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
-      response: { 200: ep.info.output, ...errorResponses(401, 403, 404, 429) },
-    }),
-    async (request) => ep.info.run(callOf(request), {}),
-  );
-
-  app.put(
-    '/account/risk-profile',
-    route('Replace the risk limits of the account (or the scoped agent); applies to the next order', {
-      description:
-        "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
-        'keeps its current value when omitted. The response shows all four fields.',
-      body: riskProfileSchema,
-      response: { 200: ep.setRiskProfile.output, ...errorResponses(401, 403, 404, 422, 429) },
-    }),
-    async (request) => ep.setRiskProfile.run(callOf(request), request.body),
-  );
+  serve(app, route, ep.info, {
+    summary: 'The account (or the scoped agent): status, starting balance, current session, risk profile',
+    description:
+      '`current_session` and `starting_balance` are those of the wallet session trading now: ' +
+      '`POST /account/reset` starts a new session (optionally with `new_starting_balance`).',
+    errors: [401, 403, 404, 429],
+  });
+  serve(app, route, ep.setRiskProfile, {
+    summary: 'Replace the risk limits of the account (or the scoped agent); applies to the next order',
+    description:
+      "The spec's three fields are required; `max_order_size_pct` (1–100, default 50) is optional and " +
+      'keeps its current value when omitted. The response shows all four fields.',
+    errors: [401, 403, 404, 422, 429],
+  });
 };

@@ -91,128 +91,107 @@ export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_account_info',
-    routes: ['GET /account/info'],
     title: 'Account info',
     description:
       'The account (or the agent the credential is scoped to): status, starting balance and current session, ' +
       'risk profile, fee rate.',
     ...servesEndpoint(ep.info),
-    rest: (_a, http) => http({ method: 'GET', path: '/account/info' }),
     summary: (r) => `${r.agent_id ? 'agent' : 'account'} ${r.agent_id ?? r.account_id}: ${r.status}`,
   }),
   defineTool({
     ...read,
     name: 'get_balance',
-    routes: ['GET /account/balance'],
     title: 'Balances',
     description:
       'Balances of the wallet: USDT and each held asset (available, locked in open orders, total) and the total ' +
       'equity in USDT at live prices.',
     ...servesEndpoint(ep.balance),
-    rest: (_a, http) => http({ method: 'GET', path: '/account/balance' }),
     summary: (r) => `${r.balances.length} assets, equity ${r.total_equity_usdt} USDT`,
   }),
   defineTool({
     ...read,
     name: 'get_positions',
-    routes: ['GET /account/positions'],
     title: 'Positions',
     description:
       'Open positions valued at live prices: quantity (base), average entry and current price (USDT), market ' +
       'value, unrealized PnL (USDT and %).',
     ...servesEndpoint(ep.positions),
-    rest: (_a, http) => http({ method: 'GET', path: '/account/positions' }),
     summary: (r) => `${r.positions.length} positions, unrealized ${r.total_unrealized_pnl} USDT`,
   }),
   defineTool({
     ...read,
     name: 'get_portfolio',
-    routes: ['GET /account/portfolio'],
     title: 'Portfolio',
     description:
       'Portfolio snapshot: equity, cash, locked cash, position value, realized/unrealized PnL, fees, ROI (%). With ' +
       'as_of (ISO 8601), the portfolio at that past time folded from the event log.',
     ...servesEndpoint(ep.portfolio),
-    rest: (a, http) => http({ method: 'GET', path: '/account/portfolio', query: { as_of: a.as_of } }),
     summary: (r) => `equity ${r.total_equity} USDT, ROI ${r.roi_pct} %${r.as_of ? ` as of ${r.as_of}` : ''}`,
   }),
   defineTool({
     ...read,
     name: 'get_pnl',
-    routes: ['GET /account/pnl'],
     title: 'Profit and loss',
     description:
       'PnL of the current session over a period (1d, 7d, 30d, all): realized in the period, unrealized now, fees, ' +
       'net (USDT), winning and losing trades, win rate.',
     ...servesEndpoint(ep.pnl),
-    rest: (a, http) => http({ method: 'GET', path: '/account/pnl', query: a }),
     summary: (r) => `${r.period}: net ${r.net_pnl} USDT`,
   }),
   defineTool({
     ...write,
     name: 'set_risk_profile',
-    routes: ['PUT /account/risk-profile'],
     title: 'Set risk limits',
     description:
       'Replaces the risk limits of the wallet (applies to the next order): max_position_size_pct and ' +
       'max_order_size_pct (% of equity / cash), daily_loss_limit_pct (% of the starting balance), max_open_orders.',
     ...servesEndpoint(ep.setRiskProfile),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'PUT', path: '/account/risk-profile', body: a }),
     summary: (r) =>
       `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
   }),
   defineTool({
     ...read,
     name: 'get_fill_model',
-    routes: ['GET /account/fill-model'],
     title: 'Fill model',
     description:
       "How the wallet's orders fill: realistic (book walk, resting orders take a participation share of each " +
       'print) or instant (touch and fill in full).',
     ...servesEndpoint(ep.fillModel),
-    rest: (_a, http) => http({ method: 'GET', path: '/account/fill-model' }),
     summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
   }),
   defineTool({
     ...write,
     name: 'set_fill_model',
-    routes: ['PUT /account/fill-model'],
     title: 'Set the fill model',
     description:
       "Chooses the wallet's fill model (realistic or instant) and the participation share (1-100 %, default 10) " +
       'from the next fill on.',
     ...servesEndpoint(ep.setFillModel),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'PUT', path: '/account/fill-model', body: a }),
     summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
   }),
   defineTool({
     ...read,
     name: 'get_mode',
-    routes: ['GET /account/mode'],
     title: 'Trading mode',
     description: 'The primary mode (live or backtest), the live session and the number of backtests.',
     ...servesEndpoint(ep.mode),
-    rest: (_a, http) => http({ method: 'GET', path: '/account/mode' }),
     summary: (r) => `mode ${r.mode}, ${r.active_backtests} active backtests`,
   }),
   defineTool({
     ...write,
     name: 'set_mode',
-    routes: ['POST /account/mode'],
     title: 'Set the trading mode',
     description:
       'Switches the primary mode (live or backtest) with an optional strategy label; backtests keep running.',
     ...servesEndpoint(ep.setMode),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'POST', path: '/account/mode', body: a }),
     summary: (r) => `mode ${r.mode}`,
   }),
   defineTool({
     ...write,
     name: 'reset_account',
-    routes: ['POST /account/reset'],
     title: 'Reset the account',
     description:
       'Closes every position at market, cancels every order and starts a new session (history kept), optionally ' +
@@ -220,32 +199,27 @@ export const accountTools: ToolDef[] = [
     ...servesEndpoint(ep.reset),
     input: z.object({ confirm: confirmTrue, new_starting_balance: decimalInput.optional() }).strict(),
     annotations: DESTRUCTIVE,
-    rest: (a, http) => http({ method: 'POST', path: '/account/reset', body: a }),
     summary: (r) => `new session ${r.new_session.session_id} with ${r.new_session.starting_balance} USDT`,
   }),
   defineTool({
     ...read,
     name: 'get_account_events',
-    routes: ['GET /account/events'],
     title: 'Wallet events',
     description:
       'The wallet’s event log, oldest first from after (a stream revision, -1: the start), limit 1–1000: each ' +
       'event’s type, data, times, actor and SHA-256 chain link; next_after and has_more page on.',
     ...servesEndpoint(ep.events),
-    rest: (a, http) => http({ method: 'GET', path: '/account/events', query: a }),
     summary: (r) =>
       `${r.events.length} events of ${r.stream_id}${r.has_more ? `, more after ${r.next_after}` : ''}`,
   }),
   defineTool({
     ...read,
     name: 'audit_account',
-    routes: ['GET /account/audit'],
     title: 'Audit the wallet',
     description:
       'Verifies the wallet’s SHA-256 event chain and compares balances, positions, open orders and session ' +
       'figures with a fold of the event log (reads the whole stream); answers what matched and what did not.',
     ...servesEndpoint(ep.audit),
-    rest: (_a, http) => http({ method: 'GET', path: '/account/audit' }),
     summary: (r) =>
       `${r.events} events: chain ${r.chain.intact ? 'intact' : 'broken'}, read models ${r.read_models.agree ? 'agree' : 'disagree'}`,
   }),
