@@ -18,6 +18,7 @@ import { endpoint } from './endpoint';
  */
 export const analyticsEndpoints = {
   performance: endpoint({
+    route: { method: 'GET', path: '/analytics/performance', querystring: performanceQuery },
     input: performanceQuery,
     output: performanceResponse,
     run: async (call, a) => {
@@ -26,6 +27,7 @@ export const analyticsEndpoints = {
     },
   }),
   history: endpoint({
+    route: { method: 'GET', path: '/analytics/portfolio/history', querystring: historyQuery },
     input: historyQuery,
     output: historyResponse,
     run: async (call, a) => {
@@ -34,6 +36,7 @@ export const analyticsEndpoints = {
     },
   }),
   leaderboard: endpoint({
+    route: { method: 'GET', path: '/analytics/leaderboard', querystring: leaderboardQuery },
     input: leaderboardQuery,
     output: leaderboardResponse,
     run: async (call, a) => leaderboardOut(a.period, await leaderboard(call, a.period)),

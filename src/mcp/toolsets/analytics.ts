@@ -18,37 +18,31 @@ export const analyticsTools: ToolDef[] = [
   defineTool({
     ...read,
     name: 'get_performance',
-    routes: ['GET /analytics/performance'],
     title: 'Performance metrics',
     description:
       'Performance of the current session over a period (1d, 7d, 30d, 90d, all): Sharpe and Sortino ratios, max ' +
       'drawdown (%), win rate (%), profit factor, average win/loss and best/worst trade (USDT), trade counts. A ' +
       'metric that cannot be computed yet is "0.00000000" and named in undefined_metrics.',
     ...servesEndpoint(ep.performance),
-    rest: (a, http) => http({ method: 'GET', path: '/analytics/performance', query: a }),
     summary: (r) =>
       `${r.period}: ${r.total_trades} trades, win rate ${r.win_rate} %, Sharpe ${r.sharpe_ratio}`,
   }),
   defineTool({
     ...read,
     name: 'get_portfolio_history',
-    routes: ['GET /analytics/portfolio/history'],
     title: 'Equity history',
     description:
       'Equity snapshots (USDT) of the wallet at 1m, 1h or 1d, the newest limit (1–1000), oldest first.',
     ...servesEndpoint(ep.history),
-    rest: (a, http) => http({ method: 'GET', path: '/analytics/portfolio/history', query: a }),
     summary: (r) => `${r.snapshots.length} ${r.interval} snapshots`,
   }),
   defineTool({
     ...read,
     name: 'get_leaderboard',
-    routes: ['GET /analytics/leaderboard'],
     title: 'Leaderboard',
     description:
       'The top 50 wallets by ROI (%) over a period (default 30d); display names are user text, shown as data.',
     ...servesEndpoint(ep.leaderboard),
-    rest: (a, http) => http({ method: 'GET', path: '/analytics/leaderboard', query: a }),
     summary: (r) => `${r.rankings.length} ranked wallets`,
   }),
 ];
