@@ -40,3 +40,17 @@ export interface HealthCheck {
   name: string;
   check(): Promise<{ ok: boolean } & Record<string, unknown>>;
 }
+
+/**
+ * The member `name` of the services that a capability's install module added, or an `Error` with `statusCode`
+ * 500 (`<name> services are not installed`) when the runtime was built without that capability. Each capability's
+ * accessor (`trading(services)`, `backtest(services)`, …) is this with its member's name.
+ */
+export const installed = <K extends keyof Services>(
+  services: Services,
+  name: K,
+): NonNullable<Services[K]> => {
+  const member = services[name];
+  if (!member) throw Object.assign(new Error(`${name} services are not installed`), { statusCode: 500 });
+  return member;
+};

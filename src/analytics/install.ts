@@ -1,5 +1,5 @@
 import { createLeadership } from '../matching/leader';
-import type { Services } from '../services';
+import { installed, type Services } from '../services';
 import { createSnapshotter, type Snapshotter } from './snapshotter';
 
 /** The advisory lock key of the equity snapshotter (one recording process at a time; cf. the matching engine's). */
@@ -62,8 +62,4 @@ export const installAnalytics = (services: Services, options: { record: boolean 
 };
 
 /** The analytics services, or an error when the runtime was built without them. */
-export const analytics = (services: Services): AnalyticsServices => {
-  if (!services.analytics)
-    throw Object.assign(new Error('analytics services are not installed'), { statusCode: 500 });
-  return services.analytics;
-};
+export const analytics = (services: Services): AnalyticsServices => installed(services, 'analytics');

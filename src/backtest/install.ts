@@ -1,7 +1,11 @@
-import { type BacktestCommands, createBacktestCommands } from '../../commands/backtest';
+import {
+  type BacktestCommandDeps,
+  type BacktestCommands,
+  createBacktestCommands,
+} from '../../commands/backtest';
 import type { BattleStepper } from '../../commands/battle';
 import { getTradingProfile } from '../../queries/trading-profile';
-import type { Services } from '../services';
+import { installed, type Services } from '../services';
 import { backtestMarketSource } from './market-source';
 import { createPooledStepper } from './stepper';
 
@@ -28,6 +32,30 @@ export interface BacktestServices {
 }
 
 /**
+ * What the commands of backtests and of historical battles are both wired with: the event store, the market
+ * services' candle index (`market-source.ts`, built on first use with `BACKTEST_CHUNK_CANDLES`; `undefined` while
+ * the runtime has no market services), and the trading capability's taker and maker fee rates (decimal strings;
+ * 0.1% each without trading), fixed per session or battle at creation.
+ */
+export const sessionWiring = (
+  services: Services,
+): Pick<BacktestCommandDeps, 'store' | 'market' | 'feeRate' | 'makerFeeRate'> => {
+  let source: ReturnType<typeof backtestMarketSource> | undefined;
+  return {
+    store: services.eventStore,
+    market: () => {
+      if (!services.market) return undefined;
+      source ??= backtestMarketSource(services.market, {
+        chunkCandles: services.config.BACKTEST_CHUNK_CANDLES,
+      });
+      return source;
+    },
+    feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
+    makerFeeRate: services.trading?.makerFeeRate.toFixed() ?? '0.001',
+  };
+};
+
+/**
  * Wires backtests into the runtime (ARCHITECTURE §9): the command handler over the event store, the agents' risk
  * profiles from the read models, the market services' candle index, and the trading capability's fee rate
  * (`FEE_RATE`, default 0.1%), fixed per session at creation. Batches are stepped on `BACKTEST_THREADS` worker
@@ -40,19 +68,11 @@ export const installBacktest = (
     warmResults?: () => void;
   } = {},
 ): BacktestServices => {
-  let source: ReturnType<typeof backtestMarketSource> | undefined;
   const threads = services.config.BACKTEST_THREADS;
   const stepper = threads > 0 ? createPooledStepper({ threads }) : undefined;
   const commands = createBacktestCommands({
     ...(stepper ? { stepper } : {}),
-    store: services.eventStore,
-    market: () => {
-      if (!services.market) return undefined;
-      source ??= backtestMarketSource(services.market, {
-        chunkCandles: services.config.BACKTEST_CHUNK_CANDLES,
-      });
-      return source;
-    },
+    ...sessionWiring(services),
     agentProfile: async (accountId, agentId) => {
       const profile = await getTradingProfile(services.database.db, { accountId, agentId });
       if (profile?.ownerType !== 'agent') return undefined;
@@ -69,8 +89,6 @@ export const installBacktest = (
         participationPct: wallet?.state.opened ? wallet.state.participationPct : undefined,
       };
     },
-    feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
-    makerFeeRate: services.trading?.makerFeeRate.toFixed() ?? '0.001',
   });
   const backtest: BacktestServices = {
     commands,
@@ -86,8 +104,4 @@ export const installBacktest = (
 };
 
 /** The backtest services, or an error when the runtime was built without them. */
-export const backtest = (services: Services): BacktestServices => {
-  if (!services.backtest)
-    throw Object.assign(new Error('backtest services are not installed'), { statusCode: 500 });
-  return services.backtest;
-};
+export const backtest = (services: Services): BacktestServices => installed(services, 'backtest');

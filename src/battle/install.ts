@@ -1,8 +1,8 @@
 import { type BattleCommands, createBattleCommands, type LiveBattlePort } from '../../commands/battle';
 import { getAgent } from '../../queries/agents';
-import { backtestMarketSource } from '../backtest/market-source';
+import { sessionWiring } from '../backtest/install';
 import { exclusively } from '../db/exclusive';
-import type { Services } from '../services';
+import { installed, type Services } from '../services';
 import { trading } from '../trading/install';
 import { liveBattlePort, participantEquity } from './live';
 import { pausedAgentsGuard } from './paused-agents';
@@ -33,20 +33,12 @@ export interface BattleServices {
  * leader (every 5 s).
  */
 export const installBattle = (services: Services, options: { snapshots: boolean }): BattleServices => {
-  let source: ReturnType<typeof backtestMarketSource> | undefined;
   const live = liveBattlePort(services);
   // Historical battles' steps go to the backtest threads too (issue 24 item 4), when backtests run on threads.
   const stepper = services.backtest?.battleStepper;
   const commands = createBattleCommands({
     ...(stepper ? { stepper } : {}),
-    store: services.eventStore,
-    market: () => {
-      if (!services.market) return undefined;
-      source ??= backtestMarketSource(services.market, {
-        chunkCandles: services.config.BACKTEST_CHUNK_CANDLES,
-      });
-      return source;
-    },
+    ...sessionWiring(services),
     agentInfo: async (accountId, agentId) => {
       const agent = await getAgent(services.database.db, agentId).catch(() => undefined);
       if (!agent || agent.accountId !== accountId) return undefined;
@@ -67,8 +59,6 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
       };
     },
     live,
-    feeRate: services.trading?.feeRate.toFixed() ?? '0.001',
-    makerFeeRate: services.trading?.makerFeeRate.toFixed() ?? '0.001',
     exclusive: (names, fn) => exclusively(services.database, names, fn),
     settled: (position) => services.projections.waitFor(position, services.config.READ_MODEL_WAIT_MS),
   });
@@ -100,8 +90,4 @@ export const installBattle = (services: Services, options: { snapshots: boolean 
 };
 
 /** The battle services, or an error when the runtime was built without them. */
-export const battle = (services: Services): BattleServices => {
-  if (!services.battle)
-    throw Object.assign(new Error('battle services are not installed'), { statusCode: 500 });
-  return services.battle;
-};
+export const battle = (services: Services): BattleServices => installed(services, 'battle');

@@ -19,7 +19,7 @@ import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
 import { createLeadership } from '../matching/leader';
 import { readIndexSeed } from '../matching/seed';
-import type { Services } from '../services';
+import { installed, type Services } from '../services';
 
 declare module '../services' {
   interface Services {
@@ -189,8 +189,4 @@ export const installTrading = (services: Services, options: { matching: boolean 
 };
 
 /** The trading services, or an error when the runtime was built without them. */
-export const trading = (services: Services): TradingServices => {
-  if (!services.trading)
-    throw Object.assign(new Error('trading services are not installed'), { statusCode: 500 });
-  return services.trading;
-};
+export const trading = (services: Services): TradingServices => installed(services, 'trading');
