@@ -16,6 +16,47 @@ export interface Drawdown {
   durationDays: number;
 }
 
+/** The {@link Drawdown} of a curve that never fell below a peak (or has no points). */
+export const noDrawdown = (): Drawdown => ({
+  pct: M_ZERO,
+  peakAt: null,
+  troughAt: null,
+  recoveredAt: null,
+  durationMs: 0,
+  durationDays: 0,
+});
+
+/**
+ * The {@link Drawdown} of `pct` % measured from the peak reached at `peakAt` (ms) down to the point `troughIndex`
+ * of a curve of `length` points (their times by `timeAt`): its recovery is the first later point at or above that
+ * peak (`recovered`), and its duration runs to it, or to the last point when the curve never recovered.
+ */
+export const deepestDrawdown = (
+  pct: MDec,
+  peakAt: number,
+  troughIndex: number,
+  length: number,
+  timeAt: (i: number) => number,
+  recovered: (i: number) => boolean,
+): Drawdown => {
+  let recoveredAt: number | null = null;
+  for (let i = troughIndex + 1; i < length; i++) {
+    if (recovered(i)) {
+      recoveredAt = timeAt(i);
+      break;
+    }
+  }
+  const durationMs = (recoveredAt ?? timeAt(length - 1)) - peakAt;
+  return {
+    pct,
+    peakAt,
+    troughAt: timeAt(troughIndex),
+    recoveredAt,
+    durationMs,
+    durationDays: Math.floor(durationMs / DAY_MS),
+  };
+};
+
 /**
  * Maximum drawdown (ARCHITECTURE §11): the running peak is the highest equity so far (first reached at
  * `peakAt`); the drawdown at t is (peak − Eₜ) / peak × 100. The deepest one wins (the first, on a tie). Its
@@ -23,16 +64,8 @@ export interface Drawdown {
  * equity never recovered.
  */
 export const maxDrawdown = (points: readonly { time: number; equity: MDec }[]): Drawdown => {
-  const none: Drawdown = {
-    pct: M_ZERO,
-    peakAt: null,
-    troughAt: null,
-    recoveredAt: null,
-    durationMs: 0,
-    durationDays: 0,
-  };
   const first = points[0];
-  if (!first) return none;
+  if (!first) return noDrawdown();
   let peak = first.equity;
   let peakAt = first.time;
   // The deepest drawdown so far as the fraction bestDrop / bestPeak, compared by cross-multiplication so that
@@ -57,24 +90,15 @@ export const maxDrawdown = (points: readonly { time: number; equity: MDec }[]): 
       bestIndex = i;
     }
   }
-  if (bestIndex < 0) return none;
-  let recoveredAt: number | null = null;
-  for (let i = bestIndex + 1; i < points.length; i++) {
-    if (points[i]!.equity.gte(bestPeak)) {
-      recoveredAt = points[i]!.time;
-      break;
-    }
-  }
-  const end = recoveredAt ?? points[points.length - 1]!.time;
-  const durationMs = end - bestPeakAt;
-  return {
-    pct: bestDrop.div(bestPeak).times(M_HUNDRED),
-    peakAt: bestPeakAt,
-    troughAt: points[bestIndex]!.time,
-    recoveredAt,
-    durationMs,
-    durationDays: Math.floor(durationMs / DAY_MS),
-  };
+  if (bestIndex < 0) return noDrawdown();
+  return deepestDrawdown(
+    bestDrop.div(bestPeak).times(M_HUNDRED),
+    bestPeakAt,
+    bestIndex,
+    points.length,
+    (i) => points[i]!.time,
+    (i) => points[i]!.equity.gte(bestPeak),
+  );
 };
 
 /**

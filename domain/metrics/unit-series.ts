@@ -1,5 +1,5 @@
-import { DAY_MS, M_HUNDRED, M_ZERO, type MDec, m } from './decimal';
-import type { Drawdown } from './drawdown';
+import { M_HUNDRED, type MDec, m } from './decimal';
+import { type Drawdown, deepestDrawdown, noDrawdown } from './drawdown';
 import { MIN_RETURNS, periodsPerYear } from './returns';
 
 /**
@@ -103,15 +103,7 @@ const fromUnits = (u: number): MDec => m(u).shiftedBy(-8);
 
 /** `maxDrawdown` of the points (`times[i]`, `units[i]` × 10⁻⁸), the same result. */
 export const maxDrawdownOfUnits = (times: Float64Array, units: Float64Array): Drawdown => {
-  const none: Drawdown = {
-    pct: M_ZERO,
-    peakAt: null,
-    troughAt: null,
-    recoveredAt: null,
-    durationMs: 0,
-    durationDays: 0,
-  };
-  if (units.length === 0) return none;
+  if (units.length === 0) return noDrawdown();
   let peak = units[0]!;
   let peakAt = times[0]!;
   let bestDrop = 0;
@@ -134,22 +126,13 @@ export const maxDrawdownOfUnits = (times: Float64Array, units: Float64Array): Dr
       bestIndex = i;
     }
   }
-  if (bestIndex < 0) return none;
-  let recoveredAt: number | null = null;
-  for (let i = bestIndex + 1; i < units.length; i++) {
-    if (units[i]! >= bestPeak) {
-      recoveredAt = times[i]!;
-      break;
-    }
-  }
-  const end = recoveredAt ?? times[times.length - 1]!;
-  const durationMs = end - bestPeakAt;
-  return {
-    pct: fromUnits(bestDrop).div(fromUnits(bestPeak)).times(M_HUNDRED),
-    peakAt: bestPeakAt,
-    troughAt: times[bestIndex]!,
-    recoveredAt,
-    durationMs,
-    durationDays: Math.floor(durationMs / DAY_MS),
-  };
+  if (bestIndex < 0) return noDrawdown();
+  return deepestDrawdown(
+    fromUnits(bestDrop).div(fromUnits(bestPeak)).times(M_HUNDRED),
+    bestPeakAt,
+    bestIndex,
+    units.length,
+    (i) => times[i]!,
+    (i) => units[i]! >= bestPeak,
+  );
 };
