@@ -850,21 +850,24 @@ const placeOrder = (
       return;
     }
     if (type === 'market') {
-      const quote = quoteMarket();
-      if (timeInForce === 'FOK' && quote.quantity.lt(quantity)) {
-        // Fill or kill: the book cannot hold the whole order now, so none of it fills.
+      // A market order locks nothing: what of it does not fill is cancelled with nothing to unlock.
+      const cancelUnlocked = (reason: 'fill_or_kill' | 'unfilled') =>
         d.emit({
           type: 'OrderCancelled',
           data: {
             order_id: orderId,
             session_id: session.id,
             symbol,
-            reason: 'fill_or_kill',
+            reason,
             unlocked_amount: fmt(ZERO),
             unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
             cancelled_at: at,
           },
         });
+      const quote = quoteMarket();
+      if (timeInForce === 'FOK' && quote.quantity.lt(quantity)) {
+        // Fill or kill: the book cannot hold the whole order now, so none of it fills.
+        cancelUnlocked('fill_or_kill');
         return;
       }
       const rest = quantity.minus(quote.quantity);
@@ -885,18 +888,7 @@ const placeOrder = (
       }
       // What the book could not hold is not kept (a market order is immediate-or-cancel): cancelled at once.
       if (rest.gt(0)) {
-        d.emit({
-          type: 'OrderCancelled',
-          data: {
-            order_id: orderId,
-            session_id: session.id,
-            symbol,
-            reason: 'unfilled',
-            unlocked_amount: fmt(ZERO),
-            unlocked_asset: side === 'buy' ? 'USDT' : baseAsset,
-            cancelled_at: at,
-          },
-        });
+        cancelUnlocked('unfilled');
       }
     }
   }

@@ -76,8 +76,36 @@ export interface TradingDayOpenedData {
   opened_at: string;
 }
 
+/**
+ * The client's and the list's ids of an order, as its `OrderPlaced` says them, or as its `OrderRejected` says the
+ * ids it was sent with (a rejected order was to join its list).
+ */
+export interface OrderIds {
+  /**
+   * The client's own id of the order (`client_order_id`; docs/trading-rules.md, "Client order ids"): unique among
+   * the wallet's open orders when placed. Absent: none was sent (and every order recorded before 2026-11-28).
+   */
+  client_order_id?: string;
+  /**
+   * The order list it belongs to (docs/trading-rules.md, "Order lists: OCO and bracket"): an OCO's two legs, or a
+   * bracket's entry and the exits it placed once it filled, share one id. Absent: a lone order.
+   */
+  order_list_id?: string;
+  /** What the order is in its list: `entry` (a bracket's), `take_profit` or `stop_loss` (an exit, an OCO's leg). */
+  list_role?: OrderListRole;
+  /** `oco` or `bracket` (with `order_list_id`). */
+  list_kind?: OrderListKind;
+  /**
+   * The client's own id of the whole list (an OCO's `list_client_order_id`, Binance `listClientOrderId`), on every
+   * leg; absent when none was sent (and on every list recorded before 2026-11-28).
+   */
+  list_client_order_id?: string;
+  /** An exit of a bracket: the entry whose fill placed it. */
+  parent_order_id?: string;
+}
+
 /** An order passed the risk chain. A market order's `OrderFilled` follows in the same append. */
-export interface OrderPlacedData {
+export interface OrderPlacedData extends OrderIds {
   order_id: string;
   session_id: string;
   symbol: string;
@@ -102,27 +130,6 @@ export interface OrderPlacedData {
    * cancelled); an IOC or FOK stop rests until triggered and is decided then.
    */
   time_in_force?: Exclude<TimeInForce, 'GTC'>;
-  /**
-   * The client's own id of the order (`client_order_id`; docs/trading-rules.md, "Client order ids"): unique among
-   * the wallet's open orders when placed. Absent: none was sent (and every order recorded before 2026-11-28).
-   */
-  client_order_id?: string;
-  /**
-   * The order list it belongs to (docs/trading-rules.md, "Order lists: OCO and bracket"): an OCO's two legs, or a
-   * bracket's entry and the exits it placed once it filled, share one id. Absent: a lone order.
-   */
-  order_list_id?: string;
-  /** What the order is in its list: `entry` (a bracket's), `take_profit` or `stop_loss` (an exit, an OCO's leg). */
-  list_role?: OrderListRole;
-  /** `oco` or `bracket` (with `order_list_id`). */
-  list_kind?: OrderListKind;
-  /**
-   * The client's own id of the whole list (an OCO's `list_client_order_id`, Binance `listClientOrderId`), on every
-   * leg; absent when none was sent (and on every list recorded before 2026-11-28).
-   */
-  list_client_order_id?: string;
-  /** An exit of a bracket: the entry whose fill placed it. */
-  parent_order_id?: string;
   /**
    * A bracket's entry: the exits it places once it is done (their side is the entry's other side, their quantity
    * what the entry executed). Absent for every other order.
@@ -297,7 +304,7 @@ export interface OrderCancelledData {
 }
 
 /** An order failed the risk chain (ARCHITECTURE §8): recorded, status `rejected`, listed by `GET /trade/orders`. */
-export interface OrderRejectedData {
+export interface OrderRejectedData extends OrderIds {
   order_id: string;
   session_id: string;
   symbol: string;
@@ -306,14 +313,6 @@ export interface OrderRejectedData {
   quantity: string;
   price: string | null;
   trigger_price: string | null;
-  /** The client's own id of the order, when one was sent (see {@link OrderPlacedData.client_order_id}). */
-  client_order_id?: string;
-  /** The order list the rejected order was to join (an OCO leg, a bracket's entry or exit); absent otherwise. */
-  order_list_id?: string;
-  list_role?: OrderListRole;
-  list_kind?: OrderListKind;
-  list_client_order_id?: string;
-  parent_order_id?: string;
   /** Step 1–8 of the chain and its rule name. */
   step: number;
   rule: RiskRule;

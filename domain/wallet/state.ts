@@ -123,6 +123,22 @@ export interface WalletState {
   participationPct: number;
 }
 
+/**
+ * What a session starts from besides its cash: nothing locked, held or open, no P&L, fees or trades yet, and no
+ * trading day (the keys in {@link WalletState}'s order, which the snapshot codec keeps).
+ */
+const emptyBooks = () =>
+  ({
+    lockedCash: ZERO,
+    holdings: {},
+    openOrders: {},
+    realizedPnl: ZERO,
+    feesPaid: ZERO,
+    closedTrades: 0,
+    winningTrades: 0,
+    tradingDay: null,
+  }) satisfies Partial<WalletState>;
+
 /** The state of a wallet with no events. */
 export const initialWalletState = (): WalletState => ({
   opened: false,
@@ -131,14 +147,7 @@ export const initialWalletState = (): WalletState => ({
   accountId: null,
   session: null,
   cash: ZERO,
-  lockedCash: ZERO,
-  holdings: {},
-  openOrders: {},
-  realizedPnl: ZERO,
-  feesPaid: ZERO,
-  closedTrades: 0,
-  winningTrades: 0,
-  tradingDay: null,
+  ...emptyBooks(),
   updatedAt: null,
   version: -1,
   print: null,
@@ -227,14 +236,7 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
           ownerSessionId: d.owner_session_id,
         },
         cash: dec(d.starting_balance),
-        lockedCash: ZERO,
-        holdings: {},
-        openOrders: {},
-        realizedPnl: ZERO,
-        feesPaid: ZERO,
-        closedTrades: 0,
-        winningTrades: 0,
-        tradingDay: null,
+        ...emptyBooks(),
         updatedAt: d.started_at,
       };
     }
