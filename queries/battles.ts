@@ -108,24 +108,24 @@ export const runningLiveBattles = (db: Kysely<any>) =>
     .where('status', 'in', ['active', 'paused'])
     .execute();
 
-/** Running battles an agent takes part in, and whether it is paused there (the live order guard). */
-export const runningBattlesOfAgent = (db: Kysely<any>, agentId: string) =>
+/** The participants (`p`) of the live battles (`b`) that are running (active or paused), to select from. */
+const participantsOfRunningLiveBattles = (db: Kysely<any>) =>
   tables(db)
     .selectFrom('battle_participants as p')
     .innerJoin('battles as b', 'b.battle_id', 'p.battle_id')
+    .where('b.battle_mode', '=', 'live')
+    .where('b.status', 'in', ['active', 'paused']);
+
+/** Running battles an agent takes part in, and whether it is paused there (the live order guard). */
+export const runningBattlesOfAgent = (db: Kysely<any>, agentId: string) =>
+  participantsOfRunningLiveBattles(db)
     .select(['b.battle_id', 'p.paused'])
     .where('p.agent_id', '=', agentId)
-    .where('b.battle_mode', '=', 'live')
-    .where('b.status', 'in', ['active', 'paused'])
     .execute();
 
 /** Agents paused in a running live battle (the order guard's starting set). */
 export const pausedLiveParticipants = (db: Kysely<any>) =>
-  tables(db)
-    .selectFrom('battle_participants as p')
-    .innerJoin('battles as b', 'b.battle_id', 'p.battle_id')
+  participantsOfRunningLiveBattles(db)
     .select(['p.agent_id', 'b.battle_id'])
     .where('p.paused', '=', true)
-    .where('b.battle_mode', '=', 'live')
-    .where('b.status', 'in', ['active', 'paused'])
     .execute();
