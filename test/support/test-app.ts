@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
-import { startApp, type TestApp } from '../accounts/support';
+import { registerAccount, startApp, type TestAccount, type TestApp } from '../accounts/support';
+import { lateBound } from './late-bound';
 import { priceTicker } from './price-ticks';
 
 /** The app of {@link useTestApp}: a {@link TestApp} readable once `beforeAll` has started it, and its ticker. */
@@ -23,34 +24,31 @@ export const useTestApp = (
   timeout = 300_000,
 ): SharedTestApp => {
   let started: TestApp | undefined;
-  const current = (): TestApp => {
-    if (!started) throw new Error('the shared test app is read before its beforeAll started it');
-    return started;
-  };
   beforeAll(async () => {
     started = await (typeof start === 'function' ? start() : startApp(start));
   }, timeout);
   afterAll(async () => {
     await started?.close();
   });
-  return {
-    get app() {
-      return current().app;
-    },
-    get runtime() {
-      return current().runtime;
-    },
-    get database() {
-      return current().database;
-    },
-    get dataDir() {
-      return current().dataDir;
-    },
-    get logs() {
-      return current().logs;
-    },
-    stop: () => current().stop(),
-    close: () => current().close(),
-    tick: priceTicker(() => current().app.services.market!),
-  };
+  const app = lateBound('the shared test app', () => started);
+  return lateBound('the shared test app', () => started, {
+    tick: priceTicker(() => app.app.services.market!),
+  });
+};
+
+/**
+ * An account registered on the shared app `t` ({@link useTestApp}) in a `beforeAll` of this call, with no email
+ * (`registerAccount`'s `plain`), after `tick` has set the prices the file's tests start from (each a
+ * `[symbol, price, quantity]` row of {@link priceTicker}'s arguments). Read its members inside hooks and tests only.
+ */
+export const useAccount = (
+  t: SharedTestApp,
+  ticks: readonly (readonly [string, string, string?])[] = [],
+): TestAccount => {
+  let account: TestAccount | undefined;
+  beforeAll(async () => {
+    for (const [symbol, price, quantity] of ticks) t.tick(symbol, price, quantity);
+    account = await registerAccount(t.app, {}, { plain: true });
+  });
+  return lateBound('the account', () => account);
 };
