@@ -1,17 +1,13 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keyHeader } from '../accounts/support';
-import { ok, type Trader, trader, useBacktestApp } from './http-support';
+import { ok, trader, useBacktestApp, useTrader } from './http-support';
 
 /**
  * `GET /account/mode` counts the owner's backtests (spec "Account endpoints": `active_backtests`,
  * `total_backtests_completed`): the agent's own with its key, every session of the account with the account's.
  */
 const t = useBacktestApp();
-let alice: Trader;
-
-beforeAll(async () => {
-  alice = await trader(t.app);
-}, 90_000);
+const alice = useTrader(t);
 
 const mode = async (headers: Record<string, string>) => ok(t.app, headers, 'GET', '/account/mode');
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { call, ok, sessionBody, type Trader, trader, useBacktestApp } from './http-support';
+import { call, ok, sessionBody, type Trader, trader, useBacktestApp, useTrader } from './http-support';
 
 /**
  * Regressions of the interface audit of the backtest endpoints, through the real stack (`inject`: routes, auth,
@@ -20,14 +20,10 @@ import { call, ok, sessionBody, type Trader, trader, useBacktestApp } from './ht
  *   label it sent found nothing.
  */
 const t = useBacktestApp();
-let alice: Trader;
+const alice = useTrader(t);
 
 const START = '2022-01-01T00:00:00Z';
 const END = '2022-01-03T00:00:00Z';
-
-beforeAll(async () => {
-  alice = await trader(t.app);
-}, 90_000);
 
 const create = async (body: Record<string, unknown> = {}) =>
   (

@@ -7,7 +7,18 @@ import {
 } from '../../domain/backtest/market';
 import { backtestMarketSource } from '../../src/backtest/market-source';
 import type { TestApp } from '../accounts/support';
-import { dataDirectory, ok, sessionBody, startBacktestApp, type Trader, trader } from './http-support';
+import {
+  dataDirectory,
+  normalizeSessionText,
+  ok,
+  runSessionCommands,
+  type SessionCommand,
+  sessionBody,
+  sessionOrder,
+  startBacktestApp,
+  type Trader,
+  trader,
+} from './http-support';
 
 /**
  * Issue 24 item 3: a session reads its window in chunks ahead of the virtual clock. A session over a window many
@@ -90,32 +101,16 @@ describe('a session window read in chunks', () => {
   }, 120_000);
 
   it('steps, answers and completes a session exactly as with one chunk, through HTTP and the worker thread', async () => {
-    type Command = ['POST' | 'GET', string, unknown?, number?];
-    const commands: Command[] = [
+    const commands: SessionCommand[] = [
       ['POST', '/start'],
       ['GET', '/market/candles/BTCUSDT?limit=500'],
       ['POST', '/step/batch', { steps: 30 }],
-      ['POST', '/trade/order', { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.05' }, 201],
-      [
-        'POST',
-        '/trade/order',
-        { symbol: 'ETHUSDT', side: 'buy', type: 'limit', quantity: '0.8', price: '3500' },
-        201,
-      ],
+      sessionOrder('BTCUSDT', 'buy', 'market', '0.05'),
+      sessionOrder('ETHUSDT', 'buy', 'limit', '0.8', { price: '3500' }),
       ['POST', '/step'],
       ['POST', '/step/batch', { steps: 200 }],
-      [
-        'POST',
-        '/trade/order',
-        { symbol: 'BTCUSDT', side: 'sell', type: 'take_profit', quantity: '0.05', trigger_price: '45000' },
-        201,
-      ],
-      [
-        'POST',
-        '/trade/order',
-        { symbol: 'ETHUSDT', side: 'sell', type: 'stop_loss', quantity: '0.8', trigger_price: '2500' },
-        201,
-      ],
+      sessionOrder('BTCUSDT', 'sell', 'take_profit', '0.05', { trigger_price: '45000' }),
+      sessionOrder('ETHUSDT', 'sell', 'stop_loss', '0.8', { trigger_price: '2500' }),
       // 1,100 steps × 2 pairs: decided on the worker thread, which asks for ~46 chunks on the way.
       ['POST', '/step/batch', { steps: 1100 }],
       ['GET', '/market/prices'],
@@ -123,7 +118,7 @@ describe('a session window read in chunks', () => {
       ['GET', '/market/candles/ETHUSDT?limit=100'],
       ['GET', '/market/candles/ETHUSDT?start_time=2022-01-05T00:00:00Z&limit=50'],
       ['GET', '/account/portfolio'],
-      ['POST', '/trade/order', { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.3' }, 201],
+      sessionOrder('ETHUSDT', 'buy', 'market', '0.3'),
       ['POST', '/step/batch', { steps: 100_000 }],
       ['GET', '/results'],
       ['GET', '/results/equity-curve?limit=10000'],
@@ -140,15 +135,10 @@ describe('a session window read in chunks', () => {
       const body = sessionBody(who, START, END, PAIRS, { strategy_label: 'chunks' });
       const created = await ok(t.app, who.headers, 'POST', '/backtest/create', body);
       const id = created.session_id as string;
-      const out: string[] = [];
-      for (const [method, url, body, status] of commands) {
-        out.push(
-          JSON.stringify(await ok(t.app, who.headers, method, `/backtest/${id}${url}`, body, status ?? 200)),
-        );
-      }
+      const out = await runSessionCommands(t.app, who, id, commands);
       await t.stop();
       apps.splice(apps.indexOf(t), 1);
-      return normalize(out.join('\n'), id);
+      return normalizeSessionText(out.join('\n'), id);
     };
     const chunked = await runWith(CHUNK);
     const whole = await runWith(ONE_CHUNK);
@@ -157,15 +147,3 @@ describe('a session window read in chunks', () => {
     expect(chunked).toBe(whole);
   }, 300_000);
 });
-
-/** Replaces session, order and trade ids by their order of appearance (as `restart.int.test.ts`). */
-const normalize = (text: string, sessionId: string): string => {
-  const ids = new Map<string, string>();
-  return text
-    .replaceAll(sessionId, 'SESSION')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
-      if (!ids.has(id)) ids.set(id, `ID${ids.size}`);
-      return ids.get(id)!;
-    })
-    .replace(/"duration_real_seconds":"[^"]*"/g, '"duration_real_seconds":"-"');
-};

@@ -1,6 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
-import { ok, type Trader, trader, useBacktestApp } from './http-support';
+import { ok, useBacktestApp, useTrader } from './http-support';
 
 /**
  * How sandboxes fill, fixed when a backtest or battle begins (issue 21): the maker and taker fee settings
@@ -13,11 +13,7 @@ const t = useBacktestApp(undefined, {
   TAKER_FEE_RATE: '0.0008',
   MAKER_FEE_RATE: '0.0002',
 });
-let alice: Trader;
-
-beforeAll(async () => {
-  alice = await trader(t.app);
-}, 90_000);
+const alice = useTrader(t);
 
 const window = {
   start_time: '2022-01-01T00:00:00Z',

@@ -1,6 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { ok, sessionBody, type Trader, trader, useBacktestApp } from './http-support';
+import { ok, sessionBody, useBacktestApp, useTrader } from './http-support';
 
 /**
  * Gaps handled honestly (issue 24, item 6) on the real hourly data: Binance has no candles for 2021-04-20
@@ -9,11 +9,7 @@ import { ok, sessionBody, type Trader, trader, useBacktestApp } from './http-sup
  * trades again once a real candle has closed.
  */
 const t = useBacktestApp();
-let alice: Trader;
-
-beforeAll(async () => {
-  alice = await trader(t.app);
-}, 90_000);
+const alice = useTrader(t);
 
 const GAP = {
   interval: '1h',

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { afterAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { PerformanceInput } from '../../domain/metrics/performance';
 import { bearer, createAgent, registerAccount, startApp, type TestAccount } from '../accounts/support';
 import { csvRows, linkedDataDir } from '../market/support';
 import { ok } from '../support/api-calls';
 import type { TestDatabase } from '../support/databases';
+import { lateBound } from '../support/late-bound';
 import { type SharedTestApp, useTestApp } from '../support/test-app';
+import { orderBody } from '../trading/key-calls';
 
 /** The real hourly files of BTCUSDT and ETHUSDT and the exchangeInfo, linked into a temporary data directory. */
 export const dataDirectory = () =>
@@ -41,6 +43,66 @@ export const trader = async (app: FastifyInstance, risk?: Record<string, number>
   const account = await registerAccount(app, {}, { plain: true });
   const agent = await createAgent(app, account, risk ? { risk_profile: risk } : {});
   return { account, agentId: agent.agentId, agentKey: agent.apiKey, headers: bearer(account) };
+};
+
+/**
+ * The {@link trader} of a test file (or describe block), registered on the app `t` in a `beforeAll` (90 s: the
+ * app may still be storing candles on a loaded machine); `risk` is the agent's risk profile. Read its members
+ * inside hooks and tests only: before the hook has run there is no trader and they throw.
+ */
+export const useTrader = (t: { readonly app: FastifyInstance }, risk?: Record<string, number>): Trader => {
+  let registered: Trader | undefined;
+  beforeAll(async () => {
+    registered = await trader(t.app, risk);
+  }, 90_000);
+  return lateBound('the trader', () => registered);
+};
+
+/**
+ * `text` (a session's answers, joined) with the session id replaced by `SESSION`, every other UUID (order and
+ * trade ids) by `ID<n>` in order of first appearance, and the wall-clock `duration_real_seconds` blanked: two runs
+ * of the same session compare equal exactly when they decided the same.
+ */
+export const normalizeSessionText = (text: string, sessionId: string): string => {
+  const ids = new Map<string, string>();
+  return text
+    .replaceAll(sessionId, 'SESSION')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
+      if (!ids.has(id)) ids.set(id, `ID${ids.size}`);
+      return ids.get(id)!;
+    })
+    .replace(/"duration_real_seconds":"[^"]*"/g, '"duration_real_seconds":"-"');
+};
+
+/** A call a session test replays: method, path under `/backtest/{id}`, body, expected status (default 200). */
+export type SessionCommand = ['POST' | 'GET' | 'DELETE', string, unknown?, number?];
+
+/** A {@link SessionCommand} placing an order ({@link orderBody}'s fields), expected to answer 201. */
+export const sessionOrder = (
+  symbol: string,
+  side: string,
+  type: string,
+  quantity: string,
+  more: Record<string, unknown> = {},
+): SessionCommand => ['POST', '/trade/order', orderBody(symbol, side, type, quantity, more), 201];
+
+/**
+ * Sends `commands` in order to the session `id` of `who` on `app`, each expected to answer its status; answers
+ * the bodies as JSON texts (for {@link normalizeSessionText}).
+ */
+export const runSessionCommands = async (
+  app: FastifyInstance,
+  who: Trader,
+  id: string,
+  commands: readonly SessionCommand[],
+): Promise<string[]> => {
+  const out: string[] = [];
+  for (const [method, url, body, status] of commands) {
+    out.push(
+      JSON.stringify(await ok(app, who.headers, method, `/backtest/${id}${url}`, body, status ?? 200)),
+    );
+  }
+  return out;
 };
 
 export { call, fails, ok } from '../support/api-calls';

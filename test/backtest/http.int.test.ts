@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { computePerformance } from '../../domain/metrics/performance';
 import { keyHeader } from '../accounts/support';
 import {
@@ -11,8 +11,8 @@ import {
   readsAtClock,
   sandboxOrder,
   type Trader,
-  trader,
   useBacktestApp,
+  useTrader,
 } from './http-support';
 
 /**
@@ -20,18 +20,13 @@ import {
  * the real hourly BTCUSDT and ETHUSDT files, PGlite by default or PostgreSQL with DATABASE_URL.
  */
 const t = useBacktestApp();
-let alice: Trader;
-let bob: Trader;
+const alice = useTrader(t, { max_position_size_pct: 100 });
+const bob = useTrader(t);
 
 const START = '2022-01-01T00:00:00Z';
 const END = '2022-01-11T00:00:00Z';
 const T0 = Date.parse(START);
 const BTC = rawCandles('BTCUSDT');
-
-beforeAll(async () => {
-  alice = await trader(t.app, { max_position_size_pct: 100 });
-  bob = await trader(t.app);
-}, 90_000);
 
 const create = (who: Trader, body: Record<string, unknown> = {}) =>
   call(t.app, who.headers, 'POST', '/backtest/create', {

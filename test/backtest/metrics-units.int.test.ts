@@ -1,14 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { computePerformance } from '../../domain/metrics/performance';
-import {
-  call,
-  H,
-  ok,
-  performanceInputFromResults,
-  type Trader,
-  trader,
-  useBacktestApp,
-} from './http-support';
+import { call, H, ok, performanceInputFromResults, useBacktestApp, useTrader } from './http-support';
 
 /**
  * Issue 24: a long session over the real hourly BTCUSDT and ETHUSDT files (2021-04-05 → 2023-12-30, ~24,000 steps),
@@ -17,11 +9,7 @@ import {
  * published curve and trade log, figure for figure, and the curve's pages agree with the whole.
  */
 const t = useBacktestApp();
-let alice: Trader;
-
-beforeAll(async () => {
-  alice = await trader(t.app, { max_position_size_pct: 100, max_order_size_pct: 100 });
-}, 90_000);
+const alice = useTrader(t, { max_position_size_pct: 100, max_order_size_pct: 100 });
 
 describe('results over the packed equity of a long session', () => {
   it('are the decimal way to the last digit', async () => {

@@ -2,7 +2,17 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../accounts/support';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
-import { dataDirectory, ok, startBacktestApp, type Trader, trader } from './http-support';
+import {
+  dataDirectory,
+  normalizeSessionText,
+  ok,
+  runSessionCommands,
+  type SessionCommand,
+  sessionOrder,
+  startBacktestApp,
+  type Trader,
+  trader,
+} from './http-support';
 
 /**
  * A session survives a server restart mid-run (its state is its stream), and the same commands give
@@ -19,68 +29,29 @@ let second: TestApp | undefined;
 const START = '2022-03-01T00:00:00Z';
 const END = '2022-03-15T00:00:00Z'; // 336 hourly steps
 
-type Command = ['POST' | 'GET' | 'DELETE', string, unknown?, number?];
-
 /** The strategy: some market and pending orders of both sides, single steps and batches. */
-const PART_ONE: Command[] = [
+const PART_ONE: SessionCommand[] = [
   ['POST', '/start'],
   ['POST', '/step/batch', { steps: 24 }],
-  ['POST', '/trade/order', { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.03' }, 201],
-  [
-    'POST',
-    '/trade/order',
-    { symbol: 'ETHUSDT', side: 'buy', type: 'limit', quantity: '0.5', price: '2800' },
-    201,
-  ],
+  sessionOrder('BTCUSDT', 'buy', 'market', '0.03'),
+  sessionOrder('ETHUSDT', 'buy', 'limit', '0.5', { price: '2800' }),
   ['POST', '/step/batch', { steps: 50 }],
-  [
-    'POST',
-    '/trade/order',
-    { symbol: 'BTCUSDT', side: 'sell', type: 'take_profit', quantity: '0.03', trigger_price: '42000' },
-    201,
-  ],
+  sessionOrder('BTCUSDT', 'sell', 'take_profit', '0.03', { trigger_price: '42000' }),
   ['POST', '/step'],
   ['POST', '/step'],
   ['POST', '/step'],
 ];
-const PART_TWO: Command[] = [
+const PART_TWO: SessionCommand[] = [
   ['POST', '/step/batch', { steps: 100 }],
-  [
-    'POST',
-    '/trade/order',
-    { symbol: 'ETHUSDT', side: 'buy', type: 'stop_loss', quantity: '0.2', trigger_price: '2700' },
-    201,
-  ],
+  sessionOrder('ETHUSDT', 'buy', 'stop_loss', '0.2', { trigger_price: '2700' }),
   ['POST', '/step/batch', { steps: 150 }],
-  ['POST', '/trade/order', { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' }, 201],
+  sessionOrder('BTCUSDT', 'buy', 'market', '0.01'),
   ['POST', '/step/batch', { steps: 1000 }],
 ];
 
-/** Replaces session, order and trade ids by their order of appearance. */
-const normalize = (text: string, sessionId: string): string => {
-  const ids = new Map<string, string>();
-  return text
-    .replaceAll(sessionId, 'SESSION')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => {
-      if (!ids.has(id)) ids.set(id, `ID${ids.size}`);
-      return ids.get(id)!;
-    })
-    .replace(/"duration_real_seconds":"[^"]*"/g, '"duration_real_seconds":"-"');
-};
-
-const run = async (t: TestApp, who: Trader, id: string, commands: Command[]) => {
-  const out: string[] = [];
-  for (const [method, url, body, status] of commands) {
-    out.push(
-      JSON.stringify(await ok(t.app, who.headers, method, `/backtest/${id}${url}`, body, status ?? 200)),
-    );
-  }
-  return out;
-};
-
 const outcome = async (t: TestApp, who: Trader, id: string) => {
   const get = (url: string) => ok(t.app, who.headers, 'GET', `/backtest/${id}${url}`);
-  return normalize(
+  return normalizeSessionText(
     JSON.stringify({
       results: await get('/results'),
       curve: await get('/results/equity-curve?limit=10000'),
@@ -123,7 +94,7 @@ describe('restart and determinism', () => {
     };
     const interrupted = (await ok(first.app, alice.headers, 'POST', '/backtest/create', body))
       .session_id as string;
-    const partOne = await run(first, alice, interrupted, PART_ONE);
+    const partOne = await runSessionCommands(first.app, alice, interrupted, PART_ONE);
     await first.stop();
     first = undefined;
 
@@ -131,16 +102,16 @@ describe('restart and determinism', () => {
     const status = await ok(second.app, alice.headers, 'GET', `/backtest/${interrupted}/status`);
     expect(status).toMatchObject({ status: 'running', step: 77, virtual_time: '2022-03-04T05:00:00.000Z' });
     const open = await ok(second.app, alice.headers, 'GET', `/backtest/${interrupted}/trade/orders/open`);
-    const partTwo = await run(second, alice, interrupted, PART_TWO);
+    const partTwo = await runSessionCommands(second.app, alice, interrupted, PART_TWO);
     expect(JSON.parse(partTwo.at(-1)!)).toMatchObject({ is_complete: true, step: 336 });
 
     const straight = (await ok(second.app, alice.headers, 'POST', '/backtest/create', body))
       .session_id as string;
-    const again = await run(second, alice, straight, [...PART_ONE, ...PART_TWO]);
+    const again = await runSessionCommands(second.app, alice, straight, [...PART_ONE, ...PART_TWO]);
 
     // Every step and order response, then results, equity curve, trade log, orders: byte-identical.
-    expect(again.map((r) => normalize(r, straight))).toEqual(
-      [...partOne, ...partTwo].map((r) => normalize(r, interrupted)),
+    expect(again.map((r) => normalizeSessionText(r, straight))).toEqual(
+      [...partOne, ...partTwo].map((r) => normalizeSessionText(r, interrupted)),
     );
     const a = await outcome(second, alice, interrupted);
     const b = await outcome(second, alice, straight);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type BacktestSteppedData,
   backtestStreamId,
@@ -8,7 +8,7 @@ import {
 import { unpackUnits } from '../../domain/metrics/equity-points';
 import type { RecordedEvent } from '../../ports/event-store';
 import { backtestsProjection } from '../../projections/backtests';
-import { ok, type Trader, trader, useBacktestApp } from './http-support';
+import { ok, useBacktestApp, useTrader } from './http-support';
 
 /**
  * `BacktestStepped` version 2 carries a batch's equity as one packed text (`equity_units`); version 1 (events
@@ -16,11 +16,7 @@ import { ok, type Trader, trader, useBacktestApp } from './http-support';
  * must fold to the same `backtests`, `backtest_equity` and `backtest_trades` rows, results included.
  */
 const t = useBacktestApp();
-let alice: Trader;
-
-beforeAll(async () => {
-  alice = await trader(t.app);
-}, 90_000);
+const alice = useTrader(t);
 
 /** The session's events with every `BacktestStepped` as version 1 wrote it (and no `schema_version`). */
 const asVersion1 = (events: readonly RecordedEvent[]): RecordedEvent[] =>
