@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerAccount, type TestApp } from '../accounts/support';
+import { describe, expect, it } from 'vitest';
+import { registerAccount } from '../accounts/support';
 import { connectWs, type WsMessage } from '../support/ws-client';
-import { type ListeningTradingApp, startListeningTradingApp } from '../trading/ws-app';
+import { useListeningTradingApp } from '../trading/ws-app';
 
 /**
  * Regressions of the second interface audit of `/market/*` and `/ws/v1`, on the real stack listening on a port:
@@ -14,23 +14,15 @@ import { type ListeningTradingApp, startListeningTradingApp } from '../trading/w
  * - a message over 64 KiB closed the socket (1009) without an answer, where every other bad message gets an
  *   error and the socket stays open.
  */
-let t: TestApp;
-let base: string;
-let buy: ListeningTradingApp['buy'];
-
-beforeAll(async () => {
-  ({ t, base, buy } = await startListeningTradingApp());
-});
-afterAll(async () => {
-  await t?.close();
-});
+const app = useListeningTradingApp();
+const { t, buy } = app;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const isError = (m: WsMessage) => m.channel === 'system' && m.type === 'error';
 
 describe('ticker channel targets', () => {
   it('takes everything after the first colon as the symbol', async () => {
-    const socket = await connectWs(base);
+    const socket = await connectWs(app.base);
     socket.send({ action: 'subscribe', channel: 'ticker:btcusdt:x' });
     const answer = await socket.next((m) => isError(m) || m.type === 'subscribed');
     expect(answer).toMatchObject({
@@ -58,7 +50,7 @@ describe('ticker channel targets', () => {
 describe('an oversized message', () => {
   it('is answered with VALIDATION_ERROR (limit_bytes 65536) and the socket stays open', async () => {
     // Before, the ws library's maxPayload of 64 KiB closed the socket (1009) without an answer.
-    const socket = await connectWs(base);
+    const socket = await connectWs(app.base);
     socket.ws.send(JSON.stringify({ action: 'subscribe', channel: 'ticker', symbol: 'x'.repeat(70_000) }));
     expect(await socket.next(isError)).toMatchObject({
       channel: 'system',
@@ -75,7 +67,7 @@ describe('a repeated subscribe', () => {
   it('is acknowledged with the subscription in effect, not with a since that is not replayed', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     expect((await buy(account.apiKey, '0.01')).statusCode).toBe(201);
-    const socket = await connectWs(base, `?api_key=${account.apiKey}`);
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
     socket.send({ action: 'subscribe', channel: 'orders' });
     const first = await socket.next((m) => m.channel === 'orders' && m.type === 'subscribed');
     expect(first.data.since).toBeUndefined();
@@ -94,7 +86,7 @@ describe('a repeated subscribe', () => {
 describe('a battle subscription that fails after its acknowledgement', () => {
   it('frees its slot: a retry answers the error again and unsubscribing it is "not subscribed"', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const socket = await connectWs(base, `?api_key=${account.apiKey}`);
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
     const battleId = '00000000-0000-4000-8000-000000000000';
     const subscribe = { action: 'subscribe', channel: 'battle', battle_id: battleId };
     socket.send(subscribe);

@@ -1,28 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createAgent, keyHeader, registerAccount, type TestApp } from '../accounts/support';
+import { describe, expect, it } from 'vitest';
+import { api, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { connectWs } from '../support/ws-client';
-import { type ListeningTradingApp, startListeningTradingApp } from './ws-app';
+import { useListeningTradingApp } from './ws-app';
 
 /**
  * The private `orders` channel of `/ws/v1` on the real stack (a listening server, PGlite or PostgreSQL with
  * DATABASE_URL): the owner's wallet events in stream order, resumable with `since` without loss or repeats,
  * scoped to the socket's credential.
  */
-let t: TestApp;
-let base: string;
-let buy: ListeningTradingApp['buy'];
-let tick: ListeningTradingApp['tick'];
-
-beforeAll(async () => {
-  ({ t, base, buy, tick } = await startListeningTradingApp());
-});
-afterAll(async () => {
-  await t?.close();
-});
+const app = useListeningTradingApp();
+const { t, buy, tick } = app;
 
 /** A socket on the test server with `orders()`: its unread `orders` messages (`test/support/ws-client.ts`). */
 const connect = async (query = '') => {
-  const client = await connectWs(base, query);
+  const client = await connectWs(app.base, query);
   return { ...client, orders: () => client.unread('orders') };
 };
 

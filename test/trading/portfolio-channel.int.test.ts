@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PORTFOLIO_MIN_INTERVAL_MS, PORTFOLIO_PRICE_REFRESH_MS } from '../../src/http/ws/portfolio-channel';
-import { api, createAgent, keyHeader, registerAccount, type TestApp } from '../accounts/support';
+import { api, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { connectWs, type WsMessage } from '../support/ws-client';
-import { type ListeningTradingApp, startListeningTradingApp } from './ws-app';
+import { useListeningTradingApp } from './ws-app';
 
 /**
  * The private `portfolio` channel of `/ws/v1` (ARCHITECTURE §13) on the real stack (a listening server, PGlite
@@ -10,17 +10,8 @@ import { type ListeningTradingApp, startListeningTradingApp } from './ws-app';
  * wallet change and every 5 s while held positions' prices move, at most once per 250 ms, scoped to the
  * socket's credential. The synthetic source walks SOLUSDT only: BTCUSDT moves only when a test ticks it.
  */
-let t: TestApp;
-let base: string;
-let tick: ListeningTradingApp['tick'];
-let buy: ListeningTradingApp['buy'];
-
-beforeAll(async () => {
-  ({ t, base, tick, buy } = await startListeningTradingApp());
-});
-afterAll(async () => {
-  await t?.close();
-});
+const app = useListeningTradingApp();
+const { t, tick, buy } = app;
 
 const restPortfolio = async (apiKey: string) =>
   (await api(t.app, { method: 'GET', url: '/account/portfolio', headers: keyHeader(apiKey) })).json();
@@ -34,7 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('the portfolio channel', () => {
   it('sends the GET /account/portfolio body at once, then after every committed wallet change', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const socket = await connectWs(base, `?api_key=${account.apiKey}`);
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
     socket.send({ action: 'subscribe', channel: 'portfolio' });
     expect(await socket.next((m) => m.type === 'subscribed')).toEqual({
       channel: 'portfolio',
@@ -74,7 +65,7 @@ describe('the portfolio channel', () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     tick('BTCUSDT', '40000');
     expect((await buy(account.apiKey, '0.01')).statusCode).toBe(201);
-    const socket = await connectWs(base, `?api_key=${account.apiKey}`);
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
     socket.send({ action: 'subscribe', channel: 'portfolio' });
     const first = await socket.next((m) => isPortfolio(m) && m.data.positions.length === 1);
     expect(first.data.positions[0].current_price).toBe('40000.00000000');
@@ -98,7 +89,7 @@ describe('the portfolio channel', () => {
   it('sends at most one snapshot per 250 ms and ends on the latest state', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     tick('BTCUSDT', '40000');
-    const socket = await connectWs(base, `?api_key=${account.apiKey}`);
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
     const times: number[] = [];
     socket.ws.on('message', (data) => {
       if (isPortfolio(JSON.parse(String(data)))) times.push(Date.now());
@@ -130,8 +121,8 @@ describe('the portfolio channel', () => {
   it('follows the credential’s own wallet: an agent key gets the agent’s portfolio; a JWT the account’s', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const agent = await createAgent(t.app, account, { starting_balance: '500' });
-    const agentSocket = await connectWs(base, `?api_key=${agent.apiKey}`);
-    const jwtSocket = await connectWs(base, `?token=${account.token}`);
+    const agentSocket = await connectWs(app.base, `?api_key=${agent.apiKey}`);
+    const jwtSocket = await connectWs(app.base, `?token=${account.token}`);
     for (const s of [agentSocket, jwtSocket]) s.send({ action: 'subscribe', channel: 'portfolio' });
     expect((await agentSocket.next(isPortfolio)).data).toMatchObject({ starting_balance: '500.00000000' });
     expect((await jwtSocket.next(isPortfolio)).data).toMatchObject({ starting_balance: '10000.00000000' });
@@ -150,7 +141,7 @@ describe('the portfolio channel', () => {
   });
 
   it('needs a credential; unsubscribing stops the snapshots', async () => {
-    const anonymous = await connectWs(base);
+    const anonymous = await connectWs(app.base);
     anonymous.send({ action: 'subscribe', channel: 'portfolio' });
     expect((await anonymous.next((m) => m.type === 'error')).data).toMatchObject({
       code: 'INVALID_API_KEY',
@@ -159,7 +150,7 @@ describe('the portfolio channel', () => {
     anonymous.ws.close();
 
     const account = await registerAccount(t.app, {}, { plain: true });
-    const socket = await connectWs(base, `?api_key=${account.apiKey}`);
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
     socket.send({ action: 'subscribe', channel: 'portfolio' });
     await socket.next(isPortfolio);
     socket.send({ action: 'unsubscribe', channel: 'portfolio' });

@@ -1,4 +1,6 @@
+import { afterAll, beforeAll } from 'vitest';
 import { api, keyHeader, startApp, type TestApp } from '../accounts/support';
+import { lateBound } from '../support/late-bound';
 import { priceTicker } from '../support/price-ticks';
 
 /** The real stack listening on a free port, for the private WebSocket channels' tests. */
@@ -37,4 +39,26 @@ export const startListeningTradingApp = async (): Promise<ListeningTradingApp> =
         payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity },
       }),
   };
+};
+
+/**
+ * The {@link startListeningTradingApp} of one test file, started in a `beforeAll` registered by this call and
+ * closed in an `afterAll`. `t`, `tick` and `buy` may be destructured at the file's top level (they reach the app
+ * when called); `base` is read inside hooks and tests only, once the app listens.
+ */
+export const useListeningTradingApp = (): ListeningTradingApp => {
+  let started: ListeningTradingApp | undefined;
+  beforeAll(async () => {
+    started = await startListeningTradingApp();
+  });
+  afterAll(async () => {
+    await started?.t.close();
+  });
+  const what = 'the listening trading app';
+  const app = lateBound(what, () => started);
+  return lateBound(what, () => started, {
+    t: lateBound(what, () => started?.t),
+    tick: (symbol: string, price: string, quantity?: string) => app.tick(symbol, price, quantity),
+    buy: (apiKey: string, quantity: string) => app.buy(apiKey, quantity),
+  });
 };
