@@ -1,6 +1,6 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
-import { useTestApp } from '../support/test-app';
+import { describe, expect, it } from 'vitest';
+import { api, keyHeader } from '../accounts/support';
+import { useAccount, useTestApp } from '../support/test-app';
 import { settleTrading } from './log-head';
 
 /**
@@ -13,16 +13,11 @@ const t = useTestApp({
   env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
 });
 
-let account: TestAccount;
+const account = useAccount(t, [['BTCUSDT', '40000', '10000']]);
 const order = (payload: Record<string, unknown>) =>
   api(t.app, { method: 'POST', url: '/trade/order', headers: keyHeader(account.apiKey), payload });
 const get = (url: string) => api(t.app, { method: 'GET', url, headers: keyHeader(account.apiKey) });
 const limit = { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.01', price: '30000' };
-
-beforeAll(async () => {
-  t.tick('BTCUSDT', '40000', '10000');
-  account = await registerAccount(t.app, {}, { plain: true });
-});
 
 describe('client_order_id over REST', () => {
   it('is echoed, shown by the reads, filterable; a duplicate among open orders is 409 and changes nothing', async () => {

@@ -1,7 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SandboxLog } from '../../domain/backtest/sandbox-log';
-import { api, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
-import { useTestApp } from '../support/test-app';
+import { api, keyHeader } from '../accounts/support';
+import { useAccount, useTestApp } from '../support/test-app';
 import { until } from '../support/until';
 import { limitBuyPlaced } from '../support/wallet-events';
 import { settleTrading } from './log-head';
@@ -15,7 +15,7 @@ const t = useTestApp({
   env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
 });
 
-let account: TestAccount;
+const account = useAccount(t, [['BTCUSDT', '40000', '10000']]);
 const order = (payload: Record<string, unknown>) =>
   api(t.app, { method: 'POST', url: '/trade/order', headers: keyHeader(account.apiKey), payload });
 const read = async (id: string) => {
@@ -25,11 +25,6 @@ const read = async (id: string) => {
   ).json();
 };
 const limitBuy = { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.01' };
-
-beforeAll(async () => {
-  t.tick('BTCUSDT', '40000', '10000');
-  account = await registerAccount(t.app, {}, { plain: true });
-});
 
 describe('locked_amount of finished orders', () => {
   it('is the lock while pending and 0 once cancelled', async () => {
