@@ -6,11 +6,11 @@ import type { Gap } from '../../domain/market/gaps';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
 import type { MarketServices } from '../market/services';
-import { joinColumns } from '../market/store/columns';
 import { candlesFromColumns } from '../market/store/convert';
 import { unitsAt } from '../market/store/decimal-column';
-import { type ChunkedPair, chunkedMarket, chunkRange } from './chunked-market';
-import { type SharedSeriesColumns, shareColumns } from './shared-series';
+import { readPairChunk } from './chunk-read';
+import { type ChunkedPair, chunkedMarket } from './chunked-market';
+import type { SharedSeriesColumns } from './shared-series';
 import { registerMarketTransfer } from './stepper';
 
 /** Candles per pair a session chunk holds ahead of its start, by default (`BACKTEST_CHUNK_CANDLES`). */
@@ -129,13 +129,7 @@ export const backtestMarketSource = (
     const key = `${name}|${c}`;
     const known = chunks.get(key);
     if (known) return known;
-    const ms = INTERVAL_MS[interval];
-    const { from, to } = chunkRange(c, chunkCandles, interval, end);
-    // The last candle before the chunk: the forward-filled price across a gap that starts before it.
-    const before = store.queryColumns(symbol, interval, { end: from - 1, limit: 1 });
-    const within = store.columns(symbol, interval, from, Math.max(from, to));
-    const shared = shareColumns(before.length ? joinColumns([before, within], ms) : within);
-    if (!shared) throw new Error(`a ${symbol} price is too large for exact backtest arithmetic`);
+    const shared = readPairChunk(store, symbol, interval, end, chunkCandles, c);
     chunks.set(key, shared);
     return shared;
   };
@@ -199,8 +193,9 @@ export const backtestMarketSource = (
           return candlesFromColumns(columns).filter((c) => c.openTime >= from);
         },
       });
-      // Worker threads ask the request thread for the chunks they step through (shared memory, no copy), and
-      // share a market between sessions over the same candles (same pairs, interval, end and fingerprint).
+      // Worker threads read the chunks they step through from the same candle store themselves (the request
+      // thread only for a pair with live minutes, which are in its memory), and share a market between sessions
+      // over the same candles (same pairs, interval, end and fingerprint).
       registerMarketTransfer(
         built,
         `${interval}|${end}|${pairs.join(',')}|${fingerprint}|${chunkCandles}`,
@@ -209,9 +204,15 @@ export const backtestMarketSource = (
           chunked: {
             spanCandles: chunkCandles,
             pairs: sorted.map(({ name: _, ...p }) => p),
+            store: { root: store.store.root, end },
           },
         },
-        { pairs: sorted.length, read: readPair },
+        {
+          pairs: sorted.length,
+          read: readPair,
+          // A pair with live minutes in memory is read here (merged with the store); any other the thread reads.
+          local: (i) => !store.live.has(sorted[i]!.filters.symbol),
+        },
       );
       const result = { market: built, fingerprint };
       markets.set(key, result);

@@ -14,13 +14,18 @@ import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
 import type { PairFilters } from '../../domain/trading/quantity';
+import { MarketCandles } from '../market/candles';
+import { ColumnStore } from '../market/store/column-store';
+import { readPairChunk } from './chunk-read';
 import { type ChunkedPair, chunkCandlesBound, chunkedMarket } from './chunked-market';
 import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
 
 /**
  * A session market as it crosses to a worker thread: each pair's filters and columns in shared memory (posting it
  * shares the memory, no candle is copied; the thread builds no candle objects either) — or, for a market read in
- * chunks (`chunked-market.ts`), its pairs and chunk size: the thread asks for each chunk on the task's `port`.
+ * chunks (`chunked-market.ts`), its pairs, chunk size and candle store: the thread reads each chunk its clock
+ * reaches from the store itself (`chunk-read.ts`, as the request thread would), or asks for it on the task's `port`
+ * (the pairs of the task's `remote`).
  */
 export type MarketTransfer =
   | {
@@ -28,7 +33,19 @@ export type MarketTransfer =
       pairs: { filters: PairFilters; shared: SharedSeriesColumns }[];
       chunked?: undefined;
     }
-  | { interval: Interval; chunked: { spanCandles: number; pairs: ChunkedPair[] }; pairs?: undefined };
+  | {
+      interval: Interval;
+      chunked: {
+        spanCandles: number;
+        pairs: ChunkedPair[];
+        /**
+         * The candle store the chunks are read from (its directory) and the session's end (ms): the thread reads
+         * the chunks of the pairs not in the task's `remote` itself, from its own read-only view of the store.
+         */
+        store?: { root: string; end: number };
+      };
+      pairs?: undefined;
+    };
 
 /** One `StepBacktest` or `StepBattle` for a worker thread (see `stepper.ts`). */
 export interface StepTask {
@@ -48,10 +65,15 @@ export interface StepTask {
   /** Wall clock of the command (ms). */
   now: number;
   /**
-   * A chunked market's channel to the request thread: the thread posts `{ c, i }` (chunk `c` of the `i`-th pair)
-   * and is answered `{ c, i, columns }` (or `{ c, i, error }`).
+   * A chunked market's channel to the request thread, for the pairs of `remote`: the thread posts `{ c, i }` (chunk
+   * `c` of the `i`-th pair) and is answered `{ c, i, columns }` (or `{ c, i, error }`).
    */
   port?: MessagePort;
+  /**
+   * Pairs (indices, sorted by symbol) of a chunked market whose chunks only the request thread can read (live
+   * minutes in its memory), or every pair when the market names no store. Absent: none.
+   */
+  remote?: number[];
   /** Steps between two checks of the slice's time. */
   sliceSteps: number;
   /** CPU time (ms) a task computes before it lets the worker's other tasks run. */
@@ -96,13 +118,31 @@ const markets = new LRUCache<string, SessionMarket>({
 
 /**
  * Chunks of chunked markets' pairs seen by this thread (market key, chunk number and pair), bounded by candles
- * referenced: the memory is the request thread's shared columns, so a chunk held here costs nothing more unless the
- * request thread has let it go.
+ * held (64 bytes each): those this thread read from the store are its own memory; those the request thread sent
+ * are its shared columns. Sessions over one market share them; a session needs one per pair it walks.
  */
+const CHUNK_CANDLES_HELD = 2_000_000;
 const chunks = new LRUCache<string, SharedSeriesColumns>({
-  maxSize: WORKER_CANDLES,
+  maxSize: CHUNK_CANDLES_HELD,
   sizeCalculation: (columns) => Math.max(1, columns.openTime.length),
 });
+
+/**
+ * This thread's read-only views of candle stores, by directory: what chunks are read from off the request thread.
+ * A chunk read is sequential and kept (`chunks`), so the store's own block cache is kept small.
+ */
+const stores = new Map<string, MarketCandles>();
+const storeAt = (root: string): MarketCandles => {
+  let known = stores.get(root);
+  if (!known) {
+    known = new MarketCandles(new ColumnStore(root, { blockCacheBytes: 8 * 1024 * 1024, openFiles: 64 }));
+    stores.set(root, known);
+  }
+  return known;
+};
+
+/** Pairs of a chunked market of this thread that the request thread reads (the latest task's `remote`). */
+const remoteOf = new WeakMap<SessionMarket, ReadonlySet<number>>();
 
 /** The chunk of a pair a chunked market of this thread lacked (its stepping loop paused for it), by market. */
 const missing = new WeakMap<SessionMarket, { c: number; i: number }>();
@@ -120,21 +160,29 @@ const marketOf = (key: string, transfer: MarketTransfer): SessionMarket => {
   }
   // The chunk fetched last per pair stays at hand even if the cache cannot hold it (a chunk larger than the cache).
   const last = new Map<number, { c: number; columns: SharedSeriesColumns }>();
-  const built: SessionMarket = chunkedMarket(
-    transfer.interval,
-    transfer.chunked.pairs,
-    transfer.chunked.spanCandles,
-    {
-      chunk(c, i) {
-        const kept = last.get(i);
-        if (kept?.c === c) return kept.columns;
-        const known = chunks.get(`${key}|${c}|${i}`);
-        if (known) return known;
-        missing.set(built, { c, i });
-        return undefined;
-      },
+  const { pairs, spanCandles, store } = transfer.chunked;
+  const built: SessionMarket = chunkedMarket(transfer.interval, pairs, spanCandles, {
+    chunk(c, i) {
+      const kept = last.get(i);
+      if (kept?.c === c) return kept.columns;
+      const known = chunks.get(`${key}|${c}|${i}`);
+      if (known) return known;
+      if (store && !remoteOf.get(built)?.has(i)) {
+        const columns = readPairChunk(
+          storeAt(store.root),
+          pairs[i]!.filters.symbol,
+          transfer.interval,
+          store.end,
+          spanCandles,
+          c,
+        );
+        received.get(built)!(c, i, columns);
+        return columns;
+      }
+      missing.set(built, { c, i });
+      return undefined;
     },
-  );
+  });
   received.set(built, (c, i, columns) => {
     last.set(i, { c, columns });
     chunks.set(`${key}|${c}|${i}`, columns);
@@ -181,6 +229,7 @@ export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: t
         : {},
     );
   }
+  if (market.window) remoteOf.set(market, new Set(task.remote));
   const ctx = { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market };
   const work: Generator<void, BacktestStreamEvent[] | BattleEvent[], void> =
     task.kind === 'battle'

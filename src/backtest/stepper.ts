@@ -32,11 +32,14 @@ export interface PooledStepperOptions {
 
 /**
  * A chunked market's chunks as the request thread reads them: `read(c, i)` is chunk `c`'s columns of its `i`-th
- * pair (sorted by symbol), of `pairs`.
+ * pair (sorted by symbol), of `pairs`. `local(i)`: true when a stepping thread reads the `i`-th pair's chunks
+ * itself from the candle store the transfer names (`MarketTransfer`'s `chunked.store`) — the same columns, off the
+ * request thread; false when only the request thread has them (live minutes in its memory). Absent: none is local.
  */
 interface ChunkReader {
   pairs: number;
   read(c: number, i: number): SharedSeriesColumns;
+  local?(i: number): boolean;
 }
 
 /** The market a session was built from, where the market source registered it (typed columns, cheap to send). */
@@ -139,11 +142,17 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
       sliceSteps: 8,
       sliceMs,
     };
+    // A chunked market: the thread reads the chunks its clock reaches from the candle store itself, except those
+    // of the pairs named here, which it asks the request thread for on a channel.
+    const remote: number[] = [];
+    if (chunks) {
+      for (let i = 0; i < chunks.pairs; i++) if (!chunks.local?.(i)) remote.push(i);
+      if (remote.length) task.remote = remote;
+    }
     const run = async (withMarket: boolean): Promise<StepAnswer> => {
       const sent = withMarket ? { ...task, market: transfer } : task;
-      if (!chunks) return (await poolOf().run(sent)) as StepAnswer;
-      // A chunked market: the thread asks for each chunk its clock reaches on this channel; the answer shares the
-      // request thread's columns (shared memory), read from the candle store here.
+      if (!chunks || remote.length === 0) return (await poolOf().run(sent)) as StepAnswer;
+      // The answer shares the request thread's columns (shared memory), read from the candle store here.
       const channel = new MessageChannel();
       channel.port1.on('message', ({ c, i }: { c: number; i: number }) => {
         // One pair's chunk per message (a step reads only the pairs it walks), read from the candle store here.

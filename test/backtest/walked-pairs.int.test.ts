@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decisionIds } from '../../commands/backtest';
 import type { BacktestCommand, BacktestContext } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import { EquityMeter } from '../../domain/backtest/equity';
@@ -10,6 +11,7 @@ import { unpackUnits } from '../../domain/metrics/equity-points';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import type { PairFilters } from '../../domain/trading/quantity';
 import { backtestMarketSource, describePair, scanPair } from '../../src/backtest/market-source';
+import { createPooledStepper } from '../../src/backtest/stepper';
 import { useBacktestApp } from './http-support';
 import { H, sequentialIds } from './support';
 
@@ -25,6 +27,57 @@ const t = useBacktestApp(['exchangeInfo.json', ...PAIRS.map((s) => `klines/1h/${
 
 const START = Date.UTC(2022, 4, 1);
 const END = Date.UTC(2022, 6, 1); // 1,464 hourly steps
+
+/** A session's commands: orders in three pairs (held, pending, none), batches large and small to the end. */
+const sessionCommands = (fingerprint: string): BacktestCommand[] => {
+  const order = (symbol: string, side: 'buy' | 'sell', type: string, quantity: string, price?: string) =>
+    ({
+      type: 'PlaceSandboxOrder',
+      data: {
+        order: {
+          symbol,
+          side,
+          type,
+          quantity,
+          ...(type === 'limit' ? { price } : type !== 'market' ? { triggerPrice: price } : {}),
+        },
+      },
+    }) as BacktestCommand;
+  return [
+    {
+      type: 'CreateBacktest',
+      data: {
+        sessionId: `bt_${'1'.repeat(32)}`,
+        accountId: 'acc',
+        agentId: 'agent',
+        request: {
+          startTime: START,
+          endTime: END,
+          candleInterval: '1h',
+          startingBalance: '100000',
+          strategyLabel: 'walked',
+          pairs: PAIRS,
+        },
+        riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
+        feeRate: '0.001',
+      },
+    },
+    { type: 'StartBacktest', data: { fingerprint } },
+    { type: 'StepBacktest', data: { steps: 3 } },
+    // Held: BTC and SOL (the equity reads their closes); pending far from the price: an ETH limit buy and a BTC
+    // stop (walked, never reached); XRP: nothing.
+    order('BTCUSDT', 'buy', 'market', '0.5'),
+    order('SOLUSDT', 'buy', 'market', '100'),
+    order('ETHUSDT', 'buy', 'limit', '1', '10'),
+    order('BTCUSDT', 'sell', 'stop_loss', '0.1', '100'),
+    { type: 'StepBacktest', data: { steps: 1 } },
+    { type: 'StepBacktest', data: { steps: 100 } },
+    { type: 'StepBacktest', data: { steps: 400 } },
+    // A limit that fills along the way: ETH joins the held pairs in the next batches.
+    order('ETHUSDT', 'buy', 'limit', '2', '1500'),
+    { type: 'StepBacktest', data: { steps: 10_000 } },
+  ];
+};
 
 describe('a step walks the pairs its wallet needs; start reads no candles', () => {
   it('describes each window from the manifest exactly as a scan of its candles', () => {
@@ -68,53 +121,7 @@ describe('a step walks the pairs its wallet needs; start reads no candles', () =
       })),
     );
 
-    const order = (symbol: string, side: 'buy' | 'sell', type: string, quantity: string, price?: string) =>
-      ({
-        type: 'PlaceSandboxOrder',
-        data: {
-          order: {
-            symbol,
-            side,
-            type,
-            quantity,
-            ...(type === 'limit' ? { price } : type !== 'market' ? { triggerPrice: price } : {}),
-          },
-        },
-      }) as BacktestCommand;
-    const commands: BacktestCommand[] = [
-      {
-        type: 'CreateBacktest',
-        data: {
-          sessionId: `bt_${'1'.repeat(32)}`,
-          accountId: 'acc',
-          agentId: 'agent',
-          request: {
-            startTime: START,
-            endTime: END,
-            candleInterval: '1h',
-            startingBalance: '100000',
-            strategyLabel: 'walked',
-            pairs: PAIRS,
-          },
-          riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
-          feeRate: '0.001',
-        },
-      },
-      { type: 'StartBacktest', data: { fingerprint: loaded.fingerprint } },
-      { type: 'StepBacktest', data: { steps: 3 } },
-      // Held: BTC and SOL (the equity reads their closes); pending far from the price: an ETH limit buy and a BTC
-      // stop (walked, never reached); XRP: nothing.
-      order('BTCUSDT', 'buy', 'market', '0.5'),
-      order('SOLUSDT', 'buy', 'market', '100'),
-      order('ETHUSDT', 'buy', 'limit', '1', '10'),
-      order('BTCUSDT', 'sell', 'stop_loss', '0.1', '100'),
-      { type: 'StepBacktest', data: { steps: 1 } },
-      { type: 'StepBacktest', data: { steps: 100 } },
-      { type: 'StepBacktest', data: { steps: 400 } },
-      // A limit that fills along the way: ETH joins the held pairs in the next batches.
-      order('ETHUSDT', 'buy', 'limit', '2', '1500'),
-      { type: 'StepBacktest', data: { steps: 10_000 } },
-    ];
+    const commands = sessionCommands(loaded.fingerprint);
     const run = (market: SessionMarket) => {
       const ctx: BacktestContext = {
         now: new Date('2030-01-01T00:00:00Z'),
@@ -154,4 +161,99 @@ describe('a step walks the pairs its wallet needs; start reads no candles', () =
     const filled = a.all.flatMap((x) => x.events).filter((e) => e.type === 'OrderFilled');
     expect(filled.map((e) => e.data.symbol)).toEqual(['BTCUSDT', 'SOLUSDT', 'ETHUSDT']);
   });
+});
+
+describe('a stepping thread reads the chunks it steps through', () => {
+  const SESSION = `bt_${'1'.repeat(32)}`;
+  const NOW = new Date('2030-01-01T00:00:00Z');
+
+  /** The session's events, each batch stepped by `step` and every other command decided here. */
+  const session = async (
+    market: SessionMarket,
+    catalog: BacktestContext['catalog'],
+    fingerprint: string,
+    step: (state: BacktestState, revision: number, steps: number) => Promise<BacktestStreamEvent[]>,
+  ): Promise<BacktestStreamEvent[][]> => {
+    let state: BacktestState = backtestDecider.initialState();
+    let revision = -1;
+    const all: BacktestStreamEvent[][] = [];
+    for (const command of sessionCommands(fingerprint)) {
+      const events =
+        command.type === 'StepBacktest'
+          ? await step(state, revision, command.data.steps)
+          : backtestDecider.decide(command, state, {
+              now: NOW,
+              newId: decisionIds(SESSION, revision + 1),
+              market,
+              catalog,
+            });
+      all.push(events);
+      for (const e of events) state = backtestDecider.evolve(state, e);
+      revision += events.length;
+    }
+    return all;
+  };
+
+  it('from the candle store itself, and asks the request thread only for a pair with live minutes', async () => {
+    const services = t.app.services.market!;
+    /** The events of the session through a fresh thread, and the candles the request thread read meanwhile. */
+    const onThread = async () => {
+      const source = backtestMarketSource(services, { chunkCandles: 24 });
+      const loaded = source.load(PAIRS, '1h', END);
+      if ('error' in loaded) throw new Error(loaded.error);
+      const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0 });
+      let readHere = 0;
+      try {
+        const events = await session(
+          loaded.market,
+          source.catalog(),
+          loaded.fingerprint,
+          async (state, revision, steps) => {
+            const before = source.residentCandles();
+            const stepped = await stepper.step({
+              sessionId: SESSION,
+              revision: revision + 1,
+              state,
+              steps,
+              now: NOW,
+              market: loaded.market,
+            });
+            readHere += source.residentCandles() - before;
+            return stepped;
+          },
+        );
+        return { events, readHere, fingerprint: loaded.fingerprint };
+      } finally {
+        await stepper.close();
+      }
+    };
+    const inProcess = async () => {
+      const source = backtestMarketSource(services, { chunkCandles: 24 });
+      const loaded = source.load(PAIRS, '1h', END);
+      if ('error' in loaded) throw new Error(loaded.error);
+      return session(loaded.market, source.catalog(), loaded.fingerprint, async (state, revision, steps) =>
+        backtestDecider.decide({ type: 'StepBacktest', data: { steps } }, state, {
+          now: NOW,
+          newId: decisionIds(SESSION, revision + 1),
+          market: loaded.market,
+        }),
+      );
+    };
+    const expected = await inProcess();
+    expect(expected.at(-1)!.some((e) => e.type === 'BacktestCompleted')).toBe(true);
+
+    const direct = await onThread();
+    expect(direct.events).toEqual(expected);
+    // ~60 chunks of three walked pairs, every pair's at the end: none read on the request thread.
+    expect(direct.readHere).toBe(0);
+
+    // A live minute of BTCUSDT in memory (after the window: its candles are unchanged), which only the request
+    // thread holds: the thread asks for that pair's chunks and reads the others itself.
+    const last = services.data.candles.last('BTCUSDT', '1h')!;
+    services.data.candles.merge('BTCUSDT', '1h', [{ ...last, openTime: Date.UTC(2029, 0, 1) }]);
+    const asked = await onThread();
+    expect(asked.fingerprint).toBe(direct.fingerprint);
+    expect(asked.events).toEqual(expected);
+    expect(asked.readHere).toBeGreaterThan(40 * 24);
+  }, 120_000);
 });
