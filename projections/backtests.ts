@@ -4,10 +4,11 @@ import {
   type BacktestEndedData,
   type BacktestStreamEvent,
   backtestOf,
+  equityPeakOf,
   upcastBacktestStepped,
 } from '../domain/backtest/events';
 import { INTERVAL_MS } from '../domain/market/intervals';
-import { maxOfPacked, packUnits } from '../domain/metrics/equity-points';
+import { packUnits } from '../domain/metrics/equity-points';
 import {
   computePerformance,
   type PackedEquity,
@@ -126,7 +127,7 @@ interface EquityRow {
 
 /**
  * The row of a run of `points` points packed by `packUnits` (a `BacktestStepped`'s `equity_units` as it is: the
- * fold copies the text), with its peak.
+ * fold copies the text), with its peak (the event's `equity_peak`: the fold does not walk the text).
  */
 const equityRow = (
   sessionId: string,
@@ -135,13 +136,14 @@ const equityRow = (
   intervalMs: number,
   points: number,
   packed: string,
+  peak: string,
 ): EquityRow => ({
   session_id: sessionId,
   from_step: fromStep,
   points,
   base_ms: baseMs,
   interval_ms: intervalMs,
-  peak: maxOfPacked(packed) ?? '0',
+  peak,
   equity: packed,
 });
 
@@ -453,19 +455,21 @@ export const createBacktestsProjection = (
               .where('session_id', '=', id)
               .returning(['starting_balance'])
               .executeTakeFirst();
-            equity.push(
-              equityRow(id, 0, Date.parse(d.virtual_time), 0, 1, packUnits([row?.starting_balance ?? '0'])),
-            );
+            const start = packUnits([row?.starting_balance ?? '0']);
+            equity.push(equityRow(id, 0, Date.parse(d.virtual_time), 0, 1, start, equityPeakOf(start)));
             break;
           }
           case 'BacktestStepped': {
-            // Version 1 events (a string per step) are packed here, version 2 ones are copied.
+            // Version 1 events (a string per step) are packed here and version 2 ones given their peak; version 3
+            // ones are copied.
             const d = upcastBacktestStepped(event.data);
             const from = Date.parse(d.from_time);
             const points = d.to_step - d.from_step;
             const interval = points > 0 ? (Date.parse(d.to_time) - from) / points : 0;
             if (points > 0)
-              equity.push(equityRow(id, d.from_step + 1, from, interval, points, d.equity_units));
+              equity.push(
+                equityRow(id, d.from_step + 1, from, interval, points, d.equity_units, d.equity_peak),
+              );
             const p = progressOf(id, at);
             p.step = d.to_step;
             p.virtual_time = d.to_time;

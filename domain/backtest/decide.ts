@@ -10,7 +10,7 @@ import { advanceSandboxSliced, closedAt, placeInSandbox, runToEnd, sandboxContex
 import { MAX_BATCH_STEPS, totalSteps } from './clock';
 import type { BacktestCommand, BacktestContext } from './commands';
 import { EquityMeter } from './equity';
-import type { BacktestEndedData, BacktestStreamEvent } from './events';
+import { type BacktestEndedData, type BacktestStreamEvent, equityPeakOf } from './events';
 import { residentAt, type SessionMarket } from './market';
 import { resolveSessionPairs } from './pairs';
 import {
@@ -228,6 +228,7 @@ export function* stepBacktestSliced(
   const { events: walletEvents, equity, fills, at } = advanced;
   const events: BacktestStreamEvent[] = [...walletEvents];
   const toStep = state.step + n;
+  const equityUnits = packUnits(equity);
   events.push({
     type: 'BacktestStepped',
     data: {
@@ -236,7 +237,8 @@ export function* stepBacktestSliced(
       to_step: toStep,
       from_time: iso(state.virtualTime),
       to_time: iso(at),
-      equity_units: packUnits(equity),
+      equity_units: equityUnits,
+      equity_peak: equityPeakOf(equityUnits),
       fills,
     },
   });

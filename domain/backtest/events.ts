@@ -1,6 +1,6 @@
 import type { FillModelName } from '../fill-model/model';
 import type { Interval } from '../market/intervals';
-import { packUnits } from '../metrics/equity-points';
+import { maxOfPacked, packUnits } from '../metrics/equity-points';
 import type { DomainEvent } from '../shared/decider';
 import type { RiskProfile } from '../shared/risk-profile';
 import { WALLET_EVENT_TYPES, type WalletEvent } from '../wallet/events';
@@ -15,7 +15,7 @@ import { WALLET_EVENT_TYPES, type WalletEvent } from '../wallet/events';
 export type BacktestEvent =
   | DomainEvent<'BacktestCreated', BacktestCreatedData>
   | DomainEvent<'BacktestStarted', BacktestStartedData>
-  | DomainEvent<'BacktestStepped', BacktestSteppedData | BacktestSteppedDataV1>
+  | DomainEvent<'BacktestStepped', BacktestSteppedData | BacktestSteppedDataV2 | BacktestSteppedDataV1>
   | DomainEvent<'BacktestCompleted', BacktestEndedData>
   | DomainEvent<'BacktestCancelled', BacktestEndedData>
   | DomainEvent<'BacktestFailed', BacktestFailedData>;
@@ -94,7 +94,8 @@ export interface BacktestStartedData {
  * since 2026-11-29): the equity at steps `from_step + 1` … `to_step` (at virtual time `start_time + step ×
  * interval`) as one packed text, `equity_units` (`packUnits` of `domain/metrics/equity-points.ts`: integer 1e-8
  * units, each step's difference from the one before, `d*n` for a run of n equal differences), instead of version
- * 1's one string per step; a batch of 100,000 steps is one string instead of 100,000. Old events are read through
+ * 1's one string per step; a batch of 100,000 steps is one string instead of 100,000. Version 3 (`schema_version`
+ * 3, since 2026-11-29) adds the points' peak, `equity_peak`. Old events are read through
  * {@link upcastBacktestStepped}.
  */
 export interface BacktestSteppedData {
@@ -105,32 +106,49 @@ export interface BacktestSteppedData {
   to_time: string;
   /** The equity at each step (`to_step − from_step` points), packed (see above). */
   equity_units: string;
+  /**
+   * The highest of those points, 8-place decimal (`maxOfPacked` of `equity_units`; "0" without a point). Version 3
+   * (since 2026-11-29): computed where the points are made (the stepping thread), so the read model's fold, which
+   * records it as its row's peak, does not walk the text on the request thread.
+   */
+  equity_peak: string;
   /** Fills during these steps. */
   fills: number;
 }
+
+/** Version 2 of {@link BacktestSteppedData} (events recorded on 2026-11-29 before version 3): no `equity_peak`. */
+export type BacktestSteppedDataV2 = Omit<BacktestSteppedData, 'equity_peak'>;
 
 /**
  * Version 1 of {@link BacktestSteppedData} (events recorded before 2026-11-29): `equity[i]` is the equity at step
  * `from_step + 1 + i`, an 8-place decimal string.
  */
-export interface BacktestSteppedDataV1 extends Omit<BacktestSteppedData, 'equity_units'> {
+export interface BacktestSteppedDataV1 extends Omit<BacktestSteppedData, 'equity_units' | 'equity_peak'> {
   equity: string[];
 }
 
 /** The schema version `BacktestStepped` is recorded with (metadata `schema_version`). */
-export const BACKTEST_STEPPED_VERSION = 2;
+export const BACKTEST_STEPPED_VERSION = 3;
+
+/** The peak of a batch's packed points, as `BacktestStepped` version 3 records it. */
+export const equityPeakOf = (equityUnits: string): string => maxOfPacked(equityUnits) ?? '0';
 
 /**
- * `BacktestStepped` data of either version as version 2 (the same points packed: an upcast version-1 event gives
- * exactly the text the decider records today for the same steps). Told apart by shape (`equity` or
- * `equity_units`), so the fold needs no metadata.
+ * `BacktestStepped` data of any version as version 3 (the same points packed, and their peak: an upcast version-1
+ * or version-2 event gives exactly the data the decider records today for the same steps). Told apart by shape
+ * (`equity`, or `equity_units` without `equity_peak`), so the fold needs no metadata.
  */
 export const upcastBacktestStepped = (
-  data: BacktestSteppedData | BacktestSteppedDataV1,
+  data: BacktestSteppedData | BacktestSteppedDataV2 | BacktestSteppedDataV1,
 ): BacktestSteppedData => {
-  if (!('equity' in data)) return data;
-  const { equity, ...rest } = data;
-  return { ...rest, equity_units: packUnits(equity) };
+  if ('equity' in data) {
+    const { equity, fills, ...rest } = data;
+    const equity_units = packUnits(equity);
+    return { ...rest, equity_units, equity_peak: equityPeakOf(equity_units), fills };
+  }
+  if ('equity_peak' in data) return data;
+  const { fills, ...rest } = data;
+  return { ...rest, equity_peak: equityPeakOf(data.equity_units), fills };
 };
 
 /**

@@ -12,8 +12,9 @@ import { ok, useBacktestApp, useTrader } from './http-support';
 
 /**
  * `BacktestStepped` version 2 carries a batch's equity as one packed text (`equity_units`); version 1 (events
- * recorded before 2026-11-29) a string per step. Auditors replay old logs: the same session recorded either way
- * must fold to the same `backtests`, `backtest_equity` and `backtest_trades` rows, results included.
+ * recorded before 2026-11-29) a string per step; version 3 adds the points' peak (`equity_peak`). Auditors replay
+ * old logs: the same session recorded any way must fold to the same `backtests`, `backtest_equity` and
+ * `backtest_trades` rows, results included.
  */
 const t = useBacktestApp();
 const alice = useTrader(t);
@@ -22,9 +23,17 @@ const alice = useTrader(t);
 const asVersion1 = (events: readonly RecordedEvent[]): RecordedEvent[] =>
   events.map((e) => {
     if (e.type !== 'BacktestStepped') return e;
-    const { equity_units, ...rest } = e.data as BacktestSteppedData;
+    const { equity_units, equity_peak: _peak, ...rest } = e.data as BacktestSteppedData;
     const { schema_version: _, ...metadata } = e.metadata;
     return { ...e, data: { ...rest, equity: unpackUnits(equity_units) }, metadata };
+  });
+
+/** The session's events with every `BacktestStepped` as version 2 wrote it (no `equity_peak`). */
+const asVersion2 = (events: readonly RecordedEvent[]): RecordedEvent[] =>
+  events.map((e) => {
+    if (e.type !== 'BacktestStepped') return e;
+    const { equity_peak: _, ...rest } = e.data as BacktestSteppedData;
+    return { ...e, data: rest, metadata: { ...e.metadata, schema_version: 2 } };
   });
 
 /** Folds `events` by the `backtests` projection into fresh tables of `schema`; answers their rows. */
@@ -43,8 +52,8 @@ const fold = async (schema: string, events: readonly RecordedEvent[]) =>
     };
   });
 
-describe('BacktestStepped version 1 (a string per step)', () => {
-  it('folds to the read models version 2 gives, results included', async () => {
+describe('BacktestStepped versions 1 (a string per step) and 2 (no peak)', () => {
+  it('fold to the read models version 3 gives, results included', async () => {
     const { session_id: id } = await ok(t.app, alice.headers, 'POST', '/backtest/create', {
       start_time: '2022-01-01T00:00:00Z',
       end_time: '2022-01-09T00:00:00Z',
@@ -67,17 +76,20 @@ describe('BacktestStepped version 1 (a string per step)', () => {
     const events = await t.runtime.services.eventStore.readStream(backtestStreamId(id as string));
     const stepped = events.filter((e) => e.type === 'BacktestStepped');
     expect(stepped.length).toBe(4);
-    expect(stepped.every((e) => e.metadata.schema_version === 2)).toBe(true);
+    expect(stepped.every((e) => e.metadata.schema_version === 3)).toBe(true);
     const old = asVersion1(events);
-    // The upcaster gives back exactly the recorded text.
-    for (const [i, e] of old.entries()) {
-      if (e.type === 'BacktestStepped')
-        expect(upcastBacktestStepped(e.data as never)).toEqual(events[i]!.data);
+    const v2 = asVersion2(events);
+    // The upcaster gives back exactly the recorded data.
+    for (const [i, e] of events.entries()) {
+      if (e.type !== 'BacktestStepped') continue;
+      expect(upcastBacktestStepped(old[i]!.data as never)).toEqual(e.data);
+      expect(upcastBacktestStepped(v2[i]!.data as never)).toEqual(e.data);
+      expect(upcastBacktestStepped(e.data as never)).toBe(e.data);
     }
 
-    const now = await fold('h_v2_fold', events);
-    const before = await fold('h_v1_fold', old);
-    expect(before).toEqual(now);
+    const now = await fold('h_v3_fold', events);
+    expect(await fold('h_v1_fold', old)).toEqual(now);
+    expect(await fold('h_v2_fold', v2)).toEqual(now);
     expect(now.equity.reduce((n: number, r) => n + Number((r as { points: number }).points), 0)).toBe(
       8 * 24 + 1,
     );
