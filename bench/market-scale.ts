@@ -318,12 +318,15 @@ const runBacktest = async (
 };
 
 /**
- * The venue's threads as /proc shows them: per thread id, its nice value and CPU seconds (user + system), sampled
- * every 500 ms until `stop` (a worker thread that ends keeps its last sample). The request thread is the one whose
- * id is the process id; `os.setPriority`/piscina's `niceIncrement` in a worker thread renices only that thread.
+ * The venue's threads as /proc shows them: per thread id, its nice value and CPU seconds (user + system) since the
+ * process started and since the sampler did (`cpu_seconds_during`), sampled every 500 ms until `stop` (a worker
+ * thread that ends keeps its last sample). The request thread is the one whose id is the process id;
+ * `os.setPriority`/piscina's `niceIncrement` in a worker thread renices only that thread.
  */
 const threadSampler = (pid: number) => {
   const seen = new Map<number, { nice: number; cpu_seconds: number }>();
+  const atStart = new Map<number, number>();
+  let started = false;
   const tick = 100; // USER_HZ: clock ticks per second of /proc stat times on Linux
   const sample = () => {
     try {
@@ -331,19 +334,28 @@ const threadSampler = (pid: number) => {
         const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         // Fields after the name: state(0) … utime(11) stime(12) … nice(16).
-        seen.set(Number(t), { nice: Number(f[16]), cpu_seconds: (Number(f[11]) + Number(f[12])) / tick });
+        const cpu = (Number(f[11]) + Number(f[12])) / tick;
+        seen.set(Number(t), { nice: Number(f[16]), cpu_seconds: cpu });
+        // A thread started after the sampler counts from 0.
+        if (!atStart.has(Number(t))) atStart.set(Number(t), started ? 0 : cpu);
       }
     } catch {
       // The process or a thread ended between the listing and the read.
     }
   };
   sample();
+  started = true;
   const timer = setInterval(sample, 500);
   return {
     stop() {
       clearInterval(timer);
       sample();
-      const threads = [...seen].map(([tid, v]) => ({ tid, main: tid === pid, ...v }));
+      const threads = [...seen].map(([tid, v]) => ({
+        tid,
+        main: tid === pid,
+        ...v,
+        cpu_seconds_during: round(v.cpu_seconds - (atStart.get(tid) ?? 0), 2),
+      }));
       return threads
         .filter((t) => t.main || t.cpu_seconds >= 0.5)
         .sort((a, b) => b.cpu_seconds - a.cpu_seconds);
