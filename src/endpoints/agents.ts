@@ -31,50 +31,70 @@ import {
   createdAgentOut,
   createdAgentResponse,
   listAgentsQuery,
+  overviewQuery,
   regeneratedKeyOut,
   signingSecretOut,
   updateAgentBody,
 } from '../contract/agent';
 import { riskProfileOut, riskProfileResponse, riskProfileSchema } from '../contract/common';
-import { endpoint } from './endpoint';
+import { endpoint, type HttpMethod } from './endpoint';
 
 /**
  * The agent endpoints (spec "Agent endpoints"): `/agents/*` and the agents MCP toolset serve these. Each parses
  * into its use case of `src/application/agents.ts` and presents with `src/contract/agent.ts`.
  */
-/** An endpoint on one agent (`/agents/{agent_id}/...`): the use case on the agent id, presented with `present`. */
+/**
+ * An endpoint on one agent served at `method /agents/:agent_id{what}` (no query or body): the use case on the agent
+ * id, presented with `present`.
+ */
 const onAgent = <O extends z.ZodType, R>(
+  method: HttpMethod,
+  what: string,
   output: O,
   useCase: (call: Call, agentId: string) => Promise<R>,
   present: (outcome: R) => z.input<O>,
 ) =>
   endpoint({
+    route: { method, path: `/agents/:agent_id${what}`, params: agentIdParams },
     input: agentIdParams,
     output,
     run: async (call, a) => present(await useCase(call, a.agent_id)),
   });
 
+/** A page of the account's agents, presented. */
+const listed = async (call: Call, q: z.output<typeof listAgentsQuery>) => {
+  const page = await listAgents(call, {
+    includeArchived: q.include_archived,
+    limit: q.limit,
+    offset: q.offset,
+  });
+  return { agents: page.agents.map(agentOut), total: page.total };
+};
+
 export const agentEndpoints = {
   list: endpoint({
+    route: { method: 'GET', path: '/agents', querystring: listAgentsQuery },
     input: listAgentsQuery,
     output: agentListResponse,
-    run: async (call, q) => {
-      const page = await listAgents(call, {
-        includeArchived: q.include_archived,
-        limit: q.limit,
-        offset: q.offset,
-      });
-      return { agents: page.agents.map(agentOut), total: page.total };
-    },
+    run: listed,
   }),
-  get: onAgent(agentResponse, getAgent, agentOut),
+  /** The list without archived agents, for a dashboard. */
+  overview: endpoint({
+    route: { method: 'GET', path: '/agents/overview', querystring: overviewQuery },
+    input: overviewQuery,
+    output: agentListResponse,
+    run: (call, q) => listed(call, { ...q, include_archived: false }),
+  }),
+  get: onAgent('GET', '', agentResponse, getAgent, agentOut),
   create: endpoint({
+    route: { method: 'POST', path: '/agents', status: 201, body: createAgentBody },
     input: createAgentBody,
     output: createdAgentResponse,
     run: async (call, b) => createdAgentOut(await createAgent(call, createAgentInputOf(b))),
   }),
   /** The REST door answers 204 with no body; the MCP tool this confirmation. */
   delete: endpoint({
+    route: { method: 'DELETE', path: '/agents/:agent_id', status: 204, params: agentIdParams },
     input: agentIdParams,
     output: z.object({ agent_id: z.string(), deleted: z.literal(true) }),
     run: async (call, a) => {
@@ -83,6 +103,7 @@ export const agentEndpoints = {
     },
   }),
   update: endpoint({
+    route: { method: 'PUT', path: '/agents/:agent_id', params: agentIdParams, body: updateAgentBody },
     input: agentIdParams.extend(updateAgentBody.shape).strict(),
     output: agentResponse,
     run: async (call, a) => {
@@ -91,17 +112,36 @@ export const agentEndpoints = {
     },
   }),
   clone: endpoint({
+    route: {
+      method: 'POST',
+      path: '/agents/:agent_id/clone',
+      status: 201,
+      params: agentIdParams,
+      querystring: cloneQuery,
+    },
     input: agentIdParams.extend(cloneQuery.shape),
     output: createdAgentResponse,
     run: async (call, a) => createdAgentOut(await cloneAgent(call, a.agent_id, a.new_name)),
   }),
-  reset: onAgent(agentResponse, resetAgent, agentStateOut),
-  archive: onAgent(agentResponse, archiveAgent, agentStateOut),
-  apiKey: onAgent(agentKeyResponse, revealAgentKey, agentKeyOut),
-  regenerateKey: onAgent(agentKeyResponse, regenerateAgentKey, regeneratedKeyOut),
-  signingSecret: onAgent(agentSigningSecretResponse, issueAgentSigningSecret, signingSecretOut),
-  riskProfile: onAgent(riskProfileResponse, agentRiskProfile, riskProfileOut),
+  reset: onAgent('POST', '/reset', agentResponse, resetAgent, agentStateOut),
+  archive: onAgent('POST', '/archive', agentResponse, archiveAgent, agentStateOut),
+  apiKey: onAgent('GET', '/api-key', agentKeyResponse, revealAgentKey, agentKeyOut),
+  regenerateKey: onAgent('POST', '/regenerate-key', agentKeyResponse, regenerateAgentKey, regeneratedKeyOut),
+  signingSecret: onAgent(
+    'POST',
+    '/signing-secret',
+    agentSigningSecretResponse,
+    issueAgentSigningSecret,
+    signingSecretOut,
+  ),
+  riskProfile: onAgent('GET', '/risk-profile', riskProfileResponse, agentRiskProfile, riskProfileOut),
   setRiskProfile: endpoint({
+    route: {
+      method: 'PUT',
+      path: '/agents/:agent_id/risk-profile',
+      params: agentIdParams,
+      body: riskProfileSchema,
+    },
     input: agentIdParams.extend(riskProfileSchema.shape).strict(),
     output: riskProfileResponse,
     run: async (call, a) => {

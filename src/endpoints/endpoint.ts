@@ -15,8 +15,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export interface RestRoute {
   readonly method: HttpMethod;
   readonly path: `/${string}`;
-  /** The status of a success (default 200). */
-  readonly status?: 200 | 201;
+  /**
+   * The status of a success (default 200). 204 answers no body: the endpoint's output is then what the MCP tool
+   * answers in the venue.
+   */
+  readonly status?: 200 | 201 | 202 | 204;
   readonly params?: z.ZodObject;
   readonly querystring?: z.ZodObject;
   readonly body?: z.ZodType;

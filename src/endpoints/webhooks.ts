@@ -33,6 +33,7 @@ import { endpoint } from './endpoint';
  */
 export const webhookEndpoints = {
   create: endpoint({
+    route: { method: 'POST', path: '/webhooks', status: 201, body: createWebhookBody },
     input: createWebhookBody,
     output: createdWebhookResponse,
     run: async (call, b) => {
@@ -41,6 +42,7 @@ export const webhookEndpoints = {
     },
   }),
   list: endpoint({
+    route: { method: 'GET', path: '/webhooks' },
     input: z.object({}),
     output: webhookListResponse,
     run: async (call) => {
@@ -49,11 +51,18 @@ export const webhookEndpoints = {
     },
   }),
   get: endpoint({
+    route: { method: 'GET', path: '/webhooks/:webhook_id', params: webhookIdParams },
     input: webhookIdParams,
     output: webhookResponse,
     run: async (call, a) => webhookOut(await getWebhook(call, a.webhook_id)),
   }),
   update: endpoint({
+    route: {
+      method: 'PUT',
+      path: '/webhooks/:webhook_id',
+      params: webhookIdParams,
+      body: updateWebhookBody,
+    },
     input: webhookIdParams.extend(updateWebhookBody.shape).strict(),
     output: webhookResponse,
     run: async (call, a) => {
@@ -63,6 +72,7 @@ export const webhookEndpoints = {
   }),
   /** The REST door answers 204 with no body; the MCP tool this confirmation. */
   delete: endpoint({
+    route: { method: 'DELETE', path: '/webhooks/:webhook_id', status: 204, params: webhookIdParams },
     input: webhookIdParams,
     output: z.object({ webhook_id: z.string(), deleted: z.literal(true) }),
     run: async (call, a) => {
@@ -71,11 +81,18 @@ export const webhookEndpoints = {
     },
   }),
   test: endpoint({
+    route: { method: 'POST', path: '/webhooks/:webhook_id/test', status: 202, params: webhookIdParams },
     input: webhookIdParams,
     output: testDeliveryResponse,
     run: async (call, a) => testDeliveryOut(await testWebhook(call, a.webhook_id)),
   }),
   deliveries: endpoint({
+    route: {
+      method: 'GET',
+      path: '/webhooks/:webhook_id/deliveries',
+      params: webhookIdParams,
+      querystring: deliveriesQuery,
+    },
     input: webhookIdParams.extend(deliveriesQuery.shape),
     output: deliveryListResponse,
     run: async (call, a) => {

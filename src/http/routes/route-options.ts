@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { RateLimitGroup } from '../../application/rate-limits';
 import type { AuthMode } from '../../auth/principal';
 import { errorResponses } from '../../contract/common';
@@ -12,6 +12,9 @@ const SECURITY: Partial<Record<AuthMode, Record<string, string[]>[]>> = {
   'key-or-jwt': [{ apiKey: [] }, { bearer: [] }],
   jwt: [{ bearer: [] }],
 };
+
+/** The response schema of a 204. */
+const noBody = z.null().describe('no body');
 
 /** What the auth and rate-limit plugins read of a route (`auth` default `public`, `rateLimitGroup` `general`). */
 interface RouteConfig {
@@ -51,8 +54,8 @@ interface RouteDoc {
  * Serves an endpoint at its route (`ep.route`: method, path, success status, the request's parts), documented in
  * the group's tag with `doc`: validates the declared params, query, body and headers, hands them to `ep.run`
  * merged (in that order; a header `idempotency-key` as `idempotency_key`), and answers the success status with
- * the endpoint's output, or one of `doc.errors` in the envelope. `inputOf` replaces the merge where the wire
- * differs from the input (a comma-separated list the endpoint takes as an array).
+ * the endpoint's output (a 204: no body), or one of `doc.errors` in the envelope. `inputOf` replaces the merge
+ * where the wire differs from the input (a comma-separated list the endpoint takes as an array).
  */
 export const serve = <I extends z.ZodObject, O extends z.ZodType>(
   app: FastifyInstance,
@@ -68,7 +71,7 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
     ...(params ? { params } : {}),
     ...(querystring ? { querystring } : {}),
     ...(body ? { body } : {}),
-    response: { [status]: ep.output, ...errorResponses(...doc.errors) },
+    response: { [status]: status === 204 ? noBody : ep.output, ...errorResponses(...doc.errors) },
   };
   const headerNames = headers ? Object.keys(headers.shape) : [];
   const merged = (request: FastifyRequest) => ({
@@ -84,7 +87,8 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
     handler: async (request, reply) => {
       if (doc.timed) addServerTiming(reply, 'handler', reply.elapsedTime);
       const input = inputOf ? inputOf(request) : (merged(request) as z.output<I>);
-      return reply.status(status).send(await ep.run(callOf(request), input));
+      const output = await ep.run(callOf(request), input);
+      return reply.status(status).send(status === 204 ? null : output);
     },
   });
 };

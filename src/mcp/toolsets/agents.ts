@@ -14,43 +14,37 @@ export const agentTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'list_agents',
-    routes: ['GET /agents', 'GET /agents/overview'],
     title: 'Agents',
     description:
       "The account's agents (archived ones only with include_archived: true); names are user text.",
     ...servesEndpoint(ep.list),
+    routes: ['GET /agents', 'GET /agents/overview'],
     annotations: READ,
-    rest: (q, http) => http({ method: 'GET', path: '/agents', query: q }),
     summary: (r) => `${r.agents.length} of ${r.total} agents`,
   }),
   defineTool({
     ...common,
     name: 'get_agent',
-    routes: ['GET /agents/{agent_id}'],
     title: 'One agent',
     description: 'One agent of the account: status, starting balance (USDT), risk profile, labels.',
     ...servesEndpoint(ep.get),
     annotations: READ,
-    rest: (a, http) => http({ method: 'GET', path: `/agents/${enc(a.agent_id)}` }),
     summary: (r) => `agent ${r.id} ${r.status}`,
   }),
   defineTool({
     ...common,
     name: 'create_agent',
-    routes: ['POST /agents'],
     title: 'Create an agent',
     description:
       'Creates an agent with its own wallet, API key and risk profile (at most 100 per account): display_name, ' +
       'starting_balance (USDT), labels. The answer holds the new key and signing secret: keep them secret.',
     ...servesEndpoint(ep.create),
     annotations: WRITE,
-    rest: (b, http) => http({ method: 'POST', path: '/agents', body: b }),
     summary: (r) => `agent ${r.agent_id} created`,
   }),
   defineTool({
     ...common,
     name: 'delete_agent',
-    routes: ['DELETE /agents/{agent_id}'],
     title: 'Delete an agent',
     description:
       'Deletes an agent for good: its wallet, history and key. Destructive: needs confirm: true. ' +
@@ -67,37 +61,28 @@ export const agentTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'update_agent',
-    routes: ['PUT /agents/{agent_id}'],
     title: 'Update an agent',
     description:
       'Changes an agent’s profile: display_name, llm_model, framework, strategy_tags (replaced), color, ' +
       'avatar_url; only the fields given change, null clears a label. VALIDATION_ERROR, AGENT_NOT_FOUND.',
     ...servesEndpoint(ep.update),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => {
-      const { agent_id: agentId, ...body } = a;
-      return http({ method: 'PUT', path: `/agents/${enc(agentId)}`, body });
-    },
     summary: (r) => `agent ${r.id} updated`,
   }),
   defineTool({
     ...common,
     name: 'clone_agent',
-    routes: ['POST /agents/{agent_id}/clone'],
     title: 'Clone an agent',
     description:
       'Creates a new agent with the risk profile, tags, model and framework of agent_id, a fresh starting balance ' +
       'and its own key (new_name, default "<name> (copy)"). The answer holds the new key and signing secret.',
     ...servesEndpoint(ep.clone),
     annotations: WRITE,
-    rest: (a, http) =>
-      http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/clone`, query: { new_name: a.new_name } }),
     summary: (r) => `agent ${r.agent_id} cloned`,
   }),
   defineTool({
     ...common,
     name: 'reset_agent',
-    routes: ['POST /agents/{agent_id}/reset'],
     title: 'Reset an agent',
     description:
       'Starts a new session of the agent’s wallet at its starting balance (positions closed, orders cancelled, ' +
@@ -105,13 +90,11 @@ export const agentTools: ToolDef[] = [
     ...servesEndpoint(ep.reset),
     input: ep.reset.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/reset` }),
     summary: (r) => `agent ${r.id} reset, ${r.status}`,
   }),
   defineTool({
     ...common,
     name: 'archive_agent',
-    routes: ['POST /agents/{agent_id}/archive'],
     title: 'Archive an agent',
     description:
       'Archives an agent: its data is kept, its key is refused for new trading requests, and lists hide it. ' +
@@ -119,25 +102,21 @@ export const agentTools: ToolDef[] = [
     ...servesEndpoint(ep.archive),
     input: ep.archive.input.extend({ confirm: confirmTrue }).strict(),
     annotations: { ...DESTRUCTIVE, idempotentHint: true },
-    rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/archive` }),
     summary: (r) => `agent ${r.id} ${r.status}`,
   }),
   defineTool({
     ...common,
     name: 'get_agent_api_key',
-    routes: ['GET /agents/{agent_id}/api-key'],
     title: 'An agent’s API key',
     description:
       'The agent’s full API key (send it as X-API-Key to trade as the agent). Secret: never show it to anyone.',
     ...servesEndpoint(ep.apiKey),
     annotations: READ,
-    rest: (a, http) => http({ method: 'GET', path: `/agents/${enc(a.agent_id)}/api-key` }),
     summary: (r) => `agent ${r.agent_id} key ${r.api_key_preview}`,
   }),
   defineTool({
     ...common,
     name: 'regenerate_agent_key',
-    routes: ['POST /agents/{agent_id}/regenerate-key'],
     title: 'Replace an agent’s API key',
     description:
       'Issues a new key and signing secret for the agent; the old key is refused from then on (every client ' +
@@ -145,13 +124,11 @@ export const agentTools: ToolDef[] = [
     ...servesEndpoint(ep.regenerateKey),
     input: ep.regenerateKey.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/regenerate-key` }),
     summary: (r) => `agent ${r.agent_id} new key ${r.api_key_preview}`,
   }),
   defineTool({
     ...common,
     name: 'rotate_agent_signing_secret',
-    routes: ['POST /agents/{agent_id}/signing-secret'],
     title: 'Replace an agent’s signing secret',
     description:
       'Issues a new HMAC signing secret for the agent’s key (signed requests, e.g. the Binance API); the previous ' +
@@ -159,37 +136,29 @@ export const agentTools: ToolDef[] = [
     ...servesEndpoint(ep.signingSecret),
     input: ep.signingSecret.input.extend({ confirm: confirmTrue }).strict(),
     annotations: DESTRUCTIVE,
-    rest: (a, http) => http({ method: 'POST', path: `/agents/${enc(a.agent_id)}/signing-secret` }),
     summary: (r) => `agent ${r.agent_id} new signing secret`,
   }),
   defineTool({
     ...common,
     name: 'get_agent_risk_profile',
-    routes: ['GET /agents/{agent_id}/risk-profile'],
     title: 'An agent’s risk limits',
     description:
       'The risk limits in force for an agent: max_position_size_pct, max_order_size_pct (% of equity / cash), ' +
       'daily_loss_limit_pct (% of the starting balance), max_open_orders.',
     ...servesEndpoint(ep.riskProfile),
     annotations: READ,
-    rest: (a, http) => http({ method: 'GET', path: `/agents/${enc(a.agent_id)}/risk-profile` }),
     summary: (r) =>
       `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
   }),
   defineTool({
     ...common,
     name: 'set_agent_risk_profile',
-    routes: ['PUT /agents/{agent_id}/risk-profile'],
     title: 'Set an agent’s risk limits',
     description:
       'Replaces an agent’s risk limits (applies to its next order): max_position_size_pct, daily_loss_limit_pct, ' +
       'max_open_orders required; max_order_size_pct kept when omitted. VALIDATION_ERROR.',
     ...servesEndpoint(ep.setRiskProfile),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => {
-      const { agent_id: agentId, ...body } = a;
-      return http({ method: 'PUT', path: `/agents/${enc(agentId)}/risk-profile`, body });
-    },
     summary: (r) =>
       `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
   }),

@@ -16,7 +16,6 @@ export const webhookTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'create_webhook',
-    routes: ['POST /webhooks'],
     title: 'Register a webhook',
     description:
       'Registers an http(s) URL that receives signed POSTs of the given event_types (description, active ' +
@@ -24,49 +23,38 @@ export const webhookTools: ToolDef[] = [
       'an unknown event type).',
     ...servesEndpoint(ep.create),
     annotations: WRITE,
-    rest: (b, http) => http({ method: 'POST', path: '/webhooks', body: b }),
     summary: (r) => `webhook ${r.webhook_id} for ${r.event_types.length} event types`,
   }),
   defineTool({
     ...read,
     name: 'list_webhooks',
-    routes: ['GET /webhooks'],
     title: 'Webhooks',
     description: "The caller's webhooks, oldest first (no secrets; URLs and descriptions are user text).",
     ...servesEndpoint(ep.list),
-    rest: (_a, http) => http({ method: 'GET', path: '/webhooks' }),
     summary: (r) => `${r.total} webhooks`,
   }),
   defineTool({
     ...read,
     name: 'get_webhook',
-    routes: ['GET /webhooks/{webhook_id}'],
     title: 'One webhook',
     description:
       'One webhook of the caller: URL, event types, active. NOT_FOUND for an unknown or another’s webhook.',
     ...servesEndpoint(ep.get),
-    rest: (a, http) => http({ method: 'GET', path: at(a.webhook_id) }),
     summary: (r) => `webhook ${r.webhook_id} ${r.active ? 'active' : 'inactive'}`,
   }),
   defineTool({
     ...common,
     name: 'update_webhook',
-    routes: ['PUT /webhooks/{webhook_id}'],
     title: 'Change a webhook',
     description:
       'Changes a webhook’s url, event_types, description or active (only the fields given); the secret stays.',
     ...servesEndpoint(ep.update),
     annotations: { ...WRITE, idempotentHint: true },
-    rest: (a, http) => {
-      const { webhook_id: id, ...body } = a;
-      return http({ method: 'PUT', path: at(id), body });
-    },
     summary: (r) => `webhook ${r.webhook_id} ${r.active ? 'active' : 'inactive'}`,
   }),
   defineTool({
     ...common,
     name: 'delete_webhook',
-    routes: ['DELETE /webhooks/{webhook_id}'],
     title: 'Delete a webhook',
     description:
       'Deletes a webhook: no delivery from then on, pending ones dropped. Destructive: needs confirm: true.',
@@ -82,28 +70,21 @@ export const webhookTools: ToolDef[] = [
   defineTool({
     ...common,
     name: 'test_webhook',
-    routes: ['POST /webhooks/{webhook_id}/test'],
     title: 'Test a webhook',
     description:
       'Queues a signed webhook.test delivery to the webhook; follow it with list_webhook_deliveries.',
     ...servesEndpoint(ep.test),
     annotations: WRITE,
-    rest: (a, http) => http({ method: 'POST', path: at(a.webhook_id, '/test') }),
     summary: (r) => `test delivery ${r.delivery_id} ${r.status}`,
   }),
   defineTool({
     ...read,
     name: 'list_webhook_deliveries',
-    routes: ['GET /webhooks/{webhook_id}/deliveries'],
     title: 'Webhook deliveries',
     description:
       "A webhook's deliveries, newest first (filter by status pending, delivered, failed): attempts, next " +
       'attempt, last HTTP status and error.',
     ...servesEndpoint(ep.deliveries),
-    rest: (a, http) => {
-      const { webhook_id: id, ...q } = a;
-      return http({ method: 'GET', path: at(id, '/deliveries'), query: q });
-    },
     summary: (r) => `${r.deliveries.length} of ${r.total} deliveries`,
   }),
 ];
