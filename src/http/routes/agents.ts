@@ -5,7 +5,7 @@ import { agentIdParams } from '../../contract/agent';
 import { errorResponses } from '../../contract/common';
 import { agentEndpoints as ep } from '../../endpoints/agents';
 import { callOf } from '../call';
-import { routeGroup, serve } from './route-options';
+import { routeGroup, serveAll } from './route-options';
 
 /** Every agent endpoint: JWT only (spec "Authentication" rule 3), rate group `management` (600 per minute). */
 const route = routeGroup('agents', { auth: 'jwt', rateLimitGroup: 'management' });
@@ -20,57 +20,30 @@ const errors = [401, 403, 422, 429];
  * Each serves its endpoint of `src/endpoints/agents.ts` (`skill.md` calls its use case).
  */
 export const agentRoutes: FastifyPluginAsyncZod = async (app) => {
-  serve(app, route, ep.create, {
-    summary: 'Create an agent with its own key, balance and risk profile (at most 100 per account)',
-    errors,
-  });
-  serve(app, route, ep.list, {
-    summary: "List the account's agents (archived ones only with include_archived=true)",
-    errors,
-  });
-  serve(app, route, ep.overview, {
-    summary: 'Active agents for a dashboard (same shape as the list; archived agents always excluded)',
-    errors,
-  });
-  serve(app, route, ep.get, { summary: 'One agent of the account', errors });
-  serve(app, route, ep.update, {
-    summary: 'Partial update: only supplied fields change (null clears an optional label)',
-    errors,
-  });
-  serve(app, route, ep.clone, {
-    summary: 'Copy risk profile, tags, model and framework into a new agent with a fresh balance and key',
-    errors,
-  });
-  serve(app, route, ep.reset, {
-    summary: 'Reset: a new session at the starting balance, status active; trade history kept',
-    errors,
-  });
-  serve(app, route, ep.archive, {
-    summary: 'Archive: data kept, key refused for new trading requests, hidden from default lists',
-    errors,
-  });
-  serve(app, route, ep.delete, {
-    summary: 'Delete the agent for good: its streams, read models and key material (204, no body)',
-    description:
-      'An agent in a running (active or paused) live battle: `BATTLE_INVALID_STATE` 409 ' +
-      '(`details.reason` `agent_in_running_battle`, `details.battle_id`); stop or cancel the battle first.',
-    errors: [401, 403, 409, 422, 429],
-  });
-  serve(app, route, ep.apiKey, { summary: "The agent's full API key", errors });
-  serve(app, route, ep.regenerateKey, {
-    summary: 'Replace the key; the old key is refused from now on (401)',
-    errors,
-  });
-  serve(app, route, ep.signingSecret, {
-    summary: "A new HMAC signing secret for the agent's key (shown once; the previous one stops verifying)",
-    errors,
-  });
-  serve(app, route, ep.riskProfile, { summary: 'The effective risk limits of the agent', errors });
-  serve(app, route, ep.setRiskProfile, {
-    summary:
+  serveAll(app, route, ep, errors, {
+    create: 'Create an agent with its own key, balance and risk profile (at most 100 per account)',
+    list: "List the account's agents (archived ones only with include_archived=true)",
+    overview: 'Active agents for a dashboard (same shape as the list; archived agents always excluded)',
+    get: 'One agent of the account',
+    update: 'Partial update: only supplied fields change (null clears an optional label)',
+    clone: 'Copy risk profile, tags, model and framework into a new agent with a fresh balance and key',
+    reset: 'Reset: a new session at the starting balance, status active; trade history kept',
+    archive: 'Archive: data kept, key refused for new trading requests, hidden from default lists',
+    delete: {
+      summary: 'Delete the agent for good: its streams, read models and key material (204, no body)',
+      description:
+        'An agent in a running (active or paused) live battle: `BATTLE_INVALID_STATE` 409 ' +
+        '(`details.reason` `agent_in_running_battle`, `details.battle_id`); stop or cancel the battle first.',
+      errors: [401, 403, 409, 422, 429],
+    },
+    apiKey: "The agent's full API key",
+    regenerateKey: 'Replace the key; the old key is refused from now on (401)',
+    signingSecret:
+      "A new HMAC signing secret for the agent's key (shown once; the previous one stops verifying)",
+    riskProfile: 'The effective risk limits of the agent',
+    setRiskProfile:
       "Replace the agent's risk limits (the spec's three required; max_order_size_pct optional, kept when " +
       'omitted); applies to its next order',
-    errors,
   });
 
   app.get(

@@ -92,3 +92,22 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
     },
   });
 };
+
+/**
+ * Serves the endpoints of a group in the order `docs` names them (the OpenAPI document's order), each with its doc:
+ * a plain string is the summary of a route that answers `errors`. For a group whose routes mostly differ only in
+ * their summary, so that each is one line.
+ */
+export const serveAll = <E extends Record<string, Pick<RoutedEndpoint, 'route'>>>(
+  app: FastifyInstance,
+  group: RouteGroup,
+  eps: E,
+  errors: readonly number[],
+  docs: { readonly [K in keyof E]?: string | RouteDoc },
+): void => {
+  for (const [name, doc] of Object.entries(docs) as [keyof E, string | RouteDoc][]) {
+    // Each endpoint's input is the merge of the request parts its route declares, which `serve` validates.
+    const ep = eps[name] as unknown as RoutedEndpoint;
+    serve(app, group, ep, typeof doc === 'string' ? { summary: doc, errors } : doc);
+  }
+};
