@@ -7,6 +7,7 @@ import {
   equityPeakOf,
   upcastBacktestStepped,
 } from '../domain/backtest/events';
+import { fillFigures } from '../domain/backtest/sandbox-log';
 import { INTERVAL_MS } from '../domain/market/intervals';
 import { packUnits } from '../domain/metrics/equity-points';
 import {
@@ -486,17 +487,7 @@ export const createBacktestsProjection = (
               side: d.side,
               type: d.type,
               fill_trigger: d.trigger,
-              quantity: d.quantity,
-              price: d.executed_price,
-              notional: d.notional,
-              fee: d.fee,
-              total: d.total,
-              realized_pnl: d.realized_pnl,
-              slippage_pct: d.slippage_pct,
-              reference_price: d.reference_price,
-              reference_time: d.reference_time,
-              price_source: d.price_source,
-              executed_at: d.filled_at,
+              ...fillFigures(d),
             });
             progressOf(id, at).trades++;
             break;

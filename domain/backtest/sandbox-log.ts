@@ -1,5 +1,5 @@
 import type { OrderSide, OrderType } from '../trading/orders';
-import type { OrderPlacedData, OrderRejectedData, WalletEvent } from '../wallet/events';
+import type { OrderFilledData, OrderPlacedData, OrderRejectedData, WalletEvent } from '../wallet/events';
 import { type FillRecord, fillRecordOf } from '../wallet/fill-record';
 
 /**
@@ -117,6 +117,25 @@ export interface SandboxFill {
 }
 
 /**
+ * What a sandbox fill and a backtest's `backtest_trades` row say of an `OrderFilled` after its order's side, type
+ * and trigger: quantity, price (the executed one), notional, fee, total, realized P&L, slippage (%), the reference
+ * price and time and the price's source (wire strings as recorded), and its time (`filled_at`), in that order.
+ */
+export const fillFigures = (d: OrderFilledData) => ({
+  quantity: d.quantity,
+  price: d.executed_price,
+  notional: d.notional,
+  fee: d.fee,
+  total: d.total,
+  realized_pnl: d.realized_pnl,
+  slippage_pct: d.slippage_pct,
+  reference_price: d.reference_price,
+  reference_time: d.reference_time,
+  price_source: d.price_source,
+  executed_at: d.filled_at,
+});
+
+/**
  * The sandbox's orders and fills in memory, folded from the wallet events of a backtest stream alongside the
  * decider's state. It serves the sandbox read endpoints without a read-model round trip, so a client always reads
  * what its last command did. Append-only: `apply` is called once per recorded event, in stream order.
@@ -168,17 +187,7 @@ export class SandboxLog {
           side: d.side,
           type: d.type,
           trigger: d.trigger,
-          quantity: d.quantity,
-          price: d.executed_price,
-          notional: d.notional,
-          fee: d.fee,
-          total: d.total,
-          realized_pnl: d.realized_pnl,
-          slippage_pct: d.slippage_pct,
-          reference_price: d.reference_price,
-          reference_time: d.reference_time,
-          price_source: d.price_source,
-          executed_at: d.filled_at,
+          ...fillFigures(d),
           fill: fillRecordOf(d),
         });
         break;
