@@ -67,6 +67,18 @@ class Heap {
     return this.items[0];
   }
 
+  /** Sets slot `i` to an entry (its level key, its add sequence and the order). */
+  private put(i: number, key: number, seq: number, item: IndexedOrder): void {
+    this.keys[i] = key;
+    this.seqs[i] = seq;
+    this.items[i] = item;
+  }
+
+  /** Moves the entry in slot `from` to slot `to` (sifting). */
+  private move(to: number, from: number): void {
+    this.put(to, this.keys[from]!, this.seqs[from]!, this.items[from]!);
+  }
+
   /** Adds `item`; `seq` (increasing with every add) orders equal levels. */
   push(item: IndexedOrder, seq: number): void {
     const keys = this.keys;
@@ -81,14 +93,10 @@ class Heap {
       const parent = (i - 1) >> 1;
       const pk = keys[parent]!;
       if (pk < key || (pk === key && seqs[parent]! < seq)) break;
-      keys[i] = pk;
-      seqs[i] = seqs[parent]!;
-      items[i] = items[parent]!;
+      this.move(i, parent);
       i = parent;
     }
-    keys[i] = key;
-    seqs[i] = seq;
-    items[i] = item;
+    this.put(i, key, seq, item);
   }
 
   pop(): IndexedOrder | undefined {
@@ -109,14 +117,10 @@ class Heap {
         const c = r < n && (keys[r]! < keys[l]! || (keys[r] === keys[l] && seqs[r]! < seqs[l]!)) ? r : l;
         const ck = keys[c]!;
         if (ck > lastKey || (ck === lastKey && seqs[c]! > lastSeq)) break;
-        keys[i] = ck;
-        seqs[i] = seqs[c]!;
-        items[i] = items[c]!;
+        this.move(i, c);
         i = c;
       }
-      keys[i] = lastKey;
-      seqs[i] = lastSeq;
-      items[i] = last;
+      this.put(i, lastKey, lastSeq, last);
     }
     return top;
   }
