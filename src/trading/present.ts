@@ -68,12 +68,20 @@ export const filledOrderOut = (
     reference_price: fill.reference_price,
     price_source: fill.price_source,
     filled_at: fill.filled_at,
-    ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
-    ...timeInForceOut(placed.time_in_force),
-    ...clientOrderIdOut(placed.client_order_id),
-    ...listOut(placed),
+    ...optionalOut(placed, cancelled),
   };
 };
+
+/**
+ * The fields a placed order's response has only when they apply, after its figures: `cancel_reason` and
+ * `cancelled_at` when `cancelled`, `time_in_force` other than GTC, `client_order_id`, and the list fields.
+ */
+const optionalOut = (placed: OrderPlacedData, cancelled: OrderCancelledData | undefined) => ({
+  ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
+  ...timeInForceOut(placed.time_in_force),
+  ...clientOrderIdOut(placed.client_order_id),
+  ...listOut(placed),
+});
 
 /** An order's list fields on the wire, only for an order of a list (a lone order keeps the spec's shape). */
 const listOut = (o: {
@@ -113,10 +121,7 @@ export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancel
   trigger_price: placed.trigger_price,
   locked_amount: placed.locked_amount,
   created_at: placed.placed_at,
-  ...(cancelled ? { cancel_reason: cancelled.reason, cancelled_at: cancelled.cancelled_at } : {}),
-  ...timeInForceOut(placed.time_in_force),
-  ...clientOrderIdOut(placed.client_order_id),
-  ...listOut(placed),
+  ...optionalOut(placed, cancelled),
 });
 
 /** One order's placement body from the events (see {@link placementOut}), without a bracket's exits. */
