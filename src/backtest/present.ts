@@ -107,16 +107,8 @@ export const balanceOut = (session: LoadedSession, market: SessionMarket) => {
   };
 };
 
-/** A candle on the wire (spec "Candle"), with its open time. */
-export const candleOut = (c: Candle) => ({
-  time: iso(c.openTime),
-  open: c.open,
-  high: c.high,
-  low: c.low,
-  close: c.close,
-  volume: c.volume,
-  trade_count: c.tradeCount ?? 0,
-});
+/** A candle on the wire (spec "Candle"), with its open time: as the market endpoints show it. */
+export { candleOut } from '../market/present';
 
 /** A pair's entry in the step response's `prices`: the last candle closed by virtual time. */
 interface StepPrice {

@@ -37,14 +37,19 @@ export const priceOut = (p: CachedPrice, stale?: PriceStaleness) => ({
   ...(stale ? { stale: true as const, price_age_ms: stale.age_ms } : {}),
 });
 
-/** A rolling 24-hour ticker. */
-export const tickerOut = (t: Ticker) => ({
+/** What every ticker shows first: its pair, and the window's open, high, low, close and base volume. */
+const ohlcvOut = (t: Ticker) => ({
   symbol: t.symbol,
   open: t.open,
   high: t.high,
   low: t.low,
   close: t.close,
   volume: t.volume,
+});
+
+/** A rolling 24-hour ticker. */
+export const tickerOut = (t: Ticker) => ({
+  ...ohlcvOut(t),
   quote_volume: t.quoteVolume,
   change: t.change,
   change_pct: t.changePct,
@@ -54,12 +59,7 @@ export const tickerOut = (t: Ticker) => ({
 
 /** A ticker in a batch (`GET /market/tickers`): fewer fields. */
 export const batchTickerOut = (t: Ticker) => ({
-  symbol: t.symbol,
-  open: t.open,
-  high: t.high,
-  low: t.low,
-  close: t.close,
-  volume: t.volume,
+  ...ohlcvOut(t),
   change_pct: t.changePct,
   trade_count: t.tradeCount,
 });
