@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { SnapshotStore, StoredSnapshot } from '../../ports/snapshot-store';
-import type { Database } from '../db/schema';
+import type { Database, SnapshotsTable } from '../db/schema';
 
 /** Rows read per page by {@link SnapshotStore.list}. */
 const LIST_PAGE = 500;
@@ -112,14 +112,7 @@ export const createSqlSnapshotStore = (db: Kysely<Database>): SnapshotStore => (
   },
 });
 
-const toSnapshot = (r: {
-  stream_id: string;
-  schema: string;
-  revision: string;
-  event_hash: string;
-  state: string;
-  annex: string | null;
-}): StoredSnapshot => ({
+const toSnapshot = (r: Omit<SnapshotsTable, 'taken_at'>): StoredSnapshot => ({
   streamId: r.stream_id,
   schema: r.schema,
   revision: Number(r.revision),

@@ -1,9 +1,9 @@
 import type { Candle } from '../../../domain/market/candle';
-import { toUnits } from '../../../domain/market/decimal';
 import { INTERVAL_MS, type Interval } from '../../../domain/market/intervals';
 import { type KlineProblem, klineFromColumns } from '../../../domain/market/klines';
 import type { CandleColumns } from '../store/block-codec';
 import { assembleColumns } from '../store/columns';
+import { pushCandleUnits } from '../store/convert';
 import { DecimalColumnBuilder } from '../store/decimal-column';
 
 /**
@@ -206,14 +206,7 @@ export class KlineCsvParser {
 
   private acceptBig(c: Candle): void {
     this.noteTime(c.openTime);
-    const b = this.builders;
-    b[0]!.pushBig(toUnits(c.open));
-    b[1]!.pushBig(toUnits(c.high));
-    b[2]!.pushBig(toUnits(c.low));
-    b[3]!.pushBig(toUnits(c.close));
-    b[4]!.pushBig(toUnits(c.volume));
-    b[5]!.pushBig(c.quoteVolume === null ? -1n : toUnits(c.quoteVolume));
-    b[6]!.pushBig(c.tradeCount === null ? -1n : BigInt(c.tradeCount) * BigInt(UNIT));
+    pushCandleUnits(this.builders, c);
   }
 
   /**
