@@ -14,14 +14,37 @@ import { SandboxLog } from '../domain/backtest/sandbox-log';
 import type { BacktestState } from '../domain/backtest/state';
 import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../domain/fill-model/model';
 import type { Interval } from '../domain/market/intervals';
-import { DomainError } from '../domain/shared/errors';
+import { DomainError, type ErrorCode } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
-import { WrongExpectedRevisionError } from '../ports/event-store';
+import { onAppendConflict } from './append-conflict';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, withCommandMetadata } from './metadata';
 import { rejectionError } from './wallet';
+
+/**
+ * The candles a market source `loaded` for a session or battle that is under way, checked against the fingerprint
+ * recorded when it started (`null`: none recorded, nothing to check): a load error, or candles that changed since
+ * (it could not continue deterministically), is a `DomainError` of `code` with `details`.
+ */
+export const checkedMarket = (
+  loaded: ReturnType<BacktestMarketSource['load']>,
+  fingerprint: string | null,
+  code: ErrorCode,
+  what: 'session' | 'battle',
+  details: Record<string, unknown>,
+): SessionMarket => {
+  if ('error' in loaded) throw new DomainError(code, loaded.error, details);
+  if (fingerprint !== null && loaded.fingerprint !== fingerprint) {
+    throw new DomainError(
+      code,
+      `the market data of this ${what} changed since it started; it cannot continue deterministically`,
+      details,
+    );
+  }
+  return loaded.market;
+};
 
 /** Where a backtest's candles come from (adapted from `services.market` in `src/backtest`). */
 export interface BacktestMarketSource {
@@ -265,18 +288,14 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
     const config = session.state.config!;
     const source = deps.market();
     if (!source) throw new DomainError('BACKTEST_NO_DATA', 'market data is not available on this server');
-    const loaded = source.load(config.pairs, config.interval, config.endTime);
-    if ('error' in loaded)
-      throw new DomainError('BACKTEST_NO_DATA', loaded.error, { session_id: session.id });
-    if (session.state.fingerprint !== null && loaded.fingerprint !== session.state.fingerprint) {
-      throw new DomainError(
-        'BACKTEST_NO_DATA',
-        'the market data of this session changed since it started; it cannot continue deterministically',
-        { session_id: session.id },
-      );
-    }
-    session.market = loaded.market;
-    return loaded.market;
+    session.market = checkedMarket(
+      source.load(config.pairs, config.interval, config.endTime),
+      session.state.fingerprint,
+      'BACKTEST_NO_DATA',
+      'session',
+      { session_id: session.id },
+    );
+    return session.market;
   };
 
   /** Decides and appends one command on a loaded session (inside its mutex). */
@@ -321,9 +340,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
           session.position = append.position;
           return { session, events, position: append.position };
         } catch (error) {
-          if (!(error instanceof WrongExpectedRevisionError)) throw error;
-          cache.delete(id);
-          if (attempt >= maxAttempts) throw error;
+          onAppendConflict(error, attempt, maxAttempts, () => cache.delete(id));
         }
       }
     });

@@ -17,8 +17,8 @@ import { DomainError } from '../domain/shared/errors';
 import { isUuid } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
-import { WrongExpectedRevisionError } from '../ports/event-store';
-import { type BacktestMarketSource, decisionIds } from './backtest';
+import { onAppendConflict } from './append-conflict';
+import { type BacktestMarketSource, checkedMarket, decisionIds } from './backtest';
 import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, withCommandMetadata } from './metadata';
@@ -253,18 +253,14 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     const { state } = battle;
     const bc = state.config?.backtest_config;
     if (!bc || state.status === 'draft') return undefined;
-    const loaded = source().load(bc.pairs, bc.candle_interval, Date.parse(bc.end_time));
-    if ('error' in loaded)
-      throw new DomainError('SERVICE_UNAVAILABLE', loaded.error, { battle_id: battle.id });
-    if (state.fingerprint !== null && loaded.fingerprint !== state.fingerprint) {
-      throw new DomainError(
-        'SERVICE_UNAVAILABLE',
-        'the market data of this battle changed since it started; it cannot continue deterministically',
-        { battle_id: battle.id },
-      );
-    }
-    battle.market = loaded.market;
-    return loaded.market;
+    battle.market = checkedMarket(
+      source().load(bc.pairs, bc.candle_interval, Date.parse(bc.end_time)),
+      state.fingerprint,
+      'SERVICE_UNAVAILABLE',
+      'battle',
+      { battle_id: battle.id },
+    );
+    return battle.market;
   };
 
   const append = async (
@@ -323,9 +319,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
           battle.position = result.position;
           return { battle, events, position: result.position };
         } catch (error) {
-          if (!(error instanceof WrongExpectedRevisionError)) throw error;
-          cache.delete(id);
-          if (attempt >= maxAttempts) throw error;
+          onAppendConflict(error, attempt, maxAttempts, () => cache.delete(id));
         }
       }
     });
