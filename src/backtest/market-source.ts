@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { BacktestMarketSource } from '../../commands/backtest';
 import type { SessionMarket } from '../../domain/backtest/market';
+import type { Candle } from '../../domain/market/candle';
 import type { Gap } from '../../domain/market/gaps';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { normalizeSymbol } from '../../domain/market/pair';
@@ -171,6 +172,11 @@ export const backtestMarketSource = (
       const sorted = [...scanned].sort((a, b) =>
         a.filters.symbol < b.filters.symbol ? -1 : a.filters.symbol > b.filters.symbol ? 1 : 0,
       );
+      // Last candles a stepping thread read at the end of a batch (`seed`), by symbol and the open time they are
+      // the last at or before: the step response's point reads of them (`lastClosed`) at that time need no read.
+      const points = new LRUCache<string, { candle: Candle | null }>({
+        max: 4 * Math.max(256, sorted.length),
+      });
       const readPair = (c: number, i: number) => {
         const p = sorted[i]!;
         return readChunk(p.filters.symbol, p.name, interval, end, c);
@@ -182,6 +188,10 @@ export const backtestMarketSource = (
           // Closed by the virtual time (`to`) and inside the window (open + interval ≤ end).
           const last = Math.min(to, endExclusive - 1);
           if (last < from) return [];
+          if (page?.newest === true && page.limit === 1) {
+            const seeded = points.get(`${symbol}|${last}`);
+            if (seeded) return seeded.candle && seeded.candle.openTime >= from ? [seeded.candle] : [];
+          }
           const columns =
             page?.newest === true
               ? store.queryColumns(symbol, interval, { end: last, limit: page.limit })
@@ -212,6 +222,15 @@ export const backtestMarketSource = (
           read: readPair,
           // A pair with live minutes in memory is read here (merged with the store); any other the thread reads.
           local: (i) => !store.live.has(sorted[i]!.filters.symbol),
+          seed({ at, candles }) {
+            const last = Math.min(at - INTERVAL_MS[interval], endExclusive - 1);
+            candles.forEach((c, i) => {
+              // A pair with live minutes since the batch was sent is read here, merged with them.
+              if (c !== undefined && !store.live.has(sorted[i]!.filters.symbol)) {
+                points.set(`${sorted[i]!.filters.symbol}|${last}`, { candle: c });
+              }
+            });
+          },
         },
       );
       const result = { market: built, fingerprint };

@@ -14,7 +14,7 @@ import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { createWorkerPool } from '../workers/pool';
 import { type SharedSeriesColumns, shareColumns } from './shared-series';
-import type { MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
+import type { LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
 
 /** Options of {@link createPooledStepper}. */
 export interface PooledStepperOptions {
@@ -40,6 +40,11 @@ interface ChunkReader {
   pairs: number;
   read(c: number, i: number): SharedSeriesColumns;
   local?(i: number): boolean;
+  /**
+   * Keeps the last candles a thread read at the end of a batch (`LastCandles`: every local pair's last candle closed
+   * by `at`), so the request thread's reads of them at `at` (the step response's prices) need no store read.
+   */
+  seed?(lasts: LastCandles): void;
 }
 
 /** The market a session was built from, where the market source registered it (typed columns, cheap to send). */
@@ -178,6 +183,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
       const e = answer.error;
       throw new DomainError(e.code, e.message, e.details, e.status);
     }
+    if (answer.lasts) chunks?.seed?.(answer.lasts);
     return answer.events;
   };
 

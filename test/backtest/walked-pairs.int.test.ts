@@ -1,10 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { decisionIds } from '../../commands/backtest';
 import type { BacktestCommand, BacktestContext } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import { EquityMeter } from '../../domain/backtest/equity';
 import { type BacktestStreamEvent, upcastBacktestStepped } from '../../domain/backtest/events';
-import { buildSessionMarket, closedCount, type SessionMarket } from '../../domain/backtest/market';
+import {
+  buildSessionMarket,
+  closedCount,
+  lastClosed,
+  type SessionMarket,
+} from '../../domain/backtest/market';
 import type { BacktestState } from '../../domain/backtest/state';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { unpackUnits } from '../../domain/metrics/equity-points';
@@ -167,16 +172,24 @@ describe('a stepping thread reads the chunks it steps through', () => {
   const SESSION = `bt_${'1'.repeat(32)}`;
   const NOW = new Date('2030-01-01T00:00:00Z');
 
-  /** The session's events, each batch stepped by `step` and every other command decided here. */
+  /** Calls of the request thread's candle reads (`queryColumns`: a point read is one), while counted. */
+  let storeReads = 0;
+
+  /**
+   * The session's events, each batch stepped by `step` and every other command decided here, and after each batch
+   * every pair's last candle as the step response shows it (`lastClosed`) with the store reads those took.
+   */
   const session = async (
     market: SessionMarket,
     catalog: BacktestContext['catalog'],
     fingerprint: string,
     step: (state: BacktestState, revision: number, steps: number) => Promise<BacktestStreamEvent[]>,
-  ): Promise<BacktestStreamEvent[][]> => {
+  ) => {
     let state: BacktestState = backtestDecider.initialState();
     let revision = -1;
     const all: BacktestStreamEvent[][] = [];
+    const prices: unknown[] = [];
+    let priceReads = 0;
     for (const command of sessionCommands(fingerprint)) {
       const events =
         command.type === 'StepBacktest'
@@ -190,12 +203,26 @@ describe('a stepping thread reads the chunks it steps through', () => {
       all.push(events);
       for (const e of events) state = backtestDecider.evolve(state, e);
       revision += events.length;
+      if (command.type === 'StepBacktest') {
+        const before = storeReads;
+        prices.push(PAIRS.map((symbol) => lastClosed(market, symbol, state.virtualTime)));
+        priceReads += storeReads - before;
+      }
     }
-    return all;
+    return { all, prices, priceReads };
   };
 
   it('from the candle store itself, and asks the request thread only for a pair with live minutes', async () => {
     const services = t.app.services.market!;
+    const candles = services.data.candles;
+    const queryColumns = candles.queryColumns;
+    candles.queryColumns = (...args) => {
+      storeReads++;
+      return queryColumns.apply(candles, args);
+    };
+    onTestFinished(() => {
+      candles.queryColumns = queryColumns;
+    });
     /** The events of the session through a fresh thread, and the candles the request thread read meanwhile. */
     const onThread = async () => {
       const source = backtestMarketSource(services, { chunkCandles: 24 });
@@ -204,7 +231,7 @@ describe('a stepping thread reads the chunks it steps through', () => {
       const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0 });
       let readHere = 0;
       try {
-        const events = await session(
+        const { all: events, ...read } = await session(
           loaded.market,
           source.catalog(),
           loaded.fingerprint,
@@ -222,7 +249,7 @@ describe('a stepping thread reads the chunks it steps through', () => {
             return stepped;
           },
         );
-        return { events, readHere, fingerprint: loaded.fingerprint };
+        return { events, readHere, ...read, fingerprint: loaded.fingerprint };
       } finally {
         await stepper.close();
       }
@@ -239,13 +266,16 @@ describe('a stepping thread reads the chunks it steps through', () => {
         }),
       );
     };
-    const expected = await inProcess();
+    const { all: expected, prices } = await inProcess();
     expect(expected.at(-1)!.some((e) => e.type === 'BacktestCompleted')).toBe(true);
 
     const direct = await onThread();
     expect(direct.events).toEqual(expected);
-    // ~60 chunks of three walked pairs, every pair's at the end: none read on the request thread.
+    // ~60 chunks of three walked pairs, every pair's at the end: none read on the request thread; nor the last
+    // candles the step responses show (the thread read them at the batch's end).
     expect(direct.readHere).toBe(0);
+    expect(direct.prices).toEqual(prices);
+    expect(direct.priceReads).toBe(0);
 
     // A live minute of BTCUSDT in memory (after the window: its candles are unchanged), which only the request
     // thread holds: the thread asks for that pair's chunks and reads the others itself.
@@ -255,5 +285,6 @@ describe('a stepping thread reads the chunks it steps through', () => {
     expect(asked.fingerprint).toBe(direct.fingerprint);
     expect(asked.events).toEqual(expected);
     expect(asked.readHere).toBeGreaterThan(40 * 24);
+    expect(asked.prices).toEqual(prices);
   }, 120_000);
 });
