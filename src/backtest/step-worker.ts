@@ -92,7 +92,7 @@ export interface WarmTask {
 
 /**
  * Every pair's last candle closed by virtual time `at` (the batch's end), read from the candle store on the
- * stepping thread (`lastClosedOf`): what the step response shows of each pair (its `prices`), which the request
+ * stepping thread (`lastsOf`): what the step response shows of each pair (its `prices`), which the request
  * thread would otherwise read one candle per pair (~1 ms each at 1m, 100 pairs per batch answer). By pair index
  * (sorted by symbol); `null` for no candle, absent (undefined) for a pair the request thread reads itself.
  */
