@@ -12,7 +12,9 @@ import { buildApp } from '../src/http/app';
 import { createLogger } from '../src/logger';
 import { createRuntime } from '../src/runtime';
 
-// Diagnostics: BENCH_COUNT_QUERIES=1 counts the SQL statements sent, by text, and prints them at exit.
+// Diagnostics: BENCH_COUNT_QUERIES=1 counts the SQL statements sent, by text, and prints them at exit. SIGUSR2
+// prints the counts since the last SIGUSR2 on stdout as `{"statements": [[text, n], …]}` and starts over: the load
+// generator sends it around a measured window, so the counts are the window's alone (no set-up, no warm-up).
 const queryCounts = new Map<string, number>();
 if (process.env.BENCH_COUNT_QUERIES) {
   const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
@@ -24,6 +26,14 @@ if (process.env.BENCH_COUNT_QUERIES) {
     queryCounts.set(text, (queryCounts.get(text) ?? 0) + 1);
     return original.apply(this, args);
   } as typeof pg.Client.prototype.query;
+}
+
+if (process.env.BENCH_COUNT_QUERIES) {
+  process.on('SIGUSR2', () => {
+    const all = [...queryCounts].sort((a, b) => b[1] - a[1]);
+    queryCounts.clear();
+    process.stdout.write(`${JSON.stringify({ statements: all })}\n`);
+  });
 }
 
 const config = loadConfig(process.env);

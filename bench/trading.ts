@@ -22,6 +22,9 @@
  *
  *   npx tsx bench/trading.ts [--agents 64] [--duration 15] [--warmup 3] [--rate 1000] [--pending 100000] [--json out.json]
  *
+ * With `BENCH_COUNT_QUERIES=1` each window also reports the SQL statements the server sent per order, in total and by
+ * text (`statements_per_order`), counted over that window alone.
+ *
  * The JSON names the commit measured (and whether the working tree differed) and the load average at the start,
  * so alternating runs of two versions (A/B, e.g. in two `git worktree`s) can be told apart.
  *
@@ -312,13 +315,41 @@ const httpBenchmark = async () => {
         sendLagMs: { p99: round(result.sendLagMs.p99, 3), max: round(result.sendLagMs.max, 3) },
       };
     };
+    /**
+     * With `BENCH_COUNT_QUERIES` set: the statements the server sent since the last call, by text (it prints them on
+     * SIGUSR2, see bench/trading-server.ts); undefined otherwise.
+     */
+    const statementCounts = async (): Promise<[string, number][] | undefined> => {
+      if (!process.env.BENCH_COUNT_QUERIES) return undefined;
+      const child = server!.child;
+      const counted = new Promise<[string, number][]>((resolve) => {
+        let buffer = '';
+        const onData = (chunk: Buffer) => {
+          buffer += String(chunk);
+          const line = buffer.split('\n').find((l) => l.startsWith('{"statements"'));
+          if (!line) return;
+          child.stdout!.off('data', onData);
+          resolve((JSON.parse(line) as { statements: [string, number][] }).statements);
+        };
+        child.stdout!.on('data', onData);
+      });
+      child.kill('SIGUSR2');
+      return counted;
+    };
+    /** Statements per order of a window, in total and by text (the 20 most frequent). */
+    const perOrder = (counts: [string, number][], orders: number) => ({
+      total: round(counts.reduce((a, [, n]) => a + n, 0) / Math.max(1, orders), 3),
+      by_text: counts.slice(0, 20).map(([text, n]) => [round(n / Math.max(1, orders), 3), text] as const),
+    });
     /** One measured window: closed loop (as fast as answers come) or open loop at an offered rate. */
     const measure = async (rate?: number) => {
       stale = 0;
       timings = new Map();
+      await statementCounts();
       const cpu = await cpuMeter(admin, name, server!.child.pid!);
       const result = rate ? await openLoopWindow(rate) : await closedLoopWindow();
       const used = await cpu();
+      const statements = await statementCounts();
       const seconds = result.seconds;
       const statuses = result.statuses;
       const count = [...statuses.values()].reduce((a, b) => a + b, 0);
@@ -345,6 +376,7 @@ const httpBenchmark = async () => {
           load_generator: round((used.load_generator_s * 1000) / Math.max(1, count), 3),
         },
         load_average_1m: round(os.loadavg()[0]!, 2),
+        ...(statements ? { statements_per_order: perOrder(statements, count) } : {}),
       };
     };
     /**
