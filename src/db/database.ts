@@ -33,12 +33,14 @@ export interface DatabaseHandle {
    * LISTENs on `channel`; `onNotify` receives each payload. Resolves to an unlisten function once the first
    * attempt settled. A wake-up only: notifications may be lost or merged, callers re-read the log. On a server,
    * a lost LISTEN connection is re-opened (retried until it works or the unlisten) and `onResubscribed` is
-   * called after each re-subscription, so the caller reads what it may have missed meanwhile.
+   * called after each re-subscription, so the caller reads what it may have missed meanwhile. On a server the
+   * LISTEN connection carries `applicationName` (its `application_name`, seen in `pg_stat_activity` by other
+   * processes) when given.
    */
   listen(
     channel: string,
     onNotify: (payload: string) => void,
-    options?: { onResubscribed?: () => void },
+    options?: { onResubscribed?: () => void; applicationName?: string },
   ): Promise<() => Promise<void>>;
   /**
    * A connection of its own, outside the pool, for session state that must live as long as the connection
@@ -130,11 +132,14 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
     dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }),
   });
   const sessions = new Set<pg.Client>();
-  const openSession = async (): Promise<{ client: pg.Client; lost: Promise<Error> }> => {
+  const openSession = async (
+    applicationName?: string,
+  ): Promise<{ client: pg.Client; lost: Promise<Error> }> => {
     const client = new pg.Client({
       connectionString: url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
+      ...(applicationName ? { application_name: applicationName } : {}),
     });
     const lost = new Promise<Error>((resolve) => {
       client.on('error', (error) => {
@@ -186,7 +191,7 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
       const keep = async () => {
         while (!stopped && !closed) {
           try {
-            const { client, lost } = await openSession();
+            const { client, lost } = await openSession(listenOptions.applicationName);
             current = client;
             client.on('notification', (msg) => {
               if (msg.channel === channel) onNotify(msg.payload ?? '');

@@ -32,6 +32,8 @@ export interface LiveReaderOptions {
   tailEvents?: number;
   /** Largest read of the shared tail (events, default 5,000). */
   tailReadMax?: number;
+  /** The poll while {@link LiveReader.pollQuickly} is in force (ms, default 25). */
+  quickPollMs?: number;
 }
 
 /** A page a subscription gets from {@link SharedTail.page}. */
@@ -189,6 +191,8 @@ export class LiveReader {
   private closed = false;
   private readonly options: Required<LiveReaderOptions>;
   private readonly tail: SharedTail;
+  /** Until when (ms since epoch) idle subscriptions poll every `quickPollMs` instead of `idlePollMs`. */
+  private readonly quick = { until: 0 };
 
   constructor(
     private readonly source: LiveReaderSource,
@@ -200,6 +204,7 @@ export class LiveReader {
       forgetNotifiedAfterMs: 5000,
       tailEvents: 5_000,
       tailReadMax: 5_000,
+      quickPollMs: 25,
       ...options,
     };
     this.tail = new SharedTail(source, this.options.tailEvents, this.options.tailReadMax);
@@ -210,13 +215,25 @@ export class LiveReader {
     for (const s of this.subscriptions) s.wake(position);
   }
 
+  /**
+   * Re-reads the log now and then polls every `quickPollMs` for `forMs` ms: for a time when wake-ups may be
+   * missing though nothing was lost, e.g. while other writers have not yet learnt that this process listens
+   * (the PostgreSQL store's notifier, `src/eventstore/postgres.ts`).
+   */
+  pollQuickly(forMs: number): void {
+    this.quick.until = Math.max(this.quick.until, Date.now() + forMs);
+    this.wake();
+  }
+
   /** Opens a subscription; the first one starts the LISTEN channel. */
   subscribe(options: SubscribeOptions = {}): AllSubscription {
     if (this.closed) throw new Error('event store is closed');
     if (!this.unlisten && this.source.listen) {
       this.unlisten = this.source.listen((p) => this.wake(p)).catch(() => undefined);
     }
-    const sub = new LiveSubscription(this.tail, options, this.options, () => this.subscriptions.delete(sub));
+    const sub = new LiveSubscription(this.tail, options, this.options, this.quick, () =>
+      this.subscriptions.delete(sub),
+    );
     this.subscriptions.add(sub);
     return sub;
   }
@@ -244,6 +261,7 @@ class LiveSubscription implements AllSubscription {
     private readonly tail: SharedTail,
     private readonly options: SubscribeOptions,
     private readonly tuning: Required<LiveReaderOptions>,
+    private readonly quick: { readonly until: number },
     private readonly onClose: () => void,
   ) {}
 
@@ -299,7 +317,13 @@ class LiveSubscription implements AllSubscription {
       if (this.woken) continue;
       this.forgetStale();
       mark = page.seen;
-      await this.sleeper.sleep(this.pending.size > 0 ? this.tuning.horizonRetryMs : this.tuning.idlePollMs);
+      await this.sleeper.sleep(
+        this.pending.size > 0
+          ? this.tuning.horizonRetryMs
+          : Date.now() < this.quick.until
+            ? this.tuning.quickPollMs
+            : this.tuning.idlePollMs,
+      );
     }
   }
 

@@ -30,13 +30,42 @@ import { LiveReader } from './live-reader';
 export const EVENTS_CHANNEL = 'events_appended';
 
 /**
- * Sends the post-commit wake-up to other processes: at most one NOTIFY in flight, always carrying the highest
- * position committed so far, so a burst of appends costs a few NOTIFYs. Each runs with
- * `synchronous_commit = off` (it carries no data, only a hint). PGlite is single-process: nothing to send.
+ * `application_name` prefix of a store's LISTEN connection on {@link EVENTS_CHANNEL}: followed by the store's own
+ * random id, it lets a writer see in `pg_stat_activity` whether a store other than itself listens.
  */
-const createNotifier = (handle: DatabaseHandle) => {
+export const LISTENER_NAME_PREFIX = 'ptv-events:';
+
+/**
+ * How long a writer trusts what it last saw of the other listeners (ms). A store that starts listening may miss
+ * the wake-ups of this long (a writer that saw nobody sends none until it looks again), so its subscriptions poll
+ * quickly for {@link LISTENER_DISCOVERY_MS} after its LISTEN connection is (re)established.
+ */
+const LISTENERS_RECHECK_MS = 250;
+
+/**
+ * Quick polling of a store whose LISTEN connection was just (re)established (ms): the recheck and a wide margin (a
+ * reader that starts over after a database fault, like the projection runner, may subscribe again a while later).
+ */
+const LISTENER_DISCOVERY_MS = 6 * LISTENERS_RECHECK_MS;
+
+/**
+ * Sends the post-commit wake-up to other stores (processes): at most one NOTIFY in flight, always carrying the
+ * highest position committed so far, so a burst of appends costs a few NOTIFYs. Each runs with
+ * `synchronous_commit = off` (it carries no data, only a hint). PGlite is single-process: nothing to send.
+ *
+ * A NOTIFY is sent only while another store listens (issue 23: a lone venue process spent one statement per append
+ * batch on NOTIFYs only its own listener heard, and ignored). Who listens is read from `pg_stat_activity` (the
+ * `application_name` of the LISTEN connections, {@link LISTENER_NAME_PREFIX}; visible to every role), within the
+ * NOTIFY statement itself, and trusted for {@link LISTENERS_RECHECK_MS}: after that the next wake-up is sent in
+ * any case, with a fresh look. A listener that appeared meanwhile polls quickly until every writer has looked
+ * again (`LiveReader.pollQuickly`), so it sees appends promptly from its first moment.
+ */
+const createNotifier = (handle: DatabaseHandle, ownListenerName: string) => {
   let inFlight = false;
   let pending: bigint | undefined;
+  /** Whether another store listened at the last look, and when that look was sent (ms since epoch). */
+  let othersListen = true;
+  let lookedAt = Number.NEGATIVE_INFINITY;
   const send = async (): Promise<void> => {
     while (pending !== undefined) {
       const position = pending;
@@ -44,9 +73,15 @@ const createNotifier = (handle: DatabaseHandle) => {
       try {
         // One statement, so one round trip: its implicit transaction commits without waiting for the WAL
         // flush (`set_config(..., true)` is the statement's `SET LOCAL`).
-        await sql`select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()})`.execute(
+        const sentAt = Date.now();
+        const { rows } = await sql<{ others: boolean }>`
+          select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()}),
+            exists(select 1 from pg_stat_activity where datname = current_database()
+              and starts_with(application_name, ${LISTENER_NAME_PREFIX}) and application_name <> ${ownListenerName}) as others`.execute(
           handle.db,
         );
+        othersListen = rows[0]?.others !== false;
+        lookedAt = sentAt;
       } catch (error) {
         // A lost wake-up would delay readers until their idle poll (up to a second): when the connection was
         // lost, send it again (with the highest position by then) as soon as the database answers.
@@ -59,6 +94,8 @@ const createNotifier = (handle: DatabaseHandle) => {
   };
   return (position: bigint) => {
     if (handle.kind === 'pglite') return;
+    // Nobody else listened a moment ago: nobody to wake (a newcomer polls quickly meanwhile).
+    if (!othersListen && Date.now() - lookedAt < LISTENERS_RECHECK_MS) return;
     if (pending === undefined || position > pending) pending = position;
     if (!inFlight) {
       inFlight = true;
@@ -270,15 +307,20 @@ export const createPostgresEventStore = (
   options: PostgresEventStoreOptions = {},
 ): PostgresEventStore => {
   const db = handle.all;
-  const notifyOthers = createNotifier(handle);
-  const live = new LiveReader({
+  const listenerName = `${LISTENER_NAME_PREFIX}${randomUUID()}`;
+  const notifyOthers = createNotifier(handle, listenerName);
+  const live: LiveReader = new LiveReader({
     readAll: (o) => readAll(o),
     // After a lost LISTEN connection is re-subscribed, every reader re-reads the log (a catch-up read), so a
-    // notification missed meanwhile delays nothing.
-    listen: (onWake) =>
-      handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload)), {
-        onResubscribed: () => onWake(),
-      }),
+    // notification missed meanwhile delays nothing; and polls quickly while writers learn that it listens again.
+    listen: async (onWake) => {
+      const unlisten = await handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload)), {
+        applicationName: listenerName,
+        onResubscribed: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
+      });
+      if (handle.kind === 'postgres') live.pollQuickly(LISTENER_DISCOVERY_MS);
+      return unlisten;
+    },
   });
 
   /** Runs one batch through `append_events_batch` on `executor`; one outcome per append, in order. */

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { type RecordedEvent, START, WrongExpectedRevisionError } from '../../ports/event-store';
 import { openPostgres } from '../../src/db/database';
 import { verifyChain } from '../../src/eventstore/hash-chain';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
+import { createPostgresEventStore, EVENTS_CHANNEL } from '../../src/eventstore/postgres';
 import {
   createPGliteTestDatabase,
   createPostgresTestDatabase,
@@ -217,6 +217,66 @@ if (pgReason) {
         await sub.close();
         expect(Math.max(...latencies)).toBeLessThan(500);
       } finally {
+        await reader.close();
+        await otherPool.close();
+        await writer.close();
+        await db.close();
+      }
+    });
+  });
+
+  describe('PostgreSQL wake-ups only while another store listens', () => {
+    it('sends no NOTIFY per batch to a lone store, and every batch once another store listens', async () => {
+      const db = await createPostgresTestDatabase();
+      const writer = createPostgresEventStore(db);
+      // A plain LISTEN connection (not a store's: it does not count as a listener) hears what is sent.
+      const ear = new pg.Client({ connectionString: db.url! });
+      await ear.connect();
+      const heard: bigint[] = [];
+      ear.on('notification', (m) => heard.push(BigInt(m.payload ?? '0')));
+      await ear.query(`listen ${EVENTS_CHANNEL}`);
+      const otherPool = openPostgres(db.url!);
+      const reader = createPostgresEventStore(otherPool);
+      try {
+        // The writer's own subscription (its own LISTEN connection) is not another listener.
+        const own = writer.subscribeToAll({ after: await writer.headPosition() });
+        const ownIterator = own[Symbol.asyncIterator]();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const started = performance.now();
+        for (let i = 0; i < 30; i++) {
+          await writer.append('lone-1', [{ type: 'Lone', data: { i } }]);
+          expect((await ownIterator.next()).value[0].data).toEqual({ i });
+        }
+        const elapsed = performance.now() - started;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // One NOTIFY at most per look at the listeners (every 250 ms), not one per batch.
+        expect(heard.length).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 1);
+        expect(heard.length).toBeLessThan(30);
+        // Another store subscribes: it sees the next appends at once, and once the writer has looked again every
+        // batch is announced.
+        const sub = reader.subscribeToAll({ after: await reader.headPosition() });
+        const iterator = sub[Symbol.asyncIterator]();
+        const latencies: number[] = [];
+        for (let i = 0; i < 8; i++) {
+          const t0 = performance.now();
+          const pending = iterator.next();
+          const appended = await writer.append('shared-1', [{ type: 'Ping', data: { i } }]);
+          const { value } = await pending;
+          latencies.push(performance.now() - t0);
+          expect((value as RecordedEvent[])[0]?.data).toEqual({ i });
+          if (i >= 6) {
+            await until(() => heard.includes(appended.position.prepare), {
+              timeoutMs: 2_000,
+              what: `NOTIFY of append ${i}`,
+            });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 150));
+        }
+        expect(Math.max(...latencies)).toBeLessThan(500);
+        await sub.close();
+        await own.close();
+      } finally {
+        await ear.end();
         await reader.close();
         await otherPool.close();
         await writer.close();
