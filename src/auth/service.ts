@@ -11,7 +11,7 @@ import type { LogPosition } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
 import { getAccountAuthState } from '../../queries/accounts';
 import { getAgentOwnership } from '../../queries/agents';
-import { type ApiKeyOwner, findApiKeyAuth } from '../../queries/api-keys';
+import { type ApiKeyAuth, type ApiKeyOwner, findApiKeyAuth, findApiKeysAuth } from '../../queries/api-keys';
 import { rateLimitKeyOf } from '../application/rate-limits';
 import type { AuthMode, Principal } from './principal';
 import type { TokenService } from './tokens';
@@ -90,6 +90,9 @@ export interface AuthServiceOptions {
 
 const REVOKED_CAPACITY = 100_000;
 
+/** Most keys one refresh of the cache reads (one statement); the others expire and are looked up again. */
+const REFRESH_MAX_KEYS = 5_000;
+
 type Resolution = { principal: Principal } | { error: DomainError };
 
 /**
@@ -97,6 +100,14 @@ type Resolution = { principal: Principal } | { error: DomainError };
  * hot lookups. Invalidation is synchronous in this process: a regenerated or deleted agent's old key hash goes
  * into a revoked set at once, and lookups of changed owners bypass the cache until the read models include the
  * change; other processes rely on the read model (and the cache TTL).
+ *
+ * The API keys in use are kept fresh in bulk (issue 23: 64 agents cost 32 lookups a second, a quarter of the
+ * statements per order at 100 orders/s): once a key served from the cache is past three quarters of its lifetime,
+ * every key served since the last refresh is read again in one statement and its entries (key, account, agent)
+ * start a new lifetime; a key no longer found is dropped, so its next use is looked up (and refused) as an unknown
+ * key. An entry is thus never older than its lifetime, as before, and a busy venue sends about one statement per
+ * three quarters of a lifetime instead of one per key and lifetime. A refresh that raced a change of this process
+ * (`invalidate`) is discarded.
  */
 export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const { db, tokens } = options;
@@ -106,6 +117,11 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const revoked = new LRUCache<string, true>({ max: REVOKED_CAPACITY });
   const bypass = new Map<string, number>();
   const memo = new WeakMap<CredentialCarrier, Promise<Resolution>>();
+  /** Changes seen by `invalidate` (and the ends of their bypasses): a refresh that overlapped one is discarded. */
+  let changes = 0;
+  /** Key hashes served since the last refresh, and whether one is in flight. */
+  const used = new Set<string>();
+  let refreshing = false;
 
   const cached = async <V>(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> => {
     if (!bypass.has(key)) {
@@ -129,16 +145,50 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const prime = (key: string, value: unknown): void => {
     if (value != null && !bypass.has(key)) cache?.set(key, { value });
   };
+  /** Caches what authenticating a key needs under its three keys, as their own lookups would. */
+  const primeKey = (hash: string, found: ApiKeyAuth): void => {
+    prime(`key:${hash}`, found.owner);
+    prime(`acct:${found.owner.accountId}`, found.account);
+    if (found.owner.agentId) prime(`agent:${found.owner.agentId}`, found.agent);
+  };
   // A key's account and agent rows come with it in one statement and are cached as their own lookups would be:
   // they expire together, so a credential costs one statement per cache lifetime, not three.
-  const keyOwner = (hash: string) =>
-    cached<ApiKeyOwner>(`key:${hash}`, async () => {
+  const keyOwner = async (hash: string): Promise<ApiKeyOwner | undefined> => {
+    const owner = await cached<ApiKeyOwner>(`key:${hash}`, async () => {
       const found = await findApiKeyAuth(db, hash);
       if (!found) return undefined;
       prime(`acct:${found.owner.accountId}`, found.account);
       if (found.owner.agentId) prime(`agent:${found.owner.agentId}`, found.agent);
       return found.owner;
     });
+    if (owner) keepFresh(hash);
+    return owner;
+  };
+  /** Notes a key in use; past 3/4 of its lifetime, refreshes every key in use (see the function's comment). */
+  const keepFresh = (hash: string): void => {
+    if (!cache || bypass.has(`key:${hash}`)) return;
+    used.add(hash);
+    if (!refreshing && cache.getRemainingTTL(`key:${hash}`) < ttl / 4) {
+      refreshing = true;
+      void refresh().finally(() => {
+        refreshing = false;
+      });
+    }
+  };
+  const refresh = async (): Promise<void> => {
+    const hashes = [...used].slice(0, REFRESH_MAX_KEYS);
+    used.clear();
+    const since = changes;
+    // A failed refresh changes nothing: the entries expire and are looked up one by one, as without it.
+    const found = await findApiKeysAuth(db, hashes).catch(() => undefined);
+    if (!found || changes !== since) return;
+    for (const hash of hashes) {
+      if (bypass.has(`key:${hash}`)) continue;
+      const auth = found.get(hash);
+      if (auth) primeKey(hash, auth);
+      else cache?.delete(`key:${hash}`);
+    }
+  };
 
   const requireActiveAccount = async (
     accountId: string,
@@ -293,6 +343,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     },
 
     invalidate(change) {
+      changes++;
       const keys: string[] = [];
       if (change.accountId) keys.push(`acct:${change.accountId}`);
       if (change.agentId) keys.push(`agent:${change.agentId}`);
@@ -308,6 +359,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         .waitForReadModels(change.position)
         .catch(() => false)
         .then(() => {
+          changes++;
           for (const key of keys) {
             const n = (bypass.get(key) ?? 1) - 1;
             if (n <= 0) bypass.delete(key);
