@@ -7,6 +7,22 @@ import { DomainError } from '../shared/errors';
 export const CLIENT_ORDER_ID_PATTERN = /^[a-zA-Z0-9-_.]{1,36}$/;
 
 /**
+ * A client's id sent in `field`: `undefined` when none was sent (absent or empty), else the id as sent when it
+ * matches {@link CLIENT_ORDER_ID_PATTERN}, else `VALIDATION_ERROR` naming the field and the pattern.
+ */
+const sentId = (value: string | null | undefined, field: string): string | undefined => {
+  if (value === null || value === undefined || value === '') return undefined;
+  if (!CLIENT_ORDER_ID_PATTERN.test(value)) {
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `${field} must be 1 to 36 characters of letters, digits, "-", "_" or "."`,
+      { field, pattern: CLIENT_ORDER_ID_PATTERN.source },
+    );
+  }
+  return value;
+};
+
+/**
  * The client order id of a new order (docs/trading-rules.md, "Client order ids"): `null` when none was sent (absent
  * or empty), else the id as sent. Throws `VALIDATION_ERROR` (field `client_order_id`) when it does not match
  * {@link CLIENT_ORDER_ID_PATTERN}, and `CONFLICT` 409 (`details.reason = 'duplicate_client_order_id'`, the open
@@ -17,14 +33,8 @@ export const clientOrderIdOf = (
   value: string | null | undefined,
   openOrders: Readonly<Record<string, { orderId: string; clientOrderId: string | null }>>,
 ): string | null => {
-  if (value === null || value === undefined || value === '') return null;
-  if (!CLIENT_ORDER_ID_PATTERN.test(value)) {
-    throw new DomainError(
-      'VALIDATION_ERROR',
-      'client_order_id must be 1 to 36 characters of letters, digits, "-", "_" or "."',
-      { field: 'client_order_id', pattern: CLIENT_ORDER_ID_PATTERN.source },
-    );
-  }
+  const id = sentId(value, 'client_order_id');
+  if (id === undefined) return null;
   for (const open of Object.values(openOrders)) {
     if (open.clientOrderId === value) {
       throw new DomainError('CONFLICT', `an open order of this wallet already has client_order_id ${value}`, {
@@ -34,7 +44,7 @@ export const clientOrderIdOf = (
       });
     }
   }
-  return value;
+  return id;
 };
 
 /**
@@ -43,14 +53,5 @@ export const clientOrderIdOf = (
  * (field `list_client_order_id`). Not required unique: a query by it names the newest list with it, as a reused
  * client order id names its newest order.
  */
-export const listClientOrderIdOf = (value: string | null | undefined): string | undefined => {
-  if (value === null || value === undefined || value === '') return undefined;
-  if (!CLIENT_ORDER_ID_PATTERN.test(value)) {
-    throw new DomainError(
-      'VALIDATION_ERROR',
-      'list_client_order_id must be 1 to 36 characters of letters, digits, "-", "_" or "."',
-      { field: 'list_client_order_id', pattern: CLIENT_ORDER_ID_PATTERN.source },
-    );
-  }
-  return value;
-};
+export const listClientOrderIdOf = (value: string | null | undefined): string | undefined =>
+  sentId(value, 'list_client_order_id');

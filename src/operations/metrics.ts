@@ -140,26 +140,24 @@ export const collectServiceMetrics = (metrics: Metrics, services: MetricSources)
     }
     return lagRead.rows;
   };
-  new client.Gauge({
-    name: 'ptv_projection_lag_events',
-    help: 'Events in the log that the read model has not folded yet',
-    labelNames: ['projection'] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const l of await lags()) this.set({ projection: l.name }, l.events);
-    },
-  });
-  new client.Gauge({
-    name: 'ptv_projection_lag_seconds',
-    help: 'Age of the oldest event the read model has not folded yet (0 when caught up)',
-    labelNames: ['projection'] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const l of await lags()) this.set({ projection: l.name }, l.seconds);
-    },
-  });
+  /** A gauge of each projection's lag (`lags()`), in events or in seconds. */
+  const lagGauge = (name: string, help: string, of: 'events' | 'seconds') =>
+    new client.Gauge({
+      name,
+      help,
+      labelNames: ['projection'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const l of await lags()) this.set({ projection: l.name }, l[of]);
+      },
+    });
+  lagGauge('ptv_projection_lag_events', 'Events in the log that the read model has not folded yet', 'events');
+  lagGauge(
+    'ptv_projection_lag_seconds',
+    'Age of the oldest event the read model has not folded yet (0 when caught up)',
+    'seconds',
+  );
   new client.Gauge({
     name: 'ptv_market_feed_lag_seconds',
     help: 'Age of the newest price in the market feed cache',
