@@ -1,7 +1,7 @@
 import type { Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { useRealDataServer } from '../support/real-data-server';
 import { openInbox } from '../support/ws-client';
 import { connectProBinance } from './pro-client';
 
@@ -10,7 +10,7 @@ import { connectProBinance } from './pro-client';
  * feed, through the real `ccxt.pro.binance` client (its `urls.api.ws.spot` pointed at the venue) against the real
  * server process on the real market data, and through a bare socket for the raw and combined formats.
  */
-let venue: RealDataServer;
+const venue = useRealDataServer('ptv-binance-ws-');
 let pro: Exchange;
 let wsBase: string;
 
@@ -25,14 +25,12 @@ const restPrice = async (symbol: string) =>
   );
 
 beforeAll(async () => {
-  venue = await startRealDataServer('ptv-binance-ws-');
   wsBase = venue.url.replace('http://', 'ws://');
   pro = await connectProBinance(venue.url);
 }, 180_000);
 
 afterAll(async () => {
   await pro?.close();
-  await venue?.close();
 }, 60_000);
 
 describe('ccxt.pro.binance market streams against the venue', () => {

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import ccxt, { type Exchange } from 'ccxt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { apiCall, useRealDataServer } from '../support/real-data-server';
 import { until } from '../support/until';
 
 /**
@@ -12,7 +12,7 @@ import { until } from '../support/until';
  * REST door's (`/api/v1`) to the last unit. Tampered signatures, stale timestamps, unknown symbols, too small
  * quantities and over-selling answer Binance's error codes and change nothing in the wallet.
  */
-let venue: RealDataServer;
+const venue = useRealDataServer('ptv-binance-');
 let apiKey: string;
 let secret: string;
 let token: string;
@@ -78,13 +78,10 @@ const signed = async (
 };
 
 beforeAll(async () => {
-  venue = await startRealDataServer('ptv-binance-');
-  const reg = await fetch(`${venue.url}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ display_name: 'ccxt' }),
-  });
-  const account = (await reg.json()) as { api_key: string; api_secret: string };
+  const account = (await apiCall(venue.url, 'POST', '/auth/register', {}, { display_name: 'ccxt' })).body as {
+    api_key: string;
+    api_secret: string;
+  };
   apiKey = account.api_key;
   secret = account.api_secret;
   const login = await fetch(`${venue.url}/api/v1/auth/login`, {
@@ -95,10 +92,6 @@ beforeAll(async () => {
   token = ((await login.json()) as { token: string }).token;
   binance = client(apiKey, secret);
 }, 180_000);
-
-afterAll(async () => {
-  await venue?.close();
-}, 60_000);
 
 describe('ccxt.binance against the venue', () => {
   it('loadMarkets: the pairs with their filters and exactly the order types the door maps', async () => {

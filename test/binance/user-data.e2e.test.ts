@@ -1,7 +1,7 @@
 import type { Exchange } from 'ccxt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { apiCall, useRealDataServer } from '../support/real-data-server';
 import { connectProBinance } from './pro-client';
 
 /**
@@ -10,7 +10,7 @@ import { connectProBinance } from './pro-client';
  * (`POST/PUT/DELETE /binance/api/v3/userDataStream`, `/binance/ws/<listenKey>`), against the real server process on
  * the real market data. Every figure equals the REST door's (`/api/v1`).
  */
-let venue: RealDataServer;
+const venue = useRealDataServer('ptv-binance-user-');
 let pro: Exchange;
 let wsBase: string;
 let apiKey: string;
@@ -41,21 +41,15 @@ const listenKeyRequest = async (method: 'POST' | 'PUT' | 'DELETE', listenKey?: s
 };
 
 beforeAll(async () => {
-  venue = await startRealDataServer('ptv-binance-user-');
   wsBase = venue.url.replace('http://', 'ws://');
-  const reg = await fetch(`${venue.url}/api/v1/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ display_name: 'ccxt pro' }),
-  });
-  const account = (await reg.json()) as { api_key: string; api_secret: string };
+  const account = (await apiCall(venue.url, 'POST', '/auth/register', {}, { display_name: 'ccxt pro' }))
+    .body as { api_key: string; api_secret: string };
   apiKey = account.api_key;
   pro = await connectProBinance(venue.url, { apiKey: account.api_key, secret: account.api_secret });
 }, 180_000);
 
 afterAll(async () => {
   await pro?.close();
-  await venue?.close();
 }, 60_000);
 
 describe('ccxt.pro.binance user data against the venue', () => {

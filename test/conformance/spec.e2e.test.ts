@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BigNumber from 'bignumber.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MARKET_DATA } from '../market/support';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { useRealDataServer } from '../support/real-data-server';
 
 /**
  * Conformance of the implemented parts of the interface contract (`../shared/spec/paper-trading-interface.md`)
@@ -41,7 +41,6 @@ interface Res {
   text: string;
 }
 
-let server: RealDataServer | undefined;
 let base = '';
 
 /**
@@ -116,14 +115,10 @@ if (!DATA_PRESENT) {
 }
 
 suite('the interface contract on the real server with the real data', () => {
-  beforeAll(async () => {
-    server = await startRealDataServer('ptv-conformance-e2e-');
+  const server = useRealDataServer('ptv-conformance-e2e-');
+  beforeAll(() => {
     base = server.url;
-  }, 120_000);
-
-  afterAll(async () => {
-    await server?.close();
-  }, 30_000);
+  });
 
   describe('auth', () => {
     it('registers: 201 with the spec fields; default balance 10000; the secret shown once', async () => {

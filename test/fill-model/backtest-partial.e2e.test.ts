@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Dec, dec, roundDown8, ZERO } from '../../domain/trading/decimal';
 import { feeFor } from '../../domain/trading/fees';
 import { lockFor } from '../../domain/trading/orders';
 import { floorToStep } from '../../domain/trading/quantity';
 import { csvRows } from '../market/support';
-import { apiCall, type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { apiCall, useRealDataServer, useRegisteredTrader } from '../support/real-data-server';
 
 /**
  * Partial fills end to end (issue 21, "Done when"): the real server process on the real data set, over HTTP. In a
@@ -26,18 +26,15 @@ const START_BALANCE = dec('10000000');
 const FEE = dec('0.001');
 const SHARE_PCT = 10;
 
-let server: RealDataServer | undefined;
-let base = '';
-let key = '';
-let token = '';
-let agentId = '';
+const server = useRealDataServer('ptv-partial-e2e-');
+const trader = useRegisteredTrader(server, 'Partial fills', 'Big bidder');
 
 const call = (method: string, url: string, body?: unknown, auth: 'key' | 'jwt' = 'key') =>
   apiCall(
-    base,
+    server.url,
     method,
     url,
-    auth === 'key' ? { 'x-api-key': key } : { authorization: `Bearer ${token}` },
+    auth === 'key' ? { 'x-api-key': trader.apiKey } : { authorization: `Bearer ${trader.token}` },
     body,
   );
 
@@ -91,30 +88,11 @@ let window: Window;
 let step: Dec;
 
 beforeAll(async () => {
-  server = await startRealDataServer('ptv-partial-e2e-');
-  base = server.url;
-  const reg = await call('POST', '/auth/register', { display_name: 'Partial fills' });
-  expect(reg.status).toBe(201);
-  key = reg.body.api_key;
-  const login = await call('POST', '/auth/login', { api_key: key, api_secret: reg.body.api_secret });
-  token = login.body.token;
-  const agent = await call(
-    'POST',
-    '/agents',
-    { display_name: 'Big bidder', risk_profile: { max_position_size_pct: 100, max_order_size_pct: 100 } },
-    'jwt',
-  );
-  expect(agent.status).toBe(201);
-  agentId = agent.body.agent_id;
   const pairs = (await call('GET', '/market/pairs?status=active')).body.pairs as any[];
   const pair = pairs.find((p) => p.symbol === SYMBOL)!;
   step = dec(pair.step_size);
   window = findWindow(dec(pair.tick_size), step);
 }, 150_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 30_000);
 
 /** A started BCHUSDT session over the window's four hours; its id. */
 const startSession = async (label: string): Promise<string> => {
@@ -123,7 +101,7 @@ const startSession = async (label: string): Promise<string> => {
     end_time: new Date(window.start + 4 * H).toISOString(),
     starting_balance: START_BALANCE.toFixed(),
     candle_interval: '1h',
-    agent_id: agentId,
+    agent_id: trader.agentId,
     strategy_label: label,
     pairs: [SYMBOL],
   });

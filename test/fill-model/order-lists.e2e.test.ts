@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Dec, dec } from '../../domain/trading/decimal';
 import { floorToStep } from '../../domain/trading/quantity';
 import { csvRows } from '../market/support';
-import { apiCall, type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { apiCall, useRealDataServer, useRegisteredTrader } from '../support/real-data-server';
 
 /**
  * Order lists end to end (issue 21, "Done when": "an OCO leg's fill cancels the other"; docs/trading-rules.md,
@@ -17,19 +17,17 @@ import { apiCall, type RealDataServer, startRealDataServer } from '../support/re
 const SYMBOL = 'BTCUSDT';
 const H = 3_600_000;
 
-let server: RealDataServer | undefined;
-let base = '';
-let key = '';
-let agentKey = '';
-let token = '';
-let agentId = '';
+const server = useRealDataServer('ptv-order-lists-e2e-');
+const trader = useRegisteredTrader(server, 'Order lists', 'Bracketeer');
 
 const call = (method: string, url: string, body?: unknown, auth: 'key' | 'jwt' | 'agent' = 'agent') =>
   apiCall(
-    base,
+    server.url,
     method,
     url,
-    auth === 'jwt' ? { authorization: `Bearer ${token}` } : { 'x-api-key': auth === 'key' ? key : agentKey },
+    auth === 'jwt'
+      ? { authorization: `Bearer ${trader.token}` }
+      : { 'x-api-key': auth === 'key' ? trader.apiKey : trader.agentKey },
     body,
   );
 
@@ -71,30 +69,10 @@ let window: ReturnType<typeof findStart>;
 let tick: Dec;
 
 beforeAll(async () => {
-  server = await startRealDataServer('ptv-order-lists-e2e-');
-  base = server.url;
-  const reg = await call('POST', '/auth/register', { display_name: 'Order lists' }, 'key');
-  expect(reg.status).toBe(201);
-  key = reg.body.api_key;
-  const login = await call('POST', '/auth/login', { api_key: key, api_secret: reg.body.api_secret }, 'key');
-  token = login.body.token;
-  const agent = await call(
-    'POST',
-    '/agents',
-    { display_name: 'Bracketeer', risk_profile: { max_position_size_pct: 100, max_order_size_pct: 100 } },
-    'jwt',
-  );
-  expect(agent.status).toBe(201);
-  agentId = agent.body.agent_id;
-  agentKey = agent.body.api_key;
   const pairs = (await call('GET', '/market/pairs?status=active')).body.pairs as any[];
   tick = dec(pairs.find((p) => p.symbol === SYMBOL)!.tick_size);
   window = findStart(tick);
 }, 150_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 30_000);
 
 const createSession = async () => {
   const created = await call(
@@ -105,7 +83,7 @@ const createSession = async () => {
       end_time: new Date(window.start + 24 * H).toISOString(),
       starting_balance: '100000',
       candle_interval: '1h',
-      agent_id: agentId,
+      agent_id: trader.agentId,
       strategy_label: 'order lists',
       pairs: [SYMBOL],
     },

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { useRealDataServer } from '../support/real-data-server';
 import { operatorHeaders } from '../support/server-process';
 import { csvRows } from './support';
 
@@ -9,20 +9,10 @@ import { csvRows } from './support';
  * over HTTP and WebSocket: the issue's "Done when" checks. Uses embedded PGlite in a temporary DATA_DIR, or a
  * fresh database on DATABASE_URL's server when that is set.
  */
-let server: RealDataServer | undefined;
-let base = '';
-
-beforeAll(async () => {
-  server = await startRealDataServer('ptv-market-e2e-');
-  base = server.url;
-}, 120_000);
-
-afterAll(async () => {
-  await server?.close();
-}, 30_000);
+const server = useRealDataServer('ptv-market-e2e-');
 
 const get = async (url: string) => {
-  const r = await fetch(`${base}${url}`, { headers: url === '/health' ? operatorHeaders : {} });
+  const r = await fetch(`${server.url}${url}`, { headers: url === '/health' ? operatorHeaders : {} });
   return { status: r.status, body: (await r.json()) as any };
 };
 
@@ -91,7 +81,7 @@ describe('market data on the real server with the real data', () => {
   });
 
   it('pushes BTCUSDT ticker messages to a WebSocket client', async () => {
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws/v1`);
+    const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws/v1`);
     const tickers: any[] = [];
     ws.on('message', (d) => {
       const m = JSON.parse(String(d));

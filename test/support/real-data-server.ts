@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { MARKET_DATA } from '../market/support';
 import { createPostgresTestDatabase, type TestDatabase } from './databases';
+import { lateBound } from './late-bound';
 import { type ServerProcess, startServer } from './server-process';
 
 /** The real server process on the real data set, with its own storage; see {@link startRealDataServer}. */
@@ -82,4 +84,72 @@ export const apiCall = async (
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return { status: r.status, body: await r.json() };
+};
+
+/**
+ * The {@link startRealDataServer} of one test file (or describe block): started in a `beforeAll` registered by this
+ * call (120 s), closed in an `afterAll` (30 s). Read `url` inside hooks and tests only.
+ */
+export const useRealDataServer = (prefix: string, env: Record<string, string> = {}): RealDataServer => {
+  let server: RealDataServer | undefined;
+  beforeAll(async () => {
+    server = await startRealDataServer(prefix, env);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+  }, 30_000);
+  return lateBound('the real data server', () => server);
+};
+
+/** An account registered over HTTP, logged in, and its agent: the credentials an end-to-end test trades with. */
+export interface RegisteredTrader {
+  apiKey: string;
+  apiSecret: string;
+  /** The account's JWT (`POST /auth/login` with the key and secret). */
+  token: string;
+  agentId: string;
+  /** The agent's API key. */
+  agentKey: string;
+}
+
+/**
+ * Registers an account named `displayName` on the venue at `base` (expects 201), logs it in, and creates its agent
+ * `agentName` with `riskProfile` (default: positions and orders up to 100 % of equity; expects 201).
+ */
+export const registerTrader = async (
+  base: string,
+  displayName: string,
+  agentName: string,
+  riskProfile: Record<string, number> = { max_position_size_pct: 100, max_order_size_pct: 100 },
+): Promise<RegisteredTrader> => {
+  const reg = await apiCall(base, 'POST', '/auth/register', {}, { display_name: displayName });
+  expect(reg.status).toBe(201);
+  const credentials = { api_key: reg.body.api_key as string, api_secret: reg.body.api_secret as string };
+  const token = (await apiCall(base, 'POST', '/auth/login', {}, credentials)).body.token as string;
+  const agent = { display_name: agentName, risk_profile: riskProfile };
+  const created = await apiCall(base, 'POST', '/agents', { authorization: `Bearer ${token}` }, agent);
+  expect(created.status).toBe(201);
+  return {
+    apiKey: credentials.api_key,
+    apiSecret: credentials.api_secret,
+    token,
+    agentId: created.body.agent_id,
+    agentKey: created.body.api_key,
+  };
+};
+
+/**
+ * The {@link registerTrader} of a test file on `server` ({@link useRealDataServer}, called before this), registered
+ * in a `beforeAll` of this call. Read its members inside hooks and tests only.
+ */
+export const useRegisteredTrader = (
+  server: RealDataServer,
+  displayName: string,
+  agentName: string,
+): RegisteredTrader => {
+  let trader: RegisteredTrader | undefined;
+  beforeAll(async () => {
+    trader = await registerTrader(server.url, displayName, agentName);
+  });
+  return lateBound('the registered trader', () => trader);
 };

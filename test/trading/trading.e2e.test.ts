@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dec } from '../../domain/trading/decimal';
 import { floorToStep } from '../../domain/trading/quantity';
-import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
+import { useRealDataServer } from '../support/real-data-server';
 import { operatorHeaders } from '../support/server-process';
 
 /**
@@ -10,24 +10,17 @@ import { operatorHeaders } from '../support/server-process';
  * engine when the replayed price crosses them, cancel-all, reset, and the portfolio identities of the spec.
  * Embedded PGlite in a temporary DATA_DIR, or a fresh database on DATABASE_URL's server when that is set.
  */
-let server: RealDataServer | undefined;
-let base = '';
+const server = useRealDataServer('ptv-trading-e2e-');
 let key = '';
 
 beforeAll(async () => {
-  server = await startRealDataServer('ptv-trading-e2e-');
-  base = server.url;
   const reg = await call('POST', '/auth/register', { display_name: 'E2E trader' });
   expect(reg.status).toBe(201);
   key = reg.body.api_key;
 }, 120_000);
 
-afterAll(async () => {
-  await server?.close();
-}, 30_000);
-
 const call = async (method: string, url: string, body?: unknown) => {
-  const r = await fetch(`${base}/api/v1${url}`, {
+  const r = await fetch(`${server.url}/api/v1${url}`, {
     method,
     headers: {
       ...(key ? { 'x-api-key': key } : {}),
@@ -228,7 +221,7 @@ describe('trading on the real server with replayed real prices', () => {
     const p = (await call('GET', '/account/portfolio')).body;
     checkPortfolio(p);
     expect(p.roi_pct).toBe('0.00000000');
-    const health = await fetch(`${base}/health`, { headers: operatorHeaders }).then(
+    const health = await fetch(`${server.url}/health`, { headers: operatorHeaders }).then(
       (r) => r.json() as Promise<any>,
     );
     expect(JSON.stringify(health)).toContain('matching_engine');
