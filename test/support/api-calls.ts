@@ -21,14 +21,9 @@ export const call = async (
   return { status: res.statusCode, body: res.json() as any, raw: res.body, headers: res.headers };
 };
 
-/** Calls and expects `status` (default 200); returns the body. */
+/** Calls ({@link call}'s arguments) and expects `status` (default 200); returns the body. */
 export const ok = async (
-  app: FastifyInstance,
-  headers: Record<string, string>,
-  method: Method,
-  url: string,
-  payload?: unknown,
-  status = 200,
+  ...[app, headers, method, url, payload, status = 200]: [...Parameters<typeof call>, number?]
 ) => {
   const r = await call(app, headers, method, url, payload);
   expect(r.status, `${method} ${url}: ${r.raw}`).toBe(status);
