@@ -13,6 +13,7 @@ import { api, createAgent, keyHeader, registerAccount, startApp, type TestApp } 
 import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
 import { priceTicker } from '../support/price-ticks';
 import { limitBuyPlaced } from '../support/wallet-events';
+import { marketBuy } from '../trading/key-calls';
 import { settleTrading } from '../trading/log-head';
 
 /**
@@ -103,12 +104,7 @@ beforeAll(async () => {
   await order({ symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.3' });
   await order({ symbol: 'ETHUSDT', side: 'sell', type: 'limit', quantity: '0.1', price: '2600' });
   // The account's own wallet too.
-  const own = await api(t.app, {
-    method: 'POST',
-    url: '/trade/order',
-    headers: keyHeader(account.apiKey),
-    payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' },
-  });
+  const own = await marketBuy(t.app, keyHeader(account.apiKey), '0.01');
   expect(own.statusCode, own.body).toBe(201);
   await settleTrading(t);
 

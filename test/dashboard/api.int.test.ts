@@ -5,6 +5,7 @@ import { auditWalletNow } from '../../src/audit/wallet-audit';
 import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
 import { connectWs } from '../support/ws-client';
+import { marketBuy } from '../trading/key-calls';
 
 /**
  * What the API gained for the dashboard (issue 22, docs/dashboard.md "What the API gained"), each usable by any
@@ -20,13 +21,7 @@ beforeAll(async () => {
   base = (await t.app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
   tick('BTCUSDT', '40000', '10000');
 });
-const buy = (headers: Record<string, string>, quantity: string) =>
-  api(t.app, {
-    method: 'POST',
-    url: '/trade/order',
-    headers,
-    payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity },
-  });
+const buy = (headers: Record<string, string>, quantity: string) => marketBuy(t.app, headers, quantity);
 
 describe('GET /account/info fee_rate', () => {
   it('is the configured fee rate, for the account and for an agent, and the fee of a fill follows it', async () => {

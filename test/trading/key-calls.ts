@@ -13,6 +13,17 @@ export const orderBody = (
   more: Record<string, unknown> = {},
 ): Record<string, unknown> => ({ symbol, side, type, quantity, ...more });
 
+/** `POST /trade/order` on `app` (through `inject`) with `headers` (a credential) and `payload` ({@link orderBody}). */
+export const postOrder = (
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  payload: Record<string, unknown>,
+) => api(app, { method: 'POST', url: '/trade/order', headers, payload });
+
+/** A market buy of `quantity` (a decimal string) BTCUSDT on `app` with `headers` ({@link postOrder}). */
+export const marketBuy = (app: FastifyInstance, headers: Record<string, string>, quantity: string) =>
+  postOrder(app, headers, orderBody('BTCUSDT', 'buy', 'market', quantity));
+
 /**
  * The `/api/v1` calls a trading test makes with an API key (`X-API-Key`), through `inject` on the app `app()`
  * returns (a function: a test that restarts its app keeps using these). Each answers fastify's inject response.

@@ -3,6 +3,7 @@ import { dec } from '../../domain/trading/decimal';
 import { getOrder } from '../../queries/trading';
 import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
+import { marketBuy, orderBody, postOrder } from './key-calls';
 
 /**
  * Read your writes on the read side (`READ_YOUR_WRITES=on-read`, the default; docs/architecture.md): an order is
@@ -20,13 +21,7 @@ beforeAll(async () => {
   tick('BTCUSDT', '40000', '10000');
 });
 
-const marketBuy = (headers: Record<string, string>, quantity: string) =>
-  api(t.app, {
-    method: 'POST',
-    url: '/trade/order',
-    headers,
-    payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity },
-  });
+const buy = (headers: Record<string, string>, quantity: string) => marketBuy(t.app, headers, quantity);
 
 describe('read your writes on the read side (READ_YOUR_WRITES=on-read)', () => {
   it('answers an order without waiting for the read models, and every read right after it includes it', async () => {
@@ -39,7 +34,7 @@ describe('read your writes on the read side (READ_YOUR_WRITES=on-read)', () => {
       agents.map(async (agent, a) => {
         const headers = keyHeader(agent.apiKey);
         for (let round = 1; round <= 8; round++) {
-          const placed = await marketBuy(headers, '0.001');
+          const placed = await buy(headers, '0.001');
           expect(placed.statusCode, placed.body).toBe(201);
           expect(placed.headers['x-log-position']).toMatch(/^\d+\/\d+$/);
           expect(String(placed.headers['server-timing'])).not.toMatch(/read-models/);
@@ -73,7 +68,7 @@ describe('read your writes on the read side (READ_YOUR_WRITES=on-read)', () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const headers = keyHeader(account.apiKey);
     for (let i = 0; i < 10; i++) {
-      const placed = await marketBuy(headers, '0.001');
+      const placed = await buy(headers, '0.001');
       expect(placed.statusCode, placed.body).toBe(201);
       const cancel = await api(t.app, {
         method: 'DELETE',
@@ -90,12 +85,11 @@ describe('read your writes on the read side (READ_YOUR_WRITES=on-read)', () => {
     const headers = keyHeader(account.apiKey);
     for (let i = 0; i < 5; i++) {
       tick('BTCUSDT', '40000');
-      const placed = await api(t.app, {
-        method: 'POST',
-        url: '/trade/order',
+      const placed = await postOrder(
+        t.app,
         headers,
-        payload: { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: '39000' },
-      });
+        orderBody('BTCUSDT', 'buy', 'limit', '0.001', { price: '39000' }),
+      );
       expect(placed.statusCode, placed.body).toBe(201);
       expect(placed.json().status).toBe('pending');
       // One tick through the limit, at once, and then none: the order must fill at that tick.
@@ -123,12 +117,7 @@ describe('READ_YOUR_WRITES=on-response', () => {
   it('answers an order after the read models include it', async () => {
     const account = await registerAccount(strict.app, {}, { plain: true });
     for (let i = 0; i < 5; i++) {
-      const placed = await api(strict.app, {
-        method: 'POST',
-        url: '/trade/order',
-        headers: keyHeader(account.apiKey),
-        payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.001' },
-      });
+      const placed = await marketBuy(strict.app, keyHeader(account.apiKey), '0.001');
       expect(placed.statusCode, placed.body).toBe(201);
       expect(String(placed.headers['server-timing'])).toMatch(/read-models;dur=/);
       // The read model itself, not through a request (which would wait for it): the order is there.

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll } from 'vitest';
-import { api, keyHeader, startApp, type TestApp } from '../accounts/support';
+import { type api, keyHeader, startApp, type TestApp } from '../accounts/support';
 import { lateBound } from '../support/late-bound';
 import { priceTicker } from '../support/price-ticks';
+import { marketBuy } from './key-calls';
 
 /** The real stack listening on a free port, for the private WebSocket channels' tests. */
 export interface ListeningTradingApp {
@@ -31,13 +32,7 @@ export const startListeningTradingApp = async (): Promise<ListeningTradingApp> =
     t,
     base: address.replace('http', 'ws'),
     tick,
-    buy: (apiKey, quantity) =>
-      api(t.app, {
-        method: 'POST',
-        url: '/trade/order',
-        headers: keyHeader(apiKey),
-        payload: { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity },
-      }),
+    buy: (apiKey, quantity) => marketBuy(t.app, keyHeader(apiKey), quantity),
   };
 };
 
