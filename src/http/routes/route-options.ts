@@ -93,9 +93,12 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
   });
 };
 
+/** A route's doc in a {@link serveAll} table: `errors` may be left to the table's. */
+type TableDoc = Omit<RouteDoc, 'errors'> & Partial<Pick<RouteDoc, 'errors'>>;
+
 /**
  * Serves the endpoints of a group in the order `docs` names them (the OpenAPI document's order), each with its doc:
- * a plain string is the summary of a route that answers `errors`. For a group whose routes mostly differ only in
+ * a plain string is the summary of a route that answers `errors`, a doc without `errors` answers them too. For a group whose routes mostly differ only in
  * their summary, so that each is one line.
  */
 export const serveAll = <E extends Record<string, Pick<RoutedEndpoint, 'route'>>>(
@@ -103,11 +106,11 @@ export const serveAll = <E extends Record<string, Pick<RoutedEndpoint, 'route'>>
   group: RouteGroup,
   eps: E,
   errors: readonly number[],
-  docs: { readonly [K in keyof E]?: string | RouteDoc },
+  docs: { readonly [K in keyof E]?: string | TableDoc },
 ): void => {
-  for (const [name, doc] of Object.entries(docs) as [keyof E, string | RouteDoc][]) {
+  for (const [name, doc] of Object.entries(docs) as [keyof E, string | TableDoc][]) {
     // Each endpoint's input is the merge of the request parts its route declares, which `serve` validates.
     const ep = eps[name] as unknown as RoutedEndpoint;
-    serve(app, group, ep, typeof doc === 'string' ? { summary: doc, errors } : doc);
+    serve(app, group, ep, typeof doc === 'string' ? { summary: doc, errors } : { errors, ...doc });
   }
 };
