@@ -28,17 +28,16 @@ export const noDrawdown = (): Drawdown => ({
 
 /**
  * The {@link Drawdown} of `pct` % measured from the peak reached at `peakAt` (ms) down to the point `troughIndex`
- * of a curve of `length` points (their times by `timeAt`): its recovery is the first later point at or above that
+ * of a `curve` of `length` points (their times by `timeAt`): its recovery is the first later point at or above that
  * peak (`recovered`), and its duration runs to it, or to the last point when the curve never recovered.
  */
 export const deepestDrawdown = (
   pct: MDec,
   peakAt: number,
   troughIndex: number,
-  length: number,
-  timeAt: (i: number) => number,
-  recovered: (i: number) => boolean,
+  curve: { length: number; timeAt: (i: number) => number; recovered: (i: number) => boolean },
 ): Drawdown => {
+  const { length, timeAt, recovered } = curve;
   let recoveredAt: number | null = null;
   for (let i = troughIndex + 1; i < length; i++) {
     if (recovered(i)) {
@@ -91,14 +90,11 @@ export const maxDrawdown = (points: readonly { time: number; equity: MDec }[]): 
     }
   }
   if (bestIndex < 0) return noDrawdown();
-  return deepestDrawdown(
-    bestDrop.div(bestPeak).times(M_HUNDRED),
-    bestPeakAt,
-    bestIndex,
-    points.length,
-    (i) => points[i]!.time,
-    (i) => points[i]!.equity.gte(bestPeak),
-  );
+  return deepestDrawdown(bestDrop.div(bestPeak).times(M_HUNDRED), bestPeakAt, bestIndex, {
+    length: points.length,
+    timeAt: (i) => points[i]!.time,
+    recovered: (i) => points[i]!.equity.gte(bestPeak),
+  });
 };
 
 /**

@@ -131,8 +131,6 @@ export const maxDrawdownOfUnits = (times: Float64Array, units: Float64Array): Dr
     fromUnits(bestDrop).div(fromUnits(bestPeak)).times(M_HUNDRED),
     bestPeakAt,
     bestIndex,
-    units.length,
-    (i) => times[i]!,
-    (i) => units[i]! >= bestPeak,
+    { length: units.length, timeAt: (i) => times[i]!, recovered: (i) => units[i]! >= bestPeak },
   );
 };
