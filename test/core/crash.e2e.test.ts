@@ -5,7 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database';
-import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
+import { postgresTestDatabaseOrSkip } from '../support/databases';
 import { startServer } from '../support/server-process';
 
 /**
@@ -72,13 +72,8 @@ describe('crash safety', () => {
   }, 120_000);
 
   it('keeps every acknowledged append of a SIGKILLed process (PostgreSQL server)', async (ctx) => {
-    const reason = await postgresUnavailableReason();
-    if (reason) {
-      console.log(`[crash] PostgreSQL run skipped: ${reason}`);
-      ctx.skip();
-      return;
-    }
-    const target = await createPostgresTestDatabase();
+    const target = await postgresTestDatabaseOrSkip(ctx, 'crash');
+    if (!target) return;
     try {
       const acked = await crashRun({ DATABASE_URL: target.url!, DATA_DIR: os.tmpdir() }, 1000);
       const { rows } = await sql<{ id: string }>`select event_id::text as id from events`.execute(target.db);

@@ -72,6 +72,21 @@ export const createPostgresTestDatabase = async (options: { max?: number } = {})
 };
 
 /**
+ * A fresh database on the PostgreSQL server for a test that needs that server, or `undefined` once the test is
+ * skipped (`ctx.skip()`, the reason logged as `[label] PostgreSQL run skipped: …`) because no server answers.
+ */
+export const postgresTestDatabaseOrSkip = async (
+  ctx: { skip: () => void },
+  label: string,
+): Promise<TestDatabase | undefined> => {
+  const reason = await postgresUnavailableReason();
+  if (!reason) return createPostgresTestDatabase();
+  console.log(`[${label}] PostgreSQL run skipped: ${reason}`);
+  ctx.skip();
+  return undefined;
+};
+
+/**
  * A migrated PGlite data-directory dump shared by every test process, keyed by the migrations' source and the
  * PGlite version so any change makes a new one. Written once (atomically) by whoever needs it first, and read
  * once per process: hashing the migrations and reading the 40 MB file took ~0.1 s of every test database.

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyDelivery } from '../../src/webhooks/signature';
 import { dataDirectory } from '../backtest/http-support';
-import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
+import { postgresTestDatabaseOrSkip } from '../support/databases';
 import { type ServerProcess, startServer } from '../support/server-process';
 import { type Received, type Receiver, startReceiver } from './receiver';
 
@@ -347,13 +347,8 @@ describe('webhook deliveries from the real server', () => {
     expect(attemptsOf(gone.delivery_id)).toHaveLength(5);
   }, 120_000);
   it('does the same on a PostgreSQL server (the delivery role under its advisory lock)', async (ctx) => {
-    const reason = await postgresUnavailableReason();
-    if (reason) {
-      console.log(`[webhooks] PostgreSQL run skipped: ${reason}`);
-      ctx.skip();
-      return;
-    }
-    const database = await createPostgresTestDatabase();
+    const database = await postgresTestDatabaseOrSkip(ctx, 'webhooks');
+    if (!database) return;
     const pgDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-webhooks-pg-'));
     const pgEnv = { ...env, DATA_DIR: pgDataDir, DATABASE_URL: database.url! };
     // The PGlite venue of the tests above is done: one venue at a time on this machine.
