@@ -1,9 +1,8 @@
-import type { Exchange } from 'ccxt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { useRealDataServer } from '../support/real-data-server';
 import { openInbox } from '../support/ws-client';
-import { connectProBinance } from './pro-client';
+import { useProBinance } from './pro-client';
 
 /**
  * Issue 19, item 3: Binance's WebSocket market streams (`/binance/ws`, `/binance/stream`) from the venue's market
@@ -11,7 +10,7 @@ import { connectProBinance } from './pro-client';
  * server process on the real market data, and through a bare socket for the raw and combined formats.
  */
 const venue = useRealDataServer('ptv-binance-ws-');
-let pro: Exchange;
+const pro = useProBinance(venue);
 let wsBase: string;
 
 const SYMBOL = 'BTC/USDT';
@@ -24,18 +23,13 @@ const restPrice = async (symbol: string) =>
     ((await (await fetch(`${venue.url}/api/v1/market/price/${symbol}`)).json()) as { price: string }).price,
   );
 
-beforeAll(async () => {
+beforeAll(() => {
   wsBase = venue.url.replace('http://', 'ws://');
-  pro = await connectProBinance(venue.url);
-}, 180_000);
-
-afterAll(async () => {
-  await pro?.close();
-}, 60_000);
+});
 
 describe('ccxt.pro.binance market streams against the venue', () => {
   it('watchTicker: the 24h mini ticker of the live price', async () => {
-    const ticker = await pro.watchTicker(SYMBOL);
+    const ticker = await pro().watchTicker(SYMBOL);
     expect(ticker.symbol).toBe(SYMBOL);
     const price = await restPrice('BTCUSDT');
     expect(Math.abs(ticker.last! - price) / price).toBeLessThan(0.02);
@@ -43,7 +37,7 @@ describe('ccxt.pro.binance market streams against the venue', () => {
   });
 
   it('watchOHLCV: the forming 1m candle', async () => {
-    const candles = await pro.watchOHLCV(SYMBOL, '1m');
+    const candles = await pro().watchOHLCV(SYMBOL, '1m');
     const [time, open, high, low, close] = candles.at(-1)!;
     expect(time! % 60_000).toBe(0);
     expect(Math.abs(Date.now() - time!)).toBeLessThan(3 * 60_000);
@@ -52,7 +46,7 @@ describe('ccxt.pro.binance market streams against the venue', () => {
   });
 
   it('watchTrades: the public trades of the feed', async () => {
-    const trades = await pro.watchTrades(SYMBOL);
+    const trades = await pro().watchTrades(SYMBOL);
     expect(trades.length).toBeGreaterThan(0);
     for (const t of trades) {
       expect(t.symbol).toBe(SYMBOL);
@@ -62,12 +56,12 @@ describe('ccxt.pro.binance market streams against the venue', () => {
   });
 
   it('watchOrderBook: the REST snapshot plus the diff stream stays one consistent book', async () => {
-    const first = await pro.watchOrderBook(SYMBOL);
+    const first = await pro().watchOrderBook(SYMBOL);
     const nonce = first.nonce!;
     expect(first.bids.length).toBeGreaterThan(0);
     // Several updates in a row: each must continue the last (U = previous u + 1), else ccxt throws ChecksumError.
     let book = first;
-    for (let i = 0; i < 3; i++) book = await pro.watchOrderBook(SYMBOL);
+    for (let i = 0; i < 3; i++) book = await pro().watchOrderBook(SYMBOL);
     expect(book.nonce!).toBeGreaterThan(nonce);
     expect(book.bids[0]![0]!).toBeLessThan(book.asks[0]![0]!);
     // The book ccxt keeps is the server's book: the same 20 levels a side as the REST depth at that moment.

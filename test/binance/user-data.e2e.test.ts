@@ -1,8 +1,7 @@
-import type { Exchange } from 'ccxt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { apiCall, useRealDataServer } from '../support/real-data-server';
-import { connectProBinance } from './pro-client';
+import { useProBinance } from './pro-client';
 
 /**
  * Issue 19, item 3: the user data stream. ccxt.pro's `watchOrders`, `watchBalance` and `watchMyTrades` (through the
@@ -11,9 +10,15 @@ import { connectProBinance } from './pro-client';
  * the real market data. Every figure equals the REST door's (`/api/v1`).
  */
 const venue = useRealDataServer('ptv-binance-user-');
-let pro: Exchange;
 let wsBase: string;
 let apiKey: string;
+const pro = useProBinance(venue, async () => {
+  wsBase = venue.url.replace('http://', 'ws://');
+  const account = (await apiCall(venue.url, 'POST', '/auth/register', {}, { display_name: 'ccxt pro' }))
+    .body as { api_key: string; api_secret: string };
+  apiKey = account.api_key;
+  return { apiKey: account.api_key, secret: account.api_secret };
+});
 
 const SYMBOL = 'BTC/USDT';
 
@@ -40,26 +45,14 @@ const listenKeyRequest = async (method: 'POST' | 'PUT' | 'DELETE', listenKey?: s
   return { status: res.status, body: (await res.json()) as any };
 };
 
-beforeAll(async () => {
-  wsBase = venue.url.replace('http://', 'ws://');
-  const account = (await apiCall(venue.url, 'POST', '/auth/register', {}, { display_name: 'ccxt pro' }))
-    .body as { api_key: string; api_secret: string };
-  apiKey = account.api_key;
-  pro = await connectProBinance(venue.url, { apiKey: account.api_key, secret: account.api_secret });
-}, 180_000);
-
-afterAll(async () => {
-  await pro?.close();
-}, 60_000);
-
 describe('ccxt.pro.binance user data against the venue', () => {
   it('watchOrders, watchMyTrades and watchBalance see the orders placed through the REST door', async () => {
     // The WebSocket API subscription first (what every user-data watch awaits), then the watches, then the orders.
-    await (pro as unknown as { authenticate(): Promise<void> }).authenticate();
+    await (pro() as unknown as { authenticate(): Promise<void> }).authenticate();
 
-    const balance = pro.watchBalance();
-    const trades = pro.watchMyTrades(SYMBOL);
-    const bought = await pro.createOrder(SYMBOL, 'market', 'buy', 0.002);
+    const balance = pro().watchBalance();
+    const trades = pro().watchMyTrades(SYMBOL);
+    const bought = await pro().createOrder(SYMBOL, 'market', 'buy', 0.002);
     const [mine, seenBalance] = await Promise.all([trades, balance]);
     const history = (await rest('/trade/history?limit=10')).trades as {
       trade_id: string;
@@ -79,18 +72,18 @@ describe('ccxt.pro.binance user data against the venue', () => {
     // The balances the stream pushed are those of the REST door after the order, to the last unit.
     let latest = seenBalance;
     const expected = await restBalances();
-    while (latest['BTC']?.free !== expected['BTC']![0]) latest = await pro.watchBalance();
+    while (latest['BTC']?.free !== expected['BTC']![0]) latest = await pro().watchBalance();
     for (const asset of ['USDT', 'BTC']) {
       expect([latest[asset]!.free, latest[asset]!.used]).toEqual(expected[asset]);
     }
 
     // A resting limit order: NEW, then CANCELED, each seen by watchOrders.
     const price = Number((await rest('/market/price/BTCUSDT')).price);
-    const low = Number(pro.priceToPrecision(SYMBOL, price * 0.5));
-    const opened = pro.watchOrders(SYMBOL);
-    const resting = await pro.createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
+    const low = Number(pro().priceToPrecision(SYMBOL, price * 0.5));
+    const opened = pro().watchOrders(SYMBOL);
+    const resting = await pro().createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
     let orders = await opened;
-    while (!orders.some((o) => o.id === resting.id)) orders = await pro.watchOrders(SYMBOL);
+    while (!orders.some((o) => o.id === resting.id)) orders = await pro().watchOrders(SYMBOL);
     expect(orders.find((o) => o.id === resting.id)).toMatchObject({
       status: 'open',
       price: low,
@@ -99,11 +92,11 @@ describe('ccxt.pro.binance user data against the venue', () => {
       side: 'buy',
       type: 'limit',
     });
-    const cancelled = pro.watchOrders(SYMBOL);
-    await pro.cancelOrder(resting.id!, SYMBOL);
+    const cancelled = pro().watchOrders(SYMBOL);
+    await pro().cancelOrder(resting.id!, SYMBOL);
     orders = await cancelled;
     while (orders.find((o) => o.id === resting.id)?.status !== 'canceled')
-      orders = await pro.watchOrders(SYMBOL);
+      orders = await pro().watchOrders(SYMBOL);
     const lockedAfter = (await restBalances())['USDT']![1];
     expect(lockedAfter).toBe(0);
   }, 30_000);
@@ -120,8 +113,8 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
 
     // An order placed before the socket follows the key: its later cancel is reported from the order's row.
     const price = Number((await rest('/market/price/BTCUSDT')).price);
-    const low = Number(pro.priceToPrecision(SYMBOL, price * 0.5));
-    const earlier = await pro.createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
+    const low = Number(pro().priceToPrecision(SYMBOL, price * 0.5));
+    const earlier = await pro().createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
 
     const ws = new WebSocket(`${wsBase}/binance/ws/${listenKey}`);
     const inbox: any[] = [];
@@ -138,7 +131,7 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
       }
     };
 
-    await pro.cancelOrder(earlier.id!, SYMBOL);
+    await pro().cancelOrder(earlier.id!, SYMBOL);
     await until(() => inbox.some((m) => m.e === 'executionReport' && m.i === earlier.id));
     expect(inbox.find((m) => m.e === 'executionReport' && m.i === earlier.id)).toMatchObject({
       x: 'CANCELED',
@@ -150,7 +143,7 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
       z: '0.00000000',
     });
 
-    const sold = await pro.createOrder(SYMBOL, 'market', 'sell', 0.001);
+    const sold = await pro().createOrder(SYMBOL, 'market', 'sell', 0.001);
     await until(() => inbox.some((m) => m.e === 'executionReport' && m.i === sold.id && m.x === 'TRADE'));
     const reports = inbox.filter((m) => m.e === 'executionReport' && m.i === sold.id);
     expect(reports.map((m) => [m.x, m.X])).toEqual([
