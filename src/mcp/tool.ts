@@ -187,6 +187,8 @@ export const WRITE: ToolDef['annotations'] = {
   idempotentHint: false,
   openWorldHint: false,
 };
+/** Annotations of a write that sets a state (an update, a cancel): repeating it changes nothing more. */
+export const IDEMPOTENT_WRITE: ToolDef['annotations'] = { ...WRITE, idempotentHint: true };
 /** Annotations of a write that may destroy state (reset, cancel all, delete): needs `confirm: true`. */
 export const DESTRUCTIVE: ToolDef['annotations'] = {
   readOnlyHint: false,

@@ -3,7 +3,8 @@ import { accountInfoResponse } from '../../contract/account';
 import { decimalInput, riskProfileResponse } from '../../contract/common';
 import { balanceResponse } from '../../contract/trading';
 import { accountEndpoints as ep } from '../../endpoints/account';
-import { authed, DESTRUCTIVE, defineTool, READ, servesEndpoint, type ToolDef, WRITE } from '../tool';
+import { authed, DESTRUCTIVE, defineTool, IDEMPOTENT_WRITE, READ, type ToolDef } from '../tool';
+import { endpointTools } from '../tool-table';
 import { confirmTrue } from './trading';
 
 /**
@@ -18,7 +19,7 @@ const read = {
   rateLimitGroup: 'general',
   annotations: READ,
 } as const;
-const write = { toolset: 'account', auth: 'key-or-jwt', rateLimitGroup: 'general' } as const;
+const _write = { toolset: 'account', auth: 'key-or-jwt', rateLimitGroup: 'general' } as const;
 
 /** What `whoami` answers: the venue is paper trading, whose wallet this is, its balances and limits. */
 export const whoamiResponse = z.object({
@@ -60,6 +61,46 @@ const whoamiOf = (
   fee_rate: info.fee_rate,
 });
 
+/** Each tool's description, by its name (what it does, units, errors). */
+const describe: Readonly<Record<string, string>> = {
+  get_account_info:
+    'The account (or the agent the credential is scoped to): status, starting balance and current session, ' +
+    'risk profile, fee rate.',
+  get_balance:
+    'Balances of the wallet: USDT and each held asset (available, locked in open orders, total) and the total ' +
+    'equity in USDT at live prices.',
+  get_positions:
+    'Open positions valued at live prices: quantity (base), average entry and current price (USDT), market ' +
+    'value, unrealized PnL (USDT and %).',
+  get_portfolio:
+    'Portfolio snapshot: equity, cash, locked cash, position value, realized/unrealized PnL, fees, ROI (%). With ' +
+    'as_of (ISO 8601), the portfolio at that past time folded from the event log.',
+  get_pnl:
+    'PnL of the current session over a period (1d, 7d, 30d, all): realized in the period, unrealized now, fees, ' +
+    'net (USDT), winning and losing trades, win rate.',
+  set_risk_profile:
+    'Replaces the risk limits of the wallet (applies to the next order): max_position_size_pct and ' +
+    'max_order_size_pct (% of equity / cash), daily_loss_limit_pct (% of the starting balance), max_open_orders.',
+  get_fill_model:
+    "How the wallet's orders fill: realistic (book walk, resting orders take a participation share of each " +
+    'print) or instant (touch and fill in full).',
+  set_fill_model:
+    "Chooses the wallet's fill model (realistic or instant) and the participation share (1-100 %, default 10) " +
+    'from the next fill on.',
+  get_mode: 'The primary mode (live or backtest), the live session and the number of backtests.',
+  set_mode:
+    'Switches the primary mode (live or backtest) with an optional strategy label; backtests keep running.',
+  reset_account:
+    'Closes every position at market, cancels every order and starts a new session (history kept), optionally ' +
+    'with new_starting_balance (USDT). Destructive: needs confirm: true.',
+  get_account_events:
+    'The wallet’s event log, oldest first from after (a stream revision, -1: the start), limit 1–1000: each ' +
+    'event’s type, data, times, actor and SHA-256 chain link; next_after and has_more page on.',
+  audit_account:
+    'Verifies the wallet’s SHA-256 event chain and compares balances, positions, open orders and session ' +
+    'figures with a fold of the event log (reads the whole stream); answers what matched and what did not.',
+};
+
 export const accountTools: ToolDef[] = [
   defineTool({
     ...read,
@@ -88,139 +129,66 @@ export const accountTools: ToolDef[] = [
     summary: (r) =>
       `paper-trading venue; acting as ${r.acting_as} ${r.agent_id ?? r.account_id}, equity ${r.total_equity_usdt} USDT`,
   }),
-  defineTool({
-    ...read,
-    name: 'get_account_info',
-    title: 'Account info',
-    description:
-      'The account (or the agent the credential is scoped to): status, starting balance and current session, ' +
-      'risk profile, fee rate.',
-    ...servesEndpoint(ep.info),
-    summary: (r) => `${r.agent_id ? 'agent' : 'account'} ${r.agent_id ?? r.account_id}: ${r.status}`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_balance',
-    title: 'Balances',
-    description:
-      'Balances of the wallet: USDT and each held asset (available, locked in open orders, total) and the total ' +
-      'equity in USDT at live prices.',
-    ...servesEndpoint(ep.balance),
-    summary: (r) => `${r.balances.length} assets, equity ${r.total_equity_usdt} USDT`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_positions',
-    title: 'Positions',
-    description:
-      'Open positions valued at live prices: quantity (base), average entry and current price (USDT), market ' +
-      'value, unrealized PnL (USDT and %).',
-    ...servesEndpoint(ep.positions),
-    summary: (r) => `${r.positions.length} positions, unrealized ${r.total_unrealized_pnl} USDT`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_portfolio',
-    title: 'Portfolio',
-    description:
-      'Portfolio snapshot: equity, cash, locked cash, position value, realized/unrealized PnL, fees, ROI (%). With ' +
-      'as_of (ISO 8601), the portfolio at that past time folded from the event log.',
-    ...servesEndpoint(ep.portfolio),
-    summary: (r) => `equity ${r.total_equity} USDT, ROI ${r.roi_pct} %${r.as_of ? ` as of ${r.as_of}` : ''}`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_pnl',
-    title: 'Profit and loss',
-    description:
-      'PnL of the current session over a period (1d, 7d, 30d, all): realized in the period, unrealized now, fees, ' +
-      'net (USDT), winning and losing trades, win rate.',
-    ...servesEndpoint(ep.pnl),
-    summary: (r) => `${r.period}: net ${r.net_pnl} USDT`,
-  }),
-  defineTool({
-    ...write,
-    name: 'set_risk_profile',
-    title: 'Set risk limits',
-    description:
-      'Replaces the risk limits of the wallet (applies to the next order): max_position_size_pct and ' +
-      'max_order_size_pct (% of equity / cash), daily_loss_limit_pct (% of the starting balance), max_open_orders.',
-    ...servesEndpoint(ep.setRiskProfile),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) =>
-      `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_fill_model',
-    title: 'Fill model',
-    description:
-      "How the wallet's orders fill: realistic (book walk, resting orders take a participation share of each " +
-      'print) or instant (touch and fill in full).',
-    ...servesEndpoint(ep.fillModel),
-    summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
-  }),
-  defineTool({
-    ...write,
-    name: 'set_fill_model',
-    title: 'Set the fill model',
-    description:
-      "Chooses the wallet's fill model (realistic or instant) and the participation share (1-100 %, default 10) " +
-      'from the next fill on.',
-    ...servesEndpoint(ep.setFillModel),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_mode',
-    title: 'Trading mode',
-    description: 'The primary mode (live or backtest), the live session and the number of backtests.',
-    ...servesEndpoint(ep.mode),
-    summary: (r) => `mode ${r.mode}, ${r.active_backtests} active backtests`,
-  }),
-  defineTool({
-    ...write,
-    name: 'set_mode',
-    title: 'Set the trading mode',
-    description:
-      'Switches the primary mode (live or backtest) with an optional strategy label; backtests keep running.',
-    ...servesEndpoint(ep.setMode),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `mode ${r.mode}`,
-  }),
-  defineTool({
-    ...write,
-    name: 'reset_account',
-    title: 'Reset the account',
-    description:
-      'Closes every position at market, cancels every order and starts a new session (history kept), optionally ' +
-      'with new_starting_balance (USDT). Destructive: needs confirm: true.',
-    ...servesEndpoint(ep.reset),
-    input: z.object({ confirm: confirmTrue, new_starting_balance: decimalInput.optional() }).strict(),
-    annotations: DESTRUCTIVE,
-    summary: (r) => `new session ${r.new_session.session_id} with ${r.new_session.starting_balance} USDT`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_account_events',
-    title: 'Wallet events',
-    description:
-      'The wallet’s event log, oldest first from after (a stream revision, -1: the start), limit 1–1000: each ' +
-      'event’s type, data, times, actor and SHA-256 chain link; next_after and has_more page on.',
-    ...servesEndpoint(ep.events),
-    summary: (r) =>
-      `${r.events.length} events of ${r.stream_id}${r.has_more ? `, more after ${r.next_after}` : ''}`,
-  }),
-  defineTool({
-    ...read,
-    name: 'audit_account',
-    title: 'Audit the wallet',
-    description:
-      'Verifies the wallet’s SHA-256 event chain and compares balances, positions, open orders and session ' +
-      'figures with a fold of the event log (reads the whole stream); answers what matched and what did not.',
-    ...servesEndpoint(ep.audit),
-    summary: (r) =>
-      `${r.events} events: chain ${r.chain.intact ? 'intact' : 'broken'}, read models ${r.read_models.agree ? 'agree' : 'disagree'}`,
+  ...endpointTools(read, ep, describe, {
+    info: [
+      'get_account_info',
+      'Account info',
+      (r) => `${r.agent_id ? 'agent' : 'account'} ${r.agent_id ?? r.account_id}: ${r.status}`,
+    ],
+    balance: [
+      'get_balance',
+      'Balances',
+      (r) => `${r.balances.length} assets, equity ${r.total_equity_usdt} USDT`,
+    ],
+    positions: [
+      'get_positions',
+      'Positions',
+      (r) => `${r.positions.length} positions, unrealized ${r.total_unrealized_pnl} USDT`,
+    ],
+    portfolio: [
+      'get_portfolio',
+      'Portfolio',
+      (r) => `equity ${r.total_equity} USDT, ROI ${r.roi_pct} %${r.as_of ? ` as of ${r.as_of}` : ''}`,
+    ],
+    pnl: ['get_pnl', 'Profit and loss', (r) => `${r.period}: net ${r.net_pnl} USDT`],
+    setRiskProfile: [
+      'set_risk_profile',
+      'Set risk limits',
+      (r) => `risk limits: position ${r.max_position_size_pct} %, daily loss ${r.daily_loss_limit_pct} %`,
+      IDEMPOTENT_WRITE,
+    ],
+    fillModel: [
+      'get_fill_model',
+      'Fill model',
+      (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
+    ],
+    setFillModel: [
+      'set_fill_model',
+      'Set the fill model',
+      (r) => `fill model ${r.fill_model} (${r.participation_pct} %)`,
+      IDEMPOTENT_WRITE,
+    ],
+    mode: ['get_mode', 'Trading mode', (r) => `mode ${r.mode}, ${r.active_backtests} active backtests`],
+    setMode: ['set_mode', 'Set the trading mode', (r) => `mode ${r.mode}`, IDEMPOTENT_WRITE],
+    reset: [
+      'reset_account',
+      'Reset the account',
+      (r) => `new session ${r.new_session.session_id} with ${r.new_session.starting_balance} USDT`,
+      DESTRUCTIVE,
+      {
+        input: z.object({ confirm: confirmTrue, new_starting_balance: decimalInput.optional() }).strict(),
+      },
+    ],
+    events: [
+      'get_account_events',
+      'Wallet events',
+      (r) => `${r.events.length} events of ${r.stream_id}${r.has_more ? `, more after ${r.next_after}` : ''}`,
+    ],
+    audit: [
+      'audit_account',
+      'Audit the wallet',
+      (r) =>
+        `${r.events} events: chain ${r.chain.intact ? 'intact' : 'broken'}, read models ${r.read_models.agree ? 'agree' : 'disagree'}`,
+    ],
   }),
 ];

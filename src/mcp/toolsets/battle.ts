@@ -2,6 +2,7 @@ import { battleEndpoints as ep } from '../../endpoints/battles';
 import {
   DESTRUCTIVE,
   defineTool,
+  IDEMPOTENT_WRITE,
   READ,
   restOf,
   servesEndpoint,
@@ -9,6 +10,7 @@ import {
   type ToolDef,
   WRITE,
 } from '../tool';
+import { endpointTools } from '../tool-table';
 import { sandboxTradingTools } from './sandbox';
 import { confirmTrue } from './trading';
 
@@ -21,92 +23,71 @@ import { confirmTrue } from './trading';
 const common = { toolset: 'battle', auth: 'jwt', rateLimitGroup: 'management' } as const;
 const read = { ...common, annotations: READ } as const;
 
+/** Each tool's description, by its name (what it does, units, errors). */
+const describe: Readonly<Record<string, string>> = {
+  create_battle:
+    'Creates a draft battle between agents of the account: name, battle_mode live or historical (then ' +
+    'backtest_config with start_time, end_time, candle_interval, pairs), starting_balance (USDT), ' +
+    'ranking_metric, duration_minutes, or a preset. Errors: VALIDATION_ERROR, INVALID_SYMBOL.',
+  list_battles: "The account's battles, newest first (filter by status).",
+  get_battle: 'A battle with its participants. BATTLE_NOT_FOUND, or PERMISSION_DENIED for another account’s.',
+  add_battle_participant:
+    'Adds an agent of the account to a draft battle. BATTLE_INVALID_STATE once started.',
+  start_battle:
+    'Starts a draft battle with at least two participants: each agent’s wallet is reset to the starting ' +
+    'balance (live) or a sandbox opens (historical). BATTLE_INVALID_STATE otherwise.',
+  stop_battle: 'Stops an active or paused battle and records the final rankings.',
+  get_battle_live:
+    'The current rankings of an active battle: equity (USDT), ROI (%) and rank of each participant.',
+  get_battle_results: 'The final rankings of a completed battle.',
+  step_battle: 'Advances a historical battle by steps candles (1 step by default) for every participant.',
+  update_battle:
+    'Changes the configuration of a draft battle: any create_battle field (absent fields keep their value; ' +
+    'switching to live drops backtest_config). BATTLE_INVALID_STATE once started; VALIDATION_ERROR.',
+  delete_battle:
+    'Deletes a draft battle, or cancels an active or paused one (no rankings). Destructive: needs confirm: true. ' +
+    'BATTLE_INVALID_STATE for a completed or cancelled battle.',
+  remove_battle_participant: 'Removes an agent from a draft battle. BATTLE_INVALID_STATE once started.',
+  replay_battle:
+    'Creates a new draft from a completed battle: its configuration with override_config applied, and its ' +
+    'agents or agent_ids. BATTLE_INVALID_STATE unless completed.',
+  get_battle_snapshots:
+    "Each participant's equity (USDT) over a battle's course, oldest first: every 5 s of a live battle, every " +
+    'step of a historical one.',
+  get_battle_prices:
+    'Prices (USDT) of a historical battle’s pairs at its virtual time (no look-ahead). BATTLE_INVALID_STATE ' +
+    'for a live battle.',
+};
+
 export const battleTools: ToolDef[] = [
-  defineTool({
-    ...common,
-    name: 'create_battle',
-    title: 'Create a battle',
-    description:
-      'Creates a draft battle between agents of the account: name, battle_mode live or historical (then ' +
-      'backtest_config with start_time, end_time, candle_interval, pairs), starting_balance (USDT), ' +
-      'ranking_metric, duration_minutes, or a preset. Errors: VALIDATION_ERROR, INVALID_SYMBOL.',
-    ...servesEndpoint(ep.create),
-    annotations: WRITE,
-    summary: (r) => `battle ${r.battle_id} ${r.status}`,
-  }),
-  defineTool({
-    ...read,
-    name: 'list_battles',
-    title: 'Battles',
-    description: "The account's battles, newest first (filter by status).",
-    ...servesEndpoint(ep.list),
-    summary: (r) => `${r.battles.length} of ${r.total} battles`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_battle',
-    title: 'One battle',
-    description:
-      'A battle with its participants. BATTLE_NOT_FOUND, or PERMISSION_DENIED for another account’s.',
-    ...servesEndpoint(ep.get),
-    summary: (r) => `battle ${r.battle_id} ${r.status}, ${r.participants.length} participants`,
-  }),
-  defineTool({
-    ...common,
-    name: 'add_battle_participant',
-    title: 'Add a participant',
-    description: 'Adds an agent of the account to a draft battle. BATTLE_INVALID_STATE once started.',
-    ...servesEndpoint(ep.addParticipant),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
-  }),
-  defineTool({
-    ...common,
-    name: 'start_battle',
-    title: 'Start a battle',
-    description:
-      'Starts a draft battle with at least two participants: each agent’s wallet is reset to the starting ' +
-      'balance (live) or a sandbox opens (historical). BATTLE_INVALID_STATE otherwise.',
-    ...servesEndpoint(ep.start),
-    annotations: WRITE,
-    summary: (r) => `battle ${r.battle_id} ${r.status}`,
-  }),
-  defineTool({
-    ...common,
-    name: 'stop_battle',
-    title: 'Stop a battle',
-    description: 'Stops an active or paused battle and records the final rankings.',
-    ...servesEndpoint(ep.stop),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `battle ${r.battle_id} ${r.status}`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_battle_live',
-    title: 'Live rankings',
-    description:
-      'The current rankings of an active battle: equity (USDT), ROI (%) and rank of each participant.',
-    ...servesEndpoint(ep.live),
-    summary: (r) => `battle ${r.battle_id} live rankings`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_battle_results',
-    title: 'Battle results',
-    description: 'The final rankings of a completed battle.',
-    ...servesEndpoint(ep.results),
-    summary: (r) => `battle ${r.battle_id} results`,
-  }),
-  defineTool({
-    ...common,
-    name: 'step_battle',
-    title: 'Step a historical battle',
-    description: 'Advances a historical battle by steps candles (1 step by default) for every participant.',
-    ...servesEndpoint(ep.step),
-    routes: ['POST /battles/{id}/step', 'POST /battles/{id}/step/batch'],
-    annotations: WRITE,
-    rest: (a, http) => restOf((a.steps === undefined ? ep.step : ep.stepBatch).route)(a, http),
-    summary: (r) => `battle step ${r.step}/${r.total_steps}`,
+  ...endpointTools(read, ep, describe, {
+    create: ['create_battle', 'Create a battle', (r) => `battle ${r.battle_id} ${r.status}`, WRITE],
+    list: ['list_battles', 'Battles', (r) => `${r.battles.length} of ${r.total} battles`],
+    get: [
+      'get_battle',
+      'One battle',
+      (r) => `battle ${r.battle_id} ${r.status}, ${r.participants.length} participants`,
+    ],
+    addParticipant: [
+      'add_battle_participant',
+      'Add a participant',
+      (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
+      IDEMPOTENT_WRITE,
+    ],
+    start: ['start_battle', 'Start a battle', (r) => `battle ${r.battle_id} ${r.status}`, WRITE],
+    stop: ['stop_battle', 'Stop a battle', (r) => `battle ${r.battle_id} ${r.status}`, IDEMPOTENT_WRITE],
+    live: ['get_battle_live', 'Live rankings', (r) => `battle ${r.battle_id} live rankings`],
+    results: ['get_battle_results', 'Battle results', (r) => `battle ${r.battle_id} results`],
+    step: [
+      'step_battle',
+      'Step a historical battle',
+      (r) => `battle step ${r.step}/${r.total_steps}`,
+      WRITE,
+      {
+        routes: ['POST /battles/{id}/step', 'POST /battles/{id}/step/batch'],
+        rest: (a, http) => restOf((a.steps === undefined ? ep.step : ep.stepBatch).route)(a, http),
+      },
+    ],
   }),
   ...sandboxTradingTools({
     common,
@@ -137,37 +118,26 @@ export const battleTools: ToolDef[] = [
     ...servesEndpointAs('presets', ep.presets),
     summary: (r) => `${Object.keys(r.presets).length} presets: ${Object.keys(r.presets).join(', ')}`,
   }),
-  defineTool({
-    ...common,
-    name: 'update_battle',
-    title: 'Update a draft battle',
-    description:
-      'Changes the configuration of a draft battle: any create_battle field (absent fields keep their value; ' +
-      'switching to live drops backtest_config). BATTLE_INVALID_STATE once started; VALIDATION_ERROR.',
-    ...servesEndpoint(ep.update),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `battle ${r.battle_id} ${r.status}`,
-  }),
-  defineTool({
-    ...common,
-    name: 'delete_battle',
-    title: 'Delete or cancel a battle',
-    description:
-      'Deletes a draft battle, or cancels an active or paused one (no rankings). Destructive: needs confirm: true. ' +
-      'BATTLE_INVALID_STATE for a completed or cancelled battle.',
-    ...servesEndpoint(ep.delete),
-    input: ep.delete.input.extend({ confirm: confirmTrue }).strict(),
-    annotations: DESTRUCTIVE,
-    summary: (r) => `battle ${r.battle_id} ${r.status}`,
-  }),
-  defineTool({
-    ...common,
-    name: 'remove_battle_participant',
-    title: 'Remove a participant',
-    description: 'Removes an agent from a draft battle. BATTLE_INVALID_STATE once started.',
-    ...servesEndpoint(ep.removeParticipant),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
+  ...endpointTools(read, ep, describe, {
+    update: [
+      'update_battle',
+      'Update a draft battle',
+      (r) => `battle ${r.battle_id} ${r.status}`,
+      IDEMPOTENT_WRITE,
+    ],
+    delete: [
+      'delete_battle',
+      'Delete or cancel a battle',
+      (r) => `battle ${r.battle_id} ${r.status}`,
+      DESTRUCTIVE,
+      { input: ep.delete.input.extend({ confirm: confirmTrue }).strict() },
+    ],
+    removeParticipant: [
+      'remove_battle_participant',
+      'Remove a participant',
+      (r) => `battle ${r.battle_id}: ${r.participants.length} participants`,
+      IDEMPOTENT_WRITE,
+    ],
   }),
   ...(['pause', 'resume'] as const).map((action) =>
     defineTool({
@@ -184,35 +154,17 @@ export const battleTools: ToolDef[] = [
       summary: (r) => `battle ${r.battle_id} ${r.status}`,
     }),
   ),
-  defineTool({
-    ...common,
-    name: 'replay_battle',
-    title: 'Replay a battle',
-    description:
-      'Creates a new draft from a completed battle: its configuration with override_config applied, and its ' +
-      'agents or agent_ids. BATTLE_INVALID_STATE unless completed.',
-    ...servesEndpoint(ep.replay),
-    annotations: WRITE,
-    summary: (r) => `battle ${r.battle_id} ${r.status}`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_battle_snapshots',
-    title: 'Battle equity snapshots',
-    description:
-      "Each participant's equity (USDT) over a battle's course, oldest first: every 5 s of a live battle, every " +
-      'step of a historical one.',
-    ...servesEndpoint(ep.snapshots),
-    summary: (r) => `battle ${r.battle_id}: ${r.snapshots.length} snapshots`,
-  }),
-  defineTool({
-    ...read,
-    name: 'get_battle_prices',
-    title: 'Historical battle prices',
-    description:
-      'Prices (USDT) of a historical battle’s pairs at its virtual time (no look-ahead). BATTLE_INVALID_STATE ' +
-      'for a live battle.',
-    ...servesEndpoint(ep.prices),
-    summary: (r) => `battle ${r.battle_id} prices at ${r.virtual_time}`,
+  ...endpointTools(read, ep, describe, {
+    replay: ['replay_battle', 'Replay a battle', (r) => `battle ${r.battle_id} ${r.status}`, WRITE],
+    snapshots: [
+      'get_battle_snapshots',
+      'Battle equity snapshots',
+      (r) => `battle ${r.battle_id}: ${r.snapshots.length} snapshots`,
+    ],
+    prices: [
+      'get_battle_prices',
+      'Historical battle prices',
+      (r) => `battle ${r.battle_id} prices at ${r.virtual_time}`,
+    ],
   }),
 ];

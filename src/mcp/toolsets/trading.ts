@@ -10,12 +10,13 @@ import {
   authed,
   DESTRUCTIVE,
   defineTool,
+  IDEMPOTENT_WRITE,
   READ,
-  servesEndpoint,
   type ToolCall,
   type ToolDef,
   WRITE,
 } from '../tool';
+import { endpointTools } from '../tool-table';
 
 /**
  * Trading tools (spec "Trading endpoints"): the caller's wallet (the agent's with an agent key or `X-Agent-Id`),
@@ -75,6 +76,26 @@ const ocoOutput = z.object({
   preview: ocoPreviewResponse.optional().describe('with dry_run: what each leg would do now; nothing placed'),
   idempotent_replay: z.boolean().optional().describe('true when this answers a retry under the same key'),
 });
+
+/** Each tool's description, by its name (what it does, units, errors). */
+const describe: Readonly<Record<string, string>> = {
+  get_order:
+    'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
+    'rejected one. ORDER_NOT_FOUND when unknown or of another wallet.',
+  list_orders:
+    'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
+    'rejected), symbol and client_order_id; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
+    'the same cost at any depth).',
+  list_open_orders:
+    'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200, ' +
+    'offset or cursor (next_cursor of the previous page).',
+  cancel_order:
+    'Cancels one open order of the caller and releases its whole lock. ORDER_NOT_FOUND (unknown or another ' +
+    "wallet's), ORDER_NOT_CANCELLABLE (already filled, cancelled or rejected).",
+  get_trade_history:
+    'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +
+    'and total in USDT, realized PnL, slippage. Deep pages: cursor = next_cursor of the previous page.',
+};
 
 export const tradingTools: ToolDef[] = [
   defineTool({
@@ -158,47 +179,22 @@ export const tradingTools: ToolDef[] = [
     },
     summary: orderSummary,
   }),
-  defineTool({
-    ...read,
-    name: 'get_order',
-    title: 'One order',
-    description:
-      'One order of the caller by id: status, prices (USDT), executed quantity, fee, lock, and the risk rule for a ' +
-      'rejected one. ORDER_NOT_FOUND when unknown or of another wallet.',
-    ...servesEndpoint(ep.get),
-    summary: (r) => `order ${r.order_id}: ${r.status} ${r.type} ${r.side} ${r.quantity} ${r.symbol}`,
+  ...endpointTools(read, ep, describe, {
+    get: [
+      'get_order',
+      'One order',
+      (r) => `order ${r.order_id}: ${r.status} ${r.type} ${r.side} ${r.quantity} ${r.symbol}`,
+    ],
+    list: ['list_orders', 'Orders', (r) => `${r.orders.length} of ${r.total} orders`],
+    listOpen: ['list_open_orders', 'Open orders', (r) => `${r.total} open orders`],
   }),
-  defineTool({
-    ...read,
-    name: 'list_orders',
-    title: 'Orders',
-    description:
-      'Orders of the caller, newest first, filtered by status (pending, partially_filled, filled, cancelled, ' +
-      'rejected), symbol and client_order_id; limit 1–500 (default 100), offset, or cursor (next_cursor of the previous page: ' +
-      'the same cost at any depth).',
-    ...servesEndpoint(ep.list),
-    summary: (r) => `${r.orders.length} of ${r.total} orders`,
-  }),
-  defineTool({
-    ...read,
-    name: 'list_open_orders',
-    title: 'Open orders',
-    description:
-      'Pending and partially filled orders of the caller, newest first (optionally of one symbol); limit 1–200, ' +
-      'offset or cursor (next_cursor of the previous page).',
-    ...servesEndpoint(ep.listOpen),
-    summary: (r) => `${r.total} open orders`,
-  }),
-  defineTool({
-    ...write,
-    name: 'cancel_order',
-    title: 'Cancel an order',
-    description:
-      'Cancels one open order of the caller and releases its whole lock. ORDER_NOT_FOUND (unknown or another ' +
-      "wallet's), ORDER_NOT_CANCELLABLE (already filled, cancelled or rejected).",
-    ...servesEndpoint(ep.cancel),
-    annotations: { ...WRITE, idempotentHint: true },
-    summary: (r) => `order ${r.order_id} cancelled, ${r.unlocked_amount} ${r.unlocked_asset} released`,
+  ...endpointTools(write, ep, describe, {
+    cancel: [
+      'cancel_order',
+      'Cancel an order',
+      (r) => `order ${r.order_id} cancelled, ${r.unlocked_amount} ${r.unlocked_asset} released`,
+      IDEMPOTENT_WRITE,
+    ],
   }),
   defineTool({
     ...write,
@@ -214,14 +210,7 @@ export const tradingTools: ToolDef[] = [
     rest: (_a, http) => http({ method: 'DELETE', path: '/trade/orders/open' }),
     summary: (r) => `${r.cancelled_count} orders cancelled, ${r.total_unlocked} USDT released`,
   }),
-  defineTool({
-    ...read,
-    name: 'get_trade_history',
-    title: 'Trade history',
-    description:
-      'Executed fills of the caller, newest first (filter by symbol and side; limit 1–500, default 50): price, fee ' +
-      'and total in USDT, realized PnL, slippage. Deep pages: cursor = next_cursor of the previous page.',
-    ...servesEndpoint(ep.history),
-    summary: (r) => `${r.trades.length} of ${r.total} fills`,
+  ...endpointTools(read, ep, describe, {
+    history: ['get_trade_history', 'Trade history', (r) => `${r.trades.length} of ${r.total} fills`],
   }),
 ];
