@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   comparePositions,
   DELETIONS_STREAM,
@@ -12,23 +12,22 @@ import type { Projection } from '../../projections/projection';
 import { rebuildProjection } from '../../projections/rebuild';
 import { ProjectionRunner } from '../../projections/runner';
 import { streamSummariesProjection } from '../../projections/stream-summaries';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
-import { createTestDatabase, type TestDatabase } from '../support/databases';
+import type { TestDatabase } from '../support/databases';
+import { useStorePerTest } from '../support/stores';
 import { until } from '../support/until';
 
 let db: TestDatabase;
 let store: EventStore;
 let runners: ProjectionRunner[] = [];
-beforeEach(async () => {
-  db = await createTestDatabase();
-  store = createPostgresEventStore(db);
-  runners = [];
-});
-afterEach(async () => {
-  for (const r of runners) await r.stop();
-  await store.close();
-  await db.close();
-});
+useStorePerTest(
+  (stores) => {
+    ({ db, store } = stores);
+    runners = [];
+  },
+  async () => {
+    for (const r of runners) await r.stop();
+  },
+);
 
 const runner = (projections: Projection[], batchSize = 50, unwaitedFoldDelayMs = 0) => {
   const r = new ProjectionRunner(store, db.db, projections, { batchSize, unwaitedFoldDelayMs });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { EventStore } from '../../ports/event-store';
 import type { SnapshotStore } from '../../ports/snapshot-store';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
@@ -6,9 +6,11 @@ import { createSqlSnapshotStore } from '../../src/eventstore/snapshots';
 import {
   createPGliteTestDatabase,
   createPostgresTestDatabase,
+  createTestDatabase,
   postgresUnavailableReason,
   type TestDatabase,
 } from './databases';
+import { lateBound } from './late-bound';
 
 /**
  * The databases a store test runs on, as `describe.each` rows `[name, open, skip]`: PGlite always, and the
@@ -48,4 +50,35 @@ export const useTestStores = (
     await stores?.store.close();
     await stores?.db.close();
   });
+};
+
+/** A test database and the real event store on it. */
+export interface TestStore {
+  db: TestDatabase;
+  store: EventStore;
+}
+
+/**
+ * A fresh {@link createTestDatabase} with the real event store on it for each test of the file: a `beforeEach`
+ * opens them and hands them to `opened` (which makes what runs on them), an `afterEach` awaits `stopping` (what the
+ * test started on them, stopped while its store is still open), then closes the store and the database. The answer
+ * reads the current test's pair through {@link lateBound}: a read outside a test throws.
+ */
+export const useStorePerTest = (
+  opened: (stores: TestStore) => void,
+  stopping: () => Promise<void>,
+): TestStore => {
+  let stores: TestStore | undefined;
+  beforeEach(async () => {
+    const db = await createTestDatabase();
+    stores = { db, store: createPostgresEventStore(db) };
+    opened(stores);
+  });
+  afterEach(async () => {
+    await stopping();
+    await stores?.store.close();
+    await stores?.db.close();
+    stores = undefined;
+  });
+  return lateBound('the test database and its event store', () => stores);
 };

@@ -1,38 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { Subject } from 'rxjs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WalletCommands } from '../../commands/wallet';
 import type { OrderPlacedData } from '../../domain/wallet/events';
-import type { EventStore } from '../../ports/event-store';
 import { ProjectionRunner } from '../../projections/runner';
 import { streamSummariesProjection } from '../../projections/stream-summaries';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import type { PriceTick } from '../../src/market/ticks';
 import { MatchingEngine } from '../../src/matching/engine';
 import { soleLeadership } from '../../src/matching/leader';
-import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { useStorePerTest } from '../support/stores';
 
 /**
  * The matching engine following the log through the projection runner's pages (one reader per process):
  * it builds its index from the log at start, then sees every order placed or finished afterwards as soon as
  * the runner commits the page, before a waiting command is answered.
  */
-let db: TestDatabase;
-let store: EventStore;
 let runner: ProjectionRunner;
 let engine: MatchingEngine | undefined;
-beforeEach(async () => {
-  db = await createTestDatabase();
-  store = createPostgresEventStore(db);
-  runner = new ProjectionRunner(store, db.db, [streamSummariesProjection], { unwaitedFoldDelayMs: 60_000 });
-});
-afterEach(async () => {
-  await engine?.stop();
-  engine = undefined;
-  await runner.stop();
-  await store.close();
-  await db.close();
-});
+const stores = useStorePerTest(
+  ({ db, store }) => {
+    runner = new ProjectionRunner(store, db.db, [streamSummariesProjection], { unwaitedFoldDelayMs: 60_000 });
+  },
+  async () => {
+    await engine?.stop();
+    engine = undefined;
+    await runner.stop();
+  },
+);
 
 const placed = (order_id: string, price: string): OrderPlacedData => ({
   order_id,
@@ -63,7 +57,7 @@ const recordingWallets = {
 
 const startEngine = async () => {
   engine = new MatchingEngine({
-    store,
+    store: stores.store,
     wallets: recordingWallets,
     ticks$: new Subject<PriceTick>(),
     lastTick: () => undefined,
@@ -79,7 +73,7 @@ describe('matching engine on the runner’s reader', () => {
     fillsAsked.length = 0;
     const owner = randomUUID();
     const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
-    const first = await store.append(`wallet-${owner}`, [
+    const first = await stores.store.append(`wallet-${owner}`, [
       { type: 'OrderPlaced', data: placed(a, '100') },
       { type: 'OrderPlaced', data: placed(b, '90') },
     ]);
@@ -92,14 +86,16 @@ describe('matching engine on the runner’s reader', () => {
     expect(e.status()).toMatchObject({ ready: true, pending_orders: 2 });
 
     // Read your writes: once the runner has the page, the engine has it too (it hears the page first).
-    const next = await store.append(`wallet-${owner}`, [{ type: 'OrderPlaced', data: placed(c, '80') }]);
+    const next = await stores.store.append(`wallet-${owner}`, [
+      { type: 'OrderPlaced', data: placed(c, '80') },
+    ]);
     expect(await runner.waitFor(next.position, 10_000)).toBe(true);
     expect(e.index.size).toBe(3);
     expect(
       e.onTick({ symbol: 'BTCUSDT', price: '105', priceUnits: 105e8, time: Date.now(), source: 'files' }),
     ).toHaveLength(0);
 
-    const cancelled = await store.append(`wallet-${owner}`, [
+    const cancelled = await stores.store.append(`wallet-${owner}`, [
       {
         type: 'OrderCancelled',
         data: { order_id: a, reason: 'user', cancelled_at: new Date().toISOString() },

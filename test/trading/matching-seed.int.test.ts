@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Subject } from 'rxjs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WalletCommands } from '../../commands/wallet';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { dec } from '../../domain/trading/decimal';
@@ -17,13 +17,12 @@ import {
 } from '../../ports/event-store';
 import { ordersProjection } from '../../projections/orders';
 import { ProjectionRunner } from '../../projections/runner';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import type { PriceTick } from '../../src/market/ticks';
 import { MatchingEngine } from '../../src/matching/engine';
 import { soleLeadership } from '../../src/matching/leader';
 import { readIndexSeed } from '../../src/matching/seed';
-import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { newAccountOwner } from '../support/owner';
+import { useStorePerTest } from '../support/stores';
 import { until } from '../support/until';
 
 /**
@@ -32,21 +31,17 @@ import { until } from '../support/until';
  * cancelled, IOC or market ones — in the same order among equal levels, reads only the log after the read
  * model's checkpoint, and still sees what was appended after it.
  */
-let db: TestDatabase;
-let store: EventStore;
 let runner: ProjectionRunner;
 const engines: MatchingEngine[] = [];
-beforeEach(async () => {
-  db = await createTestDatabase();
-  store = createPostgresEventStore(db);
-  runner = new ProjectionRunner(store, db.db, [ordersProjection]);
-});
-afterEach(async () => {
-  for (const e of engines.splice(0)) await e.stop();
-  await runner.stop();
-  await store.close();
-  await db.close();
-});
+const stores = useStorePerTest(
+  ({ db, store }) => {
+    runner = new ProjectionRunner(store, db.db, [ordersProjection]);
+  },
+  async () => {
+    for (const e of engines.splice(0)) await e.stop();
+    await runner.stop();
+  },
+);
 
 const PAIR: PairFilters = {
   symbol: 'BTCUSDT',
@@ -114,7 +109,7 @@ const idleWallets = {
  * catches up with the log it sees at start, and follows the rest as it becomes visible.
  */
 const visible = (position: LogPosition) =>
-  until(async () => comparePositions(await store.headPosition(), position) >= 0, {
+  until(async () => comparePositions(await stores.store.headPosition(), position) >= 0, {
     what: 'the appended events visible in the log',
   });
 
@@ -137,12 +132,12 @@ const counting = (inner: EventStore) => {
 
 const startEngine = async (options: { seeded: boolean; followRunner: boolean; store?: EventStore }) => {
   const engine = new MatchingEngine({
-    store: options.store ?? store,
+    store: options.store ?? stores.store,
     wallets: idleWallets,
     ticks$: new Subject<PriceTick>(),
     lastTick: () => undefined,
     leadership: soleLeadership(),
-    ...(options.seeded ? { seed: () => readIndexSeed(db.db) } : {}),
+    ...(options.seeded ? { seed: () => readIndexSeed(stores.db.db) } : {}),
     ...(options.followRunner ? { folded: runner.onFolded.bind(runner) } : {}),
   });
   engines.push(engine);
@@ -209,17 +204,17 @@ describe('matching engine seeded from the orders read model', () => {
         },
       });
       expectedOpen.push(partly);
-      last = (await store.append(walletStreamId(wallet.ownerId), wallet.take())).position;
+      last = (await stores.store.append(walletStreamId(wallet.ownerId), wallet.take())).position;
     }
     await visible(last);
     await runner.start();
     expect(await runner.waitFor(last, 30_000)).toBe(true);
 
-    const seed = await readIndexSeed(db.db);
+    const seed = await readIndexSeed(stores.db.db);
     expect(seed?.orders.map((o) => o.orderId).sort()).toEqual([...expectedOpen].sort());
 
     const fromLog = await startEngine({ seeded: false, followRunner: true });
-    const counted = counting(store);
+    const counted = counting(stores.store);
     const seeded = await startEngine({ seeded: true, followRunner: true, store: counted.store });
     expect(counted.read()).toBe(0); // the read model was at the log's head: nothing to read
     expect(indexed(seeded)).toEqual(indexed(fromLog));
@@ -231,17 +226,17 @@ describe('matching engine seeded from the orders read model', () => {
     wallet.place({ side: 'buy', type: 'market', quantity: '10' });
     const early = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '90' });
     const toCancel = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '91' });
-    const first = await store.append(walletStreamId(wallet.ownerId), wallet.take());
+    const first = await stores.store.append(walletStreamId(wallet.ownerId), wallet.take());
     await visible(first.position);
     await runner.start();
     expect(await runner.waitFor(first.position, 30_000)).toBe(true);
     await runner.stop(); // the read model stays at this checkpoint
-    const checkpoint = (await readIndexSeed(db.db))!.position;
+    const checkpoint = (await readIndexSeed(stores.db.db))!.position;
 
     wallet.decide({ type: 'CancelOrder', data: { orderId: toCancel } });
     const late = wallet.place({ side: 'sell', type: 'stop_loss', quantity: '1', triggerPrice: '85' });
-    const after = await store.append(walletStreamId(wallet.ownerId), wallet.take());
-    expect((await readIndexSeed(db.db))!.position).toEqual(checkpoint);
+    const after = await stores.store.append(walletStreamId(wallet.ownerId), wallet.take());
+    expect((await readIndexSeed(stores.db.db))!.position).toEqual(checkpoint);
     expect(after.position.commit > checkpoint.commit).toBe(true);
 
     await visible(after.position);
@@ -250,12 +245,12 @@ describe('matching engine seeded from the orders read model', () => {
   });
 
   it('reads the whole log when the read model cannot stand in for it (no live generation of this version)', async () => {
-    expect(await readIndexSeed(db.db)).toBeUndefined(); // the runner never ran: no generation
+    expect(await readIndexSeed(stores.db.db)).toBeUndefined(); // the runner never ran: no generation
     const wallet = walletBuilder();
     const id = wallet.place({ side: 'buy', type: 'limit', quantity: '1', price: '90' });
-    await visible((await store.append(walletStreamId(wallet.ownerId), wallet.take())).position);
-    const logLength = (await store.readAll({ after: START, maxCount: 100 })).events.length;
-    const counted = counting(store);
+    await visible((await stores.store.append(walletStreamId(wallet.ownerId), wallet.take())).position);
+    const logLength = (await stores.store.readAll({ after: START, maxCount: 100 })).events.length;
+    const counted = counting(stores.store);
     const seeded = await startEngine({ seeded: true, followRunner: true, store: counted.store });
     expect(indexed(seeded).ids).toEqual([id]);
     expect(counted.read()).toBe(logLength);
