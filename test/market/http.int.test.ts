@@ -11,6 +11,7 @@ import { buildApp } from '../../src/http/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { openInbox, type WsMessage } from '../support/ws-client';
 import { csvRows, linkedDataDir } from './support';
 
 /**
@@ -380,50 +381,11 @@ describe('WebSocket /ws/v1', () => {
     base = (await app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws');
   });
 
+  /** A socket on `/ws/v1`, its welcome unread; `send` passes a string as it is (malformed messages), `next` waits 3 s. */
   const open = async () => {
-    const ws = new WebSocket(`${base}/ws/v1`);
-    const inbox: any[] = [];
-    const waiters: { test: (m: any) => boolean; resolve: (m: any) => void }[] = [];
-    ws.on('message', (data) => {
-      const m = JSON.parse(String(data));
-      inbox.push(m);
-      for (const w of [...waiters]) {
-        if (w.test(m)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(m);
-        }
-      }
-    });
-    const next = (test: (m: any) => boolean, timeoutMs = 3000) => {
-      const found = inbox.find(test);
-      if (found) {
-        inbox.splice(inbox.indexOf(found), 1);
-        return Promise.resolve(found);
-      }
-      return new Promise<any>((resolve, reject) => {
-        const t = setTimeout(
-          () =>
-            reject(
-              new Error(`no matching message in ${timeoutMs} ms; got ${JSON.stringify(inbox.slice(-3))}`),
-            ),
-          timeoutMs,
-        );
-        waiters.push({
-          test,
-          resolve: (m) => {
-            clearTimeout(t);
-            inbox.splice(inbox.indexOf(m), 1);
-            resolve(m);
-          },
-        });
-      });
-    };
+    const { ws, next } = await openInbox(`${base}/ws/v1`);
     const send = (m: unknown) => ws.send(typeof m === 'string' ? m : JSON.stringify(m));
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    return { ws, next, send };
+    return { ws, next: (test: (m: WsMessage) => boolean, timeoutMs = 3000) => next(test, timeoutMs), send };
   };
 
   it('delivers ticker messages for a symbol, also when subscribed as "ticker:SYMBOL"', async () => {
