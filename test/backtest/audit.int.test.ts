@@ -48,6 +48,21 @@ const SANDBOX_READS = [
   'account/portfolio',
 ];
 
+/** Every sandbox read of session `id` is refused with BACKTEST_INVALID_STATE 409, its details naming `status`. */
+const sandboxReadsRefused = async (id: string, status: string) => {
+  for (const read of SANDBOX_READS) {
+    const e = await fails(
+      t.app,
+      alice.headers,
+      'GET',
+      `/backtest/${id}/${read}`,
+      409,
+      'BACKTEST_INVALID_STATE',
+    );
+    expect(e.details, read).toMatchObject({ status });
+  }
+};
+
 describe('sandbox reads need a started clock', () => {
   it('answers BACKTEST_INVALID_STATE 409 for a created session, also after a refused step or order', async () => {
     const id = await create();
@@ -59,17 +74,7 @@ describe('sandbox reads need a started clock', () => {
       type: 'market',
       quantity: '0.01',
     });
-    for (const read of SANDBOX_READS) {
-      const e = await fails(
-        t.app,
-        alice.headers,
-        'GET',
-        `/backtest/${id}/${read}`,
-        409,
-        'BACKTEST_INVALID_STATE',
-      );
-      expect(e.details, read).toMatchObject({ status: 'created' });
-    }
+    await sandboxReadsRefused(id, 'created');
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
     const portfolio = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/account/portfolio`);
     expect(portfolio).toMatchObject({ total_equity: '10000.00000000', roi_pct: '0.00000000' });
@@ -78,17 +83,7 @@ describe('sandbox reads need a started clock', () => {
   it('answers BACKTEST_INVALID_STATE 409 for a session cancelled before its start; results still work', async () => {
     const id = await create();
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/cancel`);
-    for (const read of SANDBOX_READS) {
-      const e = await fails(
-        t.app,
-        alice.headers,
-        'GET',
-        `/backtest/${id}/${read}`,
-        409,
-        'BACKTEST_INVALID_STATE',
-      );
-      expect(e.details, read).toMatchObject({ status: 'cancelled' });
-    }
+    await sandboxReadsRefused(id, 'cancelled');
     const results = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/results`);
     expect(results.summary).toMatchObject({ final_equity: '10000.00000000', roi_pct: '0.00000000' });
   });
@@ -113,6 +108,9 @@ describe('sandbox candles follow GET /market/candles', () => {
   const sandbox = (query: string) =>
     ok(t.app, alice.headers, 'GET', `/backtest/${id}/market/candles/BTCUSDT?${query}`);
   const live = (query: string) => ok(t.app, {}, 'GET', `/market/candles/BTCUSDT?${query}`);
+  /** The sandbox candles refused with `status` and `code` (the error's answer). */
+  const refused = (query: string, status: number, code: string) =>
+    fails(t.app, alice.headers, 'GET', `/backtest/${id}/market/candles/BTCUSDT?${query}`, status, code);
 
   it('pages another interval up to end_time like the live endpoint (newest `limit` candles)', async () => {
     for (const query of [
@@ -142,24 +140,10 @@ describe('sandbox candles follow GET /market/candles', () => {
   it('answers an unsupported interval with INVALID_SYMBOL 400 and a start after the end with 422', async () => {
     // '60' is an interval now (seconds, the original clients' form: docs/compatibility.md); 61 seconds is none.
     for (const interval of ['1w', '2h', '1H', '61']) {
-      const e = await fails(
-        t.app,
-        alice.headers,
-        'GET',
-        `/backtest/${id}/market/candles/BTCUSDT?interval=${interval}`,
-        400,
-        'INVALID_SYMBOL',
-      );
+      const e = await refused(`interval=${interval}`, 400, 'INVALID_SYMBOL');
       expect(e.details).toMatchObject({ interval });
     }
-    await fails(
-      t.app,
-      alice.headers,
-      'GET',
-      `/backtest/${id}/market/candles/BTCUSDT?start_time=2022-01-02T00:00:00Z&end_time=2022-01-01T00:00:00Z`,
-      422,
-      'VALIDATION_ERROR',
-    );
+    await refused('start_time=2022-01-02T00:00:00Z&end_time=2022-01-01T00:00:00Z', 422, 'VALIDATION_ERROR');
   });
 
   it('takes epoch milliseconds and refuses a day that does not exist', async () => {
@@ -169,14 +153,7 @@ describe('sandbox candles follow GET /market/candles', () => {
       '2021-12-31T11:00:00.000Z',
     ]);
     for (const bad of ['2021-02-30T00:00:00Z', '2021-04-31', 'yesterday']) {
-      const e = await fails(
-        t.app,
-        alice.headers,
-        'GET',
-        `/backtest/${id}/market/candles/BTCUSDT?start_time=${bad}`,
-        422,
-        'VALIDATION_ERROR',
-      );
+      const e = await refused(`start_time=${bad}`, 422, 'VALIDATION_ERROR');
       expect(e.details?.['issues']).toEqual([expect.objectContaining({ field: 'start_time' })]);
     }
   });
