@@ -90,15 +90,7 @@ describe('OCO: placement', () => {
   it('a buy OCO locks the larger leg’s USDT once (the stop’s, with its slippage margin)', () => {
     const ctx = context();
     const { state, last } = run(
-      [
-        place({
-          side: 'buy',
-          type: 'limit',
-          quantity: '0.1',
-          price: '38000',
-          list: { kind: 'oco', stopLoss: { triggerPrice: '42000' } },
-        }),
-      ],
+      [oco({ side: 'buy', quantity: '0.1', price: '38000' }, '42000')],
       ctx,
       opened(),
     );
@@ -240,19 +232,7 @@ describe('OCO: one leg’s fill cancels the other', () => {
 
   it('a buy OCO’s cheaper leg filling releases the rest of the shared lock', () => {
     const ctx = context();
-    const placed = run(
-      [
-        place({
-          side: 'buy',
-          type: 'limit',
-          quantity: '0.1',
-          price: '38000',
-          list: { kind: 'oco', stopLoss: { triggerPrice: '42000' } },
-        }),
-      ],
-      ctx,
-      opened(),
-    );
+    const placed = run([oco({ side: 'buy', quantity: '0.1', price: '38000' }, '42000')], ctx, opened());
     const [tp] = placedOf(placed.last);
     const { state } = run([trigger(tp!.order_id, '38000')], ctx, placed.events);
     expect(state.lockedCash.toFixed()).toBe('0');
@@ -418,21 +398,23 @@ describe('bracket', () => {
 });
 
 describe('order lists: locks equal what remains, never both legs filled (property)', () => {
+  /** A list's quantity and how far its upper and lower legs sit from the price, in tenths of a percent (`at`). */
+  const legs = {
+    quantity: fc.integer({ min: 1, max: 60 }).map((n) => (n / 100).toFixed(2)),
+    up: fc.integer({ min: 1, max: 80 }),
+    down: fc.integer({ min: 1, max: 80 }),
+  };
   const command = fc.oneof(
     fc.record({
       kind: fc.constant('oco' as const),
       side: fc.constantFrom('buy' as const, 'sell' as const),
       tpType: fc.constantFrom('limit' as const, 'take_profit' as const),
-      quantity: fc.integer({ min: 1, max: 60 }).map((n) => (n / 100).toFixed(2)),
-      up: fc.integer({ min: 1, max: 80 }),
-      down: fc.integer({ min: 1, max: 80 }),
+      ...legs,
     }),
     fc.record({
       kind: fc.constant('bracket' as const),
       entry: fc.constantFrom('market' as const, 'limit' as const),
-      quantity: fc.integer({ min: 1, max: 60 }).map((n) => (n / 100).toFixed(2)),
-      up: fc.integer({ min: 1, max: 80 }),
-      down: fc.integer({ min: 1, max: 80 }),
+      ...legs,
     }),
     fc.record({
       kind: fc.constant('print' as const),
