@@ -1,5 +1,8 @@
-import { createAgent, keyHeader, startApp, type TestAccount, type TestApp } from '../accounts/support';
+import { beforeAll } from 'vitest';
+import type { TestAccount, TestApp } from '../accounts/support';
+import { bearer, createAgent, keyHeader, registerAccount, startApp } from '../accounts/support';
 import { call, ok } from '../support/api-calls';
+import { lateBound } from '../support/late-bound';
 import { priceTicker } from '../support/price-ticks';
 import { type SharedTestApp, useTestApp } from '../support/test-app';
 
@@ -24,6 +27,29 @@ export const battleAgent = (
   displayName: string,
 ): Promise<{ agentId: string; apiKey: string }> =>
   createAgent(t.app, owner, { display_name: displayName, risk_profile: { max_position_size_pct: 100 } });
+
+/** An owner of battles, its JWT headers (`H`) and its battle agents by the names a test file gives them. */
+export type BattleCast<K extends string> = { owner: TestAccount; H: Record<string, string> } & Record<
+  K,
+  { agentId: string; apiKey: string }
+>;
+
+/**
+ * The battle owner of one test file: a `beforeAll` (2 min, after the app's) registers a plain account and, in the
+ * order given, one {@link battleAgent} per entry of `agents` (key: the name the file reads it by, value: its
+ * display name). Read through {@link lateBound}: a read before the hook ran throws.
+ */
+export const useBattleCast = <K extends string>(t: TestApp, agents: Record<K, string>): BattleCast<K> => {
+  let cast: BattleCast<K> | undefined;
+  beforeAll(async () => {
+    const owner = await registerAccount(t.app, {}, { plain: true });
+    const made: Record<string, unknown> = { owner, H: bearer(owner) };
+    for (const [key, displayName] of Object.entries<string>(agents))
+      made[key] = await battleAgent(t, owner, displayName);
+    cast = made as BattleCast<K>;
+  }, 120_000);
+  return lateBound('the battle owner and its agents', () => cast);
+};
 
 /** A market buy of `quantity` BTCUSDT with an agent's key (the raw answer). */
 export const marketBuy = (t: TestApp, key: string, quantity = '0.01') =>
