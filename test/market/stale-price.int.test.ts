@@ -3,6 +3,7 @@ import { keyHeader, registerAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
 import { operatorHeadersOf } from '../support/runtime';
 import { until } from '../support/until';
+import { orderBody } from '../trading/key-calls';
 import { RECORDED, useFakeBinance } from './fake-binance';
 
 /**
@@ -34,23 +35,13 @@ describe('stale prices on the live binance source', () => {
       await until(() => market.feed.prices.get('BTCUSDT') !== undefined);
       const account = await registerAccount(app, {}, { plain: true });
       const headers = keyHeader(account.apiKey);
+      /** An order the venue takes (201), its answer. */
+      const placed = (body: Record<string, unknown>) => ok(app, headers, 'POST', '/trade/order', body, 201);
 
       // Fresh: a market buy fills.
       fx.fake.broadcast(trade('100000.00'));
       await until(() => market.feed.prices.get('BTCUSDT')?.price === '100000.00000000');
-      const bought = await ok(
-        app,
-        headers,
-        'POST',
-        '/trade/order',
-        {
-          symbol: 'BTCUSDT',
-          side: 'buy',
-          type: 'market',
-          quantity: '0.01',
-        },
-        201,
-      );
+      const bought = await placed(orderBody('BTCUSDT', 'buy', 'market', '0.01'));
       expect(bought.status).toBe('filled');
       const fresh = await ok(app, {}, 'GET', '/market/price/BTCUSDT');
       expect(fresh).not.toHaveProperty('stale');
@@ -79,20 +70,7 @@ describe('stale prices on the live binance source', () => {
       expect(health.checks.market_feed.feed_lag_ms).toBeGreaterThan(MAX_AGE_MS);
 
       // A limit buy through the old price rests: it would have filled at once on a fresh feed.
-      const limit = await ok(
-        app,
-        headers,
-        'POST',
-        '/trade/order',
-        {
-          symbol: 'BTCUSDT',
-          side: 'buy',
-          type: 'limit',
-          quantity: '0.01',
-          price: '100500.00',
-        },
-        201,
-      );
+      const limit = await placed(orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price: '100500.00' }));
       expect(limit.status).toBe('pending');
       await new Promise((r) => setTimeout(r, 300));
       expect((await ok(app, headers, 'GET', `/trade/order/${limit.order_id}`)).status).toBe('pending');
@@ -104,19 +82,7 @@ describe('stale prices on the live binance source', () => {
         return r.body.status === 'filled';
       });
       expect(market.staleness()).toBeUndefined();
-      const sold = await ok(
-        app,
-        headers,
-        'POST',
-        '/trade/order',
-        {
-          symbol: 'BTCUSDT',
-          side: 'sell',
-          type: 'market',
-          quantity: '0.005',
-        },
-        201,
-      );
+      const sold = await placed(orderBody('BTCUSDT', 'sell', 'market', '0.005'));
       expect(sold.status).toBe('filled');
     } finally {
       await app.close();
