@@ -3,6 +3,7 @@ import { dec } from '../../domain/trading/decimal';
 import { floorToStep } from '../../domain/trading/quantity';
 import { useRealDataServer } from '../support/real-data-server';
 import { operatorHeaders } from '../support/server-process';
+import { orderBody } from './key-calls';
 
 /**
  * The real server process (`src/main.ts serve`) on the real data set (`MARKET_DATA_DIR=../shared/market-data`)
@@ -84,12 +85,7 @@ describe('trading on the real server with replayed real prices', () => {
     }
     const price = (await call('GET', '/market/price/BTCUSDT')).body.price as string;
     const qty = quantityFor('BTCUSDT', price, 1000);
-    const buy = await call('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: qty,
-    });
+    const buy = await call('POST', '/trade/order', orderBody('BTCUSDT', 'buy', 'market', qty));
     expect(buy.status, JSON.stringify(buy.body)).toBe(201);
     expect(buy.body).toMatchObject({
       status: 'filled',
@@ -103,12 +99,7 @@ describe('trading on the real server with replayed real prices', () => {
       dec(buy.body.executed_price).times(qty).times('0.001').decimalPlaces(8, 1).toFixed(8),
     );
     const half = floorToStep(dec(qty).div(2), dec(pairs.get('BTCUSDT')!.stepSize)).toFixed();
-    const sell = await call('POST', '/trade/order', {
-      symbol: 'BTCUSDT',
-      side: 'sell',
-      type: 'market',
-      quantity: half,
-    });
+    const sell = await call('POST', '/trade/order', orderBody('BTCUSDT', 'sell', 'market', half));
     expect(sell.status, JSON.stringify(sell.body)).toBe(201);
     expect(dec(sell.body.executed_price).lt(sell.body.reference_price)).toBe(true);
     const positions = (await call('GET', '/account/positions')).body.positions;
