@@ -24,6 +24,14 @@ export const postOrder = (
 export const marketBuy = (app: FastifyInstance, headers: Record<string, string>, quantity: string) =>
   postOrder(app, headers, orderBody('BTCUSDT', 'buy', 'market', quantity));
 
+/** A limit buy of `quantity` BTCUSDT at `price` (decimal strings) on `app` with `headers` ({@link postOrder}). */
+export const limitBuy = (
+  app: FastifyInstance,
+  headers: Record<string, string>,
+  quantity: string,
+  price: string,
+) => postOrder(app, headers, orderBody('BTCUSDT', 'buy', 'limit', quantity, { price }));
+
 /**
  * The `/api/v1` calls a trading test makes with an API key (`X-API-Key`), through `inject` on the app `app()`
  * returns (a function: a test that restarts its app keeps using these). Each answers fastify's inject response.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { api, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { connectWs } from '../support/ws-client';
-import { orderBody, postOrder } from './key-calls';
+import { limitBuy } from './key-calls';
 import { useListeningTradingApp } from './ws-app';
 
 /**
@@ -44,11 +44,7 @@ describe('the orders channel', () => {
       await readOnFill(market.json().order_id, (held / 1000).toFixed(8));
       // … and a limit order filled by the matching engine on a tick through it.
       tick('BTCUSDT', '40000');
-      const limit = await postOrder(
-        t.app,
-        headers,
-        orderBody('BTCUSDT', 'buy', 'limit', '0.001', { price: '39000' }),
-      );
+      const limit = await limitBuy(t.app, headers, '0.001', '39000');
       expect(limit.statusCode, limit.body).toBe(201);
       // A read first, so only the engine's fill is left for the read models to fold.
       const pending = await api(t.app, {

@@ -3,7 +3,7 @@ import { dec } from '../../domain/trading/decimal';
 import { getOrder } from '../../queries/trading';
 import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
-import { marketBuy, orderBody, postOrder } from './key-calls';
+import { limitBuy, marketBuy } from './key-calls';
 
 /**
  * Read your writes on the read side (`READ_YOUR_WRITES=on-read`, the default; docs/architecture.md): an order is
@@ -85,11 +85,7 @@ describe('read your writes on the read side (READ_YOUR_WRITES=on-read)', () => {
     const headers = keyHeader(account.apiKey);
     for (let i = 0; i < 5; i++) {
       tick('BTCUSDT', '40000');
-      const placed = await postOrder(
-        t.app,
-        headers,
-        orderBody('BTCUSDT', 'buy', 'limit', '0.001', { price: '39000' }),
-      );
+      const placed = await limitBuy(t.app, headers, '0.001', '39000');
       expect(placed.statusCode, placed.body).toBe(201);
       expect(placed.json().status).toBe('pending');
       // One tick through the limit, at once, and then none: the order must fill at that tick.
