@@ -1,6 +1,7 @@
 import { type ColumnType, type Insertable, type Kysely, sql } from 'kysely';
 import {
   type OrderPlacedData,
+  type OrderRequestKey,
   WALLET_EVENT_TYPES,
   type WalletEvent,
   walletOwnerOf,
@@ -128,16 +129,7 @@ type TradeRow = Insertable<TradesTable>;
 /** What an order's first event records of its request (a reset's closing fill: its own market order). */
 type RequestFields = Pick<
   OrderPlacedData,
-  | 'order_id'
-  | 'session_id'
-  | 'symbol'
-  | 'side'
-  | 'type'
-  | 'quantity'
-  | 'price'
-  | 'trigger_price'
-  | 'idempotency_key'
-  | 'request_hash'
+  OrderRequestKey | 'session_id' | 'idempotency_key' | 'request_hash'
 > &
   Partial<
     Pick<

@@ -1,5 +1,11 @@
 import type { OrderSide, OrderType } from '../trading/orders';
-import type { OrderFilledData, OrderPlacedData, OrderRejectedData, WalletEvent } from '../wallet/events';
+import type {
+  OrderFilledData,
+  OrderPlacedData,
+  OrderRejectedData,
+  OrderRequestKey,
+  WalletEvent,
+} from '../wallet/events';
 import { type FillRecord, fillRecordOf } from '../wallet/fill-record';
 
 /**
@@ -40,17 +46,7 @@ export interface SandboxOrder {
 /** What a placed and a rejected order's event both say of the order (`OrderPlaced`, `OrderRejected`). */
 type OrderRequest = Pick<
   OrderPlacedData & OrderRejectedData,
-  | 'order_id'
-  | 'symbol'
-  | 'side'
-  | 'type'
-  | 'quantity'
-  | 'price'
-  | 'trigger_price'
-  | 'client_order_id'
-  | 'order_list_id'
-  | 'list_kind'
-  | 'list_role'
+  OrderRequestKey | 'client_order_id' | 'order_list_id' | 'list_kind' | 'list_role'
 >;
 
 /**

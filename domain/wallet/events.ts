@@ -104,6 +104,19 @@ export interface OrderIds {
   parent_order_id?: string;
 }
 
+/**
+ * The fields in which an order's request is recorded alike by `OrderPlaced` and `OrderRejected`: the order's id,
+ * pair, side, type, quantity and prices. The order read model's row and the sandbox log's entry pick them.
+ */
+export type OrderRequestKey =
+  | 'order_id'
+  | 'symbol'
+  | 'side'
+  | 'type'
+  | 'quantity'
+  | 'price'
+  | 'trigger_price';
+
 /** An order passed the risk chain. A market order's `OrderFilled` follows in the same append. */
 export interface OrderPlacedData extends OrderIds {
   order_id: string;
