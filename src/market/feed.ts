@@ -1,4 +1,5 @@
 import { type Observable, Subject } from 'rxjs';
+import { fromUnits } from '../../domain/market/decimal';
 import {
   type MinuteCandle,
   RollingWindow,
@@ -36,6 +37,8 @@ export class MarketFeed {
   readonly ticks$: Observable<PriceTick> = this.subject.asObservable();
   private lastTick = 0;
   private count = 0;
+  /** {@link quoteVolume24h}'s texts by the window statistics they were made from. */
+  private readonly quoteTexts = new WeakMap<WindowStats, string>();
 
   /** Records a live tick and publishes it. */
   ingest(tick: PriceTick): void {
@@ -82,6 +85,24 @@ export class MarketFeed {
     if (!stats) return undefined;
     const source = this.prices.get(symbol)?.source ?? 'files';
     return { symbol, ...tickerValues(stats), time: stats.lastTime, basis: 'window', source };
+  }
+
+  /**
+   * The `quoteVolume` of {@link ticker} alone (the same text), without formatting the rest of the ticker: the
+   * slippage model reads it on every market order (docs/benchmarks.md, "Trading", issue 23). The text is made
+   * once per state of the window (its statistics object is cached until a tick or a new minute changes it).
+   */
+  quoteVolume24h(symbol: string, now = Date.now()): string | undefined {
+    const exchange = this.exchangeTickers.get(symbol);
+    if (exchange) return exchange.quoteVolume;
+    const stats = this.windows.get(symbol)?.stats(now);
+    if (!stats) return undefined;
+    let text = this.quoteTexts.get(stats);
+    if (text === undefined) {
+      text = fromUnits(stats.quoteVolume);
+      this.quoteTexts.set(stats, text);
+    }
+    return text;
   }
 
   /**

@@ -198,7 +198,7 @@ export const createMarketServices = (config: Config, deps: MarketDeps): MarketSe
 
   const quoteVolume24h = (raw: string): string | undefined => {
     const symbol = normalizeSymbol(raw);
-    return feed.ticker(symbol, now())?.quoteVolume ?? data.referenceTicker(symbol)?.quoteVolume;
+    return feed.quoteVolume24h(symbol, now()) ?? data.referenceTicker(symbol)?.quoteVolume;
   };
 
   const runImport = (dir: string) => importDirectory(dir, { db, data, logger, signal: shutdown.signal });
