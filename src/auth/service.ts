@@ -151,15 +151,14 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     prime(`acct:${found.owner.accountId}`, found.account);
     if (found.owner.agentId) prime(`agent:${found.owner.agentId}`, found.agent);
   };
-  // A key's account and agent rows come with it in one statement and are cached as their own lookups would be:
-  // they expire together, so a credential costs one statement per cache lifetime, not three.
+  // A key's account and agent rows come with it in one statement and are cached as their own lookups would be
+  // (primeKey, as a refresh does): they expire together, so a credential costs one statement per cache lifetime,
+  // not three.
   const keyOwner = async (hash: string): Promise<ApiKeyOwner | undefined> => {
     const owner = await cached<ApiKeyOwner>(`key:${hash}`, async () => {
       const found = await findApiKeyAuth(db, hash);
-      if (!found) return undefined;
-      prime(`acct:${found.owner.accountId}`, found.account);
-      if (found.owner.agentId) prime(`agent:${found.owner.agentId}`, found.agent);
-      return found.owner;
+      if (found) primeKey(hash, found);
+      return found?.owner;
     });
     if (owner) keepFresh(hash);
     return owner;

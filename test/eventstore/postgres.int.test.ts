@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { type RecordedEvent, START, WrongExpectedRevisionError } from '../../ports/event-store';
 import { openPostgres } from '../../src/db/database';
 import { verifyChain } from '../../src/eventstore/hash-chain';
-import { createPostgresEventStore, EVENTS_CHANNEL } from '../../src/eventstore/postgres';
+import {
+  createPostgresEventStore,
+  EVENTS_CHANNEL,
+  type PostgresEventStore,
+} from '../../src/eventstore/postgres';
 import {
   createPGliteTestDatabase,
   createPostgresTestDatabase,
@@ -192,13 +196,30 @@ if (pgReason) {
     });
   });
 
+  /**
+   * Runs `body` with two stores on one fresh database as two processes would have them: a writer on the test
+   * database's pool and a reader on a pool of its own; closes both, their pools and the database after it.
+   */
+  const withTwoStores = async (
+    body: (s: { db: TestDatabase; writer: PostgresEventStore; reader: PostgresEventStore }) => Promise<void>,
+  ): Promise<void> => {
+    const db = await createPostgresTestDatabase();
+    const writer = createPostgresEventStore(db);
+    const otherPool = openPostgres(db.url!);
+    const reader = createPostgresEventStore(otherPool);
+    try {
+      await body({ db, writer, reader });
+    } finally {
+      await reader.close();
+      await otherPool.close();
+      await writer.close();
+      await db.close();
+    }
+  };
+
   describe('PostgreSQL wake-ups across processes', () => {
-    it('wakes a subscriber on another connection pool through NOTIFY, well before its idle poll', async () => {
-      const db = await createPostgresTestDatabase();
-      const writer = createPostgresEventStore(db);
-      const otherPool = openPostgres(db.url!);
-      const reader = createPostgresEventStore(otherPool);
-      try {
+    it('wakes a subscriber on another connection pool through NOTIFY, well before its idle poll', () =>
+      withTwoStores(async ({ writer, reader }) => {
         const warm = await writer.append('warm-1', [{ type: 'Warm', data: {} }]);
         const sub = reader.subscribeToAll({ after: warm.position });
         const iterator = sub[Symbol.asyncIterator]();
@@ -216,73 +237,60 @@ if (pgReason) {
         }
         await sub.close();
         expect(Math.max(...latencies)).toBeLessThan(500);
-      } finally {
-        await reader.close();
-        await otherPool.close();
-        await writer.close();
-        await db.close();
-      }
-    });
+      }));
   });
 
   describe('PostgreSQL wake-ups only while another store listens', () => {
-    it('sends no NOTIFY per batch to a lone store, and every batch once another store listens', async () => {
-      const db = await createPostgresTestDatabase();
-      const writer = createPostgresEventStore(db);
-      // A plain LISTEN connection (not a store's: it does not count as a listener) hears what is sent.
-      const ear = new pg.Client({ connectionString: db.url! });
-      await ear.connect();
-      const heard: bigint[] = [];
-      ear.on('notification', (m) => heard.push(BigInt(m.payload ?? '0')));
-      await ear.query(`listen ${EVENTS_CHANNEL}`);
-      const otherPool = openPostgres(db.url!);
-      const reader = createPostgresEventStore(otherPool);
-      try {
-        // The writer's own subscription (its own LISTEN connection) is not another listener.
-        const own = writer.subscribeToAll({ after: await writer.headPosition() });
-        const ownIterator = own[Symbol.asyncIterator]();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const started = performance.now();
-        for (let i = 0; i < 30; i++) {
-          await writer.append('lone-1', [{ type: 'Lone', data: { i } }]);
-          expect((await ownIterator.next()).value[0].data).toEqual({ i });
-        }
-        const elapsed = performance.now() - started;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        // One NOTIFY at most per look at the listeners (every 250 ms), not one per batch.
-        expect(heard.length).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 1);
-        expect(heard.length).toBeLessThan(30);
-        // Another store subscribes: it sees the next appends at once, and once the writer has looked again every
-        // batch is announced.
-        const sub = reader.subscribeToAll({ after: await reader.headPosition() });
-        const iterator = sub[Symbol.asyncIterator]();
-        const latencies: number[] = [];
-        for (let i = 0; i < 8; i++) {
-          const t0 = performance.now();
-          const pending = iterator.next();
-          const appended = await writer.append('shared-1', [{ type: 'Ping', data: { i } }]);
-          const { value } = await pending;
-          latencies.push(performance.now() - t0);
-          expect((value as RecordedEvent[])[0]?.data).toEqual({ i });
-          if (i >= 6) {
-            await until(() => heard.includes(appended.position.prepare), {
-              timeoutMs: 2_000,
-              what: `NOTIFY of append ${i}`,
-            });
+    it('sends no NOTIFY per batch to a lone store, and every batch once another store listens', () =>
+      withTwoStores(async ({ db, writer, reader }) => {
+        // A plain LISTEN connection (not a store's: it does not count as a listener) hears what is sent.
+        const ear = new pg.Client({ connectionString: db.url! });
+        await ear.connect();
+        const heard: bigint[] = [];
+        ear.on('notification', (m) => heard.push(BigInt(m.payload ?? '0')));
+        await ear.query(`listen ${EVENTS_CHANNEL}`);
+        try {
+          // The writer's own subscription (its own LISTEN connection) is not another listener.
+          const own = writer.subscribeToAll({ after: await writer.headPosition() });
+          const ownIterator = own[Symbol.asyncIterator]();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const started = performance.now();
+          for (let i = 0; i < 30; i++) {
+            await writer.append('lone-1', [{ type: 'Lone', data: { i } }]);
+            expect((await ownIterator.next()).value[0].data).toEqual({ i });
           }
-          await new Promise((resolve) => setTimeout(resolve, 150));
+          const elapsed = performance.now() - started;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          // One NOTIFY at most per look at the listeners (every 250 ms), not one per batch.
+          expect(heard.length).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 1);
+          expect(heard.length).toBeLessThan(30);
+          // Another store subscribes: it sees the next appends at once, and once the writer has looked again every
+          // batch is announced.
+          const sub = reader.subscribeToAll({ after: await reader.headPosition() });
+          const iterator = sub[Symbol.asyncIterator]();
+          const latencies: number[] = [];
+          for (let i = 0; i < 8; i++) {
+            const t0 = performance.now();
+            const pending = iterator.next();
+            const appended = await writer.append('shared-1', [{ type: 'Ping', data: { i } }]);
+            const { value } = await pending;
+            latencies.push(performance.now() - t0);
+            expect((value as RecordedEvent[])[0]?.data).toEqual({ i });
+            if (i >= 6) {
+              await until(() => heard.includes(appended.position.prepare), {
+                timeoutMs: 2_000,
+                what: `NOTIFY of append ${i}`,
+              });
+            }
+            await new Promise((resolve) => setTimeout(resolve, 150));
+          }
+          expect(Math.max(...latencies)).toBeLessThan(500);
+          await sub.close();
+          await own.close();
+        } finally {
+          await ear.end();
         }
-        expect(Math.max(...latencies)).toBeLessThan(500);
-        await sub.close();
-        await own.close();
-      } finally {
-        await ear.end();
-        await reader.close();
-        await otherPool.close();
-        await writer.close();
-        await db.close();
-      }
-    });
+      }));
   });
 
   describe('PostgreSQL $all reader and late commits', () => {
