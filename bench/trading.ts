@@ -326,7 +326,11 @@ const httpBenchmark = async () => {
         let buffer = '';
         const onData = (chunk: Buffer) => {
           buffer += String(chunk);
-          const line = buffer.split('\n').find((l) => l.startsWith('{"statements"'));
+          // Whole lines only: a long line (many statement texts) may come in several chunks.
+          const line = buffer
+            .split('\n')
+            .slice(0, -1)
+            .find((l) => l.startsWith('{"statements"'));
           if (!line) return;
           child.stdout!.off('data', onData);
           resolve((JSON.parse(line) as { statements: [string, number][] }).statements);
