@@ -40,10 +40,6 @@ import { riskProfileOut, riskProfileResponse, riskProfileSchema } from '../contr
 import { endpoint, type HttpMethod } from './endpoint';
 
 /**
- * The agent endpoints (spec "Agent endpoints"): `/agents/*` and the agents MCP toolset serve these. Each parses
- * into its use case of `src/application/agents.ts` and presents with `src/contract/agent.ts`.
- */
-/**
  * An endpoint on one agent served at `method /agents/:agent_id{what}` (no query or body): the use case on the agent
  * id, presented with `present`.
  */
@@ -71,6 +67,10 @@ const listed = async (call: Call, q: z.output<typeof listAgentsQuery>) => {
   return { agents: page.agents.map(agentOut), total: page.total };
 };
 
+/**
+ * The agent endpoints (spec "Agent endpoints"): `/agents/*` and the agents MCP toolset serve these. Each parses
+ * into its use case of `src/application/agents.ts` and presents with `src/contract/agent.ts`.
+ */
 export const agentEndpoints = {
   list: endpoint({
     route: { method: 'GET', path: '/agents', querystring: listAgentsQuery },

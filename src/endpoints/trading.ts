@@ -57,12 +57,6 @@ const idempotencyKey = z
   .describe('retry-safe key (Idempotency-Key): the same key and order within 24 h answer the first result');
 
 /**
- * The trading endpoints (spec "Trading endpoints"; ARCHITECTURE §8): `/trade/*` and the trading MCP toolset serve
- * these, each its use case of `src/application/trading.ts` (which carries idempotency, read your writes and
- * ownership) presented with `src/trading/present.ts`. A retry answered from the idempotency record sets the call's
- * `receipt.replayed`.
- */
-/**
  * The placement and the preview of one kind of order (one order, or an OCO): its body, the `OrderInput` it
  * becomes, and the presenters of the order placed and of the preview.
  */
@@ -123,6 +117,12 @@ const oco = placementEndpoints({
   path: '/trade/order/oco',
 });
 
+/**
+ * The trading endpoints (spec "Trading endpoints"; ARCHITECTURE §8): `/trade/*` and the trading MCP toolset serve
+ * these, each its use case of `src/application/trading.ts` (which carries idempotency, read your writes and
+ * ownership) presented with `src/trading/present.ts`. A retry answered from the idempotency record sets the call's
+ * `receipt.replayed`.
+ */
 export const tradingEndpoints = {
   place: single.place,
   placeOco: oco.place,

@@ -69,10 +69,6 @@ const backtestAgentOf = (call: Call, input: BacktestRequest): string => {
 };
 
 /**
- * Creates a session (status `created`) after validating the configuration against the market data:
- * `VALIDATION_ERROR` 422, `INVALID_SYMBOL` 400, `BACKTEST_NO_DATA` 400, `PERMISSION_DENIED` 403.
- */
-/**
  * Candles missing for `pairs` inside `[start, end)` per the venue's candle index (its stored native series), in
  * the `data_gaps` wire form: what a session over that window will not trade on (issue 24, item 6).
  */
@@ -88,6 +84,10 @@ const seriesGaps = (series: readonly PairSeries[], start: number, end: number) =
     end,
   ).map(gapOut);
 
+/**
+ * Creates a session (status `created`) after validating the configuration against the market data:
+ * `VALIDATION_ERROR` 422, `INVALID_SYMBOL` 400, `BACKTEST_NO_DATA` 400, `PERMISSION_DENIED` 403.
+ */
 export const createBacktest = async (call: Call, input: BacktestRequest) => {
   assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).create(
