@@ -157,7 +157,11 @@ const storeAt = (root: string): MarketCandles => {
 /** The transfer each market of this thread was built from (a later task carries none). */
 const transfersSeen = new WeakMap<SessionMarket, MarketTransfer>();
 
-/** Pairs of a chunked market of this thread that the request thread reads (the latest task's `remote`). */
+/**
+ * Pairs of a chunked market of this thread that the request thread reads, as the task advancing now was sent with
+ * them (its `remote`): set before each slice of a task, since batches over one market interleave on the thread
+ * and each was sent with its own (a pair's first live minute between two sends makes them differ).
+ */
 const remoteOf = new WeakMap<SessionMarket, ReadonlySet<number>>();
 
 /** The chunk of a pair a chunked market of this thread lacked (its stepping loop paused for it), by market. */
@@ -275,7 +279,7 @@ export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: t
         : {},
     );
   }
-  if (market.window) remoteOf.set(market, new Set(task.remote));
+  const remote: ReadonlySet<number> | undefined = market.window ? new Set(task.remote) : undefined;
   const ctx = { now: new Date(task.now), newId: decisionIds(task.sessionId, task.revision), market };
   const work: Generator<void, BacktestStreamEvent[] | BattleEvent[], void> =
     task.kind === 'battle'
@@ -289,6 +293,8 @@ export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: t
   try {
     let sliceStart = performance.now();
     for (;;) {
+      // This task's pairs for the chunks of this slice (and the last candles after the last one).
+      if (remote) remoteOf.set(market, remote);
       const r = work.next();
       if (r.done) {
         const lasts = task.kind === 'backtest' ? lastsOf(market, task, r.value) : undefined;
