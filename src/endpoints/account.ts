@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   accountInfo,
   auditWallet,
@@ -44,7 +44,7 @@ import {
   walletAuditResponse,
 } from '../contract/trading';
 import { walletEventsPageOut } from '../trading/wallet-event-view';
-import { endpoint } from './endpoint';
+import { endpoint, served } from './endpoint';
 
 /**
  * An endpoint without input served at `GET {path}`: the caller's wallet, read with `useCase` and presented with
@@ -55,13 +55,7 @@ const ofCaller = <O extends z.ZodType, R>(
   output: O,
   useCase: (call: Call) => Promise<R>,
   present: (outcome: R) => z.input<O>,
-) =>
-  endpoint({
-    route: { method: 'GET', path },
-    input: z.object({}),
-    output,
-    run: async (call) => present(await useCase(call)),
-  });
+) => served({ method: 'GET', path }, output, async (call) => present(await useCase(call)));
 
 /**
  * The account endpoints (spec "Account endpoints"): `/account/*` and the account MCP toolset serve these. Each
@@ -74,42 +68,35 @@ export const accountEndpoints = {
     positions: p.positions,
     total_unrealized_pnl: p.totalUnrealizedPnl,
   })),
-  portfolio: endpoint({
-    route: { method: 'GET', path: '/account/portfolio', querystring: portfolioQuery },
-    input: portfolioQuery,
-    output: portfolioResponse,
-    run: (call, a) => portfolio(call, a.as_of ? { asOf: new Date(a.as_of) } : {}),
-  }),
-  pnl: endpoint({
-    route: { method: 'GET', path: '/account/pnl', querystring: pnlQuery },
-    input: pnlQuery,
-    output: pnlResponse,
-    run: async (call, a) => pnlOut(await pnl(call, a.period)),
-  }),
-  setRiskProfile: endpoint({
-    route: { method: 'PUT', path: '/account/risk-profile', body: riskProfileSchema },
-    input: riskProfileSchema,
-    output: riskProfileResponse,
-    run: async (call, a) => riskProfileOut(await updateRiskProfile(call, a)),
-  }),
+  portfolio: served(
+    { method: 'GET', path: '/account/portfolio', querystring: portfolioQuery },
+    portfolioResponse,
+    (call, a) => portfolio(call, a.as_of ? { asOf: new Date(a.as_of) } : {}),
+  ),
+  pnl: served({ method: 'GET', path: '/account/pnl', querystring: pnlQuery }, pnlResponse, async (call, a) =>
+    pnlOut(await pnl(call, a.period)),
+  ),
+  setRiskProfile: served(
+    { method: 'PUT', path: '/account/risk-profile', body: riskProfileSchema },
+    riskProfileResponse,
+    async (call, a) => riskProfileOut(await updateRiskProfile(call, a)),
+  ),
   fillModel: ofCaller('/account/fill-model', fillModelResponse, fillModel, fillModelOut),
-  setFillModel: endpoint({
-    route: { method: 'PUT', path: '/account/fill-model', body: fillModelBody },
-    input: fillModelBody,
-    output: fillModelResponse,
-    run: async (call, a) =>
+  setFillModel: served(
+    { method: 'PUT', path: '/account/fill-model', body: fillModelBody },
+    fillModelResponse,
+    async (call, a) =>
       fillModelOut(
         await setFillModel(call, { fillModel: a.fill_model, participationPct: a.participation_pct }),
       ),
-  }),
+  ),
   mode: ofCaller('/account/mode', modeResponse, mode, modeOut),
-  setMode: endpoint({
-    route: { method: 'POST', path: '/account/mode', body: modeBody },
-    input: modeBody,
-    output: modeSetResponse,
-    run: async (call, a) =>
+  setMode: served(
+    { method: 'POST', path: '/account/mode', body: modeBody },
+    modeSetResponse,
+    async (call, a) =>
       modeSetOut(await setMode(call, { mode: a.mode, strategyLabel: a.strategy_label ?? null })),
-  }),
+  ),
   /** Without `confirm: true` the use case refuses (400); the MCP tool requires it in its input. */
   reset: endpoint({
     route: { method: 'POST', path: '/account/reset', body: resetBody },
@@ -118,11 +105,10 @@ export const accountEndpoints = {
     run: async (call, a) =>
       resetOut(await resetAccount(call, { confirm: a.confirm, newStartingBalance: a.new_starting_balance })),
   }),
-  events: endpoint({
-    route: { method: 'GET', path: '/account/events', querystring: eventsQuery },
-    input: eventsQuery,
-    output: eventsResponse,
-    run: async (call, a) => walletEventsPageOut(await walletEvents(call, a)),
-  }),
+  events: served(
+    { method: 'GET', path: '/account/events', querystring: eventsQuery },
+    eventsResponse,
+    async (call, a) => walletEventsPageOut(await walletEvents(call, a)),
+  ),
   audit: ofCaller('/account/audit', walletAuditResponse, auditWallet, walletAuditOut),
 };

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   agentRiskProfile,
   archiveAgent,
@@ -37,7 +37,7 @@ import {
   updateAgentBody,
 } from '../contract/agent';
 import { riskProfileOut, riskProfileResponse, riskProfileSchema } from '../contract/common';
-import { endpoint, type HttpMethod } from './endpoint';
+import { deletion, type HttpMethod, served } from './endpoint';
 
 /**
  * An endpoint on one agent served at `method /agents/:agent_id{what}` (no query or body): the use case on the agent
@@ -50,12 +50,9 @@ const onAgent = <O extends z.ZodType, R>(
   useCase: (call: Call, agentId: string) => Promise<R>,
   present: (outcome: R) => z.input<O>,
 ) =>
-  endpoint({
-    route: { method, path: `/agents/:agent_id${what}`, params: agentIdParams },
-    input: agentIdParams,
-    output,
-    run: async (call, a) => present(await useCase(call, a.agent_id)),
-  });
+  served({ method, path: `/agents/:agent_id${what}`, params: agentIdParams }, output, async (call, a) =>
+    present(await useCase(call, a.agent_id)),
+  );
 
 /** A page of the account's agents, presented. */
 const listed = async (call: Call, q: z.output<typeof listAgentsQuery>) => {
@@ -72,57 +69,39 @@ const listed = async (call: Call, q: z.output<typeof listAgentsQuery>) => {
  * into its use case of `src/application/agents.ts` and presents with `src/contract/agent.ts`.
  */
 export const agentEndpoints = {
-  list: endpoint({
-    route: { method: 'GET', path: '/agents', querystring: listAgentsQuery },
-    input: listAgentsQuery,
-    output: agentListResponse,
-    run: listed,
-  }),
+  list: served({ method: 'GET', path: '/agents', querystring: listAgentsQuery }, agentListResponse, listed),
   /** The list without archived agents, for a dashboard. */
-  overview: endpoint({
-    route: { method: 'GET', path: '/agents/overview', querystring: overviewQuery },
-    input: overviewQuery,
-    output: agentListResponse,
-    run: (call, q) => listed(call, { ...q, include_archived: false }),
-  }),
+  overview: served(
+    { method: 'GET', path: '/agents/overview', querystring: overviewQuery },
+    agentListResponse,
+    (call, q) => listed(call, { ...q, include_archived: false }),
+  ),
   get: onAgent('GET', '', agentResponse, getAgent, agentOut),
-  create: endpoint({
-    route: { method: 'POST', path: '/agents', status: 201, body: createAgentBody },
-    input: createAgentBody,
-    output: createdAgentResponse,
-    run: async (call, b) => createdAgentOut(await createAgent(call, createAgentInputOf(b))),
-  }),
+  create: served(
+    { method: 'POST', path: '/agents', status: 201, body: createAgentBody },
+    createdAgentResponse,
+    async (call, b) => createdAgentOut(await createAgent(call, createAgentInputOf(b))),
+  ),
   /** The REST door answers 204 with no body; the MCP tool this confirmation. */
-  delete: endpoint({
-    route: { method: 'DELETE', path: '/agents/:agent_id', status: 204, params: agentIdParams },
-    input: agentIdParams,
-    output: z.object({ agent_id: z.string(), deleted: z.literal(true) }),
-    run: async (call, a) => {
-      await deleteAgent(call, a.agent_id);
-      return { agent_id: a.agent_id, deleted: true as const };
-    },
-  }),
-  update: endpoint({
-    route: { method: 'PUT', path: '/agents/:agent_id', params: agentIdParams, body: updateAgentBody },
-    input: agentIdParams.extend(updateAgentBody.shape).strict(),
-    output: agentResponse,
-    run: async (call, a) => {
-      const { agent_id: agentId, ...body } = a;
-      return agentStateOut(await updateAgent(call, agentId, agentChangesOf(body)));
-    },
-  }),
-  clone: endpoint({
-    route: {
+  delete: deletion('/agents/:agent_id', agentIdParams, 'agent_id', deleteAgent),
+  update: served(
+    { method: 'PUT', path: '/agents/:agent_id', params: agentIdParams, body: updateAgentBody },
+    agentResponse,
+    async (call, { agent_id: agentId, ...body }) =>
+      agentStateOut(await updateAgent(call, agentId, agentChangesOf(body))),
+    { strict: true },
+  ),
+  clone: served(
+    {
       method: 'POST',
       path: '/agents/:agent_id/clone',
       status: 201,
       params: agentIdParams,
       querystring: cloneQuery,
     },
-    input: agentIdParams.extend(cloneQuery.shape),
-    output: createdAgentResponse,
-    run: async (call, a) => createdAgentOut(await cloneAgent(call, a.agent_id, a.new_name)),
-  }),
+    createdAgentResponse,
+    async (call, a) => createdAgentOut(await cloneAgent(call, a.agent_id, a.new_name)),
+  ),
   reset: onAgent('POST', '/reset', agentResponse, resetAgent, agentStateOut),
   archive: onAgent('POST', '/archive', agentResponse, archiveAgent, agentStateOut),
   apiKey: onAgent('GET', '/api-key', agentKeyResponse, revealAgentKey, agentKeyOut),
@@ -135,18 +114,11 @@ export const agentEndpoints = {
     signingSecretOut,
   ),
   riskProfile: onAgent('GET', '/risk-profile', riskProfileResponse, agentRiskProfile, riskProfileOut),
-  setRiskProfile: endpoint({
-    route: {
-      method: 'PUT',
-      path: '/agents/:agent_id/risk-profile',
-      params: agentIdParams,
-      body: riskProfileSchema,
-    },
-    input: agentIdParams.extend(riskProfileSchema.shape).strict(),
-    output: riskProfileResponse,
-    run: async (call, a) => {
-      const { agent_id: agentId, ...limits } = a;
-      return riskProfileOut(await updateAgentRiskProfile(call, agentId, limits));
-    },
-  }),
+  setRiskProfile: served(
+    { method: 'PUT', path: '/agents/:agent_id/risk-profile', params: agentIdParams, body: riskProfileSchema },
+    riskProfileResponse,
+    async (call, { agent_id: agentId, ...limits }) =>
+      riskProfileOut(await updateAgentRiskProfile(call, agentId, limits)),
+    { strict: true },
+  ),
 };

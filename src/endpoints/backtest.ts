@@ -82,10 +82,13 @@ import {
   symbolInput,
 } from '../contract/trading';
 import { cancelOut } from '../trading/present';
-import { endpoint, onResource } from './endpoint';
+import { endpoint, onResource, onResourceQuery, served } from './endpoint';
 
 /** An endpoint on one session (`method /backtest/{id}/{what}`) whose use case takes only the session id. */
 const onSession = onResource(sessionParams, '/backtest/:id/');
+
+/** A read of one session with a query (`GET /backtest/{id}/{what}?…`): its use case takes the id and the query. */
+const onSessionQuery = onResourceQuery(sessionParams, '/backtest/:id/');
 
 /** The query of the equity curve: a page of up to 10,000 points (default 1,000). */
 const equityCurveQuery = pageQuery(10_000, 1_000);
@@ -97,98 +100,61 @@ const equityCurveQuery = pageQuery(10_000, 1_000);
  * text and hands them here as the lists the MCP tools take.
  */
 export const backtestEndpoints = {
-  create: endpoint({
-    route: { method: 'POST', path: '/backtest/create', body: createBody },
-    input: createBody,
-    output: createResponse,
-    run: (call, b) => createBacktest(call, backtestRequestOf(b)),
-  }),
+  create: served({ method: 'POST', path: '/backtest/create', body: createBody }, createResponse, (call, b) =>
+    createBacktest(call, backtestRequestOf(b)),
+  ),
   start: onSession('POST', 'start', startResponse, startBacktest),
   step: onSession('POST', 'step', stepResponse, (call, id) => stepBacktest(call, id, 1)),
-  stepBatch: endpoint({
-    route: { method: 'POST', path: '/backtest/:id/step/batch', params: sessionParams, body: batchBody },
-    input: sessionParams.extend(batchBody.shape),
-    output: stepResponse,
-    run: (call, a) => stepBacktest(call, a.id, a.steps),
-  }),
+  stepBatch: served(
+    { method: 'POST', path: '/backtest/:id/step/batch', params: sessionParams, body: batchBody },
+    stepResponse,
+    (call, a) => stepBacktest(call, a.id, a.steps),
+  ),
   cancel: onSession('POST', 'cancel', cancelResponse, cancelBacktest),
   status: onSession('GET', 'status', statusResponse, backtestStatus),
 
-  placeOrder: endpoint({
-    route: {
+  placeOrder: served(
+    {
       method: 'POST',
       path: '/backtest/:id/trade/order',
       status: 201,
       params: sessionParams,
       body: placeOrderBody,
     },
-    input: sessionParams.extend(placeOrderBody.shape).strict(),
-    output: placedOrderResponse,
-    run: (call, { id, ...body }) => placeSandboxOrder(call, id, orderInputOf(body)),
-  }),
-  placeOco: endpoint({
-    route: {
+    placedOrderResponse,
+    (call, { id, ...body }) => placeSandboxOrder(call, id, orderInputOf(body)),
+    { strict: true },
+  ),
+  placeOco: served(
+    {
       method: 'POST',
       path: '/backtest/:id/trade/order/oco',
       status: 201,
       params: sessionParams,
       body: placeOcoBody,
     },
-    input: sessionParams.extend(placeOcoBody.shape).strict(),
-    output: ocoResponse,
-    run: (call, { id, ...body }) => placeSandboxOco(call, id, ocoInputOf(body)),
-  }),
-  cancelOrder: endpoint({
-    route: { method: 'DELETE', path: '/backtest/:id/trade/order/:order_id', params: sessionOrderParams },
-    input: sessionOrderParams,
-    output: sandboxCancelResponse,
-    run: async (call, a) => cancelOut(await cancelSandboxOrder(call, a.id, a.order_id)),
-  }),
-  orders: endpoint({
-    route: {
-      method: 'GET',
-      path: '/backtest/:id/trade/orders',
-      params: sessionParams,
-      querystring: ordersQuery,
-    },
-    input: sessionParams.extend(ordersQuery.shape),
-    output: ordersResponse,
-    run: (call, { id, ...q }) => sandboxOrders(call, id, q),
-  }),
-  order: endpoint({
-    route: { method: 'GET', path: '/backtest/:id/trade/order/:order_id', params: sessionOrderParams },
-    input: sessionOrderParams,
-    output: sandboxOrderDetail,
-    run: (call, a) => sandboxOrder(call, a.id, a.order_id),
-  }),
-  openOrders: endpoint({
-    route: {
-      method: 'GET',
-      path: '/backtest/:id/trade/orders/open',
-      params: sessionParams,
-      querystring: openOrdersQuery,
-    },
-    input: sessionParams.extend(openOrdersQuery.shape),
-    output: ordersResponse,
-    run: (call, { id, ...q }) => openSandboxOrders(call, id, q),
-  }),
-  fills: endpoint({
-    route: {
-      method: 'GET',
-      path: '/backtest/:id/trade/history',
-      params: sessionParams,
-      querystring: historyQuery,
-    },
-    input: sessionParams.extend(historyQuery.shape),
-    output: historyResponse,
-    run: (call, { id, ...q }) => sandboxFills(call, id, q),
-  }),
-  price: endpoint({
-    route: { method: 'GET', path: '/backtest/:id/market/price/:symbol', params: sessionSymbolParams },
-    input: sessionSymbolParams,
-    output: priceResponse,
-    run: (call, a) => sandboxPrice(call, a.id, a.symbol),
-  }),
+    ocoResponse,
+    (call, { id, ...body }) => placeSandboxOco(call, id, ocoInputOf(body)),
+    { strict: true },
+  ),
+  cancelOrder: served(
+    { method: 'DELETE', path: '/backtest/:id/trade/order/:order_id', params: sessionOrderParams },
+    sandboxCancelResponse,
+    async (call, a) => cancelOut(await cancelSandboxOrder(call, a.id, a.order_id)),
+  ),
+  orders: onSessionQuery('trade/orders', ordersQuery, ordersResponse, sandboxOrders),
+  order: served(
+    { method: 'GET', path: '/backtest/:id/trade/order/:order_id', params: sessionOrderParams },
+    sandboxOrderDetail,
+    (call, a) => sandboxOrder(call, a.id, a.order_id),
+  ),
+  openOrders: onSessionQuery('trade/orders/open', openOrdersQuery, ordersResponse, openSandboxOrders),
+  fills: onSessionQuery('trade/history', historyQuery, historyResponse, sandboxFills),
+  price: served(
+    { method: 'GET', path: '/backtest/:id/market/price/:symbol', params: sessionSymbolParams },
+    priceResponse,
+    (call, a) => sandboxPrice(call, a.id, a.symbol),
+  ),
   prices: endpoint({
     route: {
       method: 'GET',
@@ -200,90 +166,65 @@ export const backtestEndpoints = {
     output: pricesResponse,
     run: (call, a) => sandboxPrices(call, a.id, a.symbols),
   }),
-  ticker: endpoint({
-    route: { method: 'GET', path: '/backtest/:id/market/ticker/:symbol', params: sessionSymbolParams },
-    input: sessionSymbolParams,
-    output: tickerResponse,
-    run: (call, a) => sandboxTicker(call, a.id, a.symbol),
-  }),
-  candles: endpoint({
-    route: {
+  ticker: served(
+    { method: 'GET', path: '/backtest/:id/market/ticker/:symbol', params: sessionSymbolParams },
+    tickerResponse,
+    (call, a) => sandboxTicker(call, a.id, a.symbol),
+  ),
+  candles: served(
+    {
       method: 'GET',
       path: '/backtest/:id/market/candles/:symbol',
       params: sessionSymbolParams,
       querystring: candlesQuery,
     },
-    input: sessionSymbolParams.extend(candlesQuery.shape),
-    output: candlesResponse,
-    run: (call, a) =>
+    candlesResponse,
+    (call, a) =>
       sandboxCandles(call, a.id, a.symbol, {
         interval: a.interval,
         startTime: a.start_time,
         endTime: a.end_time,
         limit: a.limit,
       }),
-  }),
-  indicators: endpoint({
-    route: {
+  ),
+  indicators: served(
+    {
       method: 'GET',
       path: '/backtest/:id/market/indicators/:symbol',
       params: sessionSymbolParams,
       querystring: indicatorsQuery,
     },
-    input: sessionSymbolParams.extend(indicatorsQuery.shape),
-    output: sandboxIndicatorsResponse,
-    run: (call, { id, symbol, ...q }) => sandboxIndicators(call, id, symbol, q),
-  }),
+    sandboxIndicatorsResponse,
+    (call, { id, symbol, ...q }) => sandboxIndicators(call, id, symbol, q),
+  ),
   balance: onSession('GET', 'account/balance', balanceResponse, sandboxBalance),
   positions: onSession('GET', 'account/positions', positionsResponse, sandboxPositions),
   portfolio: onSession('GET', 'account/portfolio', portfolioResponse, sandboxPortfolio),
 
   results: onSession('GET', 'results', resultsResponse, backtestResults),
-  equityCurve: endpoint({
-    route: {
-      method: 'GET',
-      path: '/backtest/:id/results/equity-curve',
-      params: sessionParams,
-      querystring: equityCurveQuery,
-    },
-    input: sessionParams.extend(equityCurveQuery.shape),
-    output: equityCurveResponse,
-    run: (call, { id, ...q }) => backtestEquityCurve(call, id, q),
-  }),
-  trades: endpoint({
-    route: {
-      method: 'GET',
-      path: '/backtest/:id/results/trades',
-      params: sessionParams,
-      querystring: tradesQuery,
-    },
-    input: sessionParams.extend(tradesQuery.shape),
-    output: tradesResponse,
-    run: (call, { id, ...q }) => backtestTradeLog(call, id, q),
-  }),
-  list: endpoint({
-    route: { method: 'GET', path: '/backtest/list', querystring: listQuery },
-    input: listQuery,
-    output: listResponse,
-    run: (call, q) =>
-      listBacktests(call, {
-        strategyLabel: q.strategy_label,
-        status: q.status,
-        sortBy: q.sort_by,
-        limit: q.limit,
-        offset: q.offset,
-      }),
-  }),
+  equityCurve: onSessionQuery(
+    'results/equity-curve',
+    equityCurveQuery,
+    equityCurveResponse,
+    backtestEquityCurve,
+  ),
+  trades: onSessionQuery('results/trades', tradesQuery, tradesResponse, backtestTradeLog),
+  list: served({ method: 'GET', path: '/backtest/list', querystring: listQuery }, listResponse, (call, q) =>
+    listBacktests(call, {
+      strategyLabel: q.strategy_label,
+      status: q.status,
+      sortBy: q.sort_by,
+      limit: q.limit,
+      offset: q.offset,
+    }),
+  ),
   compare: endpoint({
     route: { method: 'GET', path: '/backtest/compare', querystring: compareQuery },
     input: z.object({ sessions: z.array(z.string().min(1).max(100)).min(1).max(20) }),
     output: compareResponse,
     run: (call, a) => compareBacktests(call, a.sessions),
   }),
-  best: endpoint({
-    route: { method: 'GET', path: '/backtest/best', querystring: bestQuery },
-    input: bestQuery,
-    output: bestResponse,
-    run: (call, a) => bestBacktestOf(call, a.metric, a.strategy_label),
-  }),
+  best: served({ method: 'GET', path: '/backtest/best', querystring: bestQuery }, bestResponse, (call, a) =>
+    bestBacktestOf(call, a.metric, a.strategy_label),
+  ),
 };

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import {
   addParticipant,
   battlePresets,
@@ -56,19 +55,18 @@ import {
   placedOrderResponse,
 } from '../contract/trading';
 import { cancelOut } from '../trading/present';
-import { endpoint, onResource } from './endpoint';
+import { endpoint, onResource, served } from './endpoint';
 
 /** An endpoint on one battle (`method /battles/{id}{what}`) whose use case takes only the battle id. */
 const onBattle = onResource(battleParams, '/battles/:id');
 
 /** Pausing or resuming one participant (`POST /battles/{id}/{action}/{agent_id}`). */
 const onAgent = (action: 'pause' | 'resume') =>
-  endpoint({
-    route: { method: 'POST', path: `/battles/:id/${action}/:agent_id`, params: battleAgentParams },
-    input: battleAgentParams,
-    output: battleResponse,
-    run: (call, a) => pauseOrResumeAgent(call, a.id, a.agent_id, action),
-  });
+  served(
+    { method: 'POST', path: `/battles/:id/${action}/:agent_id`, params: battleAgentParams },
+    battleResponse,
+    (call, a) => pauseOrResumeAgent(call, a.id, a.agent_id, action),
+  );
 
 /**
  * Stepping a historical battle: one candle (`POST /battles/{id}/step`), or `steps` (`stepBatch`, the same endpoint
@@ -87,24 +85,17 @@ const step = endpoint({
  * twice (one candle; `/step/batch` with `steps`), the MCP tool once with `steps` optional.
  */
 export const battleEndpoints = {
-  create: endpoint({
-    route: { method: 'POST', path: '/battles', status: 201, body: createBattleBody },
-    input: createBattleBody,
-    output: battleResponse,
-    run: (call, b) => createBattle(call, battleRequestOf(b)),
-  }),
-  list: endpoint({
-    route: { method: 'GET', path: '/battles', querystring: listBattlesQuery },
-    input: listBattlesQuery,
-    output: battleListResponse,
-    run: (call, q) => listBattles(call, q),
-  }),
-  presets: endpoint({
-    route: { method: 'GET', path: '/battles/presets' },
-    input: z.object({}),
-    output: presetsResponse,
-    run: async () => battlePresets(),
-  }),
+  create: served(
+    { method: 'POST', path: '/battles', status: 201, body: createBattleBody },
+    battleResponse,
+    (call, b) => createBattle(call, battleRequestOf(b)),
+  ),
+  list: served(
+    { method: 'GET', path: '/battles', querystring: listBattlesQuery },
+    battleListResponse,
+    listBattles,
+  ),
+  presets: served({ method: 'GET', path: '/battles/presets' }, presetsResponse, async () => battlePresets()),
   get: onBattle('GET', '', battleResponse, getBattle),
   /** The battle id and any of the create fields (absent: unchanged), at least one. */
   update: endpoint({
@@ -119,24 +110,22 @@ export const battleEndpoints = {
     run: (call, { id, ...b }) => updateBattle(call, id, battleChangesOf(b)),
   }),
   delete: onBattle('DELETE', '', deleteBattleResponse, deleteBattle),
-  addParticipant: endpoint({
-    route: {
+  addParticipant: served(
+    {
       method: 'POST',
       path: '/battles/:id/participants',
       status: 201,
       params: battleParams,
       body: addParticipantBody,
     },
-    input: battleParams.extend(addParticipantBody.shape),
-    output: battleResponse,
-    run: (call, a) => addParticipant(call, a.id, a.agent_id),
-  }),
-  removeParticipant: endpoint({
-    route: { method: 'DELETE', path: '/battles/:id/participants/:agent_id', params: battleAgentParams },
-    input: battleAgentParams,
-    output: battleResponse,
-    run: (call, a) => removeParticipant(call, a.id, a.agent_id),
-  }),
+    battleResponse,
+    (call, a) => addParticipant(call, a.id, a.agent_id),
+  ),
+  removeParticipant: served(
+    { method: 'DELETE', path: '/battles/:id/participants/:agent_id', params: battleAgentParams },
+    battleResponse,
+    (call, a) => removeParticipant(call, a.id, a.agent_id),
+  ),
   start: onBattle('POST', '/start', battleResponse, startBattle),
   pause: onAgent('pause'),
   resume: onAgent('resume'),
@@ -164,35 +153,34 @@ export const battleEndpoints = {
     ...step,
     route: { method: 'POST', path: '/battles/:id/step/batch', params: battleParams, body: stepBatchBody },
   }),
-  placeOrder: endpoint({
-    route: {
+  placeOrder: served(
+    {
       method: 'POST',
       path: '/battles/:id/trade/order',
       status: 201,
       params: battleParams,
       body: battleOrderBody,
     },
-    input: battleParams.extend(battleOrderBody.shape).strict(),
-    output: placedOrderResponse,
-    run: (call, { id, agent_id, ...order }) => placeBattleOrder(call, id, agent_id, orderInputOf(order)),
-  }),
-  placeOco: endpoint({
-    route: {
+    placedOrderResponse,
+    (call, { id, agent_id, ...order }) => placeBattleOrder(call, id, agent_id, orderInputOf(order)),
+    { strict: true },
+  ),
+  placeOco: served(
+    {
       method: 'POST',
       path: '/battles/:id/trade/order/oco',
       status: 201,
       params: battleParams,
       body: battleOcoBody,
     },
-    input: battleParams.extend(battleOcoBody.shape).strict(),
-    output: ocoResponse,
-    run: (call, { id, agent_id, ...oco }) => placeBattleOco(call, id, agent_id, ocoInputOf(oco)),
-  }),
-  cancelOrder: endpoint({
-    route: { method: 'DELETE', path: '/battles/:id/trade/order/:order_id', params: battleOrderParams },
-    input: battleOrderParams,
-    output: cancelResponse,
-    run: async (call, a) => cancelOut(await cancelBattleOrder(call, a.id, a.order_id)),
-  }),
+    ocoResponse,
+    (call, { id, agent_id, ...oco }) => placeBattleOco(call, id, agent_id, ocoInputOf(oco)),
+    { strict: true },
+  ),
+  cancelOrder: served(
+    { method: 'DELETE', path: '/battles/:id/trade/order/:order_id', params: battleOrderParams },
+    cancelResponse,
+    async (call, a) => cancelOut(await cancelBattleOrder(call, a.id, a.order_id)),
+  ),
   prices: onBattle('GET', '/market/prices', pricesResponse, battlePrices),
 };

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Call } from '../application/call';
 
 /** The HTTP methods of the public REST API. */
@@ -57,6 +57,40 @@ export function endpoint<I extends z.ZodObject, O extends z.ZodType>(e: Endpoint
   return e;
 }
 
+/** The fields of one part of a route (its params, query or object body), none when the route has no such part. */
+type FieldsOf<P> = P extends z.ZodObject ? P['shape'] : Record<never, never>;
+
+/** A route whose every part is an object, so that an endpoint's input can be their fields merged. */
+export type ObjectRoute = RestRoute & { readonly body?: z.ZodObject };
+
+/** The input of an endpoint {@link served} at route `R`: its params', query's and body's fields merged. */
+export type RouteInput<R extends ObjectRoute> = z.ZodObject<
+  FieldsOf<R['params']> & FieldsOf<R['querystring']> & FieldsOf<R['body']>
+>;
+
+/**
+ * An endpoint whose input is exactly what its route reads, as the REST door hands it to the endpoint: the route's
+ * one part itself (its params, its query or its body: the same schema object), or the params extended with the
+ * query's and the body's fields, or an empty object when the route reads nothing. `strict` refuses unknown fields
+ * (the MCP tool's `additionalProperties: false`), which extending a strict body's fields does not keep. An endpoint
+ * whose input differs from its route (lists for comma-separated text, a field the route does not read) is declared
+ * with {@link endpoint}.
+ */
+export const served = <R extends ObjectRoute, O extends z.ZodType>(
+  route: R,
+  output: O,
+  run: (call: Call, input: z.output<RouteInput<R>>) => Promise<z.input<O>>,
+  options: { strict?: boolean } = {},
+): RoutedEndpoint<RouteInput<R>, O> => {
+  const [first, ...more] = [route.params, route.querystring, route.body].filter(
+    (part): part is z.ZodObject => part !== undefined,
+  );
+  let input = first ?? z.object({});
+  for (const part of more) input = input.extend(part.shape);
+  if (options.strict) input = input.strict();
+  return { route, input: input as RouteInput<R>, output, run };
+};
+
 /** The params of a route on one resource: its `id` (a battle's, a backtest session's). */
 export type IdParams = z.ZodObject<{ id: z.ZodString }>;
 
@@ -73,12 +107,44 @@ export const onResource =
     output: O,
     useCase: (call: Call, id: string) => Promise<z.input<O>>,
   ) =>
-    endpoint({
-      route: { method, path: `${base}${what}`, params },
-      input: params,
-      output,
-      run: (call, a) => useCase(call, a.id),
+    served({ method, path: `${base}${what}`, params }, output, (call, a) => useCase(call, a.id));
+
+/**
+ * Reads of one resource with a query: `onResourceQuery(params, base)(what, query, output, useCase)` serves `GET
+ * {base}{what}` (the path's only field `:id`, the query's fields) and calls `useCase(call, id, query)`.
+ */
+export const onResourceQuery =
+  (params: IdParams, base: `/${string}`) =>
+  <Q extends z.ZodObject, O extends z.ZodType>(
+    what: string,
+    querystring: Q,
+    output: O,
+    useCase: (call: Call, id: string, query: z.output<Q>) => Promise<z.input<O>>,
+  ) =>
+    served({ method: 'GET', path: `${base}${what}`, params, querystring }, output, (call, input) => {
+      const { id, ...query } = input as { id: string } & z.output<Q>;
+      return useCase(call, id, query as z.output<Q>);
     });
+
+/**
+ * Deleting one resource named by the path's only field `field` (`DELETE /agents/:agent_id`): the REST door answers
+ * 204 with no body, the MCP tool the confirmation `{ [field]: id, deleted: true }`.
+ */
+export const deletion = <F extends string>(
+  path: `/${string}`,
+  params: z.ZodObject<Record<F, z.ZodType<string>>>,
+  field: F,
+  useCase: (call: Call, id: string) => Promise<unknown>,
+) => {
+  const output = z.object({ [field]: z.string(), deleted: z.literal(true) } as Record<F, z.ZodString> & {
+    deleted: z.ZodLiteral<true>;
+  });
+  return served({ method: 'DELETE', path, status: 204, params }, output, async (call, a) => {
+    const id = (a as Record<F, string>)[field];
+    await useCase(call, id);
+    return { [field]: id, deleted: true } as z.input<typeof output>;
+  });
+};
 
 /** A route's path in the OpenAPI document's syntax: `/battles/:id` → `/battles/{id}`. */
 export const openApiPath = (path: string): string => path.replace(/:(\w+)/g, '{$1}');

@@ -43,7 +43,7 @@ import {
   previewOut,
   tradeListOut,
 } from '../trading/present';
-import { endpoint } from './endpoint';
+import { endpoint, served } from './endpoint';
 
 /**
  * `idempotency_key` of a placement: the REST door reads it from the `Idempotency-Key` header, the MCP tool from its
@@ -128,45 +128,36 @@ export const tradingEndpoints = {
   placeOco: oco.place,
   preview: single.preview,
   previewOco: oco.preview,
-  get: endpoint({
-    route: { method: 'GET', path: '/trade/order/:order_id', params: orderIdParams },
-    input: orderIdParams,
-    output: orderDetailResponse,
-    run: async (call, a) => {
+  get: served(
+    { method: 'GET', path: '/trade/order/:order_id', params: orderIdParams },
+    orderDetailResponse,
+    async (call, a) => {
       const { order, fills } = await getOrderWithFills(call, a.order_id);
       return orderDetailOut(order, fills);
     },
-  }),
-  list: endpoint({
-    route: { method: 'GET', path: '/trade/orders', querystring: listOrdersQuery },
-    input: listOrdersQuery,
-    output: orderListResponse,
-    run: async (call, a) =>
-      orderListOut(await listOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
-  }),
-  listOpen: endpoint({
-    route: { method: 'GET', path: '/trade/orders/open', querystring: openOrdersQuery },
-    input: openOrdersQuery,
-    output: orderListResponse,
-    run: async (call, a) =>
+  ),
+  list: served(
+    { method: 'GET', path: '/trade/orders', querystring: listOrdersQuery },
+    orderListResponse,
+    async (call, a) => orderListOut(await listOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
+  ),
+  listOpen: served(
+    { method: 'GET', path: '/trade/orders/open', querystring: openOrdersQuery },
+    orderListResponse,
+    async (call, a) =>
       orderListOut(await listOpenOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
-  }),
-  cancel: endpoint({
-    route: { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams },
-    input: orderIdParams,
-    output: cancelResponse,
-    run: async (call, a) => cancelOut(await cancelOrder(call, a.order_id)),
-  }),
-  cancelAll: endpoint({
-    route: { method: 'DELETE', path: '/trade/orders/open' },
-    input: z.object({}),
-    output: cancelAllResponse,
-    run: async (call) => cancelAllOut(await cancelAllOrders(call)),
-  }),
-  history: endpoint({
-    route: { method: 'GET', path: '/trade/history', querystring: historyQuery },
-    input: historyQuery,
-    output: historyResponse,
-    run: async (call, a) => tradeListOut(await listTrades(call, a), a),
-  }),
+  ),
+  cancel: served(
+    { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams },
+    cancelResponse,
+    async (call, a) => cancelOut(await cancelOrder(call, a.order_id)),
+  ),
+  cancelAll: served({ method: 'DELETE', path: '/trade/orders/open' }, cancelAllResponse, async (call) =>
+    cancelAllOut(await cancelAllOrders(call)),
+  ),
+  history: served(
+    { method: 'GET', path: '/trade/history', querystring: historyQuery },
+    historyResponse,
+    async (call, a) => tradeListOut(await listTrades(call, a), a),
+  ),
 };
