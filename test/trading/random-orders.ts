@@ -1,8 +1,11 @@
 import fc from 'fast-check';
+import type { RiskProfile } from '../../domain/shared/risk-profile';
 import { dec } from '../../domain/trading/decimal';
-import type { WalletCommand } from '../../domain/wallet/commands';
+import type { WalletCommand, WalletContext } from '../../domain/wallet/commands';
+import { walletDecider } from '../../domain/wallet/decide';
+import type { WalletEvent } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import { fill, owner, type TestMarket } from './support';
+import { context, fill, market, owner, type TestMarket } from './support';
 
 /**
  * The random order flows of the wallet's property tests (the decider's invariants, the snapshot histories, the
@@ -132,4 +135,49 @@ export const decideWalletChange = (
       });
       return;
   }
+};
+
+/** A wallet that random flows drive through the real decider (see {@link simulatedWallet}). */
+export interface SimulatedWallet {
+  /** The market the orders are priced on: BTCUSDT at 40,000 and ETHUSDT at 2,000 to begin with. */
+  readonly market: TestMarket;
+  /** The simulated clock: 2024-01-05T10:00:00Z to begin with, moved by {@link SimulatedWallet.later}. */
+  now: Date;
+  /** The wallet's state after every event recorded so far. */
+  state: WalletState;
+  /** The events recorded so far, in order. */
+  readonly events: WalletEvent[];
+  /** The decider's context at the current time with the risk profile, ids `id-1`, `id-2`, … and `extra`. */
+  context(extra?: Partial<WalletContext>): WalletContext;
+  /** Folds `produced` into the state and appends it to the events. */
+  record(produced: WalletEvent[]): void;
+  /** Moves the clock on by `ms` milliseconds. */
+  later(ms: number): void;
+}
+
+/**
+ * A fresh wallet for a random flow (the property tests and the snapshot histories): the state, the events, the
+ * market and the clock one flow moves, and the decider's context under `riskProfile`.
+ */
+export const simulatedWallet = (riskProfile: Partial<RiskProfile>): SimulatedWallet => {
+  let id = 0;
+  const wallet: SimulatedWallet = {
+    market: market({ BTCUSDT: '40000', ETHUSDT: '2000' }),
+    now: new Date('2024-01-05T10:00:00.000Z'),
+    state: walletDecider.initialState(),
+    events: [],
+    context: (extra = {}) => ({
+      ...context(wallet.market, { now: wallet.now, riskProfile }),
+      newId: () => `id-${++id}`,
+      ...extra,
+    }),
+    record: (produced) => {
+      for (const e of produced) wallet.state = walletDecider.evolve(wallet.state, e);
+      wallet.events.push(...produced);
+    },
+    later: (ms) => {
+      wallet.now = new Date(wallet.now.getTime() + ms);
+    },
+  };
+  return wallet;
 };

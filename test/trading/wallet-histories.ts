@@ -12,9 +12,10 @@ import {
   randomCancelsAndResets,
   randomMove,
   randomOrderFields,
+  simulatedWallet,
   type WalletChange,
 } from './random-orders';
-import { context, market, owner, place } from './support';
+import { owner, place } from './support';
 
 /**
  * Random wallet histories for snapshot tests: every event a wallet can record (orders of the four types with and
@@ -53,11 +54,12 @@ export const historyAction: fc.Arbitrary<HistoryAction> = fc.oneof(
 
 /** The events a wallet records for `actions` (refusals that record nothing are skipped), and its final state. */
 export const walletHistory = (actions: HistoryAction[]): { events: WalletEvent[]; state: WalletState } => {
-  const m = market({ BTCUSDT: '40000', ETHUSDT: '2000' });
-  let now = new Date('2024-01-05T10:00:00.000Z');
-  let id = 0;
-  let state = walletDecider.initialState();
-  const events: WalletEvent[] = [];
+  const wallet = simulatedWallet({
+    max_position_size_pct: 100,
+    max_order_size_pct: 100,
+    max_open_orders: 20,
+  });
+  const { events } = wallet;
   const decide = (command: WalletCommand) => {
     // A keyed order's claim as the wallet commands look it up in the log: the newest event recording the key.
     const key = command.type === 'PlaceOrder' ? command.data.order.idempotencyKey : null;
@@ -69,18 +71,10 @@ export const walletHistory = (actions: HistoryAction[]): { events: WalletEvent[]
               c !== undefined && (events[i]!.data as { idempotency_key?: string }).idempotency_key === key,
           )
       : undefined;
-    const ctx = {
-      ...context(m, {
-        now,
-        riskProfile: { max_position_size_pct: 100, max_order_size_pct: 100, max_open_orders: 20 },
-      }),
-      newId: () => `id-${++id}`,
-      ...(claim ? { idempotencyClaim: claim } : {}),
-    };
     try {
-      const produced = walletDecider.decide(command, state, ctx);
-      for (const e of produced) state = walletDecider.evolve(state, e);
-      events.push(...produced);
+      wallet.record(
+        walletDecider.decide(command, wallet.state, wallet.context(claim ? { idempotencyClaim: claim } : {})),
+      );
     } catch (error) {
       if (!isDomainError(error)) throw error;
     }
@@ -89,7 +83,7 @@ export const walletHistory = (actions: HistoryAction[]): { events: WalletEvent[]
   for (const a of actions) {
     switch (a.kind) {
       case 'place': {
-        const terms = orderTerms(a, m.prices.get(a.symbol)!);
+        const terms = orderTerms(a, wallet.market.prices.get(a.symbol)!);
         decide(
           place({
             ...terms,
@@ -104,13 +98,13 @@ export const walletHistory = (actions: HistoryAction[]): { events: WalletEvent[]
         break;
       }
       case 'later':
-        now = new Date(now.getTime() + a.minutes * 60_000);
+        wallet.later(a.minutes * 60_000);
         break;
       default:
-        decideWalletChange(a, state, m, now, decide);
+        decideWalletChange(a, wallet.state, wallet.market, wallet.now, decide);
     }
   }
-  return { events, state };
+  return { events, state: wallet.state };
 };
 
 /** Random wallet histories of up to `maxActions` actions. */

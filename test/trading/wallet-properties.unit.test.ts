@@ -10,7 +10,7 @@ import { walletDecider } from '../../domain/wallet/decide';
 import type { WalletEvent } from '../../domain/wallet/events';
 import { totalCost, type WalletState } from '../../domain/wallet/state';
 import * as flows from './random-orders';
-import { context, fill, market, owner, place } from './support';
+import { fill, owner, place } from './support';
 
 /**
  * Property tests of the wallet decider (issue "Done when"): for random sequences of orders of the four types,
@@ -111,25 +111,20 @@ const checkInvariants = (state: WalletState): void => {
 };
 
 const simulate = (actions: Action[], riskProfile: Partial<RiskProfile>) => {
-  const m = market({ BTCUSDT: '40000', ETHUSDT: '2000' });
-  let now = new Date('2024-01-05T10:00:00.000Z');
-  let id = 0;
-  let state = walletDecider.initialState();
-  const events: WalletEvent[] = [];
+  const wallet = flows.simulatedWallet(riskProfile);
+  const { market: m, events } = wallet;
   const decide = (command: WalletCommand) => {
-    const ctx = { ...context(m, { now, riskProfile }), newId: () => `id-${++id}` };
     let produced: WalletEvent[];
     try {
-      produced = walletDecider.decide(command, state, ctx);
+      produced = walletDecider.decide(command, wallet.state, wallet.context());
     } catch (error) {
       // Refusals that record nothing are fine; anything else is a bug.
       if (isDomainError(error) && ['PRICE_NOT_AVAILABLE', 'ORDER_NOT_FOUND'].includes(error.code)) return;
       throw error;
     }
     for (const e of produced) checkMoneyStrings(e.data);
-    events.push(...produced);
-    state = foldEvents(walletDecider, produced, state);
-    checkInvariants(state);
+    wallet.record(produced);
+    checkInvariants(wallet.state);
   };
 
   decide({ type: 'OpenWallet', data: { owner: owner() } });
@@ -140,19 +135,19 @@ const simulate = (actions: Action[], riskProfile: Partial<RiskProfile>) => {
         // The engine offers the current price to a new pending order at once.
         const last = events[events.length - 1];
         if (last?.type === 'OrderPlaced' && last.data.type !== 'market') {
-          decide(fill(last.data.order_id, dec(m.prices.get(a.symbol)!).toFixed(), now.toISOString()));
+          decide(fill(last.data.order_id, dec(m.prices.get(a.symbol)!).toFixed(), wallet.now.toISOString()));
         }
         break;
       }
       case 'nextDay':
-        now = new Date(now.getTime() + 86_400_000);
+        wallet.later(86_400_000);
         break;
       default:
         // A move is what the matching engine does on a tick: the price offered to every open order of the symbol.
-        flows.decideWalletChange(a, state, m, now, decide);
+        flows.decideWalletChange(a, wallet.state, m, wallet.now, decide);
     }
   }
-  return { state, events, prices: m.prices };
+  return { state: wallet.state, events, prices: m.prices };
 };
 
 describe('wallet decider properties', () => {
