@@ -28,10 +28,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import pg from 'pg';
 import { Agent } from 'undici';
 import { positiveInt } from './options';
 import { startProber } from './prober';
+import { createScratchDatabase } from './stats';
 import { venueClient } from './venue-client';
 
 const options = new Command()
@@ -101,25 +101,9 @@ const main = async () => {
     every_ms: options.every,
   };
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'h_str_prober-'));
-  let scratch: { url: string; drop: () => Promise<void> } | undefined;
-  if (postgresServer) {
-    const name = `${options.dbPrefix}_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: postgresServer });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(postgresServer);
-    url.pathname = `/${name}`;
-    scratch = {
-      url: url.toString(),
-      drop: async () => {
-        const a = new pg.Client({ connectionString: postgresServer });
-        await a.connect();
-        await a.query(`drop database if exists ${name} with (force)`);
-        await a.end();
-      },
-    };
-  }
+  const scratch = postgresServer
+    ? await createScratchDatabase(postgresServer, `${options.dbPrefix}_`)
+    : undefined;
   results.database = scratch ? 'postgresql' : 'pglite';
   let venue: ChildProcess | undefined;
   // The venue's request-thread stalls (bench/loop-stalls.mjs), attributed to the phase they ended in.

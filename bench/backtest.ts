@@ -62,6 +62,7 @@ import { loadConfig } from '../src/config';
 import { buildApp } from '../src/http/app';
 import { createRuntime } from '../src/runtime';
 import { positiveInt } from './options';
+import { createScratchDatabase, processCpuSeconds } from './stats';
 
 const PARTS = ['whole', 'grid', 'batches', 'single'] as const;
 
@@ -275,39 +276,26 @@ const inProcess = () => {
     const step = Number(market.bySymbol.get(symbol)!.filters.stepSize);
     return (Math.floor(usdt / price(symbol) / step) * step).toFixed(8);
   };
+  // A market buy of 20,000 USDT worth of `symbol`, and a limit order of `usdt` worth at `at`.
+  const bought = (symbol: string) =>
+    ({ symbol, side: 'buy', type: 'market', quantity: qty(symbol, 20_000) }) as const;
+  const limit = (symbol: string, side: 'buy' | 'sell', usdt: number, at: number) =>
+    ({ symbol, side, type: 'limit', quantity: qty(symbol, usdt), price: at.toFixed(4) }) as const;
   const scenarios = [
     scenario('nothing held, no orders', () => {}),
     scenario('16 positions held, 16 pending orders never reached', (place) => {
       for (const s of symbols) {
-        place({ symbol: s, side: 'buy', type: 'market', quantity: qty(s, 20_000) });
-        place({
-          symbol: s,
-          side: 'buy',
-          type: 'limit',
-          quantity: qty(s, 1000),
-          price: (price(s) / 1000).toFixed(4),
-        });
+        place(bought(s));
+        place(limit(s, 'buy', 1000, price(s) / 1000));
       }
     }),
     scenario(
       'grid: 2 pending orders per pair, refilled after each fill (batches of 24 steps)',
       (place) => {
         for (const s of symbols) {
-          place({ symbol: s, side: 'buy', type: 'market', quantity: qty(s, 20_000) });
-          place({
-            symbol: s,
-            side: 'buy',
-            type: 'limit',
-            quantity: qty(s, 2000),
-            price: (price(s) * 0.98).toFixed(4),
-          });
-          place({
-            symbol: s,
-            side: 'sell',
-            type: 'limit',
-            quantity: qty(s, 2000),
-            price: (price(s) * 1.02).toFixed(4),
-          });
+          place(bought(s));
+          place(limit(s, 'buy', 2000, price(s) * 0.98));
+          place(limit(s, 'sell', 2000, price(s) * 1.02));
         }
       },
       true,
@@ -324,38 +312,6 @@ const inProcess = () => {
 // ---------------------------------------------------------------------------------------------------------
 // (b) Through HTTP
 // ---------------------------------------------------------------------------------------------------------
-
-/** A scratch database on the server (`ptv_bench_backtest_*`), dropped by the returned function. */
-const scratchDatabase = async (serverUrl: string) => {
-  const name = `ptv_bench_backtest_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    name,
-    url: url.toString(),
-    drop: async () => {
-      const a = new pg.Client({ connectionString: serverUrl });
-      await a.connect();
-      await a.query(`drop database if exists ${name} with (force)`);
-      await a.end();
-    },
-  };
-};
-
-/** CPU seconds (user + system) of a local process, from `/proc`; undefined when it is not readable. */
-const processCpuSeconds = (pid: number): number | undefined => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-};
 
 /** CPU ms (user + system) of each thread of this process — `main`, or `+n`: thread id − process id — from `/proc/self/task`. */
 const threadCpuMs = (): Map<string, number> => {
@@ -487,7 +443,9 @@ const stopWorker = async (child: ChildProcess | undefined): Promise<void> => {
 
 const throughHttp = async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-bench-backtest-'));
-  const scratch = postgresServer ? await scratchDatabase(postgresServer) : undefined;
+  const scratch = postgresServer
+    ? await createScratchDatabase(postgresServer, 'ptv_bench_backtest_')
+    : undefined;
   const env = {
     ...process.env,
     DATA_DIR: dataDir,
