@@ -36,7 +36,6 @@ import { createWalletCommands, type MarketView } from '../commands/wallet';
 import { type WalletTimeTravel, walletSnapshotFormat } from '../commands/wallet-time-travel';
 import { DEFAULT_RISK_PROFILE } from '../domain/shared/risk-profile';
 import { dec } from '../domain/trading/decimal';
-import type { PairFilters } from '../domain/trading/quantity';
 import type { WalletCommand, WalletContext } from '../domain/wallet/commands';
 import { walletDecider } from '../domain/wallet/decide';
 import { type WalletEvent, walletOwnerOf, walletStreamId } from '../domain/wallet/events';
@@ -56,6 +55,7 @@ import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { createSqlSnapshotStore } from '../src/eventstore/snapshots';
 import { accountTradingProfile } from '../test/support/owner';
 import { replayingWalletDecider } from '../test/support/replaying-decider';
+import { PAIRS } from '../test/trading/support';
 
 const program = new Command()
   .option('--sizes <list>', 'orders per wallet, comma-separated', '10000,100000')
@@ -95,14 +95,7 @@ const o = program.opts<{
 }>();
 const every = Number(o.every);
 
-const PAIR: PairFilters = {
-  symbol: 'BTCUSDT',
-  baseAsset: 'BTC',
-  status: 'active',
-  minQty: '0.00001000',
-  stepSize: '0.00001000',
-  minNotional: '5.00000000',
-};
+const PAIR = PAIRS.BTCUSDT!;
 const view: MarketView = {
   price: () => ({ price: '40000', timestamp: new Date().toISOString(), source: 'synthetic' }),
   pair: (s) => (s === 'BTCUSDT' ? PAIR : undefined),
@@ -336,67 +329,61 @@ for (let size of sizes) {
       }
       return { p50: ms(median(times)), p99: ms(percentile(times, 99)) };
     };
-    for (const [name, offset] of [
-      ['first', 0],
-      ['middle', Math.floor(total / 2 / 50) * 50],
-      ['last', Math.max(0, Math.floor((total - 1) / 50) * 50)],
-    ] as const) {
-      const above =
-        offset === 0
-          ? undefined
-          : (await listTrades(handle.db, ownerId, { limit: 1, offset: offset - 1 })).rows[0]!.seq;
+    // The first, middle and last 50-row page of a list of `total` rows: its offset, and the same page by cursor
+    // (`before`: the seq of the row just above it).
+    const pagesOf = async (
+      total: number,
+      list: (page: { limit: number; offset: number }) => Promise<{ rows: { seq: number }[] }>,
+    ) => {
+      const out: { name: string; offset: number; byCursor: { limit: number; offset: 0; before?: number } }[] =
+        [];
+      for (const [name, offset] of [
+        ['first', 0],
+        ['middle', Math.floor(total / 2 / 50) * 50],
+        ['last', Math.max(0, Math.floor((total - 1) / 50) * 50)],
+      ] as const) {
+        const above = offset === 0 ? undefined : (await list({ limit: 1, offset: offset - 1 })).rows[0]!.seq;
+        out.push({
+          name,
+          offset,
+          byCursor: { limit: 50, offset: 0, ...(above === undefined ? {} : { before: above }) },
+        });
+      }
+      return out;
+    };
+    // The `count(*)` of the owner's rows of a read model that every page ran for its `total` before the counts.
+    const countStar = (table: 'trades' | 'orders') =>
+      handle.db
+        .selectFrom(table)
+        .where('owner_id', '=', ownerId)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+    for (const { name, offset, byCursor } of await pagesOf(total, (page) =>
+      listTrades(handle.db, ownerId, page),
+    )) {
       const byOffset = await listTrades(handle.db, ownerId, { limit: 50, offset });
-      const byCursor = await listTrades(handle.db, ownerId, {
-        limit: 50,
-        offset: 0,
-        ...(above === undefined ? {} : { before: above }),
-      });
-      if (byOffset.rows.length === 0 || byOffset.rows[0]!.trade_id !== byCursor.rows[0]!.trade_id)
+      const cursorPage = await listTrades(handle.db, ownerId, byCursor);
+      if (byOffset.rows.length === 0 || byOffset.rows[0]!.trade_id !== cursorPage.rows[0]!.trade_id)
         throw new Error(`the ${name} page by cursor is not the page by offset`);
       pages[name] = {
         offset: await timed(() => listTrades(handle.db, ownerId, { limit: 50, offset })),
-        cursor: await timed(() =>
-          listTrades(handle.db, ownerId, {
-            limit: 50,
-            offset: 0,
-            ...(above === undefined ? {} : { before: above }),
-          }),
-        ),
-        count_star: await timed(() =>
-          handle.db
-            .selectFrom('trades')
-            .where('owner_id', '=', ownerId)
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .executeTakeFirstOrThrow(),
-        ),
+        cursor: await timed(() => listTrades(handle.db, ownerId, byCursor)),
+        count_star: await timed(() => countStar('trades')),
       };
     }
     // 5. Order list pages (`listOrders`, what `GET /trade/orders` runs, 50 rows, `total` from `order_counts`) by
     // cursor at the first, middle and last page, and the `count(*)` of the owner's orders every page ran before.
     const orderTotal = (await listOrders(handle.db, ownerId, { limit: 1, offset: 0 })).total;
     const orderPages: Record<string, Record<string, { p50: number; p99: number }>> = {};
-    for (const [name, offset] of [
-      ['first', 0],
-      ['middle', Math.floor(orderTotal / 2 / 50) * 50],
-      ['last', Math.max(0, Math.floor((orderTotal - 1) / 50) * 50)],
-    ] as const) {
-      const above =
-        offset === 0
-          ? undefined
-          : (await listOrders(handle.db, ownerId, { limit: 1, offset: offset - 1 })).rows[0]!.seq;
-      const byCursor = { limit: 50, offset: 0, ...(above === undefined ? {} : { before: above }) };
+    for (const { name, byCursor } of await pagesOf(orderTotal, (page) =>
+      listOrders(handle.db, ownerId, page),
+    )) {
       const check = await listOrders(handle.db, ownerId, byCursor);
       if (check.rows.length === 0 || check.total !== orderTotal)
         throw new Error(`the ${name} order page is wrong`);
       orderPages[name] = {
         cursor: await timed(() => listOrders(handle.db, ownerId, byCursor)),
-        count_star: await timed(() =>
-          handle.db
-            .selectFrom('orders')
-            .where('owner_id', '=', ownerId)
-            .select((eb) => eb.fn.countAll<string>().as('n'))
-            .executeTakeFirstOrThrow(),
-        ),
+        count_star: await timed(() => countStar('orders')),
       };
     }
 

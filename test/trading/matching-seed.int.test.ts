@@ -24,6 +24,7 @@ import { readIndexSeed } from '../../src/matching/seed';
 import { newAccountOwner } from '../support/owner';
 import { useStorePerTest } from '../support/stores';
 import { until } from '../support/until';
+import { PAIRS } from './support';
 
 /**
  * The matching engine seeded from the `orders` read model (issue 20: a restart must not read the whole log): it
@@ -43,15 +44,7 @@ const stores = useStorePerTest(
   },
 );
 
-const PAIR: PairFilters = {
-  symbol: 'BTCUSDT',
-  baseAsset: 'BTC',
-  status: 'active',
-  minQty: '0.00001000',
-  stepSize: '0.00001000',
-  tickSize: '0.01000000',
-  minNotional: '5.00000000',
-};
+const PAIR: PairFilters = { ...PAIRS.BTCUSDT!, tickSize: '0.01000000' };
 
 /** A wallet's events decided by the real decider at a price that the test moves. */
 const walletBuilder = () => {
