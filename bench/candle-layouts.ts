@@ -135,43 +135,62 @@ const pgLayouts = async (db: Sql, series: Series[], label: string) => {
   const size = async (table: string) =>
     Number((await db.query(`select pg_total_relation_size('${table}')::text as n`)).rows[0]!.n);
 
-  // pg-rows-numeric
-  await db.exec(`drop table if exists bench_rows_numeric;
-    create table bench_rows_numeric (symbol text not null, interval text not null, open_time bigint not null,
+  /**
+   * One layout: its table (`columns`) created, every series written by `write` (timed), vacuumed, sized, read
+   * back by `read` (timed), dropped.
+   */
+  const layout = async (
+    name: string,
+    table: string,
+    columns: string,
+    write: (s: Series) => Promise<void>,
+    read: (s: Series, start: number, end: number) => Promise<Candle[]>,
+  ) => {
+    await db.exec(`drop table if exists ${table}; create table ${table} (${columns})`);
+    const t = performance.now();
+    for (const s of series) await write(s);
+    const writeS = (performance.now() - t) / 1000;
+    await db.exec(`vacuum analyze ${table}`);
+    results.push({
+      layout: name,
+      on: label,
+      candles: total,
+      bytes_per_candle: (await size(table)) / total,
+      write_candles_per_s: Math.round(total / writeS),
+      ...(await timeReads(series, read)),
+    });
+    await db.exec(`drop table ${table}`);
+  };
+
+  await layout(
+    'pg-rows-numeric',
+    'bench_rows_numeric',
+    `symbol text not null, interval text not null, open_time bigint not null,
       open numeric(38,8) not null, high numeric(38,8) not null, low numeric(38,8) not null, close numeric(38,8) not null,
       volume numeric(38,8) not null, quote_volume numeric(38,8), trade_count bigint, source text not null,
-      import_id bigint, recorded_at timestamptz not null default now(), primary key (symbol, interval, open_time))`);
-  let t = performance.now();
-  for (const s of series) {
-    for (let from = 0; from < s.columns.length; from += 5000) {
-      const part = candlesFromColumns(sliceColumns(s.columns, from, from + 5000));
-      await db.query(
-        `insert into bench_rows_numeric (symbol, interval, open_time, open, high, low, close, volume, quote_volume, trade_count, source)
+      import_id bigint, recorded_at timestamptz not null default now(), primary key (symbol, interval, open_time)`,
+    async (s) => {
+      for (let from = 0; from < s.columns.length; from += 5000) {
+        const part = candlesFromColumns(sliceColumns(s.columns, from, from + 5000));
+        await db.query(
+          `insert into bench_rows_numeric (symbol, interval, open_time, open, high, low, close, volume, quote_volume, trade_count, source)
          select $1, '1m', t.* , 'files' from unnest($2::bigint[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[],
            $7::numeric[], $8::numeric[], $9::bigint[]) as t`,
-        [
-          s.symbol,
-          part.map((c) => c.openTime),
-          part.map((c) => c.open),
-          part.map((c) => c.high),
-          part.map((c) => c.low),
-          part.map((c) => c.close),
-          part.map((c) => c.volume),
-          part.map((c) => c.quoteVolume),
-          part.map((c) => c.tradeCount),
-        ],
-      );
-    }
-  }
-  let writeS = (performance.now() - t) / 1000;
-  await db.exec('vacuum analyze bench_rows_numeric');
-  results.push({
-    layout: 'pg-rows-numeric',
-    on: label,
-    candles: total,
-    bytes_per_candle: (await size('bench_rows_numeric')) / total,
-    write_candles_per_s: Math.round(total / writeS),
-    ...(await timeReads(series, async (s, start, end) => {
+          [
+            s.symbol,
+            part.map((c) => c.openTime),
+            part.map((c) => c.open),
+            part.map((c) => c.high),
+            part.map((c) => c.low),
+            part.map((c) => c.close),
+            part.map((c) => c.volume),
+            part.map((c) => c.quoteVolume),
+            part.map((c) => c.tradeCount),
+          ],
+        );
+      }
+    },
+    async (s, start, end) => {
       const r = await db.query(
         `select open_time::text, open::text, high::text, low::text, close::text, volume::text, quote_volume::text,
            trade_count::text from bench_rows_numeric where symbol = $1 and interval = '1m' and open_time >= $2
@@ -188,47 +207,38 @@ const pgLayouts = async (db: Sql, series: Series[], label: string) => {
         quoteVolume: (x.quote_volume as string | null) ?? null,
         tradeCount: x.trade_count === null ? null : Number(x.trade_count),
       }));
-    })),
-  });
-  await db.exec('drop table bench_rows_numeric');
+    },
+  );
 
-  // pg-rows-bigint
-  await db.exec(`drop table if exists bench_rows_bigint;
-    create table bench_rows_bigint (pair smallint not null, interval smallint not null, open_time bigint not null,
+  await layout(
+    'pg-rows-bigint',
+    'bench_rows_bigint',
+    `pair smallint not null, interval smallint not null, open_time bigint not null,
       open bigint not null, high bigint not null, low bigint not null, close bigint not null, volume bigint not null,
-      quote_volume bigint, trade_count integer, primary key (pair, interval, open_time))`);
-  t = performance.now();
-  for (const s of series) {
-    for (let from = 0; from < s.columns.length; from += 5000) {
-      const c = sliceColumns(s.columns, from, from + 5000);
-      const col = (k: 'open' | 'high' | 'low' | 'close' | 'volume' | 'quote' | 'trades') =>
-        Array.from({ length: c.length }, (_, i) => units(c, k, i));
-      await db.query(
-        `insert into bench_rows_bigint select $1, 1, t.* from unnest($2::bigint[], $3::bigint[], $4::bigint[],
+      quote_volume bigint, trade_count integer, primary key (pair, interval, open_time)`,
+    async (s) => {
+      for (let from = 0; from < s.columns.length; from += 5000) {
+        const c = sliceColumns(s.columns, from, from + 5000);
+        const col = (k: 'open' | 'high' | 'low' | 'close' | 'volume' | 'quote' | 'trades') =>
+          Array.from({ length: c.length }, (_, i) => units(c, k, i));
+        await db.query(
+          `insert into bench_rows_bigint select $1, 1, t.* from unnest($2::bigint[], $3::bigint[], $4::bigint[],
           $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::integer[]) as t`,
-        [
-          s.id,
-          Array.from(c.openTime),
-          col('open'),
-          col('high'),
-          col('low'),
-          col('close'),
-          col('volume'),
-          col('quote'),
-          col('trades'),
-        ],
-      );
-    }
-  }
-  writeS = (performance.now() - t) / 1000;
-  await db.exec('vacuum analyze bench_rows_bigint');
-  results.push({
-    layout: 'pg-rows-bigint',
-    on: label,
-    candles: total,
-    bytes_per_candle: (await size('bench_rows_bigint')) / total,
-    write_candles_per_s: Math.round(total / writeS),
-    ...(await timeReads(series, async (s, start, end) => {
+          [
+            s.id,
+            Array.from(c.openTime),
+            col('open'),
+            col('high'),
+            col('low'),
+            col('close'),
+            col('volume'),
+            col('quote'),
+            col('trades'),
+          ],
+        );
+      }
+    },
+    async (s, start, end) => {
       const r = await db.query(
         `select open_time::text, open::text, high::text, low::text, close::text, volume::text, quote_volume::text,
            trade_count::text from bench_rows_bigint where pair = $1 and interval = 1 and open_time >= $2 and open_time < $3
@@ -245,38 +255,29 @@ const pgLayouts = async (db: Sql, series: Series[], label: string) => {
         quoteVolume: x.quote_volume === null ? null : decimal8(x.quote_volume as string),
         tradeCount: x.trade_count === null ? null : Number(x.trade_count),
       }));
-    })),
-  });
-  await db.exec('drop table bench_rows_bigint');
+    },
+  );
 
-  // pg-day-blocks
-  await db.exec(`drop table if exists bench_day_blocks;
-    create table bench_day_blocks (pair smallint not null, interval smallint not null, day bigint not null,
-      block bytea not null, primary key (pair, interval, day))`);
-  t = performance.now();
-  for (const s of series) {
-    let from = 0;
-    while (from < s.columns.length) {
-      const day = Math.floor(s.columns.openTime[from]! / DAY) * DAY;
-      let to = from;
-      while (to < s.columns.length && s.columns.openTime[to]! < day + DAY) to++;
-      await db.query('insert into bench_day_blocks values ($1, 1, $2, $3)', [
-        s.id,
-        day,
-        Buffer.from(encodeBlock(sliceColumns(s.columns, from, to))),
-      ]);
-      from = to;
-    }
-  }
-  writeS = (performance.now() - t) / 1000;
-  await db.exec('vacuum analyze bench_day_blocks');
-  results.push({
-    layout: 'pg-day-blocks',
-    on: label,
-    candles: total,
-    bytes_per_candle: (await size('bench_day_blocks')) / total,
-    write_candles_per_s: Math.round(total / writeS),
-    ...(await timeReads(series, async (s, start, end) => {
+  await layout(
+    'pg-day-blocks',
+    'bench_day_blocks',
+    `pair smallint not null, interval smallint not null, day bigint not null,
+      block bytea not null, primary key (pair, interval, day)`,
+    async (s) => {
+      let from = 0;
+      while (from < s.columns.length) {
+        const day = Math.floor(s.columns.openTime[from]! / DAY) * DAY;
+        let to = from;
+        while (to < s.columns.length && s.columns.openTime[to]! < day + DAY) to++;
+        await db.query('insert into bench_day_blocks values ($1, 1, $2, $3)', [
+          s.id,
+          day,
+          Buffer.from(encodeBlock(sliceColumns(s.columns, from, to))),
+        ]);
+        from = to;
+      }
+    },
+    async (s, start, end) => {
       const r = await db.query(
         'select block from bench_day_blocks where pair = $1 and interval = 1 and day >= $2 and day < $3 order by day',
         [s.id, Math.floor(start / DAY) * DAY, end],
@@ -288,9 +289,8 @@ const pgLayouts = async (db: Sql, series: Series[], label: string) => {
           if (candle.openTime >= start && candle.openTime < end) out.push(candle);
       }
       return out;
-    })),
-  });
-  await db.exec('drop table bench_day_blocks');
+    },
+  );
   return results;
 };
 
