@@ -128,13 +128,7 @@ describe('the orders channel', () => {
   });
 
   it('needs a credential and a valid `since`', async () => {
-    const anonymous = await connect();
-    anonymous.send({ action: 'subscribe', channel: 'orders' });
-    expect((await anonymous.next((m) => m.type === 'error')).data).toMatchObject({
-      code: 'INVALID_API_KEY',
-      channel: 'orders',
-    });
-    anonymous.ws.close();
+    await app.expectRefusedWithoutCredential('orders');
     const account = await registerAccount(t.app, {}, { plain: true });
     const socket = await connect(`?api_key=${account.apiKey}`);
     socket.send({ action: 'subscribe', channel: 'orders', since: 'yesterday' });

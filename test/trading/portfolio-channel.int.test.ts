@@ -141,13 +141,7 @@ describe('the portfolio channel', () => {
   });
 
   it('needs a credential; unsubscribing stops the snapshots', async () => {
-    const anonymous = await connectWs(app.base);
-    anonymous.send({ action: 'subscribe', channel: 'portfolio' });
-    expect((await anonymous.next((m) => m.type === 'error')).data).toMatchObject({
-      code: 'INVALID_API_KEY',
-      channel: 'portfolio',
-    });
-    anonymous.ws.close();
+    await app.expectRefusedWithoutCredential('portfolio');
 
     const account = await registerAccount(t.app, {}, { plain: true });
     const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { type api, keyHeader, startApp, type TestApp } from '../accounts/support';
 import { lateBound } from '../support/late-bound';
 import { priceTicker } from '../support/price-ticks';
+import { connectWs } from '../support/ws-client';
 import { marketBuy } from './key-calls';
 
 /** The real stack listening on a free port, for the private WebSocket channels' tests. */
@@ -13,6 +14,8 @@ export interface ListeningTradingApp {
   tick: (symbol: string, price: string, quantity?: string) => void;
   /** Places a market buy of `quantity` BTC with `apiKey` over HTTP (`inject`). */
   buy: (apiKey: string, quantity: string) => ReturnType<typeof api>;
+  /** Subscribes to a private `channel` on a socket with no credential, expects INVALID_API_KEY and closes it. */
+  expectRefusedWithoutCredential: (channel: string) => Promise<void>;
 }
 
 /**
@@ -28,11 +31,21 @@ export const startListeningTradingApp = async (): Promise<ListeningTradingApp> =
   const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const tick = priceTicker(() => t.app.services.market!);
   tick('BTCUSDT', '40000', '10000');
+  const base = address.replace('http', 'ws');
   return {
     t,
-    base: address.replace('http', 'ws'),
+    base,
     tick,
     buy: (apiKey, quantity) => marketBuy(t.app, keyHeader(apiKey), quantity),
+    expectRefusedWithoutCredential: async (channel) => {
+      const anonymous = await connectWs(base);
+      anonymous.send({ action: 'subscribe', channel });
+      expect((await anonymous.next((m) => m.type === 'error')).data).toMatchObject({
+        code: 'INVALID_API_KEY',
+        channel,
+      });
+      anonymous.ws.close();
+    },
   };
 };
 
