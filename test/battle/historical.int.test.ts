@@ -66,13 +66,23 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
     return b;
   };
 
+  // The body of `POST /battles/{id}/trade/order`: a market buy by `agentId`, `o` overriding.
+  const orderBody = (agentId: string, o: Record<string, unknown>) => ({
+    agent_id: agentId,
+    side: 'buy',
+    type: 'market',
+    ...o,
+  });
   const order = (battleId: string, agentId: string, o: Record<string, unknown>) =>
-    call(t.app, H, 'POST', `/battles/${battleId}/trade/order`, {
-      agent_id: agentId,
-      side: 'buy',
-      type: 'market',
-      ...o,
-    });
+    call(t.app, H, 'POST', `/battles/${battleId}/trade/order`, orderBody(agentId, o));
+  // The same order, refused with `status` and `code`.
+  const orderFails = (
+    battleId: string,
+    status: number,
+    code: string,
+    agentId: string,
+    o: Record<string, unknown>,
+  ) => fails(t.app, H, 'POST', `/battles/${battleId}/trade/order`, status, code, orderBody(agentId, o));
 
   it('validates backtest_config: interval, start < end, inside the stored data, known pairs', async () => {
     await fails(t.app, H, 'POST', '/battles', 422, 'VALIDATION_ERROR', body({ candle_interval: '15m' }));
@@ -126,13 +136,7 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
     });
     await fails(t.app, H, 'POST', `/battles/${id}/step`, 409, 'BATTLE_INVALID_STATE');
     await fails(t.app, H, 'GET', `/battles/${id}/market/prices`, 409, 'BATTLE_INVALID_STATE');
-    await fails(t.app, H, 'POST', `/battles/${id}/trade/order`, 409, 'BATTLE_INVALID_STATE', {
-      agent_id: a1.agentId,
-      symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
-      quantity: '0.01',
-    });
+    await orderFails(id, 409, 'BATTLE_INVALID_STATE', a1.agentId, { symbol: 'BTCUSDT', quantity: '0.01' });
   });
 
   it('starts the shared virtual clock at start_time; prices are the last closed candles (no look-ahead)', async () => {
@@ -166,11 +170,8 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
     expect(pending.body.status).toBe('pending');
     const rejected = await order(id, a2.agentId, { symbol: 'BTCUSDT', quantity: '100' });
     expect(rejected.status).toBe(400);
-    await fails(t.app, H, 'POST', `/battles/${id}/trade/order`, 422, 'VALIDATION_ERROR', {
-      agent_id: '00000000-0000-4000-8000-000000000009',
+    await orderFails(id, 422, 'VALIDATION_ERROR', '00000000-0000-4000-8000-000000000009', {
       symbol: 'BTCUSDT',
-      side: 'buy',
-      type: 'market',
       quantity: '0.01',
     });
   });
@@ -210,11 +211,9 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
 
   it('pauses one agent: its orders are refused, the clock and the others go on', async () => {
     await ok(t.app, H, 'POST', `/battles/${id}/pause/${a1.agentId}`);
-    await fails(t.app, H, 'POST', `/battles/${id}/trade/order`, 409, 'BATTLE_INVALID_STATE', {
-      agent_id: a1.agentId,
+    await orderFails(id, 409, 'BATTLE_INVALID_STATE', a1.agentId, {
       symbol: 'BTCUSDT',
       side: 'sell',
-      type: 'market',
       quantity: '0.1',
     });
     const sell = await order(id, a2.agentId, { symbol: 'ETHUSDT', side: 'sell', quantity: '1' });
