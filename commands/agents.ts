@@ -20,7 +20,7 @@ import {
   sha256Hex,
   signingSecretContext,
 } from './credentials';
-import type { CredentialsChangeListener } from './credentials-change';
+import type { CredentialsChange, CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, eventMetadata, liveContext } from './metadata';
@@ -165,6 +165,17 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
     };
   };
 
+  /**
+   * Tells the listener (if any) that the credentials of `agentId` changed at `position`, with the key hashes the
+   * change revoked when it revoked some.
+   */
+  const credentialsChanged = (
+    accountId: string,
+    agentId: string,
+    position: LogPosition | undefined,
+    revoked?: Pick<CredentialsChange, 'revokedKeyHashes'>,
+  ) => deps.onCredentialsChanged?.({ accountId, agentId, ...revoked, ...(position ? { position } : {}) });
+
   const load = async (agentId: string) => (await agents.load(agentStreamId(agentId))).state;
 
   const createWithKey = (
@@ -251,11 +262,8 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
       const { apiKey, apiSecret, key } = newKey(agentId);
       const result = await run(agentId, { type: 'RegenerateAgentKey', data: { accountId, key } }, meta);
       const event = result.events.find((e) => e.type === 'AgentKeyRegenerated');
-      deps.onCredentialsChanged?.({
-        accountId,
-        agentId,
+      credentialsChanged(accountId, agentId, result.position, {
         revokedKeyHashes: event?.type === 'AgentKeyRegenerated' ? [event.data.previous_key_hash] : [],
-        ...(result.position ? { position: result.position } : {}),
       });
       return { agent: result.agent, position: result.position!, apiKey, apiSecret };
     },
@@ -268,11 +276,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
         { type: 'IssueAgentSigningSecret', data: { accountId, ciphertext } },
         meta,
       );
-      deps.onCredentialsChanged?.({
-        accountId,
-        agentId,
-        ...(result.position ? { position: result.position } : {}),
-      });
+      credentialsChanged(accountId, agentId, result.position);
       return { agent: result.agent, apiSecret, position: result.position! };
     },
 
@@ -284,21 +288,13 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
 
     async reset(accountId, agentId, meta) {
       const result = await run(agentId, { type: 'ResetAgent', data: { accountId } }, meta);
-      deps.onCredentialsChanged?.({
-        accountId,
-        agentId,
-        ...(result.position ? { position: result.position } : {}),
-      });
+      credentialsChanged(accountId, agentId, result.position);
       return result;
     },
 
     async archive(accountId, agentId, meta) {
       const result = await run(agentId, { type: 'ArchiveAgent', data: { accountId } }, meta);
-      deps.onCredentialsChanged?.({
-        accountId,
-        agentId,
-        ...(result.position ? { position: result.position } : {}),
-      });
+      credentialsChanged(accountId, agentId, result.position);
       return result;
     },
 

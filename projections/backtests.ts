@@ -18,7 +18,14 @@ import {
 } from '../domain/metrics/performance';
 import type { MetricsFill } from '../domain/metrics/trades';
 import type { RecordedEvent } from '../ports/event-store';
-import { deletedStreamOf, type Json, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
+import {
+  asText,
+  deletedStreamOf,
+  type Json,
+  type NullableTimestamp,
+  type Numeric,
+  type Timestamp,
+} from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
 import type { Projection } from './projection';
 
@@ -184,11 +191,7 @@ const computeResults = async (
     .select([
       'symbol',
       'side',
-      sql<string>`quantity::text`.as('quantity'),
-      sql<string>`price::text`.as('price'),
-      sql<string>`notional::text`.as('notional'),
-      sql<string>`fee::text`.as('fee'),
-      sql<string>`realized_pnl::text`.as('realized_pnl'),
+      ...asText('quantity', 'price', 'notional', 'fee', 'realized_pnl'),
       'executed_at',
     ])
     .where('session_id', '=', sessionId)

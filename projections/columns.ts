@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import { type AliasedRawBuilder, type ColumnType, sql } from 'kysely';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import { DELETIONS_STREAM, type RecordedEvent, type StreamDeletedData } from '../ports/event-store';
 
@@ -42,3 +42,15 @@ export const RISK_COLUMNS = {
   max_open_orders: 'integer not null',
   max_order_size_pct: 'integer not null',
 } as const;
+
+/**
+ * Selections of `columns` read as text under their own names (`quantity::text as quantity`): the exact decimal
+ * of a `numeric` (or `bigint`) column, which a driver would otherwise turn into a lossy number or leave as it
+ * likes. Spread into a `select([...])`.
+ */
+export const asText = <C extends string>(...columns: C[]): AliasedRawBuilder<string, C>[] =>
+  columns.map((c) => sql<string>`${sql.ref(c)}::text`.as(c));
+
+/** {@link asText} of nullable columns: each reads as its text, or null. */
+export const asNullableText = <C extends string>(...columns: C[]): AliasedRawBuilder<string | null, C>[] =>
+  columns.map((c) => sql<string | null>`${sql.ref(c)}::text`.as(c));

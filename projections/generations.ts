@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { type LogPosition, type RecordedEvent, START } from '../ports/event-store';
+import { asText } from './columns';
 import { generationSchema, type Projection } from './projection';
 import type { ProjectionGenerationsTable, ReadModels } from './read-models';
 
@@ -51,10 +52,23 @@ const selectGeneration = (db: Kysely<ReadModels>) =>
       'version',
       'schema_name',
       'status',
-      sql<string>`checkpoint_commit::text`.as('checkpoint_commit'),
-      sql<string>`checkpoint_prepare::text`.as('checkpoint_prepare'),
-      sql<string>`events_processed::text`.as('events_processed'),
+      ...asText('checkpoint_commit', 'checkpoint_prepare', 'events_processed'),
     ]);
+
+/** Sets the status of generation `generation` of projection `name` (promoted `live`, or given up `retired`). */
+export const setGenerationStatus = async (
+  db: Kysely<ReadModels>,
+  name: string,
+  generation: number,
+  status: ProjectionGenerationsTable['status'],
+): Promise<void> => {
+  await db
+    .updateTable('projection_generations')
+    .set({ status, updated_at: new Date() })
+    .where('name', '=', name)
+    .where('generation', '=', generation)
+    .execute();
+};
 
 /** Registers the projection's name (idempotent). */
 export const ensureRegistered = async (db: Kysely<ReadModels>, name: string): Promise<void> => {
@@ -302,12 +316,7 @@ export const promote = async (
     .where('status', '<>', 'retired')
     .returning('schema_name')
     .execute();
-  await trx
-    .updateTable('projection_generations')
-    .set({ status: 'live', updated_at: new Date() })
-    .where('name', '=', projection.name)
-    .where('generation', '=', gen.generation)
-    .execute();
+  await setGenerationStatus(trx, projection.name, gen.generation, 'live');
   await trx
     .updateTable('projections')
     .set({ live_generation: gen.generation, updated_at: new Date() })

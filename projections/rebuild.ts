@@ -14,6 +14,7 @@ import {
   liveGeneration,
   promote,
   readGeneration,
+  setGenerationStatus,
 } from './generations';
 import type { Projection } from './projection';
 import type { ReadModels } from './read-models';
@@ -151,12 +152,7 @@ export const rebuildProjection = async (
     }
     if (!outcome) throw new Error(`could not swap ${projection.name}: the live generation kept moving`);
     if (!outcome.swapped) {
-      await db
-        .updateTable('projection_generations')
-        .set({ status: 'retired', updated_at: new Date() })
-        .where('name', '=', projection.name)
-        .where('generation', '=', gen.generation)
-        .execute();
+      await setGenerationStatus(db, projection.name, gen.generation, 'retired');
       await dropSchema(db, gen.schema);
     }
     for (const schema of outcome.retired) await dropSchema(db, schema);
@@ -175,13 +171,7 @@ export const rebuildProjection = async (
         : {}),
     };
   } catch (error) {
-    await db
-      .updateTable('projection_generations')
-      .set({ status: 'retired', updated_at: new Date() })
-      .where('name', '=', projection.name)
-      .where('generation', '=', gen.generation)
-      .execute()
-      .catch(() => {});
+    await setGenerationStatus(db, projection.name, gen.generation, 'retired').catch(() => {});
     await dropSchema(db, gen.schema).catch(() => {});
     throw error;
   }

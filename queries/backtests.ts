@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { compare8, unpackUnits } from '../domain/metrics/equity-points';
 import type { BacktestStatusValue } from '../projections/backtests';
+import { asNullableText, asText } from '../projections/columns';
 import type { ReadModels } from '../projections/read-models';
 
 /** A session row as the queries return it (numerics as text, times as dates). */
@@ -24,13 +25,15 @@ const columns = [
   'started_at',
   'ended_at',
   'failure_reason',
-  sql<string | null>`final_equity::text`.as('final_equity'),
-  sql<string | null>`roi_pct::text`.as('roi_pct'),
-  sql<string | null>`sharpe_ratio::text`.as('sharpe_ratio'),
-  sql<string | null>`sortino_ratio::text`.as('sortino_ratio'),
-  sql<string | null>`max_drawdown_pct::text`.as('max_drawdown_pct'),
-  sql<string | null>`win_rate::text`.as('win_rate'),
-  sql<string | null>`profit_factor::text`.as('profit_factor'),
+  ...asNullableText(
+    'final_equity',
+    'roi_pct',
+    'sharpe_ratio',
+    'sortino_ratio',
+    'max_drawdown_pct',
+    'win_rate',
+    'profit_factor',
+  ),
   'total_trades',
   'results',
 ] as const;
@@ -189,14 +192,16 @@ export const backtestTrades = async (
       'side',
       'type',
       'fill_trigger',
-      sql<string>`quantity::text`.as('quantity'),
-      sql<string>`price::text`.as('price'),
-      sql<string>`notional::text`.as('notional'),
-      sql<string>`fee::text`.as('fee'),
-      sql<string>`total::text`.as('total'),
-      sql<string>`realized_pnl::text`.as('realized_pnl'),
-      sql<string>`slippage_pct::text`.as('slippage_pct'),
-      sql<string>`reference_price::text`.as('reference_price'),
+      ...asText(
+        'quantity',
+        'price',
+        'notional',
+        'fee',
+        'total',
+        'realized_pnl',
+        'slippage_pct',
+        'reference_price',
+      ),
       'reference_time',
       'price_source',
       'executed_at',

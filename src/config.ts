@@ -15,6 +15,18 @@ const feeRateSetting = z
   .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction such as 0.001')
   .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)');
 
+/**
+ * A yes/no setting: `true`, `false`, `1` or `0` (empty: unset), read as a boolean; `fallback` when unset.
+ */
+const booleanSetting = (fallback: 'true' | 'false') =>
+  z.preprocess(
+    emptyToUndefined,
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(fallback)
+      .transform((v) => v === 'true' || v === '1'),
+  );
+
 const configSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
@@ -43,13 +55,7 @@ const configSchema = z.object({
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Run projections in this process (`true` for the single-process default; the API-only role sets `false`). */
-  PROJECTIONS: z.preprocess(
-    emptyToUndefined,
-    z
-      .enum(['true', 'false', '1', '0'])
-      .default('true')
-      .transform((v) => v === 'true' || v === '1'),
-  ),
+  PROJECTIONS: booleanSetting('true'),
   /** How long a command's response waits for read models to include it (ms); see docs/architecture.md. */
   READ_MODEL_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   /**
@@ -134,13 +140,7 @@ const configSchema = z.object({
    * Webhooks (docs/webhooks.md): `true` lets webhooks call loopback, private, link-local and other non-public
    * addresses (receivers on this host or network; the tests). Default `false`: the SSRF rule refuses them.
    */
-  WEBHOOKS_ALLOW_PRIVATE: z.preprocess(
-    emptyToUndefined,
-    z
-      .enum(['true', 'false', '1', '0'])
-      .default('false')
-      .transform((v) => v === 'true' || v === '1'),
-  ),
+  WEBHOOKS_ALLOW_PRIVATE: booleanSetting('false'),
   /** Wait before a failed delivery's first retry (ms); each next retry waits twice as long, up to the maximum. */
   WEBHOOKS_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   /** Longest wait between two attempts of a delivery (ms). */

@@ -64,23 +64,25 @@ const context = (
   return { config, logger: createLogger(config.LOG_LEVEL) };
 };
 
-program
-  .command('serve', { isDefault: true })
-  .description('run the HTTP API (and projections unless PROJECTIONS=false)')
-  .action(async () => {
-    const { config, logger } = context('serve', { marketDataDir: defaultMarketDataDir(process.env) });
-    const { serve } = await import('./cli/serve');
-    await serve(config, logger);
-  });
-
-program
-  .command('worker')
-  .description('run projections without HTTP (scaled deployments)')
-  .action(async () => {
-    const { config, logger } = context('worker', { marketDataDir: defaultMarketDataDir(process.env) });
-    const { worker } = await import('./cli/serve');
-    await worker(config, logger);
-  });
+/** The long-running roles, each run by the function of its name in `cli/serve`; `serve` is the default command. */
+const ROLES = [
+  {
+    role: 'serve',
+    description: 'run the HTTP API (and projections unless PROJECTIONS=false)',
+    isDefault: true,
+  },
+  { role: 'worker', description: 'run projections without HTTP (scaled deployments)', isDefault: false },
+] as const;
+for (const { role, description, isDefault } of ROLES) {
+  program
+    .command(role, { isDefault })
+    .description(description)
+    .action(async () => {
+      const { config, logger } = context(role, { marketDataDir: defaultMarketDataDir(process.env) });
+      const run = (await import('./cli/serve'))[role];
+      await run(config, logger);
+    });
+}
 
 program
   .command('migrate')

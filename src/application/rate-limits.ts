@@ -70,32 +70,37 @@ declare module '../services' {
 export const rateLimitKeyOf = (caller: Principal | null | undefined, ip: string): string =>
   caller ? `owner:${ownerIdOf(caller)}` : `ip:${ip}`;
 
+/** The limiter of a venue without one: every request allowed, nothing counted. */
+const UNLIMITED: Pick<RateLimiter, 'consume' | 'usage'> = {
+  consume: (_key, group) =>
+    Promise.resolve({
+      group,
+      allowed: true,
+      limit: RATE_LIMIT_GROUPS[group],
+      remaining: RATE_LIMIT_GROUPS[group],
+      resetAt: Date.now() + RATE_LIMIT_WINDOW_MS,
+      retryAfterSeconds: 0,
+    }),
+  usage: (_key, group) => Promise.resolve({ group, used: 0, limit: RATE_LIMIT_GROUPS[group] }),
+};
+
+/** The venue's limiter, or {@link UNLIMITED} when it has none. */
+const limiterOf = (services: Pick<Services, 'rateLimits'>): Pick<RateLimiter, 'consume' | 'usage'> =>
+  services.rateLimits ?? UNLIMITED;
+
 /** Counts one request of `key` in `group` with the venue's limiter (everything is allowed without one). */
 export const consumeRateLimit = (
   services: Pick<Services, 'rateLimits'>,
   key: string,
   group: RateLimitGroup,
-): Promise<RateLimitDecision> =>
-  services.rateLimits
-    ? services.rateLimits.consume(key, group)
-    : Promise.resolve({
-        group,
-        allowed: true,
-        limit: RATE_LIMIT_GROUPS[group],
-        remaining: RATE_LIMIT_GROUPS[group],
-        resetAt: Date.now() + RATE_LIMIT_WINDOW_MS,
-        retryAfterSeconds: 0,
-      });
+): Promise<RateLimitDecision> => limiterOf(services).consume(key, group);
 
 /** What `key` has used of `group` this window, without counting (nothing used without a limiter). */
 export const rateLimitUsage = (
   services: Pick<Services, 'rateLimits'>,
   key: string,
   group: RateLimitGroup,
-): Promise<RateLimitUsage> =>
-  services.rateLimits
-    ? services.rateLimits.usage(key, group)
-    : Promise.resolve({ group, used: 0, limit: RATE_LIMIT_GROUPS[group] });
+): Promise<RateLimitUsage> => limiterOf(services).usage(key, group);
 
 /**
  * The refusal of a request over its group's limit: `RATE_LIMIT_EXCEEDED` 429 with `details.limit`,

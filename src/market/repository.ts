@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Candle } from '../../domain/market/candle';
 import { type Interval, isInterval } from '../../domain/market/intervals';
 import type { Pair, PairSnapshot, ReferenceTicker } from '../../domain/market/pair';
+import { asText } from '../../projections/columns';
 import type { Database } from '../db/schema';
 
 /**
@@ -182,10 +183,7 @@ export const loadLatestPairs = async (
       'symbol',
       'base_asset',
       'status',
-      sql<string>`min_qty::text`.as('min_qty'),
-      sql<string>`step_size::text`.as('step_size'),
-      sql<string>`min_notional::text`.as('min_notional'),
-      sql<string>`tick_size::text`.as('tick_size'),
+      ...asText('min_qty', 'step_size', 'min_notional', 'tick_size'),
     ])
     .where('as_of', '=', head.as_of)
     .orderBy('symbol');

@@ -7,7 +7,7 @@ import type { MarketData } from '../market-data';
 import { candlesFromColumns } from '../store/convert';
 import type { PriceTick } from '../ticks';
 import type { LocalSourceOptions, MarketSource } from './port';
-import { everySecond } from './second-timer';
+import { everySecond, tickingStatus } from './second-timer';
 
 /**
  * The `files` source (ARCHITECTURE §7, issue item 3): replays the stored candles as a live feed. The replay
@@ -241,16 +241,11 @@ export const createFilesSource = (
       timer?.stop();
       timer = undefined;
     },
-    status() {
-      const age = feed.lastTickAt ? Date.now() - feed.lastTickAt : undefined;
-      return {
-        ok: series.size > 0 && timer !== undefined && (age === undefined || age < 10_000),
-        symbols: series.size,
+    status: () =>
+      tickingStatus(series.size, timer !== undefined, feed.lastTickAt, {
         replay_interval: interval ?? null,
         replayed_time: window ? new Date(replayTime(window, now())).toISOString() : null,
-        last_tick_age_ms: age ?? null,
-      };
-    },
+      }),
     replay: () => (interval && window ? { interval, window } : undefined),
     tickAt,
   };

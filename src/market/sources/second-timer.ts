@@ -34,3 +34,23 @@ export const everySecond = (task: () => void, periodMs?: number): { stop(): void
     },
   };
 };
+
+/**
+ * The `status()` of a source that ticks every second through {@link everySecond} (the files replay, the synthetic
+ * walk): ok while it has `symbols`, its timer is `running` and its last tick (`lastTickAt`, ms; 0: none yet) is
+ * under 10 s old; the source's own `extra` fields stand between the symbol count and the last tick's age.
+ */
+export const tickingStatus = <Extra extends object>(
+  symbols: number,
+  running: boolean,
+  lastTickAt: number,
+  extra: Extra,
+) => {
+  const age = lastTickAt ? Date.now() - lastTickAt : undefined;
+  return {
+    ok: symbols > 0 && running && (age === undefined || age < 10_000),
+    symbols,
+    ...extra,
+    last_tick_age_ms: age ?? null,
+  };
+};

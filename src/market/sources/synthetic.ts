@@ -2,7 +2,7 @@ import { fromUnits, toUnits, toUnitsNumber } from '../../../domain/market/decima
 import type { Pair } from '../../../domain/market/pair';
 import { hash32, mulberry32 } from '../../../domain/market/random';
 import type { LocalSourceOptions, MarketSource } from './port';
-import { everySecond } from './second-timer';
+import { everySecond, tickingStatus } from './second-timer';
 
 /**
  * The `synthetic` source (ARCHITECTURE §7): a seeded random walk per pair, only so that a machine with
@@ -135,14 +135,6 @@ export const createSyntheticSource = (options: SyntheticSourceOptions): MarketSo
       timer?.stop();
       timer = undefined;
     },
-    status() {
-      const age = feed.lastTickAt ? Date.now() - feed.lastTickAt : undefined;
-      return {
-        ok: walks.size > 0 && timer !== undefined && (age === undefined || age < 10_000),
-        symbols: walks.size,
-        seed,
-        last_tick_age_ms: age ?? null,
-      };
-    },
+    status: () => tickingStatus(walks.size, timer !== undefined, feed.lastTickAt, { seed }),
   };
 };
