@@ -30,7 +30,7 @@ import {
   portfolioSnapshot,
   prepareWallet,
 } from './portfolio';
-import { awaitReadModels, settleOwnWrites } from './read-your-writes';
+import { awaitReadModels, settled, settleOwnWrites } from './read-your-writes';
 
 /**
  * Account use cases (spec "Account endpoints"): who the caller is, its risk limits, and its wallet's balances,
@@ -114,12 +114,13 @@ export const updateRiskProfile = async (call: Call, input: Partial<RiskProfile>)
   const { accounts, agents } = identity(call.services);
   const { accountId, agentId } = call.caller;
   if (agentId) {
-    const result = await agents.updateRiskProfile(accountId, agentId, input, commandMeta(call));
-    await awaitReadModels(call, result.position);
+    const result = await settled(
+      call,
+      agents.updateRiskProfile(accountId, agentId, input, commandMeta(call)),
+    );
     return result.agent.riskProfile!;
   }
-  const result = await accounts.updateRiskProfile(accountId, input, commandMeta(call));
-  await awaitReadModels(call, result.position);
+  const result = await settled(call, accounts.updateRiskProfile(accountId, input, commandMeta(call)));
   return result.account.riskProfile!;
 };
 
@@ -422,13 +423,11 @@ export const setMode = async (
   input: { mode: TradingMode; strategyLabel: string | null },
 ): Promise<TradingModeState> => {
   assertAgentActive(call.caller);
-  const result = await trading(call.services).wallets.setMode(
-    ownerOf(call),
-    input.mode,
-    input.strategyLabel,
-    commandMeta(call),
+  const { wallets } = trading(call.services);
+  const result = await settled(
+    call,
+    wallets.setMode(ownerOf(call), input.mode, input.strategyLabel, commandMeta(call)),
   );
-  await awaitReadModels(call, result.position);
   return result.state;
 };
 
@@ -460,13 +459,11 @@ export const setFillModel = async (
   input: { fillModel: string; participationPct?: number | undefined },
 ): Promise<FillModelView> => {
   assertAgentActive(call.caller);
-  const outcome = await trading(call.services).wallets.setFillModel(
-    ownerOf(call),
-    input.fillModel,
-    input.participationPct,
-    commandMeta(call),
+  const { wallets } = trading(call.services);
+  const outcome = await settled(
+    call,
+    wallets.setFillModel(ownerOf(call), input.fillModel, input.participationPct, commandMeta(call)),
   );
-  await awaitReadModels(call, outcome.position);
   return { fillModel: outcome.state.fillModel, participationPct: outcome.state.participationPct };
 };
 

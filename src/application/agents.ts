@@ -8,7 +8,7 @@ import { identity } from '../auth/install';
 import { renderSkill } from '../skill/render-skill';
 import type { Call } from './call';
 import { commandMeta } from './caller';
-import { awaitReadModels, settleOwnWrites } from './read-your-writes';
+import { awaitReadModels, settled, settleOwnWrites } from './read-your-writes';
 import { syncWalletToOwner } from './wallet-sync';
 
 /**
@@ -31,6 +31,9 @@ const ownedAgent = async (call: Call, agentId: string): Promise<AgentView> => {
  * signing secret (signed requests: the Binance door), shown only here.
  */
 export type CreatedAgent = Pick<AgentCommandResult, 'agent'> & { apiKey: string; apiSecret: string };
+
+/** The agent commands of the venue. */
+const agents = (call: Call) => identity(call.services).agents;
 
 const created = async (call: Call, result: AgentCommandResult): Promise<CreatedAgent> => {
   await awaitReadModels(call, result.position);
@@ -59,13 +62,10 @@ export const updateAgent = async (
   agentId: string,
   changes: Partial<AgentProfileFields>,
 ): Promise<AgentState> => {
-  const result = await identity(call.services).agents.update(
-    call.caller.accountId,
-    agentId,
-    changes,
-    commandMeta(call),
+  const result = await settled(
+    call,
+    agents(call).update(call.caller.accountId, agentId, changes, commandMeta(call)),
   );
-  await awaitReadModels(call, result.position);
   return result.agent;
 };
 
@@ -82,12 +82,7 @@ export const cloneAgent = async (call: Call, agentId: string, newName?: string):
  * order and no lock.
  */
 export const resetAgent = async (call: Call, agentId: string): Promise<AgentState> => {
-  const result = await identity(call.services).agents.reset(
-    call.caller.accountId,
-    agentId,
-    commandMeta(call),
-  );
-  await awaitReadModels(call, result.position);
+  const result = await settled(call, agents(call).reset(call.caller.accountId, agentId, commandMeta(call)));
   if (call.services.trading) {
     await syncWalletToOwner(call.services, { accountId: call.caller.accountId, agentId }, commandMeta(call));
   }
@@ -96,12 +91,7 @@ export const resetAgent = async (call: Call, agentId: string): Promise<AgentStat
 
 /** Archives an agent: data kept, key refused for new trading requests, hidden from default lists. */
 export const archiveAgent = async (call: Call, agentId: string): Promise<AgentState> => {
-  const result = await identity(call.services).agents.archive(
-    call.caller.accountId,
-    agentId,
-    commandMeta(call),
-  );
-  await awaitReadModels(call, result.position);
+  const result = await settled(call, agents(call).archive(call.caller.accountId, agentId, commandMeta(call)));
   return result.agent;
 };
 
@@ -110,12 +100,7 @@ export const archiveAgent = async (call: Call, agentId: string): Promise<AgentSt
  * `BATTLE_INVALID_STATE` 409.
  */
 export const deleteAgent = async (call: Call, agentId: string): Promise<void> => {
-  const { position } = await identity(call.services).agents.remove(
-    call.caller.accountId,
-    agentId,
-    commandMeta(call),
-  );
-  await awaitReadModels(call, position);
+  await settled(call, agents(call).remove(call.caller.accountId, agentId, commandMeta(call)));
 };
 
 /** The agent's full API key (decrypted) with its state. */
@@ -155,13 +140,10 @@ export const updateAgentRiskProfile = async (
   agentId: string,
   input: Partial<RiskProfile>,
 ): Promise<RiskProfile> => {
-  const result = await identity(call.services).agents.updateRiskProfile(
-    call.caller.accountId,
-    agentId,
-    input,
-    commandMeta(call),
+  const result = await settled(
+    call,
+    agents(call).updateRiskProfile(call.caller.accountId, agentId, input, commandMeta(call)),
   );
-  await awaitReadModels(call, result.position);
   return result.agent.riskProfile!;
 };
 

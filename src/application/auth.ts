@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal';
 import type { IssuedToken } from '../auth/tokens';
 import type { Call, PublicCall } from './call';
 import { commandMeta } from './caller';
-import { awaitReadModels } from './read-your-writes';
+import { settled } from './read-your-writes';
 
 /**
  * Authentication use cases (spec "Authentication endpoints"; ARCHITECTURE §12, §14b): registration, key login,
@@ -19,9 +19,7 @@ import { awaitReadModels } from './read-your-writes';
  * already registered is `DUPLICATE_ACCOUNT` 409; a password needs an e-mail (`VALIDATION_ERROR`).
  */
 export const register = async (call: PublicCall, input: RegisterInput): Promise<Registration> => {
-  const registration = await identity(call.services).accounts.register(input, { requestId: call.requestId });
-  await awaitReadModels(call, registration.position);
-  return registration;
+  return settled(call, identity(call.services).accounts.register(input, { requestId: call.requestId }));
 };
 
 /**
@@ -83,11 +81,9 @@ export const setPassword = async (
   call: Call,
   input: { password: string; currentPassword: string | null },
 ): Promise<AccountState> => {
-  const result = await identity(call.services).accounts.setPassword(
-    call.caller.accountId,
-    input,
-    commandMeta(call),
+  const result = await settled(
+    call,
+    identity(call.services).accounts.setPassword(call.caller.accountId, input, commandMeta(call)),
   );
-  await awaitReadModels(call, result.position);
   return result.account;
 };

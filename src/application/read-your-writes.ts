@@ -60,3 +60,16 @@ export const acknowledgeTradeWrite = async (call: Call, position: LogPosition | 
     position,
   );
 };
+
+/**
+ * A command's outcome once the read models include it: awaits `outcome` (whatever the command answers, with the
+ * log position of its events), then {@link awaitReadModels} for that position, and returns the outcome.
+ */
+export const settled = async <O extends { position?: LogPosition | undefined }>(
+  call: PublicCall,
+  outcome: Promise<O>,
+): Promise<O> => {
+  const done = await outcome;
+  await awaitReadModels(call, done.position);
+  return done;
+};
