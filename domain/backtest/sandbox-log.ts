@@ -15,15 +15,8 @@ import { type FillRecord, fillRecordOf } from '../wallet/fill-record';
  * lock it still holds (0 once filled or cancelled: the lock was consumed or released); `filled_at` is the time of its
  * last fill (as the live orders read model shows them).
  */
-export interface SandboxOrder {
-  order_id: string;
+export interface SandboxOrder extends Pick<OrderPlacedData, OrderRequestKey> {
   status: 'pending' | 'partially_filled' | 'filled' | 'cancelled' | 'rejected';
-  symbol: string;
-  side: OrderSide;
-  type: OrderType;
-  quantity: string;
-  price: string | null;
-  trigger_price: string | null;
   executed_price: string | null;
   executed_qty: string | null;
   slippage_pct: string | null;

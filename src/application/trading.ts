@@ -34,9 +34,8 @@ import { acknowledgeTradeWrite, settleOwnWrites } from './read-your-writes';
  * read models they read. An order of another wallet is `ORDER_NOT_FOUND` like an unknown one.
  */
 
-/** An order request in the domain's terms: decimals as strings (as sent, validated by the decider). */
-export interface OrderInput {
-  /** Any case; normalised here. */
+/** An order's terms: its pair, side, type, quantity and prices, decimals as strings. */
+export interface OrderTerms {
   symbol: string;
   side: OrderSide;
   type: OrderType;
@@ -46,6 +45,13 @@ export interface OrderInput {
   price: string | null;
   /** Trigger price (USDT), decimal string; null unless `stop_loss` / `take_profit`. */
   triggerPrice: string | null;
+}
+
+/**
+ * An order request in the domain's terms: decimals as strings (as sent, validated by the decider), the symbol in
+ * any case (normalised here).
+ */
+export interface OrderInput extends OrderTerms {
   /** `GTC` (absent: the default), `IOC` or `FOK` (docs/trading-rules.md, "Time in force"). */
   timeInForce?: TimeInForce | undefined;
   /**

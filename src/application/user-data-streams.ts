@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../domain/shared/errors';
 import { dec, fmt } from '../../domain/trading/decimal';
-import type { OrderSide, OrderType } from '../../domain/trading/orders';
 import {
   type OrderCancelledData,
   type OrderFilledData,
@@ -17,7 +16,7 @@ import type { Services } from '../services';
 import type { WalletEvents } from '../trading/wallet-follow';
 import { type BalanceLine, balances } from './account';
 import type { Call } from './call';
-import { getOrder } from './trading';
+import { getOrder, type OrderTerms } from './trading';
 
 /**
  * User data streams (issue 19 item 3; Binance Spot "User Data Stream": `POST/PUT/DELETE /api/v3/userDataStream`):
@@ -149,14 +148,8 @@ export const onUserDataStreamEnd = (
 // --- What a user data stream delivers: each wallet event as order and balance updates ---
 
 /** What an order update says of its order (from its placement, or its row when placed before the stream). */
-export interface OrderFacts {
+export interface OrderFacts extends OrderTerms {
   orderId: string;
-  symbol: string;
-  side: OrderSide;
-  type: OrderType;
-  quantity: string;
-  price: string | null;
-  triggerPrice: string | null;
   /** Epoch ms the order was placed. */
   placedAt: number;
   /** `GTC`, `IOC` or `FOK`. */

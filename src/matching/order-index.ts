@@ -32,14 +32,9 @@ export const levelUnitsOf = (level: string): number => {
 };
 
 /** Builds an index entry from an order's terms. */
-export const indexedOrder = (o: {
-  orderId: string;
-  ownerId: string;
-  symbol: string;
-  side: OrderSide;
-  type: Exclude<OrderType, 'market'>;
-  level: string;
-}): IndexedOrder => ({
+export const indexedOrder = (
+  o: Pick<IndexedOrder, 'orderId' | 'ownerId' | 'symbol' | 'side' | 'type' | 'level'>,
+): IndexedOrder => ({
   ...o,
   levelUnits: levelUnitsOf(o.level),
   direction: triggerDirection(o.side, o.type),

@@ -105,6 +105,16 @@ const timeInForceOut = (tif: 'IOC' | 'FOK' | null | undefined) => (tif ? { time_
 /** `client_order_id` on the wire only when the order has one, so an order without keeps the spec's shape. */
 const clientOrderIdOut = (id: string | null | undefined) => (id ? { client_order_id: id } : {});
 
+/** The terms an order was placed with, on the wire: pair, side, type, quantity, limit and trigger prices. */
+const orderTermsOut = (placed: OrderPlacedData) => ({
+  symbol: placed.symbol,
+  side: placed.side,
+  type: placed.type,
+  quantity: placed.quantity,
+  price: placed.price,
+  trigger_price: placed.trigger_price,
+});
+
 /**
  * Response of a pending order (spec `POST /trade/order` 201). An order that was cancelled in the decision that
  * placed it without any fill (a market order the book had no depth for; later an IOC or FOK that could not fill) is
@@ -113,12 +123,7 @@ const clientOrderIdOut = (id: string | null | undefined) => (id ? { client_order
 export const pendingOrderOut = (placed: OrderPlacedData, cancelled?: OrderCancelledData | undefined) => ({
   order_id: placed.order_id,
   status: cancelled ? ('cancelled' as const) : ('pending' as const),
-  symbol: placed.symbol,
-  side: placed.side,
-  type: placed.type,
-  quantity: placed.quantity,
-  price: placed.price,
-  trigger_price: placed.trigger_price,
+  ...orderTermsOut(placed),
   locked_amount: placed.locked_amount,
   created_at: placed.placed_at,
   ...optionalOut(placed, cancelled),
@@ -244,12 +249,7 @@ const previewOfPlaced = (p: OrderPreviewOutcome, leg: number) => {
     status: (fill ? 'filled' : ended ? 'cancelled' : 'pending') as PreviewKind,
     ...(ended ? { cancel_reason: ended.reason } : {}),
     would_fill: fill !== undefined,
-    symbol: placed.symbol,
-    side: placed.side,
-    type: placed.type,
-    quantity: placed.quantity,
-    price: placed.price,
-    trigger_price: placed.trigger_price,
+    ...orderTermsOut(placed),
     marketable: placed.marketable ?? false,
     executed_quantity: fill?.quantity ?? null,
     executed_price: fill?.executed_price ?? null,
