@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * `append_events` as this migration creates it (and 0004's `down` restores it, the same text). p_expected: >= 0
@@ -89,6 +90,5 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop function if exists append_events`.execute(db);
-  await sql`drop table if exists streams`.execute(db);
-  await sql`drop table if exists events`.execute(db);
+  await dropTables('streams', 'events')(db);
 }

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * Projection bookkeeping (ARCHITECTURE §6): which generation of each projection serves reads, and each
@@ -27,7 +28,4 @@ export async function up(db: Kysely<any>): Promise<void> {
     )`.execute(db);
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop table if exists projection_generations`.execute(db);
-  await sql`drop table if exists projections`.execute(db);
-}
+export const down = dropTables('projection_generations', 'projections');

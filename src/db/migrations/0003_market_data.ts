@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * Market data store (ARCHITECTURE §7): not ledger state, its own append-only tables.
@@ -72,9 +73,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     )`.execute(db);
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop table if exists market_reference_tickers`.execute(db);
-  await sql`drop table if exists market_pairs`.execute(db);
-  await sql`drop table if exists market_candles`.execute(db);
-  await sql`drop table if exists market_imports`.execute(db);
-}
+export const down = dropTables(
+  'market_reference_tickers',
+  'market_pairs',
+  'market_candles',
+  'market_imports',
+);

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * The shared rate-limit counters (`src/rate-limits/limiter.ts`, `rate-limiter-flexible`'s PostgreSQL layout): one
@@ -13,6 +14,4 @@ export const up = async (db: Kysely<any>): Promise<void> => {
   )`.execute(db);
 };
 
-export const down = async (db: Kysely<any>): Promise<void> => {
-  await sql`drop table if exists rate_limits`.execute(db);
-};
+export const down = dropTables('rate_limits');

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * Aggregate snapshots (docs/architecture.md, "Snapshots"; `ports/snapshot-store.ts`): one row per stream, the
@@ -16,6 +17,4 @@ export const up = async (db: Kysely<any>): Promise<void> => {
   )`.execute(db);
 };
 
-export const down = async (db: Kysely<any>): Promise<void> => {
-  await sql`drop table if exists snapshots`.execute(db);
-};
+export const down = dropTables('snapshots');

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * Webhook delivery (docs/webhooks.md, `src/webhooks/`). Not read models: operational state of the delivery worker,
@@ -56,7 +57,9 @@ export const up = async (db: Kysely<any>): Promise<void> => {
   );
 };
 
-export const down = async (db: Kysely<any>): Promise<void> => {
-  for (const t of ['webhook_deliveries', 'webhook_stream_owners', 'webhook_targets', 'webhook_checkpoint'])
-    await sql`drop table if exists ${sql.table(t)}`.execute(db);
-};
+export const down = dropTables(
+  'webhook_deliveries',
+  'webhook_stream_owners',
+  'webhook_targets',
+  'webhook_checkpoint',
+);

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { dropTables } from './drop-tables';
 
 /**
  * The sparse history of older snapshots (issue 20; `ports/snapshot-store.ts`, `SnapshotHistoryEntry`): beside the
@@ -25,6 +26,4 @@ export const up = async (db: Kysely<any>): Promise<void> => {
     on snapshot_history (stream_id, schema, at, revision)`.execute(db);
 };
 
-export const down = async (db: Kysely<any>): Promise<void> => {
-  await sql`drop table if exists snapshot_history`.execute(db);
-};
+export const down = dropTables('snapshot_history');
