@@ -9,6 +9,7 @@ import {
   decimalInput,
   decimalOutput,
   intervalInput,
+  intervalQuery,
   intervalText,
   pageEnvelope,
   pageFields,
@@ -337,14 +338,9 @@ export const tickerResponse = z.object({
 });
 
 export const candlesQuery = z.object({
-  interval: z
-    .string()
-    .max(8)
-    .optional()
-    .transform((v) => (v === undefined ? undefined : intervalText(v)))
-    .describe(
-      `${INTERVALS.join(', ')} (or seconds: 60 … 86400); default: the session interval (another value: INVALID_SYMBOL 400)`,
-    ),
+  interval: intervalQuery.describe(
+    `${INTERVALS.join(', ')} (or seconds: 60 … 86400); default: the session interval (another value: INVALID_SYMBOL 400)`,
+  ),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   start_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),
   end_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),

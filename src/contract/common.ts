@@ -117,3 +117,13 @@ export const intervalText = (value: string | number): string => {
   if (!/^\d{1,8}$/.test(text)) return text;
   return INTERVAL_BY_SECONDS.get(Number(text)) ?? text;
 };
+
+/**
+ * The optional `interval` of a query (candles, indicators): up to 8 characters, a name or seconds, handed on as
+ * its {@link intervalText}; each query describes its own default.
+ */
+export const intervalQuery = z
+  .string()
+  .max(8)
+  .optional()
+  .transform((v) => (v === undefined ? undefined : intervalText(v)));

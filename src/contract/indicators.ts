@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { INTERVALS } from '../../domain/market/intervals';
 import { DEFAULT_INDICATORS, MAX_PERIOD } from '../market/indicators';
-import { intervalText, timestamp } from './common';
+import { intervalQuery, timestamp } from './common';
 
 /**
  * `GET /market/indicators/{symbol}` and `/backtest/{id}/market/indicators/{symbol}` (issue 17, item 10;
@@ -15,14 +15,9 @@ export const indicatorsQuery = z.object({
     .describe(
       `comma-separated: rsi, macd, sma, ema, bbands, atr, vwap, with a period as name_period (e.g. sma_20, ema_50, rsi_7; 1–${MAX_PERIOD}); default ${DEFAULT_INDICATORS.join(',')}`,
     ),
-  interval: z
-    .string()
-    .max(8)
-    .optional()
-    .transform((v) => (v === undefined ? undefined : intervalText(v)))
-    .describe(
-      `${INTERVALS.join(', ')} or seconds; default 1h (a backtest: its interval). Another value: VALIDATION_ERROR`,
-    ),
+  interval: intervalQuery.describe(
+    `${INTERVALS.join(', ')} or seconds; default 1h (a backtest: its interval). Another value: VALIDATION_ERROR`,
+  ),
   limit: z.coerce
     .number()
     .int()

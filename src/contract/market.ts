@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INTERVALS } from '../../domain/market/intervals';
-import { decimalOutput, intervalText, timestamp } from './common';
+import { decimalOutput, intervalQuery, timestamp } from './common';
 
 /**
  * Schemas of the public market-data endpoints (spec "Market data endpoints", "Market records", "Limits"), shared
@@ -102,12 +102,7 @@ export const pricesResponse = z.object({
 
 /** `GET /market/candles/{symbol}` query and response. */
 export const candlesQuery = z.object({
-  interval: z
-    .string()
-    .max(8)
-    .optional()
-    .transform((v) => (v === undefined ? undefined : intervalText(v)))
-    .describe('1m, 5m, 15m, 1h, 4h or 1d (default 1h); also seconds, 60 … 86400'),
+  interval: intervalQuery.describe('1m, 5m, 15m, 1h, 4h or 1d (default 1h); also seconds, 60 … 86400'),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   start_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
   end_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
