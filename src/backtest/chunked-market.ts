@@ -50,6 +50,12 @@ export interface ChunkSource {
   chunk(c: number, i: number): SharedSeriesColumns | undefined;
   /** True when chunk `c` of the `i`-th pair is at hand without reading the store. */
   held?(c: number, i: number): boolean;
+  /**
+   * True when the `i`-th pair's last candle closed by virtual time `at` is at hand without reading the store (a
+   * stepping thread read it at a batch's end): a point read of it costs nothing, so it is not counted against the
+   * chunk (`prefersPointRead`).
+   */
+  pointAtHand?(at: number, i: number): boolean;
   /** Candles of `symbol` with open time in [from, to] (see `MarketWindow.history`); absent off the request thread. */
   history?(symbol: string, from: number, to: number, page?: { limit: number; newest: boolean }): Candle[];
 }
@@ -130,6 +136,7 @@ export const chunkedMarket = (
         prefersPointRead(at) {
           const c = Math.floor(at / span);
           if (source.held?.(c, i)) return false;
+          if (source.pointAtHand?.(at, i)) return true;
           if (pointReadChunk !== c) {
             pointReadChunk = c;
             pointReads = 0;

@@ -40,9 +40,10 @@ type DescribePair = (
  * What the fingerprint and the start response say of a pair's window (every candle with open time before
  * `endExclusive`), without reading its candles when the store's manifest knows it (issue 24): the count from the
  * month statistics (reading only the boundary month's blocks), the first open time from the manifest, the last from
- * one candle, and the gaps the import recorded. Where the manifest cannot say (an interval aggregated from a finer
- * one, live candles) the window is scanned ({@link scanPair}). `safe` is then not checked here: a chunk whose prices
- * do not fit exact arithmetic fails when it is read.
+ * the manifest too when the window reaches past the series' end (else from one candle), and the gaps the import
+ * recorded. Where the manifest cannot say (an interval aggregated from a finer one, live candles) the window is
+ * scanned ({@link scanPair}). `safe` is then not checked here: a chunk whose prices do not fit exact arithmetic
+ * fails when it is read.
  */
 export const describePair: DescribePair = (store, symbol, interval, endExclusive) => {
   const recorded = store.servedGaps(symbol, interval);
@@ -53,7 +54,11 @@ export const describePair: DescribePair = (store, symbol, interval, endExclusive
     safe: true,
   };
   if (!range || range.first >= endExclusive) return empty;
-  const last = store.queryColumns(symbol, interval, { end: endExclusive - 1, limit: 1 }).openTime[0];
+  // A window past the series' end ends at its last candle (the manifest's); else one candle is read.
+  const last =
+    range.last < endExclusive
+      ? range.last
+      : store.queryColumns(symbol, interval, { end: endExclusive - 1, limit: 1 }).openTime[0];
   if (last === undefined) return empty;
   return {
     pair: {
@@ -184,6 +189,11 @@ export const backtestMarketSource = (
       const built = chunkedMarket(interval, sorted, chunkCandles, {
         chunk: readPair,
         held: (c, i) => chunks.has(`${sorted[i]!.name}|${c}`),
+        // The key `history` looks a seeded point up by (`lastClosed` reads up to `at − interval`).
+        pointAtHand: (at, i) =>
+          points.has(
+            `${sorted[i]!.filters.symbol}|${Math.min(at - INTERVAL_MS[interval], endExclusive - 1)}`,
+          ),
         history(symbol, from, to, page) {
           // Closed by the virtual time (`to`) and inside the window (open + interval ≤ end).
           const last = Math.min(to, endExclusive - 1);

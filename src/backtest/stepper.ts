@@ -22,7 +22,10 @@ export interface PooledStepperOptions {
   threads?: number;
   /** Batches one thread runs at once, interleaved slice by slice (default 16). */
   concurrentPerThread?: number;
-  /** A step of at most this many candle updates (steps × pairs) is decided in process: cheaper than a hop (2048). */
+  /**
+   * A step of at most this many candle updates (steps × pairs) is decided in process: cheaper than a hop (2048) —
+   * except a backtest step over a market whose chunks a thread reads from the candle store (`readsStoreOffThread`).
+   */
   inlineUpTo?: number;
   /** CPU time (ms) a batch computes before another batch of the same thread gets a turn (default 4). */
   sliceMs?: number;
@@ -89,6 +92,20 @@ const transferOf = (
     transfers.set(market, known);
   }
   return known;
+};
+
+/**
+ * True when a stepping thread reads `market`'s candles from the candle store itself (a chunked market over the
+ * store with a pair the thread reads: `ChunkReader.local`). Such a market's steps are all decided there, however
+ * small: a step's answer shows every pair's last candle (the step response's `prices`), which the thread reads
+ * with the events (`LastCandles`) — in process the request thread would read one candle per pair not resident
+ * (~1–4 ms each at 1m: 100 pairs is a 100–400 ms block of the event loop) and, after a few steps, their chunks.
+ */
+const readsStoreOffThread = (market: SessionMarket): boolean => {
+  const known = transfers.get(market);
+  if (!known?.chunks || !known.transfer.chunked?.store) return false;
+  for (let i = 0; i < known.chunks.pairs; i++) if (known.chunks.local?.(i)) return true;
+  return false;
 };
 
 /** The stepper of {@link createPooledStepper}. */
@@ -201,7 +218,8 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
         !Number.isInteger(steps) ||
         steps < 1 ||
         steps > MAX_BATCH_STEPS ||
-        Math.min(steps, request.state.config?.totalSteps ?? 0) * market.series.length <= inlineUpTo
+        (Math.min(steps, request.state.config?.totalSteps ?? 0) * market.series.length <= inlineUpTo &&
+          !readsStoreOffThread(market))
       ) {
         return inline(request);
       }
