@@ -226,7 +226,8 @@ const computeResults = async (
  * Computes a session's results from its equity points and fills (`domain/metrics/performance.ts`): in process by
  * default; the runtime passes one that runs on a worker thread (`src/backtest/metrics-pool.ts`), since a
  * whole-range session has tens of thousands of points and the projection runs on the request thread (issue 24,
- * item 4). Either gives the same figures: the function is pure.
+ * item 4). Either gives the same figures: the function is pure. A packed equity's `times` are built for the call
+ * and not read after it, so a computer may take them (a worker thread's transfer detaches them).
  */
 export type PerformanceComputer = (input: PerformanceInput) => Promise<Performance> | Performance;
 
