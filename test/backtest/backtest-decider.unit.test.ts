@@ -8,12 +8,11 @@ import { closedCount, lastClosed, quoteVolume24h } from '../../domain/backtest/m
 import { firstCrossing, pathPoints } from '../../domain/backtest/path';
 import type { BacktestState } from '../../domain/backtest/state';
 import { unpackUnits } from '../../domain/metrics/equity-points';
-import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { dec, roundHalfEven8 } from '../../domain/trading/decimal';
 import type { OrderFilledData } from '../../domain/wallet/events';
 import { walletEquity } from '../../domain/wallet/state';
 import { deciderSpec } from '../support/decider-spec';
-import { H, sequentialIds, series, T0, testCatalog, testMarket } from './support';
+import { createBacktestCommand, H, sequentialIds, series, T0, testCatalog, testMarket } from './support';
 
 const SESSION = `bt_${'0'.repeat(32)}`;
 
@@ -56,25 +55,15 @@ const context = (over: Partial<BacktestContext> = {}): BacktestContext => ({
 const createCommand = (
   over: Partial<Extract<BacktestCommand, { type: 'CreateBacktest' }>['data']['request']> = {},
 ) =>
-  ({
-    type: 'CreateBacktest',
-    data: {
-      sessionId: SESSION,
-      accountId: 'acc',
-      agentId: 'agent',
-      request: {
-        startTime: T0,
-        endTime: T0 + 8 * H,
-        candleInterval: '1h',
-        startingBalance: '10000',
-        strategyLabel: 'test',
-        pairs: null,
-        ...over,
-      },
-      riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
-      feeRate: '0.001',
-    },
-  }) satisfies BacktestCommand;
+  createBacktestCommand(SESSION, {
+    startTime: T0,
+    endTime: T0 + 8 * H,
+    candleInterval: '1h',
+    startingBalance: '10000',
+    strategyLabel: 'test',
+    pairs: null,
+    ...over,
+  });
 
 /** Runs commands in order from nothing; returns all events and the state. */
 const run = (commands: BacktestCommand[], ctx: BacktestContext = context()) => {

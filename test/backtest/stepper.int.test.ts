@@ -13,7 +13,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { createPooledStepper } from '../../src/backtest/stepper';
 import { until } from '../support/until';
-import { H, series, T0, testCatalog, testMarket } from './support';
+import { createBacktestCommand, H, series, T0, testCatalog, testMarket } from './support';
 
 /**
  * Issue 24 item 4: a batch decided on a worker thread (slice by slice, interleaved with other batches) gives the
@@ -61,24 +61,16 @@ const startedSession = (): { state: BacktestState; revision: number } => {
     for (const e of events) state = backtestDecider.evolve(state, e);
     revision += events.length;
   };
-  apply({
-    type: 'CreateBacktest',
-    data: {
-      sessionId: SESSION,
-      accountId: 'acc',
-      agentId: 'agent',
-      request: {
-        startTime: T0,
-        endTime: T0 + (HOURS - 20) * H,
-        candleInterval: '1h',
-        startingBalance: '100000',
-        strategyLabel: null,
-        pairs: null,
-      },
-      riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
-      feeRate: '0.001',
-    },
-  });
+  apply(
+    createBacktestCommand(SESSION, {
+      startTime: T0,
+      endTime: T0 + (HOURS - 20) * H,
+      candleInterval: '1h',
+      startingBalance: '100000',
+      strategyLabel: null,
+      pairs: null,
+    }),
+  );
   apply({ type: 'StartBacktest', data: { fingerprint: 'f' } });
   for (const [symbol, price] of [
     ['BTCUSDT', '95'],

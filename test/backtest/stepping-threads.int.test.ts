@@ -3,10 +3,10 @@ import { decisionIds } from '../../commands/backtest';
 import type { BacktestCommand } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import type { BacktestState } from '../../domain/backtest/state';
-import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { backtestMarketSource } from '../../src/backtest/market-source';
 import { createPooledStepper } from '../../src/backtest/stepper';
 import { useBacktestApp } from './http-support';
+import { createBacktestCommand } from './support';
 
 /**
  * Two batches over one chunked market on one stepping thread at once (issue 24: the thread reads a pair's chunks
@@ -31,24 +31,14 @@ describe('concurrent batches on one stepping thread', () => {
     const { market } = loaded;
     // A session holding BTC (every step values it, so its chunks are walked to the end).
     const commands: BacktestCommand[] = [
-      {
-        type: 'CreateBacktest',
-        data: {
-          sessionId: SESSION,
-          accountId: 'acc',
-          agentId: 'agent',
-          request: {
-            startTime: START,
-            endTime: END,
-            candleInterval: '1h',
-            startingBalance: '100000',
-            strategyLabel: 'two batches',
-            pairs: PAIRS,
-          },
-          riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
-          feeRate: '0.001',
-        },
-      },
+      createBacktestCommand(SESSION, {
+        startTime: START,
+        endTime: END,
+        candleInterval: '1h',
+        startingBalance: '100000',
+        strategyLabel: 'two batches',
+        pairs: PAIRS,
+      }),
       { type: 'StartBacktest', data: { fingerprint: loaded.fingerprint } },
       {
         type: 'PlaceSandboxOrder',

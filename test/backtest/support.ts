@@ -1,8 +1,9 @@
-import type { BacktestCatalog } from '../../domain/backtest/commands';
+import type { BacktestCatalog, BacktestCommand, BacktestRequest } from '../../domain/backtest/commands';
 import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import type { Candle } from '../../domain/market/candle';
 import { normalizeDecimal } from '../../domain/market/decimal';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
+import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import type { PairFilters } from '../../domain/trading/quantity';
 import { PAIRS } from '../trading/support';
 
@@ -64,3 +65,23 @@ export const sequentialIds = (prefix = 'id') => {
   let n = 0;
   return () => `${prefix}-${++n}`;
 };
+
+/**
+ * The `CreateBacktest` command of the decider and stepper tests: session `sessionId` of account `acc` and agent
+ * `agent`, fee rate 0.1 %, under the default risk profile with the order and position size limits at 100 % (one
+ * order may take the whole balance); `request` is the configuration as a client sent it.
+ */
+export const createBacktestCommand = (
+  sessionId: string,
+  request: BacktestRequest,
+): Extract<BacktestCommand, { type: 'CreateBacktest' }> => ({
+  type: 'CreateBacktest',
+  data: {
+    sessionId,
+    accountId: 'acc',
+    agentId: 'agent',
+    request,
+    riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
+    feeRate: '0.001',
+  },
+});

@@ -13,12 +13,11 @@ import {
 import type { BacktestState } from '../../domain/backtest/state';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { unpackUnits } from '../../domain/metrics/equity-points';
-import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import type { PairFilters } from '../../domain/trading/quantity';
 import { backtestMarketSource, describePair, scanPair } from '../../src/backtest/market-source';
 import { createPooledStepper } from '../../src/backtest/stepper';
 import { useBacktestApp } from './http-support';
-import { H, sequentialIds } from './support';
+import { createBacktestCommand, H, sequentialIds } from './support';
 
 /**
  * Issue 24: a step walks only the pairs its wallet holds or has orders in, and `start` describes a pair's window
@@ -49,24 +48,14 @@ const sessionCommands = (fingerprint: string): BacktestCommand[] => {
       },
     }) as BacktestCommand;
   return [
-    {
-      type: 'CreateBacktest',
-      data: {
-        sessionId: `bt_${'1'.repeat(32)}`,
-        accountId: 'acc',
-        agentId: 'agent',
-        request: {
-          startTime: START,
-          endTime: END,
-          candleInterval: '1h',
-          startingBalance: '100000',
-          strategyLabel: 'walked',
-          pairs: PAIRS,
-        },
-        riskProfile: { ...DEFAULT_RISK_PROFILE, max_order_size_pct: 100, max_position_size_pct: 100 },
-        feeRate: '0.001',
-      },
-    },
+    createBacktestCommand(`bt_${'1'.repeat(32)}`, {
+      startTime: START,
+      endTime: END,
+      candleInterval: '1h',
+      startingBalance: '100000',
+      strategyLabel: 'walked',
+      pairs: PAIRS,
+    }),
     { type: 'StartBacktest', data: { fingerprint } },
     { type: 'StepBacktest', data: { steps: 3 } },
     // Held: BTC and SOL (the equity reads their closes); pending far from the price: an ETH limit buy and a BTC
