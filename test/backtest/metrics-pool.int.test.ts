@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { packUnits } from '../../domain/metrics/equity-points';
 import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
 import type { MetricsFill } from '../../domain/metrics/trades';
 import { backtestsProjection } from '../../projections/backtests';
@@ -55,6 +56,27 @@ describe('backtest results on a worker thread', () => {
     const i = input();
     const off = await pool.performance(i);
     expect(off).toEqual(computePerformance(i));
+    expect(off.metrics.returns_count).toBe(23_976);
+  }, 120_000);
+
+  it('takes the point times of a packed curve by transfer, with the in-process figures', async () => {
+    // As the backtests projection hands them over: each call its own packed curve (the pool detaches its times).
+    const packed = (): PerformanceInput => {
+      const i = input();
+      const points = i.equity as readonly { time: number; equity: string }[];
+      return {
+        ...i,
+        equity: {
+          times: Float64Array.from(points, (p) => p.time),
+          chunks: [packUnits(points.map((p) => p.equity))],
+        },
+      };
+    };
+    const sent = packed();
+    const times = (sent.equity as { times: Float64Array }).times;
+    const off = await pool.performance(sent);
+    expect(times.byteLength).toBe(0);
+    expect(off).toEqual(computePerformance(packed()));
     expect(off.metrics.returns_count).toBe(23_976);
   }, 120_000);
 
