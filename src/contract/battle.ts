@@ -65,18 +65,11 @@ const configFields = {
 
 const PRESET_KEYS = Object.keys(BATTLE_PRESETS) as [string, ...string[]];
 
-/** The configuration fields as a body gives them, each optional (a preset or the defaults fill the others). */
-const optionalConfigFields = {
-  name: configFields.name.optional(),
-  battle_mode: configFields.battle_mode.optional(),
-  starting_balance: configFields.starting_balance.optional(),
-  duration_minutes: configFields.duration_minutes.optional(),
-  ranking_metric: configFields.ranking_metric.optional(),
-  backtest_config: configFields.backtest_config.optional(),
-};
-
-/** The configuration fields nested under `config`, as the original clients send them (docs/compatibility.md). */
-const nestedConfig = z.object(optionalConfigFields).strict();
+/**
+ * The configuration fields nested under `config`, as the original clients send them (docs/compatibility.md); each
+ * optional, as at the top level (a preset or the defaults fill the others).
+ */
+const nestedConfig = z.object(configFields).partial().strict();
 
 /**
  * The fields of a battle configuration body: the spec's (top level), and the original clients' `preset` and
@@ -84,7 +77,7 @@ const nestedConfig = z.object(optionalConfigFields).strict();
  */
 export const battleBodyObject = z
   .object({
-    ...optionalConfigFields,
+    ...nestedConfig.shape,
     preset: z
       .enum(PRESET_KEYS)
       .optional()
