@@ -8,7 +8,7 @@ import { identity } from '../auth/install';
 import { renderSkill } from '../skill/render-skill';
 import type { Call } from './call';
 import { commandMeta } from './caller';
-import { awaitReadModels, settled, settleOwnWrites } from './read-your-writes';
+import { settled, settleOwnWrites } from './read-your-writes';
 import { syncWalletToOwner } from './wallet-sync';
 
 /**
@@ -35,14 +35,15 @@ export type CreatedAgent = Pick<AgentCommandResult, 'agent'> & { apiKey: string;
 /** The agent commands of the venue. */
 const agents = (call: Call) => identity(call.services).agents;
 
-const created = async (call: Call, result: AgentCommandResult): Promise<CreatedAgent> => {
-  await awaitReadModels(call, result.position);
+/** A create, clone or regenerate command's outcome once the read models include it, as {@link CreatedAgent}. */
+const created = async (call: Call, command: Promise<AgentCommandResult>): Promise<CreatedAgent> => {
+  const result = await settled(call, command);
   return { agent: result.agent, apiKey: result.apiKey!, apiSecret: result.apiSecret! };
 };
 
 /** Creates an agent with its own key, wallet and risk profile (at most 100 per account: `VALIDATION_ERROR`). */
 export const createAgent = async (call: Call, input: CreateAgentInput): Promise<CreatedAgent> =>
-  created(call, await identity(call.services).agents.create(call.caller.accountId, input, commandMeta(call)));
+  created(call, identity(call.services).agents.create(call.caller.accountId, input, commandMeta(call)));
 
 /** The account's agents, archived ones only when asked, with the total count. */
 export const listAgents = async (
@@ -73,7 +74,7 @@ export const updateAgent = async (
 export const cloneAgent = async (call: Call, agentId: string, newName?: string): Promise<CreatedAgent> =>
   created(
     call,
-    await identity(call.services).agents.clone(call.caller.accountId, agentId, newName, commandMeta(call)),
+    identity(call.services).agents.clone(call.caller.accountId, agentId, newName, commandMeta(call)),
   );
 
 /**
@@ -111,7 +112,7 @@ export const revealAgentKey = (call: Call, agentId: string): Promise<{ apiKey: s
 export const regenerateAgentKey = async (call: Call, agentId: string): Promise<CreatedAgent> =>
   created(
     call,
-    await identity(call.services).agents.regenerateKey(call.caller.accountId, agentId, commandMeta(call)),
+    identity(call.services).agents.regenerateKey(call.caller.accountId, agentId, commandMeta(call)),
   );
 
 /**

@@ -4,7 +4,7 @@ import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { parseDecimal } from '../../domain/trading/decimal';
 import type { OrderSide, OrderType, TimeInForce } from '../../domain/trading/orders';
-import type { OrderListRequest } from '../../domain/wallet/commands';
+import type { OrderListRequest, OrderRequest } from '../../domain/wallet/commands';
 import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
 import {
@@ -34,18 +34,13 @@ import { acknowledgeTradeWrite, settleOwnWrites } from './read-your-writes';
  * read models they read. An order of another wallet is `ORDER_NOT_FOUND` like an unknown one.
  */
 
-/** An order's terms: its pair, side, type, quantity and prices, decimals as strings. */
-export interface OrderTerms {
-  symbol: string;
-  side: OrderSide;
-  type: OrderType;
-  /** Base quantity, decimal string. */
-  quantity: string;
-  /** Limit price (USDT), decimal string; null unless `limit`. */
-  price: string | null;
-  /** Trigger price (USDT), decimal string; null unless `stop_loss` / `take_profit`. */
-  triggerPrice: string | null;
-}
+/**
+ * An order's terms: its pair, side, type, quantity and prices, decimals as strings — the decider's
+ * {@link OrderRequest} fields, with both prices present (null where the type takes none).
+ */
+export type OrderTerms = Required<
+  Pick<OrderRequest, 'symbol' | 'side' | 'type' | 'quantity' | 'price' | 'triggerPrice'>
+>;
 
 /**
  * An order request in the domain's terms: decimals as strings (as sent, validated by the decider), the symbol in
