@@ -258,7 +258,7 @@ class MarkBook {
  * same rows (docs/analytics.md).
  *
  * Per batch: the wallets touched (all of them when the batch records marks) are loaded with one query, folded in
- * memory and written back with one statement.
+ * memory and written back with one statement; a batch of fills alone is one statement (`applyFills`).
  */
 export const equitySnapshotsProjection: Projection = {
   name: 'equity_snapshots',
@@ -267,6 +267,10 @@ export const equitySnapshotsProjection: Projection = {
   ...declareTables(EQUITY_SNAPSHOTS_TABLES),
   eventTypes: ['SessionStarted', 'OrderFilled', ...MARKS_EVENT_TYPES, 'StreamDeleted'],
   async apply(db: DB, events: readonly RecordedEvent[]) {
+    if (events.every((e) => e.type === 'OrderFilled')) {
+      await applyFills(db, events);
+      return;
+    }
     const hasMarks = events.some((e) => e.type === 'MarksRecorded');
     const touched = new Set<string>();
     const deletedOwners = new Set<string>();
@@ -360,6 +364,113 @@ export const equitySnapshotsProjection: Projection = {
         .execute();
     }
   },
+};
+
+/**
+ * A batch of fills alone (the usual page of live trading: no marks, sessions or deletions), folded without loading
+ * the wallets (issue 23: the load was one statement per page, and its rows parsed into decimals): in one statement,
+ * each wallet's cash and realized PnL move by the page's exact sums, written at scale 8 (`round(…, 8)`; every amount
+ * of a fill has at most 8 places, as `fmt` requires of the fold's totals, so nothing is rounded away); each (wallet, symbol) filled takes its last fill's position (deleted at zero); each (symbol, wallet)
+ * its last fill's reference price as its mark. A fill of a wallet without a row changes nothing, as in the fold
+ * (`w` gives the wallets updated). Same rows as loading, folding and writing back (`apply`'s other path); the
+ * rebuild tests compare the two (test/analytics: live pages against a rebuild in batches of 7 and 5,000).
+ */
+const applyFills = async (db: DB, events: readonly RecordedEvent[]): Promise<void> => {
+  const sums = new Map<string, { cash: Dec; realized: Dec }>();
+  const positions = new Map<string, { owner: string; symbol: string; quantity: Dec; cost: Dec }>();
+  const fillMarks = new Map<
+    string,
+    { symbol: string; owner: string; price: Dec; time: string; e: RecordedEvent }
+  >();
+  for (const e of events) {
+    const owner = walletOwnerOf(e.streamId);
+    if (!owner) continue;
+    const d = e.data as Extract<WalletEvent, { type: 'OrderFilled' }>['data'];
+    let sum = sums.get(owner);
+    if (!sum) {
+      sum = { cash: ZERO, realized: ZERO };
+      sums.set(owner, sum);
+    }
+    sum.cash = d.side === 'buy' ? sum.cash.minus(d.total) : sum.cash.plus(d.total);
+    if (d.side === 'sell') sum.realized = sum.realized.plus(d.realized_pnl);
+    positions.set(`${owner}\n${d.symbol}`, {
+      owner,
+      symbol: d.symbol,
+      quantity: dec(d.position_after.quantity),
+      cost: dec(d.position_after.cost_basis),
+    });
+    fillMarks.set(`${d.symbol}\n${owner}`, {
+      symbol: d.symbol,
+      owner,
+      price: dec(d.reference_price),
+      time: d.reference_time,
+      e,
+    });
+  }
+  if (sums.size === 0) return;
+  const w = { owner: [] as string[], cash: [] as string[], realized: [] as string[] };
+  for (const [owner, sum] of sums) {
+    w.owner.push(owner);
+    // Exact (no rounding here): the statement rounds the stored value plus the sum, as the fold rounds its total.
+    w.cash.push(sum.cash.toFixed());
+    w.realized.push(sum.realized.toFixed());
+  }
+  const h = { owner: [] as string[], symbol: [] as string[], quantity: [] as string[], cost: [] as string[] };
+  const gone = { owner: [] as string[], symbol: [] as string[] };
+  for (const p of positions.values()) {
+    if (p.quantity.isZero()) {
+      gone.owner.push(p.owner);
+      gone.symbol.push(p.symbol);
+      continue;
+    }
+    h.owner.push(p.owner);
+    h.symbol.push(p.symbol);
+    h.quantity.push(fmt(p.quantity));
+    h.cost.push(fmt(p.cost));
+  }
+  const m = {
+    symbol: [] as string[],
+    source: [] as string[],
+    price: [] as string[],
+    time: [] as string[],
+    commit: [] as string[],
+    prepare: [] as string[],
+  };
+  for (const mark of fillMarks.values()) {
+    m.symbol.push(mark.symbol);
+    m.source.push(mark.owner);
+    m.price.push(fmt(mark.price));
+    m.time.push(mark.time);
+    m.commit.push(mark.e.position.commit.toString());
+    m.prepare.push(mark.e.position.prepare.toString());
+  }
+  await sql`
+    with w as (
+      update equity_wallets as x
+      set cash = round(x.cash + d.cash, 8), realized_pnl = round(x.realized_pnl + d.realized, 8)
+      from unnest(${w.owner}::text[], ${w.cash}::numeric[], ${w.realized}::numeric[]) as d(owner_id, cash, realized)
+      where x.owner_id = d.owner_id
+      returning x.owner_id
+    ), g as (
+      delete from equity_holdings as x
+      using unnest(${gone.owner}::text[], ${gone.symbol}::text[]) as g(owner_id, symbol)
+      where x.owner_id = g.owner_id and x.symbol = g.symbol and g.owner_id in (select owner_id from w)
+    ), h as (
+      insert into equity_holdings (owner_id, symbol, quantity, cost_basis)
+      select h.* from unnest(${h.owner}::text[], ${h.symbol}::text[], ${h.quantity}::numeric[], ${h.cost}::numeric[])
+        as h(owner_id, symbol, quantity, cost_basis)
+      where h.owner_id in (select owner_id from w)
+      on conflict (owner_id, symbol) do update
+        set quantity = excluded.quantity, cost_basis = excluded.cost_basis
+    )
+    insert into equity_marks (symbol, source, price, time, commit_position, prepare_position)
+    select m.* from unnest(${m.symbol}::text[], ${m.source}::text[], ${m.price}::numeric[], ${m.time}::timestamptz[],
+                           ${m.commit}::numeric[], ${m.prepare}::numeric[])
+      as m(symbol, source, price, time, commit_position, prepare_position)
+    where m.source in (select owner_id from w)
+    on conflict (symbol, source) do update
+      set price = excluded.price, time = excluded.time, commit_position = excluded.commit_position,
+          prepare_position = excluded.prepare_position`.execute(db);
 };
 
 /**
