@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
 import ccxt, { type Exchange } from 'ccxt';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { dec } from '../../domain/trading/decimal';
+import type * as market from '../../src/contract/market';
+import type * as trading from '../../src/contract/trading';
 import { apiCall, useRealDataServer } from '../support/real-data-server';
 import { until } from '../support/until';
 
@@ -31,25 +34,27 @@ const client = (key: string, keySecret: string): Exchange =>
     options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
   });
 
-/** A REST request of the venue's own API with the account's key. */
-const rest = async (path: string, headers: Record<string, string> = { 'x-api-key': apiKey }) => {
+/**
+ * A REST request of the venue's own API with the account's key; its 200 body typed as `T` (by default untyped),
+ * e.g. `z.output` of the response schema the route serialises with (`src/contract/*`), so no shape is copied here.
+ */
+const rest = async <T = any>(path: string, headers: Record<string, string> = { 'x-api-key': apiKey }) => {
   const res = await fetch(`${venue.url}/api/v1${path}`, { headers });
   expect(res.status, `${path}: ${res.status}`).toBe(200);
-  return (await res.json()) as any;
+  return (await res.json()) as T;
 };
+
+type Balances = z.output<typeof trading.balanceResponse>;
 
 /** The wallet as the REST door shows it: balances by asset (available, locked) and the open orders. */
 const wallet = async () => {
-  const balance = await rest('/account/balance');
-  const open = await rest('/trade/orders/open?limit=100');
+  const balance = await rest<Balances>('/account/balance');
+  const open = await rest<z.output<typeof trading.orderListResponse>>('/trade/orders/open?limit=100');
   return {
     balances: Object.fromEntries(
-      (balance.balances as { asset: string; available: string; locked: string }[]).map((b) => [
-        b.asset,
-        { available: b.available, locked: b.locked },
-      ]),
+      balance.balances.map((b) => [b.asset, { available: b.available, locked: b.locked }]),
     ),
-    open: (open.orders as { order_id: string }[]).map((o) => o.order_id).sort(),
+    open: open.orders.map((o) => o.order_id).sort(),
   };
 };
 
@@ -96,13 +101,7 @@ beforeAll(async () => {
 describe('ccxt.binance against the venue', () => {
   it('loadMarkets: the pairs with their filters and exactly the order types the door maps', async () => {
     const markets = await binance.loadMarkets();
-    const pairs = (await rest('/market/pairs')).pairs as {
-      symbol: string;
-      min_qty: string;
-      step_size: string;
-      min_notional: string;
-      tick_size: string;
-    }[];
+    const { pairs } = await rest<z.output<typeof market.pairsResponse>>('/market/pairs');
     expect(Object.keys(markets).length).toBe(pairs.length);
     const btc = markets[SYMBOL]!;
     const pair = pairs.find((p) => p.symbol === 'BTCUSDT')!;
@@ -123,14 +122,9 @@ describe('ccxt.binance against the venue', () => {
     expect(Object.keys(tickers).sort()).toEqual(['BTC/USDT', 'ETH/USDT']);
 
     const candles = await binance.fetchOHLCV(SYMBOL, '1h', undefined, 5);
-    const restCandles = (await rest('/market/candles/BTCUSDT?interval=1h&limit=5')).candles as {
-      time: string;
-      open: string;
-      high: string;
-      low: string;
-      close: string;
-      volume: string;
-    }[];
+    const restCandles = (
+      await rest<z.output<typeof market.candlesResponse>>('/market/candles/BTCUSDT?interval=1h&limit=5')
+    ).candles;
     expect(candles).toEqual(
       restCandles.map((c) => [
         Date.parse(c.time),
@@ -198,12 +192,7 @@ describe('ccxt.binance against the venue', () => {
 
     // Own trades: the two fills, as the REST history has them.
     const mine = await binance.fetchMyTrades(SYMBOL);
-    const history = (await rest('/trade/history?limit=100')).trades as {
-      trade_id: string;
-      price: string;
-      quantity: string;
-      fee: string;
-    }[];
+    const history = (await rest<z.output<typeof trading.historyResponse>>('/trade/history?limit=100')).trades;
     expect(mine.map((t) => t.id).sort()).toEqual(history.map((t) => t.trade_id).sort());
     for (const t of mine) {
       const h = history.find((x) => x.trade_id === t.id)!;
@@ -226,11 +215,7 @@ describe('ccxt.binance against the venue', () => {
 
   it('balances seen through ccxt equal /api/v1/account/balance to the last unit', async () => {
     const balance = await binance.fetchBalance();
-    const restBalance = (await rest('/account/balance')).balances as {
-      asset: string;
-      available: string;
-      locked: string;
-    }[];
+    const restBalance = (await rest<Balances>('/account/balance')).balances;
     const raw = (balance.info as { balances: { asset: string; free: string; locked: string }[] }).balances;
     expect(raw).toEqual(restBalance.map((b) => ({ asset: b.asset, free: b.available, locked: b.locked })));
     for (const b of restBalance) {
@@ -386,12 +371,16 @@ describe('ccxt.binance against the venue', () => {
     expect(bought.status, JSON.stringify(bought.body)).toBe(200);
     const before = await wallet();
     const price = Number((await rest('/market/price/BTCUSDT')).price);
-    const oco = await signed('POST', 'order/oco', {
+    // The legs of each list: the limit at 1.5 times the price, the stop at half of it.
+    const legs = {
       symbol: SYMBOL_ID,
       side: 'SELL',
-      quantity: '0.002',
       price: String(binance.priceToPrecision(SYMBOL, price * 1.5)),
       stopPrice: String(binance.priceToPrecision(SYMBOL, price * 0.5)),
+    };
+    const oco = await signed('POST', 'order/oco', {
+      ...legs,
+      quantity: '0.002',
       limitClientOrderId: 'tp-leg-1',
       stopClientOrderId: 'sl-leg-1',
     });
@@ -414,11 +403,8 @@ describe('ccxt.binance against the venue', () => {
     expect(shown.body).toMatchObject({ orderListId: oco.body.orderListId, type: 'STOP_LOSS', status: 'NEW' });
     // A stop-limit leg is not served.
     const stopLimit = await signed('POST', 'order/oco', {
-      symbol: SYMBOL_ID,
-      side: 'SELL',
+      ...legs,
       quantity: '0.001',
-      price: String(binance.priceToPrecision(SYMBOL, price * 1.5)),
-      stopPrice: String(binance.priceToPrecision(SYMBOL, price * 0.5)),
       stopLimitPrice: String(binance.priceToPrecision(SYMBOL, price * 0.49)),
     });
     expect(stopLimit.status).toBe(400);

@@ -37,41 +37,26 @@ beforeAll(async () => {
 describe('rate-limit headers on every /api/v1 response', () => {
   it('puts them on 401s (key or JWT routes, JWT-only routes) and counts refused requests per client IP', async () => {
     const ip = freshIp();
-    const missing = await api(t.app, { method: 'GET', url: '/account/info', remoteAddress: ip });
-    expect(missing.statusCode).toBe(401);
-    expect(missing.json().error.code).toBe('INVALID_API_KEY');
-    expectRateHeaders(missing.headers, '600');
-    const unknown = await api(t.app, {
-      method: 'GET',
-      url: '/account/balance',
-      remoteAddress: ip,
-      headers: keyHeader(`ak_live_${'A'.repeat(43)}`),
-    });
-    expect(unknown.statusCode).toBe(401);
-    expect(unknown.json().error.code).toBe('INVALID_API_KEY');
-    expectRateHeaders(unknown.headers, '600');
+    /** A GET from `ip` refused with 401 `code`, the general group's headers on it. */
+    const refused = async (url: string, headers: Record<string, string> | undefined, code: string) => {
+      const res = await api(t.app, { method: 'GET', url, remoteAddress: ip, headers });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe(code);
+      expectRateHeaders(res.headers, '600');
+      return res;
+    };
+    const missing = await refused('/account/info', undefined, 'INVALID_API_KEY');
+    const unknown = await refused(
+      '/account/balance',
+      keyHeader(`ak_live_${'A'.repeat(43)}`),
+      'INVALID_API_KEY',
+    );
     // The same client IP: the second refused request was counted after the first.
     expect(Number(unknown.headers['x-ratelimit-remaining'])).toBe(
       Number(missing.headers['x-ratelimit-remaining']) - 1,
     );
-    const keyOnAgents = await api(t.app, {
-      method: 'GET',
-      url: '/agents',
-      remoteAddress: ip,
-      headers: keyHeader(account.apiKey),
-    });
-    expect(keyOnAgents.statusCode).toBe(401);
-    expect(keyOnAgents.json().error.code).toBe('INVALID_TOKEN');
-    expectRateHeaders(keyOnAgents.headers, '600');
-    const badToken = await api(t.app, {
-      method: 'GET',
-      url: '/agents',
-      remoteAddress: ip,
-      headers: { authorization: 'Bearer not.a.jwt' },
-    });
-    expect(badToken.statusCode).toBe(401);
-    expect(badToken.json().error.code).toBe('INVALID_TOKEN');
-    expectRateHeaders(badToken.headers, '600');
+    await refused('/agents', keyHeader(account.apiKey), 'INVALID_TOKEN');
+    await refused('/agents', { authorization: 'Bearer not.a.jwt' }, 'INVALID_TOKEN');
   });
 
   it('puts them on unknown routes under /api/v1, answered in the envelope', async () => {
@@ -102,29 +87,21 @@ describe('JSON bodies', () => {
   const json = { 'content-type': 'application/json' };
 
   it('accepts Content-Type: application/json with an empty body on body-less calls', async () => {
-    const cancel = await api(t.app, {
-      method: 'DELETE',
-      url: '/trade/order/00000000-0000-4000-8000-000000000000',
-      headers: { ...keyHeader(account.apiKey), ...json },
-      payload: '',
-    });
+    /** A body-less call that still says `Content-Type: application/json`, with an empty (or blank) body. */
+    const bodyless = (method: 'DELETE' | 'POST', url: string, auth: Record<string, string>, payload = '') =>
+      api(t.app, { method, url, headers: { ...auth, ...json }, payload });
+    const cancel = await bodyless(
+      'DELETE',
+      '/trade/order/00000000-0000-4000-8000-000000000000',
+      keyHeader(account.apiKey),
+    );
     expect(cancel.statusCode).toBe(404);
     expect(cancel.json().error.code).toBe('ORDER_NOT_FOUND');
-    const cancelAll = await api(t.app, {
-      method: 'DELETE',
-      url: '/trade/orders/open',
-      headers: { ...keyHeader(account.apiKey), ...json },
-      payload: ' ',
-    });
+    const cancelAll = await bodyless('DELETE', '/trade/orders/open', keyHeader(account.apiKey), ' ');
     expect(cancelAll.statusCode).toBe(200);
     expect(cancelAll.json()).toMatchObject({ cancelled_count: 0, total_unlocked: '0.00000000' });
     const { agentId } = await createAgent(t.app, account, { display_name: 'Body-less' });
-    const archive = await api(t.app, {
-      method: 'POST',
-      url: `/agents/${agentId}/archive`,
-      headers: { ...bearer(account), ...json },
-      payload: '',
-    });
+    const archive = await bodyless('POST', `/agents/${agentId}/archive`, bearer(account));
     expect(archive.statusCode).toBe(200);
     expect(archive.json().status).toBe('archived');
   });

@@ -42,6 +42,20 @@ const step = (state: WalletState, command: WalletCommand, ctx: WalletContext) =>
   return { events, state: foldEvents(walletDecider, events, state) };
 };
 
+/** The id of the order `events` placed (they hold an `OrderPlaced`). */
+const placedId = (events: WalletEvent[]) =>
+  events.find((e) => e.type === 'OrderPlaced')!.data.order_id as string;
+
+/** A wallet of 1,000,000 USDT with a 1 BTC limit buy resting at 39,000 under `ctx`: its state and the order's id. */
+const restingLimitBuy = (ctx: WalletContext) => {
+  const placed = step(
+    foldEvents(walletDecider, opened('1000000.00000000')),
+    place({ type: 'limit', price: '39000', quantity: '1' }),
+    ctx,
+  );
+  return { state: placed.state, id: placedId(placed.events) };
+};
+
 const expectFeeFollowsLiquidity = (f: OrderFilledData) => {
   expect(f.liquidity).toBeDefined();
   const rate = f.liquidity === 'maker' ? MAKER : TAKER;
@@ -182,10 +196,7 @@ describe('realistic fills in the wallet decider', () => {
 
   it('fills a large resting limit over several prints as partial fills, one event each', () => {
     const ctx = ctxOf('realistic');
-    let state = foldEvents(walletDecider, opened('1000000.00000000'));
-    const placed = step(state, place({ type: 'limit', price: '39000', quantity: '1' }), ctx);
-    state = placed.state;
-    const id = placed.events.find((e) => e.type === 'OrderPlaced')!.data.order_id as string;
+    let { state, id } = restingLimitBuy(ctx);
     const locks: string[] = [state.openOrders[id]!.lockedAmount.toFixed(8)];
     const fills: OrderFilledData[] = [];
     for (let i = 0; i < 5; i++) {
@@ -230,7 +241,7 @@ describe('realistic fills in the wallet decider', () => {
     for (const price of ['39000', '39100']) {
       const out = step(state, place({ type: 'limit', price, quantity: '1' }), ctx);
       state = out.state;
-      ids.push(out.events.find((e) => e.type === 'OrderPlaced')!.data.order_id as string);
+      ids.push(placedId(out.events));
     }
     const time = '2024-01-05T10:00:01.000Z';
     expect(step(state, fillCmd(ids[0]!, '38900', time, '0'), ctx).events).toEqual([]);
@@ -251,7 +262,7 @@ describe('realistic fills in the wallet decider', () => {
       ctx,
     );
     state = placed.state;
-    const id = placed.events.find((e) => e.type === 'OrderPlaced')!.data.order_id as string;
+    const id = placedId(placed.events);
     const out = step(state, fillCmd(id, '37000', '2024-01-05T10:00:05.000Z', '0'), ctx);
     const f = fillsOf(out.events)[0]!;
     expect(f).toMatchObject({ liquidity: 'taker', reference_price: '37000.00000000', fee_rate: '0.001' });
@@ -262,10 +273,7 @@ describe('realistic fills in the wallet decider', () => {
 
   it('keeps `instant` as it was: whole fills, the slippage table, no model book', () => {
     const ctx = ctxOf('instant');
-    let state = foldEvents(walletDecider, opened('1000000.00000000'));
-    const placed = step(state, place({ type: 'limit', price: '39000', quantity: '1' }), ctx);
-    state = placed.state;
-    const id = placed.events.find((e) => e.type === 'OrderPlaced')!.data.order_id as string;
+    const { state, id } = restingLimitBuy(ctx);
     const f = fillsOf(step(state, fillCmd(id, '38999', '2024-01-05T10:00:01.000Z', '0'), ctx).events)[0]!;
     expect(f).toMatchObject({
       quantity: '1.00000000',
@@ -282,7 +290,7 @@ describe('realistic fills in the wallet decider', () => {
     let state = foldEvents(walletDecider, opened());
     const placed = step(state, place({ type: 'limit', price: '39000', quantity: '0.05' }), ctx);
     state = placed.state;
-    const id = placed.events.find((e) => e.type === 'OrderPlaced')!.data.order_id as string;
+    const id = placedId(placed.events);
     const out = step(state, fillCmd(id, '38999', '2024-01-05T10:00:01.000Z', '1'), ctx);
     // An old event: the same fill without any of the fields fill models added.
     const legacy = out.events.map((e) => {

@@ -13,7 +13,16 @@ import type {
 import { placeAndOffer } from '../../domain/wallet/place';
 import { deciderSpec } from '../support/decider-spec';
 import { expectLocksMatch } from '../support/wallet-locks';
-import { context as baseContext, dataOf, market, opened as openedWith, place, run } from './support';
+import {
+  context as baseContext,
+  cancelPicked,
+  dataOf,
+  market,
+  opened as openedWith,
+  place,
+  printFills,
+  run,
+} from './support';
 
 /**
  * Order lists (issue 21, item 2; docs/trading-rules.md, "Order lists: OCO and bracket"), decided by the wallet
@@ -481,15 +490,9 @@ describe('order lists: locks equal what remains, never both legs filled (propert
               m.prices.set('ETHUSDT', next);
               clock += 1000;
               const time = new Date(clock).toISOString();
-              cmds = Object.keys(state.openOrders).map((orderId) => ({
-                type: 'FillOrder',
-                data: { orderId, price: next, time, source: 'files', volume: s.volume },
-              }));
+              cmds = printFills(state, next, time, s.volume);
             } else {
-              const ids = Object.keys(state.openOrders);
-              if (s.all) cmds = [{ type: 'CancelAllOrders', data: {} }];
-              else if (ids.length > 0)
-                cmds = [{ type: 'CancelOrder', data: { orderId: ids[s.pick % ids.length]! } }];
+              cmds = s.all ? [{ type: 'CancelAllOrders', data: {} }] : cancelPicked(state, s.pick);
             }
             for (const c of cmds) {
               const events = walletDecider.decide(c, state, ctx);

@@ -5,6 +5,7 @@ import type { PairFilters } from '../../domain/trading/quantity';
 import type { OwnerSnapshot, QuotedPrice, WalletCommand, WalletContext } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
 import type { WalletEvent } from '../../domain/wallet/events';
+import type { WalletState } from '../../domain/wallet/state';
 
 /** Pairs of the decider tests (filters as Binance reports them for these symbols, simplified). */
 export const PAIRS: Record<string, PairFilters> = {
@@ -115,6 +116,24 @@ export const fill = (orderId: string, price: string, time = AT, source = 'files'
   type: 'FillOrder',
   data: { orderId, price, time, source },
 });
+
+/** The `FillOrder` each open order of `state` gets from one market print: its price, time and base volume. */
+export const printFills = (
+  state: WalletState,
+  price: string,
+  time: string,
+  volume: string,
+): WalletCommand[] =>
+  Object.keys(state.openOrders).map((orderId) => ({
+    type: 'FillOrder',
+    data: { orderId, price, time, source: 'files', volume },
+  }));
+
+/** A `CancelOrder` of the open order of `state` that `pick` chooses (modulo their count); none when none is open. */
+export const cancelPicked = (state: WalletState, pick: number): WalletCommand[] => {
+  const ids = Object.keys(state.openOrders);
+  return ids.length > 0 ? [{ type: 'CancelOrder', data: { orderId: ids[pick % ids.length]! } }] : [];
+};
 
 /** The opening events of a fresh wallet (account owner, 10,000 USDT), and the day opened at 10,000. */
 export const opened = (startingBalance = '10000.00000000'): WalletEvent[] => [

@@ -8,7 +8,7 @@ import { walletDecider } from '../../domain/wallet/decide';
 import type { OrderCancelledData, OrderFilledData, WalletEvent } from '../../domain/wallet/events';
 import { deciderSpec } from '../support/decider-spec';
 import { expectLocksMatch } from '../support/wallet-locks';
-import { context, dataOf, market, opened, place, run } from './support';
+import { cancelPicked, context, dataOf, market, opened, place, printFills, run } from './support';
 
 /**
  * Time in force (issue 21, item 2; docs/trading-rules.md, "Time in force"), decided by the wallet decider: an IOC
@@ -210,13 +210,15 @@ describe('time in force: stops apply it when triggered', () => {
     data: { orderId, price, time: '2024-01-05T10:00:01.000Z', source: 'files', volume: '1' },
   });
 
-  it('an IOC buy stop rests with its lock, then takes what the book holds at the trigger and cancels the rest', () => {
+  /** A 1 ETH buy stop at 2,100 with `timeInForce`, placed in a fresh wallet: its context, run and order id. */
+  const placeStop = (timeInForce: 'IOC' | 'FOK') => {
     const ctx = ctxOf();
-    const placed = run(
-      [eth({ type: 'stop_loss', quantity: '1', triggerPrice: '2100', timeInForce: 'IOC' })],
-      ctx,
-    );
-    const id = dataOf(placed.last, 'OrderPlaced').order_id;
+    const placed = run([eth({ type: 'stop_loss', quantity: '1', triggerPrice: '2100', timeInForce })], ctx);
+    return { ctx, placed, id: dataOf(placed.last, 'OrderPlaced').order_id };
+  };
+
+  it('an IOC buy stop rests with its lock, then takes what the book holds at the trigger and cancels the rest', () => {
+    const { ctx, placed, id } = placeStop('IOC');
     expect(placed.state.openOrders[id]!.timeInForce).toBe('IOC');
     const triggered = run([trigger(id, '2100')], ctx, placed.events);
     expect(fills(triggered.last)).toHaveLength(1);
@@ -226,12 +228,7 @@ describe('time in force: stops apply it when triggered', () => {
   });
 
   it('a FOK stop the book cannot fill whole at the trigger is cancelled with no fill, its lock released', () => {
-    const ctx = ctxOf();
-    const placed = run(
-      [eth({ type: 'stop_loss', quantity: '1', triggerPrice: '2100', timeInForce: 'FOK' })],
-      ctx,
-    );
-    const id = dataOf(placed.last, 'OrderPlaced').order_id;
+    const { ctx, placed, id } = placeStop('FOK');
     const lock = dataOf(placed.last, 'OrderPlaced').locked_amount;
     const triggered = run([trigger(id, '2100')], ctx, placed.events);
     expect(fills(triggered.last)).toEqual([]);
@@ -297,14 +294,9 @@ describe('time in force: locks equal what remains open (property)', () => {
               m.prices.set('ETHUSDT', next);
               clock += 1000;
               const time = new Date(clock).toISOString();
-              cmd = Object.keys(state.openOrders).map((orderId) => ({
-                type: 'FillOrder',
-                data: { orderId, price: next, time, source: 'files', volume: s.volume },
-              }));
+              cmd = printFills(state, next, time, s.volume);
             } else {
-              const ids = Object.keys(state.openOrders);
-              if (ids.length > 0)
-                cmd = [{ type: 'CancelOrder', data: { orderId: ids[s.pick % ids.length]! } }];
+              cmd = cancelPicked(state, s.pick);
             }
             for (const c of cmd) {
               const events = walletDecider.decide(c, state, ctx);

@@ -139,20 +139,15 @@ const exactlyOnceAcrossRestart = async (runEnv: Record<string, string>, hookPath
   // risk.daily_loss_breaker_tripped: a1 loses 2 % of its balance in fees, then two orders are refused.
   const agentKey = { 'x-api-key': a1.api_key as string };
   const qty = (900 / price).toFixed(5);
-  await must(
-    'POST',
-    '/trade/order',
-    agentKey,
-    { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: qty },
-    201,
-  );
-  await must(
-    'POST',
-    '/trade/order',
-    agentKey,
-    { symbol: 'BTCUSDT', side: 'sell', type: 'market', quantity: qty },
-    201,
-  );
+  for (const side of ['buy', 'sell']) {
+    await must(
+      'POST',
+      '/trade/order',
+      agentKey,
+      { symbol: 'BTCUSDT', side, type: 'market', quantity: qty },
+      201,
+    );
+  }
   for (let i = 0; i < 2; i++) {
     const refused = await api('POST', '/trade/order', agentKey, {
       symbol: 'BTCUSDT',
@@ -282,20 +277,11 @@ describe('webhook deliveries from the real server', () => {
   it('retries a receiver that fails three times on the back-off schedule, and gives up on one that never answers 2xx', async () => {
     const reg = await must('POST', '/auth/register', {}, { display_name: 'Flaky' }, 201);
     const key = { 'x-api-key': reg.api_key as string };
-    const flaky = await must(
-      'POST',
-      '/webhooks',
-      key,
-      { url: `${receiver.url}/flaky`, event_types: ['order.filled'] },
-      201,
-    );
-    const down = await must(
-      'POST',
-      '/webhooks',
-      key,
-      { url: `${receiver.url}/down`, event_types: ['order.filled'] },
-      201,
-    );
+    /** A webhook of `order.filled` to the receiver's `path`. */
+    const hookTo = (path: string) =>
+      must('POST', '/webhooks', key, { url: `${receiver.url}${path}`, event_types: ['order.filled'] }, 201);
+    const flaky = await hookTo('/flaky');
+    const down = await hookTo('/down');
     const test = await must('POST', `/webhooks/${flaky.webhook_id}/test`, key, undefined, 202);
     const gone = await must('POST', `/webhooks/${down.webhook_id}/test`, key, undefined, 202);
     const attemptsOf = (id: string) => receiver.received.filter((r) => r.headers['x-ptv-delivery'] === id);
