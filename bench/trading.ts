@@ -69,6 +69,12 @@ const options = new Command()
   )
   .option('--read-model-wait <ms>', 'READ_MODEL_WAIT_MS of the server (diagnostics; default as configured)')
   .option('--json <file>', 'also write the results as JSON')
+  .option(
+    '--port <n>',
+    "the server's port (0: any free one; a shared machine's helpers each have a range)",
+    Number,
+    0,
+  )
   .parse()
   .opts<{
     agents: number;
@@ -83,6 +89,7 @@ const options = new Command()
     readYourWrites?: string;
     skipProbe?: boolean;
     json?: string;
+    port: number;
   }>();
 
 interface AutocannonResult {
@@ -140,7 +147,7 @@ const startServer = (databaseUrl: string, dataDir: string): Promise<ListeningChi
   const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   return spawnListening([...profile, ...flags, '--import', 'tsx', 'bench/trading-server.ts'], {
     HOST: '127.0.0.1',
-    PORT: '0',
+    PORT: String(options.port),
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     MARKET_SOURCE: 'synthetic',
