@@ -22,7 +22,11 @@
  *      at 100 pairs for the whole run), the venue's CPU seconds, and its peak RSS sampled every 100 ms from /proc
  *      (target ≤ 2 GiB) beside the kernel's high-water mark (VmHWM, since the process started);
  *   6. concurrent (`--concurrent N`): N such backtests at once while a prober reads `/market/price` and places a
- *      market order every `--every` (20) ms in turn: the prober's p50/p99/max (target p99 ≤ 20 ms).
+ *      market order every `--every` (20) ms in turn: the prober's p50/p99/max (target p99 ≤ 20 ms). The prober
+ *      runs `--warmup` seconds uncounted, then `--alone` seconds alone (its figures without backtests), then beside
+ *      them. `--stalls` preloads `bench/loop-stalls.mjs` into the venue and reports, per phase, the request
+ *      thread's stalls (≥ 10 / 20 / 50 ms), how much of them it spent on a core and how much waiting for one, and
+ *      its garbage collections; `--venue-flags` adds node flags to the venue, `--venue-log` keeps its stdout.
  *
  * The venue's database is a scratch database `h_bigdata_*` (`--db-prefix`) on the PostgreSQL server of `--postgres` or
  * `DATABASE_URL` (dropped at the end), else embedded PGlite in DIR/data-N. `--cpu-prof DIR` runs the venue with
@@ -70,6 +74,21 @@ const options = new Command()
   .option('--clean', 'delete the generated files and the store of each pair count after it')
   .option('--concurrent <n>', 'then N such backtests at once beside a prober (0: none)', positiveInt, 0)
   .option('--every <ms>', 'prober period (ms): a price read and a market order in turn', positiveInt, 20)
+  .option(
+    '--warmup <s>',
+    'seconds of the prober before its alone phase, not counted (JIT, first-use paths)',
+    '0',
+  )
+  .option('--alone <s>', 'seconds of the prober alone before the backtests start', '1')
+  .option(
+    '--stalls',
+    "record the venue's request-thread stalls (bench/loop-stalls.mjs) and summarize them by phase",
+  )
+  .option('--venue-flags <list>', 'extra node flags of the venue, comma-separated (e.g. --trace-gc)', '')
+  .option(
+    '--venue-log <file>',
+    "the venue's stdout into this file (pino's log, --trace-gc lines) instead of ours",
+  )
   .option('--json <file>', 'also write the results as JSON')
   .parse()
   .opts<{
@@ -91,6 +110,11 @@ const options = new Command()
     clean?: boolean;
     concurrent: number;
     every: number;
+    warmup: string;
+    alone: string;
+    stalls?: boolean;
+    venueFlags: string;
+    venueLog?: string;
     json?: string;
   }>();
 
@@ -205,14 +229,21 @@ interface Venue {
   stop(): Promise<void>;
 }
 
+/** The `--stalls` file of the pair count being measured (`end epoch ms,stall ms` lines, bench/loop-stalls.mjs). */
+let stallsFile: string | undefined;
+
 const startVenue = async (env: Record<string, string>): Promise<Venue> => {
-  const execArgv = options.cpuProf
-    ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf), '--import', 'tsx']
-    : ['--import', 'tsx'];
+  const execArgv = [
+    ...(options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf)] : []),
+    ...options.venueFlags.split(',').filter(Boolean),
+    '--import',
+    'tsx',
+    ...(stallsFile ? ['--import', './bench/loop-stalls.mjs'] : []),
+  ];
   const child = spawn(process.execPath, [...execArgv, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, ...env, ...(stallsFile ? { LOOP_STALLS_FILE: stallsFile } : {}) },
+    stdio: ['ignore', options.venueLog ? fs.openSync(options.venueLog, 'a') : 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   for (let i = 0; ; i++) {
@@ -364,6 +395,58 @@ const threadSampler = (pid: number) => {
 };
 
 /**
+ * The request-thread stalls (`--stalls`) that ended in [from, to) (epoch ms): how many of 10 / 20 / 50 ms or more,
+ * their total and largest (ms), and the ten largest; the same by the thread's own time on a core during each stall
+ * (`on_core_*`) and its total wait for a core (`run_queue_ms`); and the main thread's garbage collections of 1 ms or more
+ * that ended in it, per kind (count, total and largest ms).
+ */
+const stallsBetween = (file: string, from: number, to: number) => {
+  const stalls = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(',').map(Number) as [number, number, number?, number?])
+    .filter(([end]) => end >= from && end < to);
+  const onCore = stalls.map(([, , cpu]) => cpu ?? 0).sort((a, b) => b - a);
+  const runQueue = stalls.reduce((a, [, , , wait]) => a + (wait ?? 0), 0);
+  const lengths = stalls.map(([, ms]) => ms).sort((a, b) => b - a);
+  // The main thread's collections (loop-stalls.mjs's `.gc` file): count, total and largest per kind.
+  const gc: Record<string, { count: number; total_ms: number; max_ms: number }> = {};
+  const gcFile = `${file}.gc`;
+  for (const line of fs.existsSync(gcFile) ? fs.readFileSync(gcFile, 'utf8').split('\n') : []) {
+    const [end, ms, kind] = line.split(',');
+    if (!kind || Number(end) < from || Number(end) >= to) continue;
+    const k = gc[kind] ?? { count: 0, total_ms: 0, max_ms: 0 };
+    gc[kind] = k;
+    k.count++;
+    k.total_ms = round(k.total_ms + Number(ms), 1);
+    k.max_ms = Math.max(k.max_ms, Number(ms));
+  }
+  return {
+    seconds: round((to - from) / 1000, 1),
+    gc,
+    ge10: lengths.length,
+    ge20: lengths.filter((ms) => ms >= 20).length,
+    ge50: lengths.filter((ms) => ms >= 50).length,
+    total_ms: round(
+      lengths.reduce((a, b) => a + b, 0),
+      1,
+    ),
+    largest: lengths.slice(0, 10),
+    // The same stalls by the thread's own time on a core (what it computed, not the wait for a core).
+    on_core_ge10: onCore.filter((ms) => ms >= 10).length,
+    on_core_ge20: onCore.filter((ms) => ms >= 20).length,
+    on_core_ge50: onCore.filter((ms) => ms >= 50).length,
+    on_core_ms: round(
+      onCore.reduce((a, b) => a + b, 0),
+      1,
+    ),
+    run_queue_ms: round(runQueue, 1),
+    largest_on_core: onCore.slice(0, 10),
+  };
+};
+
+/**
  * `--concurrent N` backtests of every pair over the window at once (each its own user: create, start, a step, two
  * market buys, batches to the end, results), while a prober in this process, open loop, sends one request every
  * `--every` ms — `GET /market/price/BTCUSDT` and a 0.001 BTC market order (`POST /trade/order`, buys and sells in
@@ -386,9 +469,14 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
   const loadBefore = load();
   const prober = startProber(call, keys, options.every);
   const { price, order } = prober.record;
-  // A second of the prober alone first: its figures beside the backtests' are then comparable.
-  await sleep(1000);
+  // `--warmup` seconds not counted, then `--alone` seconds of the prober alone: its figures beside the backtests'
+  // are then comparable.
+  await sleep(Number(options.warmup) * 1000);
+  const warm = { price: price.length, order: order.length };
+  const aloneFrom = Date.now();
+  await sleep(Number(options.alone) * 1000);
   const alone = { price: price.length, order: order.length };
+  const besideFrom = Date.now();
   const runs = await Promise.all(
     users.map(async (u) => {
       const out: Record<string, any> = { reached: 'create' };
@@ -403,6 +491,7 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     }),
   );
   const { statuses } = await prober.stop();
+  const besideTo = Date.now();
   return {
     backtests: options.concurrent,
     seconds: round((performance.now() - prober.startedAt) / 1000, 1),
@@ -410,9 +499,17 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     price: summarize(price.slice(alone.price), 2),
     order: summarize(order.slice(alone.order), 2),
     prober_alone: {
-      price: summarize(price.slice(0, alone.price), 2),
-      order: summarize(order.slice(0, alone.order), 2),
+      seconds: Number(options.alone),
+      after_warmup_seconds: Number(options.warmup),
+      price: summarize(price.slice(warm.price, alone.price), 2),
+      order: summarize(order.slice(warm.order, alone.order), 2),
     },
+    ...(stallsFile
+      ? {
+          stalls_alone: stallsBetween(stallsFile, aloneFrom, besideFrom),
+          stalls_beside: stallsBetween(stallsFile, besideFrom, besideTo),
+        }
+      : {}),
     statuses,
     venue_cpu_seconds: round((processCpuSeconds(venue.pid) ?? 0) - cpu0, 1),
     venue_peak_rss_mib: mib(sampler.stop()),
@@ -503,6 +600,8 @@ const measure = async (pairs: number) => {
 
     console.error(`== ${pairs} pairs: start the venue on port ${options.port}`);
     const t0 = performance.now();
+    stallsFile = options.stalls ? path.join(DIR, `loop-stalls-${pairs}.csv`) : undefined;
+    if (stallsFile) fs.rmSync(stallsFile, { force: true });
     venue = await startVenue({
       ...env,
       PORT: String(options.port),
