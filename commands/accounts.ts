@@ -24,7 +24,8 @@ import {
 } from './credentials';
 import type { CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
-import { type CommandMeta, eventMetadata, liveContext } from './metadata';
+import { appendedPosition, handleLive } from './live';
+import type { CommandMeta } from './metadata';
 
 /** Password bounds (ARCHITECTURE §14b: 8–72 characters). */
 export const PASSWORD_LENGTH = { min: 8, max: 72 } as const;
@@ -112,18 +113,12 @@ export const createAccountCommands = (deps: {
   const emails = createCommandHandler(deps.store, emailReservationDecider);
 
   const run = async (accountId: string, command: AccountCommand, meta: CommandMeta) => {
-    const now = new Date();
-    const result = await accounts.handle(accountStreamId(accountId), command, liveContext(now), {
-      metadata: eventMetadata(meta, now),
-    });
-    return { account: result.state, ...(result.append ? { position: result.append.position } : {}) };
+    const result = await handleLive(accounts, accountStreamId(accountId), command, meta);
+    return { account: result.state, ...appendedPosition(result) };
   };
 
   const reservation = async (hash: string, command: EmailReservationCommand, meta: CommandMeta) => {
-    const now = new Date();
-    await emails.handle(emailStreamId(hash), command, liveContext(now), {
-      metadata: eventMetadata(meta, now),
-    });
+    await handleLive(emails, emailStreamId(hash), command, meta);
   };
 
   return {
@@ -154,8 +149,8 @@ export const createAccountCommands = (deps: {
         );
       }
       try {
-        const now = new Date();
-        const result = await accounts.handle(
+        const result = await handleLive(
+          accounts,
           accountStreamId(accountId),
           {
             type: 'RegisterAccount',
@@ -173,8 +168,8 @@ export const createAccountCommands = (deps: {
               startingBalance: input.startingBalance,
             },
           },
-          liveContext(now),
-          { metadata: eventMetadata(commandMeta, now), expectedRevision: 'no_stream' },
+          commandMeta,
+          'no_stream',
         );
         return { accountId, apiKey, apiSecret, account: result.state, position: result.append!.position };
       } catch (error) {

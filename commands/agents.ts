@@ -23,7 +23,8 @@ import {
 import type { CredentialsChange, CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
-import { type CommandMeta, eventMetadata, liveContext } from './metadata';
+import { appendedPosition, handleLive } from './live';
+import type { CommandMeta } from './metadata';
 
 /** Most agents one account may hold, active or archived (ARCHITECTURE §14b). */
 export const MAX_AGENTS_PER_ACCOUNT = 100;
@@ -154,15 +155,8 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
   };
 
   const run = async (agentId: string, command: AgentCommand, meta: CommandMeta) => {
-    const now = new Date();
-    const result = await agents.handle(agentStreamId(agentId), command, liveContext(now), {
-      metadata: eventMetadata(meta, now),
-    });
-    return {
-      agent: result.state,
-      events: result.events,
-      ...(result.append ? { position: result.append.position } : {}),
-    };
+    const result = await handleLive(agents, agentStreamId(agentId), command, meta);
+    return { agent: result.state, events: result.events, ...appendedPosition(result) };
   };
 
   /**
@@ -195,8 +189,8 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
       }
       const agentId = randomUUID();
       const { apiKey, apiSecret, key } = newKey(agentId);
-      const now = new Date();
-      const result = await agents.handle(
+      const result = await handleLive(
+        agents,
         agentStreamId(agentId),
         {
           type: 'CreateAgent',
@@ -217,8 +211,8 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
             clonedFrom,
           },
         },
-        liveContext(now),
-        { metadata: eventMetadata(meta, now), expectedRevision: 'no_stream' },
+        meta,
+        'no_stream',
       );
       const position = result.append!.position;
       // The next create of this account counts from the read model: let it include this agent first.

@@ -37,6 +37,7 @@ import { getOrder, OPEN_STATUSES } from '../queries/trading';
 import { getTradingProfile, type TradingProfile } from '../queries/trading-profile';
 import { createCommandHandler } from './handler';
 import { KeyedMutex } from './keyed-mutex';
+import { appendedPosition } from './live';
 import { type CommandMeta, eventMetadata } from './metadata';
 import { Snapshotter } from './snapshots';
 import { type WalletTimeTravel, walletSnapshotFormat } from './wallet-time-travel';
@@ -559,7 +560,7 @@ export const createWalletCommands = (deps: WalletCommandDeps): WalletCommands =>
         { now: at, newId: () => crypto.randomUUID() },
         { metadata: eventMetadata(meta, at) },
       );
-      return { state: result.state, ...(result.append ? { position: result.append.position } : {}) };
+      return { state: result.state, ...appendedPosition(result) };
     },
 
     mode: async (ownerId) => (await modes.load(modeStreamId(ownerId))).state,

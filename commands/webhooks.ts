@@ -9,7 +9,8 @@ import { type WebhookSettings, webhookStreamId } from '../domain/webhook/events'
 import type { EventStore, LogPosition } from '../ports/event-store';
 import type { Keyring } from '../ports/keyring';
 import { createCommandHandler } from './handler';
-import { type CommandMeta, eventMetadata, liveContext } from './metadata';
+import { appendedPosition, handleLive } from './live';
+import type { CommandMeta } from './metadata';
 
 /** A webhook command's outcome. */
 export interface WebhookCommandResult {
@@ -53,14 +54,8 @@ const newSecret = (): string => `whsec_${randomBytes(32).toString('base64url')}`
 export const createWebhookCommands = (deps: { store: EventStore; keyring: Keyring }): WebhookCommands => {
   const handler = createCommandHandler(deps.store, webhookDecider, { cacheSize: 1_000 });
   const run = async (webhookId: string, command: WebhookCommand, meta: CommandMeta) => {
-    const now = new Date();
-    const result = await handler.handle(webhookStreamId(webhookId), command, liveContext(now), {
-      metadata: eventMetadata(meta, now),
-    });
-    return {
-      webhook: result.state,
-      ...(result.append ? { position: result.append.position } : {}),
-    };
+    const result = await handleLive(handler, webhookStreamId(webhookId), command, meta);
+    return { webhook: result.state, ...appendedPosition(result) };
   };
   return {
     async register(actor, settings, meta) {
