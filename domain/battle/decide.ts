@@ -49,6 +49,20 @@ const requireStatus = (state: BattleState, allowed: readonly BattleStatus[], act
   return state.config;
 };
 
+/**
+ * Refuses an order command unless the battle trades in its own sandboxes: running (`active` or `paused`, else
+ * {@link requireStatus}'s refusal for `action`) and `historical`. A live battle's agents trade with their own
+ * credential through the live API, which `liveWay` names (`BATTLE_INVALID_STATE`, with `battle_mode`).
+ */
+const requireSandboxTrading = (state: BattleState, action: string, liveWay: string): void => {
+  const config = requireStatus(state, ['active', 'paused'], action);
+  if (config.battle_mode !== 'historical') {
+    throw new DomainError('BATTLE_INVALID_STATE', `a live battle ${liveWay} with the agent credential`, {
+      battle_mode: config.battle_mode,
+    });
+  }
+};
+
 const requireParticipant = (state: BattleState, agentId: string): Participant => {
   const p = state.participants.find((x) => x.agentId === agentId);
   if (!p) {
@@ -316,14 +330,7 @@ const placeOrder = (
   state: BattleState,
   ctx: BattleContext,
 ): BattleEvent[] => {
-  const config = requireStatus(state, ['active', 'paused'], 'trade');
-  if (config.battle_mode !== 'historical') {
-    throw new DomainError(
-      'BATTLE_INVALID_STATE',
-      'a live battle trades through POST /trade/order with the agent credential',
-      { battle_mode: config.battle_mode },
-    );
-  }
+  requireSandboxTrading(state, 'trade', 'trades through POST /trade/order');
   const p = requireParticipant(state, command.agentId);
   if (p.paused) {
     throw new DomainError('BATTLE_INVALID_STATE', `agent ${p.agentId} is paused in this battle`, {
@@ -353,14 +360,7 @@ const cancelOrder = (
   state: BattleState,
   ctx: BattleContext,
 ): BattleEvent[] => {
-  const config = requireStatus(state, ['active', 'paused'], 'cancel an order');
-  if (config.battle_mode !== 'historical') {
-    throw new DomainError(
-      'BATTLE_INVALID_STATE',
-      'a live battle cancels through DELETE /trade/order/{id} with the agent credential',
-      { battle_mode: config.battle_mode },
-    );
-  }
+  requireSandboxTrading(state, 'cancel an order', 'cancels through DELETE /trade/order/{id}');
   const p = state.participants.find((x) => x.wallet.openOrders[command.orderId] !== undefined);
   if (!p) {
     throw new DomainError('ORDER_NOT_FOUND', 'no open order with this id in this battle', {
