@@ -27,6 +27,7 @@ import {
   type Timestamp,
 } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import type { TradesTable } from './orders';
 import type { Projection } from './projection';
 
 /** Status of a session (spec "Backtest session"). */
@@ -91,28 +92,34 @@ export interface BacktestEquityTable {
   equity: string;
 }
 
-/** Row of `backtest_trades`: one per sandbox fill, in execution order (`seq` = stream revision). */
-export interface BacktestTradesTable {
+/**
+ * Row of `backtest_trades`: one per sandbox fill, in execution order (`seq` = stream revision). A fill's columns are
+ * those of a live fill in `trades` ({@link TradesTable}), with the time of the candle its reference price came from.
+ */
+export interface BacktestTradesTable extends Pick<TradesTable, BacktestFillColumn> {
   session_id: string;
   seq: number;
-  trade_id: string;
-  order_id: string;
-  symbol: string;
-  side: 'buy' | 'sell';
-  type: string;
-  fill_trigger: string;
-  quantity: Numeric;
-  price: Numeric;
-  notional: Numeric;
-  fee: Numeric;
-  total: Numeric;
-  realized_pnl: Numeric;
-  slippage_pct: Numeric;
-  reference_price: Numeric;
   reference_time: Timestamp;
-  price_source: string;
-  executed_at: Timestamp;
 }
+
+/** The columns a sandbox fill shares with a live fill's row in `trades`. */
+type BacktestFillColumn =
+  | 'trade_id'
+  | 'order_id'
+  | 'symbol'
+  | 'side'
+  | 'type'
+  | 'fill_trigger'
+  | 'quantity'
+  | 'price'
+  | 'notional'
+  | 'fee'
+  | 'total'
+  | 'realized_pnl'
+  | 'slippage_pct'
+  | 'reference_price'
+  | 'price_source'
+  | 'executed_at';
 
 /** The read models of backtests (joined into `Database` in `src/db/schema.ts`). */
 export interface BacktestTables {

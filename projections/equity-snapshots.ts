@@ -540,27 +540,9 @@ const write = async (
       m.prepare.push(mark.prepare.toString());
     }
   }
-  const s = {
-    owner: [] as string[],
-    interval: [] as string[],
-    bucket: [] as string[],
-    time: [] as string[],
-    session: [] as string[],
-    equity: [] as string[],
-    unrealized: [] as string[],
-    realized: [] as string[],
-  };
-  for (const x of b.snapshots) {
-    s.owner.push(x.owner);
-    s.interval.push(x.interval);
-    s.bucket.push(x.bucket);
-    s.time.push(x.time);
-    s.session.push(x.session);
-    s.equity.push(x.equity);
-    s.unrealized.push(x.unrealized);
-    s.realized.push(x.realized);
-  }
-  if (w.owner.length + m.symbol.length + s.owner.length === 0) return;
+  // The new snapshots, one array per field (the `unnest` arguments of the insert).
+  const s = (field: keyof Snapshot): string[] => b.snapshots.map((x) => x[field]);
+  if (w.owner.length + m.symbol.length + b.snapshots.length === 0) return;
   await sql`
     with w as (
       insert into equity_wallets (owner_id, session_id, cash, realized_pnl)
@@ -586,8 +568,8 @@ const write = async (
     )
     insert into equity_snapshots (owner_id, interval, bucket, time, session_id, total_equity, unrealized_pnl,
                                   realized_pnl)
-    select * from unnest(${s.owner}::text[], ${s.interval}::text[], ${s.bucket}::timestamptz[],
-                         ${s.time}::timestamptz[], ${s.session}::text[], ${s.equity}::numeric[],
-                         ${s.unrealized}::numeric[], ${s.realized}::numeric[])
+    select * from unnest(${s('owner')}::text[], ${s('interval')}::text[], ${s('bucket')}::timestamptz[],
+                         ${s('time')}::timestamptz[], ${s('session')}::text[], ${s('equity')}::numeric[],
+                         ${s('unrealized')}::numeric[], ${s('realized')}::numeric[])
     on conflict (owner_id, interval, bucket) do nothing`.execute(db);
 };

@@ -95,16 +95,15 @@ export interface OrderCountsTable {
   n: string;
 }
 
-/** Row of `trades`: one per fill (spec "Trade fill"), with the fill's slippage inputs and realized PnL. */
-export interface TradesTable {
+/**
+ * Row of `trades`: one per fill (spec "Trade fill"), with the fill's slippage inputs and realized PnL. Its order id,
+ * owner, session, symbol and side are its order's (the columns of {@link OrdersTable}).
+ */
+export interface TradesTable
+  extends Pick<OrdersTable, 'order_id' | 'owner_id' | 'session_id' | 'symbol' | 'side'> {
   trade_id: string;
-  order_id: string;
-  owner_id: string;
-  session_id: string;
   /** Stream revision of the fill: newest first ordering. */
   seq: number;
-  symbol: string;
-  side: 'buy' | 'sell';
   type: string;
   fill_trigger: string;
   quantity: Numeric;
