@@ -142,6 +142,27 @@ const readPage = async <TB extends keyof ReadModels, Row extends { seq: number }
 };
 
 /**
+ * The owner's rows of `from` narrowed by `equal`: per column, the value it must have (a list: one of its values);
+ * an absent or empty one does not narrow. A list page and its total (its rows and their kept counts, tables with
+ * the same filter columns) narrow alike; the conditions follow `equal`'s order.
+ */
+const ownRowsWhere = <TB extends keyof ReadModels, O>(
+  from: SelectQueryBuilder<ReadModels, TB, O>,
+  ownerId: string,
+  equal: Partial<Record<keyof ReadModels[TB] & string, string | readonly string[]>>,
+): SelectQueryBuilder<ReadModels, TB, O> => {
+  let q = from.where(sql.ref('owner_id'), '=', ownerId);
+  for (const [column, value] of Object.entries<string | readonly string[] | undefined>(equal)) {
+    if (!value?.length) continue;
+    q =
+      typeof value === 'string'
+        ? q.where(sql.ref(column), '=', value)
+        : q.where(sql.ref(column), 'in', [...value]);
+  }
+  return q;
+};
+
+/**
  * Orders of the owner, newest first, with the total matching the filter and the next page's cursor. A page by
  * cursor (`before`) reads only its own rows (index `orders_owner_seq`, or `orders_owner_status` with a status
  * filter); `offset` reads the rows it skips. The total (the spec's response has it on every page) is summed from
@@ -153,10 +174,8 @@ export const listOrders = async (
   ownerId: string,
   filter: OrderFilter,
 ): Promise<ListPage<OrderRow>> => {
-  let q = db.selectFrom('orders').where('owner_id', '=', ownerId);
-  if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
-  if (filter.symbol) q = q.where('symbol', '=', filter.symbol);
-  if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
+  const equal = { status: filter.statuses, symbol: filter.symbol, session_id: filter.sessionId };
+  let q = ownRowsWhere(db.selectFrom('orders'), ownerId, equal);
   if (filter.clientOrderId) q = q.where('client_order_id', '=', filter.clientOrderId);
   let page = q;
   if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
@@ -166,11 +185,11 @@ export const listOrders = async (
     return readPage(page.selectAll(), q.select(sql<string>`count(*)::text`.as('n')), filter);
   }
   // The total from the kept counts (a few rows per owner: sessions × symbols × statuses), not a count of the orders.
-  let counts = db.selectFrom('order_counts').where('owner_id', '=', ownerId);
-  if (filter.statuses?.length) counts = counts.where('status', 'in', [...filter.statuses]);
-  if (filter.symbol) counts = counts.where('symbol', '=', filter.symbol);
-  if (filter.sessionId) counts = counts.where('session_id', '=', filter.sessionId);
-  return readPage(page.selectAll(), keptTotal(counts), filter);
+  return readPage(
+    page.selectAll(),
+    keptTotal(ownRowsWhere(db.selectFrom('order_counts'), ownerId, equal)),
+    filter,
+  );
 };
 
 /** The newest order of the owner placed with this client order id, if any. */
@@ -218,18 +237,15 @@ export const listTrades = async (
   ownerId: string,
   filter: TradeFilter,
 ): Promise<ListPage<TradeRow>> => {
-  let q = db.selectFrom('trades').where('owner_id', '=', ownerId);
-  if (filter.symbol) q = q.where('symbol', '=', filter.symbol);
-  if (filter.side) q = q.where('side', '=', filter.side);
-  if (filter.sessionId) q = q.where('session_id', '=', filter.sessionId);
-  let page = q;
+  const equal = { symbol: filter.symbol, side: filter.side, session_id: filter.sessionId };
+  let page = ownRowsWhere(db.selectFrom('trades'), ownerId, equal);
   if (filter.before !== undefined) page = page.where('seq', '<', filter.before);
   // The total from the kept counts (a few rows per owner: sessions × symbols × sides), not a count of the fills.
-  let counts = db.selectFrom('trade_counts').where('owner_id', '=', ownerId);
-  if (filter.symbol) counts = counts.where('symbol', '=', filter.symbol);
-  if (filter.side) counts = counts.where('side', '=', filter.side);
-  if (filter.sessionId) counts = counts.where('session_id', '=', filter.sessionId);
-  return readPage(page.selectAll(), keptTotal(counts), filter);
+  return readPage(
+    page.selectAll(),
+    keptTotal(ownRowsWhere(db.selectFrom('trade_counts'), ownerId, equal)),
+    filter,
+  );
 };
 
 /** The fills of one order of the owner, oldest first (`GET /trade/order/{id}`). */
