@@ -54,6 +54,7 @@ export type Prices = Out<typeof market.pricesResponse>;
 export type Ticker = Out<typeof market.tickerResponse>;
 export type Candles = Out<typeof market.candlesResponse>;
 export type CandleInterval = Candles['interval'];
+export type Candle = Candles['candles'][number];
 
 // Backtests
 export type BacktestList = Out<typeof backtest.listResponse>;

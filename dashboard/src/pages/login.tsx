@@ -10,6 +10,33 @@ const renew = (c: { apiKey: string; apiSecret: string }) =>
   login({ api_key: c.apiKey, api_secret: c.apiSecret });
 
 /**
+ * A required field of the login form, for the password manager by `autoComplete` (`username` for the key,
+ * `current-password` for the secret); `secret` masks what is typed.
+ */
+const CredentialField = (props: {
+  label: string;
+  name: 'api_key' | 'api_secret';
+  secret?: boolean;
+  autoComplete: 'username' | 'current-password';
+  placeholder: string;
+  value: string;
+  onValue: (value: string) => void;
+}) => (
+  <label>
+    {props.label}
+    <input
+      name={props.name}
+      type={props.secret ? 'password' : undefined}
+      autoComplete={props.autoComplete}
+      placeholder={props.placeholder}
+      required
+      value={props.value}
+      onInput={(e) => props.onValue(e.currentTarget.value)}
+    />
+  </label>
+);
+
+/**
  * The login page: the account's API key and secret become a JWT (`POST /auth/login`). The secret never leaves
  * this page's memory. A person without an account can register one here (`POST /auth/register`): its key and
  * secret are shown once, as the venue says, before logging in with them.
@@ -61,29 +88,23 @@ export const LoginPage = () => {
       ) : null}
       <form class="card" onSubmit={submit} aria-labelledby="login-title">
         <h2 id="login-title">Log in with your account key</h2>
-        <label>
-          API key
-          <input
-            name="api_key"
-            autoComplete="username"
-            placeholder="ak_live_…"
-            required
-            value={apiKey}
-            onInput={(e) => setApiKey(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          API secret
-          <input
-            name="api_secret"
-            type="password"
-            autoComplete="current-password"
-            placeholder="sk_live_…"
-            required
-            value={apiSecret}
-            onInput={(e) => setApiSecret(e.currentTarget.value)}
-          />
-        </label>
+        <CredentialField
+          label="API key"
+          name="api_key"
+          autoComplete="username"
+          placeholder="ak_live_…"
+          value={apiKey}
+          onValue={setApiKey}
+        />
+        <CredentialField
+          label="API secret"
+          name="api_secret"
+          secret
+          autoComplete="current-password"
+          placeholder="sk_live_…"
+          value={apiSecret}
+          onValue={setApiSecret}
+        />
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Logging in…' : 'Log in'}
         </button>

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { CandleInterval, Ticker } from '../api/contract';
+import type { Candle, CandleInterval, Ticker } from '../api/contract';
 import { pairMap } from '../api/pairs';
 import * as venue from '../api/venue';
 import { CandleChart, type CandlePoint } from '../charts/chart';
@@ -98,14 +98,18 @@ export const MarketPage = ({ symbol }: { symbol: string | null }) => {
   );
 };
 
-const toPoint = (k: {
-  time: string;
-  open: string;
-  high: string;
-  low: string;
-  close: string;
-  volume: string;
-}): CandlePoint => ({
+/** A filter of the pair as "minimum / increment" (quantity and step, value and tick); empty until the pair is read. */
+const FilterStat = (props: { label: string; min: string | undefined; increment: string | undefined }) => (
+  <Stat label={props.label}>
+    {props.min !== undefined && props.increment !== undefined ? (
+      <>
+        <Num value={props.min} /> / <Num value={props.increment} />
+      </>
+    ) : null}
+  </Stat>
+);
+
+const toPoint = (k: Candle): CandlePoint => ({
   time: Date.parse(k.time),
   open: Number(k.open),
   high: Number(k.high),
@@ -168,20 +172,8 @@ const PairView = ({ symbol }: { symbol: string }) => {
           <Num value={t.volume} unit={pair?.base_asset} />
         </Stat>
         <Stat label="24 h trades">{t.trade_count ?? '—'}</Stat>
-        <Stat label="Min qty / step">
-          {pair ? (
-            <>
-              <Num value={pair.min_qty} /> / <Num value={pair.step_size} />
-            </>
-          ) : null}
-        </Stat>
-        <Stat label="Min value / tick">
-          {pair ? (
-            <>
-              <Num value={pair.min_notional} /> / <Num value={pair.tick_size} />
-            </>
-          ) : null}
-        </Stat>
+        <FilterStat label="Min qty / step" min={pair?.min_qty} increment={pair?.step_size} />
+        <FilterStat label="Min value / tick" min={pair?.min_notional} increment={pair?.tick_size} />
       </div>
       <Panel
         id="candles"

@@ -27,6 +27,19 @@ type Side = 'buy' | 'sell';
  */
 let previewRoute: 'unknown' | 'present' | 'absent' = 'unknown';
 
+/** A price input of the ticket: `name` is the order body's field (`price`, `trigger_price`), the value as typed. */
+const PriceField = (props: { label: string; name: string; value: string; onValue: (v: string) => void }) => (
+  <label>
+    {props.label}
+    <input
+      name={props.name}
+      inputMode="decimal"
+      value={props.value}
+      onInput={(e) => props.onValue(e.currentTarget.value)}
+    />
+  </label>
+);
+
 const isDecimal = (v: string) => /^(\d+(\.\d*)?|\.\d+)$/.test(v.trim());
 
 /** The hints of the form: the pair's filters checked with the venue's own functions (domain/trading). */
@@ -212,26 +225,10 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
         />
       </label>
       {type === 'limit' ? (
-        <label>
-          Limit price (USDT)
-          <input
-            name="price"
-            inputMode="decimal"
-            value={price}
-            onInput={(e) => setPrice(e.currentTarget.value)}
-          />
-        </label>
+        <PriceField label="Limit price (USDT)" name="price" value={price} onValue={setPrice} />
       ) : null}
       {type === 'stop_loss' || type === 'take_profit' ? (
-        <label>
-          Trigger price (USDT)
-          <input
-            name="trigger_price"
-            inputMode="decimal"
-            value={trigger}
-            onInput={(e) => setTrigger(e.currentTarget.value)}
-          />
-        </label>
+        <PriceField label="Trigger price (USDT)" name="trigger_price" value={trigger} onValue={setTrigger} />
       ) : null}
       {pair ? (
         <p id="ticket-filters" class="muted small">
