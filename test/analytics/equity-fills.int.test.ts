@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { walletStreamId } from '../../domain/wallet/events';
+import { describe, expect, it } from 'vitest';
 import type { EventStore } from '../../ports/event-store';
 import { equitySnapshotsProjection } from '../../projections/equity-snapshots';
 import { rebuildProjection } from '../../projections/rebuild';
 import { ProjectionRunner } from '../../projections/runner';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { foldedToHead, useTestStores } from '../support/stores';
 import { RANDOM_SYMBOLS, randomMove } from '../trading/random-orders';
-import { type HistoryAction, historyAction, walletHistory } from '../trading/wallet-histories';
+import {
+  appendInterleaved,
+  type HistoryAction,
+  historyAction,
+  walletHistory,
+} from '../trading/wallet-histories';
 
 /**
  * The equity projection folds a page of fills alone without loading the wallets (`applyFills`: cash and realized
@@ -24,21 +28,11 @@ import { type HistoryAction, historyAction, walletHistory } from '../trading/wal
 let db: TestDatabase;
 let store: EventStore;
 
-const folded = async (runner: ProjectionRunner) => {
-  if (await runner.waitFor(await store.headPosition(), 30_000)) return;
-  throw new Error(`the equity projection did not fold: ${JSON.stringify(await runner.status())}`);
-};
+/** Waits until the runner folded the log's head; a failed fold fails the test with the runner's status. */
+const folded = (runner: ProjectionRunner) => foldedToHead(runner, store);
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  store = createPostgresEventStore(db);
-}, 180_000);
-afterAll(async () => {
-  await store?.close();
-  await db?.close();
-});
+useTestStores(createTestDatabase, null, (opened) => ({ db, store } = opened), 180_000);
 
-/** A history's order and trade ids (`id-<n>`) made the owner's own. */
 /**
  * Histories heavy in fills: market buys and sells (sells that close a position too) of both pairs, price moves, and
  * now and then any other action (limit orders, cancels, resets that start a new session).
@@ -66,9 +60,6 @@ const fillHeavy = fc
   )
   .map(walletHistory);
 
-const ownIds = <E>(events: E[], ownerId: string): E[] =>
-  JSON.parse(JSON.stringify(events).replace(/"id-(\d+)"/g, `"${ownerId}-$1"`)) as E[];
-
 describe('equity_snapshots: pages of fills alone (issue 23)', () => {
   it('equal a rebuild from the log in one page and in pages of 7, row by row', async () => {
     await fc.assert(
@@ -84,21 +75,12 @@ describe('equity_snapshots: pages of fills alone (issue 23)', () => {
           await runner.start();
           try {
             const ids = histories.map(() => randomUUID());
-            const cursors = histories.map(() => 0);
-            for (let round = 0, progressed = true; progressed; round++) {
-              progressed = false;
-              for (const [w, { events }] of histories.entries()) {
-                const from = cursors[w]!;
-                if (from >= events.length) continue;
-                const size = chunkSizes[(round + w) % chunkSizes.length]!;
-                await store.append(walletStreamId(ids[w]!), ownIds(events.slice(from, from + size), ids[w]!));
-                cursors[w] = from + size;
-                progressed = true;
-              }
-              if (round % 2 === 1) await folded(runner);
-            }
-            for (const [w, gone] of deleted.entries())
-              if (gone && w < ids.length && w > 0) await store.deleteStream(walletStreamId(ids[w]!));
+            await appendInterleaved(store, ids, histories, {
+              chunkSizes,
+              deleted,
+              foldEvery: 2,
+              fold: () => folded(runner),
+            });
             await folded(runner);
           } finally {
             await runner.stop();

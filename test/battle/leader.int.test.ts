@@ -31,13 +31,19 @@ describe.skipIf(reason !== null)('the battle snapshot leader', () => {
     await a?.close();
   });
 
-  it('records one snapshot per 5 s whichever process leads', async () => {
+  /** A new account's battle `name` (drafted on process a) with two new agents as participants, not started. */
+  const draftDuel = async (name: string) => {
     const owner = await registerAccount(a.app, {}, { plain: true });
     const H = bearer(owner);
     const agents = [await createAgent(a.app, owner), await createAgent(a.app, owner)];
-    const battle = await ok(a.app, H, 'POST', '/battles', { name: 'Led' }, 201);
+    const battle = await ok(a.app, H, 'POST', '/battles', { name }, 201);
     for (const x of agents)
       await ok(a.app, H, 'POST', `/battles/${battle.battle_id}/participants`, { agent_id: x.agentId }, 201);
+    return { H, agents, battle };
+  };
+
+  it('records one snapshot per 5 s whichever process leads', async () => {
+    const { H, battle } = await draftDuel('Led');
     await ok(a.app, H, 'POST', `/battles/${battle.battle_id}/start`);
     await new Promise((r) => setTimeout(r, 16_000));
     const snapshots = (await a.app.services.eventStore.readStream(`battle-${battle.battle_id}`)).filter(
@@ -54,12 +60,7 @@ describe.skipIf(reason !== null)('the battle snapshot leader', () => {
   }, 40_000);
 
   it('starts a live battle once when both processes start it at the same moment', async () => {
-    const owner = await registerAccount(a.app, {}, { plain: true });
-    const H = bearer(owner);
-    const agents = [await createAgent(a.app, owner), await createAgent(a.app, owner)];
-    const battle = await ok(a.app, H, 'POST', '/battles', { name: 'Raced' }, 201);
-    for (const x of agents)
-      await ok(a.app, H, 'POST', `/battles/${battle.battle_id}/participants`, { agent_id: x.agentId }, 201);
+    const { H, agents, battle } = await draftDuel('Raced');
     const starts = await Promise.all(
       [a, b].map((p) => call(p.app, H, 'POST', `/battles/${battle.battle_id}/start`)),
     );

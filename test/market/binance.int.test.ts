@@ -30,16 +30,17 @@ const settingsFor = (env: Record<string, string>) =>
     }),
   );
 
+/** A Binance source against the fake exchange, with `env` over the test settings, a new feed and fresh market data. */
+const binanceSource = (env: Record<string, string>) => {
+  const feed = new MarketFeed();
+  const data = tempMarketData();
+  const source = createBinanceSource({ feed, data, db: fx.database.all, settings: settingsFor(env) });
+  return { feed, data, source };
+};
+
 describe('binance source (trade streams)', () => {
   it('loads pairs, backfills klines, turns trades into ticks, and reconnects after a dropped connection', async () => {
-    const feed = new MarketFeed();
-    const data = tempMarketData();
-    const source = createBinanceSource({
-      feed,
-      data,
-      db: fx.database.all,
-      settings: settingsFor({ MARKET_SYMBOLS: 'btcusdt,ETHUSDT' }),
-    });
+    const { feed, data, source } = binanceSource({ MARKET_SYMBOLS: 'btcusdt,ETHUSDT' });
     await source.start();
     try {
       expect(data.pairs()).toHaveLength(456);
@@ -98,16 +99,10 @@ describe('binance source (trade streams)', () => {
   });
 
   it('reconnects after each of several drops', async () => {
-    const feed = new MarketFeed();
-    const source = createBinanceSource({
-      feed,
-      data: tempMarketData(),
-      db: fx.database.all,
-      settings: settingsFor({
-        MARKET_SYMBOLS: 'BTCUSDT',
-        BINANCE_RECONNECT_MIN_MS: '30',
-        BINANCE_RECONNECT_MAX_MS: '100',
-      }),
+    const { source } = binanceSource({
+      MARKET_SYMBOLS: 'BTCUSDT',
+      BINANCE_RECONNECT_MIN_MS: '30',
+      BINANCE_RECONNECT_MAX_MS: '100',
     });
     await source.start();
     try {
@@ -158,13 +153,7 @@ describe('reconnecting socket', () => {
 
 describe('binance source (!miniTicker@arr)', () => {
   it('serves the exchange’s own rolling 24h ticker and price for every pair', async () => {
-    const feed = new MarketFeed();
-    const source = createBinanceSource({
-      feed,
-      data: tempMarketData(),
-      db: fx.database.all,
-      settings: settingsFor({ BINANCE_STREAM: 'miniTicker' }),
-    });
+    const { feed, source } = binanceSource({ BINANCE_STREAM: 'miniTicker' });
     await source.start();
     try {
       expect(fx.fake.connections.at(-1)).toBe('!miniTicker@arr');

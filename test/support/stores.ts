@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { EventStore } from '../../ports/event-store';
 import type { SnapshotStore } from '../../ports/snapshot-store';
+import type { ProjectionRunner } from '../../projections/runner';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { createSqlSnapshotStore } from '../../src/eventstore/snapshots';
 import {
@@ -50,6 +51,15 @@ export const useTestStores = (
     await stores?.store.close();
     await stores?.db.close();
   });
+};
+
+/**
+ * Waits (30 s at most) until `runner` has folded `store`'s head position; a failed or stuck fold fails the test
+ * with the runner's status (which names the projection and its error).
+ */
+export const foldedToHead = async (runner: ProjectionRunner, store: EventStore): Promise<void> => {
+  if (await runner.waitFor(await store.headPosition(), 30_000)) return;
+  throw new Error(`the projections did not fold: ${JSON.stringify(await runner.status())}`);
 };
 
 /** A test database and the real event store on it. */

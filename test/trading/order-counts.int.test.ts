@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { walletStreamId } from '../../domain/wallet/events';
+import { describe, expect, it } from 'vitest';
 import type { EventStore } from '../../ports/event-store';
 import { ordersProjection } from '../../projections/orders';
 import type { ReadModels } from '../../projections/read-models';
 import { rebuildProjection } from '../../projections/rebuild';
 import { ProjectionRunner } from '../../projections/runner';
 import { listOrders, listTrades, OPEN_STATUSES } from '../../queries/trading';
-import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { createPGliteTestDatabase, type TestDatabase } from '../support/databases';
-import { walletHistories, walletHistory } from './wallet-histories';
+import { foldedToHead, useTestStores } from '../support/stores';
+import { appendInterleaved, walletHistories, walletHistory } from './wallet-histories';
 
 /**
  * The counts the orders projection keeps for the list totals (issue 20: `order_counts` for `GET /trade/orders` and
@@ -26,24 +25,10 @@ import { walletHistories, walletHistory } from './wallet-histories';
 let db: TestDatabase;
 let store: EventStore;
 
-/** Waits until the runner folded the log's head; a failed fold fails the test with the runner's error. */
-const folded = async (runner: ProjectionRunner) => {
-  if (await runner.waitFor(await store.headPosition(), 30_000)) return;
-  throw new Error(`the orders projection did not fold: ${JSON.stringify(await runner.status())}`);
-};
+/** Waits until the runner folded the log's head; a failed fold fails the test with the runner's status. */
+const folded = (runner: ProjectionRunner) => foldedToHead(runner, store);
 
-beforeAll(async () => {
-  db = await createPGliteTestDatabase();
-  store = createPostgresEventStore(db);
-}, 180_000);
-afterAll(async () => {
-  await store?.close();
-  await db?.close();
-});
-
-/** A history's order and trade ids (`id-<n>` in every generated history) made the owner's own. */
-const ownIds = <E>(events: E[], ownerId: string): E[] =>
-  JSON.parse(JSON.stringify(events).replace(/"id-(\d+)"/g, `"${ownerId}-$1"`)) as E[];
+useTestStores(createPGliteTestDatabase, null, (opened) => ({ db, store } = opened), 180_000);
 
 /** Every kept count against a `count(*)` of the rows, as `owner|session|symbol|key=n` lines, sorted. */
 const countsAndRows = async (rm: Kysely<ReadModels>) => {
@@ -134,22 +119,13 @@ describe('order_counts and trade_counts (issue 20)', () => {
             const ids = histories.map(() => randomUUID());
             owners.push(...ids);
             // The wallets' events interleaved in the log, chunk by chunk, so pages mix wallets.
-            const cursors = histories.map(() => 0);
-            for (let round = 0, progressed = true; progressed; round++) {
-              progressed = false;
-              for (const [w, { events }] of histories.entries()) {
-                const from = cursors[w]!;
-                if (from >= events.length) continue;
-                const size = chunkSizes[(round + w) % chunkSizes.length]!;
-                await store.append(walletStreamId(ids[w]!), ownIds(events.slice(from, from + size), ids[w]!));
-                cursors[w] = from + size;
-                progressed = true;
-              }
+            await appendInterleaved(store, ids, histories, {
+              chunkSizes,
+              deleted,
               // Fold now and then mid-history, so later fills and cancels find their orders in the table.
-              if (round % 3 === 1) await folded(runner);
-            }
-            for (const [w, gone] of deleted.entries())
-              if (gone && w < ids.length && w > 0) await store.deleteStream(walletStreamId(ids[w]!));
+              foldEvery: 3,
+              fold: () => folded(runner),
+            });
             await folded(runner);
             await expectCountsExact(db.db);
             for (const id of ids) await expectTotals(db.db, id);

@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { isDomainError } from '../../domain/shared/errors';
 import type { WalletCommand } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
-import type { WalletEvent } from '../../domain/wallet/events';
+import { type WalletEvent, walletStreamId } from '../../domain/wallet/events';
 import { claimOfEvent } from '../../domain/wallet/idempotency';
 import type { WalletState } from '../../domain/wallet/state';
+import type { EventStore } from '../../ports/event-store';
 import {
   decideWalletChange,
   orderTerms,
@@ -110,3 +111,38 @@ export const walletHistory = (actions: HistoryAction[]): { events: WalletEvent[]
 /** Random wallet histories of up to `maxActions` actions. */
 export const walletHistories = (maxActions = 80) =>
   fc.array(historyAction, { minLength: 1, maxLength: maxActions }).map((actions) => walletHistory(actions));
+
+/** A history's order and trade ids (`id-<n>` in every generated history) made the owner's own. */
+export const ownIds = <E>(events: E[], ownerId: string): E[] =>
+  JSON.parse(JSON.stringify(events).replace(/"id-(\d+)"/g, `"${ownerId}-$1"`)) as E[];
+
+/**
+ * Appends each history to the stream of the wallet `ids[w]` (its ids made that owner's, {@link ownIds}),
+ * interleaved in the log chunk by chunk so that a reader's pages mix wallets: in round `r` history `w` appends its
+ * next `chunkSizes[(r + w) % chunkSizes.length]` events. `fold()` is awaited after every `foldEvery`-th round (the
+ * second, then every `foldEvery` more: a projection folds mid-history). Then deletes the wallet streams whose
+ * `deleted[w]` is true, never the first.
+ */
+export const appendInterleaved = async (
+  store: EventStore,
+  ids: string[],
+  histories: { events: WalletEvent[] }[],
+  options: { chunkSizes: number[]; deleted: boolean[]; foldEvery: number; fold: () => Promise<void> },
+): Promise<void> => {
+  const { chunkSizes, deleted, foldEvery, fold } = options;
+  const cursors = histories.map(() => 0);
+  for (let round = 0, progressed = true; progressed; round++) {
+    progressed = false;
+    for (const [w, { events }] of histories.entries()) {
+      const from = cursors[w]!;
+      if (from >= events.length) continue;
+      const size = chunkSizes[(round + w) % chunkSizes.length]!;
+      await store.append(walletStreamId(ids[w]!), ownIds(events.slice(from, from + size), ids[w]!));
+      cursors[w] = from + size;
+      progressed = true;
+    }
+    if (round % foldEvery === 1) await fold();
+  }
+  for (const [w, gone] of deleted.entries())
+    if (gone && w < ids.length && w > 0) await store.deleteStream(walletStreamId(ids[w]!));
+};
