@@ -12,6 +12,7 @@ import { isExpiry } from '../../domain/wallet/expiry';
 import type { RecordedEvent } from '../../ports/event-store';
 import type { OrderStatus } from '../../projections/orders';
 import { ownerIdOf, type Principal } from '../auth/principal';
+import { addToKeyedSet, deleteFromKeyedSet } from '../core/keyed-sets';
 import type { Services } from '../services';
 import type { WalletEvents } from '../trading/wallet-follow';
 import { type BalanceLine, balances } from './account';
@@ -134,15 +135,8 @@ export const onUserDataStreamEnd = (
   listener: () => void,
 ): (() => void) => {
   const r = registryOf(services);
-  let set = r.onEnd.get(listenKey);
-  if (!set) {
-    set = new Set();
-    r.onEnd.set(listenKey, set);
-  }
-  set.add(listener);
-  return () => {
-    r.onEnd.get(listenKey)?.delete(listener);
-  };
+  addToKeyedSet(r.onEnd, listenKey, listener);
+  return () => deleteFromKeyedSet(r.onEnd, listenKey, listener);
 };
 
 // --- What a user data stream delivers: each wallet event as order and balance updates ---

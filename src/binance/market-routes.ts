@@ -7,7 +7,7 @@ import { RATE_LIMIT_GROUPS, RATE_LIMIT_WINDOW_MS } from '../application/rate-lim
 import type { MarketServices } from '../market/services';
 import { publicEndpoint } from './door';
 import { BinanceError, CODES } from './errors';
-import { type BinanceParams, intParam, optional, required, symbolsParam } from './params';
+import { type BinanceParams, intParam, optional, required, symbolsParam, timeWindowParams } from './params';
 import { aggTrade, kline, publicTrade, symbolInfo, ticker24hr } from './present';
 
 /**
@@ -22,6 +22,10 @@ const marketOf = (app: FastifyInstance): MarketServices => {
   return market;
 };
 
+/** A public endpoint counted in `market` that reads the venue's market data (503 when it is not running). */
+const marketEndpoint = (fn: (m: MarketServices, params: BinanceParams) => unknown) =>
+  publicEndpoint('market', ({ params, request }) => fn(marketOf(request.server), params));
+
 /** The symbols a request names (`symbol` or `symbols`), each a known pair (-1121); undefined for every pair. */
 const namedSymbols = (m: MarketServices, p: BinanceParams): string[] | undefined => {
   const one = optional(p, 'symbol');
@@ -35,6 +39,26 @@ const namedSymbols = (m: MarketServices, p: BinanceParams): string[] | undefined
   for (const s of symbols ?? []) m.requirePair(s);
   return symbols;
 };
+
+/**
+ * What a ticker request asks for: `one` when it named a single `symbol` (the answer is then one object, and a pair
+ * without a price is an error), else the named `symbols` in the order given, or every priced pair by symbol.
+ */
+const requestedSymbols = (m: MarketServices, p: BinanceParams): { one: boolean; symbols: string[] } => {
+  const named = namedSymbols(m, p);
+  if (named) return { one: optional(p, 'symbol') !== undefined, symbols: named };
+  return {
+    one: false,
+    symbols: m
+      .prices()
+      .map((price) => price.symbol)
+      .sort(),
+  };
+};
+
+/** The request's `symbol` (-1102 without one), a pair that is trading (as {@link MarketServices.requirePair}). */
+const tradingPair = (m: MarketServices, p: BinanceParams) =>
+  m.requirePair(required(p, 'symbol'), { active: true });
 
 /** The top of the synthetic book, or undefined without a price. */
 const topOf = (m: MarketServices, symbol: string) => {
@@ -77,8 +101,7 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/exchangeInfo',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
+    marketEndpoint((m, params) => {
       const named = namedSymbols(m, params);
       const pairs = named ? named.map((s) => m.requirePair(s)) : m.pairs();
       return {
@@ -106,8 +129,7 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/ticker/price',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
+    marketEndpoint((m, params) => {
       const named = namedSymbols(m, params);
       if (named && optional(params, 'symbol') !== undefined) {
         const p = m.getPrice(named[0]!);
@@ -124,19 +146,12 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/ticker/24hr',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
-      const named = namedSymbols(m, params);
-      if (named && optional(params, 'symbol') !== undefined) {
-        const t = m.ticker(named[0]!);
+    marketEndpoint((m, params) => {
+      const { one, symbols } = requestedSymbols(m, params);
+      if (one) {
+        const t = m.ticker(symbols[0]!);
         return ticker24hr(t, topOf(m, t.symbol));
       }
-      const symbols =
-        named ??
-        m
-          .prices()
-          .map((p) => p.symbol)
-          .sort();
       const out = [];
       for (const symbol of symbols) {
         try {
@@ -151,16 +166,8 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/ticker/bookTicker',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
-      const named = namedSymbols(m, params);
-      const one = named && optional(params, 'symbol') !== undefined;
-      const symbols =
-        named ??
-        m
-          .prices()
-          .map((p) => p.symbol)
-          .sort();
+    marketEndpoint((m, params) => {
+      const { one, symbols } = requestedSymbols(m, params);
       const out = [];
       for (const symbol of symbols) {
         const top = one ? topOfOrThrow(m, symbol) : topOf(m, symbol);
@@ -179,8 +186,7 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/avgPrice',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
+    marketEndpoint((m, params) => {
       const p = m.getPrice(required(params, 'symbol'));
       // The venue's price is the live mark, not a 5-minute average (docs/binance-compatibility.md).
       return { mins: 5, price: p.price, closeTime: Math.floor(p.time) };
@@ -190,8 +196,7 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
   const klines = publicEndpoint('market', ({ params, request }) => {
     const interval = intervalOf(params);
     const limit = intParam(params, 'limit', { min: 1, max: 1000 }, 500);
-    const start = intParam(params, 'startTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
-    const end = intParam(params, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
+    const { start, end } = timeWindowParams(params);
     if (start !== undefined && end !== undefined && start > end) {
       throw new BinanceError(CODES.INVALID_PARAMETER, 'startTime is after endTime.');
     }
@@ -211,9 +216,8 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/depth',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
-      const pair = m.requirePair(required(params, 'symbol'), { active: true });
+    marketEndpoint((m, params) => {
+      const pair = tradingPair(m, params);
       const limit = intParam(params, 'limit', { min: 1, max: 5000 }, 100);
       const book = m.orderBook(pair.symbol, bookDepth(limit));
       return {
@@ -226,9 +230,8 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/trades',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
-      const pair = m.requirePair(required(params, 'symbol'), { active: true });
+    marketEndpoint((m, params) => {
+      const pair = tradingPair(m, params);
       const limit = intParam(params, 'limit', { min: 1, max: 1000 }, 500);
       return m.recentTrades(pair.symbol, Math.min(limit, 500)).reverse().map(publicTrade);
     }),
@@ -236,12 +239,10 @@ export const marketRoutes = async (app: FastifyInstance): Promise<void> => {
 
   app.get(
     '/aggTrades',
-    publicEndpoint('market', ({ params }) => {
-      const m = marketOf(app);
-      const pair = m.requirePair(required(params, 'symbol'), { active: true });
+    marketEndpoint((m, params) => {
+      const pair = tradingPair(m, params);
       const limit = intParam(params, 'limit', { min: 1, max: 1000 }, 500);
-      const start = intParam(params, 'startTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
-      const end = intParam(params, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
+      const { start, end } = timeWindowParams(params);
       return m
         .recentTrades(pair.symbol, 500)
         .reverse()

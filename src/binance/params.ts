@@ -79,6 +79,15 @@ export const intParam = <F extends number | undefined>(
 };
 
 /**
+ * Binance's optional `startTime`/`endTime` (epoch ms, each 0 to `Number.MAX_SAFE_INTEGER`, -1100/-1130 as
+ * {@link intParam}), read in that order; undefined where absent. Whether start may follow end is the endpoint's.
+ */
+export const timeWindowParams = (p: BinanceParams): { start?: number; end?: number } => ({
+  start: intParam(p, 'startTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined),
+  end: intParam(p, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined),
+});
+
+/**
  * The `symbols` parameter: a JSON array of symbols (`["BTCUSDT","ETHUSDT"]`, as Binance takes it), upper-cased;
  * undefined when absent; -1100 when it is not such an array.
  */

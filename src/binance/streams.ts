@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { fromUnits } from '../../domain/market/decimal';
 import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../domain/market/intervals';
+import { addToKeyedSet, deleteFromKeyedSet } from '../core/keyed-sets';
 import type { MarketServices, OrderBook } from '../market/services';
 import type { PriceTick } from '../market/ticks';
 import {
@@ -138,14 +139,7 @@ export class MarketStreamHub {
     if (!entry) {
       entry = { name, stream, listeners: new Set(), dirty: true };
       this.entries.set(name, entry);
-      if ('symbol' in stream) {
-        let set = this.bySymbol.get(stream.symbol);
-        if (!set) {
-          set = new Set();
-          this.bySymbol.set(stream.symbol, set);
-        }
-        set.add(entry);
-      }
+      if ('symbol' in stream) addToKeyedSet(this.bySymbol, stream.symbol, entry);
       if (stream.kind === 'diffDepth') {
         // The book as it is now is the base of the first update (U = its id + 1): a client's REST snapshot taken
         // after subscribing has an id at least this one, which Binance's "manage a local order book" steps need.
@@ -163,11 +157,7 @@ export class MarketStreamHub {
       e.listeners.delete(listener);
       if (e.listeners.size > 0) return;
       this.entries.delete(name);
-      if ('symbol' in e.stream) {
-        const set = this.bySymbol.get(e.stream.symbol);
-        set?.delete(e);
-        if (set?.size === 0) this.bySymbol.delete(e.stream.symbol);
-      }
+      if ('symbol' in e.stream) deleteFromKeyedSet(this.bySymbol, e.stream.symbol, e);
     };
   }
 

@@ -29,7 +29,7 @@ import {
 } from '../application/trading';
 import { signedEndpoint } from './door';
 import { BinanceError, CODES, invalidParam, missingParam } from './errors';
-import { type BinanceParams, decimalParam, intParam, optional, required } from './params';
+import { type BinanceParams, decimalParam, intParam, optional, required, timeWindowParams } from './params';
 import {
   cancelledListOut,
   cancelledOut,
@@ -299,10 +299,16 @@ const bps = (rate: string): number => Math.round(Number(rate) * 10_000);
 /** `limit` of the list endpoints: default 500, at most 1,000 (Binance's bounds). */
 const listLimit = (p: BinanceParams) => intParam(p, 'limit', { min: 1, max: 1000 }, 500);
 
+/** The request's `symbol` (-1102 without one), normalised, and a listed pair where market data runs. */
+const listedSymbol = (call: Call, p: BinanceParams): string => {
+  const symbol = normalizeSymbol(required(p, 'symbol'));
+  call.services.market?.requirePair(symbol);
+  return symbol;
+};
+
 /** Keeps the rows within Binance's optional `startTime`/`endTime` (ms, inclusive) and returns them oldest first. */
 const inTimeRange = <R>(rows: R[], p: BinanceParams, timeOf: (r: R) => number): R[] => {
-  const start = intParam(p, 'startTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
-  const end = intParam(p, 'endTime', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
+  const { start, end } = timeWindowParams(p);
   return rows
     .filter((r) => (start === undefined || timeOf(r) >= start) && (end === undefined || timeOf(r) <= end))
     .reverse();
@@ -475,8 +481,7 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
   app.delete(
     '/openOrders',
     signedEndpoint('orders', 'cancel', async ({ call, params }) => {
-      const symbol = normalizeSymbol(required(params, 'symbol'));
-      call.services.market?.requirePair(symbol);
+      const symbol = listedSymbol(call, params);
       const open = await listOpenOrders(call, { symbol, limit: 1000, offset: 0 });
       const rows = new Map(open.rows.map((r) => [r.order_id, r]));
       const cancelled = await cancelOpenOrdersOf(call, symbol);
@@ -490,8 +495,7 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
   app.get(
     '/allOrders',
     signedEndpoint('general', 'read', async ({ call, params }) => {
-      const symbol = normalizeSymbol(required(params, 'symbol'));
-      call.services.market?.requirePair(symbol);
+      const symbol = listedSymbol(call, params);
       const limit = listLimit(params);
       const fromId = optional(params, 'orderId');
       const page = await listOrders(call, { symbol, limit: fromId ? 1000 : limit, offset: 0 });
@@ -507,8 +511,7 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
   app.get(
     '/myTrades',
     signedEndpoint('general', 'read', async ({ call, params }) => {
-      const symbol = normalizeSymbol(required(params, 'symbol'));
-      call.services.market?.requirePair(symbol);
+      const symbol = listedSymbol(call, params);
       const limit = listLimit(params);
       const orderId = optional(params, 'orderId')?.toLowerCase();
       const page = await listTrades(call, { symbol, limit: orderId ? 1000 : limit, offset: 0 });

@@ -7,6 +7,7 @@ import { isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { intervalText } from '../../contract/common';
 import type { candleMessageData } from '../../contract/ws';
+import { addToKeyedSet, deleteFromKeyedSet } from '../../core/keyed-sets';
 import type { MarketServices } from '../../market/services';
 import type { PriceTick } from '../../market/ticks';
 import type { WsChannel, WsChannelFactory } from './registry';
@@ -89,12 +90,7 @@ class CandleHub {
     if (!stream) {
       stream = { symbol, interval, listeners: new Set(), forming: undefined };
       this.streams.set(key, stream);
-      let set = this.bySymbol.get(symbol);
-      if (!set) {
-        set = new Set();
-        this.bySymbol.set(symbol, set);
-      }
-      set.add(stream);
+      addToKeyedSet(this.bySymbol, symbol, stream);
     }
     const s = stream;
     s.listeners.add(listener);
@@ -102,9 +98,7 @@ class CandleHub {
       s.listeners.delete(listener);
       if (s.listeners.size > 0) return;
       this.streams.delete(key);
-      const set = this.bySymbol.get(symbol);
-      set?.delete(s);
-      if (set?.size === 0) this.bySymbol.delete(symbol);
+      deleteFromKeyedSet(this.bySymbol, symbol, s);
     };
   }
 

@@ -4,6 +4,7 @@ import { normalizeSymbol } from '../../../domain/market/pair';
 import { isoMicros, isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import type { tickerMessageData } from '../../contract/ws';
+import { addToKeyedSet, deleteFromKeyedSet } from '../../core/keyed-sets';
 import type { MarketServices } from '../../market/services';
 import type { PriceTick } from '../../market/ticks';
 import type { WsChannel, WsChannelFactory } from './registry';
@@ -68,16 +69,8 @@ export class TickerHub {
   }
 
   listen(symbol: string, listener: Listener): () => void {
-    let set = this.perSymbol.get(symbol);
-    if (!set) {
-      set = new Set();
-      this.perSymbol.set(symbol, set);
-    }
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0) this.perSymbol.delete(symbol);
-    };
+    addToKeyedSet(this.perSymbol, symbol, listener);
+    return () => deleteFromKeyedSet(this.perSymbol, symbol, listener);
   }
 
   listenAll(listener: Listener): () => void {
