@@ -11,8 +11,10 @@ import {
   intervalInput,
   intervalQuery,
   intervalText,
+  ohlcvFields,
   pageEnvelope,
   pageFields,
+  pageResponse,
   timestamp,
 } from './common';
 import { gapSchema } from './market';
@@ -134,11 +136,7 @@ const positionOut = z.object({
 });
 
 const candlePrices = z.object({
-  open: decimalOutput,
-  high: decimalOutput,
-  low: decimalOutput,
-  close: decimalOutput,
-  volume: decimalOutput,
+  ...ohlcvFields,
   time: timestamp.describe('open time of the candle (closed at or before virtual time)'),
 });
 
@@ -263,10 +261,7 @@ export const openOrdersQuery = z.object({
   symbol: symbolInput.optional(),
   ...pageFields(200, 100),
 });
-export const ordersResponse = z.object({
-  orders: z.array(sandboxOrder),
-  ...pageEnvelope(),
-});
+export const ordersResponse = pageResponse('orders', sandboxOrder);
 
 /** A sandbox cancel answers exactly like a live one. */
 export { cancelResponse as sandboxCancelResponse } from './trading';
@@ -303,10 +298,7 @@ export const historyQuery = z.object({
   side: z.enum(ORDER_SIDES).optional(),
   ...pageFields(500, 50),
 });
-export const historyResponse = z.object({
-  trades: z.array(sandboxFill),
-  ...pageEnvelope(),
-});
+export const historyResponse = pageResponse('trades', sandboxFill);
 
 export const priceResponse = z.object({
   symbol: z.string(),
@@ -324,11 +316,7 @@ export const pricesResponse = z.object({
 
 export const tickerResponse = z.object({
   symbol: z.string(),
-  open: decimalOutput,
-  high: decimalOutput,
-  low: decimalOutput,
-  close: decimalOutput,
-  volume: decimalOutput,
+  ...ohlcvFields,
   quote_volume: decimalOutput,
   change: decimalOutput,
   change_pct: decimalOutput,
@@ -351,11 +339,7 @@ export const candlesResponse = z.object({
   candles: z.array(
     z.object({
       time: timestamp,
-      open: decimalOutput,
-      high: decimalOutput,
-      low: decimalOutput,
-      close: decimalOutput,
-      volume: decimalOutput,
+      ...ohlcvFields,
       trade_count: z.number().int(),
     }),
   ),
@@ -497,10 +481,7 @@ export const listQuery = z.object({
   sort_by: z.enum(['roi_pct', 'sharpe_ratio', 'created_at']).default('created_at'),
   ...pageFields(200, 20),
 });
-export const listResponse = z.object({
-  backtests: z.array(listItem),
-  ...pageEnvelope(),
-});
+export const listResponse = pageResponse('backtests', listItem);
 
 export const compareQuery = z.object({
   sessions: z.string().min(1).max(2200).describe('comma-separated session ids (1 to 20)'),

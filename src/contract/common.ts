@@ -43,6 +43,27 @@ export const pageEnvelope = () => ({
   offset: z.number().int(),
 });
 
+/**
+ * A list response: the rows under `key` (an array of `item`), then {@link pageEnvelope}'s `total`, `limit` and
+ * `offset`. One shape for every door's lists (orders, fills, sessions); a list with more fields extends it.
+ */
+export const pageResponse = <K extends string, T extends z.ZodType>(key: K, item: T) =>
+  z.object({ [key]: z.array(item), ...pageEnvelope() } as Record<K, z.ZodArray<T>> &
+    ReturnType<typeof pageEnvelope>);
+
+/**
+ * The price figures of a candle or a ticker window: `open`, `high`, `low`, `close` (USDT) and `volume` (base
+ * asset), decimal strings, to spread into a response object (a field spread after it with its own description
+ * keeps its place).
+ */
+export const ohlcvFields = {
+  open: decimalOutput,
+  high: decimalOutput,
+  low: decimalOutput,
+  close: decimalOutput,
+  volume: decimalOutput,
+};
+
 /** ISO 8601 UTC timestamp on output. */
 export const timestamp = z.string().describe('ISO 8601 UTC timestamp');
 

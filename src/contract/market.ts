@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { INTERVALS } from '../../domain/market/intervals';
-import { decimalOutput, intervalQuery, timestamp } from './common';
+import { decimalOutput, intervalQuery, ohlcvFields, timestamp } from './common';
 
 /**
  * Schemas of the public market-data endpoints (spec "Market data endpoints", "Market records", "Limits"), shared
@@ -64,10 +64,7 @@ export const tickersResponse = z.record(z.string(), batchTickerSchema);
 /** One candle (spec "Market records"). */
 export const candleSchema = z.object({
   time: timestamp.describe('open time of the candle'),
-  open: decimalOutput,
-  high: decimalOutput,
-  low: decimalOutput,
-  close: decimalOutput,
+  ...ohlcvFields,
   volume: decimalOutput.describe('base-asset volume'),
   trade_count: z.number().int().describe('number of trades; 0 when the source file lacks the column'),
 });

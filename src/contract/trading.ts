@@ -15,7 +15,7 @@ import type {
 import type { OrderInput } from '../application/trading';
 import type { WalletAuditReport } from '../audit/wallet-audit';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, pageEnvelope, pageFields, timestamp } from './common';
+import { decimalInput, decimalOutput, pageFields, pageResponse, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
 export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
@@ -424,6 +424,20 @@ const nextCursor = z
   .nullable()
   .describe('send as cursor to get the next page (cost independent of depth); null on the last page');
 
+/**
+ * A keyset-paged list query: the list's `filters`, {@link pageFields} (`limit` up to `max`, default `fallback`;
+ * `offset`) and `cursor`, refusing a cursor with a non-zero offset.
+ */
+const cursorPageQuery = <S extends z.ZodRawShape>(filters: S, max: number, fallback: number) =>
+  z
+    .object({ ...filters, ...pageFields(max, fallback), cursor: pageCursor })
+    // A generic shape's output is not known to hold `cursor` and `offset`; the spread fields above are them.
+    .refine((q) => oneStart(q as Parameters<typeof oneStart>[0]), ONE_START);
+
+/** A keyset-paged list response: {@link pageResponse} of `item` under `key`, then `next_cursor`. */
+const cursorPageResponse = <K extends string, T extends z.ZodType>(key: K, item: T) =>
+  pageResponse(key, item).extend({ next_cursor: nextCursor });
+
 /** One fill of an order with the fill model's record (docs/trading-rules.md, "The fill model"). */
 export const orderFillResponse = z.object({
   trade_id: z.string(),
@@ -470,31 +484,24 @@ const clientOrderIdFilter = z
   .describe('only the orders placed with this client_order_id');
 
 /** `GET /trade/orders` query. */
-export const listOrdersQuery = z
-  .object({
+export const listOrdersQuery = cursorPageQuery(
+  {
     status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
     symbol: symbolInput.optional(),
     client_order_id: clientOrderIdFilter,
-    ...pageFields(500, 100),
-    cursor: pageCursor,
-  })
-  .refine(oneStart, ONE_START);
+  },
+  500,
+  100,
+);
 
 /** `GET /trade/orders/open` query (spec: `limit`, `offset`; `symbol` filters like `GET /trade/orders`). */
-export const openOrdersQuery = z
-  .object({
-    symbol: symbolInput.optional(),
-    client_order_id: clientOrderIdFilter,
-    ...pageFields(200, 100),
-    cursor: pageCursor,
-  })
-  .refine(oneStart, ONE_START);
+export const openOrdersQuery = cursorPageQuery(
+  { symbol: symbolInput.optional(), client_order_id: clientOrderIdFilter },
+  200,
+  100,
+);
 
-export const orderListResponse = z.object({
-  orders: z.array(orderResponse),
-  ...pageEnvelope(),
-  next_cursor: nextCursor,
-});
+export const orderListResponse = cursorPageResponse('orders', orderResponse);
 
 export const cancelResponse = z.object({
   order_id: z.string(),
@@ -511,14 +518,11 @@ export const cancelAllResponse = z.object({
 });
 
 /** `GET /trade/history` query. */
-export const historyQuery = z
-  .object({
-    symbol: symbolInput.optional(),
-    side: z.enum(ORDER_SIDES).optional(),
-    ...pageFields(500, 50),
-    cursor: pageCursor,
-  })
-  .refine(oneStart, ONE_START);
+export const historyQuery = cursorPageQuery(
+  { symbol: symbolInput.optional(), side: z.enum(ORDER_SIDES).optional() },
+  500,
+  50,
+);
 
 export const tradeResponse = z.object({
   trade_id: z.string(),
@@ -537,11 +541,7 @@ export const tradeResponse = z.object({
   executed_at: timestamp,
 });
 
-export const historyResponse = z.object({
-  trades: z.array(tradeResponse),
-  ...pageEnvelope(),
-  next_cursor: nextCursor,
-});
+export const historyResponse = cursorPageResponse('trades', tradeResponse);
 
 /** Balance (spec "Balance"). */
 export const balanceEntry = z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { INTERVALS } from '../../domain/market/intervals';
 import { ORDER_SIDES } from '../../domain/trading/orders';
 import { BATTLE_STATUSES } from './battle';
-import { decimalOutput, timestamp } from './common';
+import { decimalOutput, ohlcvFields, timestamp } from './common';
 
 /**
  * The `data` of the `/ws/v1` server messages that no REST schema already describes (docs/market-data.md
@@ -66,11 +66,7 @@ export const candleMessageData = z.object({
   interval: z.enum(INTERVALS),
   time: timestamp.describe('open time of the candle (wall clock, like the ticks)'),
   close_time: timestamp.describe('last millisecond the candle covers'),
-  open: decimalOutput,
-  high: decimalOutput,
-  low: decimalOutput,
-  close: decimalOutput,
-  volume: decimalOutput,
+  ...ohlcvFields,
   quote_volume: decimalOutput,
   trade_count: z.number().int(),
   is_closed: z.boolean().describe('false while the candle forms; true on `candle_closed`'),
