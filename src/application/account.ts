@@ -1,3 +1,4 @@
+import type { CommandMeta } from '../../commands/metadata';
 import { type HistoryOffer, historySpacing } from '../../commands/snapshots';
 import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
@@ -7,7 +8,7 @@ import { type Dec, dec, fmt, HUNDRED, roundHalfEven8, ZERO } from '../../domain/
 import { feeRatesOf } from '../../domain/trading/fees';
 import { type SessionStartedData, type WalletResetData, walletStreamId } from '../../domain/wallet/events';
 import type { TradingMode, TradingModeState } from '../../domain/wallet/mode';
-import type { RecordedEvent } from '../../ports/event-store';
+import type { LogPosition, RecordedEvent } from '../../ports/event-store';
 import type { ReadModelName } from '../../projections/registry';
 import { getAccount } from '../../queries/accounts';
 import { getAgent } from '../../queries/agents';
@@ -417,19 +418,32 @@ const equityOf = async (
   return equity;
 };
 
-/** Switches the primary mode; active backtests keep running. Refused for an archived agent's key. */
-export const setMode = async (
+/**
+ * A setting of the caller's wallet (its mode, its fill model): `command` is given the wallet commands, the owner and
+ * the call's command metadata; answers the state it reports once the read models include it. Refused for an
+ * archived agent's key (`assertAgentActive`), before anything is sent.
+ */
+const walletSetting = async <S>(
   call: Call,
-  input: { mode: TradingMode; strategyLabel: string | null },
-): Promise<TradingModeState> => {
+  command: (
+    wallets: ReturnType<typeof trading>['wallets'],
+    owner: ReturnType<typeof ownerOf>,
+    meta: CommandMeta,
+  ) => Promise<{ state: S; position?: LogPosition | undefined }>,
+): Promise<S> => {
   assertAgentActive(call.caller);
   const { wallets } = trading(call.services);
-  const result = await settled(
-    call,
-    wallets.setMode(ownerOf(call), input.mode, input.strategyLabel, commandMeta(call)),
-  );
-  return result.state;
+  return (await settled(call, command(wallets, ownerOf(call), commandMeta(call)))).state;
 };
+
+/** Switches the primary mode; active backtests keep running. Refused for an archived agent's key. */
+export const setMode = (
+  call: Call,
+  input: { mode: TradingMode; strategyLabel: string | null },
+): Promise<TradingModeState> =>
+  walletSetting(call, (wallets, owner, meta) =>
+    wallets.setMode(owner, input.mode, input.strategyLabel, meta),
+  );
 
 /** The wallet's fill model (`GET` / `PUT /account/fill-model`; docs/trading-rules.md, "Choosing a model"). */
 export interface FillModelView {
@@ -458,13 +472,10 @@ export const setFillModel = async (
   call: Call,
   input: { fillModel: string; participationPct?: number | undefined },
 ): Promise<FillModelView> => {
-  assertAgentActive(call.caller);
-  const { wallets } = trading(call.services);
-  const outcome = await settled(
-    call,
-    wallets.setFillModel(ownerOf(call), input.fillModel, input.participationPct, commandMeta(call)),
+  const state = await walletSetting(call, (wallets, owner, meta) =>
+    wallets.setFillModel(owner, input.fillModel, input.participationPct, meta),
   );
-  return { fillModel: outcome.state.fillModel, participationPct: outcome.state.participationPct };
+  return { fillModel: state.fillModel, participationPct: state.participationPct };
 };
 
 /** A page of the wallet's event log (auditors): events after revision `after`, at most `limit`. */

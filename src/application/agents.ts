@@ -1,8 +1,10 @@
 import type { AgentCommandResult, CreateAgentInput } from '../../commands/agents';
+import type { CommandMeta } from '../../commands/metadata';
 import { agentNotOwned } from '../../domain/agent/decide';
 import type { AgentProfileFields } from '../../domain/agent/events';
 import type { AgentState } from '../../domain/agent/state';
 import type { RiskProfile } from '../../domain/shared/risk-profile';
+import type { LogPosition } from '../../ports/event-store';
 import { type AgentView, getAgent as findAgent, listAgents as findAgents } from '../../queries/agents';
 import { identity } from '../auth/install';
 import { renderSkill } from '../skill/render-skill';
@@ -35,15 +37,35 @@ export type CreatedAgent = Pick<AgentCommandResult, 'agent'> & { apiKey: string;
 /** The agent commands of the venue. */
 const agents = (call: Call) => identity(call.services).agents;
 
+/**
+ * One agent command of the caller's account: `run` is given the venue's agent commands, the account id and the
+ * call's command metadata, and sends the command.
+ */
+type AgentCommand<O = AgentCommandResult> = (
+  commands: ReturnType<typeof agents>,
+  accountId: string,
+  meta: CommandMeta,
+) => Promise<O>;
+
+/** Runs `command` for the caller's account and answers its outcome once the read models include it. */
+const settledCommand = <O extends { position?: LogPosition | undefined }>(
+  call: Call,
+  command: AgentCommand<O>,
+): Promise<O> => settled(call, command(agents(call), call.caller.accountId, commandMeta(call)));
+
+/** The agent's state after `command`, once the read models include it. */
+const agentAfter = async (call: Call, command: AgentCommand): Promise<AgentState> =>
+  (await settledCommand(call, command)).agent;
+
 /** A create, clone or regenerate command's outcome once the read models include it, as {@link CreatedAgent}. */
-const created = async (call: Call, command: Promise<AgentCommandResult>): Promise<CreatedAgent> => {
-  const result = await settled(call, command);
+const created = async (call: Call, command: AgentCommand): Promise<CreatedAgent> => {
+  const result = await settledCommand(call, command);
   return { agent: result.agent, apiKey: result.apiKey!, apiSecret: result.apiSecret! };
 };
 
 /** Creates an agent with its own key, wallet and risk profile (at most 100 per account: `VALIDATION_ERROR`). */
 export const createAgent = async (call: Call, input: CreateAgentInput): Promise<CreatedAgent> =>
-  created(call, identity(call.services).agents.create(call.caller.accountId, input, commandMeta(call)));
+  created(call, (a, accountId, meta) => a.create(accountId, input, meta));
 
 /** The account's agents, archived ones only when asked, with the total count. */
 export const listAgents = async (
@@ -62,20 +84,12 @@ export const updateAgent = async (
   call: Call,
   agentId: string,
   changes: Partial<AgentProfileFields>,
-): Promise<AgentState> => {
-  const result = await settled(
-    call,
-    agents(call).update(call.caller.accountId, agentId, changes, commandMeta(call)),
-  );
-  return result.agent;
-};
+): Promise<AgentState> =>
+  agentAfter(call, (a, accountId, meta) => a.update(accountId, agentId, changes, meta));
 
 /** Copies risk profile, tags, model and framework into a new agent with a fresh balance and key. */
 export const cloneAgent = async (call: Call, agentId: string, newName?: string): Promise<CreatedAgent> =>
-  created(
-    call,
-    identity(call.services).agents.clone(call.caller.accountId, agentId, newName, commandMeta(call)),
-  );
+  created(call, (a, accountId, meta) => a.clone(accountId, agentId, newName, meta));
 
 /**
  * Resets an agent: a new session at its starting balance, status `active`, trade history kept. Its wallet follows
@@ -83,25 +97,23 @@ export const cloneAgent = async (call: Call, agentId: string, newName?: string):
  * order and no lock.
  */
 export const resetAgent = async (call: Call, agentId: string): Promise<AgentState> => {
-  const result = await settled(call, agents(call).reset(call.caller.accountId, agentId, commandMeta(call)));
+  const agent = await agentAfter(call, (a, accountId, meta) => a.reset(accountId, agentId, meta));
   if (call.services.trading) {
     await syncWalletToOwner(call.services, { accountId: call.caller.accountId, agentId }, commandMeta(call));
   }
-  return result.agent;
+  return agent;
 };
 
 /** Archives an agent: data kept, key refused for new trading requests, hidden from default lists. */
-export const archiveAgent = async (call: Call, agentId: string): Promise<AgentState> => {
-  const result = await settled(call, agents(call).archive(call.caller.accountId, agentId, commandMeta(call)));
-  return result.agent;
-};
+export const archiveAgent = (call: Call, agentId: string): Promise<AgentState> =>
+  agentAfter(call, (a, accountId, meta) => a.archive(accountId, agentId, meta));
 
 /**
  * Deletes an agent for good: its streams, read models and key material. An agent in a running live battle:
  * `BATTLE_INVALID_STATE` 409.
  */
 export const deleteAgent = async (call: Call, agentId: string): Promise<void> => {
-  await settled(call, agents(call).remove(call.caller.accountId, agentId, commandMeta(call)));
+  await settledCommand(call, (a, accountId, meta) => a.remove(accountId, agentId, meta));
 };
 
 /** The agent's full API key (decrypted) with its state. */
@@ -110,10 +122,7 @@ export const revealAgentKey = (call: Call, agentId: string): Promise<{ apiKey: s
 
 /** Replaces the agent's key; the old key is refused from now on. */
 export const regenerateAgentKey = async (call: Call, agentId: string): Promise<CreatedAgent> =>
-  created(
-    call,
-    identity(call.services).agents.regenerateKey(call.caller.accountId, agentId, commandMeta(call)),
-  );
+  created(call, (a, accountId, meta) => a.regenerateKey(accountId, agentId, meta));
 
 /**
  * A new HMAC signing secret for the agent's key (docs/operations.md "Signing secrets"), replacing the previous one
@@ -140,13 +149,9 @@ export const updateAgentRiskProfile = async (
   call: Call,
   agentId: string,
   input: Partial<RiskProfile>,
-): Promise<RiskProfile> => {
-  const result = await settled(
-    call,
-    agents(call).updateRiskProfile(call.caller.accountId, agentId, input, commandMeta(call)),
-  );
-  return result.agent.riskProfile!;
-};
+): Promise<RiskProfile> =>
+  (await agentAfter(call, (a, accountId, meta) => a.updateRiskProfile(accountId, agentId, input, meta)))
+    .riskProfile!;
 
 /**
  * The agent's `skill.md`: Markdown instructions for an LLM agent with its key injected, its limits and the

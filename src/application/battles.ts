@@ -1,4 +1,5 @@
 import type { BattleCaller, BattleChanges, BattleOutcome, LoadedBattle } from '../../commands/battle';
+import type { CommandMeta } from '../../commands/metadata';
 import { closedAt } from '../../domain/backtest/advance';
 import { progressPct } from '../../domain/backtest/clock';
 import type { BattleRequest } from '../../domain/battle/config';
@@ -31,8 +32,19 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const callerOf = (call: Call): BattleCaller => ({ accountId: call.caller.accountId });
 const commands = (call: Call) => battleServices(call.services).commands;
 
-/** A battle command's answer once the read models include it: the battle view. */
-const answered = async (call: Call, outcome: BattleOutcome) => {
+/**
+ * Runs one battle command of the caller (`command` is given the battle commands, the caller and the call's command
+ * metadata) and answers the battle view once the read models include it.
+ */
+const answered = async (
+  call: Call,
+  command: (
+    battles: ReturnType<typeof commands>,
+    caller: BattleCaller,
+    meta: CommandMeta,
+  ) => Promise<BattleOutcome>,
+) => {
+  const outcome = await command(commands(call), callerOf(call), commandMeta(call));
   await awaitReadModels(call, outcome.position);
   return battleOut(outcome.battle);
 };
@@ -45,7 +57,7 @@ const invalidState = (battle: LoadedBattle, action: string, allowed: string[]) =
 
 /** Creates a draft battle (defaults: live, 10,000 USDT, `roi_pct`, no time limit). */
 export const createBattle = async (call: Call, request: BattleRequest) =>
-  answered(call, await commands(call).create(callerOf(call), request, commandMeta(call)));
+  answered(call, (c, caller, meta) => c.create(caller, request, meta));
 
 /** The caller's battles, newest first (filter by status), with the total count. */
 export const listBattles = async (
@@ -70,7 +82,7 @@ export const getBattle = async (call: Call, id: string) =>
 
 /** Updates the configuration of a draft (absent fields keep their value; switching to `live` drops the backtest config). */
 export const updateBattle = async (call: Call, id: string, changes: BattleChanges) =>
-  answered(call, await commands(call).update(callerOf(call), id, changes, commandMeta(call)));
+  answered(call, (c, caller, meta) => c.update(caller, id, changes, meta));
 
 /** Deletes a draft, or cancels an active or paused battle; completed or cancelled: `BATTLE_INVALID_STATE` 409. */
 export const deleteBattle = async (call: Call, id: string) => {
@@ -84,18 +96,18 @@ export const deleteBattle = async (call: Call, id: string) => {
 
 /** Adds an agent of the caller to a draft. */
 export const addParticipant = async (call: Call, id: string, agentId: string) =>
-  answered(call, await commands(call).addParticipant(callerOf(call), id, agentId, commandMeta(call)));
+  answered(call, (c, caller, meta) => c.addParticipant(caller, id, agentId, meta));
 
 /** Removes an agent from a draft. */
 export const removeParticipant = async (call: Call, id: string, agentId: string) =>
-  answered(call, await commands(call).removeParticipant(callerOf(call), id, agentId, commandMeta(call)));
+  answered(call, (c, caller, meta) => c.removeParticipant(caller, id, agentId, meta));
 
 /**
  * Locks the configuration and begins (at least 2 participants): live, every participant's wallet starts a fresh
  * session; historical, the virtual clock starts with one sandbox wallet per participant.
  */
 export const startBattle = async (call: Call, id: string) =>
-  answered(call, await commands(call).start(callerOf(call), id, commandMeta(call)));
+  answered(call, (c, caller, meta) => c.start(caller, id, meta));
 
 /** Pauses one agent (it cannot place orders in this battle until resumed) or resumes it. */
 export const pauseOrResumeAgent = async (
@@ -103,11 +115,11 @@ export const pauseOrResumeAgent = async (
   id: string,
   agentId: string,
   action: 'pause' | 'resume',
-) => answered(call, await commands(call)[action](callerOf(call), id, agentId, commandMeta(call)));
+) => answered(call, (c, caller, meta) => c[action](caller, id, agentId, meta));
 
 /** Ranks and completes an active or paused battle (`final_rankings`). */
 export const stopBattle = async (call: Call, id: string) =>
-  answered(call, await commands(call).stop(callerOf(call), id, commandMeta(call)));
+  answered(call, (c, caller, meta) => c.stop(caller, id, meta));
 
 /** A new draft from a completed battle, its configuration overridden and its agents replaced where given. */
 export const replayBattle = async (
@@ -115,7 +127,7 @@ export const replayBattle = async (
   id: string,
   overrides: BattleChanges,
   agentIds: string[] | undefined,
-) => answered(call, await commands(call).replay(callerOf(call), id, overrides, agentIds, commandMeta(call)));
+) => answered(call, (c, caller, meta) => c.replay(caller, id, overrides, agentIds, meta));
 
 /** Start and end (ms) of the window a battle's elapsed time is measured over: virtual for historical ones. */
 const elapsedWindow = (b: LoadedBattle): { start: number; end: number } => {

@@ -3,7 +3,7 @@ import { idempotencyKeyHash, type OrderPreviewOutcome, type PlaceOrderOutcome } 
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { parseDecimal } from '../../domain/trading/decimal';
-import type { OrderSide, OrderType, TimeInForce } from '../../domain/trading/orders';
+import type { OrderSide, TimeInForce } from '../../domain/trading/orders';
 import type { OrderListRequest, OrderRequest } from '../../domain/wallet/commands';
 import type { OrderCancelledData } from '../../domain/wallet/events';
 import type { OrderStatus } from '../../projections/orders';
@@ -385,12 +385,19 @@ export interface OrderListQuery {
   cursor?: string | undefined;
 }
 
-/** Orders of the caller, newest first, filtered by status and symbol. */
-export const listOrders = async (call: Call, query: OrderListQuery): Promise<Page<OrderRow>> => {
+/**
+ * A page of the caller's orders, newest first, once its own writes are in the orders read model: those in
+ * `statuses` (every status when undefined), of the query's symbol (normalised) and client order id.
+ */
+const ordersPage = async (
+  call: Call,
+  statuses: readonly OrderStatus[] | undefined,
+  query: Omit<OrderListQuery, 'status'>,
+): Promise<Page<OrderRow>> => {
   await settleOwnWrites(call, ['orders']);
   return pageOut(
     await findOrders(call.services.database.db, ownerIdOf(call.caller), {
-      ...(query.status ? { statuses: [query.status] } : {}),
+      ...(statuses ? { statuses } : {}),
       ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
       ...(query.clientOrderId ? { clientOrderId: query.clientOrderId } : {}),
       ...pageFilter(query),
@@ -398,21 +405,13 @@ export const listOrders = async (call: Call, query: OrderListQuery): Promise<Pag
   );
 };
 
+/** Orders of the caller, newest first, filtered by status and symbol. */
+export const listOrders = (call: Call, query: OrderListQuery): Promise<Page<OrderRow>> =>
+  ordersPage(call, query.status ? [query.status] : undefined, query);
+
 /** Pending and partially filled orders of the caller, newest first (optionally of one symbol). */
-export const listOpenOrders = async (
-  call: Call,
-  query: Omit<OrderListQuery, 'status'>,
-): Promise<Page<OrderRow>> => {
-  await settleOwnWrites(call, ['orders']);
-  return pageOut(
-    await findOrders(call.services.database.db, ownerIdOf(call.caller), {
-      statuses: OPEN_STATUSES,
-      ...(query.symbol ? { symbol: normalizeSymbol(query.symbol) } : {}),
-      ...(query.clientOrderId ? { clientOrderId: query.clientOrderId } : {}),
-      ...pageFilter(query),
-    }),
-  );
-};
+export const listOpenOrders = (call: Call, query: Omit<OrderListQuery, 'status'>): Promise<Page<OrderRow>> =>
+  ordersPage(call, OPEN_STATUSES, query);
 
 /** Filter and page of {@link listTrades}. */
 export interface TradeListQuery {
