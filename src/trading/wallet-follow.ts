@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../ports/event-store';
+import { keepRunning, stopAll } from '../core/running-set';
 import { serialPump } from '../http/ws/serial-pump';
 import type { Services } from '../services';
 
@@ -110,20 +111,16 @@ class WalletEvents {
    */
   follow(stream: string, since: number | undefined, deliver: WalletEventDelivery): () => void {
     const follower = new WalletFollower(this.services, stream, since, deliver);
-    this.followers.add(follower);
+    const stop = keepRunning(this.followers, follower);
     follower.pump();
-    return () => {
-      follower.stop();
-      this.followers.delete(follower);
-    };
+    return stop;
   }
 
   close(): void {
     this.unfollow?.();
     this.unlisten?.();
     if (this.poll) clearInterval(this.poll);
-    for (const f of this.followers) f.stop();
-    this.followers.clear();
+    stopAll(this.followers);
   }
 }
 

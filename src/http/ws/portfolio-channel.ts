@@ -5,6 +5,7 @@ import { portfolio } from '../../application/account';
 import { newCall } from '../../application/call';
 import { liveMark, type PortfolioSnapshot } from '../../application/portfolio';
 import { ownerIdOf, type Principal } from '../../auth/principal';
+import { keepRunning, stopAll } from '../../core/running-set';
 import type { Services } from '../../services';
 import type { WsChannel, WsChannelFactory, WsConnection } from './registry';
 
@@ -176,12 +177,9 @@ class PortfolioChannel implements WsChannel {
       ack: { owner_id: ownerId },
       start: () => {
         const follower = new PortfolioFollower(this.services, connection, principal, walletStreamId(ownerId));
-        this.followers.add(follower);
+        const stop = keepRunning(this.followers, follower);
         follower.request();
-        return () => {
-          follower.stop();
-          this.followers.delete(follower);
-        };
+        return stop;
       },
     };
   }
@@ -189,8 +187,7 @@ class PortfolioChannel implements WsChannel {
   close(): void {
     this.unfollow?.();
     for (const t of this.timers) clearInterval(t);
-    for (const f of this.followers) f.stop();
-    this.followers.clear();
+    stopAll(this.followers);
   }
 }
 
