@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PASSWORD_LENGTH } from '../../commands/accounts';
 import { ACCOUNT_NAME_MAX } from '../../domain/account/decide';
 import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
+import type { IssuedToken } from '../auth/tokens';
 import { decimalInput, decimalOutput, timestamp } from './common';
 
 /** Schemas of the authentication endpoints (spec "Authentication endpoints"; ARCHITECTURE §12, §14b). */
@@ -42,6 +43,13 @@ export const tokenResponse = z.object({
   token: z.string().describe('JWT (HS256), send as Authorization: Bearer <token>'),
   expires_at: timestamp.describe('1 hour after issue; log in again for a new token'),
   token_type: z.literal('Bearer'),
+});
+
+/** An issued token on the wire ({@link tokenResponse}): every login answers it. */
+export const tokenOut = (issued: IssuedToken): z.infer<typeof tokenResponse> => ({
+  token: issued.token,
+  expires_at: issued.expiresAt,
+  token_type: issued.tokenType,
 });
 
 export const loginBody = z.object({

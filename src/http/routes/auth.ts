@@ -6,6 +6,7 @@ import {
   passwordResponse,
   registerBody,
   registerResponse,
+  tokenOut,
   tokenResponse,
   userLoginBody,
 } from '../../contract/auth';
@@ -55,13 +56,13 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
       body: loginBody,
       response: { 200: tokenResponse, ...errorResponses(401, 403, 404, 422, 429) },
     }),
-    async (request) => {
-      const issued = await login(publicCallOf(request), {
-        apiKey: request.body.api_key,
-        apiSecret: request.body.api_secret,
-      });
-      return { token: issued.token, expires_at: issued.expiresAt, token_type: issued.tokenType };
-    },
+    async (request) =>
+      tokenOut(
+        await login(publicCallOf(request), {
+          apiKey: request.body.api_key,
+          apiSecret: request.body.api_secret,
+        }),
+      ),
   );
 
   app.post(
@@ -70,13 +71,7 @@ export const authRoutes: FastifyPluginAsyncZod = async (app) => {
       body: userLoginBody,
       response: { 200: tokenResponse, ...errorResponses(401, 403, 422, 429) },
     }),
-    async (request) => {
-      const issued = await loginWithEmail(publicCallOf(request), {
-        email: request.body.email,
-        password: request.body.password,
-      });
-      return { token: issued.token, expires_at: issued.expiresAt, token_type: issued.tokenType };
-    },
+    async (request) => tokenOut(await loginWithEmail(publicCallOf(request), request.body)),
   );
 
   app.put(

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { authPlugin } from '../../auth/plugin';
 import { binanceRoutes } from '../../binance/plugin';
 import { mcpRoutes } from '../../mcp/http';
@@ -19,25 +20,34 @@ import { walletRoutes } from './wallet';
 import { webhookRoutes } from './webhooks';
 
 /**
+ * A resource group's route plugin, typed for the zod provider, as the plain plugin `buildApp` registers (the
+ * provider is set on the scope; the cast is the same for every group).
+ */
+const zodRoutes = (name: string, plugin: FastifyPluginAsyncZod) => ({
+  name,
+  plugin: plugin as FastifyPluginAsync,
+});
+
+/**
  * The `/api/v1` route plugins, one per resource group (ARCHITECTURE §3). Each capability appends its plugin
  * here; `buildApp` registers them inside the versioned scope, where the rate limiter and auth hooks apply.
  */
 export const apiRoutes: { name: string; plugin: FastifyPluginAsync }[] = [
   // First: the auth hook (skip-override) covers every route plugin registered after it in `/api/v1`.
   { name: 'auth-hook', plugin: authPlugin },
-  { name: 'auth', plugin: authRoutes as FastifyPluginAsync },
-  { name: 'account', plugin: accountRoutes as FastifyPluginAsync },
-  { name: 'agents', plugin: agentRoutes as FastifyPluginAsync },
-  { name: 'market', plugin: marketRoutes as FastifyPluginAsync },
-  { name: 'indicators', plugin: indicatorRoutes as FastifyPluginAsync },
-  { name: 'trade', plugin: tradeRoutes as FastifyPluginAsync },
-  { name: 'wallet', plugin: walletRoutes as FastifyPluginAsync },
-  { name: 'backtest-sessions', plugin: backtestSessionsRoutes as FastifyPluginAsync },
-  { name: 'backtest-sandbox', plugin: backtestSandboxRoutes as FastifyPluginAsync },
-  { name: 'backtest-results', plugin: backtestResultsRoutes as FastifyPluginAsync },
-  { name: 'battles', plugin: battleRoutes as FastifyPluginAsync },
-  { name: 'analytics', plugin: analyticsRoutes as FastifyPluginAsync },
-  { name: 'webhooks', plugin: webhookRoutes as FastifyPluginAsync },
+  zodRoutes('auth', authRoutes),
+  zodRoutes('account', accountRoutes),
+  zodRoutes('agents', agentRoutes),
+  zodRoutes('market', marketRoutes),
+  zodRoutes('indicators', indicatorRoutes),
+  zodRoutes('trade', tradeRoutes),
+  zodRoutes('wallet', walletRoutes),
+  zodRoutes('backtest-sessions', backtestSessionsRoutes),
+  zodRoutes('backtest-sandbox', backtestSandboxRoutes),
+  zodRoutes('backtest-results', backtestResultsRoutes),
+  zodRoutes('battles', battleRoutes),
+  zodRoutes('analytics', analyticsRoutes),
+  zodRoutes('webhooks', webhookRoutes),
 ];
 
 /**
