@@ -194,6 +194,35 @@ interface SourcedMark {
 
 const RECORDED = '';
 
+/**
+ * Rows of `equity_marks` as the `unnest` arguments of their upsert: one text array per column (symbol, source,
+ * price, time, commit and prepare position), a mark appended to each by {@link MarkColumns.add}.
+ */
+class MarkColumns {
+  readonly symbol: string[] = [];
+  readonly source: string[] = [];
+  readonly price: string[] = [];
+  readonly time: string[] = [];
+  readonly commit: string[] = [];
+  readonly prepare: string[] = [];
+
+  /** Adds the mark of `symbol` by `source` (an owner, or {@link RECORDED}) at `time`, from the event at `at`. */
+  add(
+    symbol: string,
+    source: string,
+    price: Dec,
+    time: string,
+    at: { commit: bigint; prepare: bigint },
+  ): void {
+    this.symbol.push(symbol);
+    this.source.push(source);
+    this.price.push(fmt(price));
+    this.time.push(time);
+    this.commit.push(at.commit.toString());
+    this.prepare.push(at.prepare.toString());
+  }
+}
+
 /** The marks of a batch: every source's last price per symbol, the changed ones, and each symbol's latest. */
 class MarkBook {
   private readonly bySymbol = new Map<string, Map<string, SourcedMark>>();
@@ -428,22 +457,9 @@ const applyFills = async (db: DB, events: readonly RecordedEvent[]): Promise<voi
     h.quantity.push(fmt(p.quantity));
     h.cost.push(fmt(p.cost));
   }
-  const m = {
-    symbol: [] as string[],
-    source: [] as string[],
-    price: [] as string[],
-    time: [] as string[],
-    commit: [] as string[],
-    prepare: [] as string[],
-  };
-  for (const mark of fillMarks.values()) {
-    m.symbol.push(mark.symbol);
-    m.source.push(mark.owner);
-    m.price.push(fmt(mark.price));
-    m.time.push(mark.time);
-    m.commit.push(mark.e.position.commit.toString());
-    m.prepare.push(mark.e.position.prepare.toString());
-  }
+  const m = new MarkColumns();
+  for (const mark of fillMarks.values())
+    m.add(mark.symbol, mark.owner, mark.price, mark.time, mark.e.position);
   await sql`
     with w as (
       update equity_wallets as x
@@ -521,23 +537,11 @@ const write = async (
       gone.symbol.push(symbol);
     }
   }
-  const m = {
-    symbol: [] as string[],
-    source: [] as string[],
-    price: [] as string[],
-    time: [] as string[],
-    commit: [] as string[],
-    prepare: [] as string[],
-  };
+  const m = new MarkColumns();
   for (const [symbol, sources] of b.marks.dirty) {
     for (const source of sources) {
       const mark = b.marks.get(symbol, source)!;
-      m.symbol.push(symbol);
-      m.source.push(source);
-      m.price.push(fmt(mark.price));
-      m.time.push(mark.time);
-      m.commit.push(mark.commit.toString());
-      m.prepare.push(mark.prepare.toString());
+      m.add(symbol, source, mark.price, mark.time, mark);
     }
   }
   // The new snapshots, one array per field (the `unnest` arguments of the insert).
