@@ -39,10 +39,10 @@ type DescribePair = (
 /**
  * What the fingerprint and the start response say of a pair's window (every candle with open time before
  * `endExclusive`), without reading its candles when the store's manifest knows it (issue 24): the count from the
- * month statistics (reading only the boundary month's blocks), the first open time from the manifest, the last from
- * the manifest too when the window reaches past the series' end (else from one candle), and the gaps the import
- * recorded. Where the manifest cannot say (an interval aggregated from a finer one, live candles) the window is
- * scanned ({@link scanPair}). `safe` is then not checked here: a chunk whose prices do not fit exact arithmetic
+ * month statistics and the boundary block's index, the first open time from the manifest, the last from the
+ * manifest too when the window reaches past the series' end (else from the block index: a block decoded only when
+ * it has a gap), and the gaps the import recorded. Where the manifest cannot say (an interval aggregated from a
+ * finer one, live candles) the window is scanned ({@link scanPair}). `safe` is then not checked here: a chunk whose prices do not fit exact arithmetic
  * fails when it is read.
  */
 export const describePair: DescribePair = (store, symbol, interval, endExclusive) => {
@@ -54,11 +54,9 @@ export const describePair: DescribePair = (store, symbol, interval, endExclusive
     safe: true,
   };
   if (!range || range.first >= endExclusive) return empty;
-  // A window past the series' end ends at its last candle (the manifest's); else one candle is read.
+  // A window past the series' end ends at its last candle (the manifest's); else the block index says.
   const last =
-    range.last < endExclusive
-      ? range.last
-      : store.queryColumns(symbol, interval, { end: endExclusive - 1, limit: 1 }).openTime[0];
+    range.last < endExclusive ? range.last : store.lastOpenTime(symbol, interval, endExclusive - 1);
   if (last === undefined) return empty;
   return {
     pair: {

@@ -117,6 +117,13 @@ export class MarketCandles {
     return this.live.has(symbol) ? undefined : this.store.servedGaps(symbol, interval);
   }
 
+  /** The open time of the last served candle with open time ≤ `at` (ms; both layers), or undefined when none. */
+  lastOpenTime(symbol: string, interval: Interval, at: number): number | undefined {
+    return this.live.has(symbol)
+      ? this.queryColumns(symbol, interval, { end: at, limit: 1 }).openTime[0]
+      : this.store.lastOpenTime(symbol, interval, at);
+  }
+
   /** Served candles of `symbol` at `interval` opening in [start, end). */
   count(symbol: string, interval: Interval, start: number, end: number): number {
     return this.live.has(symbol)
