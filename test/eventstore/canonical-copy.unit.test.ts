@@ -26,7 +26,35 @@ const value = fc.letrec((tie) => ({
   ),
 })).any;
 
+/** The canonical text as first written: every object's keys by `Array.prototype.sort()`, then `JSON.stringify`. */
+const reference = (v: unknown): unknown => {
+  if (Array.isArray(v)) return v.map(reference);
+  if (v === null || typeof v !== 'object' || v instanceof Date || 'toJSON' in v) return v;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(v).sort()) {
+    if (key === '__proto__') continue;
+    out[key] = reference((v as Record<string, unknown>)[key]);
+  }
+  return out;
+};
+
 describe('canonicalCopy (src/eventstore/hash-chain.ts): the canonical text and, when exact, its parse', () => {
+  it('orders keys as Array.prototype.sort() does, for few keys (sorted by insertion) and many', () => {
+    const keyText = fc.string({ unit: 'binary', maxLength: 6 });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.dictionary(keyText, fc.jsonValue({ maxDepth: 1 }), { maxKeys: 40 }),
+          fc.dictionary(keyText, fc.dictionary(keyText, fc.integer(), { maxKeys: 40 }), { maxKeys: 5 }),
+        ),
+        (v) => {
+          expect(canonicalJson(v)).toBe(JSON.stringify(reference(v)));
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('makes the text canonicalJson makes, and a copy equal to parsing that text, same key order, or none', () => {
     fc.assert(
       fc.property(value, (v) => {
