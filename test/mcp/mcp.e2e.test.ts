@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lateBound } from '../support/late-bound';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 import {
   agentScenario,
@@ -103,65 +104,79 @@ const connect = async (transport: StreamableHTTPClientTransport | StdioClientTra
   return client;
 };
 
-describe('MCP over Streamable HTTP at /mcp', () => {
-  let trader: Trader;
-  let other: Trader;
-  let client: Client;
-  let otherOrder: string;
-
+/**
+ * The set-up of a describe: in a `beforeAll`, a new trader (`<label> trader`) connected to MCP over the transport
+ * `transportOf` makes for it, and another trader (`<label> other`) with a market buy of its own (`otherOrder`, an
+ * order the first must not reach); the client is closed in an `afterAll`. Read inside tests only.
+ */
+const useMcpClient = (
+  label: string,
+  transportOf: (trader: Trader) => StreamableHTTPClientTransport | StdioClientTransport,
+): { trader: Trader; otherOrder: string; client: Client } => {
+  let made: { trader: Trader; otherOrder: string; client: Client } | undefined;
   beforeAll(async () => {
-    trader = await newTrader('MCP HTTP trader');
-    other = await newTrader('MCP HTTP other');
-    otherOrder = await marketBuy(other);
-    client = await connect(
+    const trader = await newTrader(`${label} trader`);
+    const otherOrder = await marketBuy(await newTrader(`${label} other`));
+    made = { trader, otherOrder, client: await connect(transportOf(trader)) };
+  }, 60_000);
+  afterAll(async () => {
+    await made?.client.close();
+  });
+  return lateBound(`the ${label} traders and client`, () => made);
+};
+
+describe('MCP over Streamable HTTP at /mcp', () => {
+  const mcp = useMcpClient(
+    'MCP HTTP',
+    (trader) =>
       new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
         requestInit: { headers: { 'x-api-key': trader.apiKey } },
       }),
-    );
-  }, 60_000);
-
-  afterAll(async () => {
-    await client?.close();
-  });
+  );
 
   it('lists every toolset with valid JSON Schemas, resources and the prompt', async () => {
-    await checkToolList(client);
-    const { resources } = await client.listResources();
+    await checkToolList(mcp.client);
+    const { resources } = await mcp.client.listResources();
     expect(resources.map((r) => r.uri).sort()).toEqual(['ptv://docs/trading-rules.md', 'ptv://skill.md']);
-    const rules = await client.readResource({ uri: 'ptv://docs/trading-rules.md' });
+    const rules = await mcp.client.readResource({ uri: 'ptv://docs/trading-rules.md' });
     expect(textOf(rules.contents[0])).toMatch(/risk chain/i);
-    const { prompts } = await client.listPrompts();
+    const { prompts } = await mcp.client.listPrompts();
     expect(prompts.map((p) => p.name)).toEqual(['backtest_then_trade']);
     expect(prompts[0]!.arguments?.map((a) => a.name)).toEqual(['symbol', 'strategy']);
-    const prompt = await client.getPrompt({ name: 'backtest_then_trade', arguments: { symbol: 'ETHUSDT' } });
+    const prompt = await mcp.client.getPrompt({
+      name: 'backtest_then_trade',
+      arguments: { symbol: 'ETHUSDT' },
+    });
     const message = prompt.messages[0]!.content;
     expect(message.type === 'text' ? message.text : '').toContain('"ETHUSDT"');
     // An unknown tool is the protocol's invalid-params error (MCP spec); the connection stays usable.
-    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/no_such_tool/);
-    expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
+    await expect(mcp.client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(
+      /no_such_tool/,
+    );
+    expect((await ok(mcp.client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   });
 
   it('trades: whoami, price, dry run, market and limit buy, open orders, cancel, portfolio', async () => {
-    await tradingScenario(client, trader.rest);
+    await tradingScenario(mcp.client, mcp.trader.rest);
   }, 60_000);
 
   it('runs a 24-step backtest with a sandbox order and reads its results', async () => {
-    await backtestScenario(client, trader.rest, trader.agentId);
+    await backtestScenario(mcp.client, mcp.trader.rest, mcp.trader.agentId);
   }, 60_000);
 
   it('answers bad input with the venue code and stays usable', async () => {
-    await badInputScenario(client, trader.rest, otherOrder);
+    await badInputScenario(mcp.client, mcp.trader.rest, mcp.otherOrder);
   }, 60_000);
 
   it('covers the rest of the REST API: indicators, events, audit, webhooks', async () => {
-    await restOfTheApiScenario(client, trader.rest);
+    await restOfTheApiScenario(mcp.client, mcp.trader.rest);
   }, 60_000);
 
   it('runs a live battle over JWT: created, joined, started, stopped', async () => {
-    const jwt = restOf(base, { authorization: `Bearer ${trader.token}` });
+    const jwt = restOf(base, { authorization: `Bearer ${mcp.trader.token}` });
     const jwtClient = await connect(
       new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${trader.token}` } },
+        requestInit: { headers: { authorization: `Bearer ${mcp.trader.token}` } },
       }),
     );
     try {
@@ -170,7 +185,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
         (await jwt('GET', `/agents/${second.agent_id}`)).body,
       );
       expect((await ok(jwtClient, 'list_agents')).total).toBe(2);
-      await battleScenario(jwtClient, jwt, [trader.agentId, second.agent_id]);
+      await battleScenario(jwtClient, jwt, [mcp.trader.agentId, second.agent_id]);
       await agentScenario(jwtClient, jwt, second.agent_id);
       const third = await ok(jwtClient, 'create_agent', { display_name: 'third agent' });
       expect((await fails(jwtClient, 'delete_agent', { agent_id: third.agent_id })).code).toBe(
@@ -183,14 +198,14 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     } finally {
       await jwtClient.close();
     }
-    expect((await fails(client, 'list_battles', {})).code).toBe('INVALID_TOKEN');
+    expect((await fails(mcp.client, 'list_battles', {})).code).toBe('INVALID_TOKEN');
   }, 60_000);
 
   it("serves the scoped agent's skill.md with an agent key", async () => {
     const key = (
-      await restOf(base, { authorization: `Bearer ${trader.token}` })(
+      await restOf(base, { authorization: `Bearer ${mcp.trader.token}` })(
         'GET',
-        `/agents/${trader.agentId}/api-key`,
+        `/agents/${mcp.trader.agentId}/api-key`,
       )
     ).body.api_key as string;
     const agentClient = await connect(
@@ -200,7 +215,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     );
     try {
       const skill = await agentClient.readResource({ uri: 'ptv://skill.md' });
-      expect(textOf(skill.contents[0])).toContain(trader.agentId);
+      expect(textOf(skill.contents[0])).toContain(mcp.trader.agentId);
       expect((await ok(agentClient, 'whoami')).acting_as).toBe('agent');
     } finally {
       await agentClient.close();
@@ -216,9 +231,9 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       await anonymous.close();
     }
     // The orders group (100 per minute) is the wallet owner's, shared with REST: cancels of unknown ids count.
-    await cancelUntilRateLimited(client);
-    expect((await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`)).status).toBe(429);
-    expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
+    await cancelUntilRateLimited(mcp.client);
+    expect((await mcp.trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`)).status).toBe(429);
+    expect((await ok(mcp.client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   }, 60_000);
 });
 
@@ -232,24 +247,10 @@ const stdio = (...credentials: string[]) =>
   });
 
 describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
-  let trader: Trader;
-  let other: Trader;
-  let client: Client;
-  let otherOrder: string;
-
-  beforeAll(async () => {
-    trader = await newTrader('MCP stdio trader');
-    other = await newTrader('MCP stdio other');
-    otherOrder = await marketBuy(other);
-    client = await connect(stdio('--api-key', trader.apiKey));
-  }, 60_000);
-
-  afterAll(async () => {
-    await client?.close();
-  });
+  const mcp = useMcpClient('MCP stdio', (trader) => stdio('--api-key', trader.apiKey));
 
   it('lists the same tools as /mcp', async () => {
-    const tools = await checkToolList(client);
+    const tools = await checkToolList(mcp.client);
     const http = await connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
     try {
       expect(tools).toEqual((await http.listTools()).tools);
@@ -259,33 +260,33 @@ describe('MCP over stdio (ptv mcp, a client of the REST API)', () => {
   });
 
   it('trades, backtests and answers bad input like /mcp', async () => {
-    await tradingScenario(client, trader.rest);
-    await backtestScenario(client, trader.rest, trader.agentId);
-    await badInputScenario(client, trader.rest, otherOrder);
-    await restOfTheApiScenario(client, trader.rest);
+    await tradingScenario(mcp.client, mcp.trader.rest);
+    await backtestScenario(mcp.client, mcp.trader.rest, mcp.trader.agentId);
+    await badInputScenario(mcp.client, mcp.trader.rest, mcp.otherOrder);
+    await restOfTheApiScenario(mcp.client, mcp.trader.rest);
   }, 120_000);
 
   it('runs a battle and manages agents over JWT (--token), refused with a key', async () => {
-    const jwt = restOf(base, { authorization: `Bearer ${trader.token}` });
-    const jwtClient = await connect(stdio('--token', trader.token));
+    const jwt = restOf(base, { authorization: `Bearer ${mcp.trader.token}` });
+    const jwtClient = await connect(stdio('--token', mcp.trader.token));
     try {
       const second = await ok(jwtClient, 'create_agent', { display_name: 'second stdio agent' });
-      await battleScenario(jwtClient, jwt, [trader.agentId, second.agent_id]);
+      await battleScenario(jwtClient, jwt, [mcp.trader.agentId, second.agent_id]);
       await agentScenario(jwtClient, jwt, second.agent_id);
     } finally {
       await jwtClient.close();
     }
     // The battle routes take a JWT only: the key's REST answer comes back as the tool error.
-    const refused = await fails(client, 'list_battles', {});
-    expect(refused.code).toBe((await trader.rest('GET', '/battles')).body.error.code);
+    const refused = await fails(mcp.client, 'list_battles', {});
+    expect(refused.code).toBe((await mcp.trader.rest('GET', '/battles')).body.error.code);
   }, 120_000);
 
   it('answers the 101st order of a minute with RATE_LIMIT_EXCEEDED and retry_after_seconds, and stays usable', async () => {
     // The venue's 429 travels as REST's envelope: ptv mcp turns it into the tool error, never a dropped connection.
-    const limited = await cancelUntilRateLimited(client);
-    const viaRest = await trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`);
+    const limited = await cancelUntilRateLimited(mcp.client);
+    const viaRest = await mcp.trader.rest('DELETE', `/trade/order/${crypto.randomUUID()}`);
     expect(viaRest.status).toBe(429);
     expect(viaRest.body.error.code).toBe(limited.code);
-    expect((await ok(client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
+    expect((await ok(mcp.client, 'get_price', { symbol: 'BTCUSDT' })).symbol).toBe('BTCUSDT');
   }, 120_000);
 });
