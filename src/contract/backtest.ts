@@ -18,7 +18,7 @@ import {
   timestamp,
 } from './common';
 import { gapSchema } from './market';
-import { orderFigures, orderFillResponse, portfolioFigures, symbolInput } from './trading';
+import { orderFigures, orderFillResponse, portfolioFigures, positionEntry, symbolInput } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BACKTEST_NOT_FOUND`). */
 export const sessionParams = z.object({ id: z.string().min(1).max(100).describe('session id, `bt_…`') });
@@ -123,17 +123,8 @@ export const batchBody = z
   .object({ steps: z.number().int().min(1).max(MAX_BATCH_STEPS).describe(`1 to ${MAX_BATCH_STEPS}`) })
   .strict();
 
-const positionOut = z.object({
-  symbol: z.string(),
-  asset: z.string(),
-  quantity: decimalOutput,
-  avg_entry_price: decimalOutput,
-  current_price: decimalOutput,
-  market_value: decimalOutput,
-  unrealized_pnl: decimalOutput,
-  unrealized_pnl_pct: decimalOutput,
-  opened_at: timestamp,
-});
+/** A sandbox position: the live position's fields (spec "Position") without `price_source`. */
+const positionOut = positionEntry.omit({ price_source: true });
 
 const candlePrices = z.object({
   ...ohlcvFields,
@@ -205,6 +196,16 @@ export const cancelResponse = z.object({
   summary,
 });
 
+/** A session's terms as its status and list show them: label, agent, candle interval, time range, pairs. */
+const sessionTerms = {
+  strategy_label: z.string().nullable(),
+  agent_id: z.string(),
+  candle_interval: z.string(),
+  start_time: timestamp,
+  end_time: timestamp,
+  pairs: z.array(z.string()),
+};
+
 export const statusResponse = z.object({
   session_id: z.string(),
   status: z.enum(STATUSES),
@@ -212,12 +213,7 @@ export const statusResponse = z.object({
   total_steps: z.number().int(),
   progress_pct: z.number(),
   virtual_time: timestamp,
-  strategy_label: z.string().nullable(),
-  agent_id: z.string(),
-  candle_interval: z.string(),
-  start_time: timestamp,
-  end_time: timestamp,
-  pairs: z.array(z.string()),
+  ...sessionTerms,
   ...executionTerms,
   created_at: timestamp,
   started_at: timestamp.nullable(),
@@ -453,12 +449,7 @@ export const tradesResponse = z.object({
 const listItem = z.object({
   session_id: z.string(),
   status: z.enum(STATUSES),
-  strategy_label: z.string().nullable(),
-  agent_id: z.string(),
-  candle_interval: z.string(),
-  start_time: timestamp,
-  end_time: timestamp,
-  pairs: z.array(z.string()),
+  ...sessionTerms,
   step: z.number().int(),
   total_steps: z.number().int(),
   final_equity: nullableDecimal,

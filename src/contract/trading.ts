@@ -221,16 +221,21 @@ export const filledOrderResponse = z.object({
   ...listOutput,
 });
 
-/** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
-export const pendingOrderResponse = z.object({
-  order_id: z.string(),
-  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled']),
+/** What an order asks for, on output: pair, side, type, quantity (base) and its price and trigger (USDT) if any. */
+const orderTermsOut = {
   symbol: z.string(),
   side: z.enum(ORDER_SIDES),
   type: z.enum(ORDER_TYPES),
   quantity: decimalOutput,
   price: decimalOutput.nullable(),
   trigger_price: decimalOutput.nullable(),
+};
+
+/** Response 201 of a pending (limit, stop_loss, take_profit) order (spec). */
+export const pendingOrderResponse = z.object({
+  order_id: z.string(),
+  status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled']),
+  ...orderTermsOut,
   locked_amount: decimalOutput.describe('USDT for buys, the base quantity for sells'),
   created_at: timestamp,
   ...endedOnPlacement,
@@ -306,12 +311,7 @@ export const orderPreviewResponse = z.object({
     .optional()
     .describe('present with `cancelled`: `unfilled` (IOC, market), `fill_or_kill` (FOK)'),
   would_fill: z.boolean().describe('true when the order would fill at once (the fill figures below are set)'),
-  symbol: z.string(),
-  side: z.enum(ORDER_SIDES),
-  type: z.enum(ORDER_TYPES),
-  quantity: decimalOutput,
-  price: decimalOutput.nullable(),
-  trigger_price: decimalOutput.nullable(),
+  ...orderTermsOut,
   marketable: z
     .boolean()
     .describe(
@@ -364,12 +364,7 @@ export const ocoPreviewResponse = z.object({
  * the base asset; prices, fee and total in USDT; `slippage_pct` in %; the execution fields null until it fills.
  */
 export const orderFigures = {
-  symbol: z.string(),
-  side: z.enum(ORDER_SIDES),
-  type: z.enum(ORDER_TYPES),
-  quantity: decimalOutput,
-  price: decimalOutput.nullable(),
-  trigger_price: decimalOutput.nullable(),
+  ...orderTermsOut,
   executed_price: decimalOutput.nullable(),
   executed_qty: decimalOutput.nullable(),
   slippage_pct: decimalOutput.nullable(),
