@@ -229,7 +229,7 @@ interface Venue {
   stop(): Promise<void>;
 }
 
-/** The `--stalls` file of the pair count being measured (`end epoch ms,stall ms` lines, bench/loop-stalls.mjs). */
+/** The `--stalls` file of the pair count being measured (`end epoch ms,stall ms,on-core ms,run-queue ms` lines, bench/loop-stalls.mjs). */
 let stallsFile: string | undefined;
 
 const startVenue = async (env: Record<string, string>): Promise<Venue> => {

@@ -398,9 +398,10 @@ export const equitySnapshotsProjection: Projection = {
 /**
  * A batch of fills alone (the usual page of live trading: no marks, sessions or deletions), folded without loading
  * the wallets (issue 23: the load was one statement per page, and its rows parsed into decimals): in one statement,
- * each wallet's cash and realized PnL move by the page's exact sums, written at scale 8 (`round(…, 8)`; every amount
- * of a fill has at most 8 places, as `fmt` requires of the fold's totals, so nothing is rounded away); each (wallet, symbol) filled takes its last fill's position (deleted at zero); each (symbol, wallet)
- * its last fill's reference price as its mark. A fill of a wallet without a row changes nothing, as in the fold
+ * each wallet's cash and realized PnL move by the page's exact sums (every amount of a fill has at most 8 places, so
+ * a sum has too; `fmt` refuses one with more, as the fold's write does, rather than let PostgreSQL round it); each
+ * (wallet, symbol) filled takes its last fill's position (deleted at zero); each (symbol, wallet) its last fill's
+ * reference price as its mark. A fill of a wallet without a row changes nothing, as in the fold
  * (`w` gives the wallets updated). Same rows as loading, folding and writing back (`apply`'s other path); the
  * rebuild tests compare the two (test/analytics: live pages against a rebuild in batches of 7 and 5,000).
  */
@@ -440,9 +441,8 @@ const applyFills = async (db: DB, events: readonly RecordedEvent[]): Promise<voi
   const w = { owner: [] as string[], cash: [] as string[], realized: [] as string[] };
   for (const [owner, sum] of sums) {
     w.owner.push(owner);
-    // Exact (no rounding here): the statement rounds the stored value plus the sum, as the fold rounds its total.
-    w.cash.push(sum.cash.toFixed());
-    w.realized.push(sum.realized.toFixed());
+    w.cash.push(fmt(sum.cash));
+    w.realized.push(fmt(sum.realized));
   }
   const h = { owner: [] as string[], symbol: [] as string[], quantity: [] as string[], cost: [] as string[] };
   const gone = { owner: [] as string[], symbol: [] as string[] };
@@ -463,7 +463,7 @@ const applyFills = async (db: DB, events: readonly RecordedEvent[]): Promise<voi
   await sql`
     with w as (
       update equity_wallets as x
-      set cash = round(x.cash + d.cash, 8), realized_pnl = round(x.realized_pnl + d.realized, 8)
+      set cash = x.cash + d.cash, realized_pnl = x.realized_pnl + d.realized
       from unnest(${w.owner}::text[], ${w.cash}::numeric[], ${w.realized}::numeric[]) as d(owner_id, cash, realized)
       where x.owner_id = d.owner_id
       returning x.owner_id

@@ -69,8 +69,8 @@ const INSERTION_SORT_MAX = 32;
 
 /**
  * `keys` sorted in place by UTF-16 code units, the order `Array.prototype.sort()` gives strings; an event's data
- * object (~30 keys) is sorted by insertion, about twice as fast as the built-in sort with its default comparison
- * (~1 µs less per `OrderFilled`; issue 23, docs/benchmarks.md "Trading", 2026-11-29).
+ * object (~30 keys) is sorted by insertion, about 1.7× as fast as the built-in sort with its default comparison
+ * (~1.3 µs less per `OrderFilled`; issue 23, docs/benchmarks.md "Trading", 2026-11-29).
  */
 const sortedKeys = (keys: string[]): string[] => {
   if (keys.length > INSERTION_SORT_MAX) return keys.sort();

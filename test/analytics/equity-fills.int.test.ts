@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { marksStreamId } from '../../domain/analytics/marks';
 import type { EventStore } from '../../ports/event-store';
 import { equitySnapshotsProjection } from '../../projections/equity-snapshots';
 import { rebuildProjection } from '../../projections/rebuild';
@@ -20,9 +21,9 @@ import {
  * The equity projection folds a page of fills alone without loading the wallets (`applyFills`: cash and realized
  * PnL moved by the page's sums, positions and marks from each pair's last fill; issue 23). Random wallet histories
  * of the real decider (buys, sells that close positions, resets with new sessions), interleaved in the log, some
- * wallets deleted, folded live in pages of random sizes (most pages hold fills alone), must equal row by row what
- * `projections rebuild --verify` folds from the whole log in one page (which holds the sessions, so it takes the
- * load-fold-write path) and in pages of 7. On PGlite, or on PostgreSQL with `DATABASE_URL`.
+ * wallets deleted, a minute's marks recorded now and then, folded live in pages of random sizes (most pages hold fills
+ * alone), must equal row by row what `projections rebuild --verify` folds from the whole log in one page (which holds
+ * the sessions, so it takes the load-fold-write path) and in pages of 7. On PGlite, or on PostgreSQL with `DATABASE_URL`.
  */
 
 let db: TestDatabase;
@@ -60,6 +61,21 @@ const fillHeavy = fc
   )
   .map(walletHistory);
 
+/** Minutes of recorded marks so far (each `MarksRecorded` a minute later than the one before). */
+let minute = 0;
+
+/** Records the marks of minute `n` (from 2024-01-01 UTC) for both pairs, at prices that move with `n`. */
+const recordMarks = async (n: number) => {
+  const at = new Date(Date.UTC(2024, 0, 1) + n * 60_000);
+  const marks = RANDOM_SYMBOLS.map((symbol, i) => ({
+    symbol,
+    price: (i === 0 ? 40_000 + n * 37.5 : 2_000 + n * 1.25).toFixed(8),
+    price_time: at.toISOString(),
+    source: 'files',
+  }));
+  await store.append(marksStreamId(at), [{ type: 'MarksRecorded', data: { at: at.toISOString(), marks } }]);
+};
+
 describe('equity_snapshots: pages of fills alone (issue 23)', () => {
   it('equal a rebuild from the log in one page and in pages of 7, row by row', async () => {
     await fc.assert(
@@ -79,7 +95,12 @@ describe('equity_snapshots: pages of fills alone (issue 23)', () => {
               chunkSizes,
               deleted,
               foldEvery: 2,
-              fold: () => folded(runner),
+              // A minute's marks between fill pages now and then: the full path then values the holdings and marks
+              // the fills-only pages wrote, and writes snapshot rows from them.
+              fold: async () => {
+                if (minute++ % 2 === 0) await recordMarks(minute);
+                await folded(runner);
+              },
             });
             await folded(runner);
           } finally {
@@ -94,6 +115,8 @@ describe('equity_snapshots: pages of fills alone (issue 23)', () => {
     const marks = await sql<{ n: string }>`select count(*)::text as n from equity_marks`.execute(db.db);
     expect(Number(held.rows[0]!.n)).toBeGreaterThan(0);
     expect(Number(marks.rows[0]!.n)).toBeGreaterThan(0);
+    const points = await sql<{ n: string }>`select count(*)::text as n from equity_snapshots`.execute(db.db);
+    expect(Number(points.rows[0]!.n)).toBeGreaterThan(0);
     for (const batchSize of [5_000, 7]) {
       const rebuilt = await rebuildProjection(store, db.db, equitySnapshotsProjection, {
         verify: true,
