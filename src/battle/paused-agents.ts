@@ -3,6 +3,7 @@ import { battleOf } from '../../domain/battle/events';
 import { DomainError } from '../../domain/shared/errors';
 import type { RecordedEvent } from '../../ports/event-store';
 import { pausedLiveParticipants, runningBattlesOfAgent } from '../../queries/battles';
+import { addToKeyedSet, deleteFromKeyedSet } from '../core/keyed-sets';
 import type { Services } from '../services';
 
 /**
@@ -18,13 +19,8 @@ import type { Services } from '../services';
 export const pausedAgentsGuard = (services: Services): { guard: OrderGuard; load(): Promise<void> } => {
   const paused = new Map<string, Set<string>>();
   const folding = services.projections.folding;
-  const set = (agentId: string, battleId: string, on: boolean) => {
-    const battles = paused.get(agentId) ?? new Set<string>();
-    if (on) battles.add(battleId);
-    else battles.delete(battleId);
-    if (battles.size) paused.set(agentId, battles);
-    else paused.delete(agentId);
-  };
+  const set = (agentId: string, battleId: string, on: boolean) =>
+    on ? addToKeyedSet(paused, agentId, battleId) : deleteFromKeyedSet(paused, agentId, battleId);
   const observe = (events: readonly RecordedEvent[]) => {
     for (const e of events) {
       const battleId = battleOf(e.streamId);
