@@ -46,7 +46,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Agent } from 'undici';
 import { mulberry32 } from '../domain/market/random';
-import { positiveInt } from './options';
+import { nonNegativeInt, positiveInt } from './options';
 import { startProber } from './prober';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
 import { venueClient } from './venue-client';
@@ -77,9 +77,10 @@ const options = new Command()
   .option(
     '--warmup <s>',
     'seconds of the prober before its alone phase, not counted (JIT, first-use paths)',
-    '0',
+    nonNegativeInt,
+    0,
   )
-  .option('--alone <s>', 'seconds of the prober alone before the backtests start', '1')
+  .option('--alone <s>', 'seconds of the prober alone before the backtests start', positiveInt, 1)
   .option(
     '--stalls',
     "record the venue's request-thread stalls (bench/loop-stalls.mjs) and summarize them by phase",
@@ -110,8 +111,8 @@ const options = new Command()
     clean?: boolean;
     concurrent: number;
     every: number;
-    warmup: string;
-    alone: string;
+    warmup: number;
+    alone: number;
     stalls?: boolean;
     venueFlags: string;
     venueLog?: string;
@@ -422,21 +423,22 @@ const stallsBetween = (file: string, from: number, to: number) => {
     k.total_ms = round(k.total_ms + Number(ms), 1);
     k.max_ms = Math.max(k.max_ms, Number(ms));
   }
+  const atLeast = (list: number[], ms: number) => list.filter((x) => x >= ms).length;
   return {
     seconds: round((to - from) / 1000, 1),
     gc,
     ge10: lengths.length,
-    ge20: lengths.filter((ms) => ms >= 20).length,
-    ge50: lengths.filter((ms) => ms >= 50).length,
+    ge20: atLeast(lengths, 20),
+    ge50: atLeast(lengths, 50),
     total_ms: round(
       lengths.reduce((a, b) => a + b, 0),
       1,
     ),
     largest: lengths.slice(0, 10),
     // The same stalls by the thread's own time on a core (what it computed, not the wait for a core).
-    on_core_ge10: onCore.filter((ms) => ms >= 10).length,
-    on_core_ge20: onCore.filter((ms) => ms >= 20).length,
-    on_core_ge50: onCore.filter((ms) => ms >= 50).length,
+    on_core_ge10: atLeast(onCore, 10),
+    on_core_ge20: atLeast(onCore, 20),
+    on_core_ge50: atLeast(onCore, 50),
     on_core_ms: round(
       onCore.reduce((a, b) => a + b, 0),
       1,
@@ -471,10 +473,10 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
   const { price, order } = prober.record;
   // `--warmup` seconds not counted, then `--alone` seconds of the prober alone: its figures beside the backtests'
   // are then comparable.
-  await sleep(Number(options.warmup) * 1000);
+  await sleep(options.warmup * 1000);
   const warm = { price: price.length, order: order.length };
   const aloneFrom = Date.now();
-  await sleep(Number(options.alone) * 1000);
+  await sleep(options.alone * 1000);
   const alone = { price: price.length, order: order.length };
   const besideFrom = Date.now();
   const runs = await Promise.all(
@@ -499,8 +501,8 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     price: summarize(price.slice(alone.price), 2),
     order: summarize(order.slice(alone.order), 2),
     prober_alone: {
-      seconds: Number(options.alone),
-      after_warmup_seconds: Number(options.warmup),
+      seconds: options.alone,
+      after_warmup_seconds: options.warmup,
       price: summarize(price.slice(warm.price, alone.price), 2),
       order: summarize(order.slice(warm.order, alone.order), 2),
     },
@@ -601,7 +603,7 @@ const measure = async (pairs: number) => {
     console.error(`== ${pairs} pairs: start the venue on port ${options.port}`);
     const t0 = performance.now();
     stallsFile = options.stalls ? path.join(DIR, `loop-stalls-${pairs}.csv`) : undefined;
-    if (stallsFile) fs.rmSync(stallsFile, { force: true });
+    if (stallsFile) for (const f of [stallsFile, `${stallsFile}.gc`]) fs.rmSync(f, { force: true });
     venue = await startVenue({
       ...env,
       PORT: String(options.port),

@@ -9,3 +9,13 @@ export const positiveInt = (value: string): number => {
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
   return n;
 };
+
+/**
+ * commander's parser of a non-negative integer option (`--port 0`, `--warmup 0`): the number, or commander's usage
+ * error `expected a non-negative integer` for anything else (negatives, fractions, text).
+ */
+export const nonNegativeInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+};

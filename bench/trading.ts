@@ -45,7 +45,7 @@ import { type AllSubscription, type EventStore, START } from '../ports/event-sto
 import { indexedOrder } from '../src/matching/order-index';
 import { type ListeningChild, spawnListening } from './listening-child';
 import { openLoop } from './open-loop';
-import { positiveInt } from './options';
+import { nonNegativeInt, positiveInt } from './options';
 import { benchEngine, PENDING_KINDS, seededRandom, timedTick, walkedPrice } from './pending-orders';
 import { processCpuSeconds, round, summarize } from './stats';
 
@@ -72,7 +72,7 @@ const options = new Command()
   .option(
     '--port <n>',
     "the server's port (0: any free one; a shared machine's helpers each have a range)",
-    Number,
+    nonNegativeInt,
     0,
   )
   .parse()
