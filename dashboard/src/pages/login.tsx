@@ -3,38 +3,11 @@ import type { Registered } from '../api/contract';
 import { login, register } from '../api/venue';
 import { loggedOutReason, startSession } from '../session';
 import { useStore } from '../store';
-import { ErrorNotice } from '../ui/components';
+import { ErrorNotice, TextField } from '../ui/components';
 import { markReady } from '../ui/ready';
 
 const renew = (c: { apiKey: string; apiSecret: string }) =>
   login({ api_key: c.apiKey, api_secret: c.apiSecret });
-
-/**
- * A required field of the login form, for the password manager by `autoComplete` (`username` for the key,
- * `current-password` for the secret); `secret` masks what is typed.
- */
-const CredentialField = (props: {
-  label: string;
-  name: 'api_key' | 'api_secret';
-  secret?: boolean;
-  autoComplete: 'username' | 'current-password';
-  placeholder: string;
-  value: string;
-  onValue: (value: string) => void;
-}) => (
-  <label>
-    {props.label}
-    <input
-      name={props.name}
-      type={props.secret ? 'password' : undefined}
-      autoComplete={props.autoComplete}
-      placeholder={props.placeholder}
-      required
-      value={props.value}
-      onInput={(e) => props.onValue(e.currentTarget.value)}
-    />
-  </label>
-);
 
 /**
  * The login page: the account's API key and secret become a JWT (`POST /auth/login`). The secret never leaves
@@ -88,20 +61,22 @@ export const LoginPage = () => {
       ) : null}
       <form class="card" onSubmit={submit} aria-labelledby="login-title">
         <h2 id="login-title">Log in with your account key</h2>
-        <CredentialField
+        <TextField
           label="API key"
           name="api_key"
           autoComplete="username"
           placeholder="ak_live_…"
+          required
           value={apiKey}
           onValue={setApiKey}
         />
-        <CredentialField
+        <TextField
           label="API secret"
           name="api_secret"
-          secret
+          type="password"
           autoComplete="current-password"
           placeholder="sk_live_…"
+          required
           value={apiSecret}
           onValue={setApiSecret}
         />

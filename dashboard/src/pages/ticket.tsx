@@ -7,7 +7,7 @@ import type { OrderBody, Pair, PlacedOrder } from '../api/contract';
 import { request } from '../api/http';
 import { pairMap } from '../api/pairs';
 import { accountInfo, isMissingRoute, placeOrder } from '../api/venue';
-import { ErrorNotice } from '../ui/components';
+import { ErrorNotice, TextField } from '../ui/components';
 import { Num } from '../ui/format';
 import { useAsync, useChannel, useIdle } from '../ui/hooks';
 
@@ -26,19 +26,6 @@ type Side = 'buy' | 'sell';
  * change here (the first 404 "no route" switches this page load to the estimate).
  */
 let previewRoute: 'unknown' | 'present' | 'absent' = 'unknown';
-
-/** A price input of the ticket: `name` is the order body's field (`price`, `trigger_price`), the value as typed. */
-const PriceField = (props: { label: string; name: string; value: string; onValue: (v: string) => void }) => (
-  <label>
-    {props.label}
-    <input
-      name={props.name}
-      inputMode="decimal"
-      value={props.value}
-      onInput={(e) => props.onValue(e.currentTarget.value)}
-    />
-  </label>
-);
 
 const isDecimal = (v: string) => /^(\d+(\.\d*)?|\.\d+)$/.test(v.trim());
 
@@ -225,10 +212,22 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
         />
       </label>
       {type === 'limit' ? (
-        <PriceField label="Limit price (USDT)" name="price" value={price} onValue={setPrice} />
+        <TextField
+          label="Limit price (USDT)"
+          name="price"
+          inputMode="decimal"
+          value={price}
+          onValue={setPrice}
+        />
       ) : null}
       {type === 'stop_loss' || type === 'take_profit' ? (
-        <PriceField label="Trigger price (USDT)" name="trigger_price" value={trigger} onValue={setTrigger} />
+        <TextField
+          label="Trigger price (USDT)"
+          name="trigger_price"
+          inputMode="decimal"
+          value={trigger}
+          onValue={setTrigger}
+        />
       ) : null}
       {pair ? (
         <p id="ticket-filters" class="muted small">

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { ApiError } from '../api/http';
 
 /**
@@ -104,4 +104,24 @@ export const Segmented = <T extends string>({
       );
     })}
   </fieldset>
+);
+
+/**
+ * A labelled text input whose value the page holds: `label` is its visible name (people, screen readers and the
+ * browser tests find the input by it), `onValue` gets what is typed, and every other attribute (`name`, `type`,
+ * `inputMode`, `autoComplete`, `placeholder`, `required`, …) goes to the input as given.
+ */
+export const TextField = ({
+  label,
+  value,
+  onValue,
+  ...input
+}: { label: string; value: string; onValue: (value: string) => void } & Omit<
+  InputHTMLAttributes<HTMLInputElement>,
+  'label' | 'value' | 'onInput'
+>) => (
+  <label>
+    {label}
+    <input {...input} value={value} onInput={(e) => onValue(e.currentTarget.value)} />
+  </label>
 );
