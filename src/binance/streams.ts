@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { fromUnits } from '../../domain/market/decimal';
 import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../domain/market/intervals';
-import { addToKeyedSet, deleteFromKeyedSet } from '../core/keyed-sets';
+import { addToKeyedSet, deleteFromKeyedSet, deleteIfCurrent } from '../core/keyed-sets';
 import type { MarketServices, OrderBook } from '../market/services';
 import type { PriceTick } from '../market/ticks';
 import {
@@ -133,7 +133,11 @@ export class MarketStreamHub {
     return parseStreamName(raw, (s) => this.market.requirePair(s, { active: true }).symbol);
   }
 
-  /** Follows the stream `name` (canonical, from {@link parse}); returns the function that stops. */
+  /**
+   * Follows the stream `name` (canonical, from {@link parse}); returns the function that stops (and drops the
+   * stream with its last listener). Calling that function again, even once the stream has been followed anew by
+   * other listeners (or the same listener), changes nothing.
+   */
   listen(name: string, stream: MarketStream, listener: StreamListener): () => void {
     let entry = this.entries.get(name);
     if (!entry) {
@@ -155,8 +159,7 @@ export class MarketStreamHub {
     e.listeners.add(listener);
     return () => {
       e.listeners.delete(listener);
-      if (e.listeners.size > 0) return;
-      this.entries.delete(name);
+      if (e.listeners.size > 0 || !deleteIfCurrent(this.entries, name, e)) return;
       if ('symbol' in e.stream) deleteFromKeyedSet(this.bySymbol, e.stream.symbol, e);
     };
   }

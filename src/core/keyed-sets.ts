@@ -23,3 +23,14 @@ export const deleteFromKeyedSet = <K, V>(index: Map<K, Set<V>>, key: K, value: V
   set?.delete(value);
   if (set?.size === 0) index.delete(key);
 };
+
+/**
+ * Drops `key` from `index` only while it still maps to `value` (the entry a caller made and holds); returns whether
+ * it did. A stopper that holds its entry calls this, not `index.delete(key)`: called twice, or after its entry was
+ * dropped and another made under the same key for new members, it leaves the newer entry in place.
+ */
+export const deleteIfCurrent = <K, V>(index: Map<K, V>, key: K, value: V): boolean => {
+  if (index.get(key) !== value) return false;
+  index.delete(key);
+  return true;
+};

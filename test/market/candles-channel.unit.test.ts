@@ -3,61 +3,81 @@ import { fromUnits, toUnits, toUnitsNumber } from '../../domain/market/decimal';
 import { candlesChannels } from '../../src/http/ws/candles-channel';
 import type { WsChannel, WsConnection } from '../../src/http/ws/registry';
 import { MarketFeed } from '../../src/market/feed';
-import type { MarketServices } from '../../src/market/services';
 import type { Services } from '../../src/services';
+import { feedOnlyMarket } from '../support/price-ticks';
 
 /**
  * The `candles` channel over a real market feed (no source: the test ingests the ticks): a candle whose minute has
  * ended is closed by the channel's own timer when no tick of the next minute comes (a quiet pair), once, with the
- * values of every tick it held.
+ * values of every tick it held. A subscription's stopper is safe to call again once a later subscription of the
+ * same candles has made a new stream: that stream is still followed (ticks and the closing timer reach it).
  */
 let channel: WsChannel | undefined;
 afterEach(() => channel?.close?.());
 
 const MINUTE = 60_000;
 
+/** The channel over a fresh feed whose ticks the test ingests. */
+const open = () => {
+  const feed = new MarketFeed();
+  channel = candlesChannels[0]!.create({ market: feedOnlyMarket(feed) } as unknown as Services)!;
+  return feed;
+};
+
+/** A connection whose messages (parsed) go to `received`. */
+const connectionInto = (received: any[]): WsConnection => ({
+  id: 'test',
+  request: {} as WsConnection['request'],
+  principal: null,
+  send: (c, type, data) => received.push({ channel: c, type, data }) > 0,
+  sendRaw: (m) => received.push(JSON.parse(m)) > 0,
+});
+
+/** Subscribes `connection` to BTCUSDT's 1m candles and starts it; returns the subscription and its stopper. */
+const subscribe = (connection: WsConnection) => {
+  const sub = channel!.subscription(
+    { action: 'subscribe', channel: 'candles', symbol: 'BTCUSDT', interval: 60 },
+    connection,
+  );
+  return { sub, stop: sub.start(() => {}) };
+};
+
+/**
+ * The open time of the minute before this one, after waiting, when needed, until at least 3 s are left in this
+ * minute: the candle of the current minute (started by a tick) must not end while a test runs (~1.5 s), or the
+ * channel's timer rightly closes it too (a fresh-clone run failed so).
+ */
+const previousMinute = async (): Promise<number> => {
+  const intoMinute = Date.now() % MINUTE;
+  if (intoMinute > MINUTE - 3_000) await new Promise((r) => setTimeout(r, MINUTE - intoMinute + 50));
+  return Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
+};
+
+/** A trade of BTCUSDT `offset` ms after `minute`. */
+const tickAt = (feed: MarketFeed, minute: number, offset: number, price: string, quantity: string) =>
+  feed.ingest({
+    symbol: 'BTCUSDT',
+    price: fromUnits(toUnits(price)),
+    priceUnits: toUnitsNumber(price),
+    quantity: fromUnits(toUnits(quantity)),
+    quantityUnits: toUnits(quantity),
+    time: minute + offset,
+    tradeId: offset,
+    isBuyerMaker: false,
+    trade: true,
+    source: 'synthetic',
+  });
+
 describe('the candles channel without a next tick', () => {
   it('closes the candle at the end of its interval, once', async () => {
-    const feed = new MarketFeed();
-    const market = {
-      feed,
-      ticks$: feed.ticks$,
-      requirePair: (symbol: string) => ({ symbol }),
-    } as unknown as MarketServices;
-    channel = candlesChannels[0]!.create({ market } as unknown as Services)!;
+    const feed = open();
     const received: any[] = [];
-    const connection: WsConnection = {
-      id: 'test',
-      request: {} as WsConnection['request'],
-      principal: null,
-      send: (c, type, data) => received.push({ channel: c, type, data }) > 0,
-      sendRaw: (m) => received.push(JSON.parse(m)) > 0,
-    };
-    const sub = channel.subscription(
-      { action: 'subscribe', channel: 'candles', symbol: 'BTCUSDT', interval: 60 },
-      connection,
-    );
+    const { sub, stop } = subscribe(connectionInto(received));
     expect(sub.ack).toEqual({ symbol: 'BTCUSDT', interval: '1m' });
-    const stop = sub.start(() => {});
-    // The candle of the current minute (started below by a tick) must not end while the test runs (~1.5 s), or the
-    // channel's timer rightly closes it too: start at least 3 s before the minute's end (a fresh-clone run failed so).
-    const intoMinute = Date.now() % MINUTE;
-    if (intoMinute > MINUTE - 3_000) await new Promise((r) => setTimeout(r, MINUTE - intoMinute + 50));
     // Three ticks in the minute before this one, then silence.
-    const minute = Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
+    const minute = await previousMinute();
     const tick = (offset: number, price: string, quantity: string) =>
-      feed.ingest({
-        symbol: 'BTCUSDT',
-        price: fromUnits(toUnits(price)),
-        priceUnits: toUnitsNumber(price),
-        quantity: fromUnits(toUnits(quantity)),
-        quantityUnits: toUnits(quantity),
-        time: minute + offset,
-        tradeId: offset,
-        isBuyerMaker: false,
-        trade: true,
-        source: 'synthetic',
-      });
+      tickAt(feed, minute, offset, price, quantity);
     tick(1_000, '100', '1');
     tick(2_000, '105', '2');
     tick(3_000, '99', '0.5');
@@ -94,5 +114,26 @@ describe('the candles channel without a next tick', () => {
       data: { time: new Date(minute + MINUTE).toISOString(), open: '101.00000000' },
     });
     stop();
+  });
+});
+
+describe('a stopper called again', () => {
+  it('leaves the stream of a later subscription of the same candles alone', async () => {
+    const feed = open();
+    const first: any[] = [];
+    const second: any[] = [];
+    const a = subscribe(connectionInto(first));
+    a.stop();
+    const b = subscribe(connectionInto(second));
+    a.stop(); // again, once the key's stream is b's
+    const minute = await previousMinute();
+    tickAt(feed, minute, 1_000, '100', '1');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    // b's stream is still followed by the tick and by the channel's timer, which closes the quiet candle.
+    expect(second.map((m) => m.type)).toEqual(['candle', 'candle_closed']);
+    expect(first).toEqual([]);
+    b.stop();
+    tickAt(feed, minute, 2_000, '101', '1');
+    expect(second).toHaveLength(2);
   });
 });

@@ -1,4 +1,5 @@
 import { fromUnits, toUnits, toUnitsNumber } from '../../domain/market/decimal';
+import type { MarketFeed } from '../../src/market/feed';
 import type { MarketServices } from '../../src/market/services';
 
 /**
@@ -26,3 +27,14 @@ export const priceTicker = (market: () => MarketServices) => {
     });
   };
 };
+
+/**
+ * Market services over `feed` alone, for a unit test of what follows the market (a hub, a channel): the feed, its
+ * ticks and a `requirePair` that takes any symbol. Nothing else of the services is there.
+ */
+export const feedOnlyMarket = (feed: MarketFeed): MarketServices =>
+  ({
+    feed,
+    ticks$: feed.ticks$,
+    requirePair: (symbol: string) => ({ symbol }),
+  }) as unknown as MarketServices;

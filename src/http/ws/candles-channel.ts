@@ -7,7 +7,7 @@ import { isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { intervalText } from '../../contract/common';
 import type { candleMessageData } from '../../contract/ws';
-import { addToKeyedSet, deleteFromKeyedSet } from '../../core/keyed-sets';
+import { addToKeyedSet, deleteFromKeyedSet, deleteIfCurrent } from '../../core/keyed-sets';
 import type { MarketServices } from '../../market/services';
 import type { PriceTick } from '../../market/ticks';
 import type { WsChannel, WsChannelFactory } from './registry';
@@ -83,7 +83,11 @@ class CandleHub {
     };
   }
 
-  /** Adds a listener of `symbol` at `interval`; returns the function that removes it. */
+  /**
+   * Adds a listener of `symbol` at `interval`; returns the function that removes it (and drops the stream with its
+   * last listener). Calling that function again, even once a new stream of the same candles has been made for
+   * other listeners, changes nothing.
+   */
   listen(symbol: string, interval: Interval, listener: Listener): () => void {
     const key = `${symbol}|${interval}`;
     let stream = this.streams.get(key);
@@ -96,8 +100,7 @@ class CandleHub {
     s.listeners.add(listener);
     return () => {
       s.listeners.delete(listener);
-      if (s.listeners.size > 0) return;
-      this.streams.delete(key);
+      if (s.listeners.size > 0 || !deleteIfCurrent(this.streams, key, s)) return;
       deleteFromKeyedSet(this.bySymbol, symbol, s);
     };
   }
