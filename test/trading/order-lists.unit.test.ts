@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FillModelName } from '../../domain/fill-model/model';
 import { foldEvents } from '../../domain/shared/decider';
 import type { OrderRequest, WalletCommand, WalletContext } from '../../domain/wallet/commands';
 import { walletDecider } from '../../domain/wallet/decide';
@@ -17,6 +16,7 @@ import {
   context as baseContext,
   cancelPicked,
   dataOf,
+  holdsForRandomSessions,
   market,
   opened as openedWith,
   place,
@@ -434,87 +434,80 @@ describe('order lists: locks equal what remains, never both legs filled (propert
   );
 
   it('holds after every decision of random OCOs, brackets, prints and cancels, under both models', () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom<FillModelName>('realistic', 'instant'),
-        fc.array(command, { maxLength: 30 }),
-        (model, steps) => {
-          const m = market({ BTCUSDT: '40000', ETHUSDT: '2000' });
-          m.volumes.set('ETHUSDT', '1000000');
-          const ctx: WalletContext = {
-            ...context(m),
-            fillModel: model,
-            riskProfile: { ...context().riskProfile, max_position_size_pct: 100, max_order_size_pct: 100 },
-          };
-          let state = foldEvents(walletDecider, opened());
-          state = foldEvents(
-            walletDecider,
-            walletDecider.decide(place({ symbol: 'ETHUSDT', quantity: '5' }), state, ctx),
-            state,
-          );
-          let clock = Date.parse('2024-01-05T10:00:00.000Z');
-          const legOf = new Map<string, string>();
-          const filledLegs = new Map<string, Set<string>>();
-          for (const s of steps) {
-            const price = Number(m.prices.get('ETHUSDT'));
-            const at = (pct: number) => (price * (1 + pct / 1000)).toFixed(2);
-            let cmds: WalletCommand[] = [];
-            if (s.kind === 'oco') {
-              const [tp, sl] = s.side === 'sell' ? [at(s.up), at(-s.down)] : [at(-s.down), at(s.up)];
-              cmds = [
-                place({
-                  symbol: 'ETHUSDT',
-                  side: s.side,
-                  type: s.tpType,
-                  quantity: s.quantity,
-                  ...(s.tpType === 'limit' ? { price: tp } : { triggerPrice: tp }),
-                  list: { kind: 'oco', stopLoss: { triggerPrice: sl } },
-                }),
-              ];
-            } else if (s.kind === 'bracket') {
-              cmds = [
-                place({
-                  symbol: 'ETHUSDT',
-                  type: s.entry,
-                  quantity: s.quantity,
-                  ...(s.entry === 'limit' ? { price: at(0) } : {}),
-                  list: {
-                    kind: 'bracket',
-                    takeProfit: { type: 'limit', price: at(s.up) },
-                    stopLoss: { triggerPrice: at(-s.down) },
-                  },
-                }),
-              ];
-            } else if (s.kind === 'print') {
-              const next = at(s.move);
-              m.prices.set('ETHUSDT', next);
-              clock += 1000;
-              const time = new Date(clock).toISOString();
-              cmds = printFills(state, next, time, s.volume);
-            } else {
-              cmds = s.all ? [{ type: 'CancelAllOrders', data: {} }] : cancelPicked(state, s.pick);
-            }
-            for (const c of cmds) {
-              const events = walletDecider.decide(c, state, ctx);
-              state = foldEvents(walletDecider, events, state);
-              for (const p of placedOf(events)) {
-                if (p.order_list_id && p.list_role !== 'entry') legOf.set(p.order_id, p.order_list_id);
-              }
-              for (const f of fills(events)) {
-                const listId = legOf.get(f.order_id);
-                if (!listId) continue;
-                const legs = filledLegs.get(listId) ?? new Set<string>();
-                legs.add(f.order_id);
-                filledLegs.set(listId, legs);
-                // Never both legs of one list filled.
-                expect(legs.size).toBe(1);
-              }
-              expectLocksMatch(state);
-            }
+    holdsForRandomSessions(command, 120, (model, steps) => {
+      const m = market({ BTCUSDT: '40000', ETHUSDT: '2000' });
+      m.volumes.set('ETHUSDT', '1000000');
+      const ctx: WalletContext = {
+        ...context(m),
+        fillModel: model,
+        riskProfile: { ...context().riskProfile, max_position_size_pct: 100, max_order_size_pct: 100 },
+      };
+      let state = foldEvents(walletDecider, opened());
+      state = foldEvents(
+        walletDecider,
+        walletDecider.decide(place({ symbol: 'ETHUSDT', quantity: '5' }), state, ctx),
+        state,
+      );
+      let clock = Date.parse('2024-01-05T10:00:00.000Z');
+      const legOf = new Map<string, string>();
+      const filledLegs = new Map<string, Set<string>>();
+      for (const s of steps) {
+        const price = Number(m.prices.get('ETHUSDT'));
+        const at = (pct: number) => (price * (1 + pct / 1000)).toFixed(2);
+        let cmds: WalletCommand[] = [];
+        if (s.kind === 'oco') {
+          const [tp, sl] = s.side === 'sell' ? [at(s.up), at(-s.down)] : [at(-s.down), at(s.up)];
+          cmds = [
+            place({
+              symbol: 'ETHUSDT',
+              side: s.side,
+              type: s.tpType,
+              quantity: s.quantity,
+              ...(s.tpType === 'limit' ? { price: tp } : { triggerPrice: tp }),
+              list: { kind: 'oco', stopLoss: { triggerPrice: sl } },
+            }),
+          ];
+        } else if (s.kind === 'bracket') {
+          cmds = [
+            place({
+              symbol: 'ETHUSDT',
+              type: s.entry,
+              quantity: s.quantity,
+              ...(s.entry === 'limit' ? { price: at(0) } : {}),
+              list: {
+                kind: 'bracket',
+                takeProfit: { type: 'limit', price: at(s.up) },
+                stopLoss: { triggerPrice: at(-s.down) },
+              },
+            }),
+          ];
+        } else if (s.kind === 'print') {
+          const next = at(s.move);
+          m.prices.set('ETHUSDT', next);
+          clock += 1000;
+          const time = new Date(clock).toISOString();
+          cmds = printFills(state, next, time, s.volume);
+        } else {
+          cmds = s.all ? [{ type: 'CancelAllOrders', data: {} }] : cancelPicked(state, s.pick);
+        }
+        for (const c of cmds) {
+          const events = walletDecider.decide(c, state, ctx);
+          state = foldEvents(walletDecider, events, state);
+          for (const p of placedOf(events)) {
+            if (p.order_list_id && p.list_role !== 'entry') legOf.set(p.order_id, p.order_list_id);
           }
-        },
-      ),
-      { numRuns: 120 },
-    );
+          for (const f of fills(events)) {
+            const listId = legOf.get(f.order_id);
+            if (!listId) continue;
+            const legs = filledLegs.get(listId) ?? new Set<string>();
+            legs.add(f.order_id);
+            filledLegs.set(listId, legs);
+            // Never both legs of one list filled.
+            expect(legs.size).toBe(1);
+          }
+          expectLocksMatch(state);
+        }
+      }
+    });
   });
 });

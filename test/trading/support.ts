@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import type { FillModelName } from '../../domain/fill-model/model';
 import { foldEvents } from '../../domain/shared/decider';
 import { DEFAULT_RISK_PROFILE, type RiskProfile } from '../../domain/shared/risk-profile';
 import { type Dec, dec } from '../../domain/trading/decimal';
@@ -183,3 +185,22 @@ export const dataOf = <T extends WalletEvent['type']>(
   if (!e) throw new Error(`no ${type} in ${events.map((x) => x.type).join(', ')}`);
   return e.data as never;
 };
+
+/**
+ * Asserts the property `check` (fast-check, `numRuns` runs) over random sessions: a sequence of up to 30 `step`s,
+ * each under a fill model drawn from both (`realistic`, `instant`). The shape of the wallet decider's random-session
+ * properties (order lists, time in force); `check` throws (an `expect`) where the property does not hold.
+ */
+export const holdsForRandomSessions = <S>(
+  step: fc.Arbitrary<S>,
+  numRuns: number,
+  check: (model: FillModelName, steps: S[]) => void,
+): void =>
+  fc.assert(
+    fc.property(
+      fc.constantFrom<FillModelName>('realistic', 'instant'),
+      fc.array(step, { maxLength: 30 }),
+      check,
+    ),
+    { numRuns },
+  );

@@ -8,7 +8,17 @@ import { walletDecider } from '../../domain/wallet/decide';
 import type { OrderCancelledData, OrderFilledData, WalletEvent } from '../../domain/wallet/events';
 import { deciderSpec } from '../support/decider-spec';
 import { expectLocksMatch } from '../support/wallet-locks';
-import { cancelPicked, context, dataOf, market, opened, place, printFills, run } from './support';
+import {
+  cancelPicked,
+  context,
+  dataOf,
+  holdsForRandomSessions,
+  market,
+  opened,
+  place,
+  printFills,
+  run,
+} from './support';
 
 /**
  * Time in force (issue 21, item 2; docs/trading-rules.md, "Time in force"), decided by the wallet decider: an IOC
@@ -262,57 +272,50 @@ describe('time in force: locks equal what remains open (property)', () => {
   );
 
   it('holds after every step of random IOC/FOK/GTC sequences, under both models', () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom<FillModelName>('realistic', 'instant'),
-        fc.array(command, { maxLength: 30 }),
-        (model, steps) => {
-          const m = thin();
-          const ctx = {
-            ...ctxOf(model, m),
-            riskProfile: { ...context().riskProfile, max_position_size_pct: 100, max_order_size_pct: 100 },
-          };
-          let state = foldEvents(walletDecider, opened());
-          let clock = Date.parse('2024-01-05T10:00:00.000Z');
-          for (const s of steps) {
-            let cmd: WalletCommand[] = [];
-            const price = Number(m.prices.get('ETHUSDT'));
-            if (s.kind === 'order') {
-              const level = (price * (1 + s.level / 1000)).toFixed(2);
-              cmd = [
-                eth({
-                  side: s.side,
-                  type: s.type,
-                  quantity: s.quantity,
-                  ...(s.type === 'limit' ? { price: level } : {}),
-                  ...(s.type === 'stop_loss' || s.type === 'take_profit' ? { triggerPrice: level } : {}),
-                  ...(s.tif ? { timeInForce: s.tif } : {}),
-                }),
-              ];
-            } else if (s.kind === 'print') {
-              const next = (price * (1 + s.move / 1000)).toFixed(2);
-              m.prices.set('ETHUSDT', next);
-              clock += 1000;
-              const time = new Date(clock).toISOString();
-              cmd = printFills(state, next, time, s.volume);
-            } else {
-              cmd = cancelPicked(state, s.pick);
-            }
-            for (const c of cmd) {
-              const events = walletDecider.decide(c, state, ctx);
-              state = foldEvents(walletDecider, events, state);
-              // An IOC or FOK order never stays open after the decision that placed (or triggered) it, but a stop's
-              // before its trigger.
-              for (const o of Object.values(state.openOrders)) {
-                if (o.type === 'limit') expect(o.timeInForce).toBe('GTC');
-              }
-              for (const f of fills(events)) expect(Number(f.quantity)).toBeGreaterThan(0);
-              expectLocksMatch(state);
-            }
+    holdsForRandomSessions(command, 150, (model, steps) => {
+      const m = thin();
+      const ctx = {
+        ...ctxOf(model, m),
+        riskProfile: { ...context().riskProfile, max_position_size_pct: 100, max_order_size_pct: 100 },
+      };
+      let state = foldEvents(walletDecider, opened());
+      let clock = Date.parse('2024-01-05T10:00:00.000Z');
+      for (const s of steps) {
+        let cmd: WalletCommand[] = [];
+        const price = Number(m.prices.get('ETHUSDT'));
+        if (s.kind === 'order') {
+          const level = (price * (1 + s.level / 1000)).toFixed(2);
+          cmd = [
+            eth({
+              side: s.side,
+              type: s.type,
+              quantity: s.quantity,
+              ...(s.type === 'limit' ? { price: level } : {}),
+              ...(s.type === 'stop_loss' || s.type === 'take_profit' ? { triggerPrice: level } : {}),
+              ...(s.tif ? { timeInForce: s.tif } : {}),
+            }),
+          ];
+        } else if (s.kind === 'print') {
+          const next = (price * (1 + s.move / 1000)).toFixed(2);
+          m.prices.set('ETHUSDT', next);
+          clock += 1000;
+          const time = new Date(clock).toISOString();
+          cmd = printFills(state, next, time, s.volume);
+        } else {
+          cmd = cancelPicked(state, s.pick);
+        }
+        for (const c of cmd) {
+          const events = walletDecider.decide(c, state, ctx);
+          state = foldEvents(walletDecider, events, state);
+          // An IOC or FOK order never stays open after the decision that placed (or triggered) it, but a stop's
+          // before its trigger.
+          for (const o of Object.values(state.openOrders)) {
+            if (o.type === 'limit') expect(o.timeInForce).toBe('GTC');
           }
-        },
-      ),
-      { numRuns: 150 },
-    );
+          for (const f of fills(events)) expect(Number(f.quantity)).toBeGreaterThan(0);
+          expectLocksMatch(state);
+        }
+      }
+    });
   });
 });
