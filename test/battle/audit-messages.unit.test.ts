@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { BattleEvent, RankingEntry } from '../../domain/battle/events';
 import { evolveBattle, initialBattleState } from '../../domain/battle/state';
 import { battleMessages } from '../../src/http/ws/battle-channel';
-import { historicalBattleCreated, RANKING_FIELDS } from './fixtures';
+import { historicalBattleCreated, historicalBattleStepped, RANKING_FIELDS } from './fixtures';
 
 /**
  * Regressions found by the battles audit, `battle` channel: a historical `battle:update` lists the participants
@@ -25,19 +25,12 @@ const state = events.reduce(evolveBattle, initialBattleState());
 
 describe('battle channel messages (audit regressions)', () => {
   it('a historical battle:update lists the participants in join order', () => {
-    const stepped: BattleEvent = {
-      type: 'BattleStepped',
-      data: {
-        battle_id: BATTLE,
-        from_step: 0,
-        to_step: 1,
-        from_time: '2022-01-01T00:00:00.000Z',
-        to_time: '2022-01-01T01:00:00.000Z',
-        // Key order as PostgreSQL's jsonb returns it (by length, then bytes), not the join order.
-        equity: { aa: ['1001.00000000'], mm: ['1002.00000000'], zz: ['1003.00000000'] },
-        fills: 0,
-      },
-    };
+    const stepped = historicalBattleStepped(BATTLE, 1, {
+      // Key order as PostgreSQL's jsonb returns it (by length, then bytes), not the join order.
+      aa: ['1001.00000000'],
+      mm: ['1002.00000000'],
+      zz: ['1003.00000000'],
+    });
     const [m] = battleMessages(state, stepped, AT);
     expect((m!.data['participants'] as { agent_id: string }[]).map((p) => p.agent_id)).toEqual([
       'zz',

@@ -3,7 +3,7 @@ import type { BattleEvent } from '../../domain/battle/events';
 import { evolveBattle, initialBattleState } from '../../domain/battle/state';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { battleMessages } from '../../src/http/ws/battle-channel';
-import { historicalBattleCreated } from './fixtures';
+import { historicalBattleCreated, historicalBattleStepped } from './fixtures';
 
 const BATTLE = '00000000-0000-4000-8000-0000000000c1';
 const AT = '2030-01-01T00:00:00.000Z';
@@ -44,18 +44,7 @@ describe('battle channel messages (spec "Battle channel events")', () => {
   });
 
   it('a historical step is a battle:update at virtual time with equity and ROI', () => {
-    const stepped: BattleEvent = {
-      type: 'BattleStepped',
-      data: {
-        battle_id: BATTLE,
-        from_step: 0,
-        to_step: 2,
-        from_time: '2022-01-01T00:00:00.000Z',
-        to_time: '2022-01-01T02:00:00.000Z',
-        equity: { a: ['1000.00000000', '1012.50000000'] },
-        fills: 0,
-      },
-    };
+    const stepped = historicalBattleStepped(BATTLE, 2, { a: ['1000.00000000', '1012.50000000'] });
     expect(battleMessages(active, stepped, AT)).toEqual([
       {
         type: 'battle:update',

@@ -42,3 +42,24 @@ export const historicalBattleCreated = (battleId: string, name: string, at: stri
     created_at: at,
   },
 });
+
+/**
+ * The `BattleStepped` event of the first `toStep` hourly steps of the battle of {@link historicalBattleCreated}
+ * (virtual time from 2022-01-01T00:00Z, no fills), with `equity` per agent id (one string per step covered).
+ */
+export const historicalBattleStepped = (
+  battleId: string,
+  toStep: number,
+  equity: Record<string, string[]>,
+): BattleEvent => ({
+  type: 'BattleStepped',
+  data: {
+    battle_id: battleId,
+    from_step: 0,
+    to_step: toStep,
+    from_time: '2022-01-01T00:00:00.000Z',
+    to_time: new Date(Date.UTC(2022, 0, 1, toStep)).toISOString(),
+    equity,
+    fills: 0,
+  },
+});
