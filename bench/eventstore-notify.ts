@@ -15,35 +15,25 @@
  *   npx tsx bench/eventstore-notify.ts [--rounds 2] [--seconds 5]
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { EventStore, ExpectedRevision } from '../ports/event-store';
 import { openPostgres } from '../src/db/database';
 import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore, EVENTS_CHANNEL } from '../src/eventstore/postgres';
+import { positiveInt, positiveNumber, withScratchDatabase } from './options';
 import { percentileOfSorted as percentile } from './stats';
 
-const positive = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
-  return n;
-};
-
-const opts = new Command()
+const opts = withScratchDatabase(new Command(), 'ptv_bench_')
   .name('bench/eventstore-notify.ts')
   .description('A/B: NOTIFY inside the append transaction vs a coalesced NOTIFY after commit')
-  .option('--rounds <n>', 'alternating rounds of both variants', positive, 2)
-  .option('--seconds <s>', 'duration of each measurement', positive, 5)
-  .option('--streams <n>', 'concurrent streams in the append test', positive, 64)
-  .option('--pool <n>', 'pg pool size', positive, 20)
-  .option(
-    '--url <url>',
-    'PostgreSQL server',
-    process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-  )
+  .option('--rounds <n>', 'alternating rounds of both variants', positiveInt, 2)
+  .option('--seconds <s>', 'duration of each measurement', positiveNumber, 5)
+  .option('--streams <n>', 'concurrent streams in the append test', positiveInt, 64)
+  .option('--pool <n>', 'pg pool size', positiveInt, 20)
   .parse()
-  .opts<{ rounds: number; seconds: number; streams: number; pool: number; url: string }>();
+  .opts<{ rounds: number; seconds: number; streams: number; pool: number; url: string; dbPrefix: string }>();
 
 type Variant = 'in-transaction' | 'post-commit';
 
@@ -83,7 +73,7 @@ const dropCurrent = async () => {
 };
 
 const run = async (variant: Variant): Promise<Outcome> => {
-  const name = `ptv_bench_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const name = `${opts.dbPrefix}${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await admin(`create database ${pg.escapeIdentifier(name)}`);
   current = name;
   const url = new URL(opts.url);

@@ -38,19 +38,14 @@ import {
   type PostgresEventStore,
   type PostgresEventStoreOptions,
 } from '../src/eventstore/postgres';
-import { positiveInt } from './options';
+import { jsonOption, positiveInt, positiveNumber, withScratchDatabase } from './options';
 import { percentileOfSorted as percentile, processCpuSeconds } from './stats';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
 
-const positiveNumber = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a positive number');
-  return n;
-};
-
 interface Options {
+  dbPrefix: string;
   events: number;
   appends: number;
   appendSeconds: number;
@@ -72,7 +67,11 @@ interface Options {
   appendsOnly: boolean;
 }
 
-const program = new Command()
+const program = withScratchDatabase(
+  new Command(),
+  'ptv_bench_',
+  'PostgreSQL server to create the scratch database on',
+)
   .name('bench/eventstore.ts')
   .description(
     'Benchmarks the PostgreSQL event store (server and PGlite): appends, $all reads, subscriber latency',
@@ -96,12 +95,7 @@ const program = new Command()
   .option('--rate <n>', 'total append rate (events/s) during the subscriber test', positiveInt, 500)
   .option('--writers <n>', 'concurrent writers during the subscriber test', positiveInt, 8)
   .option('--seconds <s>', 'duration of the subscriber test', positiveNumber, 10)
-  .option(
-    '--url <url>',
-    'PostgreSQL server to create the scratch database on',
-    process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-  )
-  .option('--json <file>', 'also write the results as JSON to this file')
+  .addOption(jsonOption())
   .option('--no-pglite', 'skip the PGlite comparison runs')
   .option(
     '--wait-quiet <s>',
@@ -596,7 +590,7 @@ const benchSubscriber = async (
 // Scratch database on the server
 
 const serverUrl = opts.url;
-const dbName = `ptv_bench_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+const dbName = `${opts.dbPrefix}${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 let created = false;
 let dropped: Promise<void> | undefined;
 

@@ -22,12 +22,12 @@
  * recorded, event-loop delay, and the load average.
  *
  *   npx tsx bench/matching.ts [--wallets 1000] [--pending 100000] [--symbols 10] [--ticks 20000] [--rate 1000]
- *                             [--url postgres://postgres@127.0.0.1:5432/postgres] [--json out.json]
+ *                             [--url postgres://postgres@127.0.0.1:5432/postgres] [--db-prefix ptv_bench_matching_]
+ *                             [--json out.json]
  *
  * Results: docs/benchmarks.md ("Matching engine under the realistic fill model").
  */
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,18 +47,17 @@ import { migrateToLatest } from '../src/db/migrate';
 import { createPostgresEventStore } from '../src/eventstore/postgres';
 import { newAccountOwner } from '../test/support/owner';
 import { replayingWalletDecider } from '../test/support/replaying-decider';
-import { positiveInt } from './options';
+import { jsonOption, positiveInt, withScratchDatabase, writeJsonResults } from './options';
 import { benchEngine, PENDING_KINDS, seededRandom, timedTick, walkedPrice } from './pending-orders';
 import { createScratchDatabase, round, summarize } from './stats';
 
-const o = new Command()
+const o = withScratchDatabase(new Command(), 'ptv_bench_matching_')
   .option('--wallets <n>', 'wallets holding the pending orders', positiveInt, 1000)
   .option('--pending <n>', 'pending orders over all wallets', positiveInt, 100_000)
   .option('--symbols <n>', 'pairs the orders are spread over', positiveInt, 10)
   .option('--ticks <n>', 'prints offered to the engine', positiveInt, 20_000)
   .option('--rate <n>', 'prints per second offered (open loop)', positiveInt, 1000)
-  .option('--url <url>', 'PostgreSQL server', 'postgres://postgres@127.0.0.1:5432/postgres')
-  .option('--json <file>', 'also write the results as JSON')
+  .addOption(jsonOption())
   .parse()
   .opts<{
     wallets: number;
@@ -67,6 +66,7 @@ const o = new Command()
     ticks: number;
     rate: number;
     url: string;
+    dbPrefix: string;
     json?: string;
   }>();
 
@@ -105,7 +105,7 @@ const RISK = {
 
 const rand = seededRandom();
 
-const scratch = await createScratchDatabase(o.url, 'ptv_bench_matching_');
+const scratch = await createScratchDatabase(o.url, o.dbPrefix);
 const handle = openPostgres(scratch.url, { max: 8 });
 try {
   await migrateToLatest(handle.db);
@@ -248,7 +248,7 @@ try {
     },
   };
   console.log(JSON.stringify(result, null, 2));
-  if (o.json) fs.writeFileSync(o.json, `${JSON.stringify(result, null, 2)}\n`);
+  writeJsonResults(o.json, result);
 } finally {
   await handle.close();
   await scratch.drop();

@@ -45,22 +45,17 @@ import { type AllSubscription, type EventStore, START } from '../ports/event-sto
 import { indexedOrder } from '../src/matching/order-index';
 import { type ListeningChild, spawnListening } from './listening-child';
 import { openLoop } from './open-loop';
-import { nonNegativeInt, positiveInt } from './options';
+import { jsonOption, nonNegativeInt, positiveInt, withScratchDatabase, writeJsonResults } from './options';
 import { benchEngine, PENDING_KINDS, seededRandom, timedTick, walkedPrice } from './pending-orders';
 import { processCpuSeconds, round, summarize } from './stats';
 
-const options = new Command()
+const options = withScratchDatabase(new Command(), 'ptv_bench_trading_')
   .option('--agents <n>', 'concurrent agents placing orders', positiveInt, 64)
   .option('--duration <s>', 'measured seconds of the HTTP run', positiveInt, 15)
   .option('--warmup <s>', 'seconds before measuring', positiveInt, 3)
   .option('--rate <n>', 'also measure at this offered rate (orders/s over all agents; 0: skip)', Number, 1000)
   .option('--pending <n>', 'pending orders in the matching index', positiveInt, 100_000)
   .option('--ticks <n>', 'ticks measured on the matching engine', positiveInt, 20_000)
-  .option(
-    '--url <url>',
-    'PostgreSQL server',
-    process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
-  )
   .option('--skip-http', 'only the matching engine')
   .option('--skip-probe', 'skip the read-your-writes window')
   .option(
@@ -68,7 +63,7 @@ const options = new Command()
     'READ_YOUR_WRITES of the server: on-read or on-response (default as configured)',
   )
   .option('--read-model-wait <ms>', 'READ_MODEL_WAIT_MS of the server (diagnostics; default as configured)')
-  .option('--json <file>', 'also write the results as JSON')
+  .addOption(jsonOption())
   .option(
     '--port <n>',
     "the server's port (0: any free one; a shared machine's helpers each have a range)",
@@ -84,6 +79,7 @@ const options = new Command()
     rate: number;
     ticks: number;
     url: string;
+    dbPrefix: string;
     skipHttp?: boolean;
     readModelWait?: string;
     readYourWrites?: string;
@@ -169,7 +165,7 @@ const http = async (url: string, method: string, headers: Record<string, string>
 };
 
 const httpBenchmark = async () => {
-  const name = `ptv_bench_trading_${randomBytes(4).toString('hex')}`;
+  const name = `${options.dbPrefix}${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: options.url });
   await admin.connect();
   const version = (await admin.query('show server_version')).rows[0].server_version as string;
@@ -594,5 +590,5 @@ console.log('matching engine:', JSON.stringify(matching, null, 2));
 const orders = options.skipHttp ? undefined : await httpBenchmark();
 if (orders) console.log('market orders over HTTP:', JSON.stringify(orders, null, 2));
 const result = { machine, options, orders, matching };
-if (options.json) fs.writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
+writeJsonResults(options.json, result);
 process.exit(0);
