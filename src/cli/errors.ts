@@ -1,5 +1,6 @@
 import { ConfigError } from '../config';
 import { DatabaseUnavailableError } from '../db/connection-errors';
+import { redactDatabaseUrl } from '../db/redact-url';
 
 /**
  * Exit codes of the CLI (docs/operations.md, "Command line"): 0 success; 1 the command ran and found a problem
@@ -56,17 +57,6 @@ const messageOf = (error: unknown): string => {
   return String(error);
 };
 
-/** Removes the password from a `postgres://` URL for messages. */
-export const redactDatabaseUrl = (url: string): string => {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'DATABASE_URL';
-  }
-};
-
 /**
  * One line describing `error` for a person at a terminal: the message alone (multi-line messages folded), with
  * the database named when it cannot be reached.
@@ -83,7 +73,7 @@ export const describeError = (
   if (error instanceof CliError || error instanceof ConfigError) return message;
   const code = codeOf(error);
   if (code && DATABASE_CODES.has(code) && context.databaseUrl) {
-    return `cannot use the database ${redactDatabaseUrl(context.databaseUrl)}: ${message}`;
+    return `cannot use the database ${redactDatabaseUrl(context.databaseUrl, 'DATABASE_URL')}: ${message}`;
   }
   return `error: ${message}`;
 };

@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { ReadModels } from '../../projections/read-models';
 import { DatabaseAvailability } from './availability';
 import { DatabaseUnavailableError } from './connection-errors';
+import { redactDatabaseUrl } from './redact-url';
 import type { Database } from './schema';
 
 /**
@@ -164,7 +165,7 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   };
   return {
     kind: 'postgres',
-    location: redactUrl(url),
+    location: redactDatabaseUrl(url, 'postgres'),
     db,
     all: withInfrastructureTables(db),
     availability,
@@ -295,14 +296,4 @@ export const pingDatabase = async (db: Kysely<ReadModels>): Promise<number> => {
   const started = performance.now();
   await sql`select 1`.execute(db);
   return performance.now() - started;
-};
-
-const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres';
-  }
 };
