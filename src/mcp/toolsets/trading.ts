@@ -5,6 +5,7 @@ import {
   orderPreviewResponse,
   placedOrderResponse,
 } from '../../contract/trading';
+import type { RoutedEndpoint } from '../../endpoints/endpoint';
 import { tradingEndpoints as ep } from '../../endpoints/trading';
 import {
   authed,
@@ -12,6 +13,8 @@ import {
   defineTool,
   IDEMPOTENT_WRITE,
   READ,
+  type RestClient,
+  restOf,
   type ToolCall,
   type ToolDef,
   WRITE,
@@ -71,6 +74,43 @@ const orderSummary = (o: z.output<typeof placeOutput>): string => {
 /** `idempotent_replay: true` when the placement just run answered a retry under its key (`receipt.replayed`). */
 const replayFlag = (call: ToolCall) => (call.receipt.replayed ? { idempotent_replay: true } : {});
 
+/**
+ * The in-venue `run` and the stdio door's `rest` of a placement tool with `dry_run` (`place_order`,
+ * `place_oco_order`): with `dry_run: true` the `preview` endpoint, answered as `{ preview }`; otherwise the `place`
+ * endpoint under the call's `idempotency_key`, answered as `{ [key]: placed }`, in the venue with
+ * `idempotent_replay` when it answered a retry ({@link replayFlag}). Over REST each is its endpoint's route
+ * ({@link restOf}: the key as the `Idempotency-Key` header, the other fields as the body).
+ */
+const placementBindings = <
+  K extends string,
+  PI extends z.ZodObject,
+  PO extends z.ZodType,
+  VI extends z.ZodObject,
+  VO extends z.ZodType,
+>(
+  key: K,
+  place: RoutedEndpoint<PI, PO>,
+  preview: RoutedEndpoint<VI, VO>,
+) => {
+  const placeRest = restOf(place.route);
+  const previewRest = restOf(preview.route);
+  type Args = z.output<PI> & { idempotency_key?: string | undefined; dry_run?: boolean | undefined };
+  type Answer = { preview?: z.input<VO> } & Partial<Record<K, z.input<PO>>> & { idempotent_replay?: true };
+  return {
+    run: async (call: ToolCall, a: Args): Promise<Answer> => {
+      const { idempotency_key, dry_run, ...body } = a;
+      if (dry_run) return { preview: await preview.run(authed(call), body as z.output<VI>) } as Answer;
+      const placed = await place.run(authed(call), { ...body, idempotency_key } as z.output<PI>);
+      return { [key]: placed, ...replayFlag(call) } as Answer;
+    },
+    rest: async (a: Record<string, unknown>, http: RestClient): Promise<unknown> => {
+      const { idempotency_key, dry_run, ...body } = a;
+      if (dry_run) return { preview: await previewRest(body, http) };
+      return { [key]: await placeRest({ ...body, idempotency_key }, http) };
+    },
+  };
+};
+
 const ocoOutput = z.object({
   oco: ocoResponse.optional().describe('the list and its two legs as placed'),
   preview: ocoPreviewResponse.optional().describe('with dry_run: what each leg would do now; nothing placed'),
@@ -120,24 +160,7 @@ export const tradingTools: ToolDef[] = [
     }),
     output: ocoOutput,
     annotations: WRITE,
-    run: async (call, a) => {
-      const { idempotency_key, dry_run, ...body } = a;
-      if (dry_run) return { preview: await ep.previewOco.run(authed(call), body) };
-      const oco = await ep.placeOco.run(authed(call), { ...body, idempotency_key });
-      return { oco, ...replayFlag(call) };
-    },
-    rest: async (a, http) => {
-      const { idempotency_key, dry_run, ...body } = a;
-      if (dry_run) return { preview: await http({ method: 'POST', path: '/trade/order/oco/preview', body }) };
-      return {
-        oco: await http({
-          method: 'POST',
-          path: '/trade/order/oco',
-          body,
-          headers: { 'idempotency-key': idempotency_key },
-        }),
-      };
-    },
+    ...placementBindings('oco', ep.placeOco, ep.previewOco),
     summary: (r) =>
       r.preview
         ? `dry run: OCO ${r.preview.orders.map((o) => `${o.list_role} ${o.status}${o.would_fill ? ` at ${o.executed_price} USDT` : ''}`).join(', ')}; nothing placed`
@@ -159,24 +182,7 @@ export const tradingTools: ToolDef[] = [
     input: placeInput,
     output: placeOutput,
     annotations: WRITE,
-    run: async (call, a) => {
-      const { idempotency_key, dry_run, ...body } = a;
-      if (dry_run) return { preview: await ep.preview.run(authed(call), body) };
-      const order = await ep.place.run(authed(call), { ...body, idempotency_key });
-      return { order, ...replayFlag(call) };
-    },
-    rest: async (a, http) => {
-      const { idempotency_key, dry_run, ...body } = a;
-      if (dry_run) return { preview: await http({ method: 'POST', path: '/trade/order/preview', body }) };
-      return {
-        order: await http({
-          method: 'POST',
-          path: '/trade/order',
-          body,
-          headers: { 'idempotency-key': idempotency_key },
-        }),
-      };
-    },
+    ...placementBindings('order', ep.place, ep.preview),
     summary: orderSummary,
   }),
   ...endpointTools(read, ep, describe, {
