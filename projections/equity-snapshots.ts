@@ -3,6 +3,7 @@ import { valueWallet } from '../domain/analytics/equity';
 import { MARKS_EVENT_TYPES, type MarksRecordedData } from '../domain/analytics/marks';
 import { type Dec, dec, fmt, roundHalfEven8, ZERO } from '../domain/trading/decimal';
 import { type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
+import { walletEventOf } from '../domain/wallet/recorded';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type Numeric, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
@@ -356,9 +357,9 @@ export const equitySnapshotsProjection: Projection = {
         }
         continue;
       }
-      const owner = walletOwnerOf(e.streamId);
-      if (!owner) continue;
-      const event = { type: e.type, data: e.data } as WalletEvent;
+      const wallet = walletEventOf(e);
+      if (!wallet) continue;
+      const { owner, event } = wallet;
       if (event.type === 'SessionStarted') {
         const prev = wallets.get(owner);
         const w: WalletFold = {

@@ -3,10 +3,10 @@ import {
   type OrderPlacedData,
   type OrderRequestKey,
   WALLET_EVENT_TYPES,
-  type WalletEvent,
   walletOwnerOf,
 } from '../domain/wallet/events';
 import { type FillRecord, fillRecordOf } from '../domain/wallet/fill-record';
+import { walletEventOf } from '../domain/wallet/recorded';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
@@ -461,9 +461,9 @@ export const ordersProjection: Projection = {
         await db.deleteFrom('order_counts').where('owner_id', '=', owner).execute();
         continue;
       }
-      const owner = walletOwnerOf(e.streamId);
-      if (!owner) continue;
-      const event = { type: e.type, data: e.data } as WalletEvent;
+      const wallet = walletEventOf(e);
+      if (!wallet) continue;
+      const { owner, event } = wallet;
       switch (event.type) {
         case 'OrderPlaced': {
           const d = event.data;

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { type Dec, dec, fmt, ZERO } from '../domain/trading/decimal';
-import { WALLET_EVENT_TYPES, type WalletEvent, walletOwnerOf } from '../domain/wallet/events';
+import { WALLET_EVENT_TYPES, walletOwnerOf } from '../domain/wallet/events';
+import { walletEventOf } from '../domain/wallet/recorded';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
@@ -227,9 +228,9 @@ export const walletsProjection: Projection = {
         }
         continue;
       }
-      const owner = walletOwnerOf(e.streamId);
-      if (!owner) continue;
-      const event = { type: e.type, data: e.data } as WalletEvent;
+      const wallet = walletEventOf(e);
+      if (!wallet) continue;
+      const { owner, event } = wallet;
       switch (event.type) {
         case 'WalletOpened': {
           const d = event.data;

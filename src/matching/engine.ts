@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Observable, Subscription } from 'rxjs';
 import type { WalletCommands } from '../../commands/wallet';
-import type { WalletEvent } from '../../domain/wallet/events';
 import { walletOwnerOf } from '../../domain/wallet/events';
+import { walletEventOf } from '../../domain/wallet/recorded';
 import {
   type AllSubscription,
   comparePositions,
@@ -343,9 +343,9 @@ export class MatchingEngine {
       if (owner) this.index.removeOwner(owner);
       return;
     }
-    const ownerId = walletOwnerOf(e.streamId);
-    if (!ownerId) return;
-    const event = { type: e.type, data: e.data } as WalletEvent;
+    const wallet = walletEventOf(e);
+    if (!wallet) return;
+    const { owner: ownerId, event } = wallet;
     switch (event.type) {
       case 'OrderPlaced': {
         const d = event.data;
