@@ -99,7 +99,9 @@ type TableDoc = Omit<RouteDoc, 'errors'> & Partial<Pick<RouteDoc, 'errors'>>;
 /**
  * Serves the endpoints of a group in the order `docs` names them (the OpenAPI document's order), each with its doc:
  * a plain string is the summary of a route that answers `errors`, a doc without `errors` answers them too. For a group whose routes mostly differ only in
- * their summary, so that each is one line.
+ * their summary, so that each is one line. An endpoint `docs` does not name is not served here (a table may be
+ * served by several route files); test/core/endpoints-served.int.test.ts fails for an endpoint with a route that no
+ * file serves.
  */
 export const serveAll = <E extends Record<string, Pick<RoutedEndpoint, 'route'>>>(
   app: FastifyInstance,
