@@ -4,7 +4,8 @@
  * The venue runs as `npm start` does (`src/main.ts`: API, projections, matching engine in one process), in a
  * child process on its own port, on a scratch database of the PostgreSQL server named by `--postgres` or
  * `DATABASE_URL` (`h_str_prober_*`, dropped at the end; else embedded PGlite in a temporary directory), on the real
- * market data (`MARKET_DATA_DIR`, the 16 hourly pairs). A prober in this process, open loop, sends every `--every`
+ * market data (`MARKET_DATA_DIR`, the 16 hourly pairs). A prober in its own process (bench/prober-process.ts: a
+ * separate client, whose timers and reads this bench's batch driving cannot delay), open loop, sends every `--every`
  * ms (20 by default) one request, in turn a `GET /market/price/BTCUSDT` and a market order (`POST /trade/order`,
  * 0.001 BTC, buys and sells alternating), round-robin over `--agents` agents' keys (under the per-caller rate
  * limits), each timed from when it was due (no coordinated omission). Three phases, `--seconds` each or until their batches end:
@@ -30,7 +31,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Agent } from 'undici';
 import { positiveInt } from './options';
-import { startProber } from './prober';
+import { startProberProcess } from './prober-process';
 import { createScratchDatabase } from './stats';
 import { venueClient } from './venue-client';
 
@@ -170,7 +171,7 @@ const main = async () => {
       const rssTimer = setInterval(() => {
         peakRss = Math.max(peakRss, rssOf(pid));
       }, 100);
-      const prober = startProber(call, keys, options.every);
+      const prober = await startProberProcess(base, keys, options.every);
       const t0 = prober.startedAt;
       const wall0 = Date.now();
       const minimum = sleep(options.seconds * 1000);

@@ -24,7 +24,10 @@
  *   6. concurrent (`--concurrent N`): N such backtests at once while a prober reads `/market/price` and places a
  *      market order every `--every` (20) ms in turn: the prober's p50/p99/max (target p99 ≤ 20 ms). The prober
  *      runs `--warmup` seconds uncounted, then `--alone` seconds alone (its figures without backtests), then beside
- *      them. `--stalls` preloads `bench/loop-stalls.mjs` into the venue and reports, per phase, the request
+ *      them; it runs in its own process (`--prober-in process`, a separate client as an agent would be) unless
+ *      `--prober-in bench` puts it in this one, beside the batches' driving. `--venue-renice helpers` sets every
+ *      thread of the venue but its request thread to nice 19 once the venue is up and again before the backtests
+ *      (V8's platform threads: both isolates' GC and compiler jobs; libuv's pool). `--stalls` preloads `bench/loop-stalls.mjs` into the venue and reports, per phase, the request
  *      thread's stalls (≥ 10 / 20 / 50 ms), how much of them it spent on a core and how much waiting for one, and
  *      its garbage collections; `--venue-flags` adds node flags to the venue, `--venue-log` keeps its stdout.
  *
@@ -43,11 +46,12 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { Agent } from 'undici';
 import { mulberry32 } from '../domain/market/random';
 import { nonNegativeInt, positiveInt } from './options';
 import { startProber } from './prober';
+import { startProberProcess } from './prober-process';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
 import { venueClient } from './venue-client';
 
@@ -74,6 +78,11 @@ const options = new Command()
   .option('--clean', 'delete the generated files and the store of each pair count after it')
   .option('--concurrent <n>', 'then N such backtests at once beside a prober (0: none)', positiveInt, 0)
   .option('--every <ms>', 'prober period (ms): a price read and a market order in turn', positiveInt, 20)
+  .addOption(
+    new Option('--prober-in <where>', "the prober's process: its own (a separate client) or this bench's")
+      .choices(['process', 'bench'])
+      .default('process'),
+  )
   .option(
     '--warmup <s>',
     'seconds of the prober before its alone phase, not counted (JIT, first-use paths)',
@@ -84,6 +93,14 @@ const options = new Command()
   .option(
     '--stalls',
     "record the venue's request-thread stalls (bench/loop-stalls.mjs) and summarize them by phase",
+  )
+  .addOption(
+    new Option(
+      '--venue-renice <which>',
+      'threads of the venue set to nice 19: none, or all but the request thread',
+    )
+      .choices(['none', 'helpers'])
+      .default('none'),
   )
   .option('--venue-flags <list>', 'extra node flags of the venue, comma-separated (e.g. --trace-gc)', '')
   .option(
@@ -111,9 +128,11 @@ const options = new Command()
     clean?: boolean;
     concurrent: number;
     every: number;
+    proberIn: 'process' | 'bench';
     warmup: number;
     alone: number;
     stalls?: boolean;
+    venueRenice: 'none' | 'helpers';
     venueFlags: string;
     venueLog?: string;
     json?: string;
@@ -167,6 +186,28 @@ const memoryOf = (pid: number): { rss: number; hwm: number } => {
   } catch {
     return { rss: 0, hwm: 0 };
   }
+};
+
+/**
+ * `--venue-renice helpers`: sets every thread of process `pid` but its main thread (the request thread) to nice 19
+ * (Linux: a thread id is a valid `setpriority` target); answers how many it changed. A thread created later inherits
+ * its creator's nice value.
+ */
+const reniceHelpers = (pid: number): number => {
+  if (options.venueRenice === 'none') return 0;
+  let changed = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`).map(Number)) {
+    if (tid === pid) continue;
+    try {
+      if (os.getPriority(tid) !== 19) {
+        os.setPriority(tid, 19);
+        changed++;
+      }
+    } catch {
+      // The thread ended between the listing and the call.
+    }
+  }
+  return changed;
 };
 
 /** Samples a process's RSS every 100 ms until `stop()`, which answers the peak (bytes). */
@@ -449,8 +490,21 @@ const stallsBetween = (file: string, from: number, to: number) => {
 };
 
 /**
+ * The prober of `--concurrent` (bench/prober.ts) where `--prober-in` says: in its own process (`process`, as a
+ * separate agent would be; the default) or in this one (`bench`, sharing this event loop with the batches' driving,
+ * as before). `mark()` answers how many answers of each kind it has so far; `stop()` everything it recorded.
+ */
+const probe = async (keys: string[]) => {
+  if (options.proberIn === 'process') return startProberProcess(base, keys, options.every);
+  const prober = startProber(call, keys, options.every);
+  const counts = () => ({ price: prober.record.price.length, order: prober.record.order.length });
+  return { startedAt: prober.startedAt, mark: async () => counts(), stop: () => prober.stop() };
+};
+
+/**
  * `--concurrent N` backtests of every pair over the window at once (each its own user: create, start, a step, two
- * market buys, batches to the end, results), while a prober in this process, open loop, sends one request every
+ * market buys, batches to the end, results), while a prober (`--prober-in`: its own process by default), open loop,
+ * sends one request every
  * `--every` ms — `GET /market/price/BTCUSDT` and a 0.001 BTC market order (`POST /trade/order`, buys and sells in
  * turn) alternately, over the 24 agents' keys — each timed from when it was due (no coordinated omission). Reported:
  * the prober's latency of each kind (target p99 ≤ 20 ms), its statuses, each backtest's parts, the venue's CPU
@@ -465,19 +519,19 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     const a = await ok('POST', '/agents', { display_name: `bt ${i}` }, h);
     users.push({ auth: h, agent: a.agent_id as string });
   }
+  const reniced = reniceHelpers(venue.pid);
   const sampler = rssSampler(venue.pid);
   const threads = threadSampler(venue.pid);
   const cpu0 = processCpuSeconds(venue.pid) ?? 0;
   const loadBefore = load();
-  const prober = startProber(call, keys, options.every);
-  const { price, order } = prober.record;
+  const prober = await probe(keys);
   // `--warmup` seconds not counted, then `--alone` seconds of the prober alone: its figures beside the backtests'
   // are then comparable.
   await sleep(options.warmup * 1000);
-  const warm = { price: price.length, order: order.length };
+  const warm = await prober.mark();
   const aloneFrom = Date.now();
   await sleep(options.alone * 1000);
-  const alone = { price: price.length, order: order.length };
+  const alone = await prober.mark();
   const besideFrom = Date.now();
   const runs = await Promise.all(
     users.map(async (u) => {
@@ -492,10 +546,13 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
       return out;
     }),
   );
-  const { statuses } = await prober.stop();
   const besideTo = Date.now();
+  const { price, order, statuses } = await prober.stop();
   return {
     backtests: options.concurrent,
+    prober_in: options.proberIn,
+    venue_renice: options.venueRenice,
+    reniced_threads: reniced,
     seconds: round((performance.now() - prober.startedAt) / 1000, 1),
     // Latencies while the backtests ran (the first second, the prober alone, is left out).
     price: summarize(price.slice(alone.price), 2),
@@ -611,6 +668,7 @@ const measure = async (pairs: number) => {
       MARKET_SOURCE: 'files',
       MARKET_DATA_DIR: genDir,
     });
+    reniceHelpers(venue.pid);
     result.venue = {
       start_seconds: round((performance.now() - t0) / 1000, 1),
       rss_after_start_mib: mib(memoryOf(venue.pid).rss),

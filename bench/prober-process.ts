@@ -1,0 +1,95 @@
+import { fork } from 'node:child_process';
+import { Agent } from 'undici';
+import { type ProberRecord, startProber } from './prober';
+import { venueClient } from './venue-client';
+
+/** How many answers of each kind a prober had recorded when asked (the index where a phase starts). */
+export interface ProberCounts {
+  price: number;
+  order: number;
+}
+
+/** The parent's orders to a prober process. */
+type ToProber = { start: { base: string; keys: string[]; every: number } } | { mark: number } | 'stop';
+/** The prober process's answers. */
+type FromProber = { started: true } | { marked: number; counts: ProberCounts } | { stopped: ProberRecord };
+
+/**
+ * The prober of bench/prober.ts ({@link startProber}: open loop, a `GET /market/price/BTCUSDT` and a market order in
+ * turn every `every` ms, over `keys`, each timed from when it was due) in its own Node process with its own HTTP
+ * connections, as a separate agent would be: the bench's own work (driving backtest batches, parsing their answers,
+ * sampling /proc) cannot delay the prober's timers or its reads of the answers. `base` is the venue's origin
+ * (`http://127.0.0.1:PORT`). Resolves once the prober's first request is due. `mark()` answers how many answers of
+ * each kind it has so far (to split phases: the latencies from that index on are the next phase's); `stop()` waits
+ * for the requests in flight and answers everything it recorded (ms from when each request was due). The process
+ * exits after `stop()`; a process that exits before answers rejects the pending call.
+ */
+export const startProberProcess = async (base: string, keys: readonly string[], every: number) => {
+  const child = fork(import.meta.filename, [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = new Map<string, (m: FromProber) => void>();
+  let failed: Error | undefined;
+  const fail = (error: Error) => {
+    failed = error;
+    for (const [, resolve] of waiting) resolve({ stopped: { price: [], order: [], statuses: {} } });
+  };
+  child.on('message', (m: FromProber) => {
+    const key = 'started' in m ? 'started' : 'marked' in m ? `mark ${m.marked}` : 'stopped';
+    waiting.get(key)?.(m);
+    waiting.delete(key);
+  });
+  child.once('exit', (code) => fail(new Error(`the prober process exited with ${code}`)));
+  const ask = async (key: string, order: ToProber): Promise<FromProber> => {
+    if (failed) throw failed;
+    const answer = new Promise<FromProber>((resolve) => waiting.set(key, resolve));
+    child.send(order);
+    const m = await answer;
+    if (failed) throw failed;
+    return m;
+  };
+  await ask('started', { start: { base, keys: [...keys], every } });
+  const startedAt = performance.now();
+  let marks = 0;
+  return {
+    /** `performance.now()` of this process when the prober started. */
+    startedAt,
+    async mark(): Promise<ProberCounts> {
+      const n = ++marks;
+      const m = await ask(`mark ${n}`, { mark: n });
+      return (m as { counts: ProberCounts }).counts;
+    },
+    async stop(): Promise<ProberRecord> {
+      const m = await ask('stopped', 'stop');
+      return (m as { stopped: ProberRecord }).stopped;
+    },
+  };
+};
+
+/** The prober process's side: waits for `start`, then answers `mark` and `stop` (and exits). */
+const serve = () => {
+  let prober: ReturnType<typeof startProber> | undefined;
+  let dispatcher: Agent | undefined;
+  const send = (m: FromProber) => process.send!(m);
+  process.on('message', async (m: ToProber) => {
+    if (m === 'stop') {
+      const record = prober ? await prober.stop() : { price: [], order: [], statuses: {} };
+      await dispatcher?.close();
+      send({ stopped: record });
+      process.disconnect();
+    } else if ('start' in m) {
+      dispatcher = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
+      const { call } = venueClient(m.start.base, dispatcher);
+      prober = startProber(call, m.start.keys, m.start.every);
+      send({ started: true });
+    } else if (prober) {
+      send({
+        marked: m.mark,
+        counts: { price: prober.record.price.length, order: prober.record.order.length },
+      });
+    }
+  });
+};
+
+if (process.argv[1] === import.meta.filename && process.send) serve();
