@@ -93,6 +93,35 @@ const inline = (state: BacktestState, revision: number, steps: number): Backtest
     market,
   });
 
+/**
+ * Steps `start` by each batch of `batches` twice: in process with `decide` (the reference) and with `step` (the
+ * worker), each from its own state and revision as a command handler would, and expects every batch's events to be
+ * byte for byte the same. Returns the worker side's final state and the events of each batch.
+ */
+const stepAlongside = async <S, E>(
+  evolve: (state: S, event: E) => S,
+  start: { state: S; revision: number },
+  batches: readonly number[],
+  decide: (state: S, revision: number, steps: number) => E[],
+  step: (state: S, revision: number, steps: number) => Promise<E[]>,
+): Promise<{ state: S; batches: E[][] }> => {
+  let { state, revision } = start;
+  let reference = state;
+  let referenceRevision = revision;
+  const stepped: E[][] = [];
+  for (const steps of batches) {
+    const want = decide(reference, referenceRevision, steps);
+    for (const e of want) reference = evolve(reference, e);
+    referenceRevision += want.length;
+    const got = await step(state, revision, steps);
+    expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+    stepped.push(got);
+    for (const e of got) state = evolve(state, e);
+    revision += got.length;
+  }
+  return { state, batches: stepped };
+};
+
 const stepper = createPooledStepper({ threads: 1, sliceMs: 1, inlineUpTo: 0 });
 afterAll(() => stepper.close());
 
@@ -112,25 +141,14 @@ describe('backtest stepping on worker threads', () => {
   }, 60_000);
 
   it('continues a session across batches as the decider does', async () => {
-    let { state, revision } = startedSession();
-    let reference = state;
-    let referenceRevision = revision;
-    for (const steps of [700, 1, 900, 5000]) {
-      const want = inline(reference, referenceRevision, steps);
-      for (const e of want) reference = backtestDecider.evolve(reference, e);
-      referenceRevision += want.length;
-      const got = await stepper.step({
-        sessionId: SESSION,
-        revision: revision + 1,
-        state,
-        steps,
-        now: NOW,
-        market,
-      });
-      expect(JSON.stringify(got)).toBe(JSON.stringify(want));
-      for (const e of got) state = backtestDecider.evolve(state, e);
-      revision += got.length;
-    }
+    const { state } = await stepAlongside(
+      backtestDecider.evolve,
+      startedSession(),
+      [700, 1, 900, 5000],
+      inline,
+      (state, revision, steps) =>
+        stepper.step({ sessionId: SESSION, revision: revision + 1, state, steps, now: NOW, market }),
+    );
     expect(state.status).toBe('completed');
   }, 60_000);
 
@@ -248,31 +266,20 @@ describe('starting the stepping threads before the first batch', () => {
 
 describe('historical battle stepping on worker threads', () => {
   it('decides the events of the in-process battle decider, byte for byte, across batches', async () => {
-    let { state, revision } = startedBattle();
-    let reference = state;
-    let referenceRevision = revision;
-    let filled = false;
-    for (const steps of [300, 1, 5000]) {
-      const want = battleDecider.decide({ type: 'StepBattle', data: { steps } }, reference, {
-        now: NOW,
-        newId: decisionIds(BATTLE, referenceRevision + 1),
-        market,
-      });
-      for (const e of want) reference = battleDecider.evolve(reference, e);
-      referenceRevision += want.length;
-      const got = await stepper.battles.step({
-        battleId: BATTLE,
-        revision: revision + 1,
-        state,
-        steps,
-        now: NOW,
-        market,
-      });
-      expect(JSON.stringify(got)).toBe(JSON.stringify(want));
-      filled ||= JSON.stringify(got).includes('"OrderFilled"');
-      for (const e of got) state = battleDecider.evolve(state, e);
-      revision += got.length;
-    }
+    const { state, batches } = await stepAlongside(
+      battleDecider.evolve,
+      startedBattle(),
+      [300, 1, 5000],
+      (state, revision, steps) =>
+        battleDecider.decide({ type: 'StepBattle', data: { steps } }, state, {
+          now: NOW,
+          newId: decisionIds(BATTLE, revision + 1),
+          market,
+        }),
+      (state, revision, steps) =>
+        stepper.battles.step({ battleId: BATTLE, revision: revision + 1, state, steps, now: NOW, market }),
+    );
+    const filled = batches.some((got) => JSON.stringify(got).includes('"OrderFilled"'));
     expect(filled).toBe(true);
     expect(state.status).toBe('completed');
   }, 120_000);
