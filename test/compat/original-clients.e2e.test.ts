@@ -13,17 +13,29 @@ const compat = useCompatTrader(2);
 
 const BACKTEST = { start_time: '2023-01-01T00:00:00Z', end_time: '2023-01-03T00:00:00Z' };
 
+/** The original SDK's client with the API key of the trader's agent number `n` (0 or 1). */
+const sdkAgent = (n: number) => client(compat.base, { apiKey: compat.trader.agents[n]!.apiKey });
+
+/**
+ * A `POST /backtest/create` body as the original SDK sends it: {@link BACKTEST}'s window, the balance as text, the
+ * interval in seconds, then `more` (pairs, a label).
+ */
+const sdkBacktest = (candleIntervalSeconds: number, more: Record<string, unknown> = {}) => ({
+  ...BACKTEST,
+  starting_balance: '10000',
+  candle_interval: candleIntervalSeconds,
+  ...more,
+});
+
 describe('backtests as the original SDK creates them', () => {
   it('takes candle_interval in seconds and no agent_id from an agent key; the spec form is unchanged', async () => {
     const agent = compat.trader.agents[0]!;
-    const asAgent = client(compat.base, { apiKey: agent.apiKey });
-    const created = await asAgent('POST', '/backtest/create', {
-      ...BACKTEST,
-      starting_balance: '10000',
-      candle_interval: 3600,
-      pairs: ['BTCUSDT'],
-      strategy_label: 'original sdk',
-    });
+    const asAgent = sdkAgent(0);
+    const created = await asAgent(
+      'POST',
+      '/backtest/create',
+      sdkBacktest(3600, { pairs: ['BTCUSDT'], strategy_label: 'original sdk' }),
+    );
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ candle_interval: '1h', agent_id: agent.agentId, total_steps: 48 });
 
@@ -60,12 +72,8 @@ describe('backtests as the original SDK creates them', () => {
   });
 
   it('refuses what it cannot read: seconds of no interval, no agent with an account credential', async () => {
-    const asAgent = client(compat.base, { apiKey: compat.trader.agents[0]!.apiKey });
-    const odd = await asAgent('POST', '/backtest/create', {
-      ...BACKTEST,
-      starting_balance: '10000',
-      candle_interval: 120,
-    });
+    const asAgent = sdkAgent(0);
+    const odd = await asAgent('POST', '/backtest/create', sdkBacktest(120));
     expect(odd.status).toBe(422);
     expect(odd.body.error.code).toBe('VALIDATION_ERROR');
     expect(odd.body.error.details.issues[0].field).toBe('candle_interval');
@@ -83,13 +91,8 @@ describe('backtests as the original SDK creates them', () => {
   });
 
   it('serves sandbox candles by interval in seconds and takes a sandbox stop_loss with stop_price', async () => {
-    const asAgent = client(compat.base, { apiKey: compat.trader.agents[0]!.apiKey });
-    const created = await asAgent('POST', '/backtest/create', {
-      ...BACKTEST,
-      starting_balance: '10000',
-      candle_interval: 3600,
-      pairs: ['BTCUSDT'],
-    });
+    const asAgent = sdkAgent(0);
+    const created = await asAgent('POST', '/backtest/create', sdkBacktest(3600, { pairs: ['BTCUSDT'] }));
     const id = created.body.session_id as string;
     expect((await asAgent('POST', `/backtest/${id}/start`)).status).toBe(200);
     expect((await asAgent('POST', `/backtest/${id}/step/batch`, { steps: 10 })).status).toBe(200);
@@ -118,7 +121,7 @@ describe('backtests as the original SDK creates them', () => {
 
 describe('orders with stop_price', () => {
   it('reads stop_price as trigger_price on stop_loss and take_profit; the spec form is unchanged', async () => {
-    const agent = client(compat.base, { apiKey: compat.trader.agents[1]!.apiKey });
+    const agent = sdkAgent(1);
     const price = dec((await agent('GET', '/market/price/BTCUSDT')).body.price);
     const above = price.times(2).toFixed(2);
     /** Places a buy of 0.001 BTC of this type with these price fields. */
@@ -337,7 +340,7 @@ describe('one rate budget per account whatever the credential (issue 17, item 3)
     expect(remaining(byKey)).toBe(remaining(byJwt) - 1);
     expect(remaining(byJwtAgain)).toBe(remaining(byJwt) - 2);
 
-    const agent = client(compat.base, { apiKey: compat.trader.agents[1]!.apiKey });
+    const agent = sdkAgent(1);
     const first = await agent('GET', '/account/info');
     const second = await agent('GET', '/account/info');
     expect(remaining(second)).toBe(remaining(first) - 1);
