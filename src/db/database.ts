@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { ReadModels } from '../../projections/read-models';
 import { DatabaseAvailability } from './availability';
 import { DatabaseUnavailableError } from './connection-errors';
+import { sendMarkedPrepared } from './prepared';
 import { redactDatabaseUrl } from './redact-url';
 import type { Database } from './schema';
 
@@ -112,6 +113,7 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   pool.on('error', onClientError);
   pool.on('connect', (client) => {
     client.on('error', onClientError);
+    sendMarkedPrepared(client);
   });
   let closed = false;
   /** `pool.connect()`, waiting through a short outage (see {@link CONNECT_WAIT_MS}). */

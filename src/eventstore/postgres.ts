@@ -20,6 +20,7 @@ import {
 } from '../../ports/event-store';
 import { isConnectionError } from '../db/connection-errors';
 import type { DatabaseHandle } from '../db/database';
+import { PREPARED } from '../db/prepared';
 import type { Database } from '../db/schema';
 import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
 import { type AppendOutcome, type BatchRow, recoverBatch } from './append-recovery';
@@ -74,7 +75,7 @@ const createNotifier = (handle: DatabaseHandle, ownListenerName: string) => {
         // One statement, so one round trip: its implicit transaction commits without waiting for the WAL
         // flush (`set_config(..., true)` is the statement's `SET LOCAL`).
         const sentAt = Date.now();
-        const { rows } = await sql<{ others: boolean }>`
+        const { rows } = await sql<{ others: boolean }>`${sql.raw(PREPARED)}
           select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()}),
             exists(select 1 from pg_stat_activity where datname = current_database()
               and starts_with(application_name, ${LISTENER_NAME_PREFIX}) and application_name <> ${ownListenerName}) as others`.execute(
@@ -348,7 +349,7 @@ export const createPostgresEventStore = (
     // verbatim (the `json` type keeps its input text), so the hash covers the very bytes made here. As a `text[]`
     // literal every quote of every text was escaped by `pg` and unescaped by the server (docs/benchmarks.md,
     // "Trading", 2026-11-29: ~9 % of the server's allocations per order).
-    const { rows } = await sql<BatchRow>`
+    const { rows } = await sql<BatchRow>`${sql.raw(PREPARED)}
       select o_append, o_conflict, o_revision::text as o_revision, o_global_position::text as o_global_position,
              o_transaction_id, o_prev_hash, o_hash, o_recorded_at
       from append_events_batch(${streams}::text[], ${expected}::bigint[], ${counts}::int[], ${ids}::uuid[],
@@ -479,7 +480,7 @@ export const createPostgresEventStore = (
   const readAll = async (options: ReadAllOptions = {}): Promise<ReadAllResult> => {
     const after = options.after ?? START;
     const max = options.maxCount ?? 1000;
-    const { rows } = await sql<EventRow>`
+    const { rows } = await sql<EventRow>`${sql.raw(PREPARED)}
       select ${EVENT_COLUMNS} from events
       where (transaction_id, global_position) > (${after.commit.toString()}::xid8, ${after.prepare.toString()}::bigint)
         and transaction_id < pg_snapshot_xmin(pg_current_snapshot())

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { PREPARED } from '../db/prepared';
 import { AppendBatcher } from '../eventstore/append-batcher';
 
 /** The table of the shared counters (migration 0005): one row per key and group, expiring with its window. */
@@ -74,7 +75,7 @@ export class PgRequestCounters {
     // Sorted, so statements of several processes lock the rows they share in the same order (no deadlock).
     for (const k of [...keys].sort()) counts.set(k, (counts.get(k) ?? 0) + 1);
     const now = Date.now();
-    const { rows } = await sql<{ key: string; points: number; expire: string }>`
+    const { rows } = await sql<{ key: string; points: number; expire: string }>`${sql.raw(PREPARED)}
       insert into ${sql.table(RATE_LIMIT_TABLE)} as r (key, points, expire)
       select t.key, t.n, ${now + this.windowMs}::bigint
       from unnest(${[...counts.keys()]}::text[], ${[...counts.values()]}::int[]) as t(key, n),
