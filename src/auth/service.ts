@@ -145,19 +145,23 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const prime = (key: string, value: unknown): void => {
     if (value != null && !bypass.has(key)) cache?.set(key, { value });
   };
-  /** Caches what authenticating a key needs under its three keys, as their own lookups would. */
-  const primeKey = (hash: string, found: ApiKeyAuth): void => {
-    prime(`key:${hash}`, found.owner);
+  /** Caches the account and agent rows that came with a key, as their own lookups would. */
+  const primeOwners = (found: ApiKeyAuth): void => {
     prime(`acct:${found.owner.accountId}`, found.account);
     if (found.owner.agentId) prime(`agent:${found.owner.agentId}`, found.agent);
   };
+  /** Caches what authenticating a key needs under its three keys, as their own lookups would. */
+  const primeKey = (hash: string, found: ApiKeyAuth): void => {
+    prime(`key:${hash}`, found.owner);
+    primeOwners(found);
+  };
   // A key's account and agent rows come with it in one statement and are cached as their own lookups would be
-  // (primeKey, as a refresh does): they expire together, so a credential costs one statement per cache lifetime,
-  // not three.
+  // (primeOwners; the key's own entry is `cached`'s): they expire together, so a credential costs one statement
+  // per cache lifetime, not three.
   const keyOwner = async (hash: string): Promise<ApiKeyOwner | undefined> => {
     const owner = await cached<ApiKeyOwner>(`key:${hash}`, async () => {
       const found = await findApiKeyAuth(db, hash);
-      if (found) primeKey(hash, found);
+      if (found) primeOwners(found);
       return found?.owner;
     });
     if (owner) keepFresh(hash);
