@@ -13,10 +13,12 @@
  * For each: bytes per candle on disk (PostgreSQL: `pg_total_relation_size`, table + indexes + TOAST; files: the
  * month files, 1m only so every layout holds the same candles), write rate, and the latency of range reads of
  * 1,000 consecutive minutes at random places, each decoded to the candle objects `/market/candles` answers with
- * (p50, p99, 200 reads after 20 warm-up reads). PostgreSQL layouts run on the server (`--postgres`, default
- * the local one; a scratch database `ptv_datascale_layouts` is created and dropped) and on embedded PGlite.
+ * (p50, p99, 200 reads after 20 warm-up reads). PostgreSQL layouts run on the server (`--url`, default
+ * `DATABASE_URL`, else the local one), in a scratch database of a unique name (`--db-prefix`, default
+ * `ptv_bench_layouts_`, and a random tail) created for the run and dropped at its end, and on embedded PGlite.
  *
  *   npx tsx bench/candle-layouts.ts [--pairs 4] [--months 3] [--pglite-months 1] [--json out.json]
+ *     [--url postgres://…] [--db-prefix ptv_bench_layouts_]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,20 +36,21 @@ import { ColumnStore } from '../src/market/store/column-store';
 import { sliceColumns } from '../src/market/store/columns';
 import { candlesFromColumns } from '../src/market/store/convert';
 import { bigUnitsAt } from '../src/market/store/decimal-column';
-import { percentile } from './stats';
+import { withScratchDatabase } from './options';
+import { createScratchDatabase, percentile } from './stats';
 
-const program = new Command()
+const program = withScratchDatabase(new Command(), 'ptv_bench_layouts_')
   .option('--pairs <n>', 'pairs', '4')
   .option('--months <n>', 'months of 1m candles per pair (PostgreSQL server and files)', '3')
   .option('--pglite-months <n>', 'months per pair on PGlite (slower to fill)', '1')
-  .option('--postgres <url>', 'PostgreSQL server', 'postgres://postgres@127.0.0.1:5432/postgres')
   .option('--json <file>', 'write the results as JSON')
   .parse();
 const opts = program.opts<{
   pairs: string;
   months: string;
   pgliteMonths: string;
-  postgres: string;
+  url: string;
+  dbPrefix: string;
   json?: string;
 }>();
 
@@ -344,16 +347,10 @@ const main = async () => {
   const results: Record<string, unknown>[] = [];
   results.push(...(await filesLayout(series)));
 
-  const scratch = 'ptv_datascale_layouts';
-  const admin = new pg.Client({ connectionString: opts.postgres });
-  await admin.connect();
-  await admin.query(`drop database if exists ${scratch}`);
-  await admin.query(`create database ${scratch}`);
-  const url = new URL(opts.postgres);
-  url.pathname = `/${scratch}`;
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
+  const scratch = await createScratchDatabase(opts.url, opts.dbPrefix);
+  const client = new pg.Client({ connectionString: scratch.url });
   try {
+    await client.connect();
     results.push(
       ...(await pgLayouts(
         {
@@ -365,9 +362,8 @@ const main = async () => {
       )),
     );
   } finally {
-    await client.end();
-    await admin.query(`drop database if exists ${scratch}`);
-    await admin.end();
+    await client.end().catch(() => {});
+    await scratch.drop();
   }
 
   const pgliteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-layouts-pglite-'));
