@@ -27,6 +27,7 @@ import {
   type Timestamp,
 } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { deleteRowsOf } from './entity-rows';
 import type { TradesTable } from './orders';
 import type { Projection } from './projection';
 
@@ -405,9 +406,7 @@ export const createBacktestsProjection = (
           const id = backtestOf(deleted);
           if (!id) continue;
           await flush();
-          for (const table of ['backtests', 'backtest_equity', 'backtest_trades'] as const) {
-            await db.deleteFrom(table).where('session_id', '=', id).execute();
-          }
+          await deleteRowsOf(db, ['backtests', 'backtest_equity', 'backtest_trades'], 'session_id', id);
           continue;
         }
         const id = backtestOf(e.streamId);

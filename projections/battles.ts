@@ -9,6 +9,7 @@ import {
 import type { RecordedEvent } from '../ports/event-store';
 import type { Json, NullableTimestamp, Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { deleteRowsOf } from './entity-rows';
 import type { Projection } from './projection';
 
 /** Row of `battles`: one per battle (drafts deleted by `DELETE` are removed). */
@@ -308,9 +309,7 @@ export const battlesProjection: Projection = {
           });
           break;
         case 'BattleDeleted':
-          for (const table of ['battles', 'battle_participants', 'battle_snapshots'] as const) {
-            await db.deleteFrom(table).where('battle_id', '=', id).execute();
-          }
+          await deleteRowsOf(db, ['battles', 'battle_participants', 'battle_snapshots'], 'battle_id', id);
           break;
         default:
           break;

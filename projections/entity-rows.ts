@@ -26,6 +26,22 @@ export const entityRows = <Row>(db: Kysely<any>, table: string, key: keyof Row &
 };
 
 /**
+ * Removes the rows of one entity from each of `tables`, those whose `column` is `id`, one `DELETE` a table in the
+ * order given: what a projection does when the stream its rows came from is deleted (a wallet's `StreamDeleted`, a
+ * `BattleDeleted`). Written through `db` (the batch's transaction).
+ */
+export const deleteRowsOf = async <DB>(
+  db: Kysely<DB>,
+  tables: readonly (keyof DB & string)[],
+  column: string,
+  id: string,
+): Promise<void> => {
+  const any = db as Kysely<any>;
+  for (const table of tables as readonly string[])
+    await any.deleteFrom(table).where(column, '=', id).execute();
+};
+
+/**
  * Folds a batch into a read model of {@link EntityRows}, event by event: a `StreamDeleted` of a `{prefix}{id}`
  * stream removes the row `id`, an event of such a stream goes to `apply` (as the entity's event type `E`), any
  * other event is skipped.

@@ -10,6 +10,7 @@ import { walletEventOf } from '../domain/wallet/recorded';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { deleteRowsOf } from './entity-rows';
 import type { Projection } from './projection';
 
 /** Order statuses (spec "Order"). `partially_filled` is an open order with fills; a partly filled order that ends cancelled is `cancelled` with its fills (docs/trading-rules.md, "Partial fills"). */
@@ -455,10 +456,7 @@ export const ordersProjection: Projection = {
         const owner = walletOwnerOf(deleted);
         if (!owner) continue;
         await flush();
-        await db.deleteFrom('orders').where('owner_id', '=', owner).execute();
-        await db.deleteFrom('trades').where('owner_id', '=', owner).execute();
-        await db.deleteFrom('trade_counts').where('owner_id', '=', owner).execute();
-        await db.deleteFrom('order_counts').where('owner_id', '=', owner).execute();
+        await deleteRowsOf(db, ['orders', 'trades', 'trade_counts', 'order_counts'], 'owner_id', owner);
         continue;
       }
       const wallet = walletEventOf(e);

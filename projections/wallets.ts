@@ -5,6 +5,7 @@ import { walletEventOf } from '../domain/wallet/recorded';
 import type { RecordedEvent } from '../ports/event-store';
 import { deletedStreamOf, type NullableTimestamp, type Numeric, type Timestamp } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { deleteRowsOf } from './entity-rows';
 import type { Projection } from './projection';
 
 /** Row of `wallets`: one per wallet (account or agent): its current session and trading day. */
@@ -223,9 +224,7 @@ export const walletsProjection: Projection = {
         const owner = walletOwnerOf(deleted);
         if (!owner) continue;
         await flush();
-        for (const table of ['wallets', 'wallet_sessions', 'balances', 'positions'] as const) {
-          await db.deleteFrom(table).where('owner_id', '=', owner).execute();
-        }
+        await deleteRowsOf(db, ['wallets', 'wallet_sessions', 'balances', 'positions'], 'owner_id', owner);
         continue;
       }
       const wallet = walletEventOf(e);
