@@ -72,12 +72,15 @@ const serve = () => {
   let prober: ReturnType<typeof startProber> | undefined;
   let dispatcher: Agent | undefined;
   const send = (m: FromProber) => process.send!(m);
+  // The bench that started this process is gone (it crashed or was killed before `stop`): stop probing with it.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', async (m: ToProber) => {
     if (m === 'stop') {
       const record = prober ? await prober.stop() : { price: [], order: [], statuses: {} };
       await dispatcher?.close();
-      send({ stopped: record });
-      process.disconnect();
+      // Disconnect only once the answer is written: a large record (tens of thousands of latencies) is still in the
+      // channel's buffer when send() returns, and a disconnect then drops it.
+      process.send!({ stopped: record } satisfies FromProber, () => process.disconnect());
     } else if ('start' in m) {
       dispatcher = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
       const { call } = venueClient(m.start.base, dispatcher);
