@@ -4,7 +4,7 @@ import { agentEndpoints } from '../../src/endpoints/agents';
 import { analyticsEndpoints } from '../../src/endpoints/analytics';
 import { backtestEndpoints } from '../../src/endpoints/backtest';
 import { battleEndpoints } from '../../src/endpoints/battles';
-import type { Endpoint } from '../../src/endpoints/endpoint';
+import { type Endpoint, openApiPath } from '../../src/endpoints/endpoint';
 import { tradingEndpoints } from '../../src/endpoints/trading';
 import { webhookEndpoints } from '../../src/endpoints/webhooks';
 import { ROUTES_WITHOUT_TOOLS } from '../../src/mcp/coverage';
@@ -47,9 +47,9 @@ describe('the endpoints with a REST route', () => {
 
   it('each have an MCP tool, or a reason for none', () => {
     const byTool = new Set<string>(TOOLS.flatMap((tool) => tool.routes));
-    // The tools name routes as the OpenAPI document writes them: `{name}` for fastify's `:name`.
+    // The tools name routes as the OpenAPI document writes them (`openApiPath`: `{name}` for fastify's `:name`).
     const toolless = ROUTED.filter((r) => {
-      const route = `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`;
+      const route = `${r.method} ${openApiPath(r.path)}`;
       return !byTool.has(route) && !(route in ROUTES_WITHOUT_TOOLS);
     });
     expect(toolless, 'add a tool in src/mcp/toolsets (or a reason in src/mcp/coverage.ts)').toEqual([]);
