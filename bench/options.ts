@@ -32,13 +32,13 @@ export const positiveNumber = (value: string): number => {
 };
 
 /** The local PostgreSQL server the benchmarks use when neither `--url` nor `DATABASE_URL` names one. */
-export const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
+const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
  * The `--url <url>` option of a benchmark that works on a PostgreSQL server (its scratch databases are made there):
  * `description` in the help, default `DATABASE_URL`, else {@link LOCAL_POSTGRES}. Added with `addOption`.
  */
-export const serverUrlOption = (description = 'PostgreSQL server'): Option =>
+const serverUrlOption = (description = 'PostgreSQL server'): Option =>
   new Option('--url <url>', description).default(process.env.DATABASE_URL || LOCAL_POSTGRES);
 
 /** The `--json <file>` option of a benchmark: where {@link writeJsonResults} writes its results. */
@@ -53,7 +53,7 @@ export const writeJsonResults = (file: string | undefined, results: unknown): vo
  * The `--db-prefix <name>` option of a benchmark that creates a scratch database on the server: the name's start (a
  * random tail follows), `fallback` when not given; on a shared server each user keeps to its own prefix.
  */
-export const dbPrefixOption = (fallback: string): Option =>
+const dbPrefixOption = (fallback: string): Option =>
   new Option('--db-prefix <name>', 'name prefix of the scratch database (a random tail follows)').default(
     fallback,
   );
