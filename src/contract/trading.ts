@@ -401,7 +401,8 @@ export const orderResponse = z.object({
  */
 const pageCursor = z
   .string()
-  .regex(/^(0|[1-9][0-9]{0,9})$/, 'a next_cursor of a previous page')
+  // `abort`: a cursor that is not digits is one issue, not a second one from the range check after it.
+  .regex(/^(0|[1-9][0-9]{0,9})$/, { message: 'a next_cursor of a previous page', abort: true })
   .refine((v) => Number(v) <= 2_147_483_647, 'a next_cursor of a previous page')
   .optional()
   .describe(

@@ -139,6 +139,13 @@ describe('keyset paging of /trade/history, /trade/orders and /trade/orders/open'
       expect(res.statusCode, url).toBe(422);
       expect(res.json().error.code, url).toBe('VALIDATION_ERROR');
     }
+    // One issue per bad field (docs/architecture.md, "HTTP"): a cursor that is not digits is not also reported
+    // by the range check after the pattern.
+    for (const url of ['/trade/history?cursor=abc', '/trade/orders/open?cursor=1.5']) {
+      expect((await get(url)).json().error.details.issues, url).toEqual([
+        { field: 'cursor', location: 'querystring', message: 'a next_cursor of a previous page' },
+      ]);
+    }
     // A cursor past the oldest row is an empty last page, not an error.
     const end = (await get('/trade/history?cursor=0')).json();
     expect(end).toMatchObject({ trades: [], total: MARKET_ORDERS, next_cursor: null });
