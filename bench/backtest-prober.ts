@@ -166,13 +166,16 @@ const main = async () => {
       users.push({ auth: h, agent: a.agent_id as string });
     }
 
+    // One prober process for every phase, split by its counts at each phase's start and end: a process per phase
+    // began each phase with a cold module load, JIT and new connections.
+    const prober = await startProberProcess(base, keys, options.every);
     const phase = async (batches: number) => {
       let peakRss = rssOf(pid);
       const rssTimer = setInterval(() => {
         peakRss = Math.max(peakRss, rssOf(pid));
       }, 100);
-      const prober = await startProberProcess(base, keys, options.every);
-      const t0 = prober.startedAt;
+      const from = await prober.mark();
+      const t0 = performance.now();
       const wall0 = Date.now();
       const minimum = sleep(options.seconds * 1000);
       const runs = users.slice(0, batches).map(async (u) => {
@@ -202,27 +205,35 @@ const main = async () => {
       });
       const batchResults = await Promise.all(runs);
       await minimum;
-      const { price, order, statuses } = await prober.stop();
+      const to = await prober.mark();
       clearInterval(rssTimer);
-      const out = {
+      return {
+        from,
+        to,
         batches,
         seconds: round((performance.now() - t0) / 1000),
         batch_runs: batchResults,
-        price: summary(price),
-        order: summary(order),
-        statuses,
         venue_peak_rss_mib: round(peakRss / 2 ** 20, 1),
         // Stalls of the venue's event loop during the phase (timer lateness ≥ 10 ms, measured in the venue).
         venue_loop_stalls: stallsBetween(wall0, Date.now() + 1),
         load_average: os.loadavg().map((l) => round(l)),
       };
-      console.log(JSON.stringify(out));
-      return out;
     };
 
-    const phases = [];
-    for (const n of options.phases.split(',').map(Number)) phases.push(await phase(n));
-    results.phases = phases;
+    const measured = [];
+    for (const n of options.phases.split(',').map(Number)) measured.push(await phase(n));
+    const { price, order, statuses } = await prober.stop();
+    results.phases = measured.map(({ from, to, ...rest }) => {
+      const out = {
+        ...rest,
+        price: summary(price.slice(from.price, to.price)),
+        order: summary(order.slice(from.order, to.order)),
+      };
+      console.log(JSON.stringify(out));
+      return out;
+    });
+    // The answers' statuses over the whole run (the prober counts them, not per phase).
+    results.prober_statuses = statuses;
   } finally {
     if (venue && venue.exitCode === null) {
       const exited = new Promise((r) => venue!.once('exit', r));

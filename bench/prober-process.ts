@@ -22,34 +22,36 @@ type FromProber = { started: true } | { marked: number; counts: ProberCounts } |
  * (`http://127.0.0.1:PORT`). Resolves once the prober's first request is due. `mark()` answers how many answers of
  * each kind it has so far (to split phases: the latencies from that index on are the next phase's); `stop()` waits
  * for the requests in flight and answers everything it recorded (ms from when each request was due). The process
- * exits after `stop()`; a process that exits before answers rejects the pending call.
+ * exits after `stop()`; a process that fails to start or exits before it answers rejects the pending call.
  */
 export const startProberProcess = async (base: string, keys: readonly string[], every: number) => {
   const child = fork(import.meta.filename, [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const waiting = new Map<string, (m: FromProber) => void>();
+  // The parent asks one thing at a time and IPC keeps order, so the next message is the answer to the one ask.
+  let pending: { resolve: (m: FromProber) => void; reject: (e: Error) => void } | undefined;
   let failed: Error | undefined;
   const fail = (error: Error) => {
-    failed = error;
-    for (const [, resolve] of waiting) resolve({ stopped: { price: [], order: [], statuses: {} } });
+    failed ??= error;
+    pending?.reject(failed);
+    pending = undefined;
   };
   child.on('message', (m: FromProber) => {
-    const key = 'started' in m ? 'started' : 'marked' in m ? `mark ${m.marked}` : 'stopped';
-    waiting.get(key)?.(m);
-    waiting.delete(key);
+    pending?.resolve(m);
+    pending = undefined;
   });
-  child.once('exit', (code) => fail(new Error(`the prober process exited with ${code}`)));
-  const ask = async (key: string, order: ToProber): Promise<FromProber> => {
-    if (failed) throw failed;
-    const answer = new Promise<FromProber>((resolve) => waiting.set(key, resolve));
-    child.send(order);
-    const m = await answer;
-    if (failed) throw failed;
-    return m;
+  child.once('error', fail);
+  // 'close' comes after the IPC channel is drained, so no answer still in it is lost to the failure.
+  child.once('close', (code, signal) => fail(new Error(`the prober process exited with ${signal ?? code}`)));
+  const ask = (order: ToProber): Promise<FromProber> => {
+    if (failed) return Promise.reject(failed);
+    return new Promise<FromProber>((resolve, reject) => {
+      pending = { resolve, reject };
+      child.send(order);
+    });
   };
-  await ask('started', { start: { base, keys: [...keys], every } });
+  await ask({ start: { base, keys: [...keys], every } });
   const startedAt = performance.now();
   let marks = 0;
   return {
@@ -57,11 +59,11 @@ export const startProberProcess = async (base: string, keys: readonly string[], 
     startedAt,
     async mark(): Promise<ProberCounts> {
       const n = ++marks;
-      const m = await ask(`mark ${n}`, { mark: n });
+      const m = await ask({ mark: n });
       return (m as { counts: ProberCounts }).counts;
     },
     async stop(): Promise<ProberRecord> {
-      const m = await ask('stopped', 'stop');
+      const m = await ask('stop');
       return (m as { stopped: ProberRecord }).stopped;
     },
   };
