@@ -96,8 +96,26 @@ const fail = (
   };
 };
 
-/** `percent` % of `value`, exact: the percentages are integers (risk profile), so moving the point is the division. */
-const pct = (value: Dec, percent: number): Dec => value.times(percent).shiftedBy(-2);
+/**
+ * `percent` / 100 per percentage seen: the risk profile's are integers 1–100 (`RISK_LIMITS`); kept for the first
+ * {@link PERCENT_FACTORS} values, so the memo stays bounded whatever a caller passes.
+ */
+const PERCENT_FACTORS = 128;
+const percentFactors = new Map<number, Dec>();
+
+/**
+ * `percent` % of `value`, exact: one multiplication by the memoised `percent / 100` (a moved point, exact), the same
+ * value as `value × percent` shifted two places. The number `percent` is not converted to a decimal on every order
+ * (three rules of the chain ask; ~2 kB allocated per market order, docs/benchmarks.md, "Trading", issue 23).
+ */
+const pct = (value: Dec, percent: number): Dec => {
+  let factor = percentFactors.get(percent);
+  if (factor === undefined) {
+    factor = dec(percent).shiftedBy(-2);
+    if (percentFactors.size < PERCENT_FACTORS) percentFactors.set(percent, factor);
+  }
+  return value.times(factor);
+};
 /** Exact, for messages. */
 const s = (v: Dec) => v.toFixed();
 /**
