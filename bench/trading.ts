@@ -53,7 +53,12 @@ const options = withScratchDatabase(new Command(), 'ptv_bench_trading_')
   .option('--agents <n>', 'concurrent agents placing orders', positiveInt, 64)
   .option('--duration <s>', 'measured seconds of the HTTP run', positiveInt, 15)
   .option('--warmup <s>', 'seconds before measuring', positiveInt, 3)
-  .option('--rate <n>', 'also measure at this offered rate (orders/s over all agents; 0: skip)', nonNegativeInt, 1000)
+  .option(
+    '--rate <n>',
+    'also measure at this offered rate (orders/s over all agents; 0: skip)',
+    nonNegativeInt,
+    1000,
+  )
   .option('--pending <n>', 'pending orders in the matching index', positiveInt, 100_000)
   .option('--ticks <n>', 'ticks measured on the matching engine', positiveInt, 20_000)
   .option('--skip-http', 'only the matching engine')
