@@ -19,6 +19,7 @@ import {
   historyResponse,
   idempotencyHeaders,
   listOrdersQuery,
+  noQuery,
   ocoInputOf,
   ocoPreviewResponse,
   ocoResponse,
@@ -148,12 +149,14 @@ export const tradingEndpoints = {
       orderListOut(await listOpenOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
   ),
   cancel: served(
-    { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams },
+    { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams, querystring: noQuery },
     cancelResponse,
     async (call, a) => cancelOut(await cancelOrder(call, a.order_id)),
   ),
-  cancelAll: served({ method: 'DELETE', path: '/trade/orders/open' }, cancelAllResponse, async (call) =>
-    cancelAllOut(await cancelAllOrders(call)),
+  cancelAll: served(
+    { method: 'DELETE', path: '/trade/orders/open', querystring: noQuery },
+    cancelAllResponse,
+    async (call) => cancelAllOut(await cancelAllOrders(call)),
   ),
   history: served(
     { method: 'GET', path: '/trade/history', querystring: historyQuery },

@@ -271,6 +271,20 @@ describe('pending orders, matching and cancels', () => {
     const openBtc = (await get(account.apiKey, '/trade/orders/open?symbol=BTCUSDT')).json();
     expect(openBtc.orders.map((o: { order_id: string }) => o.order_id)).toEqual([b.json().order_id]);
     expect((await get(account.apiKey, '/trade/orders/open?symbol=ethusdt')).json().total).toBe(2);
+    // The cancels take no query: a parameter is refused by name and cancels nothing, rather than ignored (a
+    // cancel-all "for ETHUSDT" would otherwise cancel the BTCUSDT order too).
+    for (const url of [
+      '/trade/orders/open?symbol=ETHUSDT',
+      `/trade/order/${a.json().order_id}?symbol=ETHUSDT`,
+    ]) {
+      const refused = await send(account.apiKey, 'DELETE', url);
+      expect(refused.statusCode, url).toBe(422);
+      expect(refused.json().error.code).toBe('VALIDATION_ERROR');
+      expect(refused.json().error.details.issues).toEqual([
+        expect.objectContaining({ field: 'symbol', location: 'querystring' }),
+      ]);
+    }
+    expect((await get(account.apiKey, '/trade/orders/open')).json().total).toBe(3);
     const cancelled = await cancel(account.apiKey, a.json().order_id);
     expect(cancelled.statusCode, cancelled.body).toBe(200);
     expect(cancelled.json()).toMatchObject({
