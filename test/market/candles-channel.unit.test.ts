@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromUnits, toUnits, toUnitsNumber } from '../../domain/market/decimal';
 import { candlesChannels } from '../../src/http/ws/candles-channel';
 import type { WsChannel, WsConnection } from '../../src/http/ws/registry';
 import { MarketFeed } from '../../src/market/feed';
 import type { Services } from '../../src/services';
-import { feedOnlyMarket } from '../support/price-ticks';
+import { feedOnlyMarket, syntheticTick } from '../support/price-ticks';
 
 /**
  * The `candles` channel over a real market feed (no source: the test ingests the ticks): a candle whose minute has
@@ -55,18 +54,7 @@ const previousMinute = async (): Promise<number> => {
 
 /** A trade of BTCUSDT `offset` ms after `minute`. */
 const tickAt = (feed: MarketFeed, minute: number, offset: number, price: string, quantity: string) =>
-  feed.ingest({
-    symbol: 'BTCUSDT',
-    price: fromUnits(toUnits(price)),
-    priceUnits: toUnitsNumber(price),
-    quantity: fromUnits(toUnits(quantity)),
-    quantityUnits: toUnits(quantity),
-    time: minute + offset,
-    tradeId: offset,
-    isBuyerMaker: false,
-    trade: true,
-    source: 'synthetic',
-  });
+  feed.ingest(syntheticTick('BTCUSDT', price, quantity, minute + offset, offset, true));
 
 describe('the candles channel without a next tick', () => {
   it('closes the candle at the end of its interval, once', async () => {
