@@ -17,7 +17,7 @@ import { ocoPlacementOut } from '../trading/present';
 import type { Call } from './call';
 import { commandMeta } from './caller';
 import { awaitReadModels, settleOwnWrites } from './read-your-writes';
-import { type SandboxPlacement, sandboxPlacement } from './sandbox-orders';
+import { outsideSandboxPairs, type SandboxPlacement, sandboxPlacement } from './sandbox-orders';
 import type { OrderInput } from './trading';
 
 /**
@@ -294,13 +294,16 @@ export const placeBattleOco = async (call: Call, id: string, agentId: string, or
 
 /** Places an order (or a list) in a participant's sandbox; the wallet events it recorded. */
 const placeInBattle = async (call: Call, id: string, agentId: string, order: OrderInput) => {
-  const outcome = await commands(call).placeOrder(
-    callerOf(call),
-    id,
-    agentId,
-    { ...order, symbol: normalizeSymbol(order.symbol) },
-    commandMeta(call),
-  );
+  const symbol = normalizeSymbol(order.symbol);
+  const outcome = await commands(call)
+    .placeOrder(callerOf(call), id, agentId, { ...order, symbol }, commandMeta(call))
+    .catch(
+      outsideSandboxPairs(
+        call,
+        symbol,
+        'this battle (see its pairs in GET /battles/{id}, backtest_config.resolved_pairs)',
+      ),
+    );
   return outcome.events.flatMap((e) => (e.type === 'BattleSandboxEventRecorded' ? [e.data.event] : []));
 };
 

@@ -170,6 +170,19 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
     expect(pending.body.status).toBe('pending');
     const rejected = await order(id, a2.agentId, { symbol: 'BTCUSDT', quantity: '100' });
     expect(rejected.status).toBe(400);
+    // A real pair outside the battle's pairs is named as such (as in a backtest), not as an unknown symbol.
+    const outside = await orderFails(id, 404, 'INVALID_SYMBOL', a2.agentId, {
+      symbol: 'solusdt',
+      quantity: '1',
+    });
+    expect(outside.message).toMatch(/SOLUSDT is not a pair of this battle/);
+    expect(outside.details).toMatchObject({ symbol: 'SOLUSDT', reason: 'not_in_session' });
+    const unknown = await orderFails(id, 404, 'INVALID_SYMBOL', a2.agentId, {
+      symbol: 'NOPEUSDT',
+      quantity: '1',
+    });
+    expect(unknown.message).toMatch(/unknown symbol NOPEUSDT/);
+    expect(unknown.details?.['reason']).toBeUndefined();
     await orderFails(id, 422, 'VALIDATION_ERROR', '00000000-0000-4000-8000-000000000009', {
       symbol: 'BTCUSDT',
       quantity: '0.01',

@@ -14,7 +14,7 @@ import { ocoPlacementOut } from '../../trading/present';
 import { type Call, timed } from '../call';
 import { commandMeta } from '../caller';
 import { type IndicatorsRequest, indicatorInterval, indicatorsOver } from '../indicators';
-import { type SandboxPlacement, sandboxPlacement } from '../sandbox-orders';
+import { outsideSandboxPairs, type SandboxPlacement, sandboxPlacement } from '../sandbox-orders';
 import type { OrderInput } from '../trading';
 import { backtestCaller, backtestCommands, ownedSession, recordSessionWrite } from './sessions';
 
@@ -60,25 +60,6 @@ const marketSession = async (call: Call, id: string) => {
 };
 
 /**
- * A sandbox wallet knows only its session's pairs, so an order on a real pair outside them comes back from the
- * decider as "unknown symbol". Say what is wrong instead (same code, status and details; the rejection is
- * recorded as before).
- */
-const outsideSessionPairs = (error: unknown, symbol: string, listed: boolean): unknown => {
-  if (!listed || !(error instanceof DomainError) || error.code !== 'INVALID_SYMBOL') return error;
-  if (error.details?.['symbol'] !== symbol || !/unknown symbol/.test(error.message)) return error;
-  return new DomainError(
-    'INVALID_SYMBOL',
-    error.message.replace(
-      `unknown symbol ${symbol}`,
-      `${symbol} is not a pair of this backtest session (see its pairs in GET /backtest/{id}/status)`,
-    ),
-    { ...error.details, reason: 'not_in_session' },
-    error.status,
-  );
-};
-
-/**
  * A sandbox order: the live order rules and risk chain at virtual time. Market orders fill at the close of the
  * last candle closed by then (with slippage and fee); others wait for the candles of later steps. A rejection is
  * recorded and thrown as the violated rule's error.
@@ -97,9 +78,13 @@ const placeInSandbox = async (call: Call, id: string, input: OrderInput) => {
   const outcome = await timed(call, 'command', () =>
     backtestCommands(call)
       .placeOrder(backtestCaller(call), id, { ...input, symbol }, commandMeta(call))
-      .catch((error: unknown) => {
-        throw outsideSessionPairs(error, symbol, call.services.market?.pair(symbol) !== undefined);
-      }),
+      .catch(
+        outsideSandboxPairs(
+          call,
+          symbol,
+          'this backtest session (see its pairs in GET /backtest/{id}/status)',
+        ),
+      ),
   );
   recordSessionWrite(call, outcome);
   return outcome;
