@@ -74,7 +74,7 @@ const onAgent = (action: 'pause' | 'resume') =>
  */
 const step = endpoint({
   route: { method: 'POST', path: '/battles/:id/step', params: battleParams },
-  input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }),
+  input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }).strict(),
   output: stepResponse,
   run: (call, a) => stepBattle(call, a.id, a.steps ?? 1),
 });

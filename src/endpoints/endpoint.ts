@@ -72,7 +72,9 @@ export type RouteInput<R extends ObjectRoute> = z.ZodObject<
  * An endpoint whose input is exactly what its route reads, as the REST door hands it to the endpoint: the route's
  * one part itself (its params, its query or its body: the same schema object), or the params extended with the
  * query's and the body's fields, or an empty object when the route reads nothing. `strict` refuses unknown fields
- * (the MCP tool's `additionalProperties: false`), which extending a strict body's fields does not keep. An endpoint
+ * (the MCP tool's `additionalProperties: false`), which extending a strict body's fields does not keep; a route
+ * whose body is strict (`.strict()`: the REST door refuses an unknown body field, 422) gives a strict input
+ * without the option, so the MCP tool of the same capability refuses the same arguments. An endpoint
  * whose input differs from its route (lists for comma-separated text, a field the route does not read) is declared
  * with {@link endpoint}.
  */
@@ -87,9 +89,13 @@ export const served = <R extends ObjectRoute, O extends z.ZodType>(
   );
   let input = first ?? z.object({});
   for (const part of more) input = input.extend(part.shape);
-  if (options.strict) input = input.strict();
+  if (options.strict || isStrict(route.body)) input = input.strict();
   return { route, input: input as RouteInput<R>, output, run };
 };
+
+/** True when `schema` is an object schema that refuses unknown keys (`.strict()`: its catch-all is `never`). */
+const isStrict = (schema: z.ZodType | undefined): boolean =>
+  schema instanceof z.ZodObject && schema.def.catchall?._zod.def.type === 'never';
 
 /** The params of a route on one resource: its `id` (a battle's, a backtest session's). */
 export type IdParams = z.ZodObject<{ id: z.ZodString }>;

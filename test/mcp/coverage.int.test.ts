@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { ROUTES_WITHOUT_TOOLS } from '../../src/mcp/coverage';
 import { TOOLS } from '../../src/mcp/registry';
 import { createTestApp, type TestApp } from '../support/runtime';
@@ -10,16 +11,30 @@ import { createTestApp, type TestApp } from '../support/runtime';
  */
 
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
+
+/** The part of an OpenAPI operation read here: its JSON request body's schema. */
+interface Operation {
+  requestBody?: { content?: Record<string, { schema?: { additionalProperties?: unknown } }> };
+}
 const PREFIX = '/api/v1';
 
 let t: TestApp;
 let routes: string[];
+/** The routes whose JSON body refuses unknown fields (`additionalProperties: false`: 422 on the REST door). */
+let strictBodies: Set<string>;
 
 beforeAll(async () => {
   t = await createTestApp();
   const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
-    paths: Record<string, Partial<Record<(typeof METHODS)[number], unknown>>>;
+    paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>>;
   };
+  strictBodies = new Set(
+    Object.entries(doc.paths).flatMap(([path, ops]) =>
+      METHODS.filter(
+        (m) => ops[m]?.requestBody?.content?.['application/json']?.schema?.additionalProperties === false,
+      ).map((m) => `${m.toUpperCase()} ${path.slice(PREFIX.length)}`),
+    ),
+  );
   routes = Object.entries(doc.paths)
     .filter(([path]) => path.startsWith(`${PREFIX}/`))
     .flatMap(([path, ops]) =>
@@ -40,6 +55,17 @@ describe('MCP coverage of the REST API', () => {
     const byTool = new Set<string>(TOOLS.flatMap((tool) => tool.routes));
     const uncovered = routes.filter((r) => !byTool.has(r) && !(r in ROUTES_WITHOUT_TOOLS));
     expect(uncovered, 'add a tool in src/mcp/toolsets (or a reason in src/mcp/coverage.ts)').toEqual([]);
+  });
+
+  it('refuses in a tool the unknown arguments its REST route refuses in the body', () => {
+    // A tool standing for a route whose body is strict (an unknown field is a 422 there) is strict too, so a
+    // misspelt or misplaced argument (`step_backtest_batch` with `step`) is an error in both doors, not ignored
+    // in one of them.
+    expect(strictBodies.size).toBeGreaterThan(10);
+    const loose = TOOLS.filter((tool) => tool.routes.some((r) => strictBodies.has(r)))
+      .filter((tool) => (tool.input.def.catchall as z.ZodType | undefined)?.def.type !== 'never')
+      .map((tool) => tool.name);
+    expect(loose).toEqual([]);
   });
 
   it('names only routes that exist, and no exempt route has a tool', () => {
