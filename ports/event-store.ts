@@ -87,6 +87,23 @@ export interface RecordedEvent<Type extends string = string, Data = unknown> {
   metadata: RecordedMetadata;
   /** Wall-clock time the store recorded the event. */
   recordedAt: Date;
+  /**
+   * Keys of `data` the reader left out (absent from `data`; the stored event still has them): set only on events
+   * a subscription of a store created with elided fields was handed ({@link ElidedField}), never by `readAll`,
+   * `readStream` or an append. A consumer that needs such a value reads it from the store by `position`.
+   */
+  elided?: readonly string[];
+}
+
+/**
+ * A large field of one event type that subscriptions may be handed without (a store option, e.g. the PostgreSQL
+ * adapter's `elide`): `key` is left out of the `data` of events of type `type` whose data also has `onlyWith`, and
+ * listed in their {@link RecordedEvent.elided}. For consumers that do not read the value, or read it in the store.
+ */
+export interface ElidedField {
+  type: string;
+  key: string;
+  onlyWith: string;
 }
 
 /** What a successful append returns. */

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import {
+  BACKTEST_STEPPED_ELIDED,
   BACKTEST_STREAM_EVENT_TYPES,
   type BacktestEndedData,
   type BacktestStreamEvent,
@@ -131,6 +132,9 @@ export interface BacktestTables {
 
 type DB = Kysely<BacktestTables>;
 
+/** The key of `BacktestStepped` a subscription may be handed without (`BACKTEST_STEPPED_ELIDED`). */
+const ELIDED_KEY = BACKTEST_STEPPED_ELIDED.key;
+
 interface EquityRow {
   session_id: string;
   from_step: number;
@@ -138,7 +142,10 @@ interface EquityRow {
   base_ms: number;
   interval_ms: number;
   peak: string;
-  equity: string;
+  /** The packed text; null when the event was handed without it (`elided`): copied from the event by `pos`. */
+  equity: string | null;
+  /** The event's global position (`events.global_position`) when `equity` is null. */
+  pos?: string;
 }
 
 /**
@@ -151,7 +158,7 @@ const equityRow = (
   baseMs: number,
   intervalMs: number,
   points: number,
-  packed: string,
+  packed: string | { pos: string },
   peak: string,
 ): EquityRow => ({
   session_id: sessionId,
@@ -160,7 +167,7 @@ const equityRow = (
   base_ms: baseMs,
   interval_ms: intervalMs,
   peak,
-  equity: packed,
+  ...(typeof packed === 'string' ? { equity: packed } : { equity: null, pos: packed.pos }),
 });
 
 /** Results of a session from its rows (deterministic: the event data only). */
@@ -362,12 +369,23 @@ export const createBacktestsProjection = (
         if (equity.length === 0 && trades.length === 0 && progress.size === 0) return;
         const inserts = [];
         if (equity.length) {
+          // A row handed without its text takes it from its stored event (`events`, found on the runner's
+          // search path); one whose event is gone (its stream deleted since) is skipped: the deletion that
+          // follows it in the log removes the session's rows anyway.
+          const copied = equity.some((r) => r.equity === null);
           inserts.push(sql`equity_rows as (
           insert into backtest_equity (session_id, from_step, points, base_ms, interval_ms, peak, equity)
-          select session_id, from_step, points, base_ms, interval_ms, peak, equity
+          select x.session_id, x.from_step, x.points, x.base_ms, x.interval_ms, x.peak,
+                 ${copied ? sql`coalesce(x.equity, e.data->>${ELIDED_KEY}::text)` : sql`x.equity`}
           from jsonb_to_recordset(${JSON.stringify(equity)}::jsonb)
             as x(session_id text, from_step integer, points integer, base_ms double precision,
-                 interval_ms double precision, peak numeric, equity text))`);
+                 interval_ms double precision, peak numeric, equity text, pos bigint)
+          ${
+            copied
+              ? sql`left join events e on e.global_position = x.pos
+          where x.equity is not null or e.data ? ${ELIDED_KEY}::text`
+              : sql``
+          })`);
           equity = [];
         }
         if (trades.length) {
@@ -477,10 +495,13 @@ export const createBacktestsProjection = (
             const from = Date.parse(d.from_time);
             const points = d.to_step - d.from_step;
             const interval = points > 0 ? (Date.parse(d.to_time) - from) / points : 0;
+            // Handed without its text (a subscription of the venue's store): the statement copies it from the
+            // stored event, so the ~1 MB text never comes through this process (issue 24).
+            const packed = e.elided?.includes(ELIDED_KEY)
+              ? { pos: e.position.prepare.toString() }
+              : d.equity_units;
             if (points > 0)
-              equity.push(
-                equityRow(id, d.from_step + 1, from, interval, points, d.equity_units, d.equity_peak),
-              );
+              equity.push(equityRow(id, d.from_step + 1, from, interval, points, packed, d.equity_peak));
             const p = progressOf(id, at);
             p.step = d.to_step;
             p.virtual_time = d.to_time;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { BACKTEST_STEPPED_ELIDED } from '../domain/backtest/events';
 import type { Projection } from '../projections/projection';
 import { allProjections } from '../projections/registry';
 import { ProjectionRunner } from '../projections/runner';
@@ -54,6 +55,13 @@ export interface RuntimeOptions {
   webhooks?: boolean;
   /** The `role` label of this process's metrics (default: `serve`, or `api` without projections). */
   role?: string;
+  /**
+   * Hand the process's subscriptions `BacktestStepped` without its packed equity (`BACKTEST_STEPPED_ELIDED`; default
+   * true): the venue's subscribers (projections, matching engine, webhooks) read none of it but the `backtests`
+   * projection, which copies it from the stored event. Off for a runtime whose subscriptions show events
+   * (`events tail --follow`).
+   */
+  elideSubscriptions?: boolean;
 }
 
 /**
@@ -85,6 +93,7 @@ export const createRuntime = async (
         ? createEsdbEventStore(config.ESDB_URL!)
         : createPostgresEventStore(database, {
             observeBatch: (appends, seconds, ok) => metrics.observeAppendBatch(appends, seconds, ok),
+            ...(options.elideSubscriptions === false ? {} : { elide: [BACKTEST_STEPPED_ELIDED] }),
           });
     stops.push(() => eventStore.close());
     // With backtest threads, a session's results are computed on a worker thread too (issue 24, item 4).

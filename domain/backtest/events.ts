@@ -130,6 +130,18 @@ export interface BacktestSteppedDataV1 extends Omit<BacktestSteppedData, 'equity
 /** The schema version `BacktestStepped` is recorded with (metadata `schema_version`). */
 export const BACKTEST_STEPPED_VERSION = 3;
 
+/**
+ * The large field of `BacktestStepped` the venue's subscriptions are handed without (`ElidedField` in
+ * `ports/event-store.ts`; issue 24): a version 3 event's `equity_units` (~0.6–1.1 MB per 100,000 steps), which only
+ * the `backtests` projection reads, and which it copies in the database from the stored event. A version 2 event
+ * keeps it (its peak is computed from it when folded).
+ */
+export const BACKTEST_STEPPED_ELIDED = {
+  type: 'BacktestStepped',
+  key: 'equity_units',
+  onlyWith: 'equity_peak',
+} as const;
+
 /** The peak of a batch's packed points, as `BacktestStepped` version 3 records it. */
 export const equityPeakOf = (equityUnits: string): string => maxOfPacked(equityUnits) ?? '0';
 

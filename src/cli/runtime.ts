@@ -8,7 +8,8 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime';
  * does needs prices; loading them cost seconds and logged a feed warning), no projection loops, no matching
  * engine. Such a command never issues a token nor decrypts an agent key, so when `JWT_SECRET`/`ENCRYPTION_KEY`
  * are not configured it gets throw-away keys instead of reading (or creating) `DATA_DIR/secrets.json` and
- * warning about shared keys, which concerns servers only.
+ * warning about shared keys, which concerns servers only. Its subscriptions get whole events (`events tail
+ * --follow` prints them).
  */
 export const openReadingRuntime = (
   config: Config,
@@ -22,5 +23,5 @@ export const openReadingRuntime = (
       ENCRYPTION_KEY: config.ENCRYPTION_KEY ?? randomBytes(32).toString('hex'),
     },
     logger,
-    { runProjections: false, market: false, equitySnapshots: false, ...options },
+    { runProjections: false, market: false, equitySnapshots: false, elideSubscriptions: false, ...options },
   );

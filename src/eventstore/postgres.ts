@@ -4,6 +4,7 @@ import {
   type AllSubscription,
   type AppendResult,
   DELETIONS_STREAM,
+  type ElidedField,
   type EventStore,
   type ExpectedRevision,
   type LogPosition,
@@ -257,6 +258,14 @@ export interface PostgresEventStoreOptions {
   batching?: BatcherOptions | false;
   /** Hears every batch sent (`/metrics`): its appends, its round trip in seconds, whether it was stored. */
   observeBatch?: (appends: number, seconds: number, ok: boolean) => void;
+  /**
+   * Large fields the subscriptions (`subscribeToAll`: the process's shared tail of `$all`) are handed without
+   * (`RecordedEvent.elided`); at most one per event type. The server leaves them out of the rows, so their text is
+   * neither sent nor parsed in this process (a `BacktestStepped`'s ~1 MB `equity_units`: ~15–40 ms of the request
+   * thread per batch at load, issue 24). `readAll`, `readStream` and appends always give whole events. Give it
+   * only when every subscriber of the process reads none of these values, or reads them from the `events` table.
+   */
+  elide?: readonly ElidedField[];
 }
 
 /** The PostgreSQL adapter: the {@link EventStore} port plus what benchmarks and tests look at. */
@@ -275,22 +284,50 @@ interface EventRow {
   data: unknown;
   metadata: RecordedMetadata;
   recorded_at: Date | string;
+  /** The key left out of `data` (reads with elided fields only), else null. */
+  elided?: string | null;
 }
 
-const toRecorded = (r: EventRow): RecordedEvent => ({
-  eventId: r.event_id,
-  streamId: r.stream_id,
-  revision: Number(r.revision),
-  position: { commit: BigInt(r.transaction_id), prepare: BigInt(r.global_position) },
-  type: r.type,
-  data: r.data,
-  metadata: r.metadata,
-  recordedAt: r.recorded_at instanceof Date ? r.recorded_at : new Date(r.recorded_at),
-});
+const toRecorded = (r: EventRow): RecordedEvent => {
+  const e: RecordedEvent = {
+    eventId: r.event_id,
+    streamId: r.stream_id,
+    revision: Number(r.revision),
+    position: { commit: BigInt(r.transaction_id), prepare: BigInt(r.global_position) },
+    type: r.type,
+    data: r.data,
+    metadata: r.metadata,
+    recordedAt: r.recorded_at instanceof Date ? r.recorded_at : new Date(r.recorded_at),
+  };
+  if (r.elided) e.elided = [r.elided];
+  return e;
+};
 
 // Output names equal the column names: ORDER BY must qualify `events.` or it would sort the text aliases.
 const EVENT_COLUMNS = sql`global_position::text as global_position, transaction_id::text as transaction_id,
   stream_id, revision::text as revision, event_id::text as event_id, type, data, metadata, recorded_at`;
+
+/**
+ * {@link EVENT_COLUMNS} with `fields` left out of the data of their events (`data - key`, computed by the server),
+ * and the key left out as `elided` (null for every other event). Throws `RangeError` for two fields of one type.
+ */
+const elidingColumns = (fields: readonly ElidedField[]) => {
+  if (new Set(fields.map((f) => f.type)).size !== fields.length)
+    throw new RangeError('at most one elided field per event type');
+  const when = (f: ElidedField) =>
+    sql`type = ${f.type} and data ? ${f.onlyWith}::text and data ? ${f.key}::text`;
+  const data = sql`case ${sql.join(
+    fields.map((f) => sql`when ${when(f)} then data - ${f.key}::text`),
+    sql` `,
+  )} else data end`;
+  const elided = sql`case ${sql.join(
+    fields.map((f) => sql`when ${when(f)} then ${f.key}::text`),
+    sql` `,
+  )} end`;
+  return sql`global_position::text as global_position, transaction_id::text as transaction_id,
+  stream_id, revision::text as revision, event_id::text as event_id, type, ${data} as data, metadata, recorded_at,
+  ${elided} as elided`;
+};
 
 /**
  * The PostgreSQL event store adapter (ARCHITECTURE §5), on a `pg` pool or on PGlite.
@@ -310,8 +347,9 @@ export const createPostgresEventStore = (
   const db = handle.all;
   const listenerName = `${LISTENER_NAME_PREFIX}${randomUUID()}`;
   const notifyOthers = createNotifier(handle, listenerName);
+  const subscribedColumns = options.elide?.length ? elidingColumns(options.elide) : EVENT_COLUMNS;
   const live: LiveReader = new LiveReader({
-    readAll: (o) => readAll(o),
+    readAll: (o) => readAll(o, subscribedColumns),
     // After a lost LISTEN connection is re-subscribed, every reader re-reads the log (a catch-up read), so a
     // notification missed meanwhile delays nothing; and polls quickly while writers learn that it listens again.
     listen: async (onWake) => {
@@ -477,11 +515,12 @@ export const createPostgresEventStore = (
     return row ? Number(row.revision) : -1;
   };
 
-  const readAll = async (options: ReadAllOptions = {}): Promise<ReadAllResult> => {
+  /** A page of `$all`; `columns` the rows' columns ({@link EVENT_COLUMNS}, or the subscriptions' eliding ones). */
+  const readAll = async (options: ReadAllOptions = {}, columns = EVENT_COLUMNS): Promise<ReadAllResult> => {
     const after = options.after ?? START;
     const max = options.maxCount ?? 1000;
     const { rows } = await sql<EventRow>`${sql.raw(PREPARED)}
-      select ${EVENT_COLUMNS} from events
+      select ${columns} from events
       where (transaction_id, global_position) > (${after.commit.toString()}::xid8, ${after.prepare.toString()}::bigint)
         and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
       order by events.transaction_id, events.global_position
@@ -565,7 +604,7 @@ export const createPostgresEventStore = (
     readStream,
     findByIdempotencyKey,
     streamRevision,
-    readAll,
+    readAll: (o) => readAll(o),
     subscribeToAll: (options: SubscribeOptions = {}): AllSubscription => live.subscribe(options),
     headPosition,
     countEvents,

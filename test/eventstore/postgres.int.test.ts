@@ -41,6 +41,42 @@ eventStoreContract('PGlite (embedded)', async () => subjectOn(await createPGlite
 /** Batcher behaviour specific to this adapter, on PGlite and (when reachable) on the server. */
 const batcherTests = (name: string, open: () => Promise<TestDatabase>) => {
   describe(`PostgreSQL adapter append batcher: ${name}`, () => {
+    it('hands subscriptions an elided field without its value, marked; readAll and readStream give it', async () => {
+      const db = await open();
+      const store = createPostgresEventStore(db, {
+        elide: [{ type: 'Big', key: 'text', onlyWith: 'peak' }],
+      });
+      try {
+        const stream = `elide-${randomUUID()}`;
+        const from = await store.headPosition();
+        const given = [
+          { type: 'Big', data: { text: 'a,b*2', peak: '1', n: 1 } },
+          { type: 'Big', data: { text: 'c', n: 2 } },
+          { type: 'Small', data: { text: 'd', peak: '1' } },
+        ];
+        await store.append(stream, given, { expectedRevision: 'no_stream' });
+        const sub = store.subscribeToAll({ after: from });
+        const seen: RecordedEvent[] = [];
+        for await (const batch of sub) {
+          seen.push(...batch.filter((e) => e.streamId === stream));
+          if (seen.length >= 3) break;
+        }
+        await sub.close();
+        expect(seen.map((e) => [e.data, e.elided])).toEqual([
+          [{ peak: '1', n: 1 }, ['text']],
+          [{ text: 'c', n: 2 }, undefined],
+          [{ text: 'd', peak: '1' }, undefined],
+        ]);
+        const page = await store.readAll({ after: from });
+        const read = page.events.filter((e) => e.streamId === stream);
+        expect(read.map((e) => [e.data, e.elided])).toEqual(given.map((g) => [g.data, undefined]));
+        expect((await store.readStream(stream)).map((e) => e.data)).toEqual(given.map((g) => g.data));
+      } finally {
+        await store.close();
+        await db.close();
+      }
+    });
+
     it('resends a batch the database rejects append by append, so only the bad append fails', async () => {
       const db = await open();
       const store = createPostgresEventStore(db);
