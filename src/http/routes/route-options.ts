@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
 import { z } from 'zod';
+import { DomainError } from '../../../domain/shared/errors';
 import type { RateLimitGroup } from '../../application/rate-limits';
 import type { AuthMode } from '../../auth/principal';
 import { errorResponses } from '../../contract/common';
@@ -15,6 +16,31 @@ const SECURITY: Partial<Record<AuthMode, Record<string, string[]>[]>> = {
 
 /** The response schema of a 204. */
 const noBody = z.null().describe('no body');
+
+/**
+ * The `preValidation` hook of a route whose endpoint declares no body: a body that would be ignored is
+ * `VALIDATION_ERROR` 422 and the endpoint does not run, since a client that believes it sent a filter or an option
+ * (`DELETE /trade/orders/open` with `{"symbol":"ETHUSDT"}`, an agent reset with `{"starting_balance":"5"}`) would
+ * otherwise get more, or other, than it asked for (spec "Errors": bad input changes nothing). An object's keys are
+ * each an issue `{ field: key, location: 'body', message: 'unknown field' }`, as a strict body names its unknown
+ * fields; any other JSON value but `null` (an array, a string, a number, a boolean) is one issue on `body`. No body,
+ * an empty or blank one (read as none: `acceptEmptyJsonBodies`, `src/http/app.ts`), `{}` and `null` pass:
+ * clients send those on actions.
+ */
+export const refuseIgnoredBody = async (request: FastifyRequest): Promise<void> => {
+  const { body } = request;
+  if (body === undefined || body === null) return;
+  const isObject = typeof body === 'object' && !Array.isArray(body);
+  const keys = isObject ? Object.keys(body) : [];
+  if (isObject && keys.length === 0) return;
+  const issues = isObject
+    ? keys.map((key) => ({ field: key, location: 'body', message: 'unknown field' }))
+    : [{ field: 'body', location: 'body', message: 'this route takes no body' }];
+  const message = isObject
+    ? `invalid request body: this route takes no body: unknown field ${keys.join(', ')}`
+    : 'invalid request body: this route takes no body';
+  throw new DomainError('VALIDATION_ERROR', message, { issues });
+};
 
 /** What the auth and rate-limit plugins read of a route (`auth` default `public`, `rateLimitGroup` `general`). */
 interface RouteConfig {
@@ -54,7 +80,8 @@ interface RouteDoc {
  * Serves an endpoint at its route (`ep.route`: method, path, success status, the request's parts), documented in
  * the group's tag with `doc`: validates the declared params, query, body and headers, hands them to `ep.run`
  * merged (in that order; a header `idempotency-key` as `idempotency_key`), and answers the success status with
- * the endpoint's output (a 204: no body), or one of `doc.errors` in the envelope. `inputOf` replaces the merge
+ * the endpoint's output (a 204: no body), or one of `doc.errors` in the envelope. A route that declares no body
+ * refuses one that would be ignored ({@link refuseIgnoredBody}). `inputOf` replaces the merge
  * where the wire differs from the input (a comma-separated list the endpoint takes as an array).
  */
 export const serve = <I extends z.ZodObject, O extends z.ZodType>(
@@ -84,6 +111,7 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
     method,
     url: path,
     ...group(doc.summary, schema),
+    ...(body ? {} : { preValidation: refuseIgnoredBody }),
     handler: async (request, reply) => {
       if (doc.timed) addServerTiming(reply, 'handler', reply.elapsedTime);
       const input = inputOf ? inputOf(request) : (merged(request) as z.output<I>);
