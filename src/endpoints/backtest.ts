@@ -71,6 +71,7 @@ import {
   tradesQuery,
   tradesResponse,
 } from '../contract/backtest';
+import { noBody } from '../contract/common';
 import { indicatorsQuery, sandboxIndicatorsResponse } from '../contract/indicators';
 import {
   ocoInputOf,
@@ -104,7 +105,13 @@ export const backtestEndpoints = {
     createBacktest(call, backtestRequestOf(b)),
   ),
   start: onSession('POST', 'start', startResponse, startBacktest),
-  step: onSession('POST', 'step', stepResponse, (call, id) => stepBacktest(call, id, 1)),
+  /** One candle: no body (a `steps` field is refused, not ignored: the batch is `step/batch`). */
+  step: endpoint({
+    route: { method: 'POST', path: '/backtest/:id/step', params: sessionParams, body: noBody },
+    input: sessionParams.strict(),
+    output: stepResponse,
+    run: (call, a) => stepBacktest(call, a.id, 1),
+  }),
   stepBatch: served(
     { method: 'POST', path: '/backtest/:id/step/batch', params: sessionParams, body: batchBody },
     stepResponse,

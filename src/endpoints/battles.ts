@@ -47,6 +47,7 @@ import {
   stepResponse,
   updateBattleBody,
 } from '../contract/battle';
+import { noBody } from '../contract/common';
 import {
   cancelResponse,
   ocoInputOf,
@@ -73,7 +74,7 @@ const onAgent = (action: 'pause' | 'resume') =>
  * at `POST /battles/{id}/step/batch` with a body); the MCP tool serves both with `steps` optional.
  */
 const step = endpoint({
-  route: { method: 'POST', path: '/battles/:id/step', params: battleParams },
+  route: { method: 'POST', path: '/battles/:id/step', params: battleParams, body: noBody },
   input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }).strict(),
   output: stepResponse,
   run: (call, a) => stepBattle(call, a.id, a.steps ?? 1),

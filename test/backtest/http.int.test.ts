@@ -171,7 +171,14 @@ describe('stepping', () => {
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
     const before = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step/batch`, { steps: 239 });
     expect(before).toMatchObject({ step: 239, is_complete: false, remaining_steps: 1, status: 'running' });
-    const last = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step`);
+    // A single step takes no body: a `steps` field is refused (naming it) and steps nothing; `{}` is no body.
+    const misplaced = await call(t.app, alice.headers, 'POST', `/backtest/${id}/step`, { steps: 5 });
+    expect([misplaced.status, misplaced.body.error.code]).toEqual([422, 'VALIDATION_ERROR']);
+    expect(misplaced.body.error.details.issues).toEqual([
+      expect.objectContaining({ field: 'steps', location: 'body' }),
+    ]);
+    expect(await ok(t.app, alice.headers, 'GET', `/backtest/${id}/status`)).toMatchObject({ step: 239 });
+    const last = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step`, {});
     expect(last).toMatchObject({
       step: 240,
       is_complete: true,

@@ -190,6 +190,13 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
   });
 
   it('steps one candle and a batch; fills the limit on the candle whose path reaches it', async () => {
+    // The single step takes no body: `steps` there is refused (naming it), not read as one step.
+    const misplaced = await fails(t.app, H, 'POST', `/battles/${id}/step`, 422, 'VALIDATION_ERROR', {
+      steps: 5,
+    });
+    expect(misplaced.details?.['issues']).toEqual([
+      expect.objectContaining({ field: 'steps', location: 'body' }),
+    ]);
     const one = await ok(t.app, H, 'POST', `/battles/${id}/step`);
     expect(one).toMatchObject({
       step: 1,
