@@ -24,14 +24,6 @@ export const decimalInput = z
     'decimal string with up to 8 decimal places, e.g. "10000.00" (numbers accepted, may lose precision)',
   );
 
-/**
- * The body of a call that takes none (`POST /backtest/{id}/step`, `POST /battles/{id}/step`): nothing, or an empty
- * JSON object. A field is `VALIDATION_ERROR` 422 naming it rather than ignored, since ignoring it does other than
- * asked: `POST /battles/{id}/step` with `{"steps": 5}` advanced one candle (the batch is `…/step/batch`; spec
- * "Errors": bad input changes nothing).
- */
-export const noBody = z.strictObject({}).nullish().describe('no body (nothing, or an empty JSON object)');
-
 /** A decimal amount on output: a string with 8 decimal places. */
 export const decimalOutput = z.string().describe('decimal string, 8 decimal places');
 

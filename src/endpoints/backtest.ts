@@ -71,7 +71,6 @@ import {
   tradesQuery,
   tradesResponse,
 } from '../contract/backtest';
-import { noBody } from '../contract/common';
 import { indicatorsQuery, sandboxIndicatorsResponse } from '../contract/indicators';
 import {
   ocoInputOf,
@@ -105,9 +104,12 @@ export const backtestEndpoints = {
     createBacktest(call, backtestRequestOf(b)),
   ),
   start: onSession('POST', 'start', startResponse, startBacktest),
-  /** One candle: no body (a `steps` field is refused, not ignored: the batch is `step/batch`). */
+  /**
+   * One candle. The route takes no body, so a `steps` field is refused by the REST door's one rule for body-less
+   * routes (`refuseIgnoredBody`), not ignored; the MCP tool's input is strict for the same reason.
+   */
   step: endpoint({
-    route: { method: 'POST', path: '/backtest/:id/step', params: sessionParams, body: noBody },
+    route: { method: 'POST', path: '/backtest/:id/step', params: sessionParams },
     input: sessionParams.strict(),
     output: stepResponse,
     run: (call, a) => stepBacktest(call, a.id, 1),

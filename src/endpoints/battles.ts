@@ -47,7 +47,6 @@ import {
   stepResponse,
   updateBattleBody,
 } from '../contract/battle';
-import { noBody } from '../contract/common';
 import {
   cancelResponse,
   ocoInputOf,
@@ -74,7 +73,7 @@ const onAgent = (action: 'pause' | 'resume') =>
  * at `POST /battles/{id}/step/batch` with a body); the MCP tool serves both with `steps` optional.
  */
 const step = endpoint({
-  route: { method: 'POST', path: '/battles/:id/step', params: battleParams, body: noBody },
+  route: { method: 'POST', path: '/battles/:id/step', params: battleParams },
   input: battleParams.extend({ steps: stepBatchBody.shape.steps.optional() }).strict(),
   output: stepResponse,
   run: (call, a) => stepBattle(call, a.id, a.steps ?? 1),
