@@ -1,0 +1,24 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { jsonArrayText } from '../../src/eventstore/postgres';
+
+describe('jsonArrayText (the append batch’s JSON-array parameter)', () => {
+  it('is `[` + the texts joined by `,` + `]`, character for character', () => {
+    expect(jsonArrayText([])).toBe('[]');
+    expect(jsonArrayText(['{"a":1}'])).toBe('[{"a":1}]');
+    expect(jsonArrayText(['1', 'null', '"x,y"'])).toBe('[1,null,"x,y"]');
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue().map((v) => JSON.stringify(v))), (texts) => {
+        const text = jsonArrayText(texts);
+        expect(text).toBe(`[${texts.join(',')}]`);
+        expect(JSON.parse(text)).toEqual(texts.map((t) => JSON.parse(t)));
+      }),
+    );
+  });
+
+  it('keeps a ~1 MB text (a BacktestStepped’s equity_units) whole, beside small ones', () => {
+    const big = JSON.stringify({ equity_units: '12345,-67*3,'.repeat(90_000) });
+    const meta = '{"occurred_at":"2026-11-30T01:00:00.000Z"}';
+    expect(jsonArrayText([meta, big, meta])).toBe(`[${meta},${big},${meta}]`);
+  });
+});
