@@ -74,8 +74,11 @@ export const updateAgentBody = z
   })
   .strict();
 
-/** `POST /agents/{id}/clone` query. */
-export const cloneQuery = z.object({
+/**
+ * `POST /agents/{id}/clone` query: `new_name` only. Strict, as every write's input is (`served`, `src/endpoints`):
+ * a misspelt `?new_nam=` is `VALIDATION_ERROR` 422 naming it, not a clone under the default name.
+ */
+export const cloneQuery = z.strictObject({
   new_name: displayName.optional().describe('default: the original name followed by " (copy)"'),
 });
 

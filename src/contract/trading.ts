@@ -20,13 +20,6 @@ import { decimalInput, decimalOutput, pageFields, pageResponse, timestamp } from
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
 export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
 
-/**
- * The query of a cancel (`DELETE /trade/order/{order_id}`, `DELETE /trade/orders/open`): none. A parameter is
- * `VALIDATION_ERROR` 422 naming it rather than ignored, since ignoring it changes more than was asked: a cancel-all
- * sent with `?symbol=ETHUSDT` would cancel the orders of every pair (spec "Errors": bad input changes nothing).
- */
-export const noQuery = z.strictObject({});
-
 const PLAIN_DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 /** False for a well-formed decimal of magnitude ≥ {@link MAX_ORDER_DECIMAL} (the decider checks the form). */

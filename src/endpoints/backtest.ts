@@ -105,8 +105,8 @@ export const backtestEndpoints = {
   ),
   start: onSession('POST', 'start', startResponse, startBacktest),
   /**
-   * One candle. The route takes no body, so a `steps` field is refused by the REST door's one rule for body-less
-   * routes (`refuseIgnoredBody`), not ignored; the MCP tool's input is strict for the same reason.
+   * One candle. The route takes no body, so a `steps` field is refused by the REST door's one rule for input a
+   * route would ignore (`refuseIgnoredInput`), not ignored; the MCP tool's input is strict for the same reason.
    */
   step: endpoint({
     route: { method: 'POST', path: '/backtest/:id/step', params: sessionParams },

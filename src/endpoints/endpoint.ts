@@ -74,7 +74,9 @@ export type RouteInput<R extends ObjectRoute> = z.ZodObject<
  * query's and the body's fields, or an empty object when the route reads nothing. `strict` refuses unknown fields
  * (the MCP tool's `additionalProperties: false`), which extending a strict body's fields does not keep; a route
  * whose body is strict (`.strict()`: the REST door refuses an unknown body field, 422) gives a strict input
- * without the option, so the MCP tool of the same capability refuses the same arguments. An endpoint
+ * without the option, and so does a write (any method but `GET`) without a body, whose REST route refuses any body
+ * and any query parameter it does not declare (`refuseIgnoredInput`, `src/http/routes/route-options.ts`): the MCP
+ * tool of the same capability refuses the same arguments. An endpoint
  * whose input differs from its route (lists for comma-separated text, a field the route does not read) is declared
  * with {@link endpoint}.
  */
@@ -89,7 +91,8 @@ export const served = <R extends ObjectRoute, O extends z.ZodType>(
   );
   let input = first ?? z.object({});
   for (const part of more) input = input.extend(part.shape);
-  if (options.strict || isStrict(route.body)) input = input.strict();
+  if (options.strict || isStrict(route.body) || (!route.body && route.method !== 'GET'))
+    input = input.strict();
   return { route, input: input as RouteInput<R>, output, run };
 };
 

@@ -19,7 +19,6 @@ import {
   historyResponse,
   idempotencyHeaders,
   listOrdersQuery,
-  noQuery,
   ocoInputOf,
   ocoPreviewResponse,
   ocoResponse,
@@ -149,14 +148,12 @@ export const tradingEndpoints = {
       orderListOut(await listOpenOrders(call, { ...a, clientOrderId: a.client_order_id }), a),
   ),
   cancel: served(
-    { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams, querystring: noQuery },
+    { method: 'DELETE', path: '/trade/order/:order_id', params: orderIdParams },
     cancelResponse,
     async (call, a) => cancelOut(await cancelOrder(call, a.order_id)),
   ),
-  cancelAll: served(
-    { method: 'DELETE', path: '/trade/orders/open', querystring: noQuery },
-    cancelAllResponse,
-    async (call) => cancelAllOut(await cancelAllOrders(call)),
+  cancelAll: served({ method: 'DELETE', path: '/trade/orders/open' }, cancelAllResponse, async (call) =>
+    cancelAllOut(await cancelAllOrders(call)),
   ),
   history: served(
     { method: 'GET', path: '/trade/history', querystring: historyQuery },

@@ -5,10 +5,11 @@ import { useAccount, useTestApp } from '../support/test-app';
 import { keyCalls, orderBody } from '../trading/key-calls';
 
 /**
- * A route whose endpoint declares no body refuses one that it would ignore (`refuseIgnoredBody`,
- * src/http/routes/route-options.ts): `VALIDATION_ERROR` 422 naming each field, nothing changed. It used to run
- * as if no body was sent: a cancel-all "for ETHUSDT" cancelled every pair's orders, a reset "at 5 USDT" reset at
- * the agent's old balance. No body, an empty one, `{}` and `null` still pass (clients send those on actions).
+ * A route whose endpoint declares no body refuses one that it would ignore, and a write refuses a query parameter
+ * it does not declare (`refuseIgnoredInput`, src/http/routes/route-options.ts): `VALIDATION_ERROR` 422 naming each
+ * field, nothing changed. It used to run as if nothing was sent: a cancel-all "for ETHUSDT" cancelled every pair's
+ * orders, a reset "at 5 USDT" reset at the agent's old balance. No body, an empty one, `{}` and `null` still pass
+ * (clients send those on actions).
  */
 const t = useTestApp({
   env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', FILL_MODEL: 'instant' },
@@ -19,14 +20,16 @@ const account = useAccount(t, [
 ]);
 const { order, get, send } = keyCalls(() => t.app);
 
-/** Expects a 422 `VALIDATION_ERROR` with one issue in the body for each of `fields`, in order. */
-const expectRefused = (res: { statusCode: number; body: string; json(): unknown }, fields: string[]) => {
+/** Expects a 422 `VALIDATION_ERROR` with one issue at `location` (the body) for each of `fields`, in order. */
+const expectRefused = (
+  res: { statusCode: number; body: string; json(): unknown },
+  fields: string[],
+  location: 'body' | 'querystring' = 'body',
+) => {
   expect(res.statusCode, res.body).toBe(422);
   const error = errorOf(res);
   expect(error.code).toBe('VALIDATION_ERROR');
-  expect(error.details.issues).toEqual(
-    fields.map((field) => expect.objectContaining({ field, location: 'body' })),
-  );
+  expect(error.details.issues).toEqual(fields.map((field) => expect.objectContaining({ field, location })));
 };
 
 describe('a route that takes no body', () => {
@@ -92,6 +95,19 @@ describe('a route that takes no body', () => {
       starting_balance: '500.00000000',
       status: 'active',
     });
+    // The same option as a query parameter, and a misspelt one beside the clone's `new_name`.
+    const agents = (await ok(t.app, H, 'GET', '/agents')).total;
+    expectRefused(
+      await api(t.app, { method: 'POST', url: `/agents/${agentId}/reset?starting_balance=5`, headers: H }),
+      ['starting_balance'],
+      'querystring',
+    );
+    expectRefused(
+      await api(t.app, { method: 'POST', url: `/agents/${agentId}/clone?new_nam=Copy`, headers: H }),
+      ['new_nam'],
+      'querystring',
+    );
+    expect((await ok(t.app, H, 'GET', '/agents')).total).toBe(agents);
     // The same action with `{}` runs, at the agent's own balance.
     await ok(t.app, H, 'POST', `/agents/${agentId}/reset`, {});
     expect(await ok(t.app, H, 'GET', `/agents/${agentId}`)).toMatchObject({

@@ -20,7 +20,11 @@ const PREFIX = '/api/v1';
 
 let t: TestApp;
 let routes: string[];
-/** The routes whose JSON body refuses unknown fields (`additionalProperties: false`: 422 on the REST door). */
+/**
+ * The routes that refuse unknown input on the REST door (422): those whose JSON body refuses unknown fields
+ * (`additionalProperties: false`), and the writes (any method but GET) without a body, which refuse any body and any
+ * query parameter they do not declare (`refuseIgnoredInput`).
+ */
 let strictBodies: Set<string>;
 
 beforeAll(async () => {
@@ -31,7 +35,9 @@ beforeAll(async () => {
   strictBodies = new Set(
     Object.entries(doc.paths).flatMap(([path, ops]) =>
       METHODS.filter(
-        (m) => ops[m]?.requestBody?.content?.['application/json']?.schema?.additionalProperties === false,
+        (m) =>
+          ops[m]?.requestBody?.content?.['application/json']?.schema?.additionalProperties === false ||
+          (m !== 'get' && ops[m] !== undefined && ops[m]?.requestBody === undefined),
       ).map((m) => `${m.toUpperCase()} ${path.slice(PREFIX.length)}`),
     ),
   );
@@ -57,11 +63,11 @@ describe('MCP coverage of the REST API', () => {
     expect(uncovered, 'add a tool in src/mcp/toolsets (or a reason in src/mcp/coverage.ts)').toEqual([]);
   });
 
-  it('refuses in a tool the unknown arguments its REST route refuses in the body', () => {
-    // A tool standing for a route whose body is strict (an unknown field is a 422 there) is strict too, so a
-    // misspelt or misplaced argument (`step_backtest_batch` with `step`) is an error in both doors, not ignored
-    // in one of them.
-    expect(strictBodies.size).toBeGreaterThan(10);
+  it('refuses in a tool the unknown arguments its REST route refuses', () => {
+    // A tool standing for a route that refuses unknown input (a strict body, or a write without a body: a 422
+    // there) is strict too, so a misspelt or misplaced argument (`step_backtest_batch` with `step`,
+    // `cancel_all_orders` with `symbol`) is an error in both doors, not ignored in one of them.
+    expect(strictBodies.size).toBeGreaterThan(30);
     const loose = TOOLS.filter((tool) => tool.routes.some((r) => strictBodies.has(r)))
       .filter((tool) => (tool.input.def.catchall as z.ZodType | undefined)?.def.type !== 'never')
       .map((tool) => tool.name);

@@ -17,30 +17,45 @@ const SECURITY: Partial<Record<AuthMode, Record<string, string[]>[]>> = {
 /** The response schema of a 204. */
 const noBody = z.null().describe('no body');
 
-/**
- * The `preValidation` hook of a route whose endpoint declares no body: a body that would be ignored is
- * `VALIDATION_ERROR` 422 and the endpoint does not run, since a client that believes it sent a filter or an option
- * (`DELETE /trade/orders/open` with `{"symbol":"ETHUSDT"}`, an agent reset with `{"starting_balance":"5"}`) would
- * otherwise get more, or other, than it asked for (spec "Errors": bad input changes nothing). An object's keys are
- * each an issue `{ field: key, location: 'body', message: 'unknown field' }`, as a strict body names its unknown
- * fields; any other JSON value but `null` (an array, a string, a number, a boolean) is one issue on `body`. No body,
- * an empty or blank one (read as none: `acceptEmptyJsonBodies`, `src/http/app.ts`), `{}` and `null` pass:
- * clients send those on actions.
- */
-export const refuseIgnoredBody = async (request: FastifyRequest): Promise<void> => {
-  const { body } = request;
-  if (body === undefined || body === null) return;
-  const isObject = typeof body === 'object' && !Array.isArray(body);
-  const keys = isObject ? Object.keys(body) : [];
-  if (isObject && keys.length === 0) return;
-  const issues = isObject
-    ? keys.map((key) => ({ field: key, location: 'body', message: 'unknown field' }))
-    : [{ field: 'body', location: 'body', message: 'this route takes no body' }];
-  const message = isObject
-    ? `invalid request body: this route takes no body: unknown field ${keys.join(', ')}`
-    : 'invalid request body: this route takes no body';
-  throw new DomainError('VALIDATION_ERROR', message, { issues });
+/** The issues of the fields of `value` (a parsed body or query) that a route would ignore, at `location`. */
+const ignoredFields = (value: unknown, location: 'body' | 'querystring') => {
+  if (value === undefined || value === null) return [];
+  if (typeof value !== 'object' || Array.isArray(value))
+    return [
+      { field: location, location, message: `this route takes no ${location === 'body' ? 'body' : 'query'}` },
+    ];
+  return Object.keys(value).map((key) => ({ field: key, location, message: 'unknown field' }));
 };
+
+/**
+ * The `preValidation` hook of a route that would ignore part of a request: the body of a route whose endpoint
+ * declares none (`body`), the query parameters of a write (any method but `GET`) that declares no query (`query`).
+ * Such input is `VALIDATION_ERROR` 422 and the endpoint does not run, since a client that believes it sent a
+ * filter or an option (`DELETE /trade/orders/open` with `{"symbol":"ETHUSDT"}` or `?symbol=ETHUSDT`, an agent reset
+ * with `{"starting_balance":"5"}`) would otherwise get more, or other, than it asked for (spec "Errors": bad input
+ * changes nothing). Each key is an issue `{ field: key, location: 'body' | 'querystring', message: 'unknown field' }`,
+ * as a strict schema names its unknown fields; a body that is another JSON value but `null` (an array, a string, a
+ * number, a boolean) is one issue on `body`. No body, an empty or blank one (read as none: `acceptEmptyJsonBodies`,
+ * `src/http/app.ts`), `{}` and `null` pass: clients send those on actions. A read (`GET`) ignores unknown query
+ * parameters, as the original product's clients expect. The MCP door refuses the same arguments: such an
+ * endpoint's input is strict (`served`, `src/endpoints/endpoint.ts`).
+ */
+export const refuseIgnoredInput =
+  (ignores: { body: boolean; query: boolean }) =>
+  async (request: FastifyRequest): Promise<void> => {
+    const issues = [
+      ...(ignores.body ? ignoredFields(request.body, 'body') : []),
+      ...(ignores.query ? ignoredFields(request.query, 'querystring') : []),
+    ];
+    if (issues.length === 0) return;
+    const fields = issues.filter((i) => i.message === 'unknown field').map((i) => i.field);
+    const where = [...new Set(issues.map((i) => (i.location === 'body' ? 'body' : 'query')))].join(' or ');
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      `invalid request: this route takes no ${where}${fields.length ? `: unknown field ${fields.join(', ')}` : ''}`,
+      { issues },
+    );
+  };
 
 /** What the auth and rate-limit plugins read of a route (`auth` default `public`, `rateLimitGroup` `general`). */
 interface RouteConfig {
@@ -81,7 +96,8 @@ interface RouteDoc {
  * the group's tag with `doc`: validates the declared params, query, body and headers, hands them to `ep.run`
  * merged (in that order; a header `idempotency-key` as `idempotency_key`), and answers the success status with
  * the endpoint's output (a 204: no body), or one of `doc.errors` in the envelope. A route that declares no body
- * refuses one that would be ignored ({@link refuseIgnoredBody}). `inputOf` replaces the merge
+ * refuses one that would be ignored, and a write that declares no query refuses query parameters
+ * ({@link refuseIgnoredInput}). `inputOf` replaces the merge
  * where the wire differs from the input (a comma-separated list the endpoint takes as an array).
  */
 export const serve = <I extends z.ZodObject, O extends z.ZodType>(
@@ -100,6 +116,7 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
     ...(body ? { body } : {}),
     response: { [status]: status === 204 ? noBody : ep.output, ...errorResponses(...doc.errors) },
   };
+  const ignores = { body: !body, query: !querystring && method !== 'GET' };
   const headerNames = headers ? Object.keys(headers.shape) : [];
   const merged = (request: FastifyRequest) => ({
     ...(params ? (request.params as object) : {}),
@@ -111,7 +128,7 @@ export const serve = <I extends z.ZodObject, O extends z.ZodType>(
     method,
     url: path,
     ...group(doc.summary, schema),
-    ...(body ? {} : { preValidation: refuseIgnoredBody }),
+    ...(ignores.body || ignores.query ? { preValidation: refuseIgnoredInput(ignores) } : {}),
     handler: async (request, reply) => {
       if (doc.timed) addServerTiming(reply, 'handler', reply.elapsedTime);
       const input = inputOf ? inputOf(request) : (merged(request) as z.output<I>);

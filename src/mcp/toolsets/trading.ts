@@ -209,7 +209,7 @@ export const tradingTools: ToolDef[] = [
     title: 'Cancel every open order',
     description:
       'Cancels every open order of the caller at once and releases their locks. Destructive: needs confirm: true.',
-    input: z.object({ confirm: confirmTrue }),
+    input: z.strictObject({ confirm: confirmTrue }),
     output: ep.cancelAll.output,
     annotations: DESTRUCTIVE,
     run: (call) => ep.cancelAll.run(authed(call), {}),
