@@ -90,7 +90,9 @@ export interface RecordedEvent<Type extends string = string, Data = unknown> {
   /**
    * Keys of `data` the reader left out (absent from `data`; the stored event still has them): set only on events
    * a subscription of a store created with elided fields was handed ({@link ElidedField}), never by `readAll`,
-   * `readStream` or an append. A consumer that needs such a value reads it from the store by `position`.
+   * `readStream` or an append. A consumer that needs such a value reads it where the event is stored, by `position`
+   * (the PostgreSQL adapter's `events` table, `global_position`: the only adapter that elides; the `backtests`
+   * projection copies it in SQL).
    */
   elided?: readonly string[];
 }

@@ -97,7 +97,7 @@ const fail = (
 };
 
 /**
- * `percent` / 100 per percentage seen: the risk profile's are integers 1–100 (`RISK_LIMITS`); kept for the first
+ * `percent` / 100 per percentage seen: the risk profile's are integers 1–100 (`RISK_PROFILE_BOUNDS`, `domain/shared/risk-profile.ts`); kept for the first
  * {@link PERCENT_FACTORS} values, so the memo stays bounded whatever a caller passes.
  */
 const PERCENT_FACTORS = 128;

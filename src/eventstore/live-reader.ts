@@ -63,7 +63,7 @@ interface TailRead {
  * log order, as `readAll` returned them), and extends it with one read at a time from its end. A subscription
  * whose position lies in the tail is served a slice of it; one at the tail's end waits for (or starts) the next
  * read; one behind the tail (catching up from an old checkpoint) reads `$all` itself. Every subscription still
- * gets exactly the events `readAll` would have given it, in order, each once: the tail is only ever a prefix of
+ * gets exactly the events the source's `readAll` (the store's, eliding its large fields if so configured) would have given it, in order, each once: the tail is only ever a prefix of
  * the log after `from` below the visibility horizon, which `readAll` never goes back on.
  */
 class SharedTail {

@@ -18,7 +18,23 @@ const positiveText = (maxPlaces: number) =>
     });
 
 describe('checkQuantity: the step multiple without a division (domain/trading/quantity.ts)', () => {
-  const steps = ['1', '0.1', '0.001', '0.00001', '0.00000001', '10', '0.5', '0.00025', '2.5'];
+  // Also with the trailing zeros the real pairs' filters carry (`0.00001000`, `1.00000000`).
+  const steps = [
+    '1',
+    '0.1',
+    '0.001',
+    '0.00001',
+    '0.00000001',
+    '10',
+    '0.5',
+    '0.00025',
+    '2.5',
+    '0.00001000',
+    '1.00000000',
+    '0.10',
+    '10.00000000',
+    '0.50000000',
+  ];
 
   it('answers as the remainder does, for power-of-ten steps and others', () => {
     fc.assert(
