@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import {
   type AllSubscription,
   type AppendResult,
@@ -199,13 +199,13 @@ const jsonTexts = (texts: readonly string[]) =>
  * 2026-11-30, issue 24). The text is the same character for character.
  */
 export const jsonArrayText = (texts: readonly string[]): string => {
-  const parts = new Array<string>(texts.length * 2 + 1);
-  parts[0] = '[';
-  for (let i = 0; i < texts.length; i++) {
-    parts[2 * i + 1] = texts[i]!;
-    parts[2 * i + 2] = i + 1 < texts.length ? ',' : ']';
+  // The separators are parts of their own: a `,${text}` would be a rope over a 1 MB text, flattened into a copy.
+  const parts: string[] = ['['];
+  for (const text of texts) {
+    if (parts.length > 1) parts.push(',');
+    parts.push(text);
   }
-  if (texts.length === 0) parts[0] = '[]';
+  parts.push(']');
   return parts.join('');
 };
 
@@ -321,9 +321,16 @@ const toRecorded = (r: EventRow): RecordedEvent => {
   return e;
 };
 
-// Output names equal the column names: ORDER BY must qualify `events.` or it would sort the text aliases.
-const EVENT_COLUMNS = sql`global_position::text as global_position, transaction_id::text as transaction_id,
-  stream_id, revision::text as revision, event_id::text as event_id, type, data, metadata, recorded_at`;
+/**
+ * The columns of an event row; `data` is the expression of its data (the column itself, or the subscriptions'
+ * eliding `case`), and `extra` more columns after them. Output names equal the column names: ORDER BY must qualify
+ * `events.` or it would sort the text aliases.
+ */
+const eventColumns = (data: RawBuilder<unknown> = sql`data`, extra: RawBuilder<unknown> = sql``) =>
+  sql`global_position::text as global_position, transaction_id::text as transaction_id,
+  stream_id, revision::text as revision, event_id::text as event_id, type, ${data} as data, metadata, recorded_at${extra}`;
+
+const EVENT_COLUMNS = eventColumns();
 
 /**
  * {@link EVENT_COLUMNS} with `fields` left out of the data of their events (`data - key`, computed by the server),
@@ -334,17 +341,15 @@ const elidingColumns = (fields: readonly ElidedField[]) => {
     throw new RangeError('at most one elided field per event type');
   const when = (f: ElidedField) =>
     sql`type = ${f.type} and data ? ${f.onlyWith}::text and data ? ${f.key}::text`;
-  const data = sql`case ${sql.join(
-    fields.map((f) => sql`when ${when(f)} then data - ${f.key}::text`),
-    sql` `,
-  )} else data end`;
-  const elided = sql`case ${sql.join(
-    fields.map((f) => sql`when ${when(f)} then ${f.key}::text`),
-    sql` `,
-  )} end`;
-  return sql`global_position::text as global_position, transaction_id::text as transaction_id,
-  stream_id, revision::text as revision, event_id::text as event_id, type, ${data} as data, metadata, recorded_at,
-  ${elided} as elided`;
+  const cases = (then: (f: ElidedField) => RawBuilder<unknown>) =>
+    sql.join(
+      fields.map((f) => sql`when ${when(f)} then ${then(f)}`),
+      sql` `,
+    );
+  return eventColumns(
+    sql`case ${cases((f) => sql`data - ${f.key}::text`)} else data end`,
+    sql`, case ${cases((f) => sql`${f.key}::text`)} end as elided`,
+  );
 };
 
 /**
