@@ -104,16 +104,7 @@ export const backtestEndpoints = {
     createBacktest(call, backtestRequestOf(b)),
   ),
   start: onSession('POST', 'start', startResponse, startBacktest),
-  /**
-   * One candle. The route takes no body, so a `steps` field is refused by the REST door's one rule for input a
-   * route would ignore (`refuseIgnoredInput`), not ignored; the MCP tool's input is strict for the same reason.
-   */
-  step: endpoint({
-    route: { method: 'POST', path: '/backtest/:id/step', params: sessionParams },
-    input: sessionParams.strict(),
-    output: stepResponse,
-    run: (call, a) => stepBacktest(call, a.id, 1),
-  }),
+  step: onSession('POST', 'step', stepResponse, (call, id) => stepBacktest(call, id, 1)),
   stepBatch: served(
     { method: 'POST', path: '/backtest/:id/step/batch', params: sessionParams, body: batchBody },
     stepResponse,
