@@ -96,8 +96,11 @@ export const served = <R extends ObjectRoute, O extends z.ZodType>(
   return { route, input: input as RouteInput<R>, output, run };
 };
 
-/** True when `schema` is an object schema that refuses unknown keys (`.strict()`: its catch-all is `never`). */
-const isStrict = (schema: z.ZodType | undefined): boolean =>
+/**
+ * True when `schema` is an object schema that refuses unknown keys (`.strict()`: its catch-all is `never`), as an MCP
+ * tool's input with `additionalProperties: false` does.
+ */
+export const isStrict = (schema: z.ZodType | undefined): boolean =>
   schema instanceof z.ZodObject && schema.def.catchall?._zod.def.type === 'never';
 
 /** The params of a route on one resource: its `id` (a battle's, a backtest session's). */
