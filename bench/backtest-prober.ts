@@ -31,6 +31,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { Agent } from 'undici';
 import { positiveInt } from './options';
+import { statusesBetween } from './prober';
 import { startProberProcess } from './prober-process';
 import { createScratchDatabase } from './stats';
 import { venueClient } from './venue-client';
@@ -167,7 +168,7 @@ const main = async () => {
     }
 
     // One prober process for every phase, split by its counts at each phase's start and end: a process per phase
-    // began each phase with a cold module load, JIT and new connections.
+    // began every phase with a cold module load, JIT and new connections (the first phase still does).
     const prober = await startProberProcess(base, keys, options.every);
     const phase = async (batches: number) => {
       let peakRss = rssOf(pid);
@@ -222,18 +223,17 @@ const main = async () => {
 
     const measured = [];
     for (const n of options.phases.split(',').map(Number)) measured.push(await phase(n));
-    const { price, order, statuses } = await prober.stop();
+    const { price, order } = await prober.stop();
     results.phases = measured.map(({ from, to, ...rest }) => {
       const out = {
         ...rest,
         price: summary(price.slice(from.price, to.price)),
         order: summary(order.slice(from.order, to.order)),
+        statuses: statusesBetween(from.statuses, to.statuses),
       };
       console.log(JSON.stringify(out));
       return out;
     });
-    // The answers' statuses over the whole run (the prober counts them, not per phase).
-    results.prober_statuses = statuses;
   } finally {
     if (venue && venue.exitCode === null) {
       const exited = new Promise((r) => venue!.once('exit', r));

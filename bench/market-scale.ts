@@ -50,7 +50,7 @@ import { Command, Option } from 'commander';
 import { Agent } from 'undici';
 import { mulberry32 } from '../domain/market/random';
 import { nonNegativeInt, positiveInt } from './options';
-import { startProber } from './prober';
+import { countsOf, startProber } from './prober';
 import { startProberProcess } from './prober-process';
 import { createScratchDatabase, processCpuSeconds, round, type ScratchDatabase, summarize } from './stats';
 import { venueClient } from './venue-client';
@@ -497,8 +497,11 @@ const stallsBetween = (file: string, from: number, to: number) => {
 const probe = async (keys: string[]) => {
   if (options.proberIn === 'process') return startProberProcess(base, keys, options.every);
   const prober = startProber(call, keys, options.every);
-  const counts = () => ({ price: prober.record.price.length, order: prober.record.order.length });
-  return { startedAt: prober.startedAt, mark: async () => counts(), stop: () => prober.stop() };
+  return {
+    startedAt: prober.startedAt,
+    mark: async () => countsOf(prober.record),
+    stop: () => prober.stop(),
+  };
 };
 
 /**

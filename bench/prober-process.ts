@@ -1,18 +1,12 @@
 import { fork } from 'node:child_process';
 import { Agent } from 'undici';
-import { type ProberRecord, startProber } from './prober';
+import { countsOf, emptyRecord, type ProberCounts, type ProberRecord, startProber } from './prober';
 import { venueClient } from './venue-client';
 
-/** How many answers of each kind a prober had recorded when asked (the index where a phase starts). */
-export interface ProberCounts {
-  price: number;
-  order: number;
-}
-
 /** The parent's orders to a prober process. */
-type ToProber = { start: { base: string; keys: string[]; every: number } } | { mark: number } | 'stop';
+type ToProber = { start: { base: string; keys: string[]; every: number } } | 'mark' | 'stop';
 /** The prober process's answers. */
-type FromProber = { started: true } | { marked: number; counts: ProberCounts } | { stopped: ProberRecord };
+type FromProber = { started: true } | { counts: ProberCounts } | { stopped: ProberRecord };
 
 /**
  * The prober of bench/prober.ts ({@link startProber}: open loop, a `GET /market/price/BTCUSDT` and a market order in
@@ -53,13 +47,11 @@ export const startProberProcess = async (base: string, keys: readonly string[], 
   };
   await ask({ start: { base, keys: [...keys], every } });
   const startedAt = performance.now();
-  let marks = 0;
   return {
     /** `performance.now()` of this process when the prober started. */
     startedAt,
     async mark(): Promise<ProberCounts> {
-      const n = ++marks;
-      const m = await ask({ mark: n });
+      const m = await ask('mark');
       return (m as { counts: ProberCounts }).counts;
     },
     async stop(): Promise<ProberRecord> {
@@ -78,21 +70,18 @@ const serve = () => {
   process.on('disconnect', () => process.exit(0));
   process.on('message', async (m: ToProber) => {
     if (m === 'stop') {
-      const record = prober ? await prober.stop() : { price: [], order: [], statuses: {} };
+      const record = prober ? await prober.stop() : emptyRecord();
       await dispatcher?.close();
       // Disconnect only once the answer is written: a large record (tens of thousands of latencies) is still in the
       // channel's buffer when send() returns, and a disconnect then drops it.
       process.send!({ stopped: record } satisfies FromProber, () => process.disconnect());
-    } else if ('start' in m) {
+    } else if (m === 'mark') {
+      send({ counts: countsOf(prober?.record ?? emptyRecord()) });
+    } else {
       dispatcher = new Agent({ connections: 16, keepAliveTimeout: 30_000 });
       const { call } = venueClient(m.start.base, dispatcher);
       prober = startProber(call, m.start.keys, m.start.every);
       send({ started: true });
-    } else if (prober) {
-      send({
-        marked: m.mark,
-        counts: { price: prober.record.price.length, order: prober.record.order.length },
-      });
     }
   });
 };

@@ -9,6 +9,37 @@ export interface ProberRecord {
 }
 
 /**
+ * How many answers of each kind a prober had recorded when asked (the index where a phase starts), and a copy of its
+ * status counts then (a phase's statuses are the difference of two).
+ */
+export interface ProberCounts {
+  price: number;
+  order: number;
+  statuses: Record<string, number>;
+}
+
+/** A record with nothing in it yet. */
+export const emptyRecord = (): ProberRecord => ({ price: [], order: [], statuses: {} });
+
+/** The {@link ProberCounts} of `record` now. */
+export const countsOf = (record: ProberRecord): ProberCounts => ({
+  price: record.price.length,
+  order: record.order.length,
+  statuses: { ...record.statuses },
+});
+
+/** The statuses answered between two {@link ProberCounts}' copies (`to` minus `from`, kinds that moved only). */
+export const statusesBetween = (
+  from: Record<string, number>,
+  to: Record<string, number>,
+): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(to)
+      .map(([kind, n]) => [kind, n - (from[kind] ?? 0)] as const)
+      .filter(([, n]) => n > 0),
+  );
+
+/**
  * The live path's prober of the backtest benches (bench/backtest-prober.ts, bench/market-scale.ts `--concurrent`):
  * open loop, one request every `every` ms — `GET /market/price/BTCUSDT` and a 0.001 BTC market order
  * (`POST /trade/order`, buys and sells in turn) alternately — rotating over `keys` (agents' API keys: the rate limits
@@ -25,7 +56,7 @@ export const startProber = (
   keys: readonly string[],
   every: number,
 ) => {
-  const record: ProberRecord = { price: [], order: [], statuses: {} };
+  const record = emptyRecord();
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   let probing = true;
   const inflight: Promise<void>[] = [];
