@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs';
 import { Command } from 'commander';
+import { nonNegativeNumber, positiveInt, positiveNumber } from './options';
 
 interface ProfileNode {
   id: number;
@@ -28,12 +29,12 @@ interface Profile {
 
 const cli = new Command()
   .argument('<file>', 'a .cpuprofile')
-  .option('--min <ms>', 'shortest block reported (ms)', '10')
-  .option('--from <s>', 'window start, seconds after the profile start')
-  .option('--to <s>', 'window end, seconds after the profile start')
-  .option('--show <n>', 'longest blocks shown in detail', '10')
+  .option('--min <ms>', 'shortest block reported (ms)', positiveNumber, 10)
+  .option('--from <s>', 'window start, seconds after the profile start', nonNegativeNumber)
+  .option('--to <s>', 'window end, seconds after the profile start', nonNegativeNumber)
+  .option('--show <n>', 'longest blocks shown in detail', positiveInt, 10)
   .parse();
-const opts = cli.opts<{ min: string; from?: string; to?: string; show: string }>();
+const opts = cli.opts<{ min: number; from?: number; to?: number; show: number }>();
 const profile = JSON.parse(fs.readFileSync(cli.args[0]!, 'utf8')) as Profile;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -44,11 +45,17 @@ const label = (n: ProfileNode): string => {
   const file = f.url.split('/').slice(-2).join('/');
   return `${f.functionName || '(anon)'} ${file}:${f.lineNumber + 1}`;
 };
-/** The frames of a sample, leaf first, each once (recursion counted once). */
+/** The frames of a sample's node, leaf first, each once (recursion counted once); built once per node. */
+const framesByNode = new Map<number, string[]>();
 const framesOf = (id: number): string[] => {
-  const out = new Set<string>();
-  for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) out.add(label(byId.get(x)!));
-  return [...out];
+  let known = framesByNode.get(id);
+  if (!known) {
+    const out = new Set<string>();
+    for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) out.add(label(byId.get(x)!));
+    known = [...out];
+    framesByNode.set(id, known);
+  }
+  return known;
 };
 const isIdle = (id: number) => byId.get(id)!.callFrame.functionName === '(idle)';
 
@@ -59,8 +66,8 @@ for (const d of profile.timeDeltas) {
   t += d;
   times.push(t);
 }
-const from = opts.from ? profile.startTime + Number(opts.from) * 1e6 : -Infinity;
-const to = opts.to ? profile.startTime + Number(opts.to) * 1e6 : Infinity;
+const from = opts.from !== undefined ? profile.startTime + opts.from * 1e6 : -Infinity;
+const to = opts.to !== undefined ? profile.startTime + opts.to * 1e6 : Infinity;
 const ms = (i: number) => (i + 1 < times.length ? times[i + 1]! - times[i]! : 0) / 1000;
 const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k);
@@ -95,7 +102,7 @@ console.log('--- self (ms)');
 for (const [l, v] of top(self, 35)) console.log(v.toFixed(0).padStart(7), l);
 console.log('--- inclusive (ms)');
 for (const [l, v] of top(inclusive, 70)) console.log(v.toFixed(0).padStart(7), l);
-const min = Number(opts.min);
+const min = opts.min;
 const long = blocks.filter((b) => b.ms >= min);
 const counts = [10, 20, 30, 50, 100].map((x) => `${x} ms: ${blocks.filter((b) => b.ms >= x).length}`);
 console.log(`--- blocks: ${blocks.length}; at least ${counts.join(', ')}`);
@@ -108,7 +115,7 @@ for (const b of long) {
 }
 console.log('--- frames present in how many long blocks');
 for (const [l, v] of top(present, 40)) console.log(String(v).padStart(5), l);
-for (const b of [...long].sort((x, y) => y.ms - x.ms).slice(0, Number(opts.show))) {
+for (const b of [...long].sort((x, y) => y.ms - x.ms).slice(0, opts.show)) {
   const bSelf = new Map<string, number>();
   const bIncl = new Map<string, number>();
   for (const i of b.samples) {

@@ -31,6 +31,16 @@ export const positiveNumber = (value: string): number => {
   return n;
 };
 
+/**
+ * commander's parser of a non-negative number option (`--from 0`, `--from 12.5`): the number, or commander's usage
+ * error `expected a non-negative number` for anything else (negatives, text, infinities).
+ */
+export const nonNegativeNumber = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a non-negative number');
+  return n;
+};
+
 /** The local PostgreSQL server the benchmarks use when neither `--url` nor `DATABASE_URL` names one. */
 const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
