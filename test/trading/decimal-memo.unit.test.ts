@@ -2,6 +2,7 @@ import BigNumber from 'bignumber.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Decimal, dec, fmt, roundHalfEven8 } from '../../domain/trading/decimal';
+import { decimalTextOf } from './support';
 
 /** A fresh parse with the ledger's own constructor, as `dec` did before it remembered texts. */
 const fresh = (text: string) => new Decimal(text);
@@ -14,8 +15,7 @@ const decimalText = fc
     fc.boolean(),
   )
   .map(([sign, digits, places, pad]) => {
-    const s = digits.toString().padStart(places + 1, '0');
-    const text = places === 0 ? s : `${s.slice(0, -places)}.${s.slice(-places)}`;
+    const text = decimalTextOf(digits, places);
     return `${sign}${pad ? `${text}000` : text}`;
   });
 

@@ -4,7 +4,7 @@ import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { Decimal, dec } from '../../domain/trading/decimal';
 import { checkQuantity } from '../../domain/trading/quantity';
 import { type RiskInput, runRiskChain } from '../../domain/trading/risk';
-import { PAIRS } from './support';
+import { decimalTextOf, PAIRS } from './support';
 
 const BTC = PAIRS.BTCUSDT!;
 
@@ -12,10 +12,7 @@ const BTC = PAIRS.BTCUSDT!;
 const positiveText = (maxPlaces: number) =>
   fc
     .tuple(fc.bigInt({ min: 1n, max: 10n ** 16n }), fc.integer({ min: 0, max: maxPlaces }))
-    .map(([digits, places]) => {
-      const s = digits.toString().padStart(places + 1, '0');
-      return places === 0 ? s : `${s.slice(0, -places)}.${s.slice(-places)}`;
-    });
+    .map(([digits, places]) => decimalTextOf(digits, places));
 
 describe('checkQuantity: the step multiple without a division (domain/trading/quantity.ts)', () => {
   // Also with the trailing zeros the real pairs' filters carry (`0.00001000`, `1.00000000`).

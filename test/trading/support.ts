@@ -37,6 +37,15 @@ export const PAIRS: Record<string, PairFilters> = {
   },
 };
 
+/**
+ * The plain decimal text of `digits` × 10^-`places` (`12345`, 2 → `123.45`; `5`, 3 → `0.005`): what the property
+ * tests' decimal generators build their texts from.
+ */
+export const decimalTextOf = (digits: bigint, places: number): string => {
+  const s = digits.toString().padStart(places + 1, '0');
+  return places === 0 ? s : `${s.slice(0, -places)}.${s.slice(-places)}`;
+};
+
 export const OWNER_ID = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 export const SESSION_ID = 'ssssssss-0000-4000-8000-000000000001';
 
