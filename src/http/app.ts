@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -13,6 +12,8 @@ import { metricsRoutes, registerHttpMetrics } from './metrics';
 import { registerOpenApi } from './openapi';
 import { loadOperatorAccess } from './operator';
 import { registerRateLimit } from './rate-limit';
+import { requestIdMaker } from './request-id';
+import { lazyRequestLogger } from './request-logger';
 import { apiRoutes, rootRoutes } from './routes/index';
 import { registerSecurityHeaders } from './security-headers';
 import { unstorablePath, unstorableTextError, urlNul } from './unstorable-text';
@@ -58,8 +59,11 @@ export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
  * `/health`, WebSocket support, then every capability's routes. Tests call it with `inject`.
  */
 export const buildApp = async (services: Services): Promise<FastifyInstance> => {
+  const newRequestId = requestIdMaker();
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
+    // A request's child logger is made only when it writes a line (at LOG_LEVEL=warn a good request writes none).
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: services.config.BODY_LIMIT_BYTES,
     // Requests Node's parser refuses (headers or URL too large: 431) answer in the envelope too.
     clientErrorHandler,
@@ -69,7 +73,7 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
     },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
     },
     trustProxy: false,
   }).withTypeProvider<ZodTypeProvider>();
