@@ -1,5 +1,6 @@
 import { toUnitsNumber } from '../market/decimal';
 import { type Dec, dec } from '../trading/decimal';
+import { unitsOfChecked } from '../trading/units';
 
 /**
  * The synthetic order book of the fill model (docs/trading-rules.md, "The order book"): what
@@ -134,17 +135,24 @@ const rawLevels = (input: BookInput, side: BookSide, count: number): { units: nu
   return out;
 };
 
+/**
+ * A side of the book as {@link bookLevels} gives it, with each level's price and quantity also in 1e-8 units (read
+ * from the decimals, so both forms are the same values): what the book walk adds up (`walk.ts`).
+ */
+export interface BookUnits {
+  levels: readonly BookLevel[];
+  prices: readonly bigint[];
+  quantities: readonly bigint[];
+}
+
 /** Books built lately, by their inputs (see {@link bookLevels}); emptied when full. */
-const built = new Map<string, readonly BookLevel[]>();
+const built = new Map<string, BookUnits>();
 const BUILT_MAX = 1024;
 
 /**
- * The first `count` levels of `side` (at most {@link BOOK_LEVELS}), best first, as exact decimals: what a taker
- * walks. Empty when the 24h volume is unknown or zero. The result is frozen and shared: a book is a function of
- * its inputs, and every market order between two ticks of a pair walks the same one, so the last 1,024 books are
- * kept rather than rebuilt (building one made ~120 decimals: 5 % of the server's CPU per market order, issue 23).
+ * {@link bookLevels} with the levels in 1e-8 units too (the same cache: a book is built once for both forms).
  */
-export const bookLevels = (input: BookInput, side: BookSide, count = BOOK_LEVELS): readonly BookLevel[] => {
+export const bookUnits = (input: BookInput, side: BookSide, count = BOOK_LEVELS): BookUnits => {
   const volume = input.quoteVolume24h;
   const key = `${side}|${count}|${input.mid}|${input.tickSize ?? ''}|${input.stepSize ?? ''}|${typeof volume === 'string' ? volume : (volume?.toString() ?? '')}`;
   const known = built.get(key);
@@ -155,10 +163,24 @@ export const bookLevels = (input: BookInput, side: BookSide, count = BOOK_LEVELS
       Object.freeze({ price: dec(l.units).shiftedBy(-8), quantity: step.times(l.steps) }),
     ),
   );
+  const book = Object.freeze({
+    levels,
+    prices: Object.freeze(levels.map((l) => unitsOfChecked(l.price, 'a book price'))),
+    quantities: Object.freeze(levels.map((l) => unitsOfChecked(l.quantity, 'a book quantity'))),
+  });
   if (built.size >= BUILT_MAX) built.clear();
-  built.set(key, levels);
-  return levels;
+  built.set(key, book);
+  return book;
 };
+
+/**
+ * The first `count` levels of `side` (at most {@link BOOK_LEVELS}), best first, as exact decimals: what a taker
+ * walks. Empty when the 24h volume is unknown or zero. The result is frozen and shared: a book is a function of
+ * its inputs, and every market order between two ticks of a pair walks the same one, so the last 1,024 books are
+ * kept rather than rebuilt (building one made ~120 decimals: 5 % of the server's CPU per market order, issue 23).
+ */
+export const bookLevels = (input: BookInput, side: BookSide, count = BOOK_LEVELS): readonly BookLevel[] =>
+  bookUnits(input, side, count).levels;
 
 /** The book as `/market/orderbook` shows it: `[price, quantity]` strings with 8 places, and the spread in bp. */
 export interface BookSnapshot {

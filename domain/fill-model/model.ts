@@ -1,3 +1,4 @@
+import { fromUnits } from '../market/decimal';
 import {
   type Dec,
   dec,
@@ -10,9 +11,10 @@ import {
   ZERO,
 } from '../trading/decimal';
 import { floorToStep } from '../trading/quantity';
-import { participationPct, slippagePct, slippedPrice } from '../trading/slippage';
-import { type BookLevel, bookLevels, sideTakenBy } from './book';
-import { walkBook } from './walk';
+import { participationOf, slippagePct, slippedPrice } from '../trading/slippage';
+import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, unitsOf, unitsOfChecked } from '../trading/units';
+import { type BookLevel, bookUnits, sideTakenBy } from './book';
+import { walkUnits } from './walk';
 
 /**
  * The fill model (docs/trading-rules.md, "Fill models"): how much of an order fills, at what price, and which fee
@@ -86,8 +88,21 @@ export interface TakerInput {
 const priceAgainstTaker = (side: 'buy' | 'sell', v: Dec): Dec =>
   side === 'buy' ? roundUp8(v) : roundDown8(v);
 
-const slippageOf = (executed: Dec, reference: Dec): Dec =>
-  roundHalfEven8(executed.minus(reference).abs().div(reference).times(HUNDRED));
+/** 10^10: |executed − reference| / reference × 100, in 1e-8 units of a percent, is |Δ| × 10^10 / reference (units). */
+const PCT_UNITS = 10_000_000_000n;
+
+/**
+ * The slippage a fill recorded: |executed − reference| / reference × 100 (%), half-even to 8 places; in integers when
+ * both prices have 8 places (domain/trading/units.ts), else by that formula in decimals.
+ */
+export const slippageOf = (executed: Dec, reference: Dec): Dec => {
+  const e = unitsOf(executed);
+  const r = unitsOf(reference);
+  if (e === undefined || r === undefined || r <= 0n || r >= EXACT_DIVISOR_BOUND) {
+    return roundHalfEven8(executed.minus(reference).abs().div(reference).times(HUNDRED));
+  }
+  return decOfUnits(divRound((e > r ? e - r : r - e) * PCT_UNITS, r, 'half-even'));
+};
 
 /**
  * The `instant` taker (the venue's rule before fill models; docs/trading-rules.md, "Slippage"): the whole quantity
@@ -96,7 +111,7 @@ const slippageOf = (executed: Dec, reference: Dec): Dec =>
  */
 const instantTaker = (input: TakerInput): TakerQuote => {
   const quoteVolume = input.quoteVolume24h ?? null;
-  const participation = participationPct(input.quantity.times(input.reference), quoteVolume ?? undefined);
+  const participation = participationOf(input.quantity, input.reference, quoteVolume ?? undefined);
   let slippage = slippagePct(participation);
   let executed = slippedPrice(input.reference, input.side, slippage);
   const { limit } = input;
@@ -125,26 +140,45 @@ const realisticTaker = (input: TakerInput): TakerQuote => {
   if (volume === undefined || !volume.isFinite() || volume.lte(0)) {
     return { ...instantTaker({ ...input, quoteVolume24h: undefined }), bookTaken: null };
   }
-  const levels = bookLevels(
+  // The walk and its average in integers (1e-8 units; the notional in 1e-16): the same figures as the decimal
+  // formulation, exactly (domain/trading/units.ts), without a decimal per level.
+  const book = bookUnits(
     { mid: input.reference.toFixed(8), ...input.grid, quoteVolume24h: volume },
     sideTakenBy(input.side),
   );
+  const { levels } = book;
   const taken = input.taken ?? ZERO;
-  const walk = walkBook(levels, input.quantity, { side: input.side, limit: input.limit, taken });
-  let { quantity, notional } = walk;
-  const consumed = [...walk.levels];
-  if (input.whole && quantity.lt(input.quantity)) {
-    const rest = input.quantity.minus(quantity);
-    const deepest =
-      consumed[consumed.length - 1]?.price ?? levels[levels.length - 1]?.price ?? input.reference;
-    consumed.push({ price: deepest, quantity: rest });
-    notional = notional.plus(rest.times(deepest));
-    quantity = input.quantity;
+  const ordered = unitsOfChecked(input.quantity, 'the quantity');
+  const limit = input.limit && unitsOfChecked(input.limit, 'the limit');
+  const walk = walkUnits(book.prices, book.quantities, ordered, {
+    side: input.side,
+    limit,
+    taken: unitsOfChecked(taken, 'the depth taken'),
+  });
+  let filled = walk.quantity;
+  let { notional } = walk;
+  // A level's quantity is most often the whole level or the whole order: those decimals exist already.
+  const consumed: BookLevel[] = walk.taken.map(({ index, quantity }) => ({
+    price: levels[index]!.price,
+    quantity:
+      quantity === book.quantities[index]
+        ? levels[index]!.quantity
+        : quantity === ordered
+          ? input.quantity
+          : decOfUnits(quantity),
+  }));
+  if (input.whole && filled < ordered) {
+    const rest = ordered - filled;
+    const last = walk.taken[walk.taken.length - 1]?.index ?? levels.length - 1;
+    const deepest = levels[last]?.price ?? input.reference;
+    consumed.push({ price: deepest, quantity: decOfUnits(rest) });
+    notional += rest * (book.prices[last] ?? unitsOfChecked(input.reference, 'the reference'));
+    filled = ordered;
   }
-  const participation = participationPct(input.quantity.times(input.reference), volume);
-  if (quantity.isZero()) {
+  const participation = participationOf(input.quantity, input.reference, volume);
+  if (filled === 0n) {
     return {
-      quantity,
+      quantity: ZERO,
       executedPrice: input.reference,
       slippagePct: ZERO,
       quoteVolume: volume,
@@ -153,9 +187,19 @@ const realisticTaker = (input: TakerInput): TakerQuote => {
       bookTaken: taken,
     };
   }
-  let executed = priceAgainstTaker(input.side, notional.div(quantity));
-  // Every level taken is within the limit, so the average is too; the rounding cannot pass a limit of 8 places.
-  if (input.limit) executed = input.side === 'buy' ? min(executed, input.limit) : max(executed, input.limit);
+  const quantity = filled === ordered ? input.quantity : decOfUnits(filled);
+  let executed: Dec;
+  if (filled > 0n && filled < EXACT_DIVISOR_BOUND) {
+    // The average rounded against the taker; every level taken is within the limit, so the average is too, and the
+    // rounding cannot pass a limit of 8 places.
+    let units = divRound(notional, filled, input.side === 'buy' ? 'up' : 'down');
+    if (limit !== undefined && (input.side === 'buy' ? units > limit : units < limit)) units = limit;
+    executed = limit === units ? input.limit! : decOfUnits(units);
+  } else {
+    executed = priceAgainstTaker(input.side, dec(fromUnits(notional)).shiftedBy(-8).div(quantity));
+    if (input.limit)
+      executed = input.side === 'buy' ? min(executed, input.limit) : max(executed, input.limit);
+  }
   return {
     quantity,
     executedPrice: executed,

@@ -1,4 +1,5 @@
 import { type Dec, dec, roundDown8 } from './decimal';
+import { decOfUnits, exactOf, pow10, unitsOf } from './units';
 
 /**
  * Fee rate per fill when none is configured: 0.1% of notional (ARCHITECTURE §8, §14b). It is also the default of
@@ -11,7 +12,26 @@ export const DEFAULT_FEE_RATE = '0.001';
  * The fee of a fill, in USDT: `notional × feeRate`, rounded down to 8 decimal places (ARCHITECTURE §2.3:
  * fees round down). Charged on both sides: a buy pays `notional + fee`, a sell receives `notional − fee`.
  */
-export const feeFor = (notional: Dec, feeRate: Dec): Dec => roundDown8(notional.times(feeRate));
+export const feeFor = (notional: Dec, feeRate: Dec): Dec => {
+  const units = unitsOf(notional);
+  if (units === undefined || units < 0n) return roundDown8(notional.times(feeRate));
+  const rate = rateOf(feeRate);
+  if (rate === undefined) return roundDown8(notional.times(feeRate));
+  // Exact in integers: a product is exact, and rounding a non-negative value down is the integer quotient.
+  return decOfUnits((units * rate.int) / pow10(rate.scale));
+};
+
+/** The last fee rate's integer form (a venue has one or two rates: the same decimal on every fill). */
+let lastRate: { of: Dec; int: bigint; scale: number } | undefined;
+
+/** A non-negative finite fee rate as `int × 10^−scale`, else undefined (the decimal formula then). */
+const rateOf = (feeRate: Dec): { int: bigint; scale: number } | undefined => {
+  if (lastRate?.of === feeRate) return lastRate;
+  const exact = exactOf(feeRate);
+  if (exact === undefined || exact.int < 0n) return undefined;
+  lastRate = { of: feeRate, int: exact.int, scale: exact.scale };
+  return lastRate;
+};
 
 /** The fee rates in effect: `maker` for resting limit fills, `taker` for fills that take liquidity (and locks). */
 export interface FeeRates {

@@ -1,4 +1,5 @@
 import { type Dec, dec, HUNDRED, ONE, roundDown8, roundHalfEven8, roundUp8 } from './decimal';
+import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, exactOf, pow10, unitsOf } from './units';
 
 /**
  * The slippage model of market orders and triggered stops (ARCHITECTURE §8; spec "Slippage"). Participation
@@ -41,6 +42,30 @@ export const MAX_SLIPPAGE_PCT: Dec = dec('0.5');
 export const participationPct = (notional: Dec, quoteVolume24h: Dec | undefined): Dec | null => {
   if (quoteVolume24h === undefined || !quoteVolume24h.isFinite() || quoteVolume24h.lte(0)) return null;
   return roundHalfEven8(notional.div(quoteVolume24h).times(HUNDRED));
+};
+
+/** The last volume's integer form (a pair's 24h volume is the same decimal for every order between two ticks). */
+let lastVolume: { of: Dec; int: bigint; scale: number } | undefined;
+
+/**
+ * {@link participationPct} of the notional `quantity × price` at the reference, the same figure, computed in integers
+ * when both are 8-place values and the volume's integer form is small enough (src: domain/trading/units.ts), else by
+ * the decimal formula: `q × p` in 1e-16 units over `V = int × 10^−scale`, as % in 1e-8 units, is
+ * `q·p·10^scale / (int·10^6)`, rounded half-even once.
+ */
+export const participationOf = (quantity: Dec, price: Dec, quoteVolume24h: Dec | undefined): Dec | null => {
+  if (quoteVolume24h === undefined || !quoteVolume24h.isFinite() || quoteVolume24h.lte(0)) return null;
+  if (lastVolume?.of !== quoteVolume24h) {
+    const exact = exactOf(quoteVolume24h)!;
+    lastVolume = { of: quoteVolume24h, int: exact.int, scale: exact.scale };
+  }
+  const q = unitsOf(quantity);
+  const p = unitsOf(price);
+  const den = lastVolume.int * 1_000_000n;
+  if (q === undefined || p === undefined || q < 0n || p < 0n || den >= EXACT_DIVISOR_BOUND) {
+    return participationPct(quantity.times(price), quoteVolume24h);
+  }
+  return decOfUnits(divRound(q * p * pow10(lastVolume.scale), den, 'half-even'));
 };
 
 /**

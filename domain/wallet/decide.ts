@@ -11,6 +11,7 @@ import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { type Dec, dec, fmt, fmtOrNull, max, parseDecimal, roundHalfEven8, ZERO } from '../trading/decimal';
 import { feeFor } from '../trading/fees';
+import { executedPriceText, notional8, weighted8 } from '../trading/fill-figures';
 import {
   isTriggered,
   lockFor,
@@ -22,6 +23,7 @@ import {
   type TimeInForce,
 } from '../trading/orders';
 import { type RiskFailure, runRiskChain } from '../trading/risk';
+import { decOfUnits } from '../trading/units';
 import { clientOrderIdOf, listClientOrderIdOf } from './client-order-id';
 import type {
   OrderListRequest,
@@ -465,7 +467,7 @@ const quoteFill = (
   const { pricing } = args;
   const { quantity, executedPrice } = pricing;
   const reference = dec(args.reference.price);
-  const notional = roundHalfEven8(quantity.times(executedPrice));
+  const notional = notional8(quantity, executedPrice);
   const fee = feeFor(notional, pricing.feeRate);
   const held = state.holdings[args.baseAsset];
   const heldQty = held?.quantity ?? ZERO;
@@ -479,16 +481,25 @@ const quoteFill = (
   if (args.side === 'buy') {
     // The quantity-weighted executed price: exact but for the final rounding, so buys at one price average to it.
     const quantityAfter = heldQty.plus(quantity);
-    const avgEntry = roundHalfEven8(
-      (held?.avgEntry ?? ZERO).times(heldQty).plus(quantity.times(executedPrice)).div(quantityAfter),
-    );
+    const average = weighted8(held?.avgEntry, heldQty, quantity, executedPrice, quantityAfter);
+    const avgEntry =
+      average !== undefined
+        ? decOfUnits(average)
+        : roundHalfEven8(
+            (held?.avgEntry ?? ZERO).times(heldQty).plus(quantity.times(executedPrice)).div(quantityAfter),
+          );
     total = notional.plus(fee);
     costBasis = notional;
     positionAfter = { quantity: quantityAfter, cost: heldCost.plus(notional), avgEntry };
   } else {
     const closes = quantity.eq(heldQty);
     total = notional.minus(fee);
-    costBasis = closes ? heldCost : roundHalfEven8(heldCost.times(quantity).div(heldQty));
+    const share = closes ? undefined : weighted8(heldCost, quantity, undefined, undefined, heldQty);
+    costBasis = closes
+      ? heldCost
+      : share !== undefined
+        ? decOfUnits(share)
+        : roundHalfEven8(heldCost.times(quantity).div(heldQty));
     positionAfter = {
       quantity: heldQty.minus(quantity),
       cost: heldCost.minus(costBasis),
@@ -586,7 +597,7 @@ const fillData = (
     remaining_quantity: fmt(o.remaining ?? ZERO),
     order_after: {
       executed_quantity: fmt(executed),
-      executed_price: fmt(executed.isZero() ? ZERO : roundHalfEven8(notional.div(executed))),
+      executed_price: executedPriceText(notional, executed),
       fee: fmt(earlier ? earlier.fee.plus(q.fee) : q.fee),
       total: fmt(earlier ? earlier.total.plus(q.total) : q.total),
       realized_pnl: fmt(earlier ? earlier.realizedPnl.plus(q.realizedPnl) : q.realizedPnl),

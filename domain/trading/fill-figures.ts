@@ -1,0 +1,57 @@
+import { fromUnits } from '../market/decimal';
+import { type Dec, fmt, roundHalfEven8, ZERO } from './decimal';
+import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, UNIT, unitsOf } from './units';
+
+/**
+ * The figures of a fill the ledger computes per order (notional, average entry, cost share, an order's average
+ * executed price: domain/wallet/decide.ts), in integers where the values allow (domain/trading/units.ts), else by
+ * the decimal formulas they replace; the same figures either way (property test:
+ * test/fill-model/units.unit.test.ts, whose oracles are those formulas).
+ */
+
+/**
+ * `(a × b + c × d) / e` of 8-place values, half-even to 8 places, as 1e-8 units: exact in integers (the products in
+ * 1e-16 units over `e` in 1e-8), or `undefined` when a value is not a non-negative 8-place one or `e` is out of the
+ * range where the decimal formula's 40-place division gives the same figure (domain/trading/units.ts). `a`/`b` or
+ * `c`/`d` may be absent (a zero product).
+ */
+export const weighted8 = (
+  a: Dec | undefined,
+  b: Dec | undefined,
+  c: Dec | undefined,
+  d: Dec | undefined,
+  e: Dec,
+): bigint | undefined => {
+  const den = unitsOf(e);
+  if (den === undefined || den <= 0n || den >= EXACT_DIVISOR_BOUND) return undefined;
+  const first = productUnits(a, b);
+  const second = productUnits(c, d);
+  if (first === undefined || second === undefined) return undefined;
+  return divRound(first + second, den, 'half-even');
+};
+
+/** `x × y` in 1e-16 units (0 when either is absent), or `undefined` unless both are non-negative 8-place values. */
+const productUnits = (x: Dec | undefined, y: Dec | undefined): bigint | undefined => {
+  if (x === undefined || y === undefined) return 0n;
+  const ux = unitsOf(x);
+  const uy = unitsOf(y);
+  return ux === undefined || uy === undefined || ux < 0n || uy < 0n ? undefined : ux * uy;
+};
+
+/** The notional `roundHalfEven8(a × b)` of two 8-place values (quantity × price): in integers when both are non-negative 8-place values. */
+export const notional8 = (a: Dec, b: Dec): Dec => {
+  const x = unitsOf(a);
+  const y = unitsOf(b);
+  if (x === undefined || y === undefined || x < 0n || y < 0n) return roundHalfEven8(a.times(b));
+  return decOfUnits(divRound(x * y, UNIT, 'half-even'));
+};
+
+/** 10^8 as the other factor of an 8-place value over another: `n / e` in 1e-8 units is `n·10^8 / e` (units). */
+const ONE_UNITS = decOfUnits(UNIT);
+
+/** An order's average executed price, `notional / executed` half-even to 8 places, as the event's text. */
+export const executedPriceText = (notional: Dec, executed: Dec): string => {
+  if (executed.isZero()) return fmt(ZERO);
+  const units = weighted8(notional, ONE_UNITS, undefined, undefined, executed);
+  return units !== undefined ? fromUnits(units) : fmt(roundHalfEven8(notional.div(executed)));
+};
