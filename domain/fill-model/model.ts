@@ -95,7 +95,7 @@ const PCT_UNITS = 10_000_000_000n;
  * The slippage a fill recorded: |executed − reference| / reference × 100 (%), half-even to 8 places; in integers when
  * both prices have 8 places (domain/trading/units.ts), else by that formula in decimals.
  */
-export const slippageOf = (executed: Dec, reference: Dec): Dec => {
+const slippageOf = (executed: Dec, reference: Dec): Dec => {
   const e = unitsOf(executed);
   const r = unitsOf(reference);
   if (e === undefined || r === undefined || r <= 0n || r >= EXACT_DIVISOR_BOUND) {
