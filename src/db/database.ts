@@ -34,15 +34,16 @@ export interface DatabaseHandle {
   /**
    * LISTENs on `channel`; `onNotify` receives each payload. Resolves to an unlisten function once the first
    * attempt settled. A wake-up only: notifications may be lost or merged, callers re-read the log. On a server,
-   * a lost LISTEN connection is re-opened (retried until it works or the unlisten) and `onResubscribed` is
-   * called after each re-subscription, so the caller reads what it may have missed meanwhile. On a server the
+   * a lost LISTEN connection is re-opened (retried until it works or the unlisten); `onLost` is called the moment
+   * the loss is seen (wake-ups are missing from then on, so the caller polls meanwhile) and `onResubscribed` after
+   * each re-subscription, so the caller reads what it may have missed meanwhile. On a server the
    * LISTEN connection carries `applicationName` (its `application_name`, seen in `pg_stat_activity` by other
    * processes) when given.
    */
   listen(
     channel: string,
     onNotify: (payload: string) => void,
-    options?: { onResubscribed?: () => void; applicationName?: string },
+    options?: { onLost?: () => void; onResubscribed?: () => void; applicationName?: string },
   ): Promise<() => Promise<void>>;
   /**
    * A connection of its own, outside the pool, for session state that must live as long as the connection
@@ -205,6 +206,7 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
             settleFirst?.();
             await lost;
             current = undefined;
+            if (!stopped && !closed) listenOptions.onLost?.();
             await endSession(client);
           } catch (error) {
             availability.report(error);

@@ -276,6 +276,40 @@ if (pgReason) {
       }));
   });
 
+  describe('PostgreSQL LISTEN connection lost', () => {
+    it('tells the listener the moment its connection is lost, then re-subscribes and hears NOTIFYs again', async () => {
+      const db = await createPostgresTestDatabase();
+      const handle = openPostgres(db.url!);
+      const name = `listen-test-${randomUUID()}`;
+      const seen: string[] = [];
+      const heard: string[] = [];
+      try {
+        const unlisten = await handle.listen('listen_test', (p) => heard.push(p), {
+          applicationName: name,
+          onLost: () => seen.push('lost'),
+          onResubscribed: () => seen.push('resubscribed'),
+        });
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`.execute(
+          db.db,
+        );
+        await until(() => seen.includes('resubscribed'), { timeoutMs: 5_000, what: 're-subscription' });
+        // Lost first (so a caller polls while the connection is re-opened), once per loss.
+        expect(seen).toEqual(['lost', 'resubscribed']);
+        await sql`select pg_notify('listen_test', 'after')`.execute(db.db);
+        await until(() => heard.includes('after'), {
+          timeoutMs: 2_000,
+          what: 'NOTIFY after re-subscription',
+        });
+        await unlisten();
+        // Ending it on purpose is not a loss.
+        expect(seen).toEqual(['lost', 'resubscribed']);
+      } finally {
+        await handle.close();
+        await db.close();
+      }
+    });
+  });
+
   describe('PostgreSQL wake-ups only while another store listens', () => {
     it('sends no NOTIFY per batch to a lone store, and every batch once another store listens', () =>
       withTwoStores(async ({ db, writer, reader }) => {
