@@ -133,11 +133,17 @@ export interface StepRequest {
  * Where `StepBacktest` decisions run (issue 24 item 4): the same decider (`stepBacktestSliced`), off the request
  * thread — `src/backtest/stepper.ts` runs it on worker threads, slice by slice, so a long batch never holds the
  * event loop. Resolves to exactly the events the in-process decider would decide; rejects with the decider's
- * `DomainError` when it refuses.
+ * `DomainError` when it refuses. An event may come with its data already encoded (`dataText`, the canonical JSON
+ * of its whole data: `NewEvent.dataText`), and its `data` then without the keys this thread never reads (a
+ * `BacktestStepped`'s packed equity, `BACKTEST_STEPPED_ELIDED.key`): the fold and the step response read none of
+ * them, and the append stores the bytes.
  */
 export interface BacktestStepper {
-  step(request: StepRequest): Promise<BacktestStreamEvent[]>;
+  step(request: StepRequest): Promise<SteppedEvent[]>;
 }
+
+/** An event a {@link BacktestStepper} decided, possibly with its data already encoded (see there). */
+export type SteppedEvent = BacktestStreamEvent & { dataText?: Uint8Array };
 
 /** Dependencies of {@link createBacktestCommands}. */
 export interface BacktestCommandDeps {

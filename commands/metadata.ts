@@ -33,9 +33,10 @@ const issuer = (meta: CommandMeta) => ({
 /**
  * `events` to append, each with the metadata of the command that decided them at the event's own business time
  * (`occurredAt`: a backtest's or battle's events carry their virtual time), and the `schema_version` an event type
- * is recorded at when `schemaVersion` gives one (docs/events.md). No `command_id`.
+ * is recorded at when `schemaVersion` gives one (docs/events.md). No `command_id`. An event's `dataText` (its data
+ * already encoded, `NewEvent.dataText`) goes with it.
  */
-export const withCommandMetadata = <E extends { type: string; data: unknown }>(
+export const withCommandMetadata = <E extends { type: string; data: unknown; dataText?: Uint8Array }>(
   events: readonly E[],
   meta: CommandMeta,
   occurredAt: (e: E) => string,
@@ -43,7 +44,7 @@ export const withCommandMetadata = <E extends { type: string; data: unknown }>(
 ): NewEvent[] =>
   events.map((e) => {
     const version = schemaVersion?.(e);
-    return {
+    const event: NewEvent = {
       type: e.type,
       data: e.data,
       metadata: {
@@ -52,4 +53,7 @@ export const withCommandMetadata = <E extends { type: string; data: unknown }>(
         ...issuer(meta),
       },
     };
+    // Encoded where it was decided (a stepping thread): appended as these bytes, not serialised again here.
+    if (e.dataText) event.dataText = e.dataText;
+    return event;
   });

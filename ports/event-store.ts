@@ -63,6 +63,16 @@ export interface NewEvent<Type extends string = string, Data = unknown> {
   /** Optional id (UUID); generated when absent. Used to make retried appends recognisable. */
   eventId?: string;
   metadata?: EventMetadataInput;
+  /**
+   * The event's whole data as its canonical JSON (`canonicalJson` of `src/eventstore/hash-chain.ts`), UTF-8 encoded,
+   * made where the event was decided: a backtest batch's `BacktestStepped` encoded on its stepping thread and
+   * transferred, not copied, to the request thread (issue 24). When given it is what is stored, hashed and read back
+   * (the caller guarantees it is exactly that text of the event's data), and `data` may leave out keys the caller's
+   * thread never reads (the packed equity, `BACKTEST_STEPPED_ELIDED.key`); the append serialises nothing of it. The
+   * PostgreSQL adapter sends these bytes as they are; the other adapters decode them. The events an append answers
+   * carry the whole data either way (decoded from these bytes when first read).
+   */
+  dataText?: Uint8Array;
 }
 
 /** Metadata of a recorded event: the caller's plus `prev_hash`/`hash` (SHA-256 chain per stream). */

@@ -2,9 +2,10 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { MessagePort } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { decisionIds } from '../../commands/backtest';
 import { stepBacktestSliced } from '../../domain/backtest/decide';
-import type { BacktestStreamEvent } from '../../domain/backtest/events';
+import { BACKTEST_STEPPED_ELIDED, type BacktestStreamEvent } from '../../domain/backtest/events';
 import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import type { BacktestState } from '../../domain/backtest/state';
 import { stepBattleSliced } from '../../domain/battle/decide';
@@ -15,6 +16,7 @@ import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
 import type { PairFilters } from '../../domain/trading/quantity';
+import { canonicalJson } from '../eventstore/hash-chain';
 import { MarketCandles } from '../market/candles';
 import { ColumnStore } from '../market/store/column-store';
 import { candlesFromColumns } from '../market/store/convert';
@@ -101,9 +103,19 @@ export interface LastCandles {
   candles: (Candle | null | undefined)[];
 }
 
+/**
+ * An event of the answer whose data this thread encoded (`NewEvent.dataText`): `events[index]`'s whole data as its
+ * canonical JSON in UTF-8, its buffer transferred to the request thread (not copied), while the event in `events`
+ * goes without the key the encoding was for (`BACKTEST_STEPPED_ELIDED.key`).
+ */
+export interface EncodedData {
+  index: number;
+  text: Uint8Array;
+}
+
 /** What a worker answers: the decided events, a refusal of the decider, or a request for the market. */
 export type StepAnswer =
-  | { events: BacktestStreamEvent[] | BattleEvent[]; lasts?: LastCandles }
+  | { events: BacktestStreamEvent[] | BattleEvent[]; lasts?: LastCandles; encoded?: EncodedData[] }
   | {
       error: {
         code: DomainError['code'];
@@ -239,6 +251,40 @@ const lastsOf = (
   };
 };
 
+/**
+ * A backtest batch's answer with each `BacktestStepped` (version 3: with `equity_peak`) encoded here
+ * ({@link EncodedData}) and handed over without its packed equity, as a piscina result whose buffers move. The
+ * request thread then neither receives the ~0.6–1.1 MB `equity_units` as a string (a structured clone) nor
+ * serialises and joins it again for the append (issue 24; docs/benchmarks.md, "Market data at scale", 2026-11-30).
+ */
+const withEncodedData = (events: BacktestStreamEvent[], lasts: LastCandles | undefined): unknown => {
+  const { type, key, onlyWith } = BACKTEST_STEPPED_ELIDED;
+  const encoded: EncodedData[] = [];
+  const sent = events.map((e, index) => {
+    if (e.type !== type || !(onlyWith in e.data)) return e;
+    const text = new TextEncoder().encode(canonicalJson(e.data));
+    // Transferred whole: a view into a larger (shared, pooled) buffer would take the rest of it along.
+    encoded.push({
+      index,
+      text: text.byteOffset === 0 && text.byteLength === text.buffer.byteLength ? text : text.slice(),
+    });
+    const { [key]: _left, ...rest } = e.data;
+    return { ...e, data: rest };
+  });
+  if (encoded.length === 0) return lasts ? { events, lasts } : { events };
+  const answer: StepAnswer = lasts
+    ? { events: sent as BacktestStreamEvent[], lasts, encoded }
+    : { events: sent as BacktestStreamEvent[], encoded };
+  return move({
+    get [transferableSymbol]() {
+      return encoded.map((x) => x.text.buffer);
+    },
+    get [valueSymbol]() {
+      return answer;
+    },
+  });
+};
+
 /** Asks the request thread for chunk `c` of pair `i` on `port` and waits for it. */
 const fetchChunk = (port: MessagePort, c: number, i: number): Promise<SharedSeriesColumns> =>
   new Promise((resolve, reject) => {
@@ -297,8 +343,9 @@ export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: t
       if (remote) remoteOf.set(market, remote);
       const r = work.next();
       if (r.done) {
-        const lasts = task.kind === 'backtest' ? lastsOf(market, task, r.value) : undefined;
-        return lasts ? { events: r.value, lasts } : { events: r.value };
+        if (task.kind !== 'backtest') return { events: r.value };
+        const events = r.value as BacktestStreamEvent[];
+        return withEncodedData(events, lastsOf(market, task, events)) as StepAnswer;
       }
       const need = missing.get(market);
       if (need !== undefined) {

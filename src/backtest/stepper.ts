@@ -1,11 +1,15 @@
 import os from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { type BacktestStepper, decisionIds, type StepRequest } from '../../commands/backtest';
+import {
+  type BacktestStepper,
+  decisionIds,
+  type SteppedEvent,
+  type StepRequest,
+} from '../../commands/backtest';
 import type { BattleStepper } from '../../commands/battle';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import { backtestDecider } from '../../domain/backtest/decide';
-import type { BacktestStreamEvent } from '../../domain/backtest/events';
 import type { SessionMarket } from '../../domain/backtest/market';
 import { battleDecider } from '../../domain/battle/decide';
 import type { BattleEvent } from '../../domain/battle/events';
@@ -201,6 +205,10 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
       throw new DomainError(e.code, e.message, e.details, e.status);
     }
     if (answer.lasts) chunks?.seed?.(answer.lasts);
+    // The events whose data the thread encoded go to the append as those bytes (`NewEvent.dataText`).
+    for (const { index, text } of answer.encoded ?? []) {
+      (answer.events[index] as SteppedEvent).dataText = text;
+    }
     return answer.events;
   };
 
@@ -223,7 +231,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
       ) {
         return inline(request);
       }
-      return (await offThread('backtest', request.sessionId, request, market)) as BacktestStreamEvent[];
+      return (await offThread('backtest', request.sessionId, request, market)) as SteppedEvent[];
     },
     battles: {
       async step(request) {

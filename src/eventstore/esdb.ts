@@ -234,7 +234,10 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
           canonicalJson({ ...e.metadata, occurred_at: e.metadata?.occurred_at ?? new Date().toISOString() }),
         ) as EventMetadataInput & { occurred_at: string },
     );
-    const dataTexts = events.map((e) => canonicalJson(e.data ?? null));
+    // An event encoded where it was decided (`NewEvent.dataText`) is that text.
+    const dataTexts = events.map((e) =>
+      e.dataText ? new TextDecoder().decode(e.dataText) : canonicalJson(e.data ?? null),
+    );
     const metaTexts = metas.map((m) => canonicalJson(hashableMetadata(m)));
 
     for (let attempt = 1; ; attempt++) {

@@ -123,8 +123,8 @@ interface PreparedAppend {
   expected: number;
   ids: string[];
   types: string[];
-  /** Canonical JSON of each event's data (hashed as is). */
-  dataTexts: string[];
+  /** Canonical JSON of each event's data (hashed as is): a text, or its UTF-8 bytes as given (`NewEvent.dataText`). */
+  dataTexts: (string | Uint8Array)[];
   /** What each text reads back as (`canonicalCopy`), undefined where only parsing the text gives it. */
   dataCopies: unknown[];
   /** Each event's metadata (with `occurred_at`) and its canonical JSON. */
@@ -159,9 +159,15 @@ const prepareAppend = (
     metas.push(meta);
     metaTexts.push(canonicalJson(meta));
   }
-  const dataTexts: string[] = [];
+  const dataTexts: (string | Uint8Array)[] = [];
   const dataCopies: unknown[] = [];
   for (const e of events) {
+    if (e.dataText) {
+      // Encoded where it was decided: sent as these bytes; read back from them only if the answer's data is read.
+      dataTexts.push(e.dataText);
+      dataCopies.push(undefined);
+      continue;
+    }
     const { text, copy } = canonicalCopy(e.data ?? null);
     dataTexts.push(text);
     dataCopies.push(copy);
@@ -186,10 +192,49 @@ const prepareAppend = (
 
 /**
  * A `text[]` argument of JSON texts, sent as one JSON array of them (no escaping: each text is already JSON) and
- * taken apart in order by the server, each element's text exactly as sent.
+ * taken apart in order by the server, each element's text exactly as sent. Texts given as UTF-8 bytes
+ * (`NewEvent.dataText`) make the array a `Buffer` on `pg` ({@link jsonArrayBytes}: `pg` sends a `Buffer` in
+ * binary format, which for `json` is the text itself, so the server takes apart the same characters); PGlite, whose
+ * parameters are serialised by their type, gets the text.
  */
-const jsonTexts = (texts: readonly string[]) =>
-  sql`array(select t.e::text from json_array_elements(${jsonArrayText(texts)}::json) with ordinality t(e, i) order by t.i)`;
+const jsonTexts = (texts: readonly (string | Uint8Array)[], kind: DatabaseHandle['kind']) =>
+  sql`array(select t.e::text from json_array_elements(${jsonArrayParameter(texts, kind)}::json) with ordinality t(e, i) order by t.i)`;
+
+const jsonArrayParameter = (
+  texts: readonly (string | Uint8Array)[],
+  kind: DatabaseHandle['kind'],
+): string | Buffer => {
+  if (texts.every((t) => typeof t === 'string')) return jsonArrayText(texts as string[]);
+  if (kind === 'postgres') return jsonArrayBytes(texts);
+  return jsonArrayText(texts.map((t) => (typeof t === 'string' ? t : utf8Text(t))));
+};
+
+/**
+ * {@link jsonArrayText}'s text as UTF-8 bytes, with the texts given as bytes copied in as they are: no V8 string
+ * of them is made (a 1 MB string is a large-object allocation of the request thread's heap; the `Buffer` is one
+ * copy outside it, which `pg` copies into its message as it would a string's bytes).
+ */
+export const jsonArrayBytes = (texts: readonly (string | Uint8Array)[]): Buffer => {
+  const parts: Uint8Array[] = [];
+  let small: string[] = ['['];
+  const flush = () => {
+    parts.push(Buffer.from(small.join(''), 'utf8'));
+    small = [];
+  };
+  for (let i = 0; i < texts.length; i++) {
+    if (i > 0) small.push(',');
+    const text = texts[i]!;
+    if (typeof text === 'string') {
+      small.push(text);
+      continue;
+    }
+    flush();
+    parts.push(text);
+  }
+  small.push(']');
+  flush();
+  return Buffer.concat(parts);
+};
 
 /**
  * `[` + the texts joined by `,` + `]`, made by one `join` into one flat string. The template literal
@@ -209,6 +254,26 @@ export const jsonArrayText = (texts: readonly string[]): string => {
   return parts.join('');
 };
 
+/** Makes `e.data` the JSON `text` holds, parsed the first time it is read (then a plain property). */
+const lazyData = (e: RecordedEvent, text: Uint8Array): void => {
+  Object.defineProperty(e, 'data', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const data: unknown = JSON.parse(utf8Text(text));
+      Object.defineProperty(e, 'data', { value: data, writable: true, configurable: true, enumerable: true });
+      return data;
+    },
+    set(value: unknown) {
+      Object.defineProperty(e, 'data', { value, writable: true, configurable: true, enumerable: true });
+    },
+  });
+};
+
+/** The text of UTF-8 `bytes` (no copy of the bytes). */
+const utf8Text = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+
 /** The caller's result of one append; throws {@link WrongExpectedRevisionError} for a conflict. */
 const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult => {
   if (outcome.conflict) {
@@ -217,17 +282,28 @@ const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult
   if (outcome.rows.length !== a.ids.length) {
     throw new Error(`append to ${a.streamId}: ${a.ids.length} events sent, ${outcome.rows.length} recorded`);
   }
-  const recorded: RecordedEvent[] = outcome.rows.map((r, i) => ({
-    eventId: a.ids[i]!,
-    streamId: a.streamId,
-    revision: Number(r.o_revision),
-    position: { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) },
-    type: a.types[i]!,
-    // The data as stored: the canonical text parsed back (or the copy it was made from, which is the same value).
-    data: a.dataCopies[i] !== undefined ? a.dataCopies[i] : JSON.parse(a.dataTexts[i]!),
-    metadata: { ...(a.metas[i]! as RecordedMetadata), prev_hash: r.o_prev_hash!, hash: r.o_hash! },
-    recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at!),
-  }));
+  const recorded: RecordedEvent[] = outcome.rows.map((r, i) => {
+    const text = a.dataTexts[i]!;
+    const e: RecordedEvent = {
+      eventId: a.ids[i]!,
+      streamId: a.streamId,
+      revision: Number(r.o_revision),
+      position: { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) },
+      type: a.types[i]!,
+      // The data as stored: the canonical text parsed back (or the copy it was made from, which is the same value).
+      data:
+        typeof text !== 'string'
+          ? undefined
+          : a.dataCopies[i] !== undefined
+            ? a.dataCopies[i]
+            : JSON.parse(text),
+      metadata: { ...(a.metas[i]! as RecordedMetadata), prev_hash: r.o_prev_hash!, hash: r.o_hash! },
+      recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at!),
+    };
+    // Bytes encoded elsewhere (a backtest batch's ~1 MB `BacktestStepped`): decoded when the data is first read.
+    if (typeof text !== 'string') lazyData(e, text);
+    return e;
+  });
   const last = recorded[recorded.length - 1]!;
   return {
     nextRevision: last.revision,
@@ -398,7 +474,7 @@ export const createPostgresEventStore = (
     const counts: number[] = [];
     const ids: string[] = [];
     const types: string[] = [];
-    const dataTexts: string[] = [];
+    const dataTexts: (string | Uint8Array)[] = [];
     const metaTexts: string[] = [];
     for (const a of appends) {
       streams.push(a.streamId);
@@ -417,7 +493,9 @@ export const createPostgresEventStore = (
       select o_append, o_conflict, o_revision::text as o_revision, o_global_position::text as o_global_position,
              o_transaction_id, o_prev_hash, o_hash, o_recorded_at
       from append_events_batch(${streams}::text[], ${expected}::bigint[], ${counts}::int[], ${ids}::uuid[],
-        ${types}::text[], ${jsonTexts(dataTexts)}, ${jsonTexts(metaTexts)})`.execute(executor);
+        ${types}::text[], ${jsonTexts(dataTexts, handle.kind)}, ${jsonTexts(metaTexts, handle.kind)})`.execute(
+      executor,
+    );
     const outcomes: AppendOutcome[] = appends.map(() => ({ conflict: false, rows: [] }));
     let last: bigint | undefined;
     for (const r of rows) {

@@ -13,7 +13,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { createPooledStepper } from '../../src/backtest/stepper';
 import { until } from '../support/until';
-import { createBacktestCommand, H, series, T0, testCatalog, testMarket } from './support';
+import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
 
 /**
  * Issue 24 item 4: a batch decided on a worker thread (slice by slice, interleaved with other batches) gives the
@@ -114,7 +114,7 @@ const stepAlongside = async <S, E>(
     for (const e of want) reference = evolve(reference, e);
     referenceRevision += want.length;
     const got = await step(state, revision, steps);
-    expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+    expect(stored(got)).toBe(stored(want));
     stepped.push(got);
     for (const e of got) state = evolve(state, e);
     revision += got.length;
@@ -128,7 +128,7 @@ afterAll(() => stepper.close());
 describe('backtest stepping on worker threads', () => {
   it('decides the events of the in-process decider, byte for byte, with batches interleaved', async () => {
     const { state, revision } = startedSession();
-    const expected = [500, 1000, 2980].map((steps) => JSON.stringify(inline(state, revision, steps)));
+    const expected = [500, 1000, 2980].map((steps) => stored(inline(state, revision, steps)));
     expect(expected[2]).toContain('"OrderFilled"');
     expect(expected[2]).toContain('"BacktestCompleted"');
     // Four batches at once on one thread: they run slice by slice, interleaved.
@@ -137,7 +137,13 @@ describe('backtest stepping on worker threads', () => {
         stepper.step({ sessionId: SESSION, revision: revision + 1, state, steps, now: NOW, market }),
       ),
     );
-    expect(got.map((e) => JSON.stringify(e))).toEqual([...expected, expected[2]]);
+    expect(got.map((e) => stored(e))).toEqual([...expected, expected[2]]);
+    // The packed equity crossed as the encoded bytes only, not as a string in the event.
+    for (const batch of got) {
+      const stepped = batch.find((e) => e.type === 'BacktestStepped')!;
+      expect(stepped.dataText).toBeInstanceOf(Uint8Array);
+      expect(stepped.data).not.toHaveProperty('equity_units');
+    }
   }, 60_000);
 
   it('continues a session across batches as the decider does', async () => {
@@ -256,7 +262,7 @@ describe('starting the stepping threads before the first batch', () => {
         now: NOW,
         market,
       });
-      expect(JSON.stringify(events)).toBe(JSON.stringify(inline(state, revision, 500)));
+      expect(stored(events)).toBe(stored(inline(state, revision, 500)));
       expect(warmed.threadsStarted()).toBe(1);
     } finally {
       await warmed.close();

@@ -1,3 +1,4 @@
+import type { SteppedEvent } from '../../commands/backtest';
 import type { BacktestCatalog, BacktestCommand, BacktestRequest } from '../../domain/backtest/commands';
 import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import type { Candle } from '../../domain/market/candle';
@@ -5,6 +6,7 @@ import { normalizeDecimal } from '../../domain/market/decimal';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import type { PairFilters } from '../../domain/trading/quantity';
+import { canonicalJson } from '../../src/eventstore/hash-chain';
 import { PAIRS } from '../trading/support';
 
 export const H = 3_600_000;
@@ -85,3 +87,18 @@ export const createBacktestCommand = (
     feeRate: '0.001',
   },
 });
+
+/**
+ * Events as they would be stored, as one text to compare: a `BacktestStepped` as the canonical text of its whole
+ * data (the bytes a stepping thread encoded, `dataText`, or the in-process event's `canonicalJson`), every other
+ * event as it is. A stepper's answer and the in-process decider's events give the same text when the append would
+ * store the same events.
+ */
+export const stored = (events: readonly unknown[]): string =>
+  JSON.stringify(
+    (events as SteppedEvent[]).map((e) =>
+      e.type === 'BacktestStepped'
+        ? { type: e.type, text: e.dataText ? new TextDecoder().decode(e.dataText) : canonicalJson(e.data) }
+        : e,
+    ),
+  );

@@ -8,7 +8,7 @@ import {
   StreamNotFoundError,
   WrongExpectedRevisionError,
 } from '../../ports/event-store';
-import { verifyChain } from '../../src/eventstore/hash-chain';
+import { canonicalJson, verifyChain } from '../../src/eventstore/hash-chain';
 
 /** What the contract needs from an adapter under test. */
 export interface ContractSubject {
@@ -129,6 +129,40 @@ export const eventStoreContract = (name: string, open: () => Promise<ContractSub
       expect(events[0]!.data).toEqual(awkward);
       expect(events[0]!.metadata).toMatchObject({ actor: 'a "b" \\ c', note: '}{,' });
       expect(events[2]!.data).toBe('{"not":"an object"}');
+      expect(events.map((e) => e.metadata.hash)).toEqual(result.events.map((e) => e.metadata.hash));
+      expect(verifyChain(events)).toBeNull();
+    });
+
+    it('stores an event given as its encoded canonical text (dataText) as it stores its data, chain intact', async () => {
+      const encoded = { to_step: 3, units: `${'12,-7*3,'.repeat(20_000)}"é\\`, fills: 0 };
+      const partial = { to_step: 3, fills: 0 };
+      const utf8 = (value: unknown) => new TextEncoder().encode(canonicalJson(value));
+      const given = uniqueStream('encoded');
+      const plain = uniqueStream('plain');
+      // Beside events given as data, in one append: the encoded one's data is what its bytes hold.
+      const result = await store.append(
+        given,
+        [
+          { type: 'Small', data: { a: 1 } },
+          { type: 'Stepped', data: partial, dataText: utf8(encoded) },
+          { type: 'Small', data: { b: '"q"' }, dataText: utf8({ b: '"q"' }) },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      await store.append(
+        plain,
+        [
+          { type: 'Small', data: { a: 1 } },
+          { type: 'Stepped', data: encoded },
+          { type: 'Small', data: { b: '"q"' } },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+      expect(result.events[1]!.data).toEqual(encoded);
+      const events = await store.readStream(given);
+      const reference = await store.readStream(plain);
+      expect(events.map((e) => e.data)).toEqual(reference.map((e) => e.data));
+      expect(events[1]!.data).toEqual(encoded);
       expect(events.map((e) => e.metadata.hash)).toEqual(result.events.map((e) => e.metadata.hash));
       expect(verifyChain(events)).toBeNull();
     });
