@@ -69,8 +69,9 @@ export interface NewEvent<Type extends string = string, Data = unknown> {
    * transferred, not copied, to the request thread (issue 24). When given it is what is stored, hashed and read back
    * (the caller guarantees it is exactly that text of the event's data), and `data` may leave out keys the caller's
    * thread never reads (the packed equity, `BACKTEST_STEPPED_ELIDED.key`); the append serialises nothing of it. The
-   * PostgreSQL adapter sends these bytes as they are; the other adapters decode them. The events an append answers
-   * carry the whole data either way (decoded from these bytes when first read).
+   * PostgreSQL adapter on a server sends these bytes as they are; on PGlite it decodes them to the text, and the
+   * ESDB adapter decodes and parses them at once. The events an append answers carry the whole data either way (the
+   * PostgreSQL adapter parses it from these bytes when it is first read).
    */
   dataText?: Uint8Array;
 }

@@ -67,7 +67,8 @@ export const walkUnits = (
  * same price (its earlier orders on the same tick): that much of the top of the side is gone, so splitting an order
  * never buys a better average price than sending it whole. Pure. The figures are added up in integers
  * ({@link walkUnits}); every value (the levels', `quantity`, `limit`, `taken`) has at most 8 decimal places, else
- * `RangeError`.
+ * `RangeError`. The venue's fill model walks the cached book's units directly ({@link walkUnits}); this decimal form
+ * is for callers that hold `BookLevel`s (the tests).
  */
 export const walkBook = (
   levels: readonly BookLevel[],

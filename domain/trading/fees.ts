@@ -1,5 +1,5 @@
 import { type Dec, dec, roundDown8 } from './decimal';
-import { decOfUnits, exactOf, pow10, unitsOf } from './units';
+import { decOfUnits, lastExactOf, pow10, unitsOf } from './units';
 
 /**
  * Fee rate per fill when none is configured: 0.1% of notional (ARCHITECTURE §8, §14b). It is also the default of
@@ -22,15 +22,12 @@ export const feeFor = (notional: Dec, feeRate: Dec): Dec => {
 };
 
 /** The last fee rate's integer form (a venue has one or two rates: the same decimal on every fill). */
-let lastRate: { of: Dec; int: bigint; scale: number } | undefined;
+const feeRateExact = lastExactOf();
 
 /** A non-negative finite fee rate as `int × 10^−scale`, else undefined (the decimal formula then). */
 const rateOf = (feeRate: Dec): { int: bigint; scale: number } | undefined => {
-  if (lastRate?.of === feeRate) return lastRate;
-  const exact = exactOf(feeRate);
-  if (exact === undefined || exact.int < 0n) return undefined;
-  lastRate = { of: feeRate, int: exact.int, scale: exact.scale };
-  return lastRate;
+  const exact = feeRateExact(feeRate);
+  return exact === undefined || exact.int < 0n ? undefined : exact;
 };
 
 /** The fee rates in effect: `maker` for resting limit fills, `taker` for fills that take liquidity (and locks). */

@@ -38,6 +38,32 @@ const productUnits = (x: Dec | undefined, y: Dec | undefined): bigint | undefine
   return ux === undefined || uy === undefined || ux < 0n || uy < 0n ? undefined : ux * uy;
 };
 
+/**
+ * The quantity-weighted average entry after a buy of `quantity` at `price` onto `held` bought at `average` (absent: no
+ * position): `(average × held + quantity × price) / (held + quantity)`, half-even to 8 places (USDT per base unit).
+ */
+export const averageEntry8 = (
+  average: Dec | undefined,
+  held: Dec,
+  quantity: Dec,
+  price: Dec,
+  after: Dec,
+): Dec => {
+  const units = weighted8(average, held, quantity, price, after);
+  return units !== undefined
+    ? decOfUnits(units)
+    : roundHalfEven8((average ?? ZERO).times(held).plus(quantity.times(price)).div(after));
+};
+
+/**
+ * The cost basis of selling `quantity` of `held` base units that cost `cost` USDT: `cost × quantity / held`,
+ * half-even to 8 places (USDT).
+ */
+export const costShare8 = (cost: Dec, quantity: Dec, held: Dec): Dec => {
+  const units = weighted8(cost, quantity, undefined, undefined, held);
+  return units !== undefined ? decOfUnits(units) : roundHalfEven8(cost.times(quantity).div(held));
+};
+
 /** The notional `roundHalfEven8(a × b)` of two 8-place values (quantity × price): in integers when both are non-negative 8-place values. */
 export const notional8 = (a: Dec, b: Dec): Dec => {
   const x = unitsOf(a);
@@ -46,7 +72,7 @@ export const notional8 = (a: Dec, b: Dec): Dec => {
   return decOfUnits(divRound(x * y, UNIT, 'half-even'));
 };
 
-/** 10^8 as the other factor of an 8-place value over another: `n / e` in 1e-8 units is `n·10^8 / e` (units). */
+/** The decimal 1 (10^8 units) as the other factor of an 8-place value over another: `n / e` in 1e-8 units is `n·10^8 / e`. */
 const ONE_UNITS = decOfUnits(UNIT);
 
 /** An order's average executed price, `notional / executed` half-even to 8 places, as the event's text. */

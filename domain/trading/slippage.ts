@@ -1,5 +1,5 @@
 import { type Dec, dec, HUNDRED, ONE, roundDown8, roundHalfEven8, roundUp8 } from './decimal';
-import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, exactOf, pow10, unitsOf } from './units';
+import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, lastExactOf, pow10, unitsOf } from './units';
 
 /**
  * The slippage model of market orders and triggered stops (ARCHITECTURE §8; spec "Slippage"). Participation
@@ -45,7 +45,7 @@ export const participationPct = (notional: Dec, quoteVolume24h: Dec | undefined)
 };
 
 /** The last volume's integer form (a pair's 24h volume is the same decimal for every order between two ticks). */
-let lastVolume: { of: Dec; int: bigint; scale: number } | undefined;
+const volumeExact = lastExactOf();
 
 /**
  * {@link participationPct} of the notional `quantity × price` at the reference, the same figure, computed in integers
@@ -55,17 +55,15 @@ let lastVolume: { of: Dec; int: bigint; scale: number } | undefined;
  */
 export const participationOf = (quantity: Dec, price: Dec, quoteVolume24h: Dec | undefined): Dec | null => {
   if (quoteVolume24h === undefined || !quoteVolume24h.isFinite() || quoteVolume24h.lte(0)) return null;
-  if (lastVolume?.of !== quoteVolume24h) {
-    const exact = exactOf(quoteVolume24h)!;
-    lastVolume = { of: quoteVolume24h, int: exact.int, scale: exact.scale };
-  }
+  // Finite and positive (checked above): its integer form exists.
+  const volume = volumeExact(quoteVolume24h)!;
   const q = unitsOf(quantity);
   const p = unitsOf(price);
-  const den = lastVolume.int * 1_000_000n;
+  const den = volume.int * 1_000_000n;
   if (q === undefined || p === undefined || q < 0n || p < 0n || den >= EXACT_DIVISOR_BOUND) {
     return participationPct(quantity.times(price), quoteVolume24h);
   }
-  return decOfUnits(divRound(q * p * pow10(lastVolume.scale), den, 'half-even'));
+  return decOfUnits(divRound(q * p * pow10(volume.scale), den, 'half-even'));
 };
 
 /**

@@ -11,7 +11,7 @@ import { type Dec, dec } from './decimal';
  * 40 places (ROUND_HALF_EVEN) and then rounds to 8; the integer code rounds the exact quotient once. The two agree
  * whenever the quotient has at least 30 places below its last kept digit and the divisor (in the integer form) is
  * below 10^28 — a remainder r of a divisor D is then either 0 or at least 1/D of a unit, too far from 0, 1/2 and 1
- * for the 40-place step to move it onto one of them. Every site checks {@link EXACT_DIVISOR_BOUND} and otherwise takes
+ * for the 40-place step to move it onto one of them. Every site that divides by a variable checks {@link EXACT_DIVISOR_BOUND} and otherwise takes
  * the decimal formula (property tests: test/fill-model/units.unit.test.ts).
  */
 
@@ -29,7 +29,7 @@ const TO_UNITS = 1e6;
  * `v` in 1e-8 units, or `undefined` when it is not finite or has more than 8 decimal places. Read from the value's
  * own limbs (`bignumber.js` keeps a coefficient `c` in base-10¹⁴ limbs aligned to the decimal point, the exponent `e`
  * of its first digit, the sign `s`), without printing it: the common values (an integer part below 9 × 10^7, or
- * below 10^14 with its fraction) cost one `bigint`.
+ * below 10^14 with its fraction) cost one `bigint` below 9 × 10^7, a few above.
  */
 export const unitsOf = (v: Dec): bigint | undefined => {
   const c = v.c;
@@ -97,6 +97,18 @@ export const exactOf = (v: Dec): { int: bigint; scale: number } | undefined => {
     scale--;
   }
   return { int: v.s! < 0 ? -int : int, scale };
+};
+
+/**
+ * A one-entry memo of {@link exactOf} keyed by the decimal's identity: a rule reads the same decimal object on every
+ * order (a fee rate; a pair's 24h volume between two ticks), so its integer form is worked out once per change.
+ */
+export const lastExactOf = (): ((v: Dec) => { int: bigint; scale: number } | undefined) => {
+  let last: { of: Dec; exact: { int: bigint; scale: number } | undefined } | undefined;
+  return (v) => {
+    if (last?.of !== v) last = { of: v, exact: exactOf(v) };
+    return last.exact;
+  };
 };
 
 /** 10^n as a bigint, for the small n of the rules (a memo: the same powers recur on every order). */

@@ -11,7 +11,7 @@ import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { type Dec, dec, fmt, fmtOrNull, max, parseDecimal, roundHalfEven8, ZERO } from '../trading/decimal';
 import { feeFor } from '../trading/fees';
-import { executedPriceText, notional8, weighted8 } from '../trading/fill-figures';
+import { averageEntry8, costShare8, executedPriceText, notional8 } from '../trading/fill-figures';
 import {
   isTriggered,
   lockFor,
@@ -23,7 +23,6 @@ import {
   type TimeInForce,
 } from '../trading/orders';
 import { type RiskFailure, runRiskChain } from '../trading/risk';
-import { decOfUnits } from '../trading/units';
 import { clientOrderIdOf, listClientOrderIdOf } from './client-order-id';
 import type {
   OrderListRequest,
@@ -481,25 +480,14 @@ const quoteFill = (
   if (args.side === 'buy') {
     // The quantity-weighted executed price: exact but for the final rounding, so buys at one price average to it.
     const quantityAfter = heldQty.plus(quantity);
-    const average = weighted8(held?.avgEntry, heldQty, quantity, executedPrice, quantityAfter);
-    const avgEntry =
-      average !== undefined
-        ? decOfUnits(average)
-        : roundHalfEven8(
-            (held?.avgEntry ?? ZERO).times(heldQty).plus(quantity.times(executedPrice)).div(quantityAfter),
-          );
+    const avgEntry = averageEntry8(held?.avgEntry, heldQty, quantity, executedPrice, quantityAfter);
     total = notional.plus(fee);
     costBasis = notional;
     positionAfter = { quantity: quantityAfter, cost: heldCost.plus(notional), avgEntry };
   } else {
     const closes = quantity.eq(heldQty);
     total = notional.minus(fee);
-    const share = closes ? undefined : weighted8(heldCost, quantity, undefined, undefined, heldQty);
-    costBasis = closes
-      ? heldCost
-      : share !== undefined
-        ? decOfUnits(share)
-        : roundHalfEven8(heldCost.times(quantity).div(heldQty));
+    costBasis = closes ? heldCost : costShare8(heldCost, quantity, heldQty);
     positionAfter = {
       quantity: heldQty.minus(quantity),
       cost: heldCost.minus(costBasis),

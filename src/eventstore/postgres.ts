@@ -241,7 +241,9 @@ export const jsonArrayBytes = (texts: readonly (string | Uint8Array)[]): Buffer 
  * `` `[${texts.join(',')}]` `` it replaces was a rope over the joined copy, which `pg`'s `Buffer.byteLength` then
  * flattened into a second copy: with a `BacktestStepped`'s ~1 MB `equity_units` in the batch, two fresh 1 MB strings
  * on the request thread instead of one (~15 against ~7 ms at load; docs/benchmarks.md, "Market data at scale",
- * 2026-11-30, issue 24). The text is the same character for character.
+ * 2026-11-30, issue 24). Since the stepping thread hands its `BacktestStepped` over as bytes ({@link jsonArrayBytes}),
+ * that case reaches this only on PGlite and for batches stepped in process. The text is the same character for
+ * character.
  */
 export const jsonArrayText = (texts: readonly string[]): string => {
   // The separators are parts of their own: a `,${text}` would be a rope over a 1 MB text, flattened into a copy.

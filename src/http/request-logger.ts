@@ -7,7 +7,7 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 /**
  * A request's logger that is the pino child fastify would make (`parent.child({ reqId })`) once a line at a level
  * the parent writes is logged, and nothing before. Making the child serialises its bindings through pino's
- * redaction (`@pinojs/redact`: ~1.4 kB allocated per request, docs/benchmarks.md "Trading", issue 23) although at
+ * redaction (`@pinojs/redact`: ~2.2 kB allocated per request, docs/benchmarks.md "Trading", issue 23) although at
  * `LOG_LEVEL=warn` a request that succeeds writes no line. Lines that are written are the child's, byte for byte.
  *
  * The level checked is the parent's at the time of the call; once the child exists every call goes to it (and so
