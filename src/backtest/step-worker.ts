@@ -16,7 +16,7 @@ import type { Interval } from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import { decodeState } from '../../domain/shared/state-codec';
 import type { PairFilters } from '../../domain/trading/quantity';
-import { canonicalJson } from '../eventstore/hash-chain';
+import { encodeDataText } from '../eventstore/data-text';
 import { MarketCandles } from '../market/candles';
 import { ColumnStore } from '../market/store/column-store';
 import { candlesFromColumns } from '../market/store/convert';
@@ -262,7 +262,7 @@ const withEncodedData = (events: BacktestStreamEvent[], lasts: LastCandles | und
   const encoded: EncodedData[] = [];
   const sent = events.map((e, index) => {
     if (e.type !== type || !(onlyWith in e.data)) return e;
-    const text = new TextEncoder().encode(canonicalJson(e.data));
+    const text = encodeDataText(e.data);
     // Transferred whole: a view into a larger (shared, pooled) buffer would take the rest of it along.
     encoded.push({
       index,

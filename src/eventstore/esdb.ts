@@ -39,6 +39,7 @@ import {
   type SubscribeOptions,
   WrongExpectedRevisionError,
 } from '../../ports/event-store';
+import { decodeDataText } from './data-text';
 import { canonicalJson, hashableMetadata, linkHash } from './hash-chain';
 
 /**
@@ -236,7 +237,7 @@ export const createEsdbEventStore = (connectionString: string): EventStore => {
     );
     // An event encoded where it was decided (`NewEvent.dataText`) is that text.
     const dataTexts = events.map((e) =>
-      e.dataText ? new TextDecoder().decode(e.dataText) : canonicalJson(e.data ?? null),
+      e.dataText ? decodeDataText(e.dataText) : canonicalJson(e.data ?? null),
     );
     const metaTexts = metas.map((m) => canonicalJson(hashableMetadata(m)));
 

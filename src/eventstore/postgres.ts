@@ -25,6 +25,7 @@ import { PREPARED } from '../db/prepared';
 import type { Database } from '../db/schema';
 import { AppendBatcher, type BatcherOptions, type BatcherStats } from './append-batcher';
 import { type AppendOutcome, type BatchRow, recoverBatch } from './append-recovery';
+import { decodeDataText } from './data-text';
 import { canonicalCopy, canonicalJson } from './hash-chain';
 import { LiveReader } from './live-reader';
 
@@ -206,7 +207,7 @@ const jsonArrayParameter = (
 ): string | Buffer => {
   if (texts.every((t) => typeof t === 'string')) return jsonArrayText(texts as string[]);
   if (kind === 'postgres') return jsonArrayBytes(texts);
-  return jsonArrayText(texts.map((t) => (typeof t === 'string' ? t : utf8Text(t))));
+  return jsonArrayText(texts.map((t) => (typeof t === 'string' ? t : decodeDataText(t))));
 };
 
 /**
@@ -262,7 +263,7 @@ const lazyData = (e: RecordedEvent, text: Uint8Array): void => {
     configurable: true,
     enumerable: true,
     get() {
-      const data: unknown = JSON.parse(utf8Text(text));
+      const data: unknown = JSON.parse(decodeDataText(text));
       Object.defineProperty(e, 'data', { value: data, writable: true, configurable: true, enumerable: true });
       return data;
     },
@@ -271,10 +272,6 @@ const lazyData = (e: RecordedEvent, text: Uint8Array): void => {
     },
   });
 };
-
-/** The text of UTF-8 `bytes` (no copy of the bytes). */
-const utf8Text = (bytes: Uint8Array): string =>
-  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 
 /** The caller's result of one append; throws {@link WrongExpectedRevisionError} for a conflict. */
 const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult => {
@@ -292,17 +289,12 @@ const toAppendResult = (a: PreparedAppend, outcome: AppendOutcome): AppendResult
       revision: Number(r.o_revision),
       position: { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) },
       type: a.types[i]!,
-      // The data as stored: the canonical text parsed back (or the copy it was made from, which is the same value).
-      data:
-        typeof text !== 'string'
-          ? undefined
-          : a.dataCopies[i] !== undefined
-            ? a.dataCopies[i]
-            : JSON.parse(text),
+      // The data as stored: the canonical text parsed back (or the copy it was made from, which is the same value);
+      // bytes encoded elsewhere (a backtest batch's ~1 MB `BacktestStepped`) are decoded when the data is first read.
+      data: typeof text === 'string' ? (a.dataCopies[i] ?? JSON.parse(text)) : undefined,
       metadata: { ...(a.metas[i]! as RecordedMetadata), prev_hash: r.o_prev_hash!, hash: r.o_hash! },
       recordedAt: r.o_recorded_at instanceof Date ? r.o_recorded_at : new Date(r.o_recorded_at!),
     };
-    // Bytes encoded elsewhere (a backtest batch's ~1 MB `BacktestStepped`): decoded when the data is first read.
     if (typeof text !== 'string') lazyData(e, text);
     return e;
   });

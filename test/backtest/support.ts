@@ -6,6 +6,7 @@ import { normalizeDecimal } from '../../domain/market/decimal';
 import { INTERVAL_MS, type Interval } from '../../domain/market/intervals';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import type { PairFilters } from '../../domain/trading/quantity';
+import { decodeDataText } from '../../src/eventstore/data-text';
 import { canonicalJson } from '../../src/eventstore/hash-chain';
 import { PAIRS } from '../trading/support';
 
@@ -98,7 +99,7 @@ export const stored = (events: readonly unknown[]): string =>
   JSON.stringify(
     (events as SteppedEvent[]).map((e) =>
       e.type === 'BacktestStepped'
-        ? { type: e.type, text: e.dataText ? new TextDecoder().decode(e.dataText) : canonicalJson(e.data) }
+        ? { type: e.type, text: e.dataText ? decodeDataText(e.dataText) : canonicalJson(e.data) }
         : e,
     ),
   );
