@@ -213,6 +213,12 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     }
   };
 
+  /** The principal of a key of `owner`: an agent key's with its `agent`'s status, else the account's. */
+  const keyPrincipal = (owner: ApiKeyOwner, agent?: { status: AgentStatus }): Principal =>
+    owner.agentId && agent
+      ? { accountId: owner.accountId, agentId: owner.agentId, via: 'agent_key', agentStatus: agent.status }
+      : { accountId: owner.accountId, via: 'account_key' };
+
   /**
    * The principal of a key whose key, account and agent entries are all cached and that passes every check of
    * {@link resolveKey}; undefined otherwise (the caller then takes the full path, which also gives the refusals).
@@ -228,13 +234,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
       : undefined;
     if (owner.agentId && agent?.accountId !== owner.accountId) return undefined;
     keepFresh(hash);
-    if (!owner.agentId || !agent) return { accountId: owner.accountId, via: 'account_key' };
-    return {
-      accountId: owner.accountId,
-      agentId: owner.agentId,
-      via: 'agent_key',
-      agentStatus: agent.status,
-    };
+    return keyPrincipal(owner, agent);
   };
 
   const resolveKey = async (apiKey: string): Promise<Principal> => {
@@ -247,17 +247,12 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     if (!owner && (await settleCredentials())) owner = await keyOwner(hash);
     if (!owner) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
     await requireActiveAccount(owner.accountId);
-    if (!owner.agentId) return { accountId: owner.accountId, via: 'account_key' };
+    if (!owner.agentId) return keyPrincipal(owner);
     const agent = await agentOwnership(owner.agentId);
     if (!agent || agent.accountId !== owner.accountId) {
       throw new DomainError('INVALID_API_KEY', 'API key is not valid');
     }
-    return {
-      accountId: owner.accountId,
-      agentId: owner.agentId,
-      via: 'agent_key',
-      agentStatus: agent.status,
-    };
+    return keyPrincipal(owner, agent);
   };
 
   const resolveToken = async (token: string): Promise<Principal> => {
