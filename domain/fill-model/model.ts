@@ -1,4 +1,3 @@
-import { fromUnits } from '../market/decimal';
 import {
   type Dec,
   dec,
@@ -12,7 +11,14 @@ import {
 } from '../trading/decimal';
 import { floorToStep } from '../trading/quantity';
 import { participationOf, slippagePct, slippedPrice } from '../trading/slippage';
-import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, unitsOf, unitsOfChecked } from '../trading/units';
+import {
+  decOfProductUnits,
+  decOfUnits,
+  divRound,
+  EXACT_DIVISOR_BOUND,
+  unitsOf,
+  unitsOfChecked,
+} from '../trading/units';
 import { type BookLevel, bookUnits, sideTakenBy } from './book';
 import { walkUnits } from './walk';
 
@@ -189,14 +195,14 @@ const realisticTaker = (input: TakerInput): TakerQuote => {
   }
   const quantity = filled === ordered ? input.quantity : decOfUnits(filled);
   let executed: Dec;
-  if (filled > 0n && filled < EXACT_DIVISOR_BOUND) {
+  if (filled < EXACT_DIVISOR_BOUND) {
     // The average rounded against the taker; every level taken is within the limit, so the average is too, and the
     // rounding cannot pass a limit of 8 places.
     let units = divRound(notional, filled, input.side === 'buy' ? 'up' : 'down');
     if (limit !== undefined && (input.side === 'buy' ? units > limit : units < limit)) units = limit;
     executed = limit === units ? input.limit! : decOfUnits(units);
   } else {
-    executed = priceAgainstTaker(input.side, dec(fromUnits(notional)).shiftedBy(-8).div(quantity));
+    executed = priceAgainstTaker(input.side, decOfProductUnits(notional).div(quantity));
     if (input.limit)
       executed = input.side === 'buy' ? min(executed, input.limit) : max(executed, input.limit);
   }

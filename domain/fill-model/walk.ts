@@ -1,6 +1,5 @@
-import { fromUnits } from '../market/decimal';
-import { type Dec, dec } from '../trading/decimal';
-import { decOfUnits, unitsOfChecked } from '../trading/units';
+import type { Dec } from '../trading/decimal';
+import { decOfProductUnits, decOfUnits, unitsOfChecked } from '../trading/units';
 import type { BookLevel } from './book';
 
 /** What a walk of the book took. */
@@ -87,7 +86,7 @@ export const walkBook = (
   );
   return {
     quantity: decOfUnits(walk.quantity),
-    notional: dec(fromUnits(walk.notional)).shiftedBy(-8),
+    notional: decOfProductUnits(walk.notional),
     levels: walk.taken.map((t) => ({ price: levels[t.index]!.price, quantity: decOfUnits(t.quantity) })),
   };
 };

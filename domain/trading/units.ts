@@ -139,6 +139,9 @@ export const divRound = (num: bigint, den: bigint, rounding: Rounding): bigint =
   return twice > den || (twice === den && q % 2n === 1n) ? q + 1n : q;
 };
 
+/** The decimal of `units` 1e-16 units: a product of two 8-place values (a notional of quantity × price), exact. */
+export const decOfProductUnits = (units: bigint): Dec => dec(fromUnits(units)).shiftedBy(-8);
+
 /**
  * The decimal of `units` 1e-8 units, through the parse memo of {@link dec}: a price, a slippage or a fee recurs on
  * every order of a tick, and its text is what the events carry anyway.
