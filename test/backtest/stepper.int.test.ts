@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decisionIds } from '../../commands/backtest';
 import type { BacktestCommand } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
-import type { BacktestStreamEvent } from '../../domain/backtest/events';
+import { BACKTEST_STEPPED_ELIDED, type BacktestStreamEvent } from '../../domain/backtest/events';
 import type { BacktestState } from '../../domain/backtest/state';
 import type { BattleCommand } from '../../domain/battle/commands';
 import { battleDecider } from '../../domain/battle/decide';
@@ -142,7 +142,7 @@ describe('backtest stepping on worker threads', () => {
     for (const batch of got) {
       const stepped = batch.find((e) => e.type === 'BacktestStepped')!;
       expect(stepped.dataText).toBeInstanceOf(Uint8Array);
-      expect(stepped.data).not.toHaveProperty('equity_units');
+      expect(stepped.data).not.toHaveProperty(BACKTEST_STEPPED_ELIDED.key);
     }
   }, 60_000);
 

@@ -71,8 +71,9 @@ describe('concurrent batches on one stepping thread', () => {
       services.data.candles.merge('BTCUSDT', '1h', [{ ...last, openTime: Date.UTC(2029, 0, 1) }]);
       const second = stepper.step(request);
       const [a, b] = await Promise.allSettled([first, second]);
-      expect(a.status === 'fulfilled' && stored(a.value)).toBe(stored(expected));
-      expect(b.status === 'fulfilled' && stored(b.value)).toBe(stored(expected));
+      const want = stored(expected);
+      expect(a.status === 'fulfilled' ? stored(a.value) : a.reason).toBe(want);
+      expect(b.status === 'fulfilled' ? stored(b.value) : b.reason).toBe(want);
     } finally {
       await stepper.close();
     }

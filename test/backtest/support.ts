@@ -1,5 +1,6 @@
 import type { SteppedEvent } from '../../commands/backtest';
 import type { BacktestCatalog, BacktestCommand, BacktestRequest } from '../../domain/backtest/commands';
+import { BACKTEST_STEPPED_ELIDED } from '../../domain/backtest/events';
 import { buildSessionMarket, type SessionMarket } from '../../domain/backtest/market';
 import type { Candle } from '../../domain/market/candle';
 import { normalizeDecimal } from '../../domain/market/decimal';
@@ -91,15 +92,16 @@ export const createBacktestCommand = (
 
 /**
  * Events as they would be stored, as one text to compare: a `BacktestStepped` as the canonical text of its whole
- * data (the bytes a stepping thread encoded, `dataText`, or the in-process event's `canonicalJson`), every other
- * event as it is. A stepper's answer and the in-process decider's events give the same text when the append would
- * store the same events.
+ * data (the bytes a stepping thread encoded, `dataText`, or the in-process event's `canonicalJson`) and the data the
+ * command handler folds and answers from (without the packed equity a thread leaves out), every other event as it
+ * is. A stepper's answer and the in-process decider's events give the same text when the append would store the
+ * same events and the handler would read the same data.
  */
 export const stored = (events: readonly unknown[]): string =>
   JSON.stringify(
-    (events as SteppedEvent[]).map((e) =>
-      e.type === 'BacktestStepped'
-        ? { type: e.type, text: e.dataText ? decodeDataText(e.dataText) : canonicalJson(e.data) }
-        : e,
-    ),
+    (events as SteppedEvent[]).map((e) => {
+      if (e.type !== 'BacktestStepped') return e;
+      const { [BACKTEST_STEPPED_ELIDED.key]: _packed, ...read } = e.data as Record<string, unknown>;
+      return { type: e.type, text: e.dataText ? decodeDataText(e.dataText) : canonicalJson(e.data), read };
+    }),
   );

@@ -260,7 +260,8 @@ describe('a stepping thread reads the chunks it steps through', () => {
 
     const direct = await onThread();
     // As stored: a thread's `BacktestStepped` crosses as its encoded text (`dataText`) without the packed equity.
-    expect(direct.events.map(stored)).toEqual(expected.map(stored));
+    const want = expected.map(stored);
+    expect(direct.events.map(stored)).toEqual(want);
     // ~60 chunks of three walked pairs, every pair's at the end: none read on the request thread; nor the last
     // candles the step responses show (the thread read them at the batch's end).
     expect(direct.readHere).toBe(0);
@@ -273,7 +274,7 @@ describe('a stepping thread reads the chunks it steps through', () => {
     services.data.candles.merge('BTCUSDT', '1h', [{ ...last, openTime: Date.UTC(2029, 0, 1) }]);
     const asked = await onThread();
     expect(asked.fingerprint).toBe(direct.fingerprint);
-    expect(asked.events.map(stored)).toEqual(expected.map(stored));
+    expect(asked.events.map(stored)).toEqual(want);
     expect(asked.readHere).toBeGreaterThan(40 * 24);
     expect(asked.prices).toEqual(prices);
   }, 120_000);
