@@ -492,7 +492,7 @@ const stallsBetween = (file: string, from: number, to: number) => {
 /**
  * The prober of `--concurrent` (bench/prober.ts) where `--prober-in` says: in its own process (`process`, as a
  * separate agent would be; the default) or in this one (`bench`, sharing this event loop with the batches' driving,
- * as before). `mark()` answers how many answers of each kind it has so far; `stop()` everything it recorded.
+ * as before). `mark()` answers how many answers of each kind it has so far and the statuses so far; `stop()` everything it recorded.
  */
 const probe = async (keys: string[]) => {
   if (options.proberIn === 'process') return startProberProcess(base, keys, options.every);

@@ -14,7 +14,7 @@ type FromProber = { started: true } | { counts: ProberCounts } | { stopped: Prob
  * connections, as a separate agent would be: the bench's own work (driving backtest batches, parsing their answers,
  * sampling /proc) cannot delay the prober's timers or its reads of the answers. `base` is the venue's origin
  * (`http://127.0.0.1:PORT`). Resolves once the prober's first request is due. `mark()` answers how many answers of
- * each kind it has so far (to split phases: the latencies from that index on are the next phase's); `stop()` waits
+ * each kind it has so far and the statuses so far (to split phases: the latencies from that index on are the next phase's); `stop()` waits
  * for the requests in flight and answers everything it recorded (ms from when each request was due). The process
  * exits after `stop()`; a process that fails to start or exits before it answers rejects the pending call.
  */
