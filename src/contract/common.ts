@@ -17,9 +17,28 @@ export const errorEnvelopeSchema = z
 export const errorResponses = <S extends number>(...statuses: S[]): Record<S, typeof errorEnvelopeSchema> =>
   Object.fromEntries(statuses.map((s) => [s, errorEnvelopeSchema])) as Record<S, typeof errorEnvelopeSchema>;
 
-/** A decimal amount on input: a decimal string (the contract) or a number (accepted, loses precision). */
+/** What a JSON value is, as a refusal names it: `null`, `array`, `object`, `boolean`, ... */
+const jsonType = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+
+/**
+ * The refusal of a value that is neither a string nor a number where {@link decimalInput} is expected: a missing
+ * field is `required`, any other value names its JSON type (zod's union alone said only "Invalid input").
+ */
+const decimalInputError = (issue: { code?: string; input?: unknown }): string | undefined => {
+  if (issue.code !== 'invalid_union') return undefined;
+  return issue.input === undefined
+    ? 'required: a decimal string such as "0.001"'
+    : `Invalid input: expected a decimal string such as "0.001" (or a number), received ${jsonType(issue.input)}`;
+};
+
+/**
+ * A decimal amount on input: a decimal string (the contract) or a number (accepted, loses precision). Any
+ * other JSON value is refused saying what was expected and what came ({@link decimalInputError}); the string
+ * itself is checked where it is read (`domain/wallet/decide.ts`, the account and agent commands).
+ */
 export const decimalInput = z
-  .union([z.string().max(40), z.number()])
+  .union([z.string().max(40), z.number()], { error: decimalInputError })
   .describe(
     'decimal string with up to 8 decimal places, e.g. "10000.00" (numbers accepted, may lose precision)',
   );

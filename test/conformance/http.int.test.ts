@@ -228,6 +228,45 @@ describe('VALIDATION_ERROR details', () => {
   });
 });
 
+describe('VALIDATION_ERROR messages say what is wrong', () => {
+  it('names a missing or wrongly typed decimal field (quantity, price, starting_balance), recording nothing', async () => {
+    const order = { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: '39000' };
+    const cases: [string, string, Record<string, unknown>, string, RegExp][] = [
+      ['POST', '/trade/order', { ...order, quantity: undefined }, 'quantity', /required/],
+      ['POST', '/trade/order', { ...order, quantity: true }, 'quantity', /decimal string.*received boolean/],
+      ['POST', '/trade/order', { ...order, price: { v: 1 } }, 'price', /decimal string.*received object/],
+      [
+        'POST',
+        '/auth/register',
+        { display_name: 'x', starting_balance: [1] },
+        'starting_balance',
+        /received array/,
+      ],
+    ];
+    const before = (
+      await api(t.app, { method: 'GET', url: '/trade/orders', headers: keyHeader(account.apiKey) })
+    ).json();
+    for (const [method, url, payload, field, message] of cases) {
+      const res = await api(t.app, {
+        method,
+        url,
+        headers: keyHeader(account.apiKey),
+        payload,
+        remoteAddress: freshIp(),
+      });
+      const label = `${url} ${JSON.stringify(payload)}`;
+      expect([res.statusCode, res.json().error.code], label).toEqual([422, 'VALIDATION_ERROR']);
+      const issues = res.json().error.details.issues;
+      expect(issues, label).toEqual([{ field, location: 'body', message: expect.stringMatching(message) }]);
+      expect(issues[0].message, label).not.toBe('Invalid input');
+    }
+    const after = (
+      await api(t.app, { method: 'GET', url: '/trade/orders', headers: keyHeader(account.apiKey) })
+    ).json();
+    expect(after.total).toBe(before.total);
+  });
+});
+
 describe('input PostgreSQL cannot store', () => {
   it('refuses U+0000 in a body string, a body key or the URL with VALIDATION_ERROR 422, recording nothing', async () => {
     const cases: [Parameters<typeof api>[1] & { method: string }, string][] = [
