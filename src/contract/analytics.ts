@@ -4,7 +4,7 @@ import { decimal8, iso } from '../../queries/format';
 import type { Ranking } from '../analytics/leaderboard';
 import type { WalletPerformance } from '../analytics/performance';
 import type { AnalyticsOwner } from '../application/analytics';
-import { decimalOutput, timestamp } from './common';
+import { decimalOutput, queryInt, timestamp } from './common';
 
 /**
  * Schemas of the analytics endpoints (spec "Analytics endpoints"; defaults and bounds from there and from
@@ -82,7 +82,7 @@ export const performanceResponse = z.object({
 
 export const historyQuery = z.object({
   interval: z.enum(['1m', '1h', '1d']).default('1h'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: queryInt().min(1).max(1000).default(100),
 });
 
 export const historyResponse = z.object({

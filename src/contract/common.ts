@@ -47,12 +47,22 @@ export const decimalInput = z
 export const decimalOutput = z.string().describe('decimal string, 8 decimal places');
 
 /**
+ * A whole number read from a query string (`limit`, `offset`, a revision): the text is coerced to a number, and
+ * one that is not a whole number (`abc`, `1.5`) is refused with `must be an integer` (zod's own text was
+ * "expected number, received NaN"). Bounds and a default are chained on as usual.
+ */
+export const queryInt = () =>
+  z.coerce
+    .number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be an integer' : undefined) })
+    .int();
+
+/**
  * `limit` (1 to `max`, default `fallback`) and `offset` (≥ 0, default 0) of a list query (spec "Limits"), to spread
  * into the query's object: one definition for every list of every door.
  */
 export const pageFields = (max: number, fallback: number) => ({
-  limit: z.coerce.number().int().min(1).max(max).default(fallback),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: queryInt().min(1).max(max).default(fallback),
+  offset: queryInt().min(0).default(0),
 });
 
 /** `total` (the rows matching the filter), `limit` and `offset` of a list response, to spread after its rows. */

@@ -15,7 +15,7 @@ import type {
 import type { OrderInput } from '../application/trading';
 import type { WalletAuditReport } from '../audit/wallet-audit';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, pageFields, pageResponse, timestamp } from './common';
+import { decimalInput, decimalOutput, pageFields, pageResponse, queryInt, timestamp } from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
 export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
@@ -664,8 +664,8 @@ export const resetResponse = z.object({
 });
 
 export const eventsQuery = z.object({
-  after: z.coerce.number().int().min(-1).default(-1).describe('return events after this stream revision'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: queryInt().min(-1).default(-1).describe('return events after this stream revision'),
+  limit: queryInt().min(1).max(1000).default(100),
 });
 
 export const eventsResponse = z.object({

@@ -59,6 +59,32 @@ export const locateField =
     return 'body';
   };
 
+/**
+ * Names a query parameter sent more than once (`?limit=1&limit=2`, which the query parser reads as an array):
+ * each `querystring` issue of such a parameter says `is given more than once: send it once` instead of what the
+ * schema made of the array ("expected string, received array", "received NaN", an enum's option list), and the
+ * error's message is rebuilt when its first issue is one. Unknown parameters keep `unknown field`; other errors
+ * pass. Only the HTTP door has query strings (the MCP door's arguments are JSON, where a key is given once).
+ */
+export const withRepeatedQuery = (e: DomainError, query: unknown): DomainError => {
+  const issues = e.details?.['issues'];
+  if (e.code !== 'VALIDATION_ERROR' || !Array.isArray(issues) || typeof query !== 'object' || query === null)
+    return e;
+  const repeated = (issue: ValidationIssue) =>
+    issue.location === 'querystring' &&
+    issue.message !== 'unknown field' &&
+    Array.isArray((query as Record<string, unknown>)[issue.field.split('.')[0] ?? issue.field]);
+  if (!(issues as ValidationIssue[]).some(repeated)) return e;
+  const named = (issues as ValidationIssue[]).map((issue) =>
+    repeated(issue) ? { ...issue, message: 'is given more than once: send it once' } : issue,
+  );
+  const first = named[0] as ValidationIssue;
+  const message = repeated(issues[0] as ValidationIssue)
+    ? `invalid querystring: ${first.field}: ${first.message}`
+    : e.message;
+  return new DomainError(e.code, message, { ...e.details, issues: named }, e.status);
+};
+
 /** Builds the envelope of a {@link DomainError}. */
 export const envelope = (e: DomainError): ErrorEnvelope => ({
   error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
@@ -176,7 +202,10 @@ export const toDomainError = (error: unknown): DomainError => {
  * (a field named by the thrower is located in the request); 5xx are logged with their cause and stay vague.
  */
 export const errorHandler = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-  const domain = withIssues(toDomainError(error), locateField(request), { field: 'body', location: 'body' });
+  const domain = withRepeatedQuery(
+    withIssues(toDomainError(error), locateField(request), { field: 'body', location: 'body' }),
+    request.query,
+  );
   // A 503 (no price yet, a dependency down) is an expected answer the client retries, not a server fault.
   if (domain.status >= 500 && domain.status !== 503) request.log.error({ err: error }, 'request failed');
   else if (domain.status === 503)

@@ -267,6 +267,31 @@ describe('VALIDATION_ERROR messages say what is wrong', () => {
   });
 });
 
+describe('query parameters that are not integers, or given twice', () => {
+  it('says an integer is expected (not "received NaN") and names a parameter sent more than once', async () => {
+    const headers = keyHeader(account.apiKey);
+    const cases: [string, string, RegExp][] = [
+      ['/trade/orders?limit=abc', 'limit', /^must be an integer$/],
+      ['/trade/history?offset=x', 'offset', /^must be an integer$/],
+      ['/trade/orders/open?limit=1.5', 'limit', /^must be an integer$/],
+      ['/market/candles/BTCUSDT?limit=ten', 'limit', /^must be an integer$/],
+      ['/market/trades/BTCUSDT?limit=many', 'limit', /^must be an integer$/],
+      ['/analytics/portfolio/history?limit=all', 'limit', /^must be an integer$/],
+      ['/trade/orders?limit=1&limit=2', 'limit', /more than once/],
+      ['/account/pnl?period=1d&period=7d', 'period', /more than once/],
+      ['/market/candles/BTCUSDT?interval=1h&interval=1d', 'interval', /more than once/],
+    ];
+    for (const [url, field, message] of cases) {
+      const res = await api(t.app, { method: 'GET', url, headers, remoteAddress: freshIp() });
+      expect([res.statusCode, res.json().error.code], url).toEqual([422, 'VALIDATION_ERROR']);
+      expect(res.json().error.details.issues, url).toEqual([
+        { field, location: 'querystring', message: expect.stringMatching(message) },
+      ]);
+      expect(res.json().error.message, url).toMatch(message.source.replace(/^\^|\$$/g, ''));
+    }
+  });
+});
+
 describe('input PostgreSQL cannot store', () => {
   it('refuses U+0000 in a body string, a body key or the URL with VALIDATION_ERROR 422, recording nothing', async () => {
     const cases: [Parameters<typeof api>[1] & { method: string }, string][] = [
