@@ -17,9 +17,18 @@ export const errorEnvelopeSchema = z
 export const errorResponses = <S extends number>(...statuses: S[]): Record<S, typeof errorEnvelopeSchema> =>
   Object.fromEntries(statuses.map((s) => [s, errorEnvelopeSchema])) as Record<S, typeof errorEnvelopeSchema>;
 
-/** What a JSON value is, as a refusal names it: `null`, `array`, `object`, `boolean`, ... */
+/**
+ * What a JSON value is, as a refusal names it: `null`, `array`, `object`, `boolean`, ...; a number too large for
+ * a double (`1e400`, which JSON.parse reads as Infinity) is `Infinity`, as zod names it.
+ */
 const jsonType = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'array'
+      : typeof value === 'number' && !Number.isFinite(value)
+        ? String(value)
+        : typeof value;
 
 /**
  * The refusal of a value that is neither a string nor a number where {@link decimalInput} is expected: a missing

@@ -231,10 +231,18 @@ describe('VALIDATION_ERROR details', () => {
 describe('VALIDATION_ERROR messages say what is wrong', () => {
   it('names a missing or wrongly typed decimal field (quantity, price, starting_balance), recording nothing', async () => {
     const order = { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: '39000' };
-    const cases: [string, string, Record<string, unknown>, string, RegExp][] = [
+    // A string is sent as it is: JSON.parse reads 1e400 as Infinity.
+    const cases: [string, string, Record<string, unknown> | string, string, RegExp][] = [
       ['POST', '/trade/order', { ...order, quantity: undefined }, 'quantity', /required/],
       ['POST', '/trade/order', { ...order, quantity: true }, 'quantity', /decimal string.*received boolean/],
       ['POST', '/trade/order', { ...order, price: { v: 1 } }, 'price', /decimal string.*received object/],
+      [
+        'POST',
+        '/trade/order',
+        '{"symbol":"BTCUSDT","side":"buy","type":"limit","quantity":1e400,"price":"1"}',
+        'quantity',
+        /decimal string.*received Infinity/,
+      ],
       [
         'POST',
         '/auth/register',
@@ -250,7 +258,7 @@ describe('VALIDATION_ERROR messages say what is wrong', () => {
       const res = await api(t.app, {
         method,
         url,
-        headers: keyHeader(account.apiKey),
+        headers: { ...keyHeader(account.apiKey), 'content-type': 'application/json' },
         payload,
         remoteAddress: freshIp(),
       });
