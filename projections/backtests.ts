@@ -228,6 +228,9 @@ const computeResults = async (
     intervalMs: interval,
     fills,
     marks: ended.final_prices,
+    // The equity at the end as the session measured it: a cancel after orders placed at virtual time includes
+    // their fees and slippage, which no step's point does.
+    finalEquity: ended.final_equity,
     period: { start, end: Date.parse(ended.virtual_time) },
   });
   return {
@@ -338,8 +341,9 @@ export const createBacktestsProjection = (
   return {
     name: 'backtests',
     // 2: `backtest_equity` packed, a row per batch instead of a row per step (issue 24); 3: the rows' `equity` in
-    // packed units (`BacktestStepped` version 2's text) instead of decimals joined by commas. The runner rebuilds.
-    version: 3,
+    // packed units (`BacktestStepped` version 2's text) instead of decimals joined by commas; 4: results take the
+    // ended event's `final_equity` (a cancel after orders placed at virtual time). The runner rebuilds.
+    version: 4,
     ...declareTables(BACKTESTS_TABLES),
     eventTypes: [...BACKTEST_STREAM_EVENT_TYPES, 'StreamDeleted'],
     async apply(db: DB, events: readonly RecordedEvent[]) {

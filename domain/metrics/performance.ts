@@ -30,6 +30,13 @@ export interface PerformanceInput {
   fills: readonly MetricsFill[];
   /** Prices valuing positions still open at the end (`by_pair.net_pnl`), by symbol. */
   marks?: Readonly<Record<string, string>>;
+  /**
+   * USDT, decimal string: the equity at the period's end when it was measured after the last snapshot (a backtest
+   * cancelled after orders placed at its virtual time, whose fees and slippage no step recorded). It is the
+   * summary's `final_equity`, `total_pnl` and `roi_pct`; the curve's figures (ratios, drawdown) stay those of the
+   * snapshots. Default: the last snapshot (the starting balance without one).
+   */
+  finalEquity?: string;
   /** The period (ms) for `trades_per_day` and `duration_simulated_days`; default: first to last snapshot. */
   period?: { start: number; end: number };
 }
@@ -196,7 +203,7 @@ export const computePerformance = (
 ): Performance => {
   const start = m(input.startingBalance);
   const curve = curveFigures(input, options.decimal ?? false);
-  const final = curve.final ?? start;
+  const final = input.finalEquity !== undefined ? m(input.finalEquity) : (curve.final ?? start);
   const drawdown = curve.drawdown;
   const stats = tradeStats(closedTrades(input.fills));
   let fees = M_ZERO;

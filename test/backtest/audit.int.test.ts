@@ -18,6 +18,10 @@ import { call, ok, sessionBody, type Trader, trader, useBacktestApp, useTrader }
  * - (second audit) `POST /backtest/create` trims `strategy_label`, but the `strategy_label` filters of
  *   `GET /backtest/list` and `GET /backtest/best` compared the raw query value, so a client filtering by the very
  *   label it sent found nothing.
+ * - (third audit) a session cancelled after orders placed at its virtual time (after its last step) answered the
+ *   cancel with the equity those orders left, but its results, list and compare showed the equity of the last
+ *   step: `final_equity`, `total_pnl` and `roi_pct` without the fills' fees and slippage, disagreeing with the
+ *   cancel's own answer, `total_fees` and `by_pair.net_pnl`.
  */
 const t = useBacktestApp();
 const alice = useTrader(t);
@@ -273,5 +277,43 @@ describe('strategy_label filters match the label as create stores it', () => {
     }
     const none = await ok(t.app, alice.headers, 'GET', '/backtest/list?strategy_label=swin');
     expect(none.total).toBe(0);
+  });
+});
+
+describe('a cancelled session’s results include the orders placed after its last step', () => {
+  it('final_equity, total_pnl and roi_pct agree with the cancel’s answer, total_fees and by_pair in every read', async () => {
+    const id = await create({ pairs: ['BTCUSDT'] });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step`);
+    // Placed at the virtual time of step 1: no step records the equity it leaves (fee and slippage paid).
+    await ok(
+      t.app,
+      alice.headers,
+      'POST',
+      `/backtest/${id}/trade/order`,
+      {
+        symbol: 'BTCUSDT',
+        side: 'buy',
+        type: 'market',
+        quantity: '0.01',
+      },
+      201,
+    );
+    const portfolio = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/account/portfolio`);
+    const cancelled = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/cancel`);
+    expect(cancelled.summary.final_equity).toBe(portfolio.total_equity);
+    expect(cancelled.summary.final_equity).not.toBe('10000.00000000');
+
+    const results = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/results`);
+    const { final_equity, total_pnl, roi_pct } = cancelled.summary;
+    expect(results.summary).toMatchObject({ final_equity, total_pnl, roi_pct });
+    expect(results.by_pair[0].net_pnl).toBe(total_pnl);
+    const list = await ok(t.app, alice.headers, 'GET', '/backtest/list?status=cancelled');
+    expect(list.backtests.find((b: { session_id: string }) => b.session_id === id)).toMatchObject({
+      final_equity,
+      roi_pct,
+    });
+    const compare = await ok(t.app, alice.headers, 'GET', `/backtest/compare?sessions=${id}`);
+    expect(compare.comparisons[0]).toMatchObject({ final_equity, roi_pct });
   });
 });
