@@ -136,7 +136,8 @@ const wrap = (state: BattleState, agentId: string, events: readonly WalletEvent[
 
 /**
  * Rankings of a historical battle at its current virtual time (ARCHITECTURE §10, §11): each participant's equity at
- * every step (interval = the battle's), its sandbox fills, open positions marked at the last closes.
+ * every step (interval = the battle's), its sandbox fills, open positions marked at the last closes; the ranked
+ * equity is the sandbox's equity now ({@link historicalEquity}), which includes orders placed since the last step.
  */
 export const historicalRankings = (
   state: BattleState,
@@ -151,6 +152,7 @@ export const historicalRankings = (
     const n = closed[i]!;
     if (n > 0) marks[s.symbol] = s.candleAt(n - 1).close;
   });
+  const now = historicalEquity(state, market);
   const { rankings, summaries } = rankParticipants(
     state.participants.map((p) => ({
       agentId: p.agentId,
@@ -161,6 +163,7 @@ export const historicalRankings = (
       fills: p.fills,
       marks,
       period: { start, end: state.virtualTime ?? start },
+      finalEquity: now[p.agentId]!,
     })),
     config.ranking_metric,
   );

@@ -22,6 +22,12 @@ export interface ParticipantRecord {
   /** Prices valuing open positions at the end (per-pair net PnL). */
   marks?: Readonly<Record<string, string>>;
   period: { start: number; end: number };
+  /**
+   * USDT: the equity now when it was measured after the last point (historical: orders placed at the virtual
+   * time since the last step); the entry's `equity`, `roi_pct` and `total_pnl` (`computePerformance`'s
+   * `finalEquity`). Default: the last point.
+   */
+  finalEquity?: string;
 }
 
 /** A fill of the wallet ledger as the metrics read it. */
@@ -79,6 +85,7 @@ export const rankParticipants = (
       intervalMs: r.intervalMs,
       fills: r.fills,
       ...(r.marks ? { marks: r.marks } : {}),
+      ...(r.finalEquity !== undefined ? { finalEquity: r.finalEquity } : {}),
       period: r.period,
     });
     performance.set(r.agentId, p);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import BigNumber from 'bignumber.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createAgent, registerAccount, type TestAccount } from '../accounts/support';
 import { useBacktestApp } from '../backtest/http-support';
@@ -8,7 +9,9 @@ import { fails, ok } from '../support/api-calls';
 
 /**
  * Regressions found by the battles audit (historical mode, real hourly BTCUSDT and ETHUSDT files of the shared data
- * set): snapshot participants in join order, a range outside the data names where the data is.
+ * set): snapshot participants in join order, a range outside the data names where the data is; (second audit) an
+ * order placed at the virtual time after the last step counted in `trade_count` but not in the equity, ROI and PnL of
+ * `GET /live` and of the final rankings of a stop (the equity of the last step, without its fee and slippage).
  */
 const FILES = ['klines/1h/BTCUSDT-1h.csv', 'klines/1h/ETHUSDT-1h.csv'];
 const missing = FILES.filter((f) => !fs.existsSync(path.join(BINANCE, f)));
@@ -29,16 +32,15 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
       agents.push({ ...(await createAgent(t.app, owner, { display_name: name })), name });
   }, 90_000);
 
-  it('GET /replay lists every snapshot’s participants in the order they joined', async () => {
-    // Join in descending id order, so neither the ids' order nor the database's key order is the join order.
-    const joined = [...agents].sort((a, b) => (a.agentId < b.agentId ? 1 : -1)).map((a) => a.agentId);
+  /** A historical battle over six hours of BTCUSDT (2022-01-01 00:00–06:00, 1h) with `joined` in that order, started. */
+  const startedSixHours = async (name: string, joined: readonly string[]) => {
     const b = await ok(
       t.app,
       H,
       'POST',
       '/battles',
       {
-        name: 'Order',
+        name,
         battle_mode: 'historical',
         backtest_config: {
           start_time: '2022-01-01T00:00:00Z',
@@ -52,6 +54,13 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
     for (const agentId of joined)
       await ok(t.app, H, 'POST', `/battles/${b.battle_id}/participants`, { agent_id: agentId }, 201);
     await ok(t.app, H, 'POST', `/battles/${b.battle_id}/start`);
+    return b as { battle_id: string };
+  };
+
+  it('GET /replay lists every snapshot’s participants in the order they joined', async () => {
+    // Join in descending id order, so neither the ids' order nor the database's key order is the join order.
+    const joined = [...agents].sort((a, b) => (a.agentId < b.agentId ? 1 : -1)).map((a) => a.agentId);
+    const b = await startedSixHours('Order', joined);
     await ok(t.app, H, 'POST', `/battles/${b.battle_id}/step`);
     const stepped = await ok(t.app, H, 'POST', `/battles/${b.battle_id}/step/batch`, { steps: 2 });
     // Read right after the step (steps do not wait for the read models): every step is there.
@@ -91,5 +100,38 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
     expect(typeof e.details?.earliest).toBe('string');
     expect(typeof e.details?.latest).toBe('string');
     expect(Date.parse(e.details!.earliest as string)).toBeLessThan(Date.parse(e.details!.latest as string));
+  });
+
+  it('ranks on the equity now: an order placed after the last step counts in live and in the final rankings', async () => {
+    const [one, two] = agents;
+    const b = await startedSixHours('Equity now', [one!.agentId, two!.agentId]);
+    await ok(t.app, H, 'POST', `/battles/${b.battle_id}/step`);
+    const order = await ok(
+      t.app,
+      H,
+      'POST',
+      `/battles/${b.battle_id}/trade/order`,
+      { agent_id: one!.agentId, symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '0.01' },
+      201,
+    );
+    // Bought at the last close: the equity now is the cash left plus 0.01 BTC at that close.
+    const close = order.reference_price as string;
+    const equityNow = new BigNumber(10_000)
+      .minus(order.total_cost)
+      .plus(new BigNumber(close).times('0.01'))
+      .toFixed(8);
+    expect(Number(equityNow)).toBeLessThan(10_000);
+    const entry = (rankings: { agent_id: string }[]) => rankings.find((r) => r.agent_id === one!.agentId);
+    const live = await ok(t.app, H, 'GET', `/battles/${b.battle_id}/live`);
+    expect(entry(live.rankings)).toMatchObject({
+      equity: equityNow,
+      total_pnl: new BigNumber(equityNow).minus(10_000).toFixed(8),
+      trade_count: 1,
+    });
+    expect(live.rankings[0].agent_id).toBe(two!.agentId);
+    const stopped = await ok(t.app, H, 'POST', `/battles/${b.battle_id}/stop`);
+    expect(entry(stopped.final_rankings)).toMatchObject({ equity: equityNow, trade_count: 1 });
+    const results = await ok(t.app, H, 'GET', `/battles/${b.battle_id}/results`);
+    expect(entry(results.rankings)).toMatchObject({ equity: equityNow });
   });
 });
