@@ -18,7 +18,7 @@ import type { Call } from './call';
 import { commandMeta } from './caller';
 import { awaitReadModels, settleOwnWrites } from './read-your-writes';
 import { outsideSandboxPairs, type SandboxPlacement, sandboxPlacement } from './sandbox-orders';
-import type { OrderInput } from './trading';
+import { type OrderInput, orderIdOf } from './trading';
 
 /**
  * Battle use cases (spec "Battle endpoints"; ARCHITECTURE §10, §14b; docs/battles.md), for the account the call
@@ -317,12 +317,7 @@ export const cancelBattleOrder = async (
   id: string,
   orderId: string,
 ): Promise<OrderCancelledData> => {
-  const outcome = await commands(call).cancelOrder(
-    callerOf(call),
-    id,
-    orderId.trim().toLowerCase(),
-    commandMeta(call),
-  );
+  const outcome = await commands(call).cancelOrder(callerOf(call), id, orderIdOf(orderId), commandMeta(call));
   for (const e of outcome.events) {
     if (e.type === 'BattleSandboxEventRecorded' && e.data.event.type === 'OrderCancelled') {
       return e.data.event.data;

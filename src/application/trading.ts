@@ -133,8 +133,11 @@ const orderNotFound = (call: Call, orderId: string): DomainError =>
     { order_id: orderId },
   );
 
-/** Order ids are lower-case UUIDs, and a UUID is case-insensitive (RFC 9562). */
-const orderIdOf = (raw: string): string => raw.trim().toLowerCase();
+/**
+ * An order id as the ledger keys it: order ids are lower-case UUIDs, and a UUID is case-insensitive (RFC 9562), so
+ * either case (and surrounding spaces) names the same order, live and in the backtest and battle sandboxes.
+ */
+export const orderIdOf = (raw: string): string => raw.trim().toLowerCase();
 
 /**
  * Places an order through the 8-step risk chain (docs/trading-rules.md). Market orders fill at once; limit,

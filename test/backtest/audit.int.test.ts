@@ -21,7 +21,10 @@ import { call, ok, sessionBody, type Trader, trader, useBacktestApp, useTrader }
  * - (third audit) a session cancelled after orders placed at its virtual time (after its last step) answered the
  *   cancel with the equity those orders left, but its results, list and compare showed the equity of the last
  *   step: `final_equity`, `total_pnl` and `roi_pct` without the fills' fees and slippage, disagreeing with the
- *   cancel's own answer, `total_fees` and `by_pair.net_pnl`.
+ *   cancel's own answer, `total_fees` and `by_pair.net_pnl`;
+ * - (third audit) a sandbox order id in upper case was `ORDER_NOT_FOUND` on `GET` and `DELETE
+ *   /backtest/{id}/trade/order/{order_id}`, where the live order endpoints and the battle sandbox's cancel take
+ *   either case of the UUID.
  */
 const t = useBacktestApp();
 const alice = useTrader(t);
@@ -315,5 +318,26 @@ describe('a cancelled session’s results include the orders placed after its la
     });
     const compare = await ok(t.app, alice.headers, 'GET', `/backtest/compare?sessions=${id}`);
     expect(compare.comparisons[0]).toMatchObject({ final_equity, roi_pct });
+  });
+});
+
+describe('sandbox order ids are UUIDs: either case names the same order', () => {
+  it('reads and cancels an order by its upper-case id, as the live endpoints do', async () => {
+    const id = await create({ pairs: ['BTCUSDT'] });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    const placed = await ok(
+      t.app,
+      alice.headers,
+      'POST',
+      `/backtest/${id}/trade/order`,
+      { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.01', price: '30000' },
+      201,
+    );
+    const upper = (placed.order_id as string).toUpperCase();
+    expect(upper).not.toBe(placed.order_id);
+    const read = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/trade/order/${upper}`);
+    expect(read).toMatchObject({ order_id: placed.order_id, status: 'pending' });
+    const cancelled = await ok(t.app, alice.headers, 'DELETE', `/backtest/${id}/trade/order/${upper}`);
+    expect(cancelled).toMatchObject({ order_id: placed.order_id, status: 'cancelled' });
   });
 });

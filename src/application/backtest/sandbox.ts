@@ -15,7 +15,7 @@ import { type Call, timed } from '../call';
 import { commandMeta } from '../caller';
 import { type IndicatorsRequest, indicatorInterval, indicatorsOver } from '../indicators';
 import { outsideSandboxPairs, type SandboxPlacement, sandboxPlacement } from '../sandbox-orders';
-import type { OrderInput } from '../trading';
+import { type OrderInput, orderIdOf } from '../trading';
 import { backtestCaller, backtestCommands, ownedSession, recordSessionWrite } from './sessions';
 
 /**
@@ -99,13 +99,16 @@ export const placeSandboxOco = async (call: Call, id: string, input: OrderInput)
   return ocoPlacementOut(outcome.events as WalletEvent[]);
 };
 
-/** Cancels an open sandbox order (pending or partly filled); its whole remaining lock is released. */
+/**
+ * Cancels an open sandbox order (pending or partly filled; its id in either case); its whole remaining lock is
+ * released.
+ */
 export const cancelSandboxOrder = async (call: Call, id: string, orderId: string) => {
   assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).cancelOrder(
     backtestCaller(call),
     id,
-    orderId,
+    orderIdOf(orderId),
     commandMeta(call),
   );
   recordSessionWrite(call, outcome);
@@ -174,10 +177,11 @@ export const openSandboxOrders = (
  * One sandbox order with its fills, oldest first (`GET /backtest/{id}/trade/order/{order_id}`, like the live
  * `GET /trade/order/{id}`); `ORDER_NOT_FOUND` 404 when the session has no such order.
  */
-export const sandboxOrder = async (call: Call, id: string, orderId: string) => {
+export const sandboxOrder = async (call: Call, id: string, rawOrderId: string) => {
   const session = await ownedSession(call, id);
+  const orderId = orderIdOf(rawOrderId);
   const order = session.log.order(orderId);
-  if (!order) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
+  if (!order) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: rawOrderId });
   return { ...order, fills: session.log.fillsOf(orderId) };
 };
 
