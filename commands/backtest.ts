@@ -16,6 +16,7 @@ import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../domain/fill-mo
 import type { Interval } from '../domain/market/intervals';
 import { DomainError, type ErrorCode } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
+import { canonicalId } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
 import { onAppendConflict } from './append-conflict';
@@ -380,7 +381,9 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
   };
 
   return {
-    async create(caller, agentId, request, meta) {
+    async create(caller, requestedAgentId, request, meta) {
+      // Either case names the agent; the session records (and ownership compares) the lower-case form.
+      const agentId = canonicalId(requestedAgentId);
       if (caller.agentId && caller.agentId !== agentId) {
         throw new DomainError(
           'PERMISSION_DENIED',

@@ -14,7 +14,7 @@ import {
 import type { BattleState } from '../domain/battle/state';
 import { DEFAULT_PARTICIPATION_PCT } from '../domain/fill-model/model';
 import { DomainError } from '../domain/shared/errors';
-import { isUuid } from '../domain/shared/uuid';
+import { canonicalId, isUuid } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
 import { onAppendConflict } from './append-conflict';
@@ -23,12 +23,6 @@ import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, withCommandMetadata } from './metadata';
 import { rejectionError } from './wallet';
-
-/**
- * The canonical form of a battle or agent id: UUIDs are case-insensitive on input (RFC 4122; the agent endpoints
- * accept either case), but streams, participants and read models are keyed by the lowercase form.
- */
-export const canonicalId = (id: string): string => id.toLowerCase();
 
 /** A battle in memory: its state (the fold of its stream) and, for a started historical battle, its candles. */
 export interface LoadedBattle {

@@ -7,3 +7,10 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 /** Whether `text` is written as a UUID ({@link UUID_PATTERN}). */
 export const isUuid = (text: string): boolean => UUID_PATTERN.test(text);
+
+/**
+ * The canonical form of an account, agent or battle id: UUIDs are case-insensitive on input (RFC 9562; every
+ * endpoint accepts either case), but streams, participants, sessions and read models are keyed by the lower-case
+ * form, which is also the form every answer carries.
+ */
+export const canonicalId = (id: string): string => id.toLowerCase();

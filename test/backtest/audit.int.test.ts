@@ -24,7 +24,10 @@ import { call, ok, sessionBody, type Trader, trader, useBacktestApp, useTrader }
  *   cancel's own answer, `total_fees` and `by_pair.net_pnl`;
  * - (third audit) a sandbox order id in upper case was `ORDER_NOT_FOUND` on `GET` and `DELETE
  *   /backtest/{id}/trade/order/{order_id}`, where the live order endpoints and the battle sandbox's cancel take
- *   either case of the UUID.
+ *   either case of the UUID;
+ * - (third audit) `POST /backtest/create` recorded an upper-case `agent_id` as sent: the agent's own key (and a JWT
+ *   with `X-Agent-Id`) was then refused its session with `PERMISSION_DENIED`, and with the agent's key the
+ *   upper-case form of its own id was refused at create.
  */
 const t = useBacktestApp();
 const alice = useTrader(t);
@@ -339,5 +342,27 @@ describe('sandbox order ids are UUIDs: either case names the same order', () => 
     expect(read).toMatchObject({ order_id: placed.order_id, status: 'pending' });
     const cancelled = await ok(t.app, alice.headers, 'DELETE', `/backtest/${id}/trade/order/${upper}`);
     expect(cancelled).toMatchObject({ order_id: placed.order_id, status: 'cancelled' });
+  });
+});
+
+describe('create takes the agent id in either case', () => {
+  it('records the lower-case id, so the agent’s own credentials reach the session', async () => {
+    const upper = alice.agentId.toUpperCase();
+    expect(upper).not.toBe(alice.agentId);
+    const id = await create({ agent_id: upper });
+    const status = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/status`);
+    expect(status.agent_id).toBe(alice.agentId);
+    const agent = { 'x-api-key': alice.agentKey };
+    await ok(t.app, agent, 'GET', `/backtest/${id}/status`);
+    await ok(t.app, { ...alice.headers, 'x-agent-id': alice.agentId }, 'GET', `/backtest/${id}/status`);
+    const own = await ok(t.app, agent, 'POST', '/backtest/create', {
+      start_time: START,
+      end_time: END,
+      starting_balance: '10000',
+      candle_interval: '1h',
+      agent_id: upper,
+      pairs: ['BTCUSDT'],
+    });
+    expect(own.agent_id).toBe(alice.agentId);
   });
 });

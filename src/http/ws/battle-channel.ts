@@ -1,11 +1,10 @@
 import type { z } from 'zod';
 import type { LoadedBattle } from '../../../commands/battle';
-import { canonicalId } from '../../../commands/battle';
 import type { BattleEvent } from '../../../domain/battle/events';
 import { roiPct } from '../../../domain/battle/rankings';
 import { type BattleState, evolveBattle } from '../../../domain/battle/state';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
-import { isUuid } from '../../../domain/shared/uuid';
+import { canonicalId, isUuid } from '../../../domain/shared/uuid';
 import type { OrderFilledData } from '../../../domain/wallet/events';
 import { walletStreamId } from '../../../domain/wallet/events';
 import type { RecordedEvent } from '../../../ports/event-store';
