@@ -118,7 +118,8 @@ export const validateBattleConfig = (
       start_time: new Date(bc.startTime).toISOString(),
       end_time: new Date(bc.endTime).toISOString(),
       candle_interval: interval,
-      pairs_requested: bc.pairs === null ? null : bc.pairs.map(normalizeSymbol),
+      // As requested, each pair once (in the order first named), as a backtest's `pairs` are.
+      pairs_requested: bc.pairs === null ? null : [...new Set(bc.pairs.map(normalizeSymbol))],
       pairs,
       total_steps: steps,
     },

@@ -11,7 +11,9 @@ import { fails, ok } from '../support/api-calls';
  * Regressions found by the battles audit (historical mode, real hourly BTCUSDT and ETHUSDT files of the shared data
  * set): snapshot participants in join order, a range outside the data names where the data is; (second audit) an
  * order placed at the virtual time after the last step counted in `trade_count` but not in the equity, ROI and PnL of
- * `GET /live` and of the final rankings of a stop (the equity of the last step, without its fee and slippage).
+ * `GET /live` and of the final rankings of a stop (the equity of the last step, without its fee and slippage);
+ * `backtest_config.pairs` kept every repetition of a pair (1,000 `ETHUSDT` were stored and answered on every read)
+ * where a backtest's `pairs` name each pair once.
  */
 const FILES = ['klines/1h/BTCUSDT-1h.csv', 'klines/1h/ETHUSDT-1h.csv'];
 const missing = FILES.filter((f) => !fs.existsSync(path.join(BINANCE, f)));
@@ -133,5 +135,31 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
     expect(entry(stopped.final_rankings)).toMatchObject({ equity: equityNow, trade_count: 1 });
     const results = await ok(t.app, H, 'GET', `/battles/${b.battle_id}/results`);
     expect(entry(results.rankings)).toMatchObject({ equity: equityNow });
+  });
+
+  it('backtest_config.pairs names each pair once, as requested otherwise (order, normalized case)', async () => {
+    const b = await ok(
+      t.app,
+      H,
+      'POST',
+      '/battles',
+      {
+        name: 'Pairs',
+        battle_mode: 'historical',
+        backtest_config: {
+          start_time: '2022-01-01T00:00:00Z',
+          end_time: '2022-01-01T06:00:00Z',
+          candle_interval: '1h',
+          pairs: ['ethusdt', ...Array(500).fill('ETHUSDT'), ' BTCUSDT', 'btcusdt'],
+        },
+      },
+      201,
+    );
+    expect(b.backtest_config).toMatchObject({
+      pairs: ['ETHUSDT', 'BTCUSDT'],
+      resolved_pairs: ['BTCUSDT', 'ETHUSDT'],
+    });
+    const read = await ok(t.app, H, 'GET', `/battles/${b.battle_id}`);
+    expect(read.backtest_config.pairs).toEqual(['ETHUSDT', 'BTCUSDT']);
   });
 });
