@@ -227,7 +227,8 @@ const pricesAt = (b: LoadedBattle): Record<string, string> => {
     });
   }
   const market = b.market;
-  if (!market) throw invalidState(b, 'read prices', ['active', 'paused', 'completed']);
+  // Every started battle has a clock (a cancelled one was started: a draft is deleted, not cancelled).
+  if (!market) throw invalidState(b, 'read prices', ['active', 'paused', 'completed', 'cancelled']);
   const closed = closedAt(market, b.state.virtualTime!);
   const prices: Record<string, string> = {};
   market.series.forEach((series, i) => {

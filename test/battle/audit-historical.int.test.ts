@@ -13,7 +13,8 @@ import { fails, ok } from '../support/api-calls';
  * order placed at the virtual time after the last step counted in `trade_count` but not in the equity, ROI and PnL of
  * `GET /live` and of the final rankings of a stop (the equity of the last step, without its fee and slippage);
  * `backtest_config.pairs` kept every repetition of a pair (1,000 `ETHUSDT` were stored and answered on every read)
- * where a backtest's `pairs` name each pair once.
+ * where a backtest's `pairs` name each pair once; a draft's `GET /market/prices` refusal listed the statuses that
+ * answer without `cancelled`, which answers (a cancelled battle was started: it has a virtual time).
  */
 const FILES = ['klines/1h/BTCUSDT-1h.csv', 'klines/1h/ETHUSDT-1h.csv'];
 const missing = FILES.filter((f) => !fs.existsSync(path.join(BINANCE, f)));
@@ -34,9 +35,9 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
       agents.push({ ...(await createAgent(t.app, owner, { display_name: name })), name });
   }, 90_000);
 
-  /** A historical battle over six hours of BTCUSDT (2022-01-01 00:00–06:00, 1h) with `joined` in that order, started. */
-  const startedSixHours = async (name: string, joined: readonly string[]) => {
-    const b = await ok(
+  /** A draft historical battle over six hours of BTCUSDT (2022-01-01 00:00–06:00, 1h). */
+  const sixHourDraft = async (name: string) =>
+    (await ok(
       t.app,
       H,
       'POST',
@@ -52,11 +53,15 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
         },
       },
       201,
-    );
+    )) as { battle_id: string };
+
+  /** {@link sixHourDraft} with `joined` in that order, started. */
+  const startedSixHours = async (name: string, joined: readonly string[]) => {
+    const b = await sixHourDraft(name);
     for (const agentId of joined)
       await ok(t.app, H, 'POST', `/battles/${b.battle_id}/participants`, { agent_id: agentId }, 201);
     await ok(t.app, H, 'POST', `/battles/${b.battle_id}/start`);
-    return b as { battle_id: string };
+    return b;
   };
 
   it('GET /replay lists every snapshot’s participants in the order they joined', async () => {
@@ -161,5 +166,27 @@ describe.skipIf(missing.length > 0)('historical battles (audit regressions)', ()
     });
     const read = await ok(t.app, H, 'GET', `/battles/${b.battle_id}`);
     expect(read.backtest_config.pairs).toEqual(['ETHUSDT', 'BTCUSDT']);
+  });
+
+  it('market prices answer every started battle, cancelled too, and a draft’s refusal lists them all', async () => {
+    const [one, two] = agents;
+    const b = await startedSixHours('Cancelled', [one!.agentId, two!.agentId]);
+    await ok(t.app, H, 'POST', `/battles/${b.battle_id}/step`);
+    expect(await ok(t.app, H, 'DELETE', `/battles/${b.battle_id}`)).toMatchObject({ status: 'cancelled' });
+    const prices = await ok(t.app, H, 'GET', `/battles/${b.battle_id}/market/prices`);
+    expect(prices).toMatchObject({ virtual_time: '2022-01-01T01:00:00.000Z' });
+    const draft = await sixHourDraft('Draft');
+    const e = await fails(
+      t.app,
+      H,
+      'GET',
+      `/battles/${draft.battle_id}/market/prices`,
+      409,
+      'BATTLE_INVALID_STATE',
+    );
+    expect(e.details).toMatchObject({
+      status: 'draft',
+      allowed: ['active', 'paused', 'completed', 'cancelled'],
+    });
   });
 });
