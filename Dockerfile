@@ -1,4 +1,5 @@
-# Image for both roles of the venue: the API (`npm start`) and the worker (`npx tsx src/main.ts worker`).
+# Image for both roles of the venue: the API (`npm start`) and the worker (`node bin/ptv.mjs worker`), both with the
+# venue's Node flags (bin/node-flags.mjs).
 # TypeScript runs through tsx; the only build step is the dashboard's bundle (Vite); see docs/operations.md.
 FROM node:20-bookworm-slim
 

@@ -38,6 +38,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import pg from 'pg';
+import { venueNodeOptions } from '../bin/node-flags.mjs';
 import type { WalletCommands } from '../commands/wallet';
 import { fromUnits } from '../domain/market/decimal';
 import { dec } from '../domain/trading/decimal';
@@ -140,13 +141,18 @@ const cpuMeter = async (admin: pg.Client, database: string, serverPid: number) =
 // ---------------------------------------------------------------------------------------------------------------
 // (a) HTTP market orders
 
+// Extra Node/V8 flags for experiments (e.g. `BENCH_NODE_FLAGS=--max-semi-space-size=16`, V8's default), recorded in
+// the JSON; the server otherwise runs with the venue's own flags (bin/node-flags.mjs) in NODE_OPTIONS, as `ptv serve`
+// and `npm start` do, unless these or NODE_OPTIONS set the same option.
+const serverFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const serverNodeOptions = venueNodeOptions(process.env.NODE_OPTIONS, serverFlags);
+
 const startServer = (databaseUrl: string, dataDir: string): Promise<ListeningChild> => {
   const profile = process.env.BENCH_CPU_PROF
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
     : [];
-  // Extra Node/V8 flags for experiments (e.g. `BENCH_NODE_FLAGS=--max-semi-space-size=32`), recorded in the JSON.
-  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  return spawnListening([...profile, ...flags, '--import', 'tsx', 'bench/trading-server.ts'], {
+  return spawnListening([...profile, ...serverFlags, '--import', 'tsx', 'bench/trading-server.ts'], {
+    ...(serverNodeOptions ? { NODE_OPTIONS: serverNodeOptions } : {}),
     HOST: '127.0.0.1',
     PORT: String(options.port),
     DATA_DIR: dataDir,
@@ -467,6 +473,7 @@ const httpBenchmark = async () => {
       agents: options.agents,
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
       server_node_flags: process.env.BENCH_NODE_FLAGS ?? '',
+      server_node_options: serverNodeOptions ?? process.env.NODE_OPTIONS ?? '',
       read_your_writes: options.readYourWrites ?? 'on-read (default)',
       postgres: {
         version,

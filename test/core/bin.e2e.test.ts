@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { VENUE_NODE_FLAGS, venueNodeOptions } from '../../bin/node-flags.mjs';
 
 const run = promisify(execFile);
 
@@ -15,4 +18,50 @@ describe('bin/ptv.mjs (package.json "bin")', () => {
       expect(help.stdout).toContain(command);
     }
   }, 60_000);
+
+  it("runs the command with the venue's Node flags in NODE_OPTIONS, and an operator's own value wins", async () => {
+    // A preload that prints each process's NODE_OPTIONS and V8's young-generation flag as it runs.
+    const dir = mkdtempSync(path.join(tmpdir(), 'ptv-bin-'));
+    const probe = path.join(dir, 'probe.cjs');
+    writeFileSync(
+      probe,
+      "process.stderr.write('flags ' + JSON.stringify(process.env.NODE_OPTIONS) + '\\n');\n",
+    );
+    const seen = async (nodeOptions: string) =>
+      (
+        await run(process.execPath, ['bin/ptv.mjs', '--version'], {
+          env: { ...process.env, NODE_OPTIONS: nodeOptions },
+        })
+      ).stderr
+        .split('\n')
+        .filter((l) => l.startsWith('flags '));
+    // Without the flag: this process, then the command's process (and its loader's thread, which runs the preload
+    // too) with the flags appended to NODE_OPTIONS.
+    const plain = `--require ${probe}`;
+    const [parent, ...command] = await seen(plain);
+    expect(parent).toBe(`flags ${JSON.stringify(plain)}`);
+    expect(command.length).toBeGreaterThan(0);
+    for (const line of command)
+      expect(line).toBe(`flags ${JSON.stringify(`${plain} ${VENUE_NODE_FLAGS.join(' ')}`)}`);
+    // The operator's own young generation: no second process, the value as given.
+    const own = `--require ${probe} --max-semi-space-size=16`;
+    const lines = await seen(own);
+    expect(lines.length).toBe(command.length);
+    for (const line of lines) expect(line).toBe(`flags ${JSON.stringify(own)}`);
+  }, 60_000);
+});
+
+describe('venueNodeOptions', () => {
+  it('appends the missing flags to NODE_OPTIONS and leaves an option already given, by name, as it is', () => {
+    expect(VENUE_NODE_FLAGS).toContain('--max-semi-space-size=64');
+    expect(venueNodeOptions(undefined, [])).toBe('--max-semi-space-size=64');
+    expect(venueNodeOptions('  --enable-source-maps ', [])).toBe(
+      '--enable-source-maps --max-semi-space-size=64',
+    );
+    expect(venueNodeOptions('--max-semi-space-size=8', [])).toBeUndefined();
+    expect(venueNodeOptions(undefined, ['--import', 'tsx', '--max-semi-space-size=32'])).toBeUndefined();
+    expect(venueNodeOptions('--max-old-space-size=4096', [])).toBe(
+      '--max-old-space-size=4096 --max-semi-space-size=64',
+    );
+  });
 });
