@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -49,6 +49,50 @@ describe('bin/ptv.mjs (package.json "bin")', () => {
     expect(lines.length).toBe(command.length);
     for (const line of lines) expect(line).toBe(`flags ${JSON.stringify(own)}`);
   }, 60_000);
+});
+
+describe('bin/ptv.mjs serve and signals', () => {
+  it('stops gracefully on a SIGTERM to its process group, which reaches the parent and the child at once', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ptv-serve-'));
+    const child = spawn(process.execPath, ['bin/ptv.mjs', 'serve'], {
+      detached: true, // its own process group, as `setsid npm start` in .ci/run
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_DIR: dir,
+        MARKET_DATA_DIR: '',
+        LOG_LEVEL: 'info',
+        NODE_OPTIONS: '',
+      },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += String(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += String(chunk);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 90_000;
+      while (!output.includes('listening on http') && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(output).toContain('listening on http');
+      process.kill(-child.pid!, 'SIGTERM');
+      // And once more to the parent alone a moment later, which it passes on: the same stop request again.
+      await new Promise((r) => setTimeout(r, 20));
+      process.kill(child.pid!, 'SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toContain('shutting down');
+      expect(output).toContain('"stopped"');
+      expect(output).not.toContain('second signal');
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('venueNodeOptions', () => {
