@@ -8,7 +8,7 @@ import { FILL_MODELS } from '../../domain/fill-model/model';
 import { parseIsoTime } from '../../domain/market/time';
 import { DomainError } from '../../domain/shared/errors';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, intervalInput, intervalText, timestamp } from './common';
+import { decimalInput, decimalOutput, intervalInput, intervalText, queryInt, timestamp } from './common';
 import { placeOcoBody, placeOrderBody } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BATTLE_NOT_FOUND` 404). */
@@ -139,8 +139,8 @@ export const replayRequestOf = (
 /** `GET /battles` query (ARCHITECTURE §14b). */
 export const listBattlesQuery = z.object({
   status: z.enum(BATTLE_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  limit: queryInt().min(1).max(200).default(50),
+  offset: queryInt().min(0).max(1_000_000).default(0),
 });
 
 /** `POST /battles/{id}/step/batch` body (spec: `steps` required; at most 100,000, ARCHITECTURE §14b). */

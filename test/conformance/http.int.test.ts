@@ -288,9 +288,13 @@ describe('query parameters that are not integers, or given twice', () => {
       ['/trade/orders?limit=1&limit=2', 'limit', /more than once/],
       ['/account/pnl?period=1d&period=7d', 'period', /more than once/],
       ['/market/candles/BTCUSDT?interval=1h&interval=1d', 'interval', /more than once/],
+      ['/battles?limit=abc', 'limit', /^must be an integer$/],
+      ['/battles?offset=1.5', 'offset', /^must be an integer$/],
     ];
     for (const [url, field, message] of cases) {
-      const res = await api(t.app, { method: 'GET', url, headers, remoteAddress: freshIp() });
+      // Battles are JWT only (spec "Battle endpoints").
+      const auth = url.startsWith('/battles') ? bearer(account) : headers;
+      const res = await api(t.app, { method: 'GET', url, headers: auth, remoteAddress: freshIp() });
       expect([res.statusCode, res.json().error.code], url).toEqual([422, 'VALIDATION_ERROR']);
       expect(res.json().error.details.issues, url).toEqual([
         { field, location: 'querystring', message: expect.stringMatching(message) },
