@@ -49,6 +49,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { Agent } from 'undici';
 import { mulberry32 } from '../domain/market/random';
+import { gcTraceSummary } from './gc-trace';
 import { nonNegativeInt, positiveInt } from './options';
 import { countsOf, startProber } from './prober';
 import { startProberProcess } from './prober-process';
@@ -274,6 +275,19 @@ interface Venue {
 /** The `--stalls` file of the pair count being measured (`end epoch ms,stall ms,on-core ms,run-queue ms` lines, bench/loop-stalls.mjs). */
 let stallsFile: string | undefined;
 
+/**
+ * The venue's stdout when it runs with `--trace-gc-nvp` (`--venue-flags`) into `--venue-log`: the concurrent phase then
+ * reports each isolate's collections per phase (`gc_by_isolate`, bench/gc-trace.ts).
+ */
+const gcTraceFile = (): string | undefined =>
+  options.venueLog && options.venueFlags.split(',').includes('--trace-gc-nvp') ? options.venueLog : undefined;
+
+/** The size of {@link gcTraceFile} now (a phase boundary), 0 without one. */
+const gcTraceOffset = (): number => {
+  const file = gcTraceFile();
+  return file && fs.existsSync(file) ? fs.statSync(file).size : 0;
+};
+
 const startVenue = async (env: Record<string, string>): Promise<Venue> => {
   const execArgv = [
     ...(options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf)] : []),
@@ -419,15 +433,34 @@ const threadSampler = (pid: number) => {
   sample();
   started = true;
   const timer = setInterval(sample, 500);
+  /** CPU seconds per thread at the phase boundaries `mark` was called at, by the mark's name. */
+  const marks = new Map<string, Map<number, number>>();
   return {
-    stop() {
+    /** Samples now and keeps each thread's CPU seconds under `name` (a phase boundary). */
+    mark(name: string) {
+      sample();
+      marks.set(name, new Map([...seen].map(([tid, v]) => [tid, v.cpu_seconds])));
+    },
+    /**
+     * Stops sampling and answers the threads (with ≥ 0.5 s of CPU since the process started, and the request
+     * thread), each with its CPU seconds between the marks `phases` names (`[from, to]`: a mark's name or
+     * `'end'`; a thread absent at a mark counts 0 there).
+     */
+    stop(phases: Record<string, [string, string]> = {}) {
       clearInterval(timer);
       sample();
+      marks.set('end', new Map([...seen].map(([tid, v]) => [tid, v.cpu_seconds])));
       const threads = [...seen].map(([tid, v]) => ({
         tid,
         main: tid === pid,
         ...v,
         cpu_seconds_during: round(v.cpu_seconds - (atStart.get(tid) ?? 0), 2),
+        ...Object.fromEntries(
+          Object.entries(phases).map(([phase, [from, to]]) => [
+            `cpu_seconds_${phase}`,
+            round((marks.get(to)?.get(tid) ?? 0) - (marks.get(from)?.get(tid) ?? 0), 2),
+          ]),
+        ),
       }));
       return threads
         .filter((t) => t.main || t.cpu_seconds >= 0.5)
@@ -533,9 +566,13 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
   await sleep(options.warmup * 1000);
   const warm = await prober.mark();
   const aloneFrom = Date.now();
+  threads.mark('alone');
+  const gcAlone = gcTraceOffset();
   await sleep(options.alone * 1000);
   const alone = await prober.mark();
   const besideFrom = Date.now();
+  threads.mark('beside');
+  const gcBeside = gcTraceOffset();
   const runs = await Promise.all(
     users.map(async (u) => {
       const out: Record<string, any> = { reached: 'create' };
@@ -550,6 +587,8 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     }),
   );
   const besideTo = Date.now();
+  threads.mark('after');
+  const gcAfter = gcTraceOffset();
   const { price, order, statuses } = await prober.stop();
   return {
     backtests: options.concurrent,
@@ -576,7 +615,16 @@ const concurrentBacktests = async (venue: Venue, keys: string[], symbols: string
     venue_cpu_seconds: round((processCpuSeconds(venue.pid) ?? 0) - cpu0, 1),
     venue_peak_rss_mib: mib(sampler.stop()),
     // Threads with ≥ 0.5 s of CPU since the venue started (and the request thread): nice and CPU seconds.
-    venue_threads: threads.stop(),
+    // `cpu_seconds_alone`: the prober alone; `cpu_seconds_beside`: from the backtests' start to their end.
+    venue_threads: threads.stop({ alone: ['alone', 'beside'], beside: ['beside', 'after'] }),
+    ...(gcTraceFile()
+      ? {
+          gc_by_isolate: {
+            alone: gcTraceSummary(gcTraceFile()!, gcAlone, gcBeside),
+            beside: gcTraceSummary(gcTraceFile()!, gcBeside, gcAfter),
+          },
+        }
+      : {}),
     load_average_before: loadBefore,
     load_average_after: load(),
     runs,
