@@ -1,4 +1,5 @@
 import { fromUnits } from '../market/decimal';
+import { UnitsPacker } from '../metrics/equity-points';
 import type { RiskProfile } from '../shared/risk-profile';
 import { dec } from '../trading/decimal';
 import type { WalletCommand, WalletContext } from '../wallet/commands';
@@ -143,6 +144,11 @@ export interface AdvanceInput {
   steps: number;
   wallet: WalletState;
   newId: () => string;
+  /**
+   * True: the equity points are packed as they are computed (`AdvanceResult.equityUnits`, a `UnitsPacker`), and
+   * `equity` is left empty — no string per step is kept to the batch's end (a backtest's `BacktestStepped`).
+   */
+  packEquity?: boolean;
 }
 
 /** What {@link advanceSandboxSliced} produced. */
@@ -150,8 +156,12 @@ export interface AdvanceResult {
   /** The wallet decider's fills and gap cancels, in the order they happened. */
   events: WalletEvent[];
   wallet: WalletState;
-  /** `equity[i]`: USDT, 8 places, at step `fromStep + 1 + i`. */
+  /** `equity[i]`: USDT, 8 places, at step `fromStep + 1 + i` (empty with `packEquity`). */
   equity: string[];
+  /** With `packEquity`: the same points as `packUnits(equity)` would pack them. */
+  equityUnits?: string;
+  /** The equity at the last step (USDT, 8 places): `equity[steps − 1]`. */
+  lastEquity: string;
   fills: number;
   /** The final virtual time (ms). */
   at: number;
@@ -198,7 +208,8 @@ export function* advanceSandboxSliced(
   const meter = new EquityMeter(market);
   meter.load(wallet);
   let pending = pendingBySeries(wallet, market, indexOf);
-  const equity: string[] = new Array(n);
+  const packer = input.packEquity ? new UnitsPacker() : undefined;
+  const equity: string[] = packer ? [] : new Array(n);
   let fills = 0;
 
   // The pairs a step walks (issue 24: a step costs what the wallet holds, not the number of pairs): those with a
@@ -331,7 +342,10 @@ export function* advanceSandboxSliced(
     // another session on the same market) is counted again.
     for (let moved = true; moved; ) {
       moved = false;
-      for (const p of walked) {
+      // Indexed, not `for…of`: in this generator the array iterator's result objects were ~110 bytes of garbage per
+      // step (a sampling heap profile of the stepping thread: docs/benchmarks.md, "The stepping isolate's garbage").
+      for (let j = 0; j < walked.length; j++) {
+        const p = walked[j]!;
         const w = series[p]!.window;
         if (w && w.generation !== generations[p]) {
           moved = true;
@@ -339,8 +353,20 @@ export function* advanceSandboxSliced(
         }
       }
     }
-    equity[k - 1] = meter.at(closed);
+    if (packer) packer.push(meter.atUnits(closed));
+    else equity[k - 1] = meter.at(closed);
     if (k % sliceSteps === 0 && k < n) yield;
   }
-  return { events, wallet, equity, fills, at };
+  if (packer) {
+    return {
+      events,
+      wallet,
+      equity,
+      equityUnits: packer.text(),
+      lastEquity: fromUnits(packer.last!),
+      fills,
+      at,
+    };
+  }
+  return { events, wallet, equity, lastEquity: equity[n - 1]!, fills, at };
 }

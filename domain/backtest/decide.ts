@@ -1,6 +1,5 @@
 import { INTERVAL_MS, INTERVALS, isInterval } from '../market/intervals';
 import { normalizeSymbol } from '../market/pair';
-import { packUnits } from '../metrics/equity-points';
 import type { Decider } from '../shared/decider';
 import { DomainError } from '../shared/errors';
 import { normalizeStartingBalance } from '../shared/starting-balance';
@@ -222,13 +221,13 @@ export function* stepBacktestSliced(
       steps: n,
       wallet: state.wallet,
       newId: ctx.newId,
+      packEquity: true,
     },
     sliceSteps,
   );
-  const { events: walletEvents, equity, fills, at } = advanced;
+  const { events: walletEvents, equityUnits = '', lastEquity, fills, at } = advanced;
   const events: BacktestStreamEvent[] = [...walletEvents];
   const toStep = state.step + n;
-  const equityUnits = packUnits(equity);
   events.push({
     type: 'BacktestStepped',
     data: {
@@ -247,7 +246,7 @@ export function* stepBacktestSliced(
     yield* residentAt(market, at);
     events.push({
       type: 'BacktestCompleted',
-      data: ended(config, market, closedAt(market, at), equity[n - 1]!, toStep, state, ctx),
+      data: ended(config, market, closedAt(market, at), lastEquity, toStep, state, ctx),
     });
   }
   return events;

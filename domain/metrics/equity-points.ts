@@ -98,6 +98,103 @@ export const packUnits = (values: readonly string[]): string => {
   return parts.join(',');
 };
 
+/** 2⁵² as a `bigint`: {@link UnitsPacker}'s bound between its number and `bigint` differences (`SAFE`). */
+const SAFE_BIG = 2n ** 52n;
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * {@link packUnits} one point at a time, from each point's integer 1e-8 units (a `bigint`, as `EquityMeter.atUnits`
+ * gives them) instead of its decimal string: `text()` after pushing the units of `values` is exactly
+ * `packUnits(values)` (the same differences, by the same number/`bigint` rule, and the same runs). A run's
+ * difference is kept as a number (or a `bigint` beyond 2⁵³) and written once when the run ends, so a step whose
+ * equity did not move allocates no string — a backtest's stepping loop packs its 100,000 points without holding
+ * 100,000 strings (issue 24: the stepping isolate's young-generation survivors).
+ */
+export class UnitsPacker {
+  private readonly parts: string[] = [];
+  /** The previous point while it is under 2⁵² in absolute value (`prevBig` undefined), else `prevBig`. */
+  private prev = 0;
+  private prevBig: bigint | undefined;
+  /**
+   * The current run's difference — `runBig` when it is beyond the safe integers, else `run` — and its length. Numbers
+   * and `bigint`s in fields of their own: a field that only ever holds numbers is updated in place, where one that
+   * may hold either boxes every number stored (garbage per step).
+   */
+  private run = 0;
+  private runBig: bigint | undefined;
+  private count = 0;
+  /** The last point (`lastBig` when it was pushed as a `bigint`, else `lastNumber`). */
+  private lastNumber = 0;
+  private lastBig: bigint | undefined;
+  /** Points pushed. */
+  points = 0;
+
+  /** The last point pushed (units, as pushed), or undefined before the first. */
+  get last(): bigint | number | undefined {
+    return this.points === 0 ? undefined : (this.lastBig ?? this.lastNumber);
+  }
+
+  /** Appends the point of `points` 1e-8 units (a number only when it is a safe integer). */
+  push(points: bigint | number): void {
+    this.points++;
+    if (typeof points === 'number') {
+      this.lastNumber = points;
+      this.lastBig = undefined;
+      if (this.prevBig === undefined && points < SAFE && points > -SAFE) {
+        const delta = points - this.prev;
+        this.prev = points;
+        this.pushNumber(delta);
+        return;
+      }
+    } else this.lastBig = points;
+    const units = typeof points === 'bigint' ? points : BigInt(points);
+    if (this.prevBig === undefined && units < SAFE_BIG && units > -SAFE_BIG) {
+      const u = Number(units);
+      const delta = u - this.prev;
+      this.prev = u;
+      this.pushNumber(delta);
+      return;
+    }
+    const d = units - (this.prevBig ?? BigInt(this.prev));
+    if (units < SAFE_BIG && units > -SAFE_BIG) {
+      this.prev = Number(units);
+      this.prevBig = undefined;
+    } else this.prevBig = units;
+    if (d <= MAX_SAFE_BIG && d >= -MAX_SAFE_BIG) this.pushNumber(Number(d));
+    else if (this.count > 0 && this.runBig === d) this.count++;
+    else {
+      this.flush();
+      this.runBig = d;
+      this.count = 1;
+    }
+  }
+
+  /** Extends the current run with the safe-integer difference `delta`, or starts a new one. */
+  private pushNumber(delta: number): void {
+    if (this.count > 0 && this.runBig === undefined && this.run === delta) this.count++;
+    else {
+      this.flush();
+      this.run = delta;
+      this.runBig = undefined;
+      this.count = 1;
+    }
+  }
+
+  /** Writes the current run's token (none before the first point). */
+  private flush(): void {
+    if (this.count > 0) this.parts.push(token((this.runBig ?? this.run).toString(), this.count));
+  }
+
+  /** The packed text of the points pushed so far ({@link packUnits}'s). */
+  text(): string {
+    if (this.count === 0) return '';
+    this.flush();
+    const text = this.parts.join(',');
+    this.parts.pop();
+    return text;
+  }
+}
+
 /** An integer number of 1e-8 units as the 8-place decimal {@link normalize8} gives. */
 export const decimalOfUnits = (u: number | bigint): string => {
   const negative = u < 0;

@@ -1,16 +1,18 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { totalSteps, virtualTimeAt } from '../../domain/backtest/clock';
 import type { BacktestCommand, BacktestContext } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import { EquityMeter } from '../../domain/backtest/equity';
 import type { BacktestSteppedData, BacktestStreamEvent } from '../../domain/backtest/events';
+import type { SessionMarket } from '../../domain/backtest/market';
 import { closedCount, lastClosed, quoteVolume24h } from '../../domain/backtest/market';
 import { firstCrossing, pathPoints } from '../../domain/backtest/path';
 import type { BacktestState } from '../../domain/backtest/state';
 import { unpackUnits } from '../../domain/metrics/equity-points';
 import { dec, roundHalfEven8 } from '../../domain/trading/decimal';
 import type { OrderFilledData } from '../../domain/wallet/events';
-import { walletEquity } from '../../domain/wallet/state';
+import { type Holding, type WalletState, walletEquity } from '../../domain/wallet/state';
 import { deciderSpec } from '../support/decider-spec';
 import { createBacktestCommand, H, sequentialIds, series, T0, testCatalog, testMarket } from './support';
 
@@ -329,6 +331,69 @@ describe('the backtest decider', () => {
       walletEquity(state.wallet, (symbol) => dec(lastClosed(market, symbol, at)!.close)),
     );
     expect(meter.at(closed)).toBe(expected.toFixed(8));
+  });
+
+  it('values equity in numbers exactly as in bigints, at any size (the meter falls back where numbers are not exact)', () => {
+    // Closes and quantities from a few units to beyond 2⁵³ − 1 (the number path's bound), holdings without a price
+    // (counted at cost), and sums whose remainder is exactly half a unit (rounded half to even).
+    const units = fc.oneof(
+      // 0.5 × 0.00000001 and 1.5 × 0.00000003: half a unit left over, rounded to the even neighbour.
+      fc.constantFrom(1n, 3n, 50_000_000n, 150_000_000n),
+      fc.bigInt({ min: 0n, max: 10_000n }),
+      fc.bigInt({ min: 0n, max: 10n ** 12n }),
+      fc.bigInt({ min: 2n ** 53n - 3n, max: 2n ** 53n + 3n }),
+      fc.bigInt({ min: 0n, max: 10n ** 17n }),
+    );
+    const asDecimal = (u: bigint) => `${u / 100_000_000n}.${(u % 100_000_000n).toString().padStart(8, '0')}`;
+    const symbols = ['AAAUSDT', 'BBBUSDT', 'CCCUSDT'];
+    fc.assert(
+      fc.property(
+        units,
+        units,
+        fc.array(fc.tuple(units, units, units, fc.boolean()), { minLength: 3, maxLength: 3 }),
+        fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+        (cash, locked, pairs, held) => {
+          const closes = pairs.map(([, , close]) => Number(close));
+          const fake = {
+            interval: '1m',
+            intervalMs: 60_000,
+            series: symbols.map((symbol, i) => ({ symbol, close: [closes[i]!] })),
+            bySymbol: new Map(),
+          } as unknown as SessionMarket;
+          const holdings: Record<string, Holding> = {};
+          symbols.forEach((symbol, i) => {
+            if (!held[i]) return;
+            const [quantity, cost] = pairs[i]!;
+            const asset = symbol.slice(0, 3);
+            holdings[asset] = {
+              asset,
+              symbol,
+              quantity: dec(asDecimal(quantity)),
+              locked: dec(0),
+              cost: dec(asDecimal(cost)),
+            } as Holding;
+          });
+          const wallet = {
+            cash: dec(asDecimal(cash)),
+            lockedCash: dec(asDecimal(locked)),
+            holdings,
+          } as WalletState;
+          const meter = new EquityMeter(fake);
+          meter.load(wallet);
+          // A pair with no candle closed yet has no price: its holding counts at cost.
+          const closed = new Int32Array(pairs.map(([, , , priced]) => (priced ? 1 : 0)));
+          const expected = roundHalfEven8(
+            walletEquity(wallet, (symbol) => {
+              const i = symbols.indexOf(symbol);
+              return closed[i] ? dec(asDecimal(BigInt(closes[i]!))) : undefined;
+            }),
+          );
+          expect(meter.at(closed)).toBe(expected.toFixed(8));
+          expect(BigInt(meter.atUnits(closed))).toBe(BigInt(expected.times(100_000_000).toFixed(0)));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import {
   maxOfPacked,
   normalize8,
   packUnits,
+  UnitsPacker,
   unitsOfPacked,
   unpackUnits,
 } from '../../domain/metrics/equity-points';
@@ -136,5 +137,42 @@ describe('metrics over integer units', () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  it("pack point by point from units (the stepping loop's UnitsPacker) exactly as packUnits packs the strings", () => {
+    // Runs of equal differences across the 2⁵² bound (a small difference between big points joins a run of small
+    // ones), repeated points, and values around ±2⁵³.
+    const near = (c: bigint) => fc.bigInt({ min: c - 4n, max: c + 4n });
+    const point = fc.oneof(
+      near(0n),
+      near(2n ** 52n),
+      near(-(2n ** 52n)),
+      near(2n ** 53n),
+      near(-(2n ** 53n)),
+      fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }),
+    );
+    const points = fc
+      .array(fc.tuple(point, fc.integer({ min: 1, max: 4 }), fc.bigInt({ min: -3n, max: 3n })), {
+        maxLength: 30,
+      })
+      .map((runs) =>
+        runs.flatMap(([start, count, step]) =>
+          Array.from({ length: count }, (_, k) => start + step * BigInt(k)),
+        ),
+      );
+    fc.assert(
+      fc.property(points, (units) => {
+        const packer = new UnitsPacker();
+        for (const u of units) packer.push(u);
+        expect(packer.text()).toBe(packUnits(units.map(units8)));
+        expect(packer.points).toBe(units.length);
+        expect(packer.last).toBe(units.at(-1));
+      }),
+      { numRuns: 600 },
+    );
+    const packer = new UnitsPacker();
+    for (const u of [100_000_000_000n, 100_000_000_000n, 100_000_000_000n, 99_999_999_999n]) packer.push(u);
+    expect(packer.text()).toBe('100000000000,0*2,-1');
+    expect(new UnitsPacker().text()).toBe('');
   });
 });
