@@ -8,7 +8,8 @@
  *      `DIR/store-N` and a fresh scratch database: wall time, candles/s, the importer's peak RSS, and the store's
  *      size on disk in bytes per 1-minute candle (every file under the store: month files of the 1m series and of
  *      the served 5m…1d series, and the manifest; target ≤ 30);
- *   3. serve: the venue as `npm start` runs it (`src/main.ts`, API + projections + matching engine in one process)
+ *   3. serve: the venue as `npm start` runs it (`src/main.ts`, API + projections + matching engine in one process,
+ *      with the venue's Node flags of bin/node-flags.mjs)
  *      on that store and database (`MARKET_SOURCE=files`, `MARKET_DATA_DIR` = the generated directory, whose
  *      start-up import finds every file already imported), in a child process on `--port`;
  *   4. reads: `--reads` × `GET /api/v1/market/candles/{symbol}?interval=1m&limit=1000&start_time=…`, one at a
@@ -48,6 +49,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { Agent } from 'undici';
+import { venueNodeOptions } from '../bin/node-flags.mjs';
 import { mulberry32 } from '../domain/market/random';
 import { gcTraceSummary } from './gc-trace';
 import { nonNegativeInt, positiveInt } from './options';
@@ -269,6 +271,8 @@ const runCli = async (args: string[], env: Record<string, string>) => {
 interface Venue {
   child: ChildProcess;
   pid: number;
+  /** The NODE_OPTIONS it ran with ('' when none). */
+  nodeOptions: string;
   stop(): Promise<void>;
 }
 
@@ -289,16 +293,25 @@ const gcTraceOffset = (): number => {
 };
 
 const startVenue = async (env: Record<string, string>): Promise<Venue> => {
+  const venueFlags = options.venueFlags.split(',').filter(Boolean);
+  // The venue's own Node flags (bin/node-flags.mjs), as `npm start` runs it, unless --venue-flags or NODE_OPTIONS
+  // set the same option.
+  const nodeOptions = venueNodeOptions(process.env.NODE_OPTIONS, venueFlags);
   const execArgv = [
     ...(options.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(options.cpuProf)] : []),
-    ...options.venueFlags.split(',').filter(Boolean),
+    ...venueFlags,
     '--import',
     'tsx',
     ...(stallsFile ? ['--import', './bench/loop-stalls.mjs'] : []),
   ];
   const child = spawn(process.execPath, [...execArgv, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...env, ...(stallsFile ? { LOOP_STALLS_FILE: stallsFile } : {}) },
+    env: {
+      ...process.env,
+      ...env,
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+      ...(stallsFile ? { LOOP_STALLS_FILE: stallsFile } : {}),
+    },
     stdio: ['ignore', options.venueLog ? fs.openSync(options.venueLog, 'a') : 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -312,6 +325,7 @@ const startVenue = async (env: Record<string, string>): Promise<Venue> => {
   return {
     child,
     pid: child.pid!,
+    nodeOptions: nodeOptions ?? process.env.NODE_OPTIONS ?? '',
     stop: async () => {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
@@ -723,6 +737,7 @@ const measure = async (pairs: number) => {
     result.venue = {
       start_seconds: round((performance.now() - t0) / 1000, 1),
       rss_after_start_mib: mib(memoryOf(venue.pid).rss),
+      node_options: venue.nodeOptions,
     };
     const reg = await ok('POST', '/auth/register', { display_name: 'bigdata bench' });
     const auth = { authorization: `Bearer ${(await login(reg)).token}` };
