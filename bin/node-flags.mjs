@@ -2,7 +2,7 @@
 
 /**
  * V8's young generation for the venue's processes: `--max-semi-space-size=64` (MB per semi-space; Node 20's default
- * on 64-bit is 16). An order allocates ~100 kB in the server, so at 1,000 orders/s the default young generation is
+ * on 64-bit is 16). The server allocates ~150 kB per order (16 MB filled ~11 times per 1,000 requests), so at 1,000 orders/s the default young generation is
  * scavenged ~10 times a second, and objects still in flight at a scavenge (requests, batches, pages being folded)
  * are copied and promoted to the old generation, which later costs mark-compacts; a larger one scavenges less
  * often and promotes less. Measured in docs/benchmarks.md ("Trading", the young generation, 2026-11-30); the memory
