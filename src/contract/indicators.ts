@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { INTERVALS } from '../../domain/market/intervals';
 import { DEFAULT_INDICATORS, MAX_PERIOD } from '../market/indicators';
-import { intervalQuery, timestamp } from './common';
+import { intervalQuery, queryInt, timestamp } from './common';
 
 /**
  * `GET /market/indicators/{symbol}` and `/backtest/{id}/market/indicators/{symbol}` (issue 17, item 10;
@@ -18,9 +18,7 @@ export const indicatorsQuery = z.object({
   interval: intervalQuery.describe(
     `${INTERVALS.join(', ')} or seconds; default 1h (a backtest: its interval). Another value: VALIDATION_ERROR`,
   ),
-  limit: z.coerce
-    .number()
-    .int()
+  limit: queryInt()
     .min(1)
     .max(1000)
     .default(200)

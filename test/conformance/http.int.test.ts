@@ -288,6 +288,8 @@ describe('query parameters that are not integers, or given twice', () => {
       ['/trade/orders?limit=1&limit=2', 'limit', /more than once/],
       ['/account/pnl?period=1d&period=7d', 'period', /more than once/],
       ['/market/candles/BTCUSDT?interval=1h&interval=1d', 'interval', /more than once/],
+      ['/market/indicators/BTCUSDT?limit=abc', 'limit', /^must be an integer$/],
+      [`/backtest/bt_${'0'.repeat(32)}/market/candles/BTCUSDT?limit=abc`, 'limit', /^must be an integer$/],
       ['/battles?limit=abc', 'limit', /^must be an integer$/],
       ['/battles?offset=1.5', 'offset', /^must be an integer$/],
     ];
