@@ -342,6 +342,17 @@ describe('sandbox order ids are UUIDs: either case names the same order', () => 
     expect(read).toMatchObject({ order_id: placed.order_id, status: 'pending' });
     const cancelled = await ok(t.app, alice.headers, 'DELETE', `/backtest/${id}/trade/order/${upper}`);
     expect(cancelled).toMatchObject({ order_id: placed.order_id, status: 'cancelled' });
+    // An unknown id is refused naming it in lower case, as the live order endpoints do.
+    const unknown = 'ABCDEF01-2345-4678-89AB-CDEF01234567';
+    const missing = await fails(
+      t.app,
+      alice.headers,
+      'GET',
+      `/backtest/${id}/trade/order/${unknown}`,
+      404,
+      'ORDER_NOT_FOUND',
+    );
+    expect(missing.details).toEqual({ order_id: unknown.toLowerCase() });
   });
 });
 

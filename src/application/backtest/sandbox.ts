@@ -181,7 +181,7 @@ export const sandboxOrder = async (call: Call, id: string, rawOrderId: string) =
   const session = await ownedSession(call, id);
   const orderId = orderIdOf(rawOrderId);
   const order = session.log.order(orderId);
-  if (!order) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: rawOrderId });
+  if (!order) throw new DomainError('ORDER_NOT_FOUND', 'order not found', { order_id: orderId });
   return { ...order, fills: session.log.fillsOf(orderId) };
 };
 
