@@ -64,38 +64,17 @@ const token = (delta: string, count: number): string => (count > 1 ? `${delta}*$
  * by commas, and a run of `count` ≥ 2 equal differences `d` written `d*count`: `["1000.00000000",
  * "1000.00000000", "1000.00000000", "999.99999999"]` → `"100000000000,0*2,-1"`. Exact for any value (the
  * differences of values beyond 2⁵² units are computed as `bigint`); the same points always give the same text,
- * so a version-1 event upcast and a version-2 event of the same steps give the same row. No points: `""`.
+ * so a version-1 event upcast and a version-2 event of the same steps give the same row. No points: `""`. Each
+ * point's units go through one {@link UnitsPacker}, the stepping loop's packer: one implementation of the rule.
  */
 export const packUnits = (values: readonly string[]): string => {
-  const parts: string[] = [];
-  let prev = 0;
-  let prevBig: bigint | undefined;
-  let run = '';
-  let count = 0;
+  const packer = new UnitsPacker();
   for (const raw of values) {
     const v = normalize8(raw);
     const u = unitsOf8(v);
-    let delta: string;
-    if (u !== undefined && Math.abs(u) < SAFE && prevBig === undefined) {
-      delta = String(u - prev);
-      prev = u;
-    } else {
-      const big = BigInt(v.slice(0, -9) + v.slice(-8));
-      delta = (big - (prevBig ?? BigInt(prev))).toString();
-      if (u !== undefined && Math.abs(u) < SAFE) {
-        prev = u;
-        prevBig = undefined;
-      } else prevBig = big;
-    }
-    if (delta === run) count++;
-    else {
-      if (count > 0) parts.push(token(run, count));
-      run = delta;
-      count = 1;
-    }
+    packer.push(u !== undefined && Math.abs(u) < SAFE ? u : BigInt(v.slice(0, -9) + v.slice(-8)));
   }
-  if (count > 0) parts.push(token(run, count));
-  return parts.join(',');
+  return packer.text();
 };
 
 /** 2⁵² as a `bigint`: {@link UnitsPacker}'s bound between its number and `bigint` differences (`SAFE`). */
@@ -103,9 +82,10 @@ const SAFE_BIG = 2n ** 52n;
 const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
- * {@link packUnits} one point at a time, from each point's integer 1e-8 units (a `bigint`, as `EquityMeter.atUnits`
- * gives them) instead of its decimal string: `text()` after pushing the units of `values` is exactly
- * `packUnits(values)` (the same differences, by the same number/`bigint` rule, and the same runs). A run's
+ * {@link packUnits}'s rule one point at a time, from each point's integer 1e-8 units (a number when it is a safe
+ * integer, else a `bigint`, as `EquityMeter.atUnits` gives them): `text()` after pushing the units of `values` is
+ * `packUnits(values)`, which is built on it (test/backtest/metrics-units.unit.test.ts compares both with the rule
+ * written out on decimal strings). A run's
  * difference is kept as a number (or a `bigint` beyond 2⁵³) and written once when the run ends, so a step whose
  * equity did not move allocates no string — a backtest's stepping loop packs its 100,000 points without holding
  * 100,000 strings (issue 24: the stepping isolate's young-generation survivors).
