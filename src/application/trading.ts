@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { idempotencyKeyHash, type OrderPreviewOutcome, type PlaceOrderOutcome } from '../../commands/wallet';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
+import { canonicalId } from '../../domain/shared/uuid';
 import { parseDecimal } from '../../domain/trading/decimal';
 import type { OrderSide, TimeInForce } from '../../domain/trading/orders';
 import type { OrderListRequest, OrderRequest } from '../../domain/wallet/commands';
@@ -135,9 +136,10 @@ const orderNotFound = (call: Call, orderId: string): DomainError =>
 
 /**
  * An order id as the ledger keys it: order ids are lower-case UUIDs, and a UUID is case-insensitive (RFC 9562), so
- * either case (and surrounding spaces) names the same order, live and in the backtest and battle sandboxes.
+ * either case (and surrounding spaces) names the same order, live and in the backtest and battle sandboxes
+ * ({@link canonicalId}, as for account, agent and battle ids).
  */
-export const orderIdOf = (raw: string): string => raw.trim().toLowerCase();
+export const orderIdOf = (raw: string): string => canonicalId(raw.trim());
 
 /**
  * Places an order through the 8-step risk chain (docs/trading-rules.md). Market orders fill at once; limit,
