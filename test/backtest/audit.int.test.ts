@@ -1,6 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fails } from '../support/api-calls';
-import { call, ok, sessionBody, type Trader, trader, useBacktestApp, useTrader } from './http-support';
+import {
+  call,
+  ok,
+  sandboxOrder,
+  sessionBody,
+  type Trader,
+  trader,
+  useBacktestApp,
+  useTrader,
+} from './http-support';
 
 /**
  * Regressions of the interface audit of the backtest endpoints, through the real stack (`inject`: routes, auth,
@@ -292,19 +301,12 @@ describe('a cancelled session’s results include the orders placed after its la
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/step`);
     // Placed at the virtual time of step 1: no step records the equity it leaves (fee and slippage paid).
-    await ok(
-      t.app,
-      alice.headers,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      {
-        symbol: 'BTCUSDT',
-        side: 'buy',
-        type: 'market',
-        quantity: '0.01',
-      },
-      201,
-    );
+    await sandboxOrder(t.app, alice.headers, id, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.01',
+    });
     const portfolio = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/account/portfolio`);
     const cancelled = await ok(t.app, alice.headers, 'POST', `/backtest/${id}/cancel`);
     expect(cancelled.summary.final_equity).toBe(portfolio.total_equity);
@@ -328,14 +330,13 @@ describe('sandbox order ids are UUIDs: either case names the same order', () => 
   it('reads and cancels an order by its upper-case id, as the live endpoints do', async () => {
     const id = await create({ pairs: ['BTCUSDT'] });
     await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
-    const placed = await ok(
-      t.app,
-      alice.headers,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.01', price: '30000' },
-      201,
-    );
+    const placed = await sandboxOrder(t.app, alice.headers, id, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '30000',
+    });
     const upper = (placed.order_id as string).toUpperCase();
     expect(upper).not.toBe(placed.order_id);
     const read = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/trade/order/${upper}`);
@@ -366,14 +367,13 @@ describe('create takes the agent id in either case', () => {
     const agent = { 'x-api-key': alice.agentKey };
     await ok(t.app, agent, 'GET', `/backtest/${id}/status`);
     await ok(t.app, { ...alice.headers, 'x-agent-id': alice.agentId }, 'GET', `/backtest/${id}/status`);
-    const own = await ok(t.app, agent, 'POST', '/backtest/create', {
-      start_time: START,
-      end_time: END,
-      starting_balance: '10000',
-      candle_interval: '1h',
-      agent_id: upper,
-      pairs: ['BTCUSDT'],
-    });
+    const own = await ok(
+      t.app,
+      agent,
+      'POST',
+      '/backtest/create',
+      sessionBody(alice, START, END, ['BTCUSDT'], { agent_id: upper }),
+    );
     expect(own.agent_id).toBe(alice.agentId);
   });
 });

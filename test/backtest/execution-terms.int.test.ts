@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
-import { ok, useBacktestApp, useTrader } from './http-support';
+import { ok, sandboxOrder, useBacktestApp, useTrader } from './http-support';
 
 /**
  * How sandboxes fill, fixed when a backtest or battle begins (issue 21): the maker and taker fee settings
@@ -40,19 +40,12 @@ describe('maker and taker fee rates', () => {
     const id = created.session_id as string;
     expect(await ok(t.app, agent, 'GET', `/backtest/${id}/status`)).toMatchObject(terms);
     await ok(t.app, agent, 'POST', `/backtest/${id}/start`);
-    const placed = await ok(
-      t.app,
-      agent,
-      'POST',
-      `/backtest/${id}/trade/order`,
-      {
-        symbol: 'BTCUSDT',
-        side: 'buy',
-        type: 'market',
-        quantity: '0.01',
-      },
-      201,
-    );
+    const placed = await sandboxOrder(t.app, agent, id, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.01',
+    });
     await ok(t.app, agent, 'POST', `/backtest/${id}/step/batch`, { steps: 5 });
     const results = await ok(t.app, agent, 'GET', `/backtest/${id}/results`);
     expect(results.config).toMatchObject(terms);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { VENUE_NODE_FLAGS, venueNodeOptions } from '../../bin/node-flags.mjs';
+import { until } from '../support/until';
 
 const run = promisify(execFile);
 
@@ -20,34 +21,38 @@ describe('bin/ptv.mjs (package.json "bin")', () => {
   }, 60_000);
 
   it("runs the command with the venue's Node flags in NODE_OPTIONS, and an operator's own value wins", async () => {
-    // A preload that prints each process's NODE_OPTIONS and V8's young-generation flag as it runs.
+    // A preload that prints each process's NODE_OPTIONS as it runs.
     const dir = mkdtempSync(path.join(tmpdir(), 'ptv-bin-'));
     const probe = path.join(dir, 'probe.cjs');
     writeFileSync(
       probe,
       "process.stderr.write('flags ' + JSON.stringify(process.env.NODE_OPTIONS) + '\\n');\n",
     );
-    const seen = async (nodeOptions: string) =>
-      (
-        await run(process.execPath, ['bin/ptv.mjs', '--version'], {
-          env: { ...process.env, NODE_OPTIONS: nodeOptions },
-        })
-      ).stderr
-        .split('\n')
-        .filter((l) => l.startsWith('flags '));
-    // Without the flag: this process, then the command's process (and its loader's thread, which runs the preload
-    // too) with the flags appended to NODE_OPTIONS.
-    const plain = `--require ${probe}`;
-    const [parent, ...command] = await seen(plain);
-    expect(parent).toBe(`flags ${JSON.stringify(plain)}`);
-    expect(command.length).toBeGreaterThan(0);
-    for (const line of command)
-      expect(line).toBe(`flags ${JSON.stringify(`${plain} ${VENUE_NODE_FLAGS.join(' ')}`)}`);
-    // The operator's own young generation: no second process, the value as given.
-    const own = `--require ${probe} --max-semi-space-size=16`;
-    const lines = await seen(own);
-    expect(lines.length).toBe(command.length);
-    for (const line of lines) expect(line).toBe(`flags ${JSON.stringify(own)}`);
+    try {
+      const seen = async (nodeOptions: string) =>
+        (
+          await run(process.execPath, ['bin/ptv.mjs', '--version'], {
+            env: { ...process.env, NODE_OPTIONS: nodeOptions },
+          })
+        ).stderr
+          .split('\n')
+          .filter((l) => l.startsWith('flags '));
+      // Without the flag: this process, then the command's process (and its loader's thread, which runs the preload
+      // too) with the flags appended to NODE_OPTIONS.
+      const plain = `--require ${probe}`;
+      const [parent, ...command] = await seen(plain);
+      expect(parent).toBe(`flags ${JSON.stringify(plain)}`);
+      expect(command.length).toBeGreaterThan(0);
+      for (const line of command)
+        expect(line).toBe(`flags ${JSON.stringify(`${plain} ${VENUE_NODE_FLAGS.join(' ')}`)}`);
+      // The operator's own young generation: no second process, the value as given.
+      const own = `--require ${probe} --max-semi-space-size=16`;
+      const lines = await seen(own);
+      expect(lines.length).toBe(command.length);
+      for (const line of lines) expect(line).toBe(`flags ${JSON.stringify(own)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 
@@ -75,10 +80,11 @@ describe('bin/ptv.mjs serve and signals', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const deadline = Date.now() + 90_000;
-      while (!output.includes('listening on http') && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until(() => output.includes('listening on http') || child.exitCode !== null, {
+        timeoutMs: 90_000,
+        everyMs: 100,
+        what: 'ptv serve listening',
+      });
       expect(output).toContain('listening on http');
       process.kill(-child.pid!, 'SIGTERM');
       // And once more to the parent alone a moment later, which it passes on: the same stop request again.
