@@ -276,6 +276,9 @@ interface Venue {
   stop(): Promise<void>;
 }
 
+/** `--venue-flags`: the venue's extra node flags, split once. */
+const venueFlags = options.venueFlags.split(',').filter(Boolean);
+
 /** The `--stalls` file of the pair count being measured (`end epoch ms,stall ms,on-core ms,run-queue ms` lines, bench/loop-stalls.mjs). */
 let stallsFile: string | undefined;
 
@@ -284,7 +287,7 @@ let stallsFile: string | undefined;
  * reports each isolate's collections per phase (`gc_by_isolate`, bench/gc-trace.ts).
  */
 const gcTraceFile = (): string | undefined =>
-  options.venueLog && options.venueFlags.split(',').includes('--trace-gc-nvp') ? options.venueLog : undefined;
+  options.venueLog && venueFlags.includes('--trace-gc-nvp') ? options.venueLog : undefined;
 
 /** The size of {@link gcTraceFile} now (a phase boundary), 0 without one. */
 const gcTraceOffset = (): number => {
@@ -293,7 +296,6 @@ const gcTraceOffset = (): number => {
 };
 
 const startVenue = async (env: Record<string, string>): Promise<Venue> => {
-  const venueFlags = options.venueFlags.split(',').filter(Boolean);
   // The venue's own Node flags (bin/node-flags.mjs), as `npm start` runs it, unless --venue-flags or NODE_OPTIONS
   // set the same option.
   const nodeOptions = venueNodeOptions(process.env.NODE_OPTIONS, venueFlags);
