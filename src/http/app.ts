@@ -6,7 +6,7 @@ import { VERSION } from '../version';
 import { registerBodyLimits } from './body-limits';
 import { writeReceipts } from './call';
 import { closeConnectionsWhenClosing } from './close-connections';
-import { clientErrorHandler, errorHandler, notFoundHandler } from './errors';
+import { clientErrorHandler, errorHandler, hasEmptyPathParam, notFoundHandler } from './errors';
 import { healthRoutes } from './health';
 import { metricsRoutes, registerHttpMetrics } from './metrics';
 import { registerOpenApi } from './openapi';
@@ -113,6 +113,12 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
       });
       // Unknown /api/v1 routes go through the scope's hooks too, so they carry the rate-limit headers.
       api.setNotFoundHandler(notFoundHandler);
+      // A route whose last segment is a parameter also matches an empty one (`GET /battles/`); no route of the
+      // interface has an empty id, so it answers as an empty middle segment (`/battles//participants`) does:
+      // 404 `NOT_FOUND`, after the rate limiter (its headers) and before authentication and validation.
+      api.addHook('onRequest', async (request, reply) => {
+        if (hasEmptyPathParam(request.params)) return notFoundHandler(request, reply);
+      });
       for (const { plugin } of apiRoutes) await api.register(plugin);
     },
     { prefix: '/api/v1' },

@@ -222,6 +222,14 @@ export const errorHandler = (error: unknown, request: FastifyRequest, reply: Fas
   return reply.status(domain.status).type('application/json; charset=utf-8').send(envelope(domain));
 };
 
+/**
+ * Whether a matched route's path parameters (fastify's `request.params`: name → decoded segment) hold an empty
+ * one: the router matches `/battles/:id` for `/battles/`, but the path names no battle, so the request is answered
+ * as a route that does not exist ({@link notFoundHandler}: `NOT_FOUND` 404), never as a `VALIDATION_ERROR` of `id`.
+ */
+export const hasEmptyPathParam = (params: unknown): boolean =>
+  typeof params === 'object' && params !== null && Object.values(params).some((value) => value === '');
+
 /** Unknown routes answer in the envelope too. */
 export const notFoundHandler = (request: FastifyRequest, reply: FastifyReply) =>
   reply

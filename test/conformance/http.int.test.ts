@@ -71,6 +71,36 @@ describe('rate-limit headers on every /api/v1 response', () => {
     expect(outside.headers['x-ratelimit-limit']).toBeUndefined();
   });
 
+  it('answers an empty last path id (`GET /battles/`) as the route that does not exist, like an empty middle one', async () => {
+    const jwt = bearer(account);
+    const key = keyHeader(account.apiKey);
+    const cases: [method: 'GET' | 'DELETE' | 'PUT', url: string, headers: Record<string, string>][] = [
+      ['GET', '/battles/', jwt],
+      ['DELETE', '/battles/', jwt],
+      ['GET', '/agents/', jwt],
+      ['PUT', '/agents/', jwt],
+      ['GET', '/webhooks/', jwt],
+      ['GET', '/trade/order/', key],
+      ['DELETE', '/trade/order/', key],
+      ['GET', '/market/candles/', {}],
+      ['GET', '/market/price/', {}],
+      ['GET', '/battles//participants', jwt],
+    ];
+    for (const [method, url, headers] of cases) {
+      const res = await api(t.app, { method, url, headers, remoteAddress: freshIp() });
+      expect([url, res.statusCode, res.json()]).toEqual([
+        url,
+        404,
+        { error: { code: 'NOT_FOUND', message: `no route ${method} /api/v1${url}` } },
+      ]);
+      // The matched route's group counts it (market data 1,200, order cancels 100, the others 600).
+      for (const h of RATE_HEADERS) expect(res.headers[h], `${url} ${h}`).toBeDefined();
+    }
+    // Without credentials too: the path is refused before authentication.
+    const anonymous = await api(t.app, { method: 'GET', url: '/battles/', remoteAddress: freshIp() });
+    expect([anonymous.statusCode, anonymous.json().error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
   it('keeps the group of a known route, e.g. orders (100 per minute) on a refused order', async () => {
     const res = await api(t.app, {
       method: 'POST',
