@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDomainError } from '../../domain/shared/errors';
 import { type Call, newCall, newPublicCall, type PublicCall } from '../application/call';
 import {
   consumeRateLimit,
@@ -7,6 +8,7 @@ import {
   rateLimitKeyOf,
 } from '../application/rate-limits';
 import type { Principal } from '../auth/principal';
+import { presentFailure } from '../http/errors';
 import { BinanceError, CODES, type ErrorContext, toBinanceError } from './errors';
 import { type BinanceParams, readParams } from './params';
 import { authenticateApiKey, authenticateSigned } from './signed';
@@ -60,11 +62,24 @@ const presentDecision = (reply: FastifyReply, d: RateLimitDecision): void => {
   }
 };
 
-/** Sends a Binance error: `{code, msg}` with its HTTP status (and `Retry-After` on 429). */
+/**
+ * Sends a Binance error: `{code, msg}` with its HTTP status, `Retry-After` on a 429 (the limiter's wait) and on a
+ * 503, logged as every HTTP door logs its failures (`presentFailure`: only a server fault at `error`).
+ */
 export const sendError = (reply: FastifyReply, error: unknown, context: ErrorContext): FastifyReply => {
   const e = toBinanceError(error, context);
-  if (e.status >= 500) reply.request.log.error({ err: error }, 'binance door: internal error');
   if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
+  presentFailure(
+    reply.request,
+    reply,
+    {
+      status: e.status,
+      code: e.code,
+      message: e.message,
+      details: isDomainError(error) ? error.details : undefined,
+    },
+    error,
+  );
   return reply
     .status(e.status)
     .type('application/json; charset=utf-8')

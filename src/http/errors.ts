@@ -198,24 +198,45 @@ export const toDomainError = (error: unknown): DomainError => {
 };
 
 /**
+ * Logs and heads an error answer of any HTTP door (REST, the Binance door) by its status, one rule for all: a 5xx
+ * other than 503 is a server fault, logged at `error` with its cause (`error`); a 503 (no price yet, a dependency
+ * down) is an expected answer the client retries, logged at `warn` without a stack, and it says when to try again
+ * in `Retry-After` (whole seconds: `details.retry_after_seconds` rounded up, else 1; issue 16, item 1; spec
+ * "Errors": clients back off and retry 503s) unless the reply has one; anything else is the client's, at `info`.
+ * `code` and `message` are what the door answers (the venue's code, or Binance's).
+ */
+export const presentFailure = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: {
+    status: number;
+    code: string | number;
+    message: string;
+    details?: Record<string, unknown> | undefined;
+  },
+  error: unknown,
+): void => {
+  const { status, code, message } = answer;
+  if (status >= 500 && status !== 503) request.log.error({ err: error }, 'request failed');
+  else if (status === 503) request.log.warn({ code, status }, message);
+  else request.log.info({ code, status }, message);
+  if (status === 503 && !reply.hasHeader('retry-after')) {
+    const after = answer.details?.['retry_after_seconds'];
+    reply.header('retry-after', String(typeof after === 'number' && after > 0 ? Math.ceil(after) : 1));
+  }
+};
+
+/**
  * Fastify error handler: one envelope for every error; every `VALIDATION_ERROR` lists `details.issues[]`
- * (a field named by the thrower is located in the request); 5xx are logged with their cause and stay vague.
+ * (a field named by the thrower is located in the request); 5xx are logged with their cause and stay vague
+ * ({@link presentFailure}).
  */
 export const errorHandler = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
   const domain = withRepeatedQuery(
     withIssues(toDomainError(error), locateField(request), { field: 'body', location: 'body' }),
     request.query,
   );
-  // A 503 (no price yet, a dependency down) is an expected answer the client retries, not a server fault.
-  if (domain.status >= 500 && domain.status !== 503) request.log.error({ err: error }, 'request failed');
-  else if (domain.status === 503)
-    request.log.warn({ code: domain.code, status: domain.status }, domain.message);
-  else request.log.info({ code: domain.code, status: domain.status }, domain.message);
-  // Every 503 says when to try again (issue 16, item 1; spec "Errors": clients back off and retry 503s).
-  if (domain.status === 503 && !reply.hasHeader('retry-after')) {
-    const after = domain.details?.['retry_after_seconds'];
-    reply.header('retry-after', String(typeof after === 'number' && after > 0 ? Math.ceil(after) : 1));
-  }
+  presentFailure(request, reply, domain, error);
   if (domain.code === 'VALIDATION_ERROR' && domain.status === 413 && domain.details) {
     domain.details['limit_bytes'] = request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit;
   }

@@ -361,6 +361,31 @@ describe('ccxt.binance against the venue', () => {
     expect(await wallet()).toEqual(before);
   });
 
+  it('a listed pair without a price yet: 503 with Retry-After as through /api/v1 (ccxt: OperationFailed), the log has a warning and no internal error', async () => {
+    const { pairs } = await rest<z.output<typeof market.pairsResponse>>('/market/pairs?status=active');
+    const { prices } = await rest<z.output<typeof market.pricesResponse>>('/market/prices');
+    const unpriced = pairs.find((p) => !(p.symbol in prices))!;
+    // ccxt's class for "the operation failed, it may succeed later" (-1000), not an ExchangeError.
+    await expect(binance.fetchTicker(`${unpriced.base_asset}/USDT`)).rejects.toBeInstanceOf(
+      ccxt.OperationFailed,
+    );
+    for (const path of [`ticker/price?symbol=${unpriced.symbol}`, `depth?symbol=${unpriced.symbol}`]) {
+      const res = await fetch(`${venue.url}/binance/api/v3/${path}`);
+      expect(res.status, path).toBe(503);
+      expect(res.headers.get('retry-after'), path).toBe('1');
+      expect(((await res.json()) as { code: number }).code).toBe(-1000);
+    }
+    const restAnswer = await fetch(`${venue.url}/api/v1/market/price/${unpriced.symbol}`);
+    expect([restAnswer.status, restAnswer.headers.get('retry-after')]).toEqual([503, '1']);
+    // An expected refusal is a warning, as the REST door logs it: no "internal error" with a stack.
+    const lines = venue.server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(unpriced.symbol));
+    expect(lines.some((l) => l.includes('"level":40'))).toBe(true);
+    expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);
+  });
+
   it('POST /order/oco (legacy OCO): a LIMIT leg and a STOP_LOSS leg of one list, one lock; cancelling a leg cancels both', async () => {
     const bought = await signed('POST', 'order', {
       symbol: SYMBOL_ID,
