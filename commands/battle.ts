@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SessionMarket } from '../domain/backtest/market';
 import type { AgentInfo, BattleCommand, ParticipantStart } from '../domain/battle/commands';
-import { type BattleRequest, requestOf } from '../domain/battle/config';
+import { type BattleRequest, requestOf, validateBattleConfig } from '../domain/battle/config';
 import { assertStartable, battleDecider, battleNotFound } from '../domain/battle/decide';
 import {
   type BattleEvent,
@@ -13,7 +13,7 @@ import {
 } from '../domain/battle/events';
 import type { BattleState } from '../domain/battle/state';
 import { DEFAULT_PARTICIPATION_PCT } from '../domain/fill-model/model';
-import { DomainError } from '../domain/shared/errors';
+import { DomainError, nestedUnder } from '../domain/shared/errors';
 import { canonicalId, isUuid } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
@@ -140,7 +140,10 @@ export interface BattleCommands {
   stop(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
   /** `DELETE /battles/{id}`: deletes a draft, cancels an active or paused battle. */
   remove(caller: BattleCaller, id: string, meta: CommandMeta): Promise<BattleOutcome>;
-  /** `POST /battles/{id}/replay`: a new draft from a completed battle, with the fee rates the original recorded. */
+  /**
+   * `POST /battles/{id}/replay`: a new draft from a completed battle, with the fee rates the original recorded.
+   * A configuration the overrides make invalid is `VALIDATION_ERROR` naming `override_config.<field>`.
+   */
   replay(
     caller: BattleCaller,
     id: string,
@@ -541,30 +544,35 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
 
     async replay(caller, raw, override, agentIds, meta) {
       const id = canonicalId(raw);
-      const source = await perBattle.run(id, () => load(id));
-      authorize(source, caller);
-      if (source.state.status !== 'completed') {
+      const original = await perBattle.run(id, () => load(id));
+      authorize(original, caller);
+      if (original.state.status !== 'completed') {
         throw new DomainError(
           'BATTLE_INVALID_STATE',
-          `only a completed battle can be replayed: the battle is ${source.state.status}`,
-          { status: source.state.status, allowed: ['completed'] },
+          `only a completed battle can be replayed: the battle is ${original.state.status}`,
+          { status: original.state.status, allowed: ['completed'] },
         );
       }
-      const ids = agentIds ?? source.state.participants.map((p) => p.agentId);
+      const ids = agentIds ?? original.state.participants.map((p) => p.agentId);
       const agents: AgentInfo[] = [];
       for (const agentId of ids) agents.push(await agentOf(caller, agentId));
       // A replay reproduces its original: the fee rates it recorded (taker and maker), not today's configuration,
       // and — historical — the fill model and participation share each participant's sandbox started with, not the
       // agent wallet's settings at the replay's start.
-      const request = merged(source.state, override);
+      const request = merged(original.state, override);
       const historical =
-        source.state.config?.battle_mode === 'historical' && request.battleMode === 'historical';
+        original.state.config?.battle_mode === 'historical' && request.battleMode === 'historical';
+      // The original's configuration was valid: what the draft's validation would refuse came from the overrides,
+      // so it names the field under `override_config`, as the body's schema does (`name` → `override_config.name`).
+      nestedUnder('override_config', () =>
+        validateBattleConfig(request, request.battleMode === 'historical' ? source().catalog() : undefined),
+      );
       return createDraft(caller, request, agents, id, meta, {
-        feeRate: source.state.feeRate,
-        makerFeeRate: source.state.makerFeeRate,
+        feeRate: original.state.feeRate,
+        makerFeeRate: original.state.makerFeeRate,
         ...(historical
           ? {
-              replayFills: source.state.participants.map((p) => ({
+              replayFills: original.state.participants.map((p) => ({
                 agent_id: p.agentId,
                 fill_model: p.fillModel,
                 participation_pct: p.participationPct,

@@ -55,3 +55,31 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** True when `value` is a {@link DomainError}. */
 export const isDomainError = (value: unknown): value is DomainError => value instanceof DomainError;
+
+/**
+ * Runs `fn` for a part of a request sent nested under `prefix` (a dotted path such as `override_config`): a
+ * `VALIDATION_ERROR` it throws naming `details.field` comes out naming `prefix.field`, and a message that starts
+ * with the field's name starts with the prefixed name (`starting_balance must be …` → `override_config.starting_balance
+ * must be …`), as the schema's own issues of that part are named. Other errors (and a validation error without a
+ * field) pass unchanged. Synchronous or async `fn`; returns what it returns.
+ */
+export const nestedUnder = <T>(prefix: string, fn: () => T): T => {
+  const rename = (error: unknown): never => {
+    const field = isDomainError(error) ? error.details?.['field'] : undefined;
+    if (!isDomainError(error) || error.code !== 'VALIDATION_ERROR' || typeof field !== 'string' || !field) {
+      throw error;
+    }
+    const named = `${prefix}.${field}`;
+    const message = error.message.startsWith(`${field} `)
+      ? `${named}${error.message.slice(field.length)}`
+      : error.message;
+    throw new DomainError(error.code, message, { ...error.details, field: named }, error.status);
+  };
+  let result: T;
+  try {
+    result = fn();
+  } catch (error) {
+    return rename(error);
+  }
+  return (result instanceof Promise ? result.catch(rename) : result) as T;
+};

@@ -6,7 +6,7 @@ import { BATTLE_INTERVALS, RANKING_METRICS } from '../../domain/battle/events';
 import { BATTLE_PRESETS } from '../../domain/battle/presets';
 import { FILL_MODELS } from '../../domain/fill-model/model';
 import { parseIsoTime } from '../../domain/market/time';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, nestedUnder } from '../../domain/shared/errors';
 import { decimalText } from '../trading/present';
 import { decimalInput, decimalOutput, intervalInput, intervalText, queryInt, timestamp } from './common';
 import { placeOcoBody, placeOrderBody } from './trading';
@@ -132,7 +132,7 @@ export const replayBody = replayFields.nullish();
 export const replayRequestOf = (
   body: z.infer<typeof replayBody>,
 ): { overrides: BattleChanges; agentIds: string[] | undefined } => ({
-  overrides: battleChangesOf(body?.override_config ?? {}),
+  overrides: nestedUnder('override_config', () => battleChangesOf(body?.override_config ?? {})),
   agentIds: body?.agent_ids,
 });
 

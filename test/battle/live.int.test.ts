@@ -399,6 +399,24 @@ describe('a live battle', () => {
       201,
     );
     expect(chosen.participants.map((p: { agent_id: string }) => p.agent_id)).toEqual([my.a3.agentId]);
+    // A configuration the overrides make invalid names the field under override_config, as the schema's issues
+    // do (ranking_metric's enum), whether the draft's validation or the request's reading refuses it.
+    const refusals: [override: Record<string, unknown>, field: string][] = [
+      [{ starting_balance: '-5' }, 'override_config.starting_balance'],
+      [{ name: '' }, 'override_config.name'],
+      [{ duration_minutes: -3 }, 'override_config.duration_minutes'],
+      [{ battle_mode: 'historical' }, 'override_config.backtest_config'],
+      [{ backtest_config: { pairs: ['BTCUSDT'] } }, 'override_config.backtest_config.candle_interval'],
+      [{ ranking_metric: 'luck' }, 'override_config.ranking_metric'],
+    ];
+    for (const [override, field] of refusals) {
+      const error = await fails(t.app, my.H, 'POST', `/battles/${id}/replay`, 422, 'VALIDATION_ERROR', {
+        override_config: override,
+      });
+      expect(error.details?.['issues']).toEqual([expect.objectContaining({ field, location: 'body' })]);
+      // A message that names the field names it in full.
+      expect(error.message.startsWith(`${field.slice('override_config.'.length)} `)).toBe(false);
+    }
     await fails(t.app, my.H, 'POST', `/battles/${copy.battle_id}/replay`, 409, 'BATTLE_INVALID_STATE', {});
     await settle();
     const done = await ok(t.app, my.H, 'GET', '/battles?status=completed');
