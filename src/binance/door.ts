@@ -190,12 +190,15 @@ export const prepareScope = (app: FastifyInstance): void => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
+  // An endpoint of Binance's the venue does not serve (`/order/cancelReplace`, `/account/commission`, `/sapi/…`) is
+  // Binance's -1020 "This operation is not supported.", which a client takes as final (ccxt: BadRequest), not
+  // -1000, which it takes as a failure worth retrying (ccxt: OperationFailed).
   app.setNotFoundHandler((request, reply) =>
     sendError(
       reply.status(404),
       new BinanceError(
-        CODES.UNKNOWN,
-        `Unknown endpoint ${request.method} ${request.url.split('?')[0]}.`,
+        CODES.UNSUPPORTED_OPERATION,
+        `This operation is not supported. ${request.method} ${request.url.split('?')[0]} is not served by this venue (docs/binance-compatibility.md lists the endpoints it serves).`,
         404,
       ),
       'read',

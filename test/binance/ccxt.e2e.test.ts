@@ -386,6 +386,34 @@ describe('ccxt.binance against the venue', () => {
     expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);
   });
 
+  it('an endpoint of Binance the venue does not serve is -1020 "This operation is not supported." (ccxt: BadRequest, not a failure to retry)', async () => {
+    const before = await wallet();
+    // ccxt's editOrder is Binance's POST /order/cancelReplace; fetchTradingFee with these URLs is /account/commission.
+    const edit = binance.editOrder(
+      '00000000-0000-4000-8000-000000000000',
+      SYMBOL,
+      'limit',
+      'buy',
+      0.001,
+      1000,
+    );
+    await expect(edit).rejects.toBeInstanceOf(ccxt.BadRequest);
+    await expect(binance.privateGetAccountCommission({ symbol: SYMBOL_ID })).rejects.toBeInstanceOf(
+      ccxt.BadRequest,
+    );
+    const res = await signed('POST', 'order/cancelReplace', {
+      symbol: SYMBOL_ID,
+      side: 'BUY',
+      type: 'MARKET',
+    });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe(-1020);
+    expect(res.body.msg).toMatch(
+      /^This operation is not supported\. POST \/binance\/api\/v3\/order\/cancelReplace/,
+    );
+    expect(await wallet()).toEqual(before);
+  });
+
   it('POST /order/oco (legacy OCO): a LIMIT leg and a STOP_LOSS leg of one list, one lock; cancelling a leg cancels both', async () => {
     const bought = await signed('POST', 'order', {
       symbol: SYMBOL_ID,
