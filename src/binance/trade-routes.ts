@@ -24,6 +24,7 @@ import {
   listOrders,
   listTrades,
   type OrderInput,
+  orderIdOf,
   placeOrder,
   previewOrder,
 } from '../application/trading';
@@ -212,6 +213,16 @@ const newOcoOf = (p: BinanceParams) => {
 };
 
 /**
+ * An order or order-list id parameter in the form the ledger keys it ({@link orderIdOf}, the application's one rule
+ * for order ids through every door: trimmed, lower-cased), or undefined when absent or empty. The door never
+ * canonicalises ids itself, so a Binance client's `orderId` names the order `/api/v1` and MCP name with it.
+ */
+const optionalOrderId = (p: BinanceParams, name: string): string | undefined => {
+  const raw = optional(p, name);
+  return raw === undefined ? undefined : orderIdOf(raw);
+};
+
+/**
  * The order a query or cancel names: `orderId` (the venue's order id) or `origClientOrderId` (the
  * `newClientOrderId` it was placed with: its newest order with that id, as on Binance; an order placed before
  * client order ids were recorded is found by the idempotency key its `newClientOrderId` was then); -1102 when
@@ -219,7 +230,7 @@ const newOcoOf = (p: BinanceParams) => {
  */
 const namedOrder = async (call: Call, p: BinanceParams) => {
   const symbol = normalizeSymbol(required(p, 'symbol'));
-  const orderId = optional(p, 'orderId');
+  const orderId = optionalOrderId(p, 'orderId');
   const clientOrderId = optional(p, 'origClientOrderId');
   if (orderId === undefined && clientOrderId === undefined) {
     throw new BinanceError(
@@ -248,7 +259,7 @@ const namedOrder = async (call: Call, p: BinanceParams) => {
 const namedList = async (call: Call, p: BinanceParams, at: 'query' | 'cancel') => {
   const clientIdName = at === 'query' ? 'origClientOrderId' : 'listClientOrderId';
   const symbol = at === 'cancel' ? normalizeSymbol(required(p, 'symbol')) : undefined;
-  const listId = optional(p, 'orderListId');
+  const listId = optionalOrderId(p, 'orderListId');
   const clientId = optional(p, clientIdName);
   if (listId === undefined && clientId === undefined) {
     throw new BinanceError(
@@ -425,7 +436,7 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
     '/allOrderList',
     signedEndpoint('general', 'read', async ({ call, params }) => {
       const limit = listLimit(params);
-      const fromId = optional(params, 'fromId')?.toLowerCase();
+      const fromId = optionalOrderId(params, 'fromId');
       const filtered = fromId !== undefined || optional(params, 'startTime') || optional(params, 'endTime');
       const lists = await listOrderLists(call, { open: false, limit: filtered ? 1000 : limit });
       let shown = inTimeRange(lists, params, (rows) => new Date(rows[0]!.created_at).getTime());
@@ -497,11 +508,11 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
     signedEndpoint('general', 'read', async ({ call, params }) => {
       const symbol = listedSymbol(call, params);
       const limit = listLimit(params);
-      const fromId = optional(params, 'orderId');
+      const fromId = optionalOrderId(params, 'orderId');
       const page = await listOrders(call, { symbol, limit: fromId ? 1000 : limit, offset: 0 });
       let rows = inTimeRange(page.rows, params, (r) => new Date(r.created_at).getTime());
       if (fromId) {
-        const at = rows.findIndex((r) => r.order_id === fromId.toLowerCase());
+        const at = rows.findIndex((r) => r.order_id === fromId);
         rows = at < 0 ? [] : rows.slice(at);
       }
       return rows.slice(0, limit).map((row) => orderOut(row));
@@ -513,7 +524,7 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
     signedEndpoint('general', 'read', async ({ call, params }) => {
       const symbol = listedSymbol(call, params);
       const limit = listLimit(params);
-      const orderId = optional(params, 'orderId')?.toLowerCase();
+      const orderId = optionalOrderId(params, 'orderId');
       const page = await listTrades(call, { symbol, limit: orderId ? 1000 : limit, offset: 0 });
       const rows = inTimeRange(page.rows, params, (t) => new Date(t.executed_at).getTime()).filter(
         (t) => !orderId || t.order_id === orderId,

@@ -177,4 +177,41 @@ describe('Binance order lists', () => {
       secret = me.apiSecret;
     }
   });
+
+  it('names orders and lists by ids in either case and with spaces around, as /api/v1 does (orderIdOf)', async () => {
+    const placed = await oco({ listClientOrderId: 'list-case' });
+    const listId = placed.body.orderListId as string;
+    const legId = placed.body.orders[0].orderId as string;
+    /** The id as a client might have copied it: upper case, with a space either side. */
+    const copied = (id: string) => ` ${id.toUpperCase()} `;
+    // The REST door reads the copied form as the same order.
+    const rest = await api(t.app, {
+      method: 'GET',
+      url: `/trade/order/${encodeURIComponent(copied(legId))}`,
+      headers: keyHeader(account.apiKey),
+    });
+    expect([rest.statusCode, rest.json().order_id]).toEqual([200, legId]);
+
+    const order = await signed('GET', 'order', { symbol: 'BTCUSDT', orderId: copied(legId) });
+    expect([order.status, order.body.orderId]).toEqual([200, legId]);
+    const list = await signed('GET', 'orderList', { orderListId: copied(listId) });
+    expect([list.status, list.body.orderListId]).toEqual([200, listId]);
+    const lists = await signed('GET', 'allOrderList', { fromId: copied(listId) });
+    expect(lists.body[0]?.orderListId).toBe(listId);
+    const orders = await signed('GET', 'allOrders', { symbol: 'BTCUSDT', orderId: copied(legId) });
+    expect(orders.body[0]?.orderId).toBe(legId);
+
+    const bought = await signed('POST', 'order', {
+      symbol: 'BTCUSDT',
+      side: 'BUY',
+      type: 'MARKET',
+      quantity: '0.001',
+    });
+    const boughtId = bought.body.orderId as string;
+    const trades = await signed('GET', 'myTrades', { symbol: 'BTCUSDT', orderId: copied(boughtId) });
+    expect(trades.body.map((f: { orderId: string }) => f.orderId)).toEqual([boughtId]);
+
+    const cancelled = await signed('DELETE', 'orderList', { symbol: 'BTCUSDT', orderListId: copied(listId) });
+    expect([cancelled.status, cancelled.body.orderListId]).toEqual([200, listId]);
+  });
 });
