@@ -288,6 +288,15 @@ export const badInputScenario = async (client: Client, rest: Rest, foreignOrderI
   expect(unknown.code).toBe('INVALID_SYMBOL');
   await alive();
 
+  // An order book depth other than 5, 10 or 20: the spec's code and message, as REST answers them.
+  const depth = await fails(client, 'get_order_book', { symbol: 'BTCUSDT', depth: 7 });
+  expect(depth).toMatchObject((await rest('GET', '/market/orderbook/BTCUSDT?depth=7')).body.error);
+  expect(depth).toMatchObject({
+    code: 'INVALID_SYMBOL',
+    message: 'invalid order book depth 7: use 5, 10 or 20',
+  });
+  await alive();
+
   const negative = { symbol: 'BTCUSDT', side: 'buy', type: 'market', quantity: '-1' };
   const neg = await fails(client, 'place_order', negative);
   const restNeg = (await rest('POST', '/trade/order/preview', negative)).body.error;

@@ -163,7 +163,14 @@ export const marketTools: ToolDef[] = [
     description:
       'The synthetic order book of one active pair around its current price: depth 5, 10 or 20 levels per side ' +
       '(default 10), each [price USDT, quantity base]; bids highest first, asks lowest first.',
-    input: symbol.extend({ depth: z.union([z.literal(5), z.literal(10), z.literal(20)]).optional() }),
+    // A number, not an enum of 5, 10 and 20: the use case answers another depth with the spec's code
+    // (`INVALID_SYMBOL`, "invalid order book depth 7: use 5, 10 or 20") as REST does, not a bare schema failure.
+    input: symbol.extend({
+      depth: z
+        .number()
+        .optional()
+        .describe('levels per side: 5, 10 or 20 (default 10); another value is INVALID_SYMBOL'),
+    }),
     output: orderBookResponse,
     run: async (call, a) => m.orderBook(call, a.symbol, a.depth),
     rest: (a, http) =>
