@@ -116,8 +116,10 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
       // A route whose last segment is a parameter also matches an empty one (`GET /battles/`); no route of the
       // interface has an empty id, so it answers as an empty middle segment (`/battles//participants`) does:
       // 404 `NOT_FOUND`, after the rate limiter (its headers) and before authentication and validation.
-      api.addHook('onRequest', async (request, reply) => {
-        if (hasEmptyPathParam(request.params)) return notFoundHandler(request, reply);
+      // A callback hook, not an async one: every order passes it, and an async hook costs each request a promise.
+      api.addHook('onRequest', (request, reply, done) => {
+        if (hasEmptyPathParam(request.params)) notFoundHandler(request, reply);
+        else done();
       });
       for (const { plugin } of apiRoutes) await api.register(plugin);
     },
