@@ -8,12 +8,12 @@ import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/share
 import type { AgentView } from '../../queries/agents';
 import type { CreatedAgent } from '../application/agents';
 import {
-  decimalInput,
   decimalOutput,
   pageFields,
   partialRiskProfileSchema,
   riskProfileOut,
   riskProfileResponse,
+  startingBalanceInput,
   timestamp,
 } from './common';
 
@@ -50,7 +50,7 @@ const displayName = z
 export const createAgentBody = z
   .object({
     display_name: displayName.describe('1–100 characters'),
-    starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
+    starting_balance: startingBalanceInput('default "10000.00"').optional(),
     llm_model: label.nullable().optional(),
     framework: label.nullable().optional(),
     strategy_tags: tags.optional(),

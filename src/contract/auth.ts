@@ -3,7 +3,7 @@ import { PASSWORD_LENGTH } from '../../commands/accounts';
 import { ACCOUNT_NAME_MAX } from '../../domain/account/decide';
 import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
 import type { IssuedToken } from '../auth/tokens';
-import { decimalInput, decimalOutput, timestamp } from './common';
+import { decimalOutput, startingBalanceInput, timestamp } from './common';
 
 /** Schemas of the authentication endpoints (spec "Authentication endpoints"; ARCHITECTURE §12, §14b). */
 
@@ -17,7 +17,7 @@ export const registerBody = z
       .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE)
       .describe('1–64 characters'),
     email: z.email().max(254).nullable().optional().describe('contact email; needed for /auth/user-login'),
-    starting_balance: decimalInput.optional().describe('USDT, default "10000.00"'),
+    starting_balance: startingBalanceInput('default "10000.00"').optional(),
     password: z
       .string()
       .min(PASSWORD_LENGTH.min)

@@ -6,7 +6,6 @@ import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { BacktestRequest } from '../application/backtest/sessions';
 import { decimalText } from '../trading/present';
 import {
-  decimalInput,
   decimalOutput,
   intervalInput,
   intervalQuery,
@@ -16,6 +15,7 @@ import {
   pageFields,
   pageResponse,
   queryInt,
+  startingBalanceInput,
   timestamp,
 } from './common';
 import { gapSchema } from './market';
@@ -36,7 +36,7 @@ export const createBody = z
   .object({
     start_time: z.string().min(1).max(40).describe('ISO 8601; UTC when no zone is given'),
     end_time: z.string().min(1).max(40),
-    starting_balance: decimalInput.describe('USDT'),
+    starting_balance: startingBalanceInput("the sandbox wallet's cash at start_time"),
     candle_interval: intervalInput,
     agent_id: z
       .string()

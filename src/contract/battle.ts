@@ -1,14 +1,21 @@
 import { z } from 'zod';
 import type { BattleChanges } from '../../commands/battle';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
-import type { BattleRequest } from '../../domain/battle/config';
+import { type BattleRequest, MAX_DURATION_MINUTES } from '../../domain/battle/config';
 import { BATTLE_INTERVALS, RANKING_METRICS } from '../../domain/battle/events';
 import { BATTLE_PRESETS } from '../../domain/battle/presets';
 import { FILL_MODELS } from '../../domain/fill-model/model';
 import { parseIsoTime } from '../../domain/market/time';
 import { DomainError, nestedUnder } from '../../domain/shared/errors';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, intervalInput, intervalText, queryInt, timestamp } from './common';
+import {
+  decimalOutput,
+  intervalInput,
+  intervalText,
+  queryInt,
+  startingBalanceInput,
+  timestamp,
+} from './common';
 import { placeOcoBody, placeOrderBody } from './trading';
 
 /** `{id}` path parameter: any string (an unknown or malformed id is `BATTLE_NOT_FOUND` 404). */
@@ -51,12 +58,14 @@ const backtestConfigBody = z
 const configFields = {
   name: z.string().max(200).describe('1–100 characters'),
   battle_mode: z.enum(['live', 'historical']).describe('`live` (default) or `historical`'),
-  starting_balance: decimalInput.describe('USDT per agent, default "10000.00"'),
+  starting_balance: startingBalanceInput('per agent, default "10000.00"'),
   duration_minutes: z
     .number()
     .int()
     .nullable()
-    .describe('live mode: minutes until the battle stops by itself; null = no time limit'),
+    .describe(
+      `live mode: minutes until the battle stops by itself, an integer from 1 to ${MAX_DURATION_MINUTES}; null = no time limit`,
+    ),
   ranking_metric: z.enum(RANKING_METRICS).describe('default `roi_pct`'),
   backtest_config: backtestConfigBody
     .nullable()

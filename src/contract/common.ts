@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../domain/market/intervals';
 import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../domain/shared/risk-profile';
+import { MAX_STARTING_BALANCE } from '../../domain/shared/starting-balance';
 
 /** The error envelope (spec "Errors"), for the OpenAPI document of error responses. */
 export const errorEnvelopeSchema = z
@@ -50,6 +51,17 @@ export const decimalInput = z
   .union([z.string().max(40), z.number()], { error: decimalInputError })
   .describe(
     'decimal string with up to 8 decimal places, e.g. "10000.00" (numbers accepted, may lose precision)',
+  );
+
+/**
+ * A starting balance on input (an account's, an agent's, a backtest's, a battle's, a reset's): a
+ * {@link decimalInput} described with its unit and the bounds `normalizeStartingBalance` enforces
+ * (`domain/shared/starting-balance.ts`: > 0 and at most `MAX_STARTING_BALANCE` USDT, up to 8 decimal places), then
+ * `more` (its default, whose it is).
+ */
+export const startingBalanceInput = (more: string) =>
+  decimalInput.describe(
+    `USDT, greater than 0 and at most ${MAX_STARTING_BALANCE}, up to 8 decimal places; ${more}`,
   );
 
 /** A decimal amount on output: a string with 8 decimal places. */

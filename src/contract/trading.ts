@@ -15,7 +15,15 @@ import type {
 import type { OrderInput } from '../application/trading';
 import type { WalletAuditReport } from '../audit/wallet-audit';
 import { decimalText } from '../trading/present';
-import { decimalInput, decimalOutput, pageFields, pageResponse, queryInt, timestamp } from './common';
+import {
+  decimalInput,
+  decimalOutput,
+  pageFields,
+  pageResponse,
+  queryInt,
+  startingBalanceInput,
+  timestamp,
+} from './common';
 
 /** `{order_id}` path parameter (any string: an unknown id is `ORDER_NOT_FOUND`, never a validation error). */
 export const orderIdParams = z.object({ order_id: z.string().min(1).max(100).describe('order id (UUID)') });
@@ -629,7 +637,7 @@ export const pnlResponse = z.object({
 export const resetFields = z
   .object({
     confirm: z.boolean().nullable().optional().describe('must be true'),
-    new_starting_balance: decimalInput.optional().describe('USDT; default the original starting balance'),
+    new_starting_balance: startingBalanceInput('default the original starting balance').optional(),
   })
   .strict();
 

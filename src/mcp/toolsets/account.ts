@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { accountInfoResponse } from '../../contract/account';
-import { decimalInput, riskProfileResponse } from '../../contract/common';
+import { riskProfileResponse, startingBalanceInput } from '../../contract/common';
 import { balanceResponse } from '../../contract/trading';
 import { accountEndpoints as ep } from '../../endpoints/account';
 import { authed, DESTRUCTIVE, defineTool, IDEMPOTENT_WRITE, READ, type ToolDef } from '../tool';
@@ -176,7 +176,12 @@ export const accountTools: ToolDef[] = [
       (r) => `new session ${r.new_session.session_id} with ${r.new_session.starting_balance} USDT`,
       DESTRUCTIVE,
       {
-        input: z.object({ confirm: confirmTrue, new_starting_balance: decimalInput.optional() }).strict(),
+        input: z
+          .object({
+            confirm: confirmTrue,
+            new_starting_balance: startingBalanceInput('default the original starting balance').optional(),
+          })
+          .strict(),
       },
     ],
     events: [
