@@ -68,6 +68,15 @@ const Shell = ({ session: s }: { session: Session }) => {
   const list = useAsync(() => agents(), [s.token]);
   const socket = useMemo(() => new VenueSocket(socketUrl(s.token, s.agentId)), [s.token, s.agentId]);
   useEffect(() => () => socket.close(), [socket]);
+  // The frame's own reads are above the socket's context: re-read them after a reconnect as the pages' are.
+  useEffect(
+    () =>
+      socket.onReconnect(() => {
+        account.reload();
+        list.reload();
+      }),
+    [socket],
+  );
   const [state, setState] = useState<SocketState>(socket.state);
   useEffect(() => {
     setState(socket.state);

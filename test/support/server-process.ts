@@ -31,14 +31,16 @@ export const freePort = (): Promise<number> =>
   });
 
 /**
- * Starts `node --import tsx src/main.ts serve` with `env` on a free port and resolves once `/health` answers
- * 200 (or rejects with the process output after `timeoutMs`).
+ * Starts `node --import tsx src/main.ts serve` with `env` on `port` (default: a free one; a restarted server
+ * passes its predecessor's so clients reconnect to the same address) and resolves once `/health` answers 200 (or
+ * rejects with the process output after `timeoutMs`).
  */
 export const startServer = async (
   env: Record<string, string>,
   timeoutMs = 150_000,
+  port?: number,
 ): Promise<ServerProcess> => {
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
     env: {
       ...process.env,

@@ -95,19 +95,12 @@ export const BattlePage = ({ id }: { id: string }) => {
   );
   const [trades, setTrades] = useState<BattleTrade[]>([]);
   const rereadLive = useCoalesced(() => live.reload(), 100);
-  useChannel(
-    { channel: 'battle', battle_id: id },
-    (m) => {
-      if (m.channel !== 'battle') return;
-      if (m.type === 'battle:trade') setTrades((t) => [m.data as BattleTrade, ...t].slice(0, 50));
-      if (m.type === 'battle:status') battle.reload();
-      rereadLive();
-    },
-    () => {
-      battle.reload();
-      rereadLive();
-    },
-  );
+  useChannel({ channel: 'battle', battle_id: id }, (m) => {
+    if (m.channel !== 'battle') return;
+    if (m.type === 'battle:trade') setTrades((t) => [m.data as BattleTrade, ...t].slice(0, 50));
+    if (m.type === 'battle:status') battle.reload();
+    rereadLive();
+  });
   useEffect(() => {
     if (battle.data) markReady('battle');
   }, [battle.data]);

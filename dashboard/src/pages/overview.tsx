@@ -59,11 +59,9 @@ export const OverviewPage = () => {
       ]);
       rereadHistory();
     },
-    () => {
-      initial.reload();
-      history.reload();
-      rereadActivity();
-    },
+    // After a reconnect every read above runs again (useAsync); the last pushed figures may be stale, so the
+    // re-read portfolio is shown until the next push.
+    () => setPushed(null),
   );
   useChannel({ channel: 'orders' }, rereadActivity);
 

@@ -12,10 +12,13 @@ export interface Async<T> {
 }
 
 /**
- * Runs `load` when `deps` change and on `reload()`, keeping the newest answer (an older answer arriving late is
- * dropped). The last data stays visible while a reload runs, so live re-reads do not flicker.
+ * Runs `load` when `deps` change, on `reload()`, and after the viewer's socket reconnects (the venue was away: what
+ * the page shows may be stale or an error of the outage; docs/dashboard.md "Reading the pages"), keeping the newest
+ * answer (an older answer arriving late is dropped). The last data stays visible while a reload runs, so live
+ * re-reads do not flicker. Outside the logged-in frame (no socket) there are no reconnects.
  */
 export const useAsync = <T>(load: () => Promise<T>, deps: unknown[]): Async<T> => {
+  const socket = useContext(SocketContext);
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
     data: undefined,
     error: undefined,
@@ -40,6 +43,10 @@ export const useAsync = <T>(load: () => Promise<T>, deps: unknown[]): Async<T> =
     setState({ data: undefined, error: undefined, loading: true });
     run();
   }, deps);
+  useEffect(() => {
+    if (!socket) return;
+    return socket.onReconnect(run);
+  }, [socket, run]);
   return { ...state, reload: run };
 };
 
@@ -62,7 +69,8 @@ export const useCoalesced = (fn: () => void, ms: number): (() => void) => {
 
 /**
  * Follows a WebSocket topic while the component is mounted (null: none); `onMessage` hears its messages and,
- * when `onReconnect` is given, it is called after the socket reconnects (to re-read what may have been missed).
+ * when `onReconnect` is given, it is called after the socket reconnects (for state kept outside {@link useAsync},
+ * whose reads re-run by themselves then).
  */
 export const useChannel = (
   topic: Topic | null,
