@@ -25,6 +25,7 @@ let base = '';
 let browser: FreshBrowser | undefined;
 let page: Page;
 let jwt: Record<string, string>;
+let key: Record<string, string>;
 
 /** One REST call of the venue; throws on a non-2xx answer. */
 const call = async (method: string, url: string, headers: Record<string, string>, body?: unknown) => {
@@ -46,6 +47,7 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
     const reg = await call('POST', '/auth/register', {}, { display_name: 'States viewer' });
     const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
     jwt = { authorization: `Bearer ${token.token}` };
+    key = { 'x-api-key': reg.api_key };
     browser = await launchFreshChromium();
     await presetSession(browser.context, token);
     page = browser.context.pages()[0] ?? (await browser.context.newPage());
@@ -75,4 +77,36 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
     expect(await alert.count()).toBe(0);
     expect((await call('GET', '/backtest/list', jwt)).total).toBe(0);
   }, 180_000);
+
+  it("names the asset of each open order's lock: USDT for a buy, the base for a sell", async () => {
+    await call('POST', '/trade/order', key, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.01',
+    });
+    const buy = await call('POST', '/trade/order', key, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'limit',
+      quantity: '0.01',
+      price: '1000',
+    });
+    const sell = await call('POST', '/trade/order', key, {
+      symbol: 'BTCUSDT',
+      side: 'sell',
+      type: 'stop_loss',
+      quantity: '0.01',
+      trigger_price: '1000',
+    });
+    expect([buy.locked_amount, sell.locked_amount]).toEqual(['10.01000000', '0.01000000']);
+    await page.goto(`${base}/#/overview`);
+    const locked = (id: string) => page.locator(`[data-order="${id}"] td:nth-child(7)`);
+    await expect
+      .poll(async () => (await locked(buy.order_id).textContent()) ?? '')
+      .toMatch(/^10\.01\d* USDT$/);
+    await expect
+      .poll(async () => (await locked(sell.order_id).textContent()) ?? '')
+      .toMatch(/^0\.01\d* BTC$/);
+  }, 60_000);
 });

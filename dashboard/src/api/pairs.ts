@@ -1,4 +1,4 @@
-import type { Pair } from './contract';
+import type { Order, Pair } from './contract';
 import { pairs } from './venue';
 
 let cache: Promise<Map<string, Pair>> | null = null;
@@ -14,3 +14,13 @@ export const pairMap = (): Promise<Map<string, Pair>> => {
   );
   return cache;
 };
+
+/**
+ * The asset a pending order's `locked_amount` is counted in (spec "Orders": USDT for buys, the base quantity for
+ * sells), or undefined while the pairs are not read (or the pair is unknown), so a figure is never labelled wrongly.
+ */
+export const lockAsset = (
+  side: Order['side'],
+  symbol: string,
+  pairs: Map<string, Pair> | null | undefined,
+): string | undefined => (side === 'buy' ? 'USDT' : pairs?.get(symbol)?.base_asset);

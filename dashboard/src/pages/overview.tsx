@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { HistoryInterval, Order, Performance, Portfolio } from '../api/contract';
+import { lockAsset, pairMap } from '../api/pairs';
 import * as venue from '../api/venue';
 import { LineChart, type Point } from '../charts/chart';
 import { href } from '../router';
@@ -209,8 +210,13 @@ const Metrics = ({ perf }: { perf: Performance }) => {
   );
 };
 
-/** Open orders with a cancel button each (`DELETE /trade/order/{id}`) and cancel-all. */
+/**
+ * Open orders with a cancel button each (`DELETE /trade/order/{id}`) and cancel-all; each lock names its asset
+ * (USDT for buys, the base for sells: one column holds both).
+ */
 const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unknown }) => {
+  const any = (orders?.length ?? 0) > 0;
+  const pairs = useAsync(() => (any ? pairMap() : Promise.resolve(null)), [any]);
   const [cancelling, setCancelling] = useState<Set<string>>(new Set());
   const [failure, setFailure] = useState<unknown>(null);
   const cancel = async (id: string) => {
@@ -284,7 +290,7 @@ const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unk
                 <td>{o.type.replace('_', ' ')}</td>
                 <NumCell value={o.quantity} />
                 <NumCell value={o.price ?? o.trigger_price} />
-                <NumCell value={o.locked_amount} />
+                <NumCell value={o.locked_amount} unit={lockAsset(o.side, o.symbol, pairs.data)} />
                 <td>
                   <Badge>{o.status.replace('_', ' ')}</Badge>
                 </td>

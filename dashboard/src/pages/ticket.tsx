@@ -5,7 +5,7 @@ import { checkQuantity } from '../../../domain/trading/quantity';
 import { checkNotional } from '../../../domain/trading/risk';
 import type { OrderBody, Pair, PlacedOrder } from '../api/contract';
 import { request } from '../api/http';
-import { pairMap } from '../api/pairs';
+import { lockAsset, pairMap } from '../api/pairs';
 import { accountInfo, isMissingRoute, placeOrder } from '../api/venue';
 import { ErrorNotice, TextField } from '../ui/components';
 import { Num } from '../ui/format';
@@ -291,13 +291,15 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
           : `${side === 'buy' ? 'Buy' : 'Sell'} ${quantity || ''} ${pair?.base_asset ?? ''}`.trim()}
       </button>
       <ErrorNotice error={error} title="The venue refused the order" />
-      {result ? <OrderResult order={result} /> : null}
+      {result ? (
+        <OrderResult order={result} lockUnit={lockAsset(result.side, result.symbol, pairsRead.data)} />
+      ) : null}
     </form>
   );
 };
 
-/** The venue's answer to a placed order. */
-const OrderResult = ({ order }: { order: PlacedOrder }) => (
+/** The venue's answer to a placed order; `lockUnit` names the asset of a pending order's lock. */
+const OrderResult = ({ order, lockUnit }: { order: PlacedOrder; lockUnit: string | undefined }) => (
   <div class="notice ok" role="status" data-testid="order-result" data-status={order.status}>
     {'executed_price' in order ? (
       <>
@@ -320,7 +322,7 @@ const OrderResult = ({ order }: { order: PlacedOrder }) => (
             trigger <Num value={order.trigger_price} />
           </>
         ) : null}
-        , locked <Num value={order.locked_amount} />
+        , locked <Num value={order.locked_amount} unit={lockUnit} />
       </>
     )}
   </div>
