@@ -109,4 +109,40 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
       .poll(async () => (await locked(sell.order_id).textContent()) ?? '')
       .toMatch(/^0\.01\d* BTC$/);
   }, 60_000);
+
+  it('fits a narrow screen: no page scrolls sideways, wide tables scroll inside their box', async () => {
+    const bt = await call('POST', '/backtest/create', jwt, {
+      start_time: '2022-01-03T00:00:00Z',
+      end_time: '2022-01-04T00:00:00Z',
+      starting_balance: '10000',
+      candle_interval: '1h',
+      strategy_label: 'narrow',
+      agent_id: (await call('POST', '/agents', jwt, { display_name: 'Narrow bot' })).agent_id,
+      pairs: ['BTCUSDT'],
+    });
+    await call('POST', `/backtest/${bt.session_id}/start`, jwt);
+    await call('POST', `/backtest/${bt.session_id}/step/batch`, jwt, { steps: 100 });
+    const battle = await call('POST', '/battles', jwt, { name: 'Narrow duel', battle_mode: 'live' });
+    await page.setViewportSize({ width: 390, height: 800 });
+    const ready: [string, string][] = [
+      ['#/overview', '[data-panel="orders"] tbody tr'],
+      ['#/market/BTCUSDT', '[data-testid="live-price"] .num'],
+      ['#/backtests', '[data-testid="backtest-list"] tbody tr'],
+      [`#/backtests/${bt.session_id}`, '[data-testid="bt-metrics"]'],
+      ['#/battles', '[data-testid="battle-list"] tbody tr'],
+      [`#/battles/${battle.battle_id}`, '.battle'],
+      ['#/audit', '[data-testid="event-log"] tbody tr'],
+    ];
+    const wider: string[] = [];
+    for (const [hash, selector] of ready) {
+      await page.goto(`${base}/${hash}`);
+      await page.locator(selector).first().waitFor();
+      const { scroll, client } = (await page.evaluate(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+      )) as { scroll: number; client: number };
+      if (scroll > client) wider.push(`${hash}: ${scroll} px wide in ${client}`);
+    }
+    expect(wider).toEqual([]);
+    await page.setViewportSize({ width: 1400, height: 900 });
+  }, 90_000);
 });

@@ -112,63 +112,65 @@ export const BacktestsPage = () => {
         </Empty>
       ) : list.data ? (
         <>
-          <table data-testid="backtest-list">
-            <Head
-              cols={[
-                hidden('Compare'),
-                'Session',
-                'Label',
-                'Status',
-                'Pairs',
-                'Interval',
-                'Period',
-                right('ROI %'),
-                right('Sharpe'),
-                right('Max DD %'),
-                right('Win rate %'),
-                right('Fills'),
-                'Created',
-              ]}
-            />
-            <tbody>
-              {list.data.backtests.map((b) => (
-                <tr key={b.session_id} data-session={b.session_id}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      checked={picked.includes(b.session_id)}
-                      onChange={() => toggle(b.session_id)}
-                      aria-label={`Compare ${b.session_id}`}
-                    />
-                  </td>
-                  <td>
-                    <a href={href('backtests', b.session_id)}>
-                      <ShortId id={b.session_id} />
-                    </a>
-                  </td>
-                  <td>{b.strategy_label ?? <span class="muted">—</span>}</td>
-                  <td>
-                    <Badge tone={statusTone(b.status)}>{b.status}</Badge>
-                  </td>
-                  <td title={b.pairs.join(', ')}>
-                    {b.pairs.length <= 3 ? b.pairs.join(', ') : `${b.pairs.length} pairs`}
-                  </td>
-                  <td>{b.candle_interval}</td>
-                  <td>
-                    <Time iso={b.start_time} /> → <Time iso={b.end_time} />
-                  </td>
-                  <NumCell value={b.roi_pct} signed />
-                  <NumCell value={b.sharpe_ratio} />
-                  <NumCell value={b.max_drawdown_pct} />
-                  <NumCell value={b.win_rate} />
-                  <td class="r">{b.total_trades}</td>
-                  <td>
-                    <Time iso={b.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <div class="table-scroll">
+            <table data-testid="backtest-list">
+              <Head
+                cols={[
+                  hidden('Compare'),
+                  'Session',
+                  'Label',
+                  'Status',
+                  'Pairs',
+                  'Interval',
+                  'Period',
+                  right('ROI %'),
+                  right('Sharpe'),
+                  right('Max DD %'),
+                  right('Win rate %'),
+                  right('Fills'),
+                  'Created',
+                ]}
+              />
+              <tbody>
+                {list.data.backtests.map((b) => (
+                  <tr key={b.session_id} data-session={b.session_id}>
+                    <td>
+                      <input
+                        type="checkbox"
+                        checked={picked.includes(b.session_id)}
+                        onChange={() => toggle(b.session_id)}
+                        aria-label={`Compare ${b.session_id}`}
+                      />
+                    </td>
+                    <td>
+                      <a href={href('backtests', b.session_id)}>
+                        <ShortId id={b.session_id} />
+                      </a>
+                    </td>
+                    <td>{b.strategy_label ?? <span class="muted">—</span>}</td>
+                    <td>
+                      <Badge tone={statusTone(b.status)}>{b.status}</Badge>
+                    </td>
+                    <td title={b.pairs.join(', ')}>
+                      {b.pairs.length <= 3 ? b.pairs.join(', ') : `${b.pairs.length} pairs`}
+                    </td>
+                    <td>{b.candle_interval}</td>
+                    <td>
+                      <Time iso={b.start_time} /> → <Time iso={b.end_time} />
+                    </td>
+                    <NumCell value={b.roi_pct} signed />
+                    <NumCell value={b.sharpe_ratio} />
+                    <NumCell value={b.max_drawdown_pct} />
+                    <NumCell value={b.win_rate} />
+                    <td class="r">{b.total_trades}</td>
+                    <td>
+                      <Time iso={b.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           <Pager offset={offset} total={list.data.total} page={PAGE} onChange={setOffset} />
         </>
       ) : (
@@ -451,50 +453,52 @@ export const BacktestComparePage = ({ ids }: { ids: string[] }) => {
           <p class="notice" data-testid="recommendation">
             {c.recommendation}
           </p>
-          <table data-testid="compare-table">
-            <Head
-              cols={[
-                'Session',
-                'Label',
-                'Status',
-                right('ROI %'),
-                right('Sharpe'),
-                right('Sortino'),
-                right('Max DD %'),
-                right('Win rate %'),
-                right('Profit factor'),
-                right('Fills'),
-                right('Final equity'),
-              ]}
-            />
-            <tbody>
-              {c.comparisons.map((x) => (
-                <tr key={x.session_id}>
-                  <th scope="row">
-                    <a href={href('backtests', x.session_id)}>
-                      <ShortId id={x.session_id} />
-                    </a>
-                  </th>
-                  <td>{x.strategy_label ?? '—'}</td>
-                  <td>{x.status}</td>
-                  <td class={`r ${c.best_by_roi === x.session_id ? 'best' : ''}`}>
-                    <Num value={x.roi_pct} signed />
-                  </td>
-                  <td class={`r ${c.best_by_sharpe === x.session_id ? 'best' : ''}`}>
-                    <Num value={x.sharpe_ratio} />
-                  </td>
-                  <NumCell value={x.sortino_ratio} />
-                  <td class={`r ${c.best_by_drawdown === x.session_id ? 'best' : ''}`}>
-                    <Num value={x.max_drawdown_pct} />
-                  </td>
-                  <NumCell value={x.win_rate} />
-                  <NumCell value={x.profit_factor} />
-                  <td class="r">{x.total_trades}</td>
-                  <NumCell value={x.final_equity} />
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <div class="table-scroll">
+            <table data-testid="compare-table">
+              <Head
+                cols={[
+                  'Session',
+                  'Label',
+                  'Status',
+                  right('ROI %'),
+                  right('Sharpe'),
+                  right('Sortino'),
+                  right('Max DD %'),
+                  right('Win rate %'),
+                  right('Profit factor'),
+                  right('Fills'),
+                  right('Final equity'),
+                ]}
+              />
+              <tbody>
+                {c.comparisons.map((x) => (
+                  <tr key={x.session_id}>
+                    <th scope="row">
+                      <a href={href('backtests', x.session_id)}>
+                        <ShortId id={x.session_id} />
+                      </a>
+                    </th>
+                    <td>{x.strategy_label ?? '—'}</td>
+                    <td>{x.status}</td>
+                    <td class={`r ${c.best_by_roi === x.session_id ? 'best' : ''}`}>
+                      <Num value={x.roi_pct} signed />
+                    </td>
+                    <td class={`r ${c.best_by_sharpe === x.session_id ? 'best' : ''}`}>
+                      <Num value={x.sharpe_ratio} />
+                    </td>
+                    <NumCell value={x.sortino_ratio} />
+                    <td class={`r ${c.best_by_drawdown === x.session_id ? 'best' : ''}`}>
+                      <Num value={x.max_drawdown_pct} />
+                    </td>
+                    <NumCell value={x.win_rate} />
+                    <NumCell value={x.profit_factor} />
+                    <td class="r">{x.total_trades}</td>
+                    <NumCell value={x.final_equity} />
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
           <p class="muted small">
             Highlighted: the best by ROI, by Sharpe and by drawdown, as the venue ranks them.
           </p>

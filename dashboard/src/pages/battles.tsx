@@ -36,42 +36,44 @@ export const BattlesPage = () => {
           then add participants and start it; see <code>docs/battles.md</code>).
         </Empty>
       ) : list.data ? (
-        <table data-testid="battle-list">
-          <Head
-            cols={[
-              'Name',
-              'Mode',
-              'Status',
-              right('Agents'),
-              'Ranked by',
-              right('Starting balance'),
-              'Started',
-              'Ended',
-            ]}
-          />
-          <tbody>
-            {list.data.battles.map((b) => (
-              <tr key={b.battle_id} data-battle={b.battle_id}>
-                <th scope="row">
-                  <a href={href('battles', b.battle_id)}>{b.name}</a>
-                </th>
-                <td>{b.battle_mode}</td>
-                <td>
-                  <Badge tone={tone(b.status)}>{b.status}</Badge>
-                </td>
-                <td class="r">{b.participants.length}</td>
-                <td>{b.ranking_metric}</td>
-                <NumCell value={b.starting_balance} />
-                <td>
-                  <Time iso={b.started_at} />
-                </td>
-                <td>
-                  <Time iso={b.ended_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div class="table-scroll">
+          <table data-testid="battle-list">
+            <Head
+              cols={[
+                'Name',
+                'Mode',
+                'Status',
+                right('Agents'),
+                'Ranked by',
+                right('Starting balance'),
+                'Started',
+                'Ended',
+              ]}
+            />
+            <tbody>
+              {list.data.battles.map((b) => (
+                <tr key={b.battle_id} data-battle={b.battle_id}>
+                  <th scope="row">
+                    <a href={href('battles', b.battle_id)}>{b.name}</a>
+                  </th>
+                  <td>{b.battle_mode}</td>
+                  <td>
+                    <Badge tone={tone(b.status)}>{b.status}</Badge>
+                  </td>
+                  <td class="r">{b.participants.length}</td>
+                  <td>{b.ranking_metric}</td>
+                  <NumCell value={b.starting_balance} />
+                  <td>
+                    <Time iso={b.started_at} />
+                  </td>
+                  <td>
+                    <Time iso={b.ended_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : (
         <Loading what="battles" />
       )}
