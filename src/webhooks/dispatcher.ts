@@ -43,8 +43,10 @@ export interface Dispatcher {
 const ERROR_LIMIT = 500;
 
 /**
- * The webhook dispatcher (docs/webhooks.md, "How deliveries are made"): takes the due `pending` deliveries
- * (`next_attempt_at` ≤ now, oldest first), POSTs each body signed with its webhook's secret
+ * The webhook dispatcher (docs/webhooks.md, "How deliveries are made"): keeps up to `concurrency` due `pending`
+ * deliveries (`next_attempt_at` ≤ now, oldest first) in flight, a slot taken again as soon as a delivery ends, and
+ * at most half of them to one webhook, so a receiver that answers slowly (or not, until `timeoutMs`) delays only
+ * its own deliveries. It POSTs each body signed with its webhook's secret
  * (`X-PTV-Signature`, {@link signDelivery}) over undici with the SSRF rule applied at connection time
  * ({@link guardedLookup}), and records the attempt: a 2xx answer makes it `delivered`; anything else (another
  * status, a timeout, a refused connection) counts an attempt, keeps the status and error, and schedules the
@@ -146,26 +148,75 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
 
   const sleep = (ms: number) => alarm.sleep(ms);
 
-  const pass = async (): Promise<number> => {
-    const due = await db
-      .selectFrom('webhook_deliveries')
-      .select(['delivery_id', 'webhook_id', 'event_type', 'body', 'attempts'])
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', new Date(now()))
-      .orderBy('next_attempt_at')
-      .orderBy('created_at')
-      .limit(settings.concurrency)
-      .execute();
-    await Promise.all(due.map((row) => deliver(row)));
-    return due.length;
+  /** The deliveries in flight: delivery id → webhook id. */
+  const inFlight = new Map<string, string>();
+  /** Their promises, which a stop waits for. */
+  const running = new Set<Promise<void>>();
+  /** At most this many deliveries of one webhook in flight, so a slow receiver cannot take every slot. */
+  const perWebhook = Math.max(1, Math.ceil(settings.concurrency / 2));
+
+  const launch = (row: Parameters<typeof deliver>[0]) => {
+    inFlight.set(row.delivery_id, row.webhook_id);
+    const sent: Promise<void> = deliver(row)
+      .catch((error: unknown) => {
+        logger.error({ err: error, delivery_id: row.delivery_id }, 'webhook delivery could not be recorded');
+      })
+      .finally(() => {
+        inFlight.delete(row.delivery_id);
+        running.delete(sent);
+        // A slot is free: look for the next due delivery now.
+        alarm.wake();
+      });
+    running.add(sent);
   };
 
+  /**
+   * Starts due deliveries (oldest due first) into the free slots, skipping those in flight and those of a webhook
+   * with {@link perWebhook} in flight; answers how many it started. Each round either fills slots or caps one
+   * more webhook, so it ends.
+   */
+  const fill = async (): Promise<number> => {
+    let started = 0;
+    for (;;) {
+      const free = settings.concurrency - inFlight.size;
+      if (free <= 0 || stopped) return started;
+      const counts = new Map<string, number>();
+      for (const w of inFlight.values()) counts.set(w, (counts.get(w) ?? 0) + 1);
+      const capped = [...counts].filter(([, n]) => n >= perWebhook).map(([w]) => w);
+      let query = db
+        .selectFrom('webhook_deliveries')
+        .select(['delivery_id', 'webhook_id', 'event_type', 'body', 'attempts'])
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', new Date(now()));
+      if (inFlight.size > 0) query = query.where('delivery_id', 'not in', [...inFlight.keys()]);
+      if (capped.length > 0) query = query.where('webhook_id', 'not in', capped);
+      const due = await query
+        .orderBy('next_attempt_at')
+        .orderBy('created_at')
+        .limit(settings.concurrency)
+        .execute();
+      let picked = 0;
+      for (const row of due) {
+        if (picked === free) break;
+        const n = counts.get(row.webhook_id) ?? 0;
+        if (n >= perWebhook) continue;
+        counts.set(row.webhook_id, n + 1);
+        launch(row);
+        picked += 1;
+      }
+      started += picked;
+      if (picked === 0) return started;
+    }
+  };
+
+  /** ms until the next due delivery not in flight (at most `pollMs`). */
   const untilNextDue = async (): Promise<number> => {
-    const row = await db
+    let query = db
       .selectFrom('webhook_deliveries')
       .select((eb) => eb.fn.min('next_attempt_at').as('next'))
-      .where('status', '=', 'pending')
-      .executeTakeFirst();
+      .where('status', '=', 'pending');
+    if (inFlight.size > 0) query = query.where('delivery_id', 'not in', [...inFlight.keys()]);
+    const row = await query.executeTakeFirst();
     const next = row?.next ? new Date(row.next as Date).getTime() : undefined;
     return next === undefined ? settings.pollMs : Math.min(settings.pollMs, next - now());
   };
@@ -174,16 +225,17 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
     while (!stopped) {
       try {
         alarm.reset();
-        const sent = await pass();
-        if (sent > 0) continue;
+        await fill();
         if (stopped) break;
-        await sleep(await untilNextDue());
+        // Until a delivery ends (a free slot), news of work, or the next due time.
+        await sleep(inFlight.size >= settings.concurrency ? settings.pollMs : await untilNextDue());
       } catch (error) {
         if (stopped) break;
         logger.error({ err: error }, 'webhook dispatcher failed; trying again');
         await sleep(settings.pollMs);
       }
     }
+    await Promise.all([...running]);
   };
 
   return {

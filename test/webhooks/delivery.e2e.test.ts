@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -332,6 +334,38 @@ describe('webhook deliveries from the real server', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(attemptsOf(gone.delivery_id)).toHaveLength(5);
   }, 120_000);
+  it("does not hold other webhooks' deliveries behind a receiver that never answers", async () => {
+    // A receiver that accepts the connection and never answers: each attempt lasts the whole timeout (10 s).
+    const hanging = http.createServer(() => {});
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', () => resolve()));
+    const hangUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hang`;
+    try {
+      const reg = await must('POST', '/auth/register', {}, { display_name: 'Slow neighbour' }, 201);
+      const key = { 'x-api-key': reg.api_key as string };
+      const events = { event_types: ['order.filled'] };
+      const slow = await must('POST', '/webhooks', key, { url: hangUrl, ...events }, 201);
+      await must('POST', '/webhooks', key, { url: `${receiver.url}/beside-slow`, ...events }, 201);
+      // Six fills: twelve deliveries due together, the hanging receiver's and the good one's interleaved.
+      for (let i = 0; i < 6; i++)
+        await must(
+          'POST',
+          '/trade/order',
+          key,
+          { symbol: 'BTCUSDT', side: i % 2 === 0 ? 'buy' : 'sell', type: 'market', quantity: '0.001' },
+          201,
+        );
+      const filledAt = Date.now();
+      const good = () => receiver.received.filter((r) => r.path === '/beside-slow');
+      await waitFor('the good receiver to get its six fills', () => good().length >= 6, 30_000);
+      // Well within the hanging receiver's timeout: its attempts held no one else's delivery.
+      expect(Math.max(...good().map((r) => r.at)) - filledAt).toBeLessThan(5_000);
+      await must('DELETE', `/webhooks/${slow.webhook_id}`, key, undefined, 204);
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  }, 60_000);
+
   it('does the same on a PostgreSQL server (the delivery role under its advisory lock)', async (ctx) => {
     const database = await postgresTestDatabaseOrSkip(ctx, 'webhooks');
     if (!database) return;
