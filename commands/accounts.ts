@@ -7,6 +7,7 @@ import {
   emailStreamId,
 } from '../domain/account/email-reservation';
 import { accountStreamId } from '../domain/account/events';
+import { accountKeyDecider, accountKeyStreamId } from '../domain/account/key-index';
 import type { AccountState } from '../domain/account/state';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
@@ -78,6 +79,12 @@ export interface AccountCommands {
   /** The account holding `email` (from its reservation stream), or undefined. */
   accountIdByEmail(email: string): Promise<string | undefined>;
   /**
+   * The account an account key (given as its SHA-256, hex) was issued to, from the key's `apikey-{hash}` stream on
+   * the write side (`domain/account/key-index.ts`), or undefined: an agent's key, an unknown key, or an account
+   * registered before the index existed (the `api_keys` read model knows those).
+   */
+  accountIdByKeyHash(keyHash: string): Promise<string | undefined>;
+  /**
    * Sets or changes the password (`PUT /auth/password`). Changing an existing password needs the current one
    * (`VALIDATION_ERROR` when absent, `INVALID_TOKEN` when wrong). An account without email cannot use a
    * password (`VALIDATION_ERROR`).
@@ -111,6 +118,7 @@ export const createAccountCommands = (deps: {
 }): AccountCommands => {
   const accounts = createCommandHandler(deps.store, accountDecider);
   const emails = createCommandHandler(deps.store, emailReservationDecider);
+  const keys = createCommandHandler(deps.store, accountKeyDecider);
 
   const run = async (accountId: string, command: AccountCommand, meta: CommandMeta) => {
     const result = await handleLive(accounts, accountStreamId(accountId), command, meta);
@@ -140,6 +148,7 @@ export const createAccountCommands = (deps: {
         hashSecret(apiSecret),
         input.password != null ? hashSecret(input.password) : Promise.resolve(null),
       ]);
+      const apiKeyHash = sha256Hex(apiKey);
       const emailKey = email ? emailHash(email) : undefined;
       if (emailKey) {
         await reservation(
@@ -149,6 +158,15 @@ export const createAccountCommands = (deps: {
         );
       }
       try {
+        // The key's index entry first: once the registration answers, a login finds the account on the write side
+        // (`accountIdByKeyHash`) even before the read models include it. Should the account not be recorded, the
+        // entry names an account that does not exist, for a key nobody was given.
+        await handleLive(
+          keys,
+          accountKeyStreamId(apiKeyHash),
+          { type: 'IssueAccountKey', data: { keyHash: apiKeyHash, accountId } },
+          commandMeta,
+        );
         const result = await handleLive(
           accounts,
           accountStreamId(accountId),
@@ -158,7 +176,7 @@ export const createAccountCommands = (deps: {
               accountId,
               displayName: input.displayName,
               email,
-              apiKeyHash: sha256Hex(apiKey),
+              apiKeyHash,
               apiKeyPreview: keyPreview(apiKey),
               apiSecretHash,
               ...(deps.keyring
@@ -204,6 +222,11 @@ export const createAccountCommands = (deps: {
 
     async accountIdByEmail(email) {
       const { state } = await emails.load(emailStreamId(emailHash(email)));
+      return state.holder ?? undefined;
+    },
+
+    async accountIdByKeyHash(keyHash) {
+      const { state } = await keys.load(accountKeyStreamId(keyHash));
       return state.holder ?? undefined;
     },
 

@@ -22,7 +22,9 @@ export interface LoginDeps {
 }
 
 /**
- * `POST /auth/login` (spec "Authentication endpoints"): the account key and secret for a 1-hour JWT. Order of
+ * `POST /auth/login` (spec "Authentication endpoints"): the account key and secret for a 1-hour JWT. The key's
+ * account comes from the `api_keys` read model, else from the write side (the key's `apikey-{hash}` stream and the
+ * account's stream), so a login right after the registration answers works however far the read models lag. Order of
  * checks: unknown or malformed key, or an agent key → `INVALID_API_KEY` 401; key of a vanished account →
  * `ACCOUNT_NOT_FOUND` 404; wrong secret → `INVALID_TOKEN` 401; suspended or archived → `ACCOUNT_SUSPENDED` 403
  * (only after the secret matched, so the status is not revealed to someone without it).
@@ -34,7 +36,14 @@ export const loginWithKey = async (
   if (!isWellFormedApiKey(input.apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
   const hash = sha256Hex(input.apiKey);
   let owner = await findApiKeyOwner(deps.db, hash);
-  if (!owner && (await deps.settleCredentials?.())) owner = await findApiKeyOwner(deps.db, hash);
+  if (!owner) {
+    // Not in the read model yet (a registration it has not folded, however long it lags): the write side's key
+    // index names the account; a key it does not know (an agent's, or an account's older than the index) is looked
+    // up once more after the credential read models caught up.
+    const accountId = await deps.accounts.accountIdByKeyHash(hash);
+    if (accountId) owner = { ownerType: 'account', accountId, agentId: null };
+    else if (await deps.settleCredentials?.()) owner = await findApiKeyOwner(deps.db, hash);
+  }
   if (!owner) throw new DomainError('INVALID_API_KEY', 'API key not found');
   if (owner.agentId) {
     throw new DomainError('INVALID_API_KEY', 'agent keys cannot log in: use the account key and secret');

@@ -3,6 +3,7 @@ import type { AccountCommand } from '../../domain/account/commands';
 import { accountDecider } from '../../domain/account/decide';
 import { emailReservationDecider } from '../../domain/account/email-reservation';
 import type { AccountEvent } from '../../domain/account/events';
+import { accountKeyDecider, accountKeyStreamId } from '../../domain/account/key-index';
 import type { BaseContext } from '../../domain/shared/decider';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { deciderSpec } from '../support/decider-spec';
@@ -255,5 +256,20 @@ describe('email reservation decider', () => {
       .given([reserved, released])
       .when({ type: 'ReserveEmail', data: { emailHash: 'h', accountId: 'b' } }, ctx)
       .thenAssert(([e]) => expect(e?.type).toBe('EmailReserved'));
+  });
+});
+
+describe('account key index (apikey-{hash})', () => {
+  const keys = deciderSpec(accountKeyDecider);
+  const issue = (accountId: string) =>
+    ({ type: 'IssueAccountKey', data: { keyHash: 'k', accountId } }) as const;
+  const issued = accountKeyDecider.decide(issue('a'), accountKeyDecider.initialState(), ctx);
+  it('names the account a key was issued to; the same again is nothing; another account is a CONFLICT', () => {
+    expect(issued).toEqual([
+      { type: 'AccountKeyIssued', data: { key_hash: 'k', account_id: 'a', issued_at: now.toISOString() } },
+    ]);
+    keys.given(issued).when(issue('a'), ctx).thenEmits([]);
+    keys.given(issued).when(issue('b'), ctx).thenThrows('CONFLICT');
+    expect(accountKeyStreamId('k')).toBe('apikey-k');
   });
 });

@@ -10,20 +10,30 @@ import { api, freshIp } from './support';
  */
 const t = useTestApp({ env: { READ_MODEL_WAIT_MS: '1500' } });
 
+/** Registers an account named `name` over HTTP (201 expected): its key, secret and id. */
+const register = async (name: string) => {
+  const registered = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    remoteAddress: freshIp(),
+    payload: { display_name: name },
+  });
+  expect(registered.statusCode).toBe(201);
+  const body = registered.json();
+  return {
+    apiKey: body.api_key as string,
+    apiSecret: body.api_secret as string,
+    accountId: body.account_id as string,
+  };
+};
+
 describe('credentials registered while the read models lag', () => {
   it('log in and authenticate once the read models include the key; an unknown key is still refused', async () => {
     const projections = t.runtime.services.projections;
     await projections.stop();
     let restarted = false;
     try {
-      const registered = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/auth/register',
-        remoteAddress: freshIp(),
-        payload: { display_name: 'Lagging' },
-      });
-      expect(registered.statusCode).toBe(201);
-      const { api_key: apiKey, api_secret: apiSecret, account_id: accountId } = registered.json();
+      const { apiKey, apiSecret, accountId } = await register('Lagging');
 
       // The read models have not folded the registration: the key is not in `api_keys` yet.
       const login = t.app.inject({
@@ -51,6 +61,31 @@ describe('credentials registered while the read models lag', () => {
       expect([unknown.statusCode, unknown.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
     } finally {
       if (!restarted) await projections.start();
+    }
+  });
+
+  it('log in right after registering while the read models stay behind: the key is found on the write side', async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const { apiKey, apiSecret, accountId } = await register('Still lagging');
+      const login = (secret: string) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          remoteAddress: freshIp(),
+          payload: { api_key: apiKey, api_secret: secret },
+        });
+      // The projections stay stopped: no wait, however long, would let the read models include the key.
+      const loggedIn = await login(apiSecret);
+      expect([loggedIn.statusCode, loggedIn.json().token_type]).toEqual([200, 'Bearer']);
+      const claims = t.runtime.services.auth!.tokens.verify(loggedIn.json().token);
+      expect(claims.accountId).toBe(accountId);
+      // The secret is still checked.
+      const wrong = await login(`sk_live_${'x'.repeat(43)}`);
+      expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, 'INVALID_TOKEN']);
+    } finally {
+      await projections.start();
     }
   });
 });
