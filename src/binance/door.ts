@@ -3,6 +3,7 @@ import { isDomainError } from '../../domain/shared/errors';
 import { type Call, newCall, newPublicCall, type PublicCall } from '../application/call';
 import {
   consumeRateLimit,
+  RATE_LIMIT_GROUPS,
   type RateLimitDecision,
   type RateLimitGroup,
   rateLimitKeyOf,
@@ -36,15 +37,25 @@ export interface SignedRequest extends BinanceRequest {
 }
 
 /**
+ * The weight of one request of `group` against exchangeInfo's `REQUEST_WEIGHT` limit (the `market` group's budget,
+ * 1,200 a minute): that limit divided by the group's own budget, so a group with a smaller budget weighs more (a
+ * signed read 2 of 600, an order 12 of 100) and `X-MBX-USED-WEIGHT-1M` reaches the stated limit exactly when the
+ * group's budget is spent. A client pacing itself on the header against the stated limit is never refused early.
+ */
+const requestWeightOf = (group: RateLimitGroup): number =>
+  RATE_LIMIT_GROUPS.market / RATE_LIMIT_GROUPS[group];
+
+/**
  * Presents a decision of the venue's one rate limiter (`src/application/rate-limits.ts`) as Binance's headers:
- * `X-MBX-USED-WEIGHT-1M` is what the caller used of the request's group this minute (every request weighs 1), and
- * on order requests `X-MBX-ORDER-COUNT-1M` the orders and cancels counted this minute. A refusal is -1003 (or
- * -1015 for orders) 429 with `Retry-After`.
+ * `X-MBX-USED-WEIGHT-1M` is the weight the caller used of the request's group this minute (its count times
+ * {@link requestWeightOf}, at most the stated `REQUEST_WEIGHT`), and on order requests `X-MBX-ORDER-COUNT-1M` the
+ * orders and cancels counted this minute. A refusal is -1003 (or -1015 for orders) 429 with `Retry-After`.
  */
 const presentDecision = (reply: FastifyReply, d: RateLimitDecision): void => {
-  const used = d.limit - d.remaining;
-  reply.header('x-mbx-used-weight-1m', String(d.allowed ? used : d.limit));
-  if (d.group === 'orders') reply.header('x-mbx-order-count-1m', String(d.allowed ? used : d.limit));
+  const used = d.allowed ? d.limit - d.remaining : d.limit;
+  const weight = Math.min(RATE_LIMIT_GROUPS.market, Math.ceil(used * requestWeightOf(d.group)));
+  reply.header('x-mbx-used-weight-1m', String(weight));
+  if (d.group === 'orders') reply.header('x-mbx-order-count-1m', String(used));
   if (!d.allowed) {
     throw d.group === 'orders'
       ? new BinanceError(

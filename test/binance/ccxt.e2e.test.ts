@@ -484,6 +484,42 @@ describe('ccxt.binance against the venue', () => {
 });
 
 describe('exchangeInfo rateLimits: the venue’s one limiter, shared by both doors', () => {
+  it('REQUEST_WEIGHT as stated: X-MBX-USED-WEIGHT-1M of signed reads climbs to exactly the stated limit, then -1003', async () => {
+    const info = (await (await fetch(`${venue.url}/binance/api/v3/exchangeInfo?symbol=BTCUSDT`)).json()) as {
+      rateLimits: { rateLimitType: string; limit: number }[];
+    };
+    const stated = info.rateLimits.find((r) => r.rateLimitType === 'REQUEST_WEIGHT')!.limit;
+    const reg = await fetch(`${venue.url}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ display_name: 'weights' }),
+    });
+    const own = (await reg.json()) as { api_key: string; api_secret: string };
+    const account = () => {
+      const query = `timestamp=${Date.now()}`;
+      const signature = createHmac('sha256', own.api_secret).update(query).digest('hex');
+      return fetch(`${venue.url}/binance/api/v3/account?${query}&signature=${signature}`, {
+        headers: { 'x-mbx-apikey': own.api_key },
+      });
+    };
+    // A client pacing itself on the header against the stated limit: it is refused only once the header said so.
+    const weights: number[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i <= stated && !refused; i++) {
+      const res = await account();
+      if (res.status === 429) refused = res;
+      else {
+        expect(res.status).toBe(200);
+        weights.push(Number(res.headers.get('x-mbx-used-weight-1m')));
+      }
+    }
+    expect(refused, 'a signed read is refused within the stated weight').toBeDefined();
+    expect(weights.at(-1)).toBe(stated);
+    expect(weights.every((w, i) => i === 0 || w > weights[i - 1]!)).toBe(true);
+    expect(((await refused!.json()) as { code: number }).code).toBe(-1003);
+    expect(refused!.headers.get('x-mbx-used-weight-1m')).toBe(String(stated));
+  }, 60_000);
+
   it('ORDERS as stated: orders through /api/v1 and the Binance door count together; the next is -1015 with Retry-After', async () => {
     const info = (await (await fetch(`${venue.url}/binance/api/v3/exchangeInfo?symbol=BTCUSDT`)).json()) as {
       rateLimits: { rateLimitType: string; interval: string; intervalNum: number; limit: number }[];
