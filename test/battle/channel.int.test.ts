@@ -108,4 +108,27 @@ describe('the battle channel', () => {
       'VALIDATION_ERROR',
     );
   });
+
+  it('answers a deleted battle as one that never existed: subscribed, then BATTLE_NOT_FOUND, the slot freed', async () => {
+    const draft = await ok(s.t.app, H, 'POST', '/battles', { name: 'Short-lived' }, 201);
+    await ok(s.t.app, H, 'DELETE', `/battles/${draft.battle_id}`);
+    const c = await connect(owner.token);
+    /** The messages about `id` after subscribing to it, in the order they came: [type, code]. */
+    const answers = async (id: string) => {
+      c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+      const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+      const first = await c.next(about);
+      const second = await c.next(about);
+      return [first, second].map((m) => [m.channel, m.type, m.data.code]);
+    };
+    const expected = [
+      ['battle', 'subscribed', undefined],
+      ['system', 'error', 'BATTLE_NOT_FOUND'],
+    ];
+    const never = '6f1c2a9e-0000-4000-8000-000000000000';
+    expect(await answers(never)).toEqual(expected);
+    expect(await answers(draft.battle_id)).toEqual(expected);
+    // The failed subscription freed its slot: the same subscribe again is a new attempt, answered the same way.
+    expect(await answers(draft.battle_id)).toEqual(expected);
+  });
 });
