@@ -36,13 +36,16 @@ export const loginWithKey = async (
   if (!isWellFormedApiKey(input.apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
   const hash = sha256Hex(input.apiKey);
   let owner = await findApiKeyOwner(deps.db, hash);
+  let fromIndex = false;
   if (!owner) {
     // Not in the read model yet (a registration it has not folded, however long it lags): the write side's key
     // index names the account; a key it does not know (an agent's, or an account's older than the index) is looked
     // up once more after the credential read models caught up.
     const accountId = await deps.accounts.accountIdByKeyHash(hash);
-    if (accountId) owner = { ownerType: 'account', accountId, agentId: null };
-    else if (await deps.settleCredentials?.()) owner = await findApiKeyOwner(deps.db, hash);
+    if (accountId) {
+      owner = { ownerType: 'account', accountId, agentId: null };
+      fromIndex = true;
+    } else if (await deps.settleCredentials?.()) owner = await findApiKeyOwner(deps.db, hash);
   }
   if (!owner) throw new DomainError('INVALID_API_KEY', 'API key not found');
   if (owner.agentId) {
@@ -50,6 +53,9 @@ export const loginWithKey = async (
   }
   const account = await deps.accounts.load(owner.accountId);
   if (account.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for this key');
+  // The account's own stream has the last word on its key: an index entry naming an account whose key is another
+  // (a registration that failed after the entry was written, or a future re-issue) is no key of it.
+  if (fromIndex && account.apiKeyHash !== hash) throw new DomainError('INVALID_API_KEY', 'API key not found');
   const ok =
     input.apiSecret.startsWith(API_SECRET_PREFIX) &&
     (await verifySecret(input.apiSecret, account.apiSecretHash));

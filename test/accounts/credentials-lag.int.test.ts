@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { accountKeyStreamId } from '../../domain/account/key-index';
 import { useTestApp } from '../support/test-app';
 import { api, freshIp } from './support';
 
@@ -87,5 +89,26 @@ describe('credentials registered while the read models lag', () => {
     } finally {
       await projections.start();
     }
+  });
+
+  it('an index entry naming an account whose key is another gives no login, whatever the secret', async () => {
+    const { apiSecret, accountId } = await register('Indexed elsewhere');
+    // A well-formed key nobody registered, whose index entry names that account (as a re-issue or a hand-made
+    // event would): the account's own stream, which holds its real key's hash, refuses it.
+    const stray = `ak_live_${'s'.repeat(43)}`;
+    const hash = createHash('sha256').update(stray).digest('hex');
+    await t.runtime.services.eventStore.append(accountKeyStreamId(hash), [
+      {
+        type: 'AccountKeyIssued',
+        data: { key_hash: hash, account_id: accountId, issued_at: new Date().toISOString() },
+      },
+    ]);
+    const loggedIn = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      remoteAddress: freshIp(),
+      payload: { api_key: stray, api_secret: apiSecret },
+    });
+    expect([loggedIn.statusCode, loggedIn.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
   });
 });
