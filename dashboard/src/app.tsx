@@ -13,7 +13,7 @@ import { href, type Route, useRoute } from './router';
 import { endSession, resumeSession, type Session, selectAgent, session } from './session';
 import { useStore } from './store';
 import { ErrorNotice } from './ui/components';
-import { useAsync } from './ui/hooks';
+import { useAsync, useCoalesced } from './ui/hooks';
 import { SocketContext } from './ui/socket-context';
 
 const NAV = [
@@ -55,6 +55,10 @@ const page = (route: Route) => {
  * is keyed by the viewed wallet, so choosing another one reads everything afresh.
  */
 const Shell = ({ session: s }: { session: Session }) => {
+  const route = useRoute();
+  const account = useAsync(() => ownAccount(), [s.token]);
+  const list = useAsync(() => agents(), [s.token]);
+  const rereadAgents = useCoalesced(() => list.reload(), 200);
   setCredentials({
     token: s.token,
     agentId: s.agentId,
@@ -62,10 +66,16 @@ const Shell = ({ session: s }: { session: Session }) => {
       if (e.code === 'INVALID_TOKEN')
         endSession(`The venue refused the session (${e.message}): log in again.`);
     },
+    onAgentRefused: rereadAgents,
   });
-  const route = useRoute();
-  const account = useAsync(() => ownAccount(), [s.token]);
-  const list = useAsync(() => agents(), [s.token]);
+  // The viewed agent is gone from the account (deleted, here or elsewhere): show the account's own wallet and
+  // say why, rather than every panel's refusal and a socket refused forever.
+  const [goneAgent, setGoneAgent] = useState<string | null>(null);
+  useEffect(() => {
+    if (!s.agentId || !list.data || list.data.agents.some((a) => a.id === s.agentId)) return;
+    setGoneAgent(s.agentId);
+    selectAgent(null);
+  }, [list.data, s.agentId]);
   const socket = useMemo(() => new VenueSocket(socketUrl(s.token, s.agentId)), [s.token, s.agentId]);
   useEffect(() => () => socket.close(), [socket]);
   // The frame's own reads are above the socket's context: re-read them after a reconnect as the pages' are.
@@ -85,7 +95,6 @@ const Shell = ({ session: s }: { session: Session }) => {
   const t = useStore(theme);
   const current = route.parts[0] ?? 'overview';
   const agentList = list.data?.agents ?? [];
-  const viewed = agentList.find((a) => a.id === s.agentId);
 
   return (
     <SocketContext.Provider value={socket}>
@@ -137,8 +146,11 @@ const Shell = ({ session: s }: { session: Session }) => {
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorNotice error={account.error} title="Account" />
-        {s.agentId && list.data && !viewed ? (
-          <p class="notice">The chosen agent is no longer in this account; showing it may fail.</p>
+        {goneAgent && !s.agentId ? (
+          <p class="notice" role="status" data-testid="agent-gone">
+            The agent you were viewing (<code>{goneAgent}</code>) is no longer in this account: showing the
+            account's own wallet.
+          </p>
         ) : null}
         <div key={s.agentId ?? 'account'}>{page(route)}</div>
       </main>

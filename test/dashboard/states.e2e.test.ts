@@ -145,4 +145,26 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
     expect(wider).toEqual([]);
     await page.setViewportSize({ width: 1400, height: 900 });
   }, 90_000);
+
+  it("shows the account's own wallet, saying why, once the viewed agent is deleted", async () => {
+    const agent = await call('POST', '/agents', jwt, { display_name: 'Short-lived bot' });
+    await page.goto(`${base}/#/overview`);
+    await page.reload(); // the picker lists the agents of the page's load
+    await page.locator('select[name="wallet"]').selectOption(agent.agent_id);
+    await page.locator('.conn.live').waitFor();
+    await page.locator('[data-testid="summary"]').waitFor();
+    await call('DELETE', `/agents/${agent.agent_id}`, jwt);
+    // The next reads of the agent's wallet are refused; the page reads the agents again and shows the account's.
+    await page.evaluate("location.hash = '#/audit'");
+    await page.locator('[data-testid="agent-gone"]').waitFor({ timeout: 15_000 });
+    expect(await page.locator('select[name="wallet"]').inputValue()).toBe('');
+    await page.locator('[data-testid="chain-status"]').waitFor();
+    await page.locator('.conn.live').waitFor({ timeout: 15_000 });
+    expect(await page.locator('[role="alert"]').count()).toBe(0);
+    // After a reload too: the session no longer names the agent.
+    await page.reload();
+    await page.locator('[data-testid="chain-status"]').waitFor();
+    expect(await page.locator('select[name="wallet"]').inputValue()).toBe('');
+    expect(await page.locator('[role="alert"]').count()).toBe(0);
+  }, 60_000);
 });

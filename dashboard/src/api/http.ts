@@ -31,6 +31,11 @@ export interface Credentials {
   agentId: string | null;
   /** Called when the venue refuses the token (expired, revoked): the app ends the session. */
   onUnauthorized(error: ApiError): void;
+  /**
+   * Called when the venue refuses a wallet request for the viewed agent (`PERMISSION_DENIED` 403: the agent was
+   * deleted, or is not the account's): the app reads the account's agents again.
+   */
+  onAgentRefused?(error: ApiError): void;
 }
 
 let credentials: Credentials = { token: null, agentId: null, onUnauthorized: () => {} };
@@ -85,6 +90,13 @@ export const request = async <T>(method: string, path: string, options: RequestO
       ? new ApiError(response.status, envelope.code, envelope.message, envelope.details)
       : new ApiError(response.status, 'HTTP_ERROR', `HTTP ${response.status} ${response.statusText}`);
     if (response.status === 401 && auth !== 'none') credentials.onUnauthorized(error);
+    if (
+      response.status === 403 &&
+      auth === 'wallet' &&
+      credentials.agentId &&
+      error.code === 'PERMISSION_DENIED'
+    )
+      credentials.onAgentRefused?.(error);
     throw error;
   }
   return body as T;
