@@ -1,3 +1,5 @@
+import { DomainError } from '../../domain/shared/errors';
+
 /**
  * Which database errors mean "the server or the connection to it is away" (a restart, a failover, an operator's
  * `pg_terminate_backend`, a proxy's idle timeout), as opposed to a fault of the statement. Such an error is worth
@@ -57,3 +59,25 @@ export class DatabaseUnavailableError extends Error {
     this.name = 'DatabaseUnavailableError';
   }
 }
+
+/**
+ * The venue's answer to an error that says the database is unreachable ({@link isConnectionError}), for every door
+ * alike (REST, MCP): `SERVICE_UNAVAILABLE` (503) with `details.retry_after_seconds` (the error's, else 1), and for a
+ * write whose outcome is unknown `details.outcome_unknown` with advice to retry with the same idempotency key.
+ * Undefined for any other error.
+ */
+export const databaseUnavailable = (error: unknown): DomainError | undefined => {
+  if (!isConnectionError(error)) return undefined;
+  const e = error instanceof DatabaseUnavailableError ? error : undefined;
+  return new DomainError(
+    'SERVICE_UNAVAILABLE',
+    e?.outcomeUnknown
+      ? 'the database became unavailable while recording this request; it may or may not have been recorded: ' +
+          'retry with the same Idempotency-Key, or read before repeating it'
+      : 'the database is unavailable; retry shortly',
+    {
+      retry_after_seconds: e?.retryAfterSeconds ?? 1,
+      ...(e?.outcomeUnknown ? { outcome_unknown: true } : {}),
+    },
+  );
+};

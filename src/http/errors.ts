@@ -1,7 +1,7 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors';
-import { DatabaseUnavailableError, isConnectionError } from '../db/connection-errors';
+import { databaseUnavailable } from '../db/connection-errors';
 
 /** The spec's error envelope: `{ error: { code, message, details? } }` (spec "Errors"). */
 export interface ErrorEnvelope {
@@ -128,20 +128,8 @@ export const toDomainError = (error: unknown): DomainError => {
         : 'request failed validation';
     return new DomainError('VALIDATION_ERROR', message, { issues });
   }
-  if (isConnectionError(error)) {
-    const e = error instanceof DatabaseUnavailableError ? error : undefined;
-    return new DomainError(
-      'SERVICE_UNAVAILABLE',
-      e?.outcomeUnknown
-        ? 'the database became unavailable while recording this request; it may or may not have been recorded: ' +
-            'retry with the same Idempotency-Key, or read before repeating it'
-        : 'the database is unavailable; retry shortly',
-      {
-        retry_after_seconds: e?.retryAfterSeconds ?? 1,
-        ...(e?.outcomeUnknown ? { outcome_unknown: true } : {}),
-      },
-    );
-  }
+  const unavailable = databaseUnavailable(error);
+  if (unavailable) return unavailable;
   if (isResponseSerializationError(error)) {
     return new DomainError('INTERNAL_ERROR', 'internal error');
   }
@@ -198,7 +186,25 @@ export const toDomainError = (error: unknown): DomainError => {
 };
 
 /**
- * Logs and heads an error answer of any HTTP door (REST, the Binance door) by its status, one rule for all: a 5xx
+ * Logs an error answer of any door by its status (the logging half of {@link presentFailure}; the MCP door's tool
+ * errors too, whose HTTP answer is the protocol's): a 5xx other than 503 is a server fault, at `error` with its
+ * cause `error` and its stack; a 503 is an expected answer the client retries, at `warn`; anything else the
+ * client's, at `info`. `fields` are added to the log line (the MCP tool's name).
+ */
+export const logFailure = (
+  log: FastifyBaseLogger,
+  answer: { status: number; code: string | number; message: string },
+  error: unknown,
+  fields: Record<string, unknown> = {},
+): void => {
+  const { status, code, message } = answer;
+  if (status >= 500 && status !== 503) log.error({ err: error, ...fields }, 'request failed');
+  else if (status === 503) log.warn({ code, status, ...fields }, message);
+  else log.info({ code, status, ...fields }, message);
+};
+
+/**
+ * Logs ({@link logFailure}) and heads an error answer of any HTTP door (REST, the Binance door) by its status: a 5xx
  * other than 503 is a server fault, logged at `error` with its cause (`error`); a 503 (no price yet, a dependency
  * down) is an expected answer the client retries, logged at `warn` without a stack, and it says when to try again
  * in `Retry-After` (whole seconds: `details.retry_after_seconds` rounded up, else 1; issue 16, item 1; spec
@@ -216,11 +222,8 @@ export const presentFailure = (
   },
   error: unknown,
 ): void => {
-  const { status, code, message } = answer;
-  if (status >= 500 && status !== 503) request.log.error({ err: error }, 'request failed');
-  else if (status === 503) request.log.warn({ code, status }, message);
-  else request.log.info({ code, status }, message);
-  if (status === 503 && !reply.hasHeader('retry-after')) {
+  logFailure(request.log, answer, error);
+  if (answer.status === 503 && !reply.hasHeader('retry-after')) {
     const after = answer.details?.['retry_after_seconds'];
     reply.header('retry-after', String(typeof after === 'number' && after > 0 ? Math.ceil(after) : 1));
   }

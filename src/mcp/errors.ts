@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
+import { databaseUnavailable } from '../db/connection-errors';
 import { VenueError } from './tool';
 
 /** The venue's error envelope as a tool answers it (spec "Errors"), with `retry_after_seconds` lifted on a 429. */
@@ -8,12 +9,15 @@ export interface ToolErrorEnvelope {
   error: { code: string; message: string; details?: Record<string, unknown>; retry_after_seconds?: number };
 }
 
-/** The envelope of anything a tool threw: the venue's code, message and details; anything else `INTERNAL_ERROR`. */
+/**
+ * The envelope of anything a tool threw: the venue's code, message and details; an unreachable database the
+ * `SERVICE_UNAVAILABLE` REST answers with ({@link databaseUnavailable}); anything else `INTERNAL_ERROR`.
+ */
 export const envelopeOf = (error: unknown): ToolErrorEnvelope => {
-  const e =
-    isDomainError(error) || error instanceof VenueError
-      ? { code: error.code, message: error.message, details: error.details }
-      : { code: 'INTERNAL_ERROR', message: 'internal error', details: undefined };
+  const known = isDomainError(error) || error instanceof VenueError ? error : databaseUnavailable(error);
+  const e = known
+    ? { code: known.code, message: known.message, details: known.details }
+    : { code: 'INTERNAL_ERROR', message: 'internal error', details: undefined };
   const retry = e.details?.['retry_after_seconds'];
   return {
     error: {

@@ -1,9 +1,10 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../domain/shared/errors';
+import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { agentSkill } from '../application/agents';
 import { newCall, newPublicCall } from '../application/call';
 import { consumeRateLimit, rateLimitExceeded } from '../application/rate-limits';
+import { logFailure } from '../http/errors';
 import { envelopeOf } from './errors';
 import { selectTools } from './registry';
 import { buildMcpCatalog, createMcpServer, type Invoke, type McpResources } from './server';
@@ -18,19 +19,35 @@ import type { ToolDef } from './tool';
  * route, never HTTP to itself.
  */
 
-/** Runs a tool for one HTTP request: rate limit, authentication, then the use case. */
+/**
+ * Runs a tool for one HTTP request: rate limit, authentication, then the use case. A failure is logged as the REST
+ * door logs its answers (`logFailure`: a server fault at `error` with its stack, a 503 at `warn`, a refusal at
+ * `info`) and thrown on to become the tool error result.
+ */
 const invokerFor =
   (app: FastifyInstance, request: FastifyRequest): Invoke =>
   async (tool: ToolDef, args: unknown) => {
-    const services = app.services;
-    const identity = await services.rateLimitIdentity?.(request);
-    const decision = await consumeRateLimit(services, identity ?? `ip:${request.ip}`, tool.rateLimitGroup);
-    if (!decision.allowed) throw rateLimitExceeded(decision);
-    if (tool.auth === 'public') return tool.run(newPublicCall(services, request.id), args as never);
-    if (!services.auth) throw new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available');
-    const caller = await services.auth.authenticate(request, tool.auth);
-    return tool.run(newCall(services, caller, request.id), args as never);
+    try {
+      return await runTool(app, request, tool, args);
+    } catch (error) {
+      const { code, message } = envelopeOf(error).error;
+      const status = isDomainError(error) ? error.status : code === 'SERVICE_UNAVAILABLE' ? 503 : 500;
+      logFailure(request.log, { status, code, message }, error, { tool: tool.name });
+      throw error;
+    }
   };
+
+/** The rate limit, authentication and use case of one tool call (see {@link invokerFor}). */
+const runTool = async (app: FastifyInstance, request: FastifyRequest, tool: ToolDef, args: unknown) => {
+  const services = app.services;
+  const identity = await services.rateLimitIdentity?.(request);
+  const decision = await consumeRateLimit(services, identity ?? `ip:${request.ip}`, tool.rateLimitGroup);
+  if (!decision.allowed) throw rateLimitExceeded(decision);
+  if (tool.auth === 'public') return tool.run(newPublicCall(services, request.id), args as never);
+  if (!services.auth) throw new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available');
+  const caller = await services.auth.authenticate(request, tool.auth);
+  return tool.run(newCall(services, caller, request.id), args as never);
+};
 
 /** The resources for one HTTP request: the scoped agent's skill.md, with this venue's address as the caller used. */
 const resourcesFor = (app: FastifyInstance, request: FastifyRequest): McpResources => ({

@@ -25,6 +25,10 @@ export interface PrivateCluster {
   url: string;
   /** `pg_ctl restart -m fast`: every connection is terminated, the server is away until it is up again. */
   restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`: the server is away until {@link PrivateCluster.start}. */
+  stop(): Promise<void>;
+  /** `pg_ctl start` again after {@link PrivateCluster.stop}. */
+  start(): Promise<void>;
   /** Stops it (`-m immediate`) and removes its data directory. */
   destroy(): Promise<void>;
 }
@@ -70,6 +74,12 @@ export const startPrivateCluster = async (): Promise<PrivateCluster> => {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     restart: async () => {
       await ctl(['restart', '-m', 'fast']);
+    },
+    stop: async () => {
+      await ctl(['stop', '-m', 'fast']);
+    },
+    start: async () => {
+      await ctl(['start']);
     },
     destroy: async () => {
       await pg('pg_ctl', ['-D', data, 'stop', '-m', 'immediate', '-w']).catch(() => {});
