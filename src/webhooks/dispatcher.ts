@@ -43,6 +43,19 @@ export interface Dispatcher {
 const ERROR_LIMIT = 500;
 
 /**
+ * The `last_error` of an attempt that got no answer: `timeout: no answer within <timeoutMs> ms` when the receiver
+ * took too long (the abort signal's `TimeoutError`, whose numeric DOMException code means nothing to a reader, or
+ * undici's own timeouts), else the error's string code (`ECONNREFUSED`, `ESSRF`, …), its message and its cause's.
+ */
+const attemptError = (error: unknown, timeoutMs: number): string => {
+  const e = error as Error & { code?: unknown; cause?: { message?: string } };
+  if (e.name === 'TimeoutError' || (typeof e.code === 'string' && /^UND_ERR_.*TIMEOUT$/.test(e.code)))
+    return `timeout: no answer within ${timeoutMs} ms`;
+  const code = typeof e.code === 'string' ? `${e.code}: ` : '';
+  return `${code}${e.message}${e.cause?.message ? ` (${e.cause.message})` : ''}`;
+};
+
+/**
  * The webhook dispatcher (docs/webhooks.md, "How deliveries are made"): keeps up to `concurrency` due `pending`
  * deliveries (`next_attempt_at` ≤ now, oldest first) in flight, a slot taken again as soon as a delivery ends, and
  * at most half of them to one webhook, so a receiver that answers slowly (or not, until `timeoutMs`) delays only
@@ -139,10 +152,7 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
       await res.body.dump().catch(() => {});
       await record(row.delivery_id, attempts, { status: res.statusCode });
     } catch (error) {
-      const e = error as Error & { code?: string; cause?: { message?: string } };
-      await record(row.delivery_id, attempts, {
-        error: `${e.code ? `${e.code}: ` : ''}${e.message}${e.cause?.message ? ` (${e.cause.message})` : ''}`,
-      });
+      await record(row.delivery_id, attempts, { error: attemptError(error, settings.timeoutMs) });
     }
   };
 

@@ -359,6 +359,21 @@ describe('webhook deliveries from the real server', () => {
       await waitFor('the good receiver to get its six fills', () => good().length >= 6, 30_000);
       // Well within the hanging receiver's timeout: its attempts held no one else's delivery.
       expect(Math.max(...good().map((r) => r.at)) - filledAt).toBeLessThan(5_000);
+      // The hanging receiver's attempts end at the timeout, recorded in words.
+      const timedOut = async () =>
+        (await must('GET', `/webhooks/${slow.webhook_id}/deliveries`, key)).deliveries.find(
+          (d: { attempts: number }) => d.attempts > 0,
+        );
+      await waitFor(
+        'an attempt of the hanging receiver to time out',
+        async () => !!(await timedOut()),
+        30_000,
+      );
+      expect(await timedOut()).toMatchObject({
+        status: 'pending',
+        last_status_code: null,
+        last_error: 'timeout: no answer within 10000 ms',
+      });
       await must('DELETE', `/webhooks/${slow.webhook_id}`, key, undefined, 204);
     } finally {
       hanging.closeAllConnections();
