@@ -60,6 +60,13 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     waitForReadModels: (position) => projections.waitFor(position, INVALIDATION_WAIT_MS),
     settleCredentials: async () =>
       projections.waitFor(await eventStore.headPosition(), config.READ_MODEL_WAIT_MS, CREDENTIAL_MODELS),
+    // `accounts` is built below, before any request can reach this.
+    accountOnWriteSide: async (accountId) => {
+      const account = await accounts.load(accountId);
+      return account.status === 'none'
+        ? undefined
+        : { status: account.status, credentialsVersion: account.credentialsVersion };
+    },
   });
   // Filled below: the secrets are read through the commands, which report changes through this listener.
   let signingSecrets: SigningSecrets | undefined;

@@ -82,6 +82,15 @@ export interface AuthServiceOptions {
    */
   settleCredentials?: () => Promise<boolean>;
   /**
+   * An account's status and credentials version from the write side (its own stream), or undefined when it has
+   * none: what a token's account is checked against when the `accounts` read model does not have it yet (a token
+   * from a login right after the registration, while the read models lag). Absent: such a token is
+   * `ACCOUNT_NOT_FOUND` until the read model catches up.
+   */
+  accountOnWriteSide?: (
+    accountId: string,
+  ) => Promise<{ status: AccountStatus; credentialsVersion: number } | undefined>;
+  /**
    * Lifetime of cached lookups (ms, default 2,000): how long a change made by another process (operator CLI,
    * another API process) can take to reach this one. Changes made in this process apply at once.
    */
@@ -198,7 +207,9 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     accountId: string,
     token?: { credentialsVersion: number },
   ): Promise<void> => {
-    const state = await accountState(accountId);
+    // A token names its account by id: one the read model has not folded yet is checked on the write side.
+    const state =
+      (await accountState(accountId)) ?? (token ? await options.accountOnWriteSide?.(accountId) : undefined);
     if (!state) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
     // A token issued before the account's credentials changed (a password set or changed) no longer works.
     if (token && token.credentialsVersion < state.credentialsVersion) {

@@ -86,6 +86,17 @@ describe('credentials registered while the read models lag', () => {
       // The secret is still checked.
       const wrong = await login(`sk_live_${'x'.repeat(43)}`);
       expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, 'INVALID_TOKEN']);
+      // The token authenticates at once too: its account is checked on the write side until the read model has it.
+      const principal = await t.runtime.services.auth!.resolveCredential({ token: loggedIn.json().token });
+      expect(principal).toMatchObject({ accountId, via: 'jwt' });
+      const agent = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/agents',
+        remoteAddress: freshIp(),
+        headers: { authorization: `Bearer ${loggedIn.json().token}` },
+        payload: { display_name: 'First agent' },
+      });
+      expect([agent.statusCode, agent.json().agent_id]).toEqual([201, expect.any(String)]);
     } finally {
       await projections.start();
     }
