@@ -38,9 +38,9 @@ const resolveAll = async (host: string): Promise<string[]> =>
   (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
- * Checks a URL against the SSRF rule at registration: parses it, requires `http:`/`https:`, resolves the host and
- * checks every address. Throws `VALIDATION_ERROR` (details `field`, `reason`: `scheme`, `unresolvable`,
- * `private_address` with the refused `address`). Deliveries check again when they connect
+ * Checks a URL against the SSRF rule at registration: parses it, requires `http:`/`https:` and no user name or
+ * password, resolves the host and checks every address. Throws `VALIDATION_ERROR` (details `field`, `reason`:
+ * `malformed`, `scheme`, `credentials`, `unresolvable`, `private_address` with the refused `address`). Deliveries check again when they connect
  * ({@link guardedLookup}), since a name can resolve elsewhere later.
  */
 export const checkOutboundUrl = async (url: string, options: OutboundUrlOptions): Promise<URL> => {
@@ -53,6 +53,16 @@ export const checkOutboundUrl = async (url: string, options: OutboundUrlOptions)
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw refused(field, 'only http and https URLs are allowed', { reason: 'scheme' });
+  // A password in the URL would be kept in the log for good and shown by every read of the webhook; the delivery's
+  // signature (X-PTV-Signature) is how a receiver knows the venue.
+  if (parsed.username !== '' || parsed.password !== '')
+    throw refused(
+      field,
+      'must not carry a user name or password: receivers check the X-PTV-Signature header',
+      {
+        reason: 'credentials',
+      },
+    );
   if (options.allowPrivate) return parsed;
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];

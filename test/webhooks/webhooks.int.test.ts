@@ -57,6 +57,18 @@ describe('the SSRF rule (WEBHOOKS_ALLOW_PRIVATE unset)', () => {
     }
   });
 
+  it('refuses a URL with a user name or password, and keeps nothing of it', async () => {
+    for (const url of ['https://user:secret@93.184.215.14/hook', 'https://token@93.184.215.14/hook']) {
+      const error = await fails(t.app, bearer(account), 'POST', '/webhooks', 422, 'VALIDATION_ERROR', {
+        url,
+        event_types: ['order.filled'],
+      });
+      expect(error.details).toMatchObject({ issues: [{ field: 'url' }], reason: 'credentials' });
+    }
+    const listed = await ok(t.app, bearer(account), 'GET', '/webhooks');
+    expect(JSON.stringify(listed)).not.toContain('secret@');
+  });
+
   it('refuses a host that does not resolve, and a change of URL to a private address', async () => {
     await fails(t.app, bearer(account), 'POST', '/webhooks', 422, 'VALIDATION_ERROR', {
       url: 'http://no-such-host.invalid/hook',
