@@ -1,4 +1,5 @@
 import { DomainError, type ErrorCode } from '../../domain/shared/errors';
+import { databaseUnavailable } from '../db/connection-errors';
 
 /**
  * Binance's error shape (Spot API "Error codes": `{code, msg}` with a negative code) and the HTTP status it comes
@@ -168,10 +169,16 @@ const filterFromDetails = (e: DomainError): string | undefined => {
   return undefined;
 };
 
-/** Any error thrown in the door as a Binance error (a non-domain, non-Binance error is -1000 500, no internals). */
+/**
+ * Any error thrown in the door as a Binance error: an unreachable database is -1000 503 (as REST's
+ * `SERVICE_UNAVAILABLE`); any other non-domain, non-Binance error -1000 500, no internals.
+ */
 export const toBinanceError = (error: unknown, context: ErrorContext = 'read'): BinanceError => {
   if (error instanceof BinanceError) return error;
   if (error instanceof DomainError) return fromDomainError(error, context);
+  // The database away: the venue's SERVICE_UNAVAILABLE (503, retried), as REST and MCP answer it.
+  const unavailable = databaseUnavailable(error);
+  if (unavailable) return fromDomainError(unavailable, context);
   const status = (error as { statusCode?: unknown }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new BinanceError(

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,8 @@ import { fails, ok } from './scenario';
  * The MCP door while the database is away: the real venue process on a PostgreSQL cluster of the test's own, the
  * cluster stopped under it. A tool answers what REST answers then, `SERVICE_UNAVAILABLE` with
  * `retry_after_seconds` (an agent waits and retries), not `INTERNAL_ERROR`; the failure is logged as REST logs it
- * (a warning naming the tool, not an error with a stack); once the cluster is back the same connection works.
+ * (a warning naming the tool, not an error with a stack); the Binance door answers -1000 503 with `Retry-After`;
+ * once the cluster is back the same connection works.
  */
 const reason = privateClusterSkipReason();
 if (reason) console.warn(`MCP database-away test skipped: ${reason}`);
@@ -75,6 +77,16 @@ describe.skipIf(reason !== null)('MCP with the database away', () => {
         .filter((l) => l.includes('"tool":"get_balance"'));
       expect(lines.some((l) => l.includes('"level":40') && l.includes('SERVICE_UNAVAILABLE'))).toBe(true);
       expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);
+      // The Binance door too: -1000 with 503 and Retry-After (ccxt: OperationFailed, worth retrying), not a 500.
+      const query = `timestamp=${Date.now()}`;
+      const signature = createHmac('sha256', reg.body.api_secret as string)
+        .update(query)
+        .digest('hex');
+      const binance = await fetch(`${base}/binance/api/v3/account?${query}&signature=${signature}`, {
+        headers: { 'x-mbx-apikey': reg.body.api_key as string },
+      });
+      expect([binance.status, binance.headers.get('retry-after')]).toEqual([503, '1']);
+      expect(((await binance.json()) as { code: number }).code).toBe(-1000);
     } finally {
       await cluster!.start();
     }
