@@ -13,7 +13,7 @@ import { INTERVAL_MS } from '../domain/market/intervals';
 import { packUnits } from '../domain/metrics/equity-points';
 import {
   computePerformance,
-  type PackedEquity,
+  type EquityRowsText,
   type Performance,
   type PerformanceInput,
 } from '../domain/metrics/performance';
@@ -28,6 +28,7 @@ import {
   type Timestamp,
 } from './columns';
 import { declareTables, type TableDefinitions } from './ddl';
+import { COPY_TEXT, copyTextOf } from './copy-text';
 import { deleteRowsOf } from './entity-rows';
 import type { TradesTable } from './orders';
 import type { Projection } from './projection';
@@ -184,23 +185,15 @@ const computeResults = async (
     .executeTakeFirstOrThrow();
   const interval = INTERVAL_MS[row.candle_interval as keyof typeof INTERVAL_MS];
   const start = new Date(row.start_time).getTime();
-  const equityRows = await db
-    .selectFrom('backtest_equity')
-    .select(['from_step', 'points', 'equity'])
-    .where('session_id', '=', sessionId)
-    .orderBy('from_step')
-    .execute();
-  // Packed: the texts as they are and each point's time (start + step × interval), no object per step.
-  const total = equityRows.reduce((n, r) => n + r.points, 0);
-  const times = new Float64Array(Math.max(total, 1));
-  let k = 0;
-  for (const r of equityRows) {
-    for (let j = 0; j < r.points; j++) times[k++] = start + (r.from_step + j) * interval;
-  }
-  const equity: PackedEquity =
-    total === 0
-      ? { times: new Float64Array([start]), chunks: [packUnits([row.starting_balance])] }
-      : { times, chunks: equityRows.map((r) => r.equity) };
+  // The rows as bytes (a server answers their COPY text as it arrives, PGlite's rows are written as the same text):
+  // no string of a whole-year session's ~4.4 MB of packed equity and no point's time on this thread (the request
+  // thread, where a fold runs); the metrics computer reads them (`packedEquityOfRows`) and builds the times
+  // (issue 24).
+  const { rows: equityRows } = await sql<Record<string, unknown>>`${sql.raw(COPY_TEXT)}
+    select from_step, points, equity from backtest_equity where session_id = ${sessionId} order by from_step`.execute(
+    db,
+  );
+  const equity: EquityRowsText = { start, stepMs: interval, rows: copyTextOf(equityRows) };
   const trades = await db
     .selectFrom('backtest_trades')
     .select([
@@ -244,8 +237,9 @@ const computeResults = async (
  * Computes a session's results from its equity points and fills (`domain/metrics/performance.ts`): in process by
  * default; the runtime passes one that runs on a worker thread (`src/backtest/metrics-pool.ts`), since a
  * whole-range session has tens of thousands of points and the projection runs on the request thread (issue 24,
- * item 4). Either gives the same figures: the function is pure. A packed equity's `times` are built for the call
- * and not read after it, so a computer may take them (a worker thread's transfer detaches them).
+ * item 4). Either gives the same figures: the function is pure. The projection hands the equity as
+ * {@link EquityRowsText}, its bytes built for the call and not read after it, so a computer may take them (a worker
+ * thread's transfer detaches them).
  */
 export type PerformanceComputer = (input: PerformanceInput) => Promise<Performance> | Performance;
 

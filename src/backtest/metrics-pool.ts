@@ -1,5 +1,9 @@
 import type { Piscina } from 'piscina';
-import type { Performance, PerformanceInput } from '../../domain/metrics/performance';
+import type {
+  EquityRowsText,
+  Performance,
+  PerformanceInput,
+} from '../../domain/metrics/performance';
 import { createBacktestsProjection, type PerformanceComputer } from '../../projections/backtests';
 import type { Projection } from '../../projections/projection';
 import { createWorkerPool } from '../workers/pool';
@@ -13,8 +17,9 @@ import { createWorkerPool } from '../workers/pool';
  */
 export const createMetricsPool = (): {
   /**
-   * The performance of `input`, computed on the thread. A packed equity's `times` are transferred, not copied: their
-   * buffer is detached here once the task is sent (the caller builds them for this call and reads them no more).
+   * The performance of `input`, computed on the thread. A packed equity's `times`, or an {@link EquityRowsText}'s
+   * `rows`, are transferred, not copied: their buffer (the whole of it: the caller gives an array that owns its
+   * buffer) is detached here once the task is sent (the caller builds them for this call and reads them no more).
    */
   performance(input: PerformanceInput): Promise<Performance>;
   /**
@@ -36,11 +41,13 @@ export const createMetricsPool = (): {
   };
   return {
     performance(input) {
-      // A packed curve's point times (4.2 MB for a year of minutes) move to the thread instead of being copied.
-      const times = 'times' in input.equity ? input.equity.times.buffer : undefined;
+      // A packed curve's point times (4.2 MB for a year of minutes), or a session's rows as bytes (~4.4 MB), move
+      // to the thread instead of being copied.
+      const e = input.equity;
+      const moved = 'times' in e ? e.times.buffer : 'rows' in e ? e.rows.buffer : undefined;
       return poolOf().run(
         input,
-        times instanceof ArrayBuffer ? { transferList: [times] } : {},
+        moved instanceof ArrayBuffer ? { transferList: [moved] } : {},
       ) as Promise<Performance>;
     },
     warm() {

@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { ReadModels } from '../../projections/read-models';
 import { DatabaseAvailability } from './availability';
 import { DatabaseUnavailableError } from './connection-errors';
+import { answerMarkedCopyText } from './copy-text';
 import { sendMarkedPrepared } from './prepared';
 import { redactDatabaseUrl } from './redact-url';
 import type { Database } from './schema';
@@ -88,6 +89,8 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * queries, e.g. an advisory-lock holder or a transaction waiting on the application; without a listener Node
  * throws it). Each such error is reported to {@link DatabaseAvailability}. Taking a connection while the server is
  * away waits for it up to {@link CONNECT_WAIT_MS}, so a short restart delays statements instead of failing them.
+ * Every client sends statements marked `PREPARED` as named ones (`prepared.ts`) and answers those marked
+ * `COPY_TEXT` as their rows' COPY text in bytes (`copy-text.ts`).
  */
 export const openPostgres = (url: string, options: { max?: number } = {}): DatabaseHandle => {
   const pool = new pg.Pool({
@@ -115,6 +118,7 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   pool.on('connect', (client) => {
     client.on('error', onClientError);
     sendMarkedPrepared(client);
+    answerMarkedCopyText(client);
   });
   let closed = false;
   /** `pool.connect()`, waiting through a short outage (see {@link CONNECT_WAIT_MS}). */

@@ -80,6 +80,26 @@ describe('backtest results on a worker thread', () => {
     expect(off.metrics.returns_count).toBe(23_976);
   }, 120_000);
 
+  it("takes a session's rows as bytes by transfer, with the in-process figures", async () => {
+    // As the backtests projection hands them over: the rows' COPY text, step 0 alone and then batches.
+    const rows = (): PerformanceInput => {
+      const i = input();
+      const values = (i.equity as readonly { equity: string }[]).map((p) => p.equity);
+      const text = [
+        `0\t1\t${packUnits(values.slice(0, 1))}\n`,
+        `1\t10000\t${packUnits(values.slice(1, 10_001))}\n`,
+        `10001\t${values.length - 10_001}\t${packUnits(values.slice(10_001))}\n`,
+      ].join('');
+      return { ...i, equity: { start: T0, stepMs: H, rows: new TextEncoder().encode(text) } };
+    };
+    const sent = rows();
+    const bytes = (sent.equity as { rows: Uint8Array }).rows;
+    const off = await pool.performance(sent);
+    expect(bytes.byteLength).toBe(0);
+    expect(off).toEqual(computePerformance(input()));
+    expect(off.metrics.returns_count).toBe(23_976);
+  }, 120_000);
+
   it('replaces only the backtests projection, keeping the order', () => {
     const list = withResultsOffThread(allProjections, pool.performance);
     expect(list.map((p) => p.name)).toEqual(allProjections.map((p) => p.name));

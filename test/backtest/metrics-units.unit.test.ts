@@ -10,7 +10,11 @@ import {
   unitsOfPacked,
   unpackUnits,
 } from '../../domain/metrics/equity-points';
-import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
+import {
+  computePerformance,
+  type PerformanceInput,
+  packedEquityOfRows,
+} from '../../domain/metrics/performance';
 
 /**
  * Issue 24: the equity curve's metrics over integer units (`domain/metrics/unit-series.ts`) are the decimal
@@ -219,5 +223,78 @@ describe('metrics over integer units', () => {
     for (const u of [100_000_000_000n, 100_000_000_000n, 100_000_000_000n, 99_999_999_999n]) packer.push(u);
     expect(packer.text()).toBe('100000000000,0*2,-1');
     expect(new UnitsPacker().text()).toBe('');
+  });
+});
+
+/**
+ * Issue 24: a finished session's equity reaches the metrics thread as its rows' COPY text (bytes), and that thread
+ * builds the points' times; the projection built them before (`start + (from_step + j) × interval`) and handed the
+ * texts. Both must give the same curve, so the same results.
+ */
+describe('equity rows as COPY text', () => {
+  /** The rows as the projection read them before: `{ from_step, points, equity }`, and the curve it built. */
+  const before = (rows: { from_step: number; points: number; equity: string }[], start: number, step: number) => {
+    const total = rows.reduce((n, r) => n + r.points, 0);
+    const times = new Float64Array(Math.max(total, 1));
+    let k = 0;
+    for (const r of rows) for (let j = 0; j < r.points; j++) times[k++] = start + (r.from_step + j) * step;
+    return total === 0
+      ? { times: new Float64Array([start]), chunks: [packUnits(['1000'])] }
+      : { times, chunks: rows.map((r) => r.equity) };
+  };
+  const bytes = (text: string) => new TextEncoder().encode(text);
+
+  it('give the curve the projection built from the rows, and the same figures', () => {
+    fc.assert(
+      fc.property(
+        curve,
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom(60_000, 3_600_000, 86_400_000),
+        (values, cuts, step) => {
+          // The curve cut into rows as the projection writes them: step 0 alone, then batches.
+          const rows: { from_step: number; points: number; equity: string }[] = [];
+          let at = 0;
+          for (const cut of [1, ...cuts]) {
+            if (at >= values.length) break;
+            const part = values.slice(at, at + cut);
+            rows.push({ from_step: at, points: part.length, equity: packUnits(part) });
+            at += part.length;
+          }
+          const start = T0 + 7 * step;
+          const text = rows.map((r) => `${r.from_step}\t${r.points}\t${r.equity}\n`).join('');
+          const curveOf = packedEquityOfRows({ start, stepMs: step, rows: bytes(text) }, '1000');
+          const old = before(rows, start, step);
+          expect(curveOf.times).toEqual(old.times);
+          expect(curveOf.chunks).toEqual(old.chunks);
+          const input = { ...inputOf(values.slice(0, at)), intervalMs: step };
+          expect(computePerformance({ ...input, equity: { start, stepMs: step, rows: bytes(text) } })).toEqual(
+            computePerformance({ ...input, equity: old }),
+          );
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('give the starting balance at the start without rows', () => {
+    expect(packedEquityOfRows({ start: T0, stepMs: M, rows: new Uint8Array() }, '1000')).toEqual(
+      before([], T0, M),
+    );
+  });
+
+  it('refuse what is not such text, naming the byte', () => {
+    for (const [text, at] of [
+      ['0\t1\t100', 7],
+      ['0\t1\t1 0\n', 5],
+      ['0 1\t100\n', 1],
+      ['x\t1\t100\n', 0],
+      ['0\t\t100\n', 2],
+      ['1234567890123456\t1\t1\n', 16],
+      ['0\t1\t1\\t\n', 5],
+    ] as const) {
+      expect(() => packedEquityOfRows({ start: T0, stepMs: M, rows: bytes(text) }, '1000')).toThrow(
+        `not equity rows as COPY text at byte ${at}`,
+      );
+    }
   });
 });

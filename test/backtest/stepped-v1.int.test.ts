@@ -8,7 +8,8 @@ import {
 } from '../../domain/backtest/events';
 import { unpackUnits } from '../../domain/metrics/equity-points';
 import type { RecordedEvent } from '../../ports/event-store';
-import { backtestsProjection } from '../../projections/backtests';
+import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
+import { backtestsProjection, createBacktestsProjection } from '../../projections/backtests';
 import { ok, useBacktestApp, useTrader } from './http-support';
 
 /**
@@ -48,14 +49,14 @@ const asElided = (events: readonly RecordedEvent[]): RecordedEvent[] =>
     return { ...e, data: rest, elided: [BACKTEST_STEPPED_ELIDED.key] };
   });
 
-/** Folds `events` by the `backtests` projection into fresh tables of `schema`; answers their rows. */
-const fold = async (schema: string, events: readonly RecordedEvent[]) =>
+/** Folds `events` by the `backtests` projection (or `projection`) into fresh tables of `schema`; answers their rows. */
+const fold = async (schema: string, events: readonly RecordedEvent[], projection = backtestsProjection) =>
   t.database.db.transaction().execute(async (trx) => {
     await sql`create schema ${sql.id(schema)}`.execute(trx);
     // `public` after it, as the projection runner's search path has it: the event store's `events` table.
     await sql`select set_config('search_path', ${`${schema}, public`}, true)`.execute(trx);
-    await backtestsProjection.createTables(trx, schema);
-    await backtestsProjection.apply(trx.withSchema(schema), events);
+    await projection.createTables(trx, schema);
+    await projection.apply(trx.withSchema(schema), events);
     const rows = async (table: string, order: string) =>
       (await sql`select * from ${sql.table(table)} order by ${sql.ref(order)}`.execute(trx)).rows;
     return {
@@ -113,5 +114,28 @@ describe('BacktestStepped versions 1 (a string per step) and 2 (no peak)', () =>
     expect(row.status).toBe('completed');
     const stored = typeof row.results === 'string' ? JSON.parse(row.results) : row.results;
     expect(stored).toMatchObject({ summary: results.summary, metrics: results.metrics });
+
+    // Issue 24: the results' computer is handed the session's rows as bytes (the server's COPY text), not their
+    // strings and times; the figures are those of the curve the projection built from the rows before.
+    const inputs: PerformanceInput[] = [];
+    const spying = createBacktestsProjection({
+      performance: (input) => {
+        inputs.push(input);
+        return computePerformance(input);
+      },
+    });
+    expect(await fold('h_bytes_fold', events, spying)).toEqual(now);
+    expect(inputs.length).toBe(1);
+    const handed = inputs[0]!;
+    expect('rows' in handed.equity && handed.equity.rows instanceof Uint8Array).toBe(true);
+    const start = Date.parse('2022-01-01T00:00:00Z');
+    const rows = now.equity as { from_step: number; points: number; equity: string }[];
+    const times = rows.flatMap((r) =>
+      Array.from({ length: r.points }, (_, j) => start + (r.from_step + j) * 3_600_000),
+    );
+    const before = { times: Float64Array.from(times), chunks: rows.map((r) => r.equity) };
+    expect(JSON.stringify(computePerformance({ ...handed, equity: before }))).toBe(
+      JSON.stringify(computePerformance(handed)),
+    );
   }, 120_000);
 });
