@@ -27,8 +27,8 @@ import {
   type Numeric,
   type Timestamp,
 } from './columns';
-import { declareTables, type TableDefinitions } from './ddl';
 import { COPY_TEXT, copyTextOf } from './copy-text';
+import { declareTables, type TableDefinitions } from './ddl';
 import { deleteRowsOf } from './entity-rows';
 import type { TradesTable } from './orders';
 import type { Projection } from './projection';

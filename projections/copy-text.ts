@@ -12,9 +12,12 @@
  */
 export const COPY_TEXT = '/* copy-text */';
 
-/** A server's answer to a {@link COPY_TEXT} statement: the rows' COPY text (an array of its own, not a view). */
+/**
+ * A server's answer to a {@link COPY_TEXT} statement: the rows' COPY text in parts (one per `CopyData` message: a
+ * row), to be read in order; each part an array that owns its buffer (not a view).
+ */
 export interface CopyTextRow {
-  copy_text: Uint8Array;
+  copy_text: Uint8Array[];
 }
 
 /** COPY's text escapes (PostgreSQL's `CopyAttributeOutText`): backslash and the control characters it names. */
@@ -37,14 +40,16 @@ const copyField = (value: unknown): string => {
 };
 
 /**
- * The COPY text of a {@link COPY_TEXT} statement's answer: the server's bytes as they came, or, from PGlite's rows,
- * the same text written out (per row its values in column order, TAB between them, LF after each; strings escaped
- * as COPY escapes them, null as `\N`, numbers as `String` writes them: integers as the server does). The array has
- * a buffer of its own (a caller may transfer it). Throws `TypeError` for a value of another type.
+ * The COPY text of a {@link COPY_TEXT} statement's answer, in parts to be read in order: the server's parts as they
+ * came, or, from PGlite's rows, the same text written out as one part (per row its values in column order, TAB
+ * between them, LF after each; strings escaped as COPY escapes them, null as `\N`, numbers as `String` writes
+ * them: integers as the server does). Each part has a buffer of its own (a caller may transfer it). Throws
+ * `TypeError` for a value of another type.
  */
-export const copyTextOf = (rows: readonly Record<string, unknown>[]): Uint8Array => {
+export const copyTextOf = (rows: readonly Record<string, unknown>[]): Uint8Array[] => {
   const only = rows.length === 1 ? rows[0]!.copy_text : undefined;
-  if (only instanceof Uint8Array) return only;
+  if (Array.isArray(only) && only.every((part) => part instanceof Uint8Array)) return only;
+  if (rows.length === 0) return [];
   const text = rows.map((row) => `${Object.values(row).map(copyField).join('\t')}\n`).join('');
-  return new TextEncoder().encode(text);
+  return [new TextEncoder().encode(text)];
 };

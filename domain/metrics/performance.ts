@@ -1,13 +1,6 @@
 import { DAY_MS, M_HUNDRED, M_ZERO, type MDec, m, out8, out8OrNull } from './decimal';
 import { type Drawdown, maxDrawdown } from './drawdown';
-import {
-  decimalOfUnits,
-  normalize8,
-  packUnits,
-  unitsOf8,
-  unitsOfPacked,
-  unpackUnits,
-} from './equity-points';
+import { decimalOfUnits, normalize8, packUnits, unitsOf8, unitsOfPacked, unpackUnits } from './equity-points';
 import { periodReturns, periodsPerYear, sharpeRatio, sortinoRatio } from './returns';
 import { closedTrades, type MetricsFill, pairStats, tradeStats } from './trades';
 import { maxDrawdownOfUnits, ratiosOfUnits } from './unit-series';
@@ -35,8 +28,8 @@ export interface EquityRowsText {
   start: number;
   /** ms between steps (the session's candle interval). */
   stepMs: number;
-  /** The rows' COPY text (ASCII). */
-  rows: Uint8Array;
+  /** The rows' COPY text (ASCII) in parts, read in order as one text (a server's `CopyData` messages: a row each). */
+  rows: readonly Uint8Array[];
 }
 
 /** Digits, `-`, `,`, `*`: the characters of a `packUnits` text. */
@@ -47,12 +40,21 @@ const isPackedByte = (c: number): boolean => (c >= 48 && c <= 57) || c === 45 ||
  * same double the projection computed before, so the same figures), each row's packed text a chunk; no points:
  * `startingBalance` (decimal string) at `start`. Throws `RangeError` naming the byte offset when `rows` is not
  * such text (a line without its two tab-separated integers of at most 15 digits, a byte outside `packUnits`'
- * alphabet, a last line without its LF).
+ * alphabet, a last line without its LF); the offset counts from the start of the first part.
  */
 export const packedEquityOfRows = (
-  { start, stepMs, rows }: EquityRowsText,
+  { start, stepMs, rows: parts }: EquityRowsText,
   startingBalance: string,
 ): PackedEquity => {
+  let rows = parts[0] ?? new Uint8Array();
+  if (parts.length > 1) {
+    rows = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      rows.set(p, at);
+      at += p.length;
+    }
+  }
   const n = rows.length;
   const bad = (at: number) => new RangeError(`not equity rows as COPY text at byte ${at}`);
   let i = 0;
@@ -245,10 +247,7 @@ interface CurveFigures {
  * The curve's figures over integer units (`unit-series.ts`: the same digits, no decimal object per point) when
  * every value fits, else over decimals (`decimal: true` forces it; the reference of the tests).
  */
-const curveFigures = (
-  input: PerformanceInput & { equity: Curve },
-  decimal: boolean,
-): CurveFigures => {
+const curveFigures = (input: PerformanceInput & { equity: Curve }, decimal: boolean): CurveFigures => {
   const columns = decimal ? undefined : unitColumns(input.equity);
   if (columns) {
     const ratios = ratiosOfUnits(columns.units, input.intervalMs);

@@ -1,9 +1,5 @@
 import type { Piscina } from 'piscina';
-import type {
-  EquityRowsText,
-  Performance,
-  PerformanceInput,
-} from '../../domain/metrics/performance';
+import type { EquityRowsText, Performance, PerformanceInput } from '../../domain/metrics/performance';
 import { createBacktestsProjection, type PerformanceComputer } from '../../projections/backtests';
 import type { Projection } from '../../projections/projection';
 import { createWorkerPool } from '../workers/pool';
@@ -18,8 +14,9 @@ import { createWorkerPool } from '../workers/pool';
 export const createMetricsPool = (): {
   /**
    * The performance of `input`, computed on the thread. A packed equity's `times`, or an {@link EquityRowsText}'s
-   * `rows`, are transferred, not copied: their buffer (the whole of it: the caller gives an array that owns its
-   * buffer) is detached here once the task is sent (the caller builds them for this call and reads them no more).
+   * `rows` parts, are transferred, not copied: their buffers (the whole of each: the caller gives arrays that own
+   * their buffers) are detached here once the task is sent (the caller builds them for this call and reads them no
+   * more).
    */
   performance(input: PerformanceInput): Promise<Performance>;
   /**
@@ -44,11 +41,9 @@ export const createMetricsPool = (): {
       // A packed curve's point times (4.2 MB for a year of minutes), or a session's rows as bytes (~4.4 MB), move
       // to the thread instead of being copied.
       const e = input.equity;
-      const moved = 'times' in e ? e.times.buffer : 'rows' in e ? e.rows.buffer : undefined;
-      return poolOf().run(
-        input,
-        moved instanceof ArrayBuffer ? { transferList: [moved] } : {},
-      ) as Promise<Performance>;
+      const moved = 'times' in e ? [e.times.buffer] : 'rows' in e ? e.rows.map((part) => part.buffer) : [];
+      const transferList = [...new Set(moved)].filter((b) => b instanceof ArrayBuffer);
+      return poolOf().run(input, transferList.length ? { transferList } : {}) as Promise<Performance>;
     },
     warm() {
       const p = poolOf();

@@ -1,9 +1,6 @@
 import pg from 'pg';
 import { COPY_TEXT, type CopyTextRow } from '../../projections/copy-text';
 
-/** The first capacity of a copy's buffer (bytes); it doubles as rows arrive. */
-const FIRST_CAPACITY = 64 * 1024;
-
 /**
  * `text` with each `$n` replaced by `values[n - 1]` as a literal (`COPY` takes no parameters): strings quoted by
  * `pg.escapeLiteral`, finite numbers as written, null as `NULL`. Throws `TypeError` for any other value or a `$n`
@@ -22,16 +19,16 @@ export const inlineParameters = (text: string, values: readonly unknown[]): stri
 
 /**
  * A `COPY … TO STDOUT` as a `pg` submittable (the interface `pg-cursor` implements: `pg` hands it the protocol's
- * messages while it is the connection's active query). Each `CopyData` message's bytes are copied, as they arrive,
- * into one growing buffer (the parser's buffer is reused for later messages), so the rows never become a string;
- * `done` resolves with the text in an array of its own once the server is ready again, or rejects with the
- * server's error.
+ * messages while it is the connection's active query). Each `CopyData` message's bytes (a row) are copied as they
+ * arrive into an array of their own size (the parser's buffer is reused for later messages), so the rows never
+ * become a string and nothing is allocated beyond their bytes (ArrayBuffers count as the isolate's external memory,
+ * whose growth starts V8's mark-compacts); `done` resolves with the parts in order once the server is ready again,
+ * or rejects with the server's error.
  */
 class CopyOut {
-  readonly done: Promise<Uint8Array>;
-  private buffer = new Uint8Array(FIRST_CAPACITY);
-  private length = 0;
-  private settle!: { resolve: (text: Uint8Array) => void; reject: (error: Error) => void };
+  readonly done: Promise<Uint8Array[]>;
+  private readonly parts: Uint8Array[] = [];
+  private settle!: { resolve: (parts: Uint8Array[]) => void; reject: (error: Error) => void };
 
   constructor(private readonly text: string) {
     this.done = new Promise((resolve, reject) => {
@@ -44,22 +41,11 @@ class CopyOut {
   }
 
   handleCopyData(message: { chunk: Uint8Array }): void {
-    const chunk = message.chunk;
-    const needed = this.length + chunk.length;
-    if (needed > this.buffer.length) {
-      let capacity = this.buffer.length * 2;
-      while (capacity < needed) capacity *= 2;
-      const grown = new Uint8Array(capacity);
-      grown.set(this.buffer.subarray(0, this.length));
-      this.buffer = grown;
-    }
-    this.buffer.set(chunk, this.length);
-    this.length = needed;
+    this.parts.push(new Uint8Array(message.chunk));
   }
 
   handleReadyForQuery(): void {
-    // Exactly the rows' bytes, in a buffer of its own (transferable whole).
-    this.settle.resolve(this.buffer.slice(0, this.length));
+    this.settle.resolve(this.parts);
   }
 
   handleError(error: Error): void {
@@ -88,7 +74,9 @@ export const answerMarkedCopyText = (client: pg.ClientBase): void => {
     if (args.length <= 2 && typeof text === 'string' && text.startsWith(COPY_TEXT)) {
       let copy: CopyOut;
       try {
-        copy = new CopyOut(`COPY (${inlineParameters(text, (values as unknown[] | undefined) ?? [])}) TO STDOUT`);
+        copy = new CopyOut(
+          `COPY (${inlineParameters(text, (values as unknown[] | undefined) ?? [])}) TO STDOUT`,
+        );
       } catch (error) {
         return Promise.reject(error);
       }

@@ -1,6 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { packUnits } from '../../domain/metrics/equity-points';
-import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
+import {
+  computePerformance,
+  type EquityRowsText,
+  type PerformanceInput,
+} from '../../domain/metrics/performance';
 import type { MetricsFill } from '../../domain/metrics/trades';
 import { backtestsProjection } from '../../projections/backtests';
 import { allProjections } from '../../projections/registry';
@@ -90,12 +94,14 @@ describe('backtest results on a worker thread', () => {
         `1\t10000\t${packUnits(values.slice(1, 10_001))}\n`,
         `10001\t${values.length - 10_001}\t${packUnits(values.slice(10_001))}\n`,
       ].join('');
-      return { ...i, equity: { start: T0, stepMs: H, rows: new TextEncoder().encode(text) } };
+      const lines = text.split(/(?<=\n)/);
+      return { ...i, equity: { start: T0, stepMs: H, rows: lines.map((l) => new TextEncoder().encode(l)) } };
     };
     const sent = rows();
-    const bytes = (sent.equity as { rows: Uint8Array }).rows;
+    const bytes = (sent.equity as EquityRowsText).rows;
+    expect(bytes.length).toBe(3);
     const off = await pool.performance(sent);
-    expect(bytes.byteLength).toBe(0);
+    expect(bytes.map((b) => b.byteLength)).toEqual([0, 0, 0]);
     expect(off).toEqual(computePerformance(input()));
     expect(off.metrics.returns_count).toBe(23_976);
   }, 120_000);

@@ -233,7 +233,11 @@ describe('metrics over integer units', () => {
  */
 describe('equity rows as COPY text', () => {
   /** The rows as the projection read them before: `{ from_step, points, equity }`, and the curve it built. */
-  const before = (rows: { from_step: number; points: number; equity: string }[], start: number, step: number) => {
+  const curveBefore = (
+    rows: { from_step: number; points: number; equity: string }[],
+    start: number,
+    step: number,
+  ) => {
     const total = rows.reduce((n, r) => n + r.points, 0);
     const times = new Float64Array(Math.max(total, 1));
     let k = 0;
@@ -242,7 +246,9 @@ describe('equity rows as COPY text', () => {
       ? { times: new Float64Array([start]), chunks: [packUnits(['1000'])] }
       : { times, chunks: rows.map((r) => r.equity) };
   };
-  const bytes = (text: string) => new TextEncoder().encode(text);
+  const bytes = (text: string) => [new TextEncoder().encode(text)];
+  /** The text in parts as a server sends it: a part per row. */
+  const parts = (lines: string[]) => lines.map((line) => new TextEncoder().encode(line));
 
   it('give the curve the projection built from the rows, and the same figures', () => {
     fc.assert(
@@ -261,15 +267,17 @@ describe('equity rows as COPY text', () => {
             at += part.length;
           }
           const start = T0 + 7 * step;
-          const text = rows.map((r) => `${r.from_step}\t${r.points}\t${r.equity}\n`).join('');
+          const lines = rows.map((r) => `${r.from_step}\t${r.points}\t${r.equity}\n`);
+          const text = lines.join('');
           const curveOf = packedEquityOfRows({ start, stepMs: step, rows: bytes(text) }, '1000');
-          const old = before(rows, start, step);
+          const old = curveBefore(rows, start, step);
           expect(curveOf.times).toEqual(old.times);
           expect(curveOf.chunks).toEqual(old.chunks);
+          expect(packedEquityOfRows({ start, stepMs: step, rows: parts(lines) }, '1000')).toEqual(curveOf);
           const input = { ...inputOf(values.slice(0, at)), intervalMs: step };
-          expect(computePerformance({ ...input, equity: { start, stepMs: step, rows: bytes(text) } })).toEqual(
-            computePerformance({ ...input, equity: old }),
-          );
+          expect(
+            computePerformance({ ...input, equity: { start, stepMs: step, rows: bytes(text) } }),
+          ).toEqual(computePerformance({ ...input, equity: old }));
         },
       ),
       { numRuns: 200 },
@@ -277,9 +285,7 @@ describe('equity rows as COPY text', () => {
   });
 
   it('give the starting balance at the start without rows', () => {
-    expect(packedEquityOfRows({ start: T0, stepMs: M, rows: new Uint8Array() }, '1000')).toEqual(
-      before([], T0, M),
-    );
+    expect(packedEquityOfRows({ start: T0, stepMs: M, rows: [] }, '1000')).toEqual(curveBefore([], T0, M));
   });
 
   it('refuse what is not such text, naming the byte', () => {
@@ -295,6 +301,11 @@ describe('equity rows as COPY text', () => {
       expect(() => packedEquityOfRows({ start: T0, stepMs: M, rows: bytes(text) }, '1000')).toThrow(
         `not equity rows as COPY text at byte ${at}`,
       );
+      // Cut anywhere, the same text: the offset counts from the first part.
+      const cut = new TextEncoder().encode(text);
+      expect(() =>
+        packedEquityOfRows({ start: T0, stepMs: M, rows: [cut.slice(0, 3), cut.slice(3)] }, '1000'),
+      ).toThrow(`not equity rows as COPY text at byte ${at}`);
     }
   });
 });
