@@ -161,13 +161,9 @@ export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceE
   }
 };
 
-/** A quantity error's filter from its message: the tick size is PRICE_FILTER, the notional NOTIONAL. */
-const filterFromDetails = (e: DomainError): string | undefined => {
-  const text = e.message.toLowerCase();
-  if (text.includes('notional')) return 'NOTIONAL';
-  if (text.includes('tick')) return 'PRICE_FILTER';
-  return undefined;
-};
+/** A quantity error's filter from its message: the notional is NOTIONAL (no rule of the domain is a price's tick). */
+const filterFromDetails = (e: DomainError): string | undefined =>
+  e.message.toLowerCase().includes('notional') ? 'NOTIONAL' : undefined;
 
 /**
  * Any error thrown in the door as a Binance error: an unreachable database is -1000 503 (as REST's

@@ -23,5 +23,9 @@ export const binanceRoutes: FastifyPluginAsync = async (app) => {
     },
     { prefix: '/binance/api/v3' },
   );
+  // Binance's other APIs (`/sapi/v1`, `/fapi/v1`, `/api/v1`, …) under `/binance/`: nothing is served there, but a
+  // client pointed at the venue for every URL (docs/binance-compatibility.md) gets Binance's -1020 "not supported"
+  // from them, as from an unserved `/api/v3` endpoint, instead of the venue's own 404 envelope.
+  await app.register(async (other) => prepareScope(other), { prefix: '/binance' });
   await streamRoutes(app);
 };

@@ -35,6 +35,18 @@ const client = (key: string, keySecret: string): Exchange =>
   });
 
 /**
+ * Every URL of ccxt's binance class moved under `<base>/binance` (`https://api.binance.com/sapi/v1` →
+ * `<base>/binance/sapi/v1`), as docs/binance-compatibility.md sets a client up: no call goes to Binance itself.
+ */
+const venueUrls = (base: string): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(new ccxt.binance().urls.api as Record<string, string>).map(([name, url]) => [
+      name,
+      url.replace(/^https:\/\/[^/]+/, `${base}/binance`),
+    ]),
+  );
+
+/**
  * A REST request of the venue's own API with the account's key; its 200 body typed as `T` (by default untyped),
  * e.g. `z.output` of the response schema the route serialises with (`src/contract/*`), so no shape is copied here.
  */
@@ -412,6 +424,26 @@ describe('ccxt.binance against the venue', () => {
       /^This operation is not supported\. POST \/binance\/api\/v3\/order\/cancelReplace/,
     );
     expect(await wallet()).toEqual(before);
+  });
+
+  it("a client pointed at the venue for every URL (the docs' setup): fetchTradingFees and fetchStatus, which ccxt sends to sapi, get -1020 from the venue (ccxt: BadRequest) and never reach Binance", async () => {
+    const everywhere = new ccxt.binance({
+      apiKey,
+      secret,
+      enableRateLimit: false,
+      urls: { api: venueUrls(venue.url) },
+      options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
+    });
+    expect(
+      Object.values(everywhere.urls.api as Record<string, string>).every((u) => u.startsWith(venue.url)),
+    ).toBe(true);
+    await expect(everywhere.fetchTradingFees()).rejects.toBeInstanceOf(ccxt.BadRequest);
+    await expect(everywhere.fetchStatus()).rejects.toBeInstanceOf(ccxt.BadRequest);
+    const res = await fetch(`${venue.url}/binance/sapi/v1/asset/tradeFee`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { code: number }).code).toBe(-1020);
+    // The served API still answers through the same client.
+    expect((await everywhere.fetchTicker(SYMBOL)).symbol).toBe(SYMBOL);
   });
 
   it('POST /order/oco (legacy OCO): a LIMIT leg and a STOP_LOSS leg of one list, one lock; cancelling a leg cancels both', async () => {
