@@ -77,6 +77,21 @@ export interface AccountInfo {
 }
 
 /**
+ * The fee rates the call's account or agent pays, each a fraction of a fill's notional as an 8-place decimal
+ * string (`"0.00100000"` = 0.1 %): `feeRate` on a fill that takes liquidity (taker), `makerFeeRate` on a resting
+ * limit order's fill (maker). They are the rates the trading capability charges, else the settings'
+ * (`TAKER_FEE_RATE`/`FEE_RATE`, `MAKER_FEE_RATE`; `feeRatesOf`, docs/trading-rules.md "Fees by liquidity"): one
+ * pair of rates for every owner and pair. No I/O and no errors.
+ */
+export const feeRatesIn = (call: Call): { feeRate: string; makerFeeRate: string } => {
+  const settings = feeRatesOf(call.services.config);
+  return {
+    feeRate: fmt(call.services.trading?.feeRate ?? settings.taker),
+    makerFeeRate: fmt(call.services.trading?.makerFeeRate ?? settings.maker),
+  };
+};
+
+/**
  * The account, or the agent the call is scoped to: status, the current session (`POST /account/reset` starts a new
  * wallet session, possibly with a new starting balance, without touching the account or agent stream) and the risk
  * profile. `ACCOUNT_NOT_FOUND` when the owner is gone.
@@ -100,8 +115,7 @@ export const accountInfo = async (call: Call): Promise<AccountInfo> => {
     startingBalance: session.startingBalance,
     currentSession: { sessionId: session.sessionId, startedAt: session.startedAt },
     riskProfile: owner.riskProfile,
-    feeRate: fmt(call.services.trading?.feeRate ?? feeRatesOf(call.services.config).taker),
-    makerFeeRate: fmt(call.services.trading?.makerFeeRate ?? feeRatesOf(call.services.config).maker),
+    ...feeRatesIn(call),
     createdAt: owner.createdAt,
   };
 };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { prepareScope } from './door';
 import { marketRoutes } from './market-routes';
+import { sapiRoutes } from './sapi-routes';
 import { tradeRoutes } from './trade-routes';
 import { userDataRoutes } from './user-data-routes';
 import { streamRoutes } from './ws';
@@ -10,8 +11,9 @@ import { streamRoutes } from './ws';
  * `/binance/api/v3/`, so `new ccxt.binance()` with `urls.api.public` and `urls.api.private` pointed there trades
  * on the venue unchanged. A thin adapter: market data from the market capability, every account and trading call
  * through the use cases of `src/application/` (the same as the REST and MCP doors: one ledger, one risk chain, one
- * rate limiter), presented in Binance's shapes and errors; and Binance's WebSocket market streams (`./ws`) from
- * the venue's one market feed.
+ * rate limiter), presented in Binance's shapes and errors; the trade fees and system status of Binance's wallet
+ * API under `/binance/sapi/v1/` (`./sapi-routes`); and Binance's WebSocket market streams (`./ws`) from the
+ * venue's one market feed.
  */
 export const binanceRoutes: FastifyPluginAsync = async (app) => {
   await app.register(
@@ -23,9 +25,17 @@ export const binanceRoutes: FastifyPluginAsync = async (app) => {
     },
     { prefix: '/binance/api/v3' },
   );
-  // Binance's other APIs (`/sapi/v1`, `/fapi/v1`, `/api/v1`, …) under `/binance/`: nothing is served there, but a
-  // client pointed at the venue for every URL (docs/binance-compatibility.md) gets Binance's -1020 "not supported"
-  // from them, as from an unserved `/api/v3` endpoint, instead of the venue's own 404 envelope.
+  // Of Binance's wallet API, the trade fees and the system status ccxt reads (`./sapi-routes`).
+  await app.register(
+    async (sapi) => {
+      prepareScope(sapi);
+      await sapiRoutes(sapi);
+    },
+    { prefix: '/binance/sapi/v1' },
+  );
+  // Binance's other APIs (the rest of `/sapi/v1`, `/fapi/v1`, `/api/v1`, …) under `/binance/`: nothing is served
+  // there, but a client pointed at the venue for every URL (docs/binance-compatibility.md) gets Binance's -1020
+  // "not supported" from them, as from an unserved `/api/v3` endpoint, instead of the venue's own 404 envelope.
   await app.register(async (other) => prepareScope(other), { prefix: '/binance' });
   await streamRoutes(app);
 };

@@ -3,11 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { normalizeSymbol } from '../../domain/market/pair';
 import { isDomainError } from '../../domain/shared/errors';
 import { isUuid } from '../../domain/shared/uuid';
-import { fmt } from '../../domain/trading/decimal';
-import { feeRatesOf } from '../../domain/trading/fees';
 import { type OrderType, TIME_IN_FORCE } from '../../domain/trading/orders';
 import { CLIENT_ORDER_ID_PATTERN } from '../../domain/wallet/client-order-id';
-import { balances } from '../application/account';
+import { balances, feeRatesIn } from '../application/account';
 import type { Call } from '../application/call';
 import { RATE_LIMIT_WINDOW_MS, rateLimitKeyOf, rateLimitUsage } from '../application/rate-limits';
 import {
@@ -292,16 +290,12 @@ const byClientOrderId = (call: Call, clientOrderId: string) =>
   });
 
 /**
- * The venue's fee rates (a fraction of notional) as 8-place decimal strings: `taker` (`TAKER_FEE_RATE`, else
- * `FEE_RATE`) and `maker` (`MAKER_FEE_RATE`, else the taker rate).
+ * The fee rates the key's account or agent pays (a fraction of notional, 8-place decimal strings), in Binance's
+ * names: `maker` and `taker`, from the use case `GET /api/v1/account/info` reads them with (`feeRatesIn`).
  */
-const feeRates = (call: Call): { maker: string; taker: string } => {
-  const rates = call.services.trading ?? { feeRate: undefined, makerFeeRate: undefined };
-  const settings = feeRatesOf(call.services.config);
-  return {
-    maker: fmt(rates.makerFeeRate ?? settings.maker),
-    taker: fmt(rates.feeRate ?? settings.taker),
-  };
+export const feeRates = (call: Call): { maker: string; taker: string } => {
+  const { makerFeeRate, feeRate } = feeRatesIn(call);
+  return { maker: makerFeeRate, taker: feeRate };
 };
 
 /** A fee rate in basis points, as Binance's integer `makerCommission`/`takerCommission`. */
@@ -310,8 +304,8 @@ const bps = (rate: string): number => Math.round(Number(rate) * 10_000);
 /** `limit` of the list endpoints: default 500, at most 1,000 (Binance's bounds). */
 const listLimit = (p: BinanceParams) => intParam(p, 'limit', { min: 1, max: 1000 }, 500);
 
-/** The request's `symbol` (-1102 without one), normalised, and a listed pair where market data runs. */
-const listedSymbol = (call: Call, p: BinanceParams): string => {
+/** The request's `symbol` (-1102 without one), normalised, and a listed pair where market data runs (-1121). */
+export const listedSymbol = (call: Call, p: BinanceParams): string => {
   const symbol = normalizeSymbol(required(p, 'symbol'));
   call.services.market?.requirePair(symbol);
   return symbol;

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatPosition } from '../../ports/event-store';
 import { pingDatabase } from '../db/database';
+import type { Services } from '../services';
 import { VERSION } from '../version';
 
 const componentSchema = z.object({ status: z.enum(['ok', 'down']) }).catchall(z.unknown());
@@ -81,16 +82,9 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     async (request, reply) => {
-      const { eventStore, database, projections, healthChecks, startedAt, leaderships } = app.services;
+      const { eventStore, database, projections, startedAt, leaderships } = app.services;
       reply.header('cache-control', 'no-store');
-      const available = database.availability.available;
-      const checks: Record<string, z.infer<typeof componentSchema>> = {};
-      for (const c of healthChecks) {
-        const r = await c.check().catch((e: Error) => ({ ok: false, error: e.message }));
-        const { ok, ...rest } = r;
-        checks[c.name] = { status: ok ? 'ok' : 'down', ...rest };
-      }
-      const checksOk = Object.values(checks).every((c) => c.status === 'ok');
+      const { status, available, checks, checksOk } = await venueHealth(app.services);
       // By name, from what this process already knows (no probe: load balancers call this often). The event
       // store lives in the database unless it is EventStoreDB, which is probed.
       const eventStoreUp =
@@ -107,7 +101,7 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       const compat = { db_connected: available, redis_connected: true, dependencies };
       if (!app.operator.allows(request)) {
         return {
-          status: available && checksOk ? ('ok' as const) : ('degraded' as const),
+          status,
           version: VERSION,
           ...compat,
         };
@@ -154,6 +148,32 @@ export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
       };
     },
   );
+};
+
+/**
+ * The venue's health as `/health` answers it to the public: `status` is `ok` when the database answers
+ * (`available`, from what this process already knows: no probe) and every health check a capability adds
+ * (`checks` by name, e.g. the market feed and the matching engine, each run once: `ok` or `down` with its details;
+ * a check that throws is `down` with its message) passes, else `degraded`. Never throws. The Binance door's
+ * `GET /sapi/v1/system/status` reads it too (src/binance/sapi-routes.ts).
+ */
+export const venueHealth = async (
+  services: Services,
+): Promise<{
+  status: 'ok' | 'degraded';
+  available: boolean;
+  checks: Record<string, z.infer<typeof componentSchema>>;
+  checksOk: boolean;
+}> => {
+  const available = services.database.availability.available;
+  const checks: Record<string, z.infer<typeof componentSchema>> = {};
+  for (const c of services.healthChecks) {
+    const r = await c.check().catch((e: Error) => ({ ok: false, error: e.message }));
+    const { ok, ...rest } = r;
+    checks[c.name] = { status: ok ? 'ok' : 'down', ...rest };
+  }
+  const checksOk = Object.values(checks).every((c) => c.status === 'ok');
+  return { status: available && checksOk ? 'ok' : 'degraded', available, checks, checksOk };
 };
 
 const up = (ok: boolean) => (ok ? ('ok' as const) : ('down' as const));

@@ -15,7 +15,8 @@ import { until } from '../support/until';
  * REST door's (`/api/v1`) to the last unit. Tampered signatures, stale timestamps, unknown symbols, too small
  * quantities and over-selling answer Binance's error codes and change nothing in the wallet.
  */
-const venue = useRealDataServer('ptv-binance-');
+// A maker rate apart from the taker rate, so a fee read through the door cannot swap them unnoticed.
+const venue = useRealDataServer('ptv-binance-', { MAKER_FEE_RATE: '0.00075' });
 let apiKey: string;
 let secret: string;
 let token: string;
@@ -45,6 +46,16 @@ const venueUrls = (base: string): Record<string, string> =>
       url.replace(/^https:\/\/[^/]+/, `${base}/binance`),
     ]),
   );
+
+/** A ccxt binance client of `key` with every URL at the venue (the setup docs/binance-compatibility.md gives). */
+const everywhereClient = (key: string, keySecret: string): Exchange =>
+  new ccxt.binance({
+    apiKey: key,
+    secret: keySecret,
+    enableRateLimit: false,
+    urls: { api: venueUrls(venue.url) },
+    options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
+  });
 
 /**
  * A REST request of the venue's own API with the account's key; its 200 body typed as `T` (by default untyped),
@@ -426,24 +437,63 @@ describe('ccxt.binance against the venue', () => {
     expect(await wallet()).toEqual(before);
   });
 
-  it("a client pointed at the venue for every URL (the docs' setup): fetchTradingFees and fetchStatus, which ccxt sends to sapi, get -1020 from the venue (ccxt: BadRequest) and never reach Binance", async () => {
-    const everywhere = new ccxt.binance({
-      apiKey,
-      secret,
-      enableRateLimit: false,
-      urls: { api: venueUrls(venue.url) },
-      options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
-    });
+  it("a client pointed at the venue for every URL (the docs' setup): fetchTradingFees, fetchTradingFee and fetchStatus, which ccxt sends to sapi, are the venue's; any other sapi path is -1020 (ccxt: BadRequest) and never reaches Binance", async () => {
+    const everywhere = everywhereClient(apiKey, secret);
     expect(
       Object.values(everywhere.urls.api as Record<string, string>).every((u) => u.startsWith(venue.url)),
     ).toBe(true);
-    await expect(everywhere.fetchTradingFees()).rejects.toBeInstanceOf(ccxt.BadRequest);
-    await expect(everywhere.fetchStatus()).rejects.toBeInstanceOf(ccxt.BadRequest);
-    const res = await fetch(`${venue.url}/binance/sapi/v1/asset/tradeFee`);
-    expect(res.status).toBe(404);
-    expect(((await res.json()) as { code: number }).code).toBe(-1020);
+    const markets = await everywhere.loadMarkets();
+    const info = await rest<{ fee_rate: string; maker_fee_rate: string }>('/account/info');
+    const rates = { maker: Number(info.maker_fee_rate), taker: Number(info.fee_rate) };
+    expect(rates.maker).not.toBe(rates.taker);
+    const fees = await everywhere.fetchTradingFees();
+    expect(Object.keys(fees).sort()).toEqual(Object.keys(markets).sort());
+    for (const fee of Object.values(fees)) expect(fee).toMatchObject(rates);
+    expect(fees[SYMBOL]!.info).toEqual({
+      symbol: SYMBOL_ID,
+      makerCommission: info.maker_fee_rate,
+      takerCommission: info.fee_rate,
+    });
+    expect(await everywhere.fetchTradingFee(SYMBOL)).toMatchObject({ symbol: SYMBOL, ...rates });
+    expect(await everywhere.sapiGetAssetTradeFee({ symbol: SYMBOL_ID })).toEqual([fees[SYMBOL]!.info]);
+    await expect(everywhere.sapiGetAssetTradeFee({ symbol: 'NOPEUSDT' })).rejects.toBeInstanceOf(
+      ccxt.BadSymbol,
+    );
+    await expect(everywhereClient(apiKey, `${secret}x`).fetchTradingFees()).rejects.toBeInstanceOf(
+      ccxt.AuthenticationError,
+    );
+    const status = await everywhere.fetchStatus();
+    expect(status.status).toBe('ok');
+    expect(status.info).toEqual({ status: 0, msg: 'normal' });
+
+    await expect(everywhere.sapiGetAccountSnapshot({ type: 'SPOT' })).rejects.toBeInstanceOf(ccxt.BadRequest);
+    for (const path of ['sapi/v1/capital/config/getall', 'sapi/v1/asset/tradeFeeX', 'fapi/v1/ping']) {
+      const res = await fetch(`${venue.url}/binance/${path}`);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { code: number }).code, path).toBe(-1020);
+    }
     // The served API still answers through the same client.
     expect((await everywhere.fetchTicker(SYMBOL)).symbol).toBe(SYMBOL);
+  });
+
+  it('GET /sapi/v1/asset/tradeFee of an agent key: the rates its own /account/info shows', async () => {
+    const res = await fetch(`${venue.url}/api/v1/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ display_name: 'ccxt fee agent', starting_balance: '1000' }),
+    });
+    const agent = (await res.json()) as { api_key: string; api_secret: string };
+    const info = await rest<{ agent_id: string | null; fee_rate: string; maker_fee_rate: string }>(
+      '/account/info',
+      { 'x-api-key': agent.api_key },
+    );
+    expect(info.agent_id).not.toBeNull();
+    const fee = await everywhereClient(agent.api_key, agent.api_secret).fetchTradingFee(SYMBOL);
+    expect(fee).toMatchObject({
+      symbol: SYMBOL,
+      maker: Number(info.maker_fee_rate),
+      taker: Number(info.fee_rate),
+    });
   });
 
   it('POST /order/oco (legacy OCO): a LIMIT leg and a STOP_LOSS leg of one list, one lock; cancelling a leg cancels both', async () => {
