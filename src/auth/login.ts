@@ -52,10 +52,13 @@ export const loginWithKey = async (
     throw new DomainError('INVALID_API_KEY', 'agent keys cannot log in: use the account key and secret');
   }
   const account = await deps.accounts.load(owner.accountId);
+  // The account's own stream has the last word on its key: an index entry naming no account (a registration that
+  // failed after the entry was written) or an account whose key is another (a future re-issue) is no key at all, and
+  // says nothing of whether that account exists.
+  if (fromIndex && (account.status === 'none' || account.apiKeyHash !== hash)) {
+    throw new DomainError('INVALID_API_KEY', 'API key not found');
+  }
   if (account.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for this key');
-  // The account's own stream has the last word on its key: an index entry naming an account whose key is another
-  // (a registration that failed after the entry was written, or a future re-issue) is no key of it.
-  if (fromIndex && account.apiKeyHash !== hash) throw new DomainError('INVALID_API_KEY', 'API key not found');
   const ok =
     input.apiSecret.startsWith(API_SECRET_PREFIX) &&
     (await verifySecret(input.apiSecret, account.apiSecretHash));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { accountKeyStreamId } from '../../domain/account/key-index';
 import { useTestApp } from '../support/test-app';
@@ -121,5 +121,23 @@ describe('credentials registered while the read models lag', () => {
       payload: { api_key: stray, api_secret: apiSecret },
     });
     expect([loggedIn.statusCode, loggedIn.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
+
+    // An entry naming an account that was never recorded (a registration that failed after writing it): the key
+    // is unknown, as any other, not ACCOUNT_NOT_FOUND.
+    const orphan = `ak_live_${'o'.repeat(43)}`;
+    const orphanHash = createHash('sha256').update(orphan).digest('hex');
+    await t.runtime.services.eventStore.append(accountKeyStreamId(orphanHash), [
+      {
+        type: 'AccountKeyIssued',
+        data: { key_hash: orphanHash, account_id: randomUUID(), issued_at: new Date().toISOString() },
+      },
+    ]);
+    const orphaned = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      remoteAddress: freshIp(),
+      payload: { api_key: orphan, api_secret: apiSecret },
+    });
+    expect([orphaned.statusCode, orphaned.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
   });
 });
