@@ -3,8 +3,9 @@ import { COPY_TEXT, type CopyTextRow } from '../../projections/copy-text';
 
 /**
  * `text` with each `$n` replaced by `values[n - 1]` as a literal (`COPY` takes no parameters): strings quoted by
- * `pg.escapeLiteral`, finite numbers as written, null as `NULL`. Throws `TypeError` for any other value or a `$n`
- * without a value.
+ * `pg.escapeLiteral`, finite numbers as written in parentheses, null as `NULL`. Throws `TypeError` for any other value
+ * or a `$n` without a value. A `$n` inside a string literal of `text` would be replaced too: marked texts have none
+ * (kysely passes every value as a parameter).
  */
 export const inlineParameters = (text: string, values: readonly unknown[]): string =>
   text.replace(/\$(\d+)/g, (_, n: string) => {
@@ -13,7 +14,8 @@ export const inlineParameters = (text: string, values: readonly unknown[]): stri
     const v = values[k];
     if (v === null) return 'NULL';
     if (typeof v === 'string') return pg.escapeLiteral(v);
-    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+    // In parentheses: `10-$1` with -3 must not become `10--3`, the start of a comment.
+    if (typeof v === 'number' && Number.isFinite(v)) return `(${v})`;
     throw new TypeError(`a ${typeof v} for $${n} of a copy-text statement`);
   });
 
@@ -75,7 +77,8 @@ export const answerMarkedCopyText = (client: pg.ClientBase): void => {
       let copy: CopyOut;
       try {
         copy = new CopyOut(
-          `COPY (${inlineParameters(text, (values as unknown[] | undefined) ?? [])}) TO STDOUT`,
+          // On lines of their own: a statement ending in a `-- comment` must not comment out `) TO STDOUT`.
+          `COPY (\n${inlineParameters(text, (values as unknown[] | undefined) ?? [])}\n) TO STDOUT`,
         );
       } catch (error) {
         return Promise.reject(error);

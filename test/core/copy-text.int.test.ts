@@ -58,6 +58,29 @@ describe.each(await eachTestDatabase())('copy-text statements on %s', (name, ope
   );
 
   it.skipIf(skip)(
+    'fail mid-stream with the server error on one connection, which then answers the next statement',
+    () =>
+      withDb(async (db) => {
+        await db.db.connection().execute(async (conn) => {
+          // Division by zero at row 50,000: after the server has sent rows of the COPY.
+          await expect(
+            sql`${sql.raw(COPY_TEXT)} select 1 / (n - ${50_000}) from generate_series(1, 100000) n`.execute(
+              conn,
+            ),
+          ).rejects.toThrow(/division by zero/);
+          const { rows } = await sql<{ n: number }>`select 1 as n`.execute(conn);
+          expect(rows).toEqual([{ n: 1 }]);
+          // A negative value after a minus, and a last line that is a comment: the wrapping survives both.
+          const answer = await sql<
+            Record<string, unknown>
+          >`${sql.raw(COPY_TEXT)} select 10 - ${-3} as n -- last line`.execute(conn);
+          expect(new TextDecoder().decode(Buffer.concat(copyTextOf(answer.rows)))).toBe('13\n');
+        });
+      }),
+    60_000,
+  );
+
+  it.skipIf(skip)(
     'reject with the server error, the connection usable after',
     () =>
       withDb(async (db) => {
@@ -79,7 +102,8 @@ describe('inlineParameters', () => {
   it('writes strings as quoted literals, numbers and null as they are, and refuses the rest', () => {
     expect(
       inlineParameters('select $1, $2, $3, $10', ["it's", 2.5, null, 'a', 'b', 'c', 'd', 'e', 'f', 'j']),
-    ).toBe("select 'it''s', 2.5, NULL, 'j'");
+    ).toBe("select 'it''s', (2.5), NULL, 'j'");
+    expect(inlineParameters('select 10-$1', [-3])).toBe('select 10-(-3)');
     expect(inlineParameters('select $1', ['back\\slash'])).toBe("select  E'back\\\\slash'");
     expect(() => inlineParameters('select $2', ['x'])).toThrow('no value for $2');
     expect(() => inlineParameters('select $1', [true])).toThrow(TypeError);
