@@ -4,7 +4,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build';
 import { chromiumMissing, type FreshBrowser, launchFreshChromium } from '../support/chromium';
-import { loadTimings, presetSession } from '../support/dashboard-page';
+import { loadTimings, presetSession, restCall } from '../support/dashboard-page';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
@@ -38,17 +38,9 @@ const freshBrowser = async (): Promise<BrowserContext> => {
 const shot = (page: Page, name: string) =>
   page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
 
-/** One REST call of the venue. */
-const call = async (method: string, url: string, headers: Record<string, string>, body?: unknown) => {
-  const r = await fetch(`${base}/api/v1${url}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = r.status === 204 ? undefined : await r.json();
-  if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(json)}`);
-  return json as any;
-};
+/** One REST call of the venue started for this file (`restCall`). */
+const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
+  restCall(base, method, url, headers, body);
 
 let account: { key: string; secret: string; id: string; jwt: Record<string, string> };
 const agents: { id: string; key: string }[] = [];

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build';
 import { MARKET_DATA } from '../market/support';
 import { chromiumMissing, type FreshBrowser, launchFreshChromium } from '../support/chromium';
-import { presetSession } from '../support/dashboard-page';
+import { presetSession, restCall } from '../support/dashboard-page';
 import { type ServerProcess, startServer } from '../support/server-process';
 
 /**
@@ -27,17 +27,9 @@ let page: Page;
 let jwt: Record<string, string>;
 let key: Record<string, string>;
 
-/** One REST call of the venue; throws on a non-2xx answer. */
-const call = async (method: string, url: string, headers: Record<string, string>, body?: unknown) => {
-  const r = await fetch(`${base}/api/v1${url}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const json = r.status === 204 ? undefined : await r.json();
-  if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(json)}`);
-  return json as any;
-};
+/** One REST call of the venue started for this file (`restCall`). */
+const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
+  restCall(base, method, url, headers, body);
 
 describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', () => {
   beforeAll(async () => {

@@ -38,3 +38,25 @@ export const presetSession = (
       JSON.stringify({ token: token.token, expiresAt: token.expires_at, agentId }),
     )});`,
   });
+
+/**
+ * One REST call of the venue at `base` (`/api/v1` + `url`), JSON in and out, as a dashboard test sets up its
+ * account; throws on a non-2xx answer with its status and body. 204 answers `undefined`; the answer is untyped
+ * (`any`): the tests read the fields they need.
+ */
+export const restCall = async (
+  base: string,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<any> => {
+  const r = await fetch(`${base}/api/v1${url}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json = r.status === 204 ? undefined : await r.json();
+  if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+};
