@@ -217,7 +217,9 @@ const newOcoOf = (p: BinanceParams) => {
  */
 const optionalOrderId = (p: BinanceParams, name: string): string | undefined => {
   const raw = optional(p, name);
-  return raw === undefined ? undefined : orderIdOf(raw);
+  const id = raw === undefined ? '' : orderIdOf(raw);
+  // Only spaces is no id: -1102 (missing), as an absent one, not an order that does not exist.
+  return id === '' ? undefined : id;
 };
 
 /**

@@ -213,5 +213,9 @@ describe('Binance order lists', () => {
 
     const cancelled = await signed('DELETE', 'orderList', { symbol: 'BTCUSDT', orderListId: copied(listId) });
     expect([cancelled.status, cancelled.body.orderListId]).toEqual([200, listId]);
+
+    // An id of spaces only is no id: the missing parameter (-1102), as when it is not sent, not -2013.
+    const blank = await signed('GET', 'order', { symbol: 'BTCUSDT', orderId: '   ' });
+    expect([blank.status, blank.body.code]).toEqual([400, -1102]);
   });
 });
