@@ -9,6 +9,7 @@ import {
   rateLimitKeyOf,
 } from '../application/rate-limits';
 import type { Principal } from '../auth/principal';
+import { databaseUnavailable } from '../db/connection-errors';
 import { presentFailure } from '../http/errors';
 import { BinanceError, CODES, type ErrorContext, toBinanceError } from './errors';
 import { type BinanceParams, readParams } from './params';
@@ -87,7 +88,8 @@ export const sendError = (reply: FastifyReply, error: unknown, context: ErrorCon
       status: e.status,
       code: e.code,
       message: e.message,
-      details: isDomainError(error) ? error.details : undefined,
+      // A database error's details too (its `retry_after_seconds` heads `Retry-After`), as REST has them.
+      details: (isDomainError(error) ? error : databaseUnavailable(error))?.details,
     },
     error,
   );

@@ -23,6 +23,7 @@ export class BinanceError extends Error {
 export const CODES = {
   UNKNOWN: -1000,
   UNAUTHORIZED: -1002,
+  TIMEOUT: -1007,
   TOO_MANY_REQUESTS: -1003,
   TOO_MANY_ORDERS: -1015,
   UNSUPPORTED_OPERATION: -1020,
@@ -147,7 +148,16 @@ export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceE
     case 'PAYLOAD_TOO_LARGE':
       return new BinanceError(CODES.ILLEGAL_CHARS, `Illegal characters found in a parameter. ${e.message}`);
     case 'SERVICE_UNAVAILABLE':
-      return new BinanceError(CODES.UNKNOWN, e.message, 503);
+      // A write the database may or may not have recorded: Binance's "execution status unknown". This door takes no
+      // idempotency key, so the advice is to look the order up by its client order id before sending it again.
+      return e.details?.['outcome_unknown'] === true
+        ? new BinanceError(
+            CODES.TIMEOUT,
+            'Timeout waiting for response from backend server. Send status unknown; execution status unknown. ' +
+              'Look the order up (GET /api/v3/order with origClientOrderId) before sending it again.',
+            503,
+          )
+        : new BinanceError(CODES.UNKNOWN, e.message, 503);
     case 'NOT_FOUND':
       return e.details?.['listen_key'] !== undefined
         ? new BinanceError(CODES.INVALID_LISTEN_KEY, 'This listenKey does not exist.')
