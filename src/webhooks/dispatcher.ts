@@ -64,9 +64,10 @@ const attemptError = (error: unknown, timeoutMs: number): string => {
  * ({@link guardedLookup}), and records the attempt: a 2xx answer makes it `delivered`; anything else (another
  * status, a timeout, a refused connection) counts an attempt, keeps the status and error, and schedules the
  * next attempt ({@link nextAttemptAt}), or makes it `failed` after the last. The schedule lives in the table, so
- * retries survive restarts; between looks it sleeps until the next due time (at most `pollMs`). A delivery is
- * recorded only after the receiver answered, so a crash between the two can send it again (at least once:
- * receivers deduplicate by `X-PTV-Delivery`); a graceful stop waits for the deliveries in flight.
+ * retries survive restarts; between looks it sleeps until a delivery ends, news of work, or the next due time of a
+ * delivery it could start (not of a webhook at its cap; at most `pollMs`). A delivery is recorded only after the
+ * receiver answered, so a crash between the two can send it again (at least once: receivers deduplicate by
+ * `X-PTV-Delivery`); a graceful stop waits for the deliveries in flight.
  */
 export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
   const db = deps.db as Kysely<WebhookWorkerTables>;
@@ -180,6 +181,28 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
     running.add(sent);
   };
 
+  /** Deliveries in flight per webhook id. */
+  const inFlightCounts = (): Map<string, number> => {
+    const counts = new Map<string, number>();
+    for (const w of inFlight.values()) counts.set(w, (counts.get(w) ?? 0) + 1);
+    return counts;
+  };
+
+  /** The webhooks with {@link perWebhook} deliveries in flight: none of theirs can start now. */
+  const cappedOf = (counts: Map<string, number>): string[] =>
+    [...counts].filter(([, n]) => n >= perWebhook).map(([w]) => w);
+
+  /**
+   * The pending deliveries that could start now or later: not in flight, and not of a capped webhook (a slot of
+   * that webhook freeing wakes the loop, `launch`).
+   */
+  const startable = (capped: string[]) => {
+    let query = db.selectFrom('webhook_deliveries').where('status', '=', 'pending');
+    if (inFlight.size > 0) query = query.where('delivery_id', 'not in', [...inFlight.keys()]);
+    if (capped.length > 0) query = query.where('webhook_id', 'not in', capped);
+    return query;
+  };
+
   /**
    * Starts due deliveries (oldest due first) into the free slots, skipping those in flight and those of a webhook
    * with {@link perWebhook} in flight; answers how many it started. Each round either fills slots or caps one
@@ -190,17 +213,10 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
     for (;;) {
       const free = settings.concurrency - inFlight.size;
       if (free <= 0 || stopped) return started;
-      const counts = new Map<string, number>();
-      for (const w of inFlight.values()) counts.set(w, (counts.get(w) ?? 0) + 1);
-      const capped = [...counts].filter(([, n]) => n >= perWebhook).map(([w]) => w);
-      let query = db
-        .selectFrom('webhook_deliveries')
+      const counts = inFlightCounts();
+      const due = await startable(cappedOf(counts))
         .select(['delivery_id', 'webhook_id', 'event_type', 'body', 'attempts'])
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', new Date(now()));
-      if (inFlight.size > 0) query = query.where('delivery_id', 'not in', [...inFlight.keys()]);
-      if (capped.length > 0) query = query.where('webhook_id', 'not in', capped);
-      const due = await query
+        .where('next_attempt_at', '<=', new Date(now()))
         .orderBy('next_attempt_at')
         .orderBy('created_at')
         .limit(settings.concurrency)
@@ -219,14 +235,15 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
     }
   };
 
-  /** ms until the next due delivery not in flight (at most `pollMs`). */
+  /**
+   * ms until the next due delivery that could start (at most `pollMs`): not in flight, and not of a webhook at its
+   * cap. A capped webhook's backlog is due already; counting it would make every sleep 0 and the loop query
+   * back to back until one of its deliveries ends (up to `timeoutMs`), whose end wakes the loop anyway.
+   */
   const untilNextDue = async (): Promise<number> => {
-    let query = db
-      .selectFrom('webhook_deliveries')
+    const row = await startable(cappedOf(inFlightCounts()))
       .select((eb) => eb.fn.min('next_attempt_at').as('next'))
-      .where('status', '=', 'pending');
-    if (inFlight.size > 0) query = query.where('delivery_id', 'not in', [...inFlight.keys()]);
-    const row = await query.executeTakeFirst();
+      .executeTakeFirst();
     const next = row?.next ? new Date(row.next as Date).getTime() : undefined;
     return next === undefined ? settings.pollMs : Math.min(settings.pollMs, next - now());
   };

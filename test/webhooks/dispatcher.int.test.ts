@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Kysely, KyselyPlugin } from 'kysely';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createKeyring } from '../../src/auth/keyring';
+import { createDispatcher, type Dispatcher, type DispatcherSettings } from '../../src/webhooks/dispatcher';
+import type { WebhookWorkerTables } from '../../src/webhooks/tables';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { type Receiver, startReceiver } from './receiver';
+
+/**
+ * The dispatcher's loop against a real database (PGlite, or `DATABASE_URL`'s server): how much database work it
+ * does while it cannot send (a webhook at its cap of deliveries in flight, an attempt that cannot be recorded).
+ * Its deliveries to the real server process are tested in `delivery.e2e.test.ts`.
+ */
+let database: TestDatabase;
+let db: Kysely<WebhookWorkerTables>;
+let receiver: Receiver;
+const keyring = createKeyring(Buffer.alloc(32, 3));
+const POLL_MS = 500;
+
+/** Statements the dispatcher ran; with `failUpdates`, its updates (the attempts' records) fail. */
+const probe = { statements: 0, failUpdates: false };
+const counting: KyselyPlugin = {
+  transformQuery(args) {
+    probe.statements += 1;
+    if (probe.failUpdates && args.node.kind === 'UpdateQueryNode') throw new Error('the database is away');
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+
+/** A receiver that accepts connections and never answers. */
+let hanging: http.Server;
+let hangUrl: string;
+let dispatcher: Dispatcher | undefined;
+
+const settings = (over: Partial<DispatcherSettings> = {}): DispatcherSettings => ({
+  baseMs: 60_000,
+  maxMs: 60_000,
+  maxAttempts: 5,
+  timeoutMs: 30_000,
+  pollMs: POLL_MS,
+  concurrency: 8,
+  allowPrivate: true,
+  ...over,
+});
+
+const startDispatcher = (over: Partial<DispatcherSettings> = {}) => {
+  dispatcher = createDispatcher({
+    db: db.withPlugin(counting),
+    keyring,
+    logger: pino({ level: 'silent' }),
+    settings: settings(over),
+  });
+  dispatcher.start();
+  return dispatcher;
+};
+
+/** A webhook target to `url`; answers its id. */
+const target = async (url: string): Promise<string> => {
+  const webhookId = randomUUID();
+  await db
+    .insertInto('webhook_targets')
+    .values({
+      webhook_id: webhookId,
+      account_id: randomUUID(),
+      agent_id: null,
+      url,
+      event_types: JSON.stringify(['order.filled']),
+      active: true,
+      secret_ciphertext: keyring.encrypt('whsec_test', webhookId),
+    })
+    .execute();
+  return webhookId;
+};
+
+/** `n` pending deliveries to `webhookId`, due a second ago; answers their ids. */
+const due = async (webhookId: string, n: number): Promise<string[]> => {
+  const ids = Array.from({ length: n }, () => randomUUID());
+  const at = new Date(Date.now() - 1_000);
+  await db
+    .insertInto('webhook_deliveries')
+    .values(
+      ids.map((id) => ({
+        delivery_id: id,
+        webhook_id: webhookId,
+        event_type: 'order.filled',
+        dedupe_key: id,
+        event_id: null,
+        body: JSON.stringify({ id }),
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: at,
+        created_at: at,
+      })),
+    )
+    .execute();
+  return ids;
+};
+
+const until = async (what: string, check: () => boolean, ms = 5_000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+let hangingRequests = 0;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db = database.db as unknown as Kysely<WebhookWorkerTables>;
+  receiver = await startReceiver();
+  hanging = http.createServer(() => {
+    hangingRequests += 1;
+  });
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', () => resolve()));
+  hangUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hang`;
+}, 120_000);
+
+afterEach(async () => {
+  // The hanging attempts end (a reset connection), so the stop does not wait for their timeout.
+  hanging.closeAllConnections();
+  probe.failUpdates = false;
+  await dispatcher?.stop();
+  dispatcher = undefined;
+  await db.deleteFrom('webhook_deliveries').execute();
+  await db.deleteFrom('webhook_targets').execute();
+  hangingRequests = 0;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => hanging.close(() => resolve()));
+  await receiver?.close();
+  await database?.close();
+});
+
+describe('the webhook dispatcher while it cannot send', () => {
+  it.each([6, 20])(
+    'does not spin on the database while a webhook with %i due has its 4 in flight to a receiver that never answers',
+    async (backlog) => {
+      const slow = await target(hangUrl);
+      const good = await target(`${receiver.url}/beside-capped`);
+      await due(slow, backlog);
+      startDispatcher();
+      await until('the cap of the hanging webhook', () => hangingRequests === 4);
+      probe.statements = 0;
+      await new Promise((r) => setTimeout(r, 2_000));
+      const statements = probe.statements;
+      // Two statements a pass, a pass every POLL_MS: about 8 in 2 s. It ran them back to back (≈ 1,000).
+      expect(statements, `statements in 2 s with ${backlog} due`).toBeLessThanOrEqual(24);
+      expect(hangingRequests).toBe(4);
+
+      // Another webhook's deliveries still go out at once (the news of work cuts the sleep).
+      const sentAt = Date.now();
+      await due(good, 3);
+      dispatcher!.wake();
+      await until(
+        'the other webhook',
+        () => receiver.received.filter((r) => r.path === '/beside-capped').length === 3,
+      );
+      expect(Date.now() - sentAt).toBeLessThan(POLL_MS);
+    },
+    30_000,
+  );
+});
