@@ -163,6 +163,11 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
   const inFlight = new Map<string, string>();
   /** Their promises, which a stop waits for. */
   const running = new Set<Promise<void>>();
+  /**
+   * Deliveries whose attempt could not be recorded (the database away): delivery id → ms until which it is left
+   * alone. Still `pending` and due, it would else be sent again at once, over and over, while the database is away.
+   */
+  const cooling = new Map<string, number>();
   /** At most this many deliveries of one webhook in flight, so a slow receiver cannot take every slot. */
   const perWebhook = Math.max(1, Math.ceil(settings.concurrency / 2));
 
@@ -171,6 +176,7 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
     const sent: Promise<void> = deliver(row)
       .catch((error: unknown) => {
         logger.error({ err: error, delivery_id: row.delivery_id }, 'webhook delivery could not be recorded');
+        cooling.set(row.delivery_id, now() + settings.pollMs);
       })
       .finally(() => {
         inFlight.delete(row.delivery_id);
@@ -192,13 +198,21 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
   const cappedOf = (counts: Map<string, number>): string[] =>
     [...counts].filter(([, n]) => n >= perWebhook).map(([w]) => w);
 
+  /** The deliveries still cooling after a failure to record them ({@link cooling}); forgets those done. */
+  const stillCooling = (): string[] => {
+    const at = now();
+    for (const [id, until] of cooling) if (until <= at) cooling.delete(id);
+    return [...cooling.keys()];
+  };
+
   /**
-   * The pending deliveries that could start now or later: not in flight, and not of a capped webhook (a slot of
-   * that webhook freeing wakes the loop, `launch`).
+   * The pending deliveries that could start now or later: not in flight, not cooling, and not of a capped webhook
+   * (a slot of that webhook freeing wakes the loop, `launch`).
    */
   const startable = (capped: string[]) => {
     let query = db.selectFrom('webhook_deliveries').where('status', '=', 'pending');
-    if (inFlight.size > 0) query = query.where('delivery_id', 'not in', [...inFlight.keys()]);
+    const skipped = [...inFlight.keys(), ...stillCooling()];
+    if (skipped.length > 0) query = query.where('delivery_id', 'not in', skipped);
     if (capped.length > 0) query = query.where('webhook_id', 'not in', capped);
     return query;
   };
@@ -236,16 +250,18 @@ export const createDispatcher = (deps: DispatcherDeps): Dispatcher => {
   };
 
   /**
-   * ms until the next due delivery that could start (at most `pollMs`): not in flight, and not of a webhook at its
-   * cap. A capped webhook's backlog is due already; counting it would make every sleep 0 and the loop query
-   * back to back until one of its deliveries ends (up to `timeoutMs`), whose end wakes the loop anyway.
+   * ms until the next due delivery that could start (at most `pollMs`): not in flight, not of a webhook at its
+   * cap, and not cooling (its cooling's end counts instead). A capped webhook's backlog is due already; counting
+   * it would make every sleep 0 and the loop query back to back until one of its deliveries ends (up to
+   * `timeoutMs`), whose end wakes the loop anyway.
    */
   const untilNextDue = async (): Promise<number> => {
     const row = await startable(cappedOf(inFlightCounts()))
       .select((eb) => eb.fn.min('next_attempt_at').as('next'))
       .executeTakeFirst();
-    const next = row?.next ? new Date(row.next as Date).getTime() : undefined;
-    return next === undefined ? settings.pollMs : Math.min(settings.pollMs, next - now());
+    const times = [...cooling.values()];
+    if (row?.next) times.push(new Date(row.next as Date).getTime());
+    return times.length === 0 ? settings.pollMs : Math.min(settings.pollMs, Math.min(...times) - now());
   };
 
   const run = async () => {

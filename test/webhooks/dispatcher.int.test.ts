@@ -168,3 +168,36 @@ describe('the webhook dispatcher while it cannot send', () => {
     30_000,
   );
 });
+
+describe('the webhook dispatcher when an attempt cannot be recorded', () => {
+  it('sends that delivery again only after a pause of WEBHOOKS_POLL_MS, not at once and over and over', async () => {
+    const hook = await target(`${receiver.url}/unrecorded`);
+    const [id] = await due(hook, 1);
+    const attempts = () => receiver.received.filter((r) => r.headers['x-ptv-delivery'] === id).length;
+    probe.failUpdates = true;
+    startDispatcher();
+    await until('the first attempt', () => attempts() === 1);
+    await new Promise((r) => setTimeout(r, 1_200));
+    // The first attempt and one a POLL_MS at most (2 more in 1.2 s, 3 with a late timer); it sent it ≈ 100 times.
+    expect(attempts()).toBeLessThanOrEqual(4);
+    expect(attempts()).toBeGreaterThanOrEqual(2);
+
+    // The database back: the next attempt is recorded.
+    probe.failUpdates = false;
+    const statusOf = async () =>
+      (
+        await db
+          .selectFrom('webhook_deliveries')
+          .select('status')
+          .where('delivery_id', '=', id!)
+          .executeTakeFirst()
+      )?.status;
+    const deadline = Date.now() + 5_000;
+    let status = await statusOf();
+    while (status !== 'delivered' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      status = await statusOf();
+    }
+    expect(status).toBe('delivered');
+  }, 30_000);
+});
