@@ -35,6 +35,7 @@ export interface WebhookView {
   webhookId: string;
   accountId: string;
   agentId: string | null;
+  /** The URL as registered, a user name and password in it shown as `***` ({@link shownUrl}). */
   url: string;
   eventTypes: WebhookEventType[];
   description: string | null;
@@ -50,11 +51,31 @@ export interface WebhookScope {
   agentId: string | null;
 }
 
+/**
+ * A webhook's URL as the reads show it: a user name and a password in it (`https://user:pw@host/…`, refused since
+ * the credentials rule, `src/net/outbound-url.ts`, but kept by webhooks registered before it) each become `***`;
+ * any other URL is unchanged. Deliveries still go to the URL as registered (the worker's own fold of the log).
+ */
+const shownUrl = (url: string): string => {
+  if (!url.includes('@')) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Not a URL (never registered so): whatever precedes an `@` of its authority is hidden.
+    return url.replace(/^([^:/?#]*:\/\/)[^/?#]*@/, '$1***@');
+  }
+  if (parsed.username === '' && parsed.password === '') return url;
+  if (parsed.username !== '') parsed.username = '***';
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
+};
+
 const view = (r: Selectable<WebhooksTable>): WebhookView => ({
   webhookId: r.webhook_id,
   accountId: r.account_id,
   agentId: r.agent_id,
-  url: r.url,
+  url: shownUrl(r.url),
   // jsonb arrives parsed from `pg` and PGlite alike; a string only from drivers that do not parse it.
   eventTypes: typeof r.event_types === 'string' ? JSON.parse(r.event_types) : r.event_types,
   description: r.description,

@@ -5,12 +5,15 @@ import { DomainError } from '../../domain/shared/errors';
 
 /**
  * The SSRF rule of outbound calls the venue makes for its clients (webhooks; docs/webhooks.md, "The SSRF rule"):
- * only `http:` and `https:` URLs, and only to public unicast addresses: every address the host name resolves to
- * must be one, so loopback, private (RFC 1918, IPv6 unique local), link-local (with the cloud metadata address
- * 169.254.169.254), carrier-grade NAT, unspecified, multicast, broadcast, reserved, documentation ranges and
- * IPv6 forms that embed an IPv4 address (mapped ones are judged by that address) are refused. The operator
- * setting `WEBHOOKS_ALLOW_PRIVATE=true` lifts the address rule (the scheme rule stays), e.g. for receivers on
- * the same host or network.
+ * only `http:` and `https:` URLs, with no user name or password in them (the credentials rule: a URL is kept in the
+ * log and shown by the reads; a receiver knows the venue by the signature), and only to public unicast addresses:
+ * every address the host name resolves to must be one, so loopback, private (RFC 1918, IPv6 unique local),
+ * link-local (with the cloud metadata address 169.254.169.254), carrier-grade NAT, unspecified, multicast,
+ * broadcast, reserved, documentation ranges and IPv6 forms that embed an IPv4 address (mapped ones are judged by
+ * that address) are refused. The operator setting `WEBHOOKS_ALLOW_PRIVATE=true` lifts the address rule (the scheme
+ * and credentials rules stay), e.g. for receivers on the same host or network. Webhooks registered before the
+ * credentials rule keep their URL for deliveries; the reads show its user name and password as `***`
+ * (`queries/webhooks.ts`).
  */
 
 /** Whether `address` (an IPv4 or IPv6 literal) may be called: `ipaddr.js` classifies it as plain `unicast`. */
@@ -40,8 +43,8 @@ const resolveAll = async (host: string): Promise<string[]> =>
 /**
  * Checks a URL against the SSRF rule at registration: parses it, requires `http:`/`https:` and no user name or
  * password, resolves the host and checks every address. Throws `VALIDATION_ERROR` (details `field`, `reason`:
- * `malformed`, `scheme`, `credentials`, `unresolvable`, `private_address` with the refused `address`). Deliveries check again when they connect
- * ({@link guardedLookup}), since a name can resolve elsewhere later.
+ * `malformed`, `scheme`, `credentials`, `unresolvable`, `private_address` with the refused `address`).
+ * Deliveries check again when they connect ({@link guardedLookup}), since a name can resolve elsewhere later.
  */
 export const checkOutboundUrl = async (url: string, options: OutboundUrlOptions): Promise<URL> => {
   const field = options.field ?? 'url';

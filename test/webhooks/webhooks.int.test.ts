@@ -3,6 +3,7 @@ import { isPublicAddress } from '../../src/net/outbound-url';
 import { bearer, createAgent, keyHeader, registerAccount, type TestAccount } from '../accounts/support';
 import { call, fails, ok } from '../support/api-calls';
 import { useTestApp } from '../support/test-app';
+import { until } from '../support/until';
 
 /**
  * Webhook management in process (issue 17, item 11; docs/webhooks.md): the SSRF rule with its default (no
@@ -67,6 +68,60 @@ describe('the SSRF rule (WEBHOOKS_ALLOW_PRIVATE unset)', () => {
     }
     const listed = await ok(t.app, bearer(account), 'GET', '/webhooks');
     expect(JSON.stringify(listed)).not.toContain('secret@');
+  });
+
+  it('shows a webhook registered before the credentials rule without its user name and password, in every read', async () => {
+    // As a webhook of before the rule was recorded: the command straight, without the application's URL check.
+    const { webhook } = await t.runtime.services.webhooks!.commands.register(
+      { accountId: account.accountId, agentId: null },
+      {
+        url: 'https://olduser:hunter2@93.184.215.14/hooks/ptv?x=1',
+        event_types: ['order.filled'],
+        description: null,
+        active: true,
+      },
+      { actor: account.accountId },
+    );
+    const id = webhook.webhookId;
+    await until(async () => (await call(t.app, bearer(account), 'GET', `/webhooks/${id}`)).status === 200, {
+      what: 'the webhook in the read model',
+    });
+    const shown = 'https://***:***@93.184.215.14/hooks/ptv?x=1';
+    expect((await ok(t.app, bearer(account), 'GET', `/webhooks/${id}`)).url).toBe(shown);
+    const listed = await ok(t.app, keyHeader(account.apiKey), 'GET', '/webhooks');
+    expect(listed.webhooks.find((w: { webhook_id: string }) => w.webhook_id === id).url).toBe(shown);
+    const updated = await ok(t.app, bearer(account), 'PUT', `/webhooks/${id}`, { description: 'kept' });
+    expect(updated.url).toBe(shown);
+    const mcp = await t.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: {
+        ...keyHeader(account.apiKey),
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      payload: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'list_webhooks', arguments: {} },
+      },
+    });
+    expect(mcp.body).toContain(id);
+    expect(mcp.body).toContain('***:***@93.184.215.14');
+    for (const body of [JSON.stringify(listed), JSON.stringify(updated), mcp.body]) {
+      expect(body).not.toContain('hunter2');
+      expect(body).not.toContain('olduser');
+    }
+    // The deliveries still go to the URL as registered (the worker's own fold of the log, not this read model).
+    const logged = await t.runtime.services.eventStore.readStream(`webhook-${id}`);
+    expect(JSON.stringify(logged.map((e) => e.data))).toContain('olduser:hunter2@');
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/webhooks/${id}`,
+      headers: bearer(account),
+    });
+    expect(deleted.statusCode).toBe(204);
   });
 
   it('refuses a host that does not resolve, and a change of URL to a private address', async () => {
