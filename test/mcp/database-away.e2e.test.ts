@@ -71,12 +71,17 @@ describe.skipIf(reason !== null)('MCP with the database away', () => {
       const away = await fails(client, 'get_balance', {});
       expect(away).toMatchObject({ code: restError.code, retry_after_seconds: 1 });
       expect(away.code).toBe('SERVICE_UNAVAILABLE');
-      const lines = server!
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('"tool":"get_balance"'));
-      expect(lines.some((l) => l.includes('"level":40') && l.includes('SERVICE_UNAVAILABLE'))).toBe(true);
-      expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);
+      // The server's log reaches this process through a pipe, after the answer: wait for the line.
+      const toolLines = () =>
+        server!
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('"tool":"get_balance"'));
+      await until(
+        () => toolLines().some((l) => l.includes('"level":40') && l.includes('SERVICE_UNAVAILABLE')),
+        { what: "the tool failure's warning in the server's log", timeoutMs: 10_000 },
+      );
+      expect(toolLines().filter((l) => l.includes('"level":50'))).toEqual([]);
       // The Binance door too: -1000 with 503 and Retry-After (ccxt: OperationFailed, worth retrying), not a 500.
       const query = `timestamp=${Date.now()}`;
       const signature = createHmac('sha256', reg.body.api_secret as string)
