@@ -10,14 +10,25 @@ export interface ToolErrorEnvelope {
 }
 
 /**
+ * What a tool's failure answers, as REST would: the status, code, message and details of a venue error (a
+ * `DomainError`, or a `VenueError` from the venue over HTTP), of an unreachable database the `SERVICE_UNAVAILABLE`
+ * REST answers with ({@link databaseUnavailable}); anything else `INTERNAL_ERROR` 500.
+ */
+export const failureOf = (
+  error: unknown,
+): { status: number; code: string; message: string; details: Record<string, unknown> | undefined } => {
+  const known = isDomainError(error) || error instanceof VenueError ? error : databaseUnavailable(error);
+  return known
+    ? { status: known.status, code: known.code, message: known.message, details: known.details }
+    : { status: 500, code: 'INTERNAL_ERROR', message: 'internal error', details: undefined };
+};
+
+/**
  * The envelope of anything a tool threw: the venue's code, message and details; an unreachable database the
  * `SERVICE_UNAVAILABLE` REST answers with ({@link databaseUnavailable}); anything else `INTERNAL_ERROR`.
  */
 export const envelopeOf = (error: unknown): ToolErrorEnvelope => {
-  const known = isDomainError(error) || error instanceof VenueError ? error : databaseUnavailable(error);
-  const e = known
-    ? { code: known.code, message: known.message, details: known.details }
-    : { code: 'INTERNAL_ERROR', message: 'internal error', details: undefined };
+  const e = failureOf(error);
   const retry = e.details?.['retry_after_seconds'];
   return {
     error: {

@@ -1,11 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, isDomainError } from '../../domain/shared/errors';
+import { DomainError } from '../../domain/shared/errors';
 import { agentSkill } from '../application/agents';
 import { newCall, newPublicCall } from '../application/call';
 import { consumeRateLimit, rateLimitExceeded } from '../application/rate-limits';
 import { logFailure } from '../http/errors';
-import { envelopeOf } from './errors';
+import { envelopeOf, failureOf } from './errors';
 import { selectTools } from './registry';
 import { buildMcpCatalog, createMcpServer, type Invoke, type McpResources } from './server';
 import type { ToolDef } from './tool';
@@ -30,9 +30,7 @@ const invokerFor =
     try {
       return await runTool(app, request, tool, args);
     } catch (error) {
-      const { code, message } = envelopeOf(error).error;
-      const status = isDomainError(error) ? error.status : code === 'SERVICE_UNAVAILABLE' ? 503 : 500;
-      logFailure(request.log, { status, code, message }, error, { tool: tool.name });
+      logFailure(request.log, failureOf(error), error, { tool: tool.name });
       throw error;
     }
   };
