@@ -18,7 +18,7 @@ const url = z
   .max(2048)
   .regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL')
   .describe(
-    'http(s) URL the deliveries are POSTed to; its host must resolve to public addresses only unless the operator set WEBHOOKS_ALLOW_PRIVATE (docs/webhooks.md, "The SSRF rule")',
+    'http(s) URL the deliveries are POSTed to, with no user name or password in it (receivers check X-PTV-Signature); its host must resolve to public addresses only unless the operator set WEBHOOKS_ALLOW_PRIVATE (docs/webhooks.md, "The SSRF rule")',
   );
 const eventTypes = z
   .array(z.enum(WEBHOOK_EVENT_TYPES))
@@ -57,7 +57,11 @@ export const webhookResponse = z.object({
     .uuid()
     .nullable()
     .describe("the agent whose events it receives; null: the account's and all its agents'"),
-  url: z.string(),
+  url: z
+    .string()
+    .describe(
+      'the URL deliveries go to; a user name and password in it (webhooks registered before they were refused) shown as ***',
+    ),
   event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
   description: z.string().nullable(),
   active: z.boolean(),
