@@ -64,31 +64,29 @@ class CopyOut {
 }
 
 /**
- * Makes `client.query(text, values)` run texts that start with {@link COPY_TEXT} as `COPY (text) TO STDOUT` (values
- * inlined by {@link inlineParameters}), answering `{ command: 'COPY', rowCount: 1, rows: [{ copy_text }] }`
- * ({@link CopyTextRow}); everything else goes to the query it had. A statement error rejects as `pg`'s do (the
- * server's error, its transaction aborted).
+ * Runs a {@link COPY_TEXT} text through `query` (a client's own `query`) as `COPY (text) TO STDOUT` (values inlined
+ * by {@link inlineParameters}), answering `{ command: 'COPY', rowCount: 1, rows: [{ copy_text }] }`
+ * ({@link CopyTextRow}). A statement error rejects as `pg`'s do (the server's error, its transaction aborted); a value
+ * {@link inlineParameters} refuses rejects with its `TypeError` before anything is sent. `answerMarkedStatements`
+ * (`marked-statements.ts`) runs every marked text so.
  */
-export const answerMarkedCopyText = (client: pg.ClientBase): void => {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    const [text, values] = args;
-    if (args.length <= 2 && typeof text === 'string' && text.startsWith(COPY_TEXT)) {
-      let copy: CopyOut;
-      try {
-        copy = new CopyOut(
-          // On lines of their own: a statement ending in a `-- comment` must not comment out `) TO STDOUT`.
-          `COPY (\n${inlineParameters(text, (values as unknown[] | undefined) ?? [])}\n) TO STDOUT`,
-        );
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      query(copy);
-      return copy.done.then((copyText) => {
-        const row: CopyTextRow = { copy_text: copyText };
-        return { command: 'COPY', rowCount: 1, rows: [row], fields: [] };
-      });
-    }
-    return query(...args);
-  };
+export const runCopyText = (
+  query: (submittable: unknown) => unknown,
+  text: string,
+  values: readonly unknown[] | undefined,
+): Promise<{ command: string; rowCount: number; rows: CopyTextRow[]; fields: [] }> => {
+  let copy: CopyOut;
+  try {
+    // On lines of their own: a statement ending in a `-- comment` must not comment out `) TO STDOUT`.
+    copy = new CopyOut(`COPY (\n${inlineParameters(text, values ?? [])}\n) TO STDOUT`);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  query(copy);
+  return copy.done.then((copyText) => ({
+    command: 'COPY',
+    rowCount: 1,
+    rows: [{ copy_text: copyText }],
+    fields: [],
+  }));
 };

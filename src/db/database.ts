@@ -7,8 +7,7 @@ import pg from 'pg';
 import type { ReadModels } from '../../projections/read-models';
 import { DatabaseAvailability } from './availability';
 import { DatabaseUnavailableError } from './connection-errors';
-import { answerMarkedCopyText } from './copy-text';
-import { sendMarkedPrepared } from './prepared';
+import { answerMarkedStatements } from './marked-statements';
 import { redactDatabaseUrl } from './redact-url';
 import type { Database } from './schema';
 
@@ -89,8 +88,8 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * queries, e.g. an advisory-lock holder or a transaction waiting on the application; without a listener Node
  * throws it). Each such error is reported to {@link DatabaseAvailability}. Taking a connection while the server is
  * away waits for it up to {@link CONNECT_WAIT_MS}, so a short restart delays statements instead of failing them.
- * Every client sends statements marked `PREPARED` as named ones (`prepared.ts`) and answers those marked
- * `COPY_TEXT` as their rows' COPY text in bytes (`copy-text.ts`).
+ * Every client sends statements marked `PREPARED` as named ones and answers those marked `COPY_TEXT` as their rows'
+ * COPY text in bytes (`answerMarkedStatements`, `marked-statements.ts`).
  */
 export const openPostgres = (url: string, options: { max?: number } = {}): DatabaseHandle => {
   const pool = new pg.Pool({
@@ -117,8 +116,7 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   pool.on('error', onClientError);
   pool.on('connect', (client) => {
     client.on('error', onClientError);
-    sendMarkedPrepared(client);
-    answerMarkedCopyText(client);
+    answerMarkedStatements(client);
   });
   let closed = false;
   /** `pool.connect()`, waiting through a short outage (see {@link CONNECT_WAIT_MS}). */

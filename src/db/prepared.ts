@@ -1,5 +1,3 @@
-import type pg from 'pg';
-
 /**
  * The text a statement starts with when the pool should send it as a named prepared statement: the server parses
  * and analyzes it once per connection, and plans it once per connection when its generic plan is no dearer than
@@ -15,21 +13,18 @@ export const PREPARED = '/* prepared */';
 const preparedNames = new Map<string, string>();
 
 /**
- * Makes `client.query(text, values)` send texts that start with {@link PREPARED} as named statements (`pg` parses
- * each name once per connection and reuses it after); everything else goes out as before.
+ * The query config of a {@link PREPARED} text: the named statement (`pg` parses each name once per connection and
+ * reuses it after), one name per text for the process (`ptv_<n>`). `answerMarkedStatements` (`marked-statements.ts`)
+ * sends it for every marked text.
  */
-export const sendMarkedPrepared = (client: pg.ClientBase): void => {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-    const [text, values] = args;
-    if (args.length <= 2 && typeof text === 'string' && text.startsWith(PREPARED)) {
-      let name = preparedNames.get(text);
-      if (name === undefined) {
-        name = `ptv_${preparedNames.size + 1}`;
-        preparedNames.set(text, name);
-      }
-      return query({ name, text, values });
-    }
-    return query(...args);
-  };
+export const preparedStatementOf = (
+  text: string,
+  values: unknown,
+): { name: string; text: string; values: unknown } => {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `ptv_${preparedNames.size + 1}`;
+    preparedNames.set(text, name);
+  }
+  return { name, text, values };
 };

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { PREPARED, sendMarkedPrepared } from '../../src/db/prepared';
+import { answerMarkedStatements } from '../../src/db/marked-statements';
+import { PREPARED } from '../../src/db/prepared';
 
 /** A stand-in for a `pg` client that records what `query` was given. */
 const fakeClient = () => {
@@ -11,11 +12,11 @@ const fakeClient = () => {
       return Promise.resolve({ rows: [] });
     },
   };
-  sendMarkedPrepared(client as unknown as pg.ClientBase);
+  answerMarkedStatements(client as unknown as pg.ClientBase);
   return { client, calls };
 };
 
-describe('sendMarkedPrepared', () => {
+describe('answerMarkedStatements: PREPARED texts', () => {
   it('sends a marked text as a named statement, one name per text on every connection, and the rest as it came', async () => {
     const a = fakeClient();
     const b = fakeClient();
