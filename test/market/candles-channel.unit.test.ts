@@ -125,3 +125,45 @@ describe('a stopper called again', () => {
     expect(second).toHaveLength(2);
   });
 });
+
+describe('a subscription at the edge of a minute', () => {
+  it('gets the close of the candle it was first sent before the next minute forms', async () => {
+    const feed = open();
+    const minute = (await previousMinute()) + MINUTE; // this minute, with at least 3 s left
+    tickAt(feed, minute, 0, '100', '1');
+    const received: any[] = [];
+    const { stop } = subscribe(connectionInto(received));
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ type: 'candle', data: { time: new Date(minute).toISOString() } });
+    // The next minute's first tick closes the candle the subscriber holds, then forms the next one.
+    tickAt(feed, minute, MINUTE + 500, '101', '1');
+    expect(received.slice(1).map((m) => [m.type, m.data.time, m.data.close])).toEqual([
+      ['candle_closed', new Date(minute).toISOString(), '100.00000000'],
+      ['candle', new Date(minute + MINUTE).toISOString(), '101.00000000'],
+    ]);
+    stop();
+  });
+
+  it('is first sent the forming candle not yet closed, though a new minute began, then its close', async () => {
+    const feed = open();
+    const before = await previousMinute();
+    const early: any[] = [];
+    const a = subscribe(connectionInto(early));
+    tickAt(feed, before, 1_000, '100', '1'); // the stream's forming candle: the minute before, not closed yet
+    const late: any[] = [];
+    const b = subscribe(connectionInto(late));
+    expect(late).toEqual([
+      expect.objectContaining({
+        type: 'candle',
+        data: expect.objectContaining({ time: new Date(before).toISOString() }),
+      }),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(late.map((m) => [m.type, m.data.time])).toEqual([
+      ['candle', new Date(before).toISOString()],
+      ['candle_closed', new Date(before).toISOString()],
+    ]);
+    a.stop();
+    b.stop();
+  });
+});

@@ -57,7 +57,7 @@ class CandleHub {
   }
 
   /** The candle of `symbol` and `interval` opened at `openTime`, from the feed at `now`; undefined without ticks. */
-  candle(
+  private candle(
     symbol: string,
     interval: Interval,
     openTime: number,
@@ -84,11 +84,19 @@ class CandleHub {
   }
 
   /**
-   * Adds a listener of `symbol` at `interval`; returns the function that removes it (and drops the stream with its
-   * last listener). Calling that function again, even once a new stream of the same candles has been made for
-   * other listeners, changes nothing.
+   * Adds a listener of `symbol` at `interval` and returns `{ stop, first }`: `stop` removes it (and drops the stream
+   * with its last listener; calling it again, even once a new stream of the same candles has been made for other
+   * listeners, changes nothing); `first` is the candle so far to send the new listener at once, or undefined
+   * without ticks. That candle is the stream's forming one while it has not been closed, though its interval may
+   * have ended by `now` (its close follows, so the listener never sees a minute begin before the last one closed);
+   * else the candle containing `now`, which becomes the stream's forming one so that its close is sent too.
    */
-  listen(symbol: string, interval: Interval, listener: Listener): () => void {
+  listen(
+    symbol: string,
+    interval: Interval,
+    listener: Listener,
+    now: number,
+  ): { stop: () => void; first: CandleData | undefined } {
     const key = `${symbol}|${interval}`;
     let stream = this.streams.get(key);
     if (!stream) {
@@ -98,11 +106,15 @@ class CandleHub {
     }
     const s = stream;
     s.listeners.add(listener);
-    return () => {
+    const openTime = s.forming ?? bucketStart(now, interval);
+    const first = this.candle(symbol, interval, openTime, now, false);
+    if (first) s.forming = openTime;
+    const stop = () => {
       s.listeners.delete(listener);
       if (s.listeners.size > 0 || !deleteIfCurrent(this.streams, key, s)) return;
       deleteFromKeyedSet(this.bySymbol, symbol, s);
     };
+    return { stop, first };
   }
 
   close(): void {
@@ -167,11 +179,9 @@ const candlesChannel = (market: MarketServices): WsChannel => {
         key: `${CHANNEL}:${symbol}:${interval}`,
         ack: { symbol, interval },
         start: () => {
-          const stop = hub.listen(symbol, interval, (m) => connection.sendRaw(m));
+          const { stop, first } = hub.listen(symbol, interval, (m) => connection.sendRaw(m), Date.now());
           // The candle so far, at once (like the ticker channel's first message).
-          const now = Date.now();
-          const forming = hub.candle(symbol, interval, bucketStart(now, interval), now, false);
-          if (forming) connection.send(CHANNEL, 'candle', forming);
+          if (first) connection.send(CHANNEL, 'candle', first);
           return stop;
         },
       };
