@@ -66,6 +66,13 @@ export interface AuthService {
   rateLimitIdentity(request: CredentialCarrier): Promise<string | undefined>;
   /** Applies a {@link CredentialsChange}: drops cached lookups and refuses revoked key hashes at once. */
   invalidate(change: CredentialsChange): void;
+  /**
+   * Calls `listener` with every {@link CredentialsChange} this process applies: at once (a revoked key is already
+   * refused then), and for a change with a log position once more when the read models include it (a deleted
+   * agent or a suspended account is refused from then on). What a long-lived connection (a WebSocket) watches to
+   * end when its credential stops working (`watchCredential`). Returns the function that stops the calls.
+   */
+  onChange(listener: (change: CredentialsChange) => void): () => void;
 }
 
 /** Options of {@link createAuthService}. */
@@ -128,6 +135,10 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const memo = new WeakMap<CredentialCarrier, Promise<Resolution>>();
   /** Changes seen by `invalidate` (and the ends of their bypasses): a refresh that overlapped one is discarded. */
   let changes = 0;
+  const changeListeners = new Set<(change: CredentialsChange) => void>();
+  const announce = (change: CredentialsChange) => {
+    for (const listener of changeListeners) listener(change);
+  };
   /** Key hashes served since the last refresh, and whether one is in flight. */
   const used = new Set<string>();
   let refreshing = false;
@@ -389,6 +400,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         keys.push(`key:${hash}`);
       }
       for (const key of keys) cache?.delete(key);
+      announce(change);
       if (!change.position) return;
       for (const key of keys) bypass.set(key, (bypass.get(key) ?? 0) + 1);
       void options
@@ -402,7 +414,13 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
             else bypass.set(key, n);
             cache?.delete(key);
           }
+          announce(change);
         });
+    },
+
+    onChange(listener) {
+      changeListeners.add(listener);
+      return () => changeListeners.delete(listener);
     },
   };
 };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
+import { type CredentialWatch, watchCredential } from '../../auth/credential-watch';
 import type { Principal } from '../../auth/principal';
 import { keepAlive } from '../../net/ws-heartbeat';
 import { withIssues } from '../errors';
@@ -18,7 +19,9 @@ import { tickerChannels } from './ticker-channels';
  *   the HTTP headers of the spec's Authentication part (`X-API-Key`, `Authorization: Bearer`, with `X-Agent-Id`
  *   as over HTTP) for clients that can set headers; the query wins when both are given. `?agent_id=` scopes a
  *   JWT or account key to one of the account's agents like `X-Agent-Id` (and wins over it). A bad credential
- *   or agent id closes the socket with code 4401 after an error message.
+ *   or agent id closes the socket with code 4401 after an error message; so does the credential ceasing to work
+ *   later (a regenerated or deleted key, a deleted agent, a suspended account, an expired or revoked token:
+ *   `watchCredential`, checked on each such change of this process and on each heartbeat).
  * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`
  *   or `'battle:<id>'`, the original SDK's form: that subscription is answered on that channel name),
  *   `{action: 'ping'}`.
@@ -275,11 +278,15 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       if (ready) handle(text);
       else queue.push(text);
     });
-    keepAlive(socket, heartbeatMs, () =>
-      connection.send('system', 'heartbeat', { timestamp: new Date().toISOString() }),
-    );
+    // Set once the socket is authenticated: re-resolves its credential on changes and on each heartbeat.
+    let watch: CredentialWatch | undefined;
+    keepAlive(socket, heartbeatMs, () => {
+      connection.send('system', 'heartbeat', { timestamp: new Date().toISOString() });
+      watch?.check();
+    });
     socket.on('close', () => {
       closed = true;
+      watch?.stop();
       for (const { stop } of subscriptions.values()) stop();
       subscriptions.clear();
     });
@@ -314,17 +321,30 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
     // an anonymous socket (`authenticated: false`) and its private subscriptions refused. `?agent_id=` scopes
     // the socket to an agent like `X-Agent-Id` (a browser cannot set handshake headers) and wins over it.
     const agentId = agentIdOf(request);
-    (credential ? auth.resolveCredential(credential) : auth.authenticate(request, 'key-or-jwt'))
-      .then((p) => (agentId !== undefined ? auth.scopeToAgent(p, agentId, 'agent_id') : p))
-      .then(
-        (p) => {
-          principal = p;
-          open();
-        },
-        (e: unknown) => {
-          error(e);
-          socket.close(WS_CLOSE_UNAUTHORIZED, isDomainError(e) ? e.code : 'unauthorized');
-        },
-      );
+    // A fresh carrier each time: `authenticate` remembers its answer per request object, and a later check must
+    // resolve the credential again.
+    const resolve = () =>
+      (credential
+        ? auth.resolveCredential(credential)
+        : auth.authenticate({ headers: request.headers }, 'key-or-jwt')
+      ).then((p) => (agentId !== undefined ? auth.scopeToAgent(p, agentId, 'agent_id') : p));
+    resolve().then(
+      (p) => {
+        principal = p;
+        // The socket lives as long as its credential (spec "Authentication" rule 6): a regenerated or deleted
+        // key, a deleted agent, a suspended account or an expired token ends it as a bad one does here.
+        if (!closed) {
+          watch = watchCredential(auth, p, resolve, (e) => {
+            error(e);
+            socket.close(WS_CLOSE_UNAUTHORIZED, e.code);
+          });
+        }
+        open();
+      },
+      (e: unknown) => {
+        error(e);
+        socket.close(WS_CLOSE_UNAUTHORIZED, isDomainError(e) ? e.code : 'unauthorized');
+      },
+    );
   });
 };

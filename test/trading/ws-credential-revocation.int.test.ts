@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { changeAccountStatus } from '../../src/cli/accounts';
+import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
+import { connectWs } from '../support/ws-client';
+import { useListeningTradingApp } from './ws-app';
+
+/**
+ * A `/ws/v1` socket lives only as long as the credential it was opened with (spec "Authentication" rule 6: "A
+ * regenerated key invalidates the previous one at once"). The audit of the REST and WebSocket interface found a
+ * socket opened with an agent key still streaming the agent's wallet events and portfolio after the key was
+ * regenerated, and after the agent was deleted: whoever held a leaked key kept reading. Now such a socket gets an
+ * `error` with the code a request with that credential gets and is closed with 4401, as at the handshake; an
+ * archived agent's key still reads, so its socket stays open.
+ */
+const app = useListeningTradingApp();
+const { t, buy } = app;
+
+/** Resolves with the close code and reason of `ws` (at most `ms` later; `undefined` when it stayed open). */
+const closeOf = (ws: import('ws').WebSocket, ms = 5_000) =>
+  new Promise<{ code: number; reason: string } | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    ws.once('close', (code, reason) => {
+      clearTimeout(timer);
+      resolve({ code, reason: String(reason) });
+    });
+  });
+
+describe('a WebSocket opened with a credential that stops working', () => {
+  it('is closed (4401, INVALID_API_KEY) when its agent key is regenerated, and sees nothing the new key does', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account);
+    const socket = await connectWs(app.base, `?api_key=${agent.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    socket.send({ action: 'subscribe', channel: 'portfolio' });
+    await socket.next((m) => m.channel === 'portfolio' && m.type === 'subscribed');
+    const closed = closeOf(socket.ws);
+
+    const regenerated = await api(t.app, {
+      method: 'POST',
+      url: `/agents/${agent.agentId}/regenerate-key`,
+      headers: bearer(account),
+    });
+    expect(regenerated.statusCode, regenerated.body).toBe(200);
+    expect((await socket.next((m) => m.type === 'error')).data).toMatchObject({ code: 'INVALID_API_KEY' });
+    expect(await closed).toEqual({ code: 4401, reason: 'INVALID_API_KEY' });
+
+    // The agent trades on with its new key; the old socket got none of it.
+    expect((await buy(regenerated.json().api_key, '0.001')).statusCode).toBe(201);
+    expect(socket.unread('orders').filter((m) => m.type === 'OrderFilled')).toEqual([]);
+  });
+
+  it('is closed when the agent it is scoped to (`?agent_id=` beside a JWT) is deleted', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account);
+    const socket = await connectWs(app.base, `?token=${account.token}&agent_id=${agent.agentId}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    await socket.next((m) => m.type === 'subscribed');
+    const closed = closeOf(socket.ws);
+    const deleted = await api(t.app, {
+      method: 'DELETE',
+      url: `/agents/${agent.agentId}`,
+      headers: bearer(account),
+    });
+    expect(deleted.statusCode, deleted.body).toBe(204);
+    expect((await socket.next((m) => m.type === 'error')).data).toMatchObject({ code: 'PERMISSION_DENIED' });
+    expect(await closed).toEqual({ code: 4401, reason: 'PERMISSION_DENIED' });
+  });
+
+  it('is closed (ACCOUNT_SUSPENDED) when its account is suspended', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const socket = await connectWs(app.base, `?api_key=${account.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    await socket.next((m) => m.type === 'subscribed');
+    const closed = closeOf(socket.ws);
+    await changeAccountStatus(t.runtime.services.accounts!, 'suspend', account.accountId, 'audit');
+    expect((await socket.next((m) => m.type === 'error')).data).toMatchObject({ code: 'ACCOUNT_SUSPENDED' });
+    expect(await closed).toEqual({ code: 4401, reason: 'ACCOUNT_SUSPENDED' });
+  });
+
+  it('stays open when its agent is archived (an archived agent’s key still reads) or another agent changes', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account);
+    const other = await createAgent(t.app, account);
+    const socket = await connectWs(app.base, `?api_key=${agent.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'portfolio' });
+    await socket.next((m) => m.type === 'subscribed');
+    const closed = closeOf(socket.ws, 1_500);
+    for (const [method, url] of [
+      ['POST', `/agents/${other.agentId}/regenerate-key`],
+      ['POST', `/agents/${agent.agentId}/archive`],
+    ] as const) {
+      const res = await api(t.app, { method, url, headers: bearer(account) });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    expect(await closed).toBeUndefined();
+    const balance = await api(t.app, {
+      method: 'GET',
+      url: '/account/balance',
+      headers: keyHeader(agent.apiKey),
+    });
+    expect(balance.statusCode).toBe(200);
+    socket.ws.close();
+  });
+});
