@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { createAccountCommands } from '../../commands/accounts';
 import { changeAccountStatus } from '../../src/cli/accounts';
 import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
+import { useTestApp } from '../support/test-app';
 import { connectWs } from '../support/ws-client';
 import { useListeningTradingApp } from './ws-app';
 
@@ -100,5 +102,29 @@ describe('a WebSocket opened with a credential that stops working', () => {
     });
     expect(balance.statusCode).toBe(200);
     socket.ws.close();
+  });
+});
+
+describe('a change the socket’s process did not make', () => {
+  // Its own app: heartbeats every 300 ms, so the check that catches such a change comes quickly.
+  const other = useTestApp({
+    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', WS_HEARTBEAT_MS: '300' },
+  });
+
+  it('closes the socket at a heartbeat once the credential is refused (another process suspended the account)', async () => {
+    const address = await other.app.listen({ host: '127.0.0.1', port: 0 });
+    const account = await registerAccount(other.app, {}, { plain: true });
+    const socket = await connectWs(address.replace('http', 'ws'), `?token=${account.token}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    await socket.next((m) => m.type === 'subscribed');
+    const closed = closeOf(socket.ws, 15_000);
+    // Commands of their own, as another process (the operator CLI) has: no change reaches this process's auth.
+    const { eventStore, keyring } = other.runtime.services;
+    const elsewhere = createAccountCommands({ store: eventStore, ...(keyring ? { keyring } : {}) });
+    await changeAccountStatus(elsewhere, 'suspend', account.accountId, 'audit');
+    expect((await socket.next((m) => m.type === 'error', 15_000)).data).toMatchObject({
+      code: 'ACCOUNT_SUSPENDED',
+    });
+    expect(await closed).toEqual({ code: 4401, reason: 'ACCOUNT_SUSPENDED' });
   });
 });
