@@ -7,7 +7,6 @@ import {
   emailStreamId,
 } from '../domain/account/email-reservation';
 import { accountStreamId } from '../domain/account/events';
-import { accountKeyDecider, accountKeyStreamId } from '../domain/account/key-index';
 import type { AccountState } from '../domain/account/state';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
@@ -25,6 +24,7 @@ import {
 } from './credentials';
 import type { CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
+import { createKeyIndex, type KeyIndex } from './key-index';
 import { appendedPosition, handleLive } from './live';
 import type { CommandMeta } from './metadata';
 
@@ -79,12 +79,6 @@ export interface AccountCommands {
   /** The account holding `email` (from its reservation stream), or undefined. */
   accountIdByEmail(email: string): Promise<string | undefined>;
   /**
-   * The account an account key (given as its SHA-256, hex) was issued to, from the key's `apikey-{hash}` stream on
-   * the write side (`domain/account/key-index.ts`), or undefined: an agent's key, an unknown key, or an account
-   * registered before the index existed (the `api_keys` read model knows those).
-   */
-  accountIdByKeyHash(keyHash: string): Promise<string | undefined>;
-  /**
    * Sets or changes the password (`PUT /auth/password`). Changing an existing password needs the current one
    * (`VALIDATION_ERROR` when absent, `INVALID_TOKEN` when wrong). An account without email cannot use a
    * password (`VALIDATION_ERROR`).
@@ -115,10 +109,12 @@ export const createAccountCommands = (deps: {
   onCredentialsChanged?: CredentialsChangeListener;
   /** Encrypts the API secret as the signing secret (without one, accounts get no signing secret). */
   keyring?: Keyring;
+  /** The write side's key index registration records the key in (default: one over `store`). */
+  keyIndex?: KeyIndex;
 }): AccountCommands => {
   const accounts = createCommandHandler(deps.store, accountDecider);
   const emails = createCommandHandler(deps.store, emailReservationDecider);
-  const keys = createCommandHandler(deps.store, accountKeyDecider);
+  const keyIndex = deps.keyIndex ?? createKeyIndex(deps.store);
 
   const run = async (accountId: string, command: AccountCommand, meta: CommandMeta) => {
     const result = await handleLive(accounts, accountStreamId(accountId), command, meta);
@@ -158,15 +154,10 @@ export const createAccountCommands = (deps: {
         );
       }
       try {
-        // The key's index entry first: once the registration answers, a login finds the account on the write side
-        // (`accountIdByKeyHash`) even before the read models include it. Should the account not be recorded, the
-        // entry names an account that does not exist, for a key nobody was given.
-        await handleLive(
-          keys,
-          accountKeyStreamId(apiKeyHash),
-          { type: 'IssueAccountKey', data: { keyHash: apiKeyHash, accountId } },
-          commandMeta,
-        );
+        // The key's index entry first: once the registration answers, a login or a keyed request finds the account
+        // on the write side (`KeyIndex.inForce`) even before the read models include it. Should the account not be
+        // recorded, the entry names an account that does not exist, for a key nobody was given.
+        await keyIndex.issue(apiKeyHash, { accountId, agentId: null }, commandMeta);
         const result = await handleLive(
           accounts,
           accountStreamId(accountId),
@@ -222,11 +213,6 @@ export const createAccountCommands = (deps: {
 
     async accountIdByEmail(email) {
       const { state } = await emails.load(emailStreamId(emailHash(email)));
-      return state.holder ?? undefined;
-    },
-
-    async accountIdByKeyHash(keyHash) {
-      const { state } = await keys.load(accountKeyStreamId(keyHash));
       return state.holder ?? undefined;
     },
 

@@ -22,6 +22,7 @@ import {
 } from './credentials';
 import type { CredentialsChange, CredentialsChangeListener } from './credentials-change';
 import { createCommandHandler } from './handler';
+import { createKeyIndex, type KeyIndex } from './key-index';
 import { KeyedMutex } from './keyed-mutex';
 import { appendedPosition, handleLive } from './live';
 import type { CommandMeta } from './metadata';
@@ -124,6 +125,8 @@ export interface AgentCommandDeps {
   onCredentialsChanged?: CredentialsChangeListener;
   /** Default {@link MAX_AGENTS_PER_ACCOUNT}. */
   maxAgents?: number;
+  /** The write side's key index every new agent key is recorded in first (default: one over `store`). */
+  keyIndex?: KeyIndex;
   /**
    * Runs `fn` while no other section of this or another process holds any of `names` (`src/db/exclusive.ts`;
    * default: just runs it). A deletion holds the agent's {@link agentBattleLock}, which a live battle's start
@@ -135,6 +138,7 @@ export interface AgentCommandDeps {
 /** Builds the agent commands. */
 export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
   const agents = createCommandHandler(deps.store, agentDecider);
+  const keyIndex = deps.keyIndex ?? createKeyIndex(deps.store);
   const perAccount = new KeyedMutex();
   const maxAgents = deps.maxAgents ?? MAX_AGENTS_PER_ACCOUNT;
   const exclusive = deps.exclusive ?? (<T>(_names: string | readonly string[], fn: () => Promise<T>) => fn());
@@ -189,6 +193,10 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
       }
       const agentId = randomUUID();
       const { apiKey, apiSecret, key } = newKey(agentId);
+      // The key's index entry first, as registration does: the key authenticates from the moment this answers,
+      // however far the read models lag (`KeyIndex.inForce`). Should the agent not be recorded, the entry names an
+      // agent that does not exist, for a key nobody was given.
+      await keyIndex.issue(key.hash, { accountId, agentId }, meta);
       const result = await handleLive(
         agents,
         agentStreamId(agentId),
@@ -253,7 +261,11 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
     },
 
     async regenerateKey(accountId, agentId, meta) {
+      // Only an owner's agent gets an index entry; the entry is a new key's, so the key works at once (the
+      // replaced key's entry stays, but the agent's stream then names another key: `inForce` refuses it).
+      requireOwned(await load(agentId), accountId);
       const { apiKey, apiSecret, key } = newKey(agentId);
+      await keyIndex.issue(key.hash, { accountId, agentId }, meta);
       const result = await run(agentId, { type: 'RegenerateAgentKey', data: { accountId, key } }, meta);
       const event = result.events.find((e) => e.type === 'AgentKeyRegenerated');
       credentialsChanged(accountId, agentId, result.position, {

@@ -38,6 +38,7 @@ export const login = async (
       accounts,
       tokens: auth.tokens,
       settleCredentials: auth.settleCredentials,
+      keyOnWriteSide: auth.keyOnWriteSide,
     },
     input,
   );

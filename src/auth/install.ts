@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { type AccountCommands, createAccountCommands } from '../../commands/accounts';
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
 import type { CredentialsChangeListener } from '../../commands/credentials-change';
+import { createKeyIndex } from '../../commands/key-index';
 import type { Keyring } from '../../ports/keyring';
 import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
@@ -53,6 +54,8 @@ const CREDENTIAL_MODELS = ['api_keys', 'accounts', 'agents'] as const;
 export const installIdentity = (services: Services, keys: ServerKeys): IdentityServices => {
   const { database, eventStore, projections, config } = services;
   const tokens = createTokenService(keys.jwtSecret);
+  // One index of account and agent keys on the write side: the commands record keys in it, authentication reads it.
+  const keyIndex = createKeyIndex(eventStore);
   const keyring = createKeyring(keys.encryptionKey);
   const auth = createAuthService({
     db: database.db,
@@ -60,6 +63,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     waitForReadModels: (position) => projections.waitFor(position, INVALIDATION_WAIT_MS),
     settleCredentials: async () =>
       projections.waitFor(await eventStore.headPosition(), config.READ_MODEL_WAIT_MS, CREDENTIAL_MODELS),
+    keyOnWriteSide: (keyHash) => keyIndex.inForce(keyHash),
     // `accounts` is built below, before any request can reach this.
     accountOnWriteSide: async (accountId) => {
       const account = await accounts.load(accountId);
@@ -75,11 +79,12 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     if (change.agentId) signingSecrets?.forget(change.agentId);
     if (change.accountId) signingSecrets?.forget(change.accountId);
   };
-  const accounts = createAccountCommands({ store: eventStore, onCredentialsChanged, keyring });
+  const accounts = createAccountCommands({ store: eventStore, onCredentialsChanged, keyring, keyIndex });
   const agents = createAgentCommands({
     store: eventStore,
     db: database.db,
     keyring,
+    keyIndex,
     waitForReadModels: (position) => projections.waitFor(position, config.READ_MODEL_WAIT_MS),
     onCredentialsChanged,
     exclusive: (names, fn) => exclusively(database, names, fn),

@@ -7,6 +7,7 @@ import {
   sha256Hex,
   verifySecret,
 } from '../../commands/credentials';
+import type { KeyOnWriteSide } from '../../commands/key-index';
 import { DomainError } from '../../domain/shared/errors';
 import type { ReadModels } from '../../projections/read-models';
 import { findApiKeyOwner } from '../../queries/api-keys';
@@ -19,6 +20,8 @@ export interface LoginDeps {
   tokens: TokenService;
   /** `AuthService.settleCredentials`: a key not found is looked up again once the credential read models caught up. */
   settleCredentials?: () => Promise<boolean>;
+  /** `AuthService.keyOnWriteSide`: where a key the read model does not have yet is found first. */
+  keyOnWriteSide?: (keyHash: string) => Promise<KeyOnWriteSide | undefined>;
 }
 
 /**
@@ -36,28 +39,21 @@ export const loginWithKey = async (
   if (!isWellFormedApiKey(input.apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
   const hash = sha256Hex(input.apiKey);
   let owner = await findApiKeyOwner(deps.db, hash);
-  let fromIndex = false;
   if (!owner) {
     // Not in the read model yet (a registration it has not folded, however long it lags): the write side's key
-    // index names the account; a key it does not know (an agent's, or an account's older than the index) is looked
-    // up once more after the credential read models caught up.
-    const accountId = await deps.accounts.accountIdByKeyHash(hash);
-    if (accountId) {
-      owner = { ownerType: 'account', accountId, agentId: null };
-      fromIndex = true;
-    } else if (await deps.settleCredentials?.()) owner = await findApiKeyOwner(deps.db, hash);
+    // index names the owner, whose own stream must still record this key (`KeyIndex.inForce`: an entry naming no
+    // account, or an account whose key is another, is no key at all and says nothing of whether that account
+    // exists). A key it does not know (an account's older than the index) is looked up once more after the
+    // credential read models caught up.
+    const written = await deps.keyOnWriteSide?.(hash);
+    if (written) owner = { ownerType: written.holder.agentId ? 'agent' : 'account', ...written.holder };
+    else if (await deps.settleCredentials?.()) owner = await findApiKeyOwner(deps.db, hash);
   }
   if (!owner) throw new DomainError('INVALID_API_KEY', 'API key not found');
   if (owner.agentId) {
     throw new DomainError('INVALID_API_KEY', 'agent keys cannot log in: use the account key and secret');
   }
   const account = await deps.accounts.load(owner.accountId);
-  // The account's own stream has the last word on its key: an index entry naming no account (a registration that
-  // failed after the entry was written) or an account whose key is another (a future re-issue) is no key at all, and
-  // says nothing of whether that account exists.
-  if (fromIndex && (account.status === 'none' || account.apiKeyHash !== hash)) {
-    throw new DomainError('INVALID_API_KEY', 'API key not found');
-  }
   if (account.status === 'none') throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for this key');
   const ok =
     input.apiSecret.startsWith(API_SECRET_PREFIX) &&

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { isWellFormedApiKey, sha256Hex } from '../../commands/credentials';
 import type { CredentialsChange } from '../../commands/credentials-change';
+import type { KeyOnWriteSide } from '../../commands/key-index';
 import type { AccountStatus } from '../../domain/account/state';
 import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
@@ -43,6 +44,11 @@ export interface AuthService {
    * once without it): what a lookup that found no key does before its answer is final (`POST /auth/login` too).
    */
   settleCredentials(): Promise<boolean>;
+  /**
+   * The key (given as its SHA-256, hex) as the write side has it, as {@link AuthServiceOptions.keyOnWriteSide}
+   * (undefined without it): how a key the `api_keys` read model does not have yet is found (`POST /auth/login` too).
+   */
+  keyOnWriteSide(keyHash: string): Promise<KeyOnWriteSide | undefined>;
   /**
    * Scopes an account's principal to one of its agents (spec "Authentication" rule 5: `X-Agent-Id` over HTTP,
    * `?agent_id=` on the WebSocket handshake); no agent id returns `principal` as is. Throws `VALIDATION_ERROR`
@@ -88,6 +94,15 @@ export interface AuthServiceOptions {
    * then found instead of refused. Absent: a miss is final at once.
    */
   settleCredentials?: () => Promise<boolean>;
+  /**
+   * A key in force on the write side (`KeyIndex.inForce`, `commands/key-index.ts`: the key's `apikey-{hash}`
+   * stream names its account or agent, whose own stream still records it as its key), with the account's and
+   * agent's standing from their streams; undefined otherwise. A key the `api_keys` read model does not have is
+   * looked up here before any wait, so an account's or agent's key works from the moment the command that issued it
+   * answers, however far the read models lag; a key it replaced or of a deleted agent is not in force here either.
+   * Absent: such a key waits for the read models ({@link settleCredentials}).
+   */
+  keyOnWriteSide?: (keyHash: string) => Promise<KeyOnWriteSide | undefined>;
   /**
    * An account's status and credentials version from the write side (its own stream), or undefined when it has
    * none: what a token's account is checked against when the `accounts` read model does not have it yet (a token
@@ -222,6 +237,14 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     const state =
       (await accountState(accountId)) ?? (token ? await options.accountOnWriteSide?.(accountId) : undefined);
     if (!state) throw new DomainError('ACCOUNT_NOT_FOUND', 'no account for these credentials');
+    requireActive(state, token);
+  };
+
+  /** Refuses a token older than the account's credentials, and an account that is not active. */
+  const requireActive = (
+    state: { status: AccountStatus; credentialsVersion: number },
+    token?: { credentialsVersion: number },
+  ): void => {
     // A token issued before the account's credentials changed (a password set or changed) no longer works.
     if (token && token.credentialsVersion < state.credentialsVersion) {
       throw new DomainError(
@@ -259,6 +282,14 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return keyPrincipal(owner, agent);
   };
 
+  const keyOnWriteSide = async (keyHash: string) => options.keyOnWriteSide?.(keyHash);
+
+  /** The principal of a key found on the write side; its account must be active, as a read-model key's. */
+  const writtenKeyPrincipal = ({ holder, account, agent }: KeyOnWriteSide): Principal => {
+    requireActive(account);
+    return keyPrincipal({ ownerType: holder.agentId ? 'agent' : 'account', ...holder }, agent);
+  };
+
   const resolveKey = async (apiKey: string): Promise<Principal> => {
     if (!isWellFormedApiKey(apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
     const hash = sha256Hex(apiKey);
@@ -266,7 +297,15 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     const known = cachedKeyPrincipal(hash);
     if (known) return known;
     let owner = await keyOwner(hash);
-    if (!owner && (await settleCredentials())) owner = await keyOwner(hash);
+    if (!owner) {
+      // Not in the read model (yet). The credential read models are waited for (bounded) as before, so that a key
+      // whose command answered a moment ago finds its owner's rows there too and the request reads them; past the
+      // bound, a key the write side has in force (issued since the last fold, however far that lags) is taken on
+      // its word instead of refused. A key neither knows is unknown.
+      const [written, settled] = await Promise.all([keyOnWriteSide(hash), settleCredentials()]);
+      if (settled) owner = await keyOwner(hash);
+      if (!owner && written) return writtenKeyPrincipal(written);
+    }
     if (!owner) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
     await requireActiveAccount(owner.accountId);
     if (!owner.agentId) return keyPrincipal(owner);
@@ -347,6 +386,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     tokens,
     resolveCredential,
     settleCredentials,
+    keyOnWriteSide,
     scopeToAgent,
 
     async authenticate(request, mode) {

@@ -3,7 +3,7 @@ import type { AccountCommand } from '../../domain/account/commands';
 import { accountDecider } from '../../domain/account/decide';
 import { emailReservationDecider } from '../../domain/account/email-reservation';
 import type { AccountEvent } from '../../domain/account/events';
-import { accountKeyDecider, accountKeyStreamId } from '../../domain/account/key-index';
+import { apiKeyIndexDecider, apiKeyStreamId } from '../../domain/account/key-index';
 import type { BaseContext } from '../../domain/shared/decider';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { deciderSpec } from '../support/decider-spec';
@@ -259,17 +259,30 @@ describe('email reservation decider', () => {
   });
 });
 
-describe('account key index (apikey-{hash})', () => {
-  const keys = deciderSpec(accountKeyDecider);
-  const issue = (accountId: string) =>
-    ({ type: 'IssueAccountKey', data: { keyHash: 'k', accountId } }) as const;
-  const issued = accountKeyDecider.decide(issue('a'), accountKeyDecider.initialState(), ctx);
-  it('names the account a key was issued to; the same again is nothing; another account is a CONFLICT', () => {
+describe('API key index (apikey-{hash})', () => {
+  const keys = deciderSpec(apiKeyIndexDecider);
+  const issue = (accountId: string, agentId: string | null = null) =>
+    ({ type: 'IssueApiKey', data: { keyHash: 'k', accountId, agentId } }) as const;
+  const issued = apiKeyIndexDecider.decide(issue('a'), apiKeyIndexDecider.initialState(), ctx);
+  it('names the account a key was issued to; the same again is nothing; another holder is a CONFLICT', () => {
     expect(issued).toEqual([
       { type: 'AccountKeyIssued', data: { key_hash: 'k', account_id: 'a', issued_at: now.toISOString() } },
     ]);
     keys.given(issued).when(issue('a'), ctx).thenEmits([]);
     keys.given(issued).when(issue('b'), ctx).thenThrows('CONFLICT');
-    expect(accountKeyStreamId('k')).toBe('apikey-k');
+    keys.given(issued).when(issue('a', 'g'), ctx).thenThrows('CONFLICT');
+    expect(apiKeyStreamId('k')).toBe('apikey-k');
+  });
+  it("names an agent key's account and agent; the same again is nothing; the account's own key is another holder", () => {
+    const agentKey = apiKeyIndexDecider.decide(issue('a', 'g'), apiKeyIndexDecider.initialState(), ctx);
+    expect(agentKey).toEqual([
+      {
+        type: 'AgentKeyIssued',
+        data: { key_hash: 'k', account_id: 'a', agent_id: 'g', issued_at: now.toISOString() },
+      },
+    ]);
+    keys.given(agentKey).when(issue('a', 'g'), ctx).thenEmits([]);
+    keys.given(agentKey).when(issue('a'), ctx).thenThrows('CONFLICT');
+    keys.given(agentKey).when(issue('a', 'h'), ctx).thenThrows('CONFLICT');
   });
 });

@@ -1,6 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { accountKeyStreamId } from '../../domain/account/key-index';
+import { createKeyIndex } from '../../commands/key-index';
+import { apiKeyStreamId } from '../../domain/account/key-index';
+import type { DomainError } from '../../domain/shared/errors';
+import { createAuthService } from '../../src/auth/service';
 import { useTestApp } from '../support/test-app';
 import { api, freshIp } from './support';
 
@@ -108,7 +111,7 @@ describe('credentials registered while the read models lag', () => {
     // event would): the account's own stream, which holds its real key's hash, refuses it.
     const stray = `ak_live_${'s'.repeat(43)}`;
     const hash = createHash('sha256').update(stray).digest('hex');
-    await t.runtime.services.eventStore.append(accountKeyStreamId(hash), [
+    await t.runtime.services.eventStore.append(apiKeyStreamId(hash), [
       {
         type: 'AccountKeyIssued',
         data: { key_hash: hash, account_id: accountId, issued_at: new Date().toISOString() },
@@ -126,7 +129,7 @@ describe('credentials registered while the read models lag', () => {
     // is unknown, as any other, not ACCOUNT_NOT_FOUND.
     const orphan = `ak_live_${'o'.repeat(43)}`;
     const orphanHash = createHash('sha256').update(orphan).digest('hex');
-    await t.runtime.services.eventStore.append(accountKeyStreamId(orphanHash), [
+    await t.runtime.services.eventStore.append(apiKeyStreamId(orphanHash), [
       {
         type: 'AccountKeyIssued',
         data: { key_hash: orphanHash, account_id: randomUUID(), issued_at: new Date().toISOString() },
@@ -139,5 +142,112 @@ describe('credentials registered while the read models lag', () => {
       payload: { api_key: orphan, api_secret: apiSecret },
     });
     expect([orphaned.statusCode, orphaned.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
+  });
+});
+
+describe('agent keys issued while the read models stay behind', () => {
+  /** Registers, logs in and returns a JWT caller over HTTP, all while the projections are stopped. */
+  const loggedIn = async (name: string) => {
+    const { apiKey, apiSecret } = await register(name);
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      remoteAddress: freshIp(),
+      payload: { api_key: apiKey, api_secret: apiSecret },
+    });
+    expect(login.statusCode).toBe(200);
+    const bearer = { authorization: `Bearer ${login.json().token}` };
+    /** A call with the account's JWT (agent management takes only that). */
+    const manage = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
+      t.app.inject({ method, url: `/api/v1${url}`, remoteAddress: freshIp(), headers: bearer, payload });
+    return { manage };
+  };
+  /** A keyed request of the agent's own: its orders (200, none yet, when the key is taken). */
+  const orders = (apiKey: string) =>
+    api(t.app, { method: 'GET', url: '/trade/orders', headers: { 'x-api-key': apiKey } });
+  /** The agent's account info with its key (a read). */
+  const info = (apiKey: string) =>
+    api(t.app, { method: 'GET', url: '/account/info', headers: { 'x-api-key': apiKey } });
+
+  it("an agent's key is taken from the moment its creation answers, with no read model folding it", async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const { manage } = await loggedIn('Agent owner');
+      const created = await manage('POST', '/agents', { display_name: 'Fresh agent' });
+      expect(created.statusCode).toBe(201);
+      const { api_key: agentKey, agent_id: agentId } = created.json();
+      // The projections stay stopped: no wait, however long, lets `api_keys` include the key.
+      const listed = await orders(agentKey);
+      expect([listed.statusCode, listed.json().error?.code]).toEqual([200, undefined]);
+      const principal = await t.runtime.services.auth!.resolveCredential(agentKey);
+      expect(principal).toMatchObject({ agentId, via: 'agent_key', agentStatus: 'active' });
+    } finally {
+      await projections.start();
+    }
+  });
+
+  it("a regenerated key works at once and the key it replaced is refused; a deleted agent's key is refused", async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const { manage } = await loggedIn('Rotating owner');
+      const created = await manage('POST', '/agents', { display_name: 'Rotating agent' });
+      const { api_key: first, agent_id: agentId } = created.json();
+      expect((await orders(first)).statusCode).toBe(200);
+
+      const regenerated = await manage('POST', `/agents/${agentId}/regenerate-key`);
+      expect(regenerated.statusCode).toBe(200);
+      const second: string = regenerated.json().api_key;
+      expect((await orders(second)).statusCode).toBe(200);
+      const old = await orders(first);
+      expect([old.statusCode, old.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
+
+      const deleted = await manage('DELETE', `/agents/${agentId}`);
+      expect(deleted.statusCode).toBe(204);
+      for (const key of [first, second]) {
+        const refused = await info(key);
+        expect([refused.statusCode, refused.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
+      }
+    } finally {
+      await projections.start();
+    }
+  });
+
+  it("another process that saw no change refuses a replaced key and a deleted agent's key from the write side", async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const { manage } = await loggedIn('Other process owner');
+      const { api_key: first, agent_id: agentId } = (
+        await manage('POST', '/agents', { display_name: 'Watched agent' })
+      ).json();
+      const second: string = (await manage('POST', `/agents/${agentId}/regenerate-key`)).json().api_key;
+      // An auth service as another API process has: none of this process's revocations, the same database and event
+      // store, and no wait (the read models have neither key: only the write side can answer).
+      const services = t.runtime.services;
+      const other = createAuthService({
+        db: services.database.db,
+        tokens: services.auth!.tokens,
+        waitForReadModels: async () => false,
+        keyOnWriteSide: createKeyIndex(services.eventStore).inForce,
+      });
+      const refusal = (key: string) =>
+        other.resolveCredential(key).then(
+          () => 'taken',
+          (e: DomainError) => e.code,
+        );
+      expect(await other.resolveCredential(second)).toMatchObject({ agentId, via: 'agent_key' });
+      expect(await refusal(first)).toBe('INVALID_API_KEY');
+
+      // Archived: the key still reads, but says the agent is archived (trading refuses it), from the agent's stream.
+      expect((await manage('POST', `/agents/${agentId}/archive`)).statusCode).toBe(200);
+      expect(await other.resolveCredential(second)).toMatchObject({ agentId, agentStatus: 'archived' });
+
+      expect((await manage('DELETE', `/agents/${agentId}`)).statusCode).toBe(204);
+      expect(await refusal(second)).toBe('INVALID_API_KEY');
+    } finally {
+      await projections.start();
+    }
   });
 });
