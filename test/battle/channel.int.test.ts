@@ -131,4 +131,33 @@ describe('the battle channel', () => {
     // The failed subscription freed its slot: the same subscribe again is a new attempt, answered the same way.
     expect(await answers(draft.battle_id)).toEqual(expected);
   });
+
+  it('ends a subscription whose battle is deleted: battle:status deleted, then unsubscribed, the slot freed', async () => {
+    const draft = await ok(s.t.app, H, 'POST', '/battles', { name: 'Deleted while watched' }, 201);
+    const id = draft.battle_id as string;
+    const c = await connect(owner.token);
+    const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+    await c.next((m) => m.type === 'subscribed' && about(m));
+    // Let the subscription load the battle before it is deleted.
+    await new Promise((r) => setTimeout(r, 200));
+    await ok(s.t.app, H, 'DELETE', `/battles/${id}`);
+    const deleted = await c.next(about);
+    expect([deleted.channel, deleted.type, deleted.data.event]).toEqual([
+      'battle',
+      'battle:status',
+      'deleted',
+    ]);
+    const ended = await c.next(about);
+    expect([ended.channel, ended.type, ended.data]).toEqual([
+      'battle',
+      'unsubscribed',
+      { battle_id: id, reason: 'battle_deleted' },
+    ]);
+    // The slot is free: the same subscribe is a new attempt (a held slot would answer `subscribed` alone, as a
+    // repeated subscribe), answered as for a battle that never existed.
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+    expect((await c.next(about)).type).toBe('subscribed');
+    expect((await c.next(about)).data.code).toBe('BATTLE_NOT_FOUND');
+  });
 });

@@ -148,6 +148,8 @@ class BattleFollower {
     private readonly connection: WsConnection,
     readonly battleId: string,
     loaded: LoadedBattle,
+    /** Called once when the battle is deleted: nothing more can come, so the subscription ends. */
+    private readonly onDeleted: () => void,
   ) {
     this.state = loaded.state;
     this.revision = loaded.revision;
@@ -198,7 +200,11 @@ class BattleFollower {
       for (const m of battleMessages(this.state, e, r.metadata.occurred_at)) this.send(m.type, m.data);
       this.state = evolveBattle(this.state, e);
       this.revision = r.revision;
-      if (e.type === 'BattleDeleted') this.running = false;
+      if (e.type === 'BattleDeleted') {
+        this.running = false;
+        this.onDeleted();
+        return;
+      }
     }
     await this.drainWallets();
   }
@@ -278,7 +284,15 @@ class BattleChannel implements WsChannel {
         void (async () => {
           if (!commands) throw new DomainError('SERVICE_UNAVAILABLE', 'battles are not available');
           const loaded = await commands.battle({ accountId: principal.accountId }, battleId);
-          const f = new BattleFollower(this.services, connection, battleId, loaded);
+          const f = new BattleFollower(this.services, connection, battleId, loaded, () => {
+            // The battle is gone (its `battle:status` `deleted` was just sent): free the slot and say so, as an
+            // `unsubscribed` the client did not ask for, naming why.
+            this.followers.delete(f);
+            if (stopped) return;
+            stopped = true;
+            ended();
+            connection.send(CHANNEL, 'unsubscribed', { battle_id: battleId, reason: 'battle_deleted' });
+          });
           await f.init();
           if (stopped) return;
           follower = f;
