@@ -16,6 +16,17 @@ export const pairMap = (): Promise<Map<string, Pair>> => {
 };
 
 /**
+ * The base asset of a pair's symbol (`BTCUSDT` → `BTC`): the unit of its quantities. Every pair of the venue is
+ * quoted in USDT (`quote_asset` is the literal `USDT` in `src/contract/market.ts`), so the base is the symbol
+ * without it; undefined for a symbol not so formed, so a figure is never labelled wrongly.
+ */
+export const baseAsset = (symbol: string): string | undefined =>
+  symbol.endsWith(QUOTE) && symbol.length > QUOTE.length ? symbol.slice(0, -QUOTE.length) : undefined;
+
+/** The asset every price, value, fee and PnL of the venue is counted in (spec: pairs are quoted in USDT). */
+export const QUOTE = 'USDT';
+
+/**
  * The asset a pending order's `locked_amount` is counted in (spec "Orders": USDT for buys, the base quantity for
  * sells), or undefined while the pairs are not read (or the pair is unknown), so a figure is never labelled wrongly.
  */

@@ -1,9 +1,10 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Portfolio, WalletEvent } from '../api/contract';
+import { QUOTE } from '../api/pairs';
 import * as venue from '../api/venue';
 import { Empty, ErrorNotice, Loading, Panel, Stat } from '../ui/components';
-import { Badge, Num, ShortId, Time, utcText, viewerZone } from '../ui/format';
+import { Badge, Count, Num, Ord, ShortId, Time, utcText, viewerZone } from '../ui/format';
 import { useAsync } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, right } from '../ui/table';
@@ -111,8 +112,12 @@ export const AuditPage = () => {
                   <Badge tone="bad">differ</Badge>
                 )}
               </Stat>
-              <Stat label="Events verified">{a.events}</Stat>
-              <Stat label="Last revision">{a.head_revision}</Stat>
+              <Stat label="Events verified">
+                <Count n={a.events} of={['event', 'events']} />
+              </Stat>
+              <Stat label="Last revision">
+                <Ord n={a.head_revision} />
+              </Stat>
               <Stat label="Last hash">
                 {a.last_hash ? <code title={a.last_hash}>{a.last_hash.slice(0, 16)}…</code> : '—'}
               </Stat>
@@ -144,7 +149,15 @@ export const AuditPage = () => {
         ) : null}
       </Panel>
       <AsOf />
-      <Panel id="events" title="Event log" actions={<span class="muted small">{events.length} shown</span>}>
+      <Panel
+        id="events"
+        title="Event log"
+        actions={
+          <span class="muted small">
+            <Count n={events.length} of={['event', 'events']} /> shown
+          </span>
+        }
+      >
         <ErrorNotice error={loadError} />
         {events.length === 0 && !loading ? (
           <Empty>No events yet: the wallet's log starts with its first order.</Empty>
@@ -155,7 +168,9 @@ export const AuditPage = () => {
               {events.map((e) => (
                 <Fragment key={e.revision}>
                   <tr data-revision={e.revision}>
-                    <td class="r">{e.revision}</td>
+                    <td class="r">
+                      <Ord n={e.revision} />
+                    </td>
                     <td>
                       <Time iso={e.occurred_at} />
                     </td>
@@ -243,19 +258,19 @@ const AsOf = () => {
           </p>
           <div class="stats compact">
             <Stat label="Equity">
-              <Num value={result.total_equity} />
+              <Num value={result.total_equity} unit={QUOTE} />
             </Stat>
             <Stat label="Cash">
-              <Num value={result.available_cash} />
+              <Num value={result.available_cash} unit={QUOTE} />
             </Stat>
             <Stat label="Locked">
-              <Num value={result.locked_cash} />
+              <Num value={result.locked_cash} unit={QUOTE} />
             </Stat>
             <Stat label="Realized PnL">
-              <Num value={result.realized_pnl} signed />
+              <Num value={result.realized_pnl} signed unit={QUOTE} />
             </Stat>
             <Stat label="Fees">
-              <Num value={result.fees_paid} />
+              <Num value={result.fees_paid} unit={QUOTE} />
             </Stat>
           </div>
           {result.positions.length ? (

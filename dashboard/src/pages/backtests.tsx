@@ -1,10 +1,11 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { BacktestListQuery, BacktestResults, BacktestStatus } from '../api/contract';
+import { baseAsset, QUOTE } from '../api/pairs';
 import * as venue from '../api/venue';
 import { LineChart } from '../charts/chart';
 import { href, navigate } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Stat } from '../ui/components';
-import { Badge, Num, ShortId, Time } from '../ui/format';
+import { Badge, Count, FILLS, Num, ShortId, Time } from '../ui/format';
 import { useAsync } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, hidden, NumCell, right } from '../ui/table';
@@ -123,10 +124,10 @@ export const BacktestsPage = () => {
                   'Pairs',
                   'Interval',
                   'Period',
-                  right('ROI %'),
-                  right('Sharpe'),
-                  right('Max DD %'),
-                  right('Win rate %'),
+                  right('ROI', '%'),
+                  right('Sharpe', 'ratio'),
+                  right('Max DD', '%'),
+                  right('Win rate', '%'),
                   right('Fills'),
                   'Created',
                 ]}
@@ -162,7 +163,9 @@ export const BacktestsPage = () => {
                     <NumCell value={b.sharpe_ratio} />
                     <NumCell value={b.max_drawdown_pct} />
                     <NumCell value={b.win_rate} />
-                    <td class="r">{b.total_trades}</td>
+                    <td class="r">
+                      <Count n={b.total_trades} of={FILLS} />
+                    </td>
                     <td>
                       <Time iso={b.created_at} />
                     </td>
@@ -206,27 +209,30 @@ const Pager = ({
     </nav>
   ) : null;
 
-/** The metrics of `/backtest/{id}/results`, in the order and names of the response. */
-const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit?: string }[] = [
-  { key: 'sharpe_ratio', label: 'Sharpe ratio' },
-  { key: 'sortino_ratio', label: 'Sortino ratio' },
+/**
+ * The metrics of `/backtest/{id}/results`, in the order and names of the response, each with its unit (the
+ * integers count closed trades, a sell each: ARCHITECTURE §11).
+ */
+const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit: string }[] = [
+  { key: 'sharpe_ratio', label: 'Sharpe ratio', unit: 'ratio' },
+  { key: 'sortino_ratio', label: 'Sortino ratio', unit: 'ratio' },
   { key: 'max_drawdown_pct', label: 'Max drawdown', unit: '%' },
   { key: 'max_drawdown_duration_days', label: 'Max drawdown duration', unit: 'days' },
   { key: 'win_rate', label: 'Win rate', unit: '%' },
-  { key: 'profit_factor', label: 'Profit factor' },
+  { key: 'profit_factor', label: 'Profit factor', unit: 'ratio' },
   { key: 'avg_win', label: 'Average win', unit: 'USDT' },
   { key: 'avg_loss', label: 'Average loss', unit: 'USDT' },
   { key: 'best_trade', label: 'Best trade', unit: 'USDT' },
   { key: 'worst_trade', label: 'Worst trade', unit: 'USDT' },
   { key: 'avg_trade_duration_minutes', label: 'Average trade duration', unit: 'min' },
-  { key: 'trades_per_day', label: 'Trades per day' },
-  { key: 'closed_trades', label: 'Closed trades' },
-  { key: 'winning_trades', label: 'Winning trades' },
-  { key: 'losing_trades', label: 'Losing trades' },
+  { key: 'trades_per_day', label: 'Trades per day', unit: 'fills/day' },
+  { key: 'closed_trades', label: 'Closed trades', unit: 'trades' },
+  { key: 'winning_trades', label: 'Winning trades', unit: 'trades' },
+  { key: 'losing_trades', label: 'Losing trades', unit: 'trades' },
   { key: 'gross_profit', label: 'Gross profit', unit: 'USDT' },
   { key: 'gross_loss', label: 'Gross loss', unit: 'USDT' },
-  { key: 'longest_win_streak', label: 'Longest win streak' },
-  { key: 'longest_loss_streak', label: 'Longest loss streak' },
+  { key: 'longest_win_streak', label: 'Longest win streak', unit: 'trades' },
+  { key: 'longest_loss_streak', label: 'Longest loss streak', unit: 'trades' },
 ];
 
 const TRADES_PAGE = 100;
@@ -289,26 +295,26 @@ export const BacktestPage = ({ id }: { id: string }) => {
       <p class="muted">
         {r.config.pairs.join(', ')} · {r.config.candle_interval} candles · <Time iso={r.config.start_time} />{' '}
         → <Time iso={r.config.end_time} /> · starting balance{' '}
-        <Num value={r.config.starting_balance} unit="USDT" />
+        <Num value={r.config.starting_balance} unit={QUOTE} />
       </p>
       <div class="stats" data-testid="bt-summary">
         <Stat label="Final equity" id="final_equity">
-          <Num value={r.summary.final_equity} unit="USDT" />
+          <Num value={r.summary.final_equity} unit={QUOTE} />
         </Stat>
         <Stat label="Total PnL" id="total_pnl">
-          <Num value={r.summary.total_pnl} signed />
+          <Num value={r.summary.total_pnl} signed unit={QUOTE} />
         </Stat>
         <Stat label="ROI" id="roi_pct">
           <Num value={r.summary.roi_pct} signed unit="%" />
         </Stat>
         <Stat label="Fills" id="total_trades">
-          {r.summary.total_trades}
+          <Count n={r.summary.total_trades} of={FILLS} />
         </Stat>
         <Stat label="Fees" id="total_fees">
-          <Num value={r.summary.total_fees} />
+          <Num value={r.summary.total_fees} unit={QUOTE} />
         </Stat>
-        <Stat label="Simulated days" id="duration_simulated_days">
-          <Num value={r.summary.duration_simulated_days} />
+        <Stat label="Simulated" id="duration_simulated_days">
+          <Num value={r.summary.duration_simulated_days} unit="days" />
         </Stat>
       </div>
       <div class="two">
@@ -343,15 +349,12 @@ export const BacktestPage = ({ id }: { id: string }) => {
                 <tr key={m.key} data-metric={m.key}>
                   <th scope="row">{m.label}</th>
                   <td class="r">
-                    {typeof r.metrics[m.key] === 'number' ? (
-                      <span class="num" data-value={String(r.metrics[m.key])}>
-                        {r.metrics[m.key]}
-                      </span>
-                    ) : (
-                      <Num value={r.metrics[m.key] as string | null} signed={m.unit === 'USDT'} />
-                    )}
+                    <Num
+                      value={r.metrics[m.key] as string | number | null}
+                      signed={m.unit === QUOTE}
+                      unit={m.unit}
+                    />
                   </td>
-                  <td class="muted small">{m.unit ?? ''}</td>
                 </tr>
               ))}
             </tbody>
@@ -367,10 +370,10 @@ export const BacktestPage = ({ id }: { id: string }) => {
                   'Pair',
                   right('Fills'),
                   right('Closed'),
-                  right('Win rate %'),
-                  right('Realized'),
-                  right('Fees'),
-                  right('Net PnL'),
+                  right('Win rate', '%'),
+                  right('Realized', QUOTE),
+                  right('Fees', QUOTE),
+                  right('Net PnL', QUOTE),
                   right('Open qty'),
                 ]}
               />
@@ -378,13 +381,17 @@ export const BacktestPage = ({ id }: { id: string }) => {
                 {r.by_pair.map((b) => (
                   <tr key={b.symbol}>
                     <th scope="row">{b.symbol}</th>
-                    <td class="r">{b.trades}</td>
-                    <td class="r">{b.closed_trades}</td>
+                    <td class="r">
+                      <Count n={b.trades} of={FILLS} />
+                    </td>
+                    <td class="r">
+                      <Count n={b.closed_trades} of={['trade', 'trades']} />
+                    </td>
                     <NumCell value={b.win_rate} />
                     <NumCell value={b.realized_pnl} signed />
                     <NumCell value={b.fees} />
                     <NumCell value={b.net_pnl} signed />
-                    <NumCell value={b.open_quantity} />
+                    <NumCell value={b.open_quantity} unit={baseAsset(b.symbol)} />
                   </tr>
                 ))}
               </tbody>
@@ -395,7 +402,13 @@ export const BacktestPage = ({ id }: { id: string }) => {
       <Panel
         id="bt-trades"
         title="Trade log"
-        actions={trades.data ? <span class="muted small">{trades.data.total} fills</span> : null}
+        actions={
+          trades.data ? (
+            <span class="muted small">
+              <Count n={trades.data.total} of={FILLS} />
+            </span>
+          ) : null
+        }
       >
         <ErrorNotice error={trades.error} />
         {trades.data && trades.data.trades.length === 0 ? (
@@ -460,14 +473,14 @@ export const BacktestComparePage = ({ ids }: { ids: string[] }) => {
                   'Session',
                   'Label',
                   'Status',
-                  right('ROI %'),
-                  right('Sharpe'),
-                  right('Sortino'),
-                  right('Max DD %'),
-                  right('Win rate %'),
-                  right('Profit factor'),
+                  right('ROI', '%'),
+                  right('Sharpe', 'ratio'),
+                  right('Sortino', 'ratio'),
+                  right('Max DD', '%'),
+                  right('Win rate', '%'),
+                  right('Profit factor', 'ratio'),
                   right('Fills'),
-                  right('Final equity'),
+                  right('Final equity', QUOTE),
                 ]}
               />
               <tbody>
@@ -492,7 +505,9 @@ export const BacktestComparePage = ({ ids }: { ids: string[] }) => {
                     </td>
                     <NumCell value={x.win_rate} />
                     <NumCell value={x.profit_factor} />
-                    <td class="r">{x.total_trades}</td>
+                    <td class="r">
+                      <Count n={x.total_trades} of={FILLS} />
+                    </td>
                     <NumCell value={x.final_equity} />
                   </tr>
                 ))}

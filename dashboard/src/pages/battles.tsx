@@ -1,10 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { BattleReplay, BattleStatus, BattleTrade, Ranking } from '../api/contract';
+import { baseAsset, QUOTE } from '../api/pairs';
 import * as venue from '../api/venue';
 import { LineChart } from '../charts/chart';
 import { href } from '../router';
 import { Empty, ErrorNotice, Loading, Panel } from '../ui/components';
-import { Badge, Num, ShortId, Side, Time } from '../ui/format';
+import { Badge, Count, FILLS, Num, Ord, ShortId, Side, Time } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, NumCell, right } from '../ui/table';
@@ -45,7 +46,7 @@ export const BattlesPage = () => {
                 'Status',
                 right('Agents'),
                 'Ranked by',
-                right('Starting balance'),
+                right('Starting balance', QUOTE),
                 'Started',
                 'Ended',
               ]}
@@ -60,7 +61,9 @@ export const BattlesPage = () => {
                   <td>
                     <Badge tone={tone(b.status)}>{b.status}</Badge>
                   </td>
-                  <td class="r">{b.participants.length}</td>
+                  <td class="r">
+                    <Count n={b.participants.length} of={['agent', 'agents']} />
+                  </td>
                   <td>{b.ranking_metric}</td>
                   <NumCell value={b.starting_balance} />
                   <td>
@@ -121,7 +124,7 @@ export const BattlePage = ({ id }: { id: string }) => {
       </h1>
       <p class="muted">
         {b.battle_mode} battle of {b.participants.length} agents · ranked by {b.ranking_metric} · starting
-        balance <Num value={b.starting_balance} unit="USDT" />
+        balance <Num value={b.starting_balance} unit={QUOTE} />
         {b.started_at ? (
           <>
             {' '}
@@ -140,7 +143,13 @@ export const BattlePage = ({ id }: { id: string }) => {
           <Panel
             id="leaderboard"
             title="Live leaderboard"
-            actions={live.data ? <span class="muted small">{live.data.elapsed_seconds} s in</span> : null}
+            actions={
+              live.data ? (
+                <span class="muted small">
+                  <Num value={live.data.elapsed_seconds} unit="s" /> in
+                </span>
+              ) : null
+            }
           >
             <ErrorNotice error={live.error} />
             {live.data ? <Rankings rankings={live.data.rankings} /> : <Loading what="the leaderboard" />}
@@ -165,9 +174,9 @@ export const BattlePage = ({ id }: { id: string }) => {
                       <td>
                         <Side side={t.side} />
                       </td>
-                      <NumCell value={t.quantity} />
+                      <NumCell value={t.quantity} unit={baseAsset(t.symbol)} />
                       <td>{t.symbol}</td>
-                      <NumCell value={t.price} />
+                      <NumCell value={t.price} unit={QUOTE} />
                     </tr>
                   ))}
                 </tbody>
@@ -206,24 +215,26 @@ const Rankings = ({ rankings }: { rankings: Ranking[] }) =>
         cols={[
           right('Rank'),
           'Agent',
-          right('Equity'),
-          right('ROI %'),
-          right('PnL'),
+          right('Equity', QUOTE),
+          right('ROI', '%'),
+          right('PnL', QUOTE),
           right('Fills'),
-          right('Win rate %'),
-          right('Sharpe'),
+          right('Win rate', '%'),
+          right('Sharpe', 'ratio'),
         ]}
       />
       <tbody>
         {rankings.map((r) => (
           <tr key={r.agent_id} data-agent={r.agent_id} data-trades={r.trade_count}>
-            <td class="r">{r.rank}</td>
+            <td class="r">
+              <Ord n={r.rank} />
+            </td>
             <th scope="row">{r.agent_name}</th>
             <NumCell value={r.equity} />
             <NumCell value={r.roi_pct} signed />
             <NumCell value={r.total_pnl} signed />
             <td class="r" data-field="trade_count">
-              {r.trade_count}
+              <Count n={r.trade_count} of={FILLS} />
             </td>
             <NumCell value={r.win_rate} />
             <NumCell value={r.sharpe_ratio} />
@@ -353,7 +364,7 @@ const Replay = ({ id }: { id: string }) => {
                 <li key={s.agent_id}>
                   <span class="race-name">{s.agent_name}</span>
                   <span class="race-bar" style={{ width: `${width(s.equity)}%` }} />
-                  <Num value={s.equity} />
+                  <Num value={s.equity} unit={QUOTE} />
                 </li>
               ))}
             </ol>

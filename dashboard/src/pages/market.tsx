@@ -1,11 +1,11 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Candle, CandleInterval, Ticker } from '../api/contract';
-import { pairMap } from '../api/pairs';
+import { pairMap, QUOTE } from '../api/pairs';
 import * as venue from '../api/venue';
 import { CandleChart, type CandlePoint } from '../charts/chart';
 import { href, navigate } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
-import { Badge, Num, Time, viewerZone } from '../ui/format';
+import { Badge, Count, Num, Time, viewerZone } from '../ui/format';
 import { useAsync, useChannel } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { OrderTicket } from './ticket';
@@ -77,7 +77,7 @@ export const MarketPage = ({ symbol }: { symbol: string | null }) => {
               <a href={href('market', p.symbol)} aria-current={p.symbol === chosen ? 'true' : undefined}>
                 <span>{p.symbol}</span>
                 {prices.data?.prices[p.symbol] ? (
-                  <Num value={prices.data.prices[p.symbol]} />
+                  <Num value={prices.data.prices[p.symbol]} unit={QUOTE} />
                 ) : (
                   <span class="muted small">{p.status === 'active' ? 'no price' : p.status}</span>
                 )}
@@ -99,8 +99,13 @@ export const MarketPage = ({ symbol }: { symbol: string | null }) => {
 };
 
 /** A filter of the pair as "minimum / increment" (quantity and step, value and tick); empty until the pair is read. */
-const FilterStat = (props: { label: string; min: string | undefined; increment: string | undefined }) => (
-  <Stat label={props.label}>
+const FilterStat = (props: {
+  label: string;
+  unit: string | undefined;
+  min: string | undefined;
+  increment: string | undefined;
+}) => (
+  <Stat label={props.label} unit={props.unit}>
     {props.min !== undefined && props.increment !== undefined ? (
       <>
         <Num value={props.min} /> / <Num value={props.increment} />
@@ -152,7 +157,7 @@ const PairView = ({ symbol }: { symbol: string }) => {
           {symbol} {pair && pair.status !== 'active' ? <Badge tone="warn">{pair.status}</Badge> : null}
         </h2>
         <div class="big-price" data-testid="live-price">
-          <Num value={price} /> <span class="muted small">USDT</span>
+          <Num value={price} unit={QUOTE} />
         </div>
         {t.change_pct ? (
           <span class="small">
@@ -163,17 +168,29 @@ const PairView = ({ symbol }: { symbol: string }) => {
       <ErrorNotice error={first.error} title="Ticker" />
       <div class="stats compact">
         <Stat label="24 h high">
-          <Num value={t.high} />
+          <Num value={t.high} unit={QUOTE} />
         </Stat>
         <Stat label="24 h low">
-          <Num value={t.low} />
+          <Num value={t.low} unit={QUOTE} />
         </Stat>
         <Stat label="24 h volume">
           <Num value={t.volume} unit={pair?.base_asset} />
         </Stat>
-        <Stat label="24 h trades">{t.trade_count ?? '—'}</Stat>
-        <FilterStat label="Min qty / step" min={pair?.min_qty} increment={pair?.step_size} />
-        <FilterStat label="Min value / tick" min={pair?.min_notional} increment={pair?.tick_size} />
+        <Stat label="24 h trades">
+          <Count n={t.trade_count} of={['trade', 'trades']} />
+        </Stat>
+        <FilterStat
+          label="Min qty / step"
+          unit={pair?.base_asset}
+          min={pair?.min_qty}
+          increment={pair?.step_size}
+        />
+        <FilterStat
+          label="Min value / tick"
+          unit={QUOTE}
+          min={pair?.min_notional}
+          increment={pair?.tick_size}
+        />
       </div>
       <Panel
         id="candles"

@@ -1,11 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { HistoryInterval, Order, Performance, Portfolio } from '../api/contract';
-import { lockAsset, pairMap } from '../api/pairs';
+import { baseAsset, lockAsset, pairMap, QUOTE } from '../api/pairs';
 import * as venue from '../api/venue';
 import { LineChart, type Point } from '../charts/chart';
 import { href } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
-import { Badge, Num, ShortId, Side, Time, viewerZone } from '../ui/format';
+import { Badge, Count, FILLS, Num, ShortId, Side, Time, viewerZone } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, hidden, NumCell, right } from '../ui/table';
@@ -157,29 +157,30 @@ export const OverviewPage = () => {
 
 const Summary = ({ p }: { p: Portfolio }) => (
   <div class="stats" data-testid="summary" data-revision={p.revision}>
-    <Stat label="Equity (USDT)" id="equity">
-      <Num value={p.total_equity} />
+    <Stat label="Equity" id="equity">
+      <Num value={p.total_equity} unit={QUOTE} />
     </Stat>
     <Stat label="Cash available" id="cash">
-      <Num value={p.available_cash} />
+      <Num value={p.available_cash} unit={QUOTE} />
     </Stat>
     <Stat label="Locked" id="locked">
-      <Num value={p.locked_cash} />
+      <Num value={p.locked_cash} unit={QUOTE} />
     </Stat>
     <Stat label="ROI" id="roi">
       <Num value={p.roi_pct} signed unit="%" />
     </Stat>
     <Stat label="Total PnL" id="pnl">
-      <Num value={p.total_pnl} signed />
+      <Num value={p.total_pnl} signed unit={QUOTE} />
     </Stat>
     <Stat label="Realized / unrealized" id="realized">
-      <Num value={p.realized_pnl} signed /> / <Num value={p.unrealized_pnl} signed />
+      <Num value={p.realized_pnl} signed unit={QUOTE} /> /{' '}
+      <Num value={p.unrealized_pnl} signed unit={QUOTE} />
     </Stat>
     <Stat label="Fees paid" id="fees">
-      <Num value={p.fees_paid} />
+      <Num value={p.fees_paid} unit={QUOTE} />
     </Stat>
     <Stat label="Net PnL" id="net">
-      <Num value={p.net_pnl} signed />
+      <Num value={p.net_pnl} signed unit={QUOTE} />
     </Stat>
   </div>
 );
@@ -194,7 +195,7 @@ const Metrics = ({ perf }: { perf: Performance }) => {
   return (
     <div class="stats compact" data-testid="metrics">
       <Stat label="Sharpe">
-        <Num value={shown('sharpe_ratio')} />
+        <Num value={shown('sharpe_ratio')} unit="ratio" />
       </Stat>
       <Stat label="Max drawdown">
         <Num value={perf.max_drawdown_pct} unit="%" />
@@ -203,9 +204,11 @@ const Metrics = ({ perf }: { perf: Performance }) => {
         <Num value={shown('win_rate')} unit="%" />
       </Stat>
       <Stat label="Profit factor">
-        <Num value={shown('profit_factor')} />
+        <Num value={shown('profit_factor')} unit="ratio" />
       </Stat>
-      <Stat label="Fills">{perf.total_trades}</Stat>
+      <Stat label="Fills">
+        <Count n={perf.total_trades} of={FILLS} />
+      </Stat>
     </div>
   );
 };
@@ -270,7 +273,7 @@ const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unk
               'Side',
               'Type',
               right('Quantity'),
-              right('Price / trigger'),
+              right('Price / trigger', QUOTE),
               right('Locked'),
               'Status',
               'Placed',
@@ -288,7 +291,7 @@ const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unk
                   <Side side={o.side} />
                 </td>
                 <td>{o.type.replace('_', ' ')}</td>
-                <NumCell value={o.quantity} />
+                <NumCell value={o.quantity} unit={baseAsset(o.symbol)} />
                 <NumCell value={o.price ?? o.trigger_price} />
                 <NumCell value={o.locked_amount} unit={lockAsset(o.side, o.symbol, pairs.data)} />
                 <td>

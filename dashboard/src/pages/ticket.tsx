@@ -5,7 +5,7 @@ import { checkQuantity } from '../../../domain/trading/quantity';
 import { checkNotional } from '../../../domain/trading/risk';
 import type { OrderBody, Pair, PlacedOrder } from '../api/contract';
 import { request } from '../api/http';
-import { lockAsset, pairMap } from '../api/pairs';
+import { baseAsset, lockAsset, pairMap, QUOTE } from '../api/pairs';
 import { accountInfo, isMissingRoute, placeOrder } from '../api/venue';
 import { ErrorNotice, TextField } from '../ui/components';
 import { Num } from '../ui/format';
@@ -177,7 +177,7 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
         </datalist>
       </label>
       <p class="live-price">
-        <span class="muted small">Live price</span> <Num value={live} />
+        <span class="muted small">Live price</span> <Num value={live} unit={QUOTE} />
       </p>
       {pairsRead.data && !pair ? <p class="hint">No pair {upper} on the venue.</p> : null}
       <fieldset class="segmented sides">
@@ -231,8 +231,9 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
       ) : null}
       {pair ? (
         <p id="ticket-filters" class="muted small">
-          min qty {pair.min_qty.replace(/\.?0+$/, '')} · step {pair.step_size.replace(/\.?0+$/, '')} · min
-          value {pair.min_notional.replace(/\.?0+$/, '')} USDT
+          min qty {pair.min_qty.replace(/\.?0+$/, '')} {pair.base_asset} · step{' '}
+          {pair.step_size.replace(/\.?0+$/, '')} {pair.base_asset} · min value{' '}
+          {pair.min_notional.replace(/\.?0+$/, '')} {QUOTE}
         </p>
       ) : null}
       {hints.length > 0 ? (
@@ -303,23 +304,25 @@ const OrderResult = ({ order, lockUnit }: { order: PlacedOrder; lockUnit: string
   <div class="notice ok" role="status" data-testid="order-result" data-status={order.status}>
     {'executed_price' in order ? (
       <>
-        Filled {order.side} <Num value={order.executed_quantity} /> {order.symbol} at{' '}
-        <Num value={order.executed_price} /> (slippage <Num value={order.slippage_pct} unit="%" />, fee{' '}
-        <Num value={order.fee} unit="USDT" />, total <Num value={order.total_cost} unit="USDT" />)
+        Filled {order.side} <Num value={order.executed_quantity} unit={baseAsset(order.symbol)} />{' '}
+        {order.symbol} at <Num value={order.executed_price} unit={QUOTE} /> (slippage{' '}
+        <Num value={order.slippage_pct} unit="%" />, fee <Num value={order.fee} unit="USDT" />, total{' '}
+        <Num value={order.total_cost} unit="USDT" />)
       </>
     ) : (
       <>
-        Order {order.status}: {order.side} <Num value={order.quantity} /> {order.symbol}
+        Order {order.status}: {order.side} <Num value={order.quantity} unit={baseAsset(order.symbol)} />{' '}
+        {order.symbol}
         {order.price ? (
           <>
             {' '}
-            at <Num value={order.price} />
+            at <Num value={order.price} unit={QUOTE} />
           </>
         ) : null}
         {order.trigger_price ? (
           <>
             {' '}
-            trigger <Num value={order.trigger_price} />
+            trigger <Num value={order.trigger_price} unit={QUOTE} />
           </>
         ) : null}
         , locked <Num value={order.locked_amount} unit={lockUnit} />

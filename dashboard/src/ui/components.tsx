@@ -1,5 +1,6 @@
 import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { ApiError } from '../api/http';
+import { UnitNote } from './format';
 
 /**
  * The venue's error exactly as it answered (`code` and `message`; the fields of a `VALIDATION_ERROR`), never
@@ -60,18 +61,26 @@ export const Panel = ({
   </section>
 );
 
-/** One figure with its label (the summary cards). */
+/**
+ * One figure with its label (the summary cards). The figure says its unit (`<Num unit>`); `unit` here says one
+ * in the label instead, for a card holding several figures of one unit (a minimum and an increment).
+ */
 export const Stat = ({
   label,
+  unit,
   children,
   id,
 }: {
   label: string;
+  unit?: string;
   children: ComponentChildren;
   id?: string;
 }) => (
   <div class="stat" data-stat={id}>
-    <div class="stat-label">{label}</div>
+    <div class="stat-label">
+      {label}
+      {unit ? <UnitNote unit={unit} /> : null}
+    </div>
     <div class="stat-value">{children}</div>
   </div>
 );

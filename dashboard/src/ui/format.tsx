@@ -47,6 +47,34 @@ export const Num = ({
   );
 };
 
+/** A unit said once for several figures (a column's header, a card's label): ` (USDT)`. */
+export const UnitNote = ({ unit }: { unit: string }) => (
+  <span class="unit-note">
+    {' ('}
+    <span class="unit">{unit}</span>)
+  </span>
+);
+
+/**
+ * A count with the noun it counts as its unit (`12 fills`, `1 fill`): the spec's integers (`total_trades`,
+ * `trade_count`, events) are counts, and a bare integer beside decimals would not say of what.
+ */
+export const Count = ({ n, of }: { n: number | null | undefined; of: [one: string, many: string] }) =>
+  n === null || n === undefined ? (
+    <span class="muted">—</span>
+  ) : (
+    <span class="num" data-value={String(n)}>
+      {group(String(n))}
+      <span class="unit"> {n === 1 ? of[0] : of[1]}</span>
+    </span>
+  );
+
+/** The noun of a count of fills (the spec's `total_trades` and `trade_count` count fills). */
+export const FILLS: [string, string] = ['fill', 'fills'];
+
+/** An ordinal (a rank, a revision) as `#3`: the `#` is its unit. */
+export const Ord = ({ n }: { n: number }) => <span class="ord">#{n}</span>;
+
 const localFormat = new Intl.DateTimeFormat(undefined, {
   year: 'numeric',
   month: '2-digit',

@@ -1,4 +1,5 @@
 import type { Position, Trade } from '../api/contract';
+import { baseAsset, QUOTE } from '../api/pairs';
 import { href } from '../router';
 import { Side, Time } from './format';
 import { Head, NumCell, right } from './table';
@@ -34,10 +35,10 @@ export const FillsTable = ({
           'Side',
           ...(typed ? ['Type'] : []),
           right('Quantity'),
-          right('Price'),
-          right('Fee'),
-          right('Total'),
-          right('Realized PnL'),
+          right('Price', QUOTE),
+          right('Fee', QUOTE),
+          right('Total', QUOTE),
+          right('Realized PnL', QUOTE),
         ]}
       />
       <tbody>
@@ -51,7 +52,7 @@ export const FillsTable = ({
               <Side side={t.side} />
             </td>
             {typed ? <td>{t.type?.replace('_', ' ')}</td> : null}
-            <NumCell value={t.quantity} />
+            <NumCell value={t.quantity} unit={baseAsset(t.symbol)} />
             <NumCell value={t.price} />
             <NumCell value={t.fee} />
             <NumCell value={t.total} />
@@ -70,11 +71,11 @@ export const PositionsTable = ({ positions }: { positions: Position[] }) => (
       cols={[
         'Pair',
         right('Quantity'),
-        right('Avg entry'),
-        right('Price'),
-        right('Value'),
-        right('Unrealized PnL'),
-        right('%'),
+        right('Avg entry', QUOTE),
+        right('Price', QUOTE),
+        right('Value', QUOTE),
+        right('Unrealized PnL', QUOTE),
+        right('Unrealized', '%'),
         'Opened',
       ]}
     />
@@ -84,7 +85,7 @@ export const PositionsTable = ({ positions }: { positions: Position[] }) => (
           <th scope="row">
             <a href={href('market', x.symbol)}>{x.symbol}</a>
           </th>
-          <NumCell value={x.quantity} />
+          <NumCell value={x.quantity} unit={baseAsset(x.symbol)} />
           <NumCell value={x.avg_entry_price} />
           <NumCell value={x.current_price} title={`price source: ${x.price_source}`} />
           <NumCell value={x.market_value} />
