@@ -6,6 +6,7 @@ import { theme, toggleTheme } from './charts/theme';
 import { AuditPage } from './pages/audit';
 import { BacktestComparePage, BacktestPage, BacktestsPage } from './pages/backtests';
 import { BattlePage, BattlesPage } from './pages/battles';
+import { LeaderboardPage } from './pages/leaderboard';
 import { LoginPage } from './pages/login';
 import { MarketPage } from './pages/market';
 import { OverviewPage } from './pages/overview';
@@ -21,6 +22,7 @@ const NAV = [
   { path: 'market', label: 'Market' },
   { path: 'backtests', label: 'Backtests' },
   { path: 'battles', label: 'Battles' },
+  { path: 'leaderboard', label: 'Leaderboard' },
   { path: 'audit', label: 'Audit' },
 ] as const;
 
@@ -44,6 +46,8 @@ const page = (route: Route) => {
       return second ? <BattlePage id={second} /> : <BattlesPage />;
     case 'audit':
       return <AuditPage />;
+    case 'leaderboard':
+      return <LeaderboardPage period={route.query.get('period')} />;
     default:
       return <OverviewPage />;
   }

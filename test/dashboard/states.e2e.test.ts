@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build';
 import { MARKET_DATA } from '../market/support';
-import { chromiumMissing, type FreshBrowser, launchFreshChromium } from '../support/chromium';
-import { presetSession, restCall } from '../support/dashboard-page';
+import { chromiumMissing, type FreshBrowser } from '../support/chromium';
+import { openDuringOutage, openViewer, restCall } from '../support/dashboard-page';
 import { type ServerProcess, startServer } from '../support/server-process';
 
 /**
@@ -40,9 +40,7 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
     const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
     jwt = { authorization: `Bearer ${token.token}` };
     key = { 'x-api-key': reg.api_key };
-    browser = await launchFreshChromium();
-    await presetSession(browser.context, token);
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    ({ browser, page } = await openViewer(token));
   }, 180_000);
 
   afterAll(async () => {
@@ -53,17 +51,9 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
 
   it('reads a page opened while the venue was away again once the venue is back', async () => {
     await page.goto(`${base}/#/overview`);
-    await page.locator('.conn.live').waitFor();
-    const port = Number(new URL(base).port);
-    await server!.stop();
-    await page.locator('.conn.offline').waitFor();
     // Opened during the outage: the page says the venue did not answer.
-    // A string, run in the page: the browser's globals are not the test's (Node's).
-    await page.evaluate("location.hash = '#/backtests'");
-    const alert = page.locator('[role="alert"]', { hasText: 'NETWORK_ERROR' });
-    await alert.waitFor();
-    server = await startServer(env, 110_000, port);
-    await page.locator('.conn.live').waitFor({ timeout: 30_000 });
+    let alert: Locator;
+    ({ server, alert } = await openDuringOutage(page, server!, env, '#/backtests'));
     // Without a reload, the page asked the venue again: the outage's error is gone, the (empty) list is shown.
     await page.getByText('No backtests').waitFor({ timeout: 10_000 });
     expect(await alert.count()).toBe(0);

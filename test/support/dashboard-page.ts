@@ -1,4 +1,6 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { type FreshBrowser, launchFreshChromium } from './chromium';
+import { type ServerProcess, startServer } from './server-process';
 
 /** What a page measured of its own load, in ms from navigation start (docs/benchmarks.md, "Dashboard"). */
 export interface LoadTimings {
@@ -59,4 +61,42 @@ export const restCall = async (
   const json = r.status === 204 ? undefined : await r.json();
   if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(json)}`);
   return json;
+};
+
+/**
+ * A fresh chromium (`launchFreshChromium`) whose pages open logged in with `token` (`presetSession`), and its first
+ * page.
+ */
+export const openViewer = async (token: {
+  token: string;
+  expires_at: string;
+}): Promise<{ browser: FreshBrowser; page: Page }> => {
+  const browser = await launchFreshChromium();
+  await presetSession(browser.context, token);
+  return { browser, page: browser.context.pages()[0] ?? (await browser.context.newPage()) };
+};
+
+/**
+ * The venue goes away under an open dashboard `page`: stops `server`, opens `hash` while it is away and waits for
+ * the page to show the venue's absence (a `NETWORK_ERROR` alert), then starts the venue again with `env` on the
+ * same port and waits for the page's socket to be live. Answers the restarted server and the outage's alert (the
+ * caller checks that it is gone once the page has read itself again).
+ */
+export const openDuringOutage = async (
+  page: Page,
+  server: ServerProcess,
+  env: Record<string, string>,
+  hash: string,
+): Promise<{ server: ServerProcess; alert: Locator }> => {
+  await page.locator('.conn.live').waitFor();
+  const port = Number(new URL(server.url).port);
+  await server.stop();
+  await page.locator('.conn.offline').waitFor();
+  // A string, run in the page: the browser's globals are not the test's (Node's).
+  await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+  const alert = page.locator('[role="alert"]', { hasText: 'NETWORK_ERROR' });
+  await alert.waitFor();
+  const restarted = await startServer(env, 110_000, port);
+  await page.locator('.conn.live').waitFor({ timeout: 30_000 });
+  return { server: restarted, alert };
 };

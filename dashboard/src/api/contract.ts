@@ -46,6 +46,9 @@ export type WalletAudit = Out<typeof trading.walletAuditResponse>;
 export type PortfolioHistory = Out<typeof analytics.historyResponse>;
 export type HistoryInterval = PortfolioHistory['interval'];
 export type Performance = Out<typeof analytics.performanceResponse>;
+export type Leaderboard = Out<typeof analytics.leaderboardResponse>;
+export type LeaderboardPeriod = Leaderboard['period'];
+export type LeaderboardEntry = Leaderboard['rankings'][number];
 
 // Market data
 export type Pair = Out<typeof market.pairSchema>;

@@ -23,6 +23,12 @@ export const portfolio = (asOf?: string) =>
 export const portfolioHistory = (interval: C.HistoryInterval, limit = 1000) =>
   request<C.PortfolioHistory>('GET', '/analytics/portfolio/history', { query: { interval, limit } });
 export const performance = () => request<C.Performance>('GET', '/analytics/performance');
+/**
+ * The venue's leaderboard of `period` (every account's wallets, ranked by ROI; the spec's periods, though any
+ * string is sent as given so the venue's refusal of another is what the page shows).
+ */
+export const leaderboard = (period: string) =>
+  request<C.Leaderboard>('GET', '/analytics/leaderboard', { query: { period } });
 export const openOrders = () => request<C.OrderList>('GET', '/trade/orders/open', { query: { limit: 200 } });
 export const tradeHistory = (limit = 20) =>
   request<C.TradeHistory>('GET', '/trade/history', { query: { limit } });

@@ -1,0 +1,294 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDashboardBuilt } from '../../dashboard/build';
+import { MARKET_DATA } from '../market/support';
+import { chromiumMissing, type FreshBrowser } from '../support/chromium';
+import { openDuringOutage, openViewer, restCall } from '../support/dashboard-page';
+import { type ServerProcess, startServer } from '../support/server-process';
+
+/**
+ * The leaderboard page and the units of every figure (docs/dashboard.md), in Debian's `chromium` driven by
+ * `playwright-core` against the real venue process on the real market data (embedded PGlite in a temporary
+ * `DATA_DIR`). The leaderboard shows `GET /analytics/leaderboard` as the venue ranked it, for the period in the
+ * address, sortable by its columns, re-read after a fill of the viewed wallet and after a reconnect, the venue's
+ * refusal as is, and fits 390 px. Every figure of every page names its unit (USDT, the base asset, %, a count's
+ * noun, days, a ratio). Skipped, with the reason printed, where no chromium is installed.
+ */
+const MISSING = chromiumMissing();
+if (MISSING) console.warn(`dashboard browser tests skipped: ${MISSING}`);
+const OUT = path.resolve(
+  process.env.DASHBOARD_TEST_OUTPUT ?? path.join(import.meta.dirname, '../../test-output/dashboard'),
+);
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-dashboard-leaderboard-'));
+const env = { DATA_DIR: dataDir, MARKET_DATA_DIR: MARKET_DATA, MARKET_SOURCE: '', DATABASE_URL: '' };
+let server: ServerProcess | undefined;
+let base = '';
+let browser: FreshBrowser | undefined;
+let page: Page;
+let jwt: Record<string, string>;
+let key: Record<string, string>;
+let accountId = '';
+const agents: { id: string; key: Record<string, string> }[] = [];
+
+/** One REST call of the venue started for this file (`restCall`). */
+const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
+  restCall(base, method, url, headers, body);
+
+/** A market buy then a sell of `quantity` (one closed trade: the wallet enters the leaderboard). */
+const roundTrip = async (headers: Record<string, string>, symbol: string, quantity: string) => {
+  for (const side of ['buy', 'sell'])
+    await call('POST', '/trade/order', headers, { symbol, side, type: 'market', quantity });
+};
+
+/** The leaderboard's rows as shown: rank, name, and the `data-value` of each figure, in page order. */
+const shownRows = (): Promise<{ rank: string; name: string; owner: string; values: string[] }[]> =>
+  page.evaluate(`[...document.querySelectorAll('[data-testid="leaderboard"] tbody tr')].map((tr) => ({
+    rank: tr.querySelector('.ord')?.textContent ?? '',
+    name: tr.querySelector('th')?.textContent ?? '',
+    owner: tr.getAttribute('data-owner') ?? '',
+    values: [...tr.querySelectorAll('[data-field]')].map((c) => c.getAttribute('data-field') + '=' + (c.querySelector('.num')?.getAttribute('data-value') ?? c.textContent)),
+  }))`);
+
+/** What the venue answers, in the page's form. */
+const expectedRows = (rankings: any[]) =>
+  rankings.map((r) => ({
+    rank: `#${r.rank}`,
+    name: r.display_name,
+    owner: r.agent_id ?? r.account_id,
+    values: [
+      `roi_pct=${r.roi_pct}`,
+      `sharpe_ratio=${r.undefined_metrics.includes('sharpe_ratio') ? '—' : r.sharpe_ratio}`,
+      `total_trades=${r.total_trades}`,
+      `win_rate=${r.undefined_metrics.includes('win_rate') ? '—' : r.win_rate}`,
+    ],
+  }));
+
+/**
+ * Every figure of the page whose unit is not said: neither in the figure itself (`.unit`), nor in its column's
+ * header (`th[data-unit]`), nor in its card's label. Figures are the decimals (`.num`), and a card's value or a
+ * right-aligned cell holding digits but no figure, time, id or badge of its own (a bare integer). Ordinals
+ * (`.ord`) say theirs as `#`. Answers the figures without one, as `text (where)`.
+ */
+const figuresWithoutUnit = (): Promise<string[]> =>
+  page.evaluate(`(() => {
+    const main = document.querySelector('main');
+    const figures = new Set([...main.querySelectorAll('.num, .stat-value, td.r')]);
+    const missing = [];
+    const unitOf = (el) => {
+      if (el.querySelector('.unit') || el.closest('.unit')) return true;
+      if (el.closest('.ord') || el.querySelector('.ord')) return /^#\\d+$/.test((el.closest('.ord') ?? el.querySelector('.ord')).textContent);
+      const stat = el.closest('.stat');
+      if (stat && stat.querySelector('.stat-label .unit')) return true;
+      const cell = el.closest('td, th');
+      const table = el.closest('table');
+      if (cell && table && cell.parentElement) {
+        const index = [...cell.parentElement.children].indexOf(cell);
+        const head = table.querySelector('thead tr')?.children[index];
+        if (head && head.hasAttribute('data-unit')) return true;
+      }
+      return false;
+    };
+    for (const el of figures) {
+      if (el.closest('.sr-only') || el.textContent.trim() === '') continue;
+      // A card's value or a cell is covered by what is inside it: figures checked on their own, or no figure.
+      if (!el.classList.contains('num')) {
+        if (el.querySelector('.num, .ord, time, code, .badge, button, input')) continue;
+        if (!/d/.test(el.textContent)) continue;
+      }
+      if (!unitOf(el)) missing.push(el.textContent.trim() + ' (' + (el.closest('[data-panel], [data-testid], .stat')?.getAttribute('data-panel') ?? el.closest('[data-testid]')?.getAttribute('data-testid') ?? el.closest('.stat')?.querySelector('.stat-label')?.textContent ?? '') + ')');
+    }
+    return missing;
+  })()`);
+
+describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of every figure', () => {
+  beforeAll(async () => {
+    fs.mkdirSync(OUT, { recursive: true });
+    await ensureDashboardBuilt();
+    server = await startServer(env, 110_000);
+    base = server.url;
+    const reg = await call('POST', '/auth/register', {}, { display_name: 'Leaderboard owner' });
+    accountId = reg.account_id;
+    const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
+    jwt = { authorization: `Bearer ${token.token}` };
+    key = { 'x-api-key': reg.api_key };
+    for (const name of ['Ranked bot', 'Second bot']) {
+      const a = await call('POST', '/agents', jwt, { display_name: name });
+      agents.push({ id: a.agent_id, key: { 'x-api-key': a.api_key } });
+    }
+    await roundTrip(agents[0]!.key, 'BTCUSDT', '0.01');
+    await roundTrip(agents[1]!.key, 'BTCUSDT', '0.02');
+    await roundTrip(agents[1]!.key, 'ETHUSDT', '0.5');
+    // Another account's wallet: the board is the venue's, not this account's.
+    const other = await call('POST', '/auth/register', {}, { display_name: 'Someone else' });
+    await roundTrip({ 'x-api-key': other.api_key }, 'ETHUSDT', '0.1');
+    ({ browser, page } = await openViewer(token));
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("shows the venue's ranking of the period in the address, with units, and the viewer's wallets marked", async () => {
+    await page.goto(`${base}/#/overview`);
+    await page.getByRole('link', { name: 'Leaderboard' }).click();
+    await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
+    const venue30 = await call('GET', '/analytics/leaderboard', jwt);
+    expect(venue30.period).toBe('30d');
+    expect(venue30.rankings.length).toBe(3);
+    expect(await shownRows()).toEqual(expectedRows(venue30.rankings));
+    // Units in the header: ROI and win rate in %, Sharpe a ratio; each trade count names what it counts.
+    const heads = await page.locator('[data-testid="leaderboard"] thead th').allTextContents();
+    expect(heads.join(' | ')).toMatch(/ROI \(%\).*Sharpe \(ratio\).*Trades.*Win rate \(%\)/);
+    const counts = await page.locator('[data-field="total_trades"]').allTextContents();
+    expect(counts.every((c) => /^\d+ fills?$/.test(c))).toBe(true);
+    // The viewer's own wallets (its agents here) are marked; another account's is not.
+    const own = await page
+      .locator('[data-testid="leaderboard"] tbody tr.own')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-owner')));
+    expect(own.sort()).toEqual(agents.map((a) => a.id).sort());
+    // Another period: the address says it, the venue answers it.
+    await page.getByRole('radio', { name: 'all' }).check({ force: true });
+    await page.waitForFunction("location.hash === '#/leaderboard?period=all'");
+    await page.locator('[data-testid="leaderboard"][data-period="all"]').waitFor();
+    const all = await call('GET', '/analytics/leaderboard?period=all', jwt);
+    expect(await shownRows()).toEqual(expectedRows(all.rankings));
+    await page.screenshot({ path: path.join(OUT, '12-leaderboard.png'), fullPage: true });
+  }, 60_000);
+
+  it('sorts by a column the venue answers, keeping the venue’s ranks, and back to its order', async () => {
+    await page.goto(`${base}/#/leaderboard`);
+    await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
+    const venue = (await call('GET', '/analytics/leaderboard', jwt)).rankings as any[];
+    await page.getByRole('button', { name: /Trades/ }).click();
+    const byTrades = [...venue].sort((a, b) => b.total_trades - a.total_trades || a.rank - b.rank);
+    expect(await shownRows()).toEqual(expectedRows(byTrades));
+    expect(
+      await page.locator('[data-testid="leaderboard"] th[aria-sort="descending"]').textContent(),
+    ).toMatch(/Trades/);
+    // Again: ascending.
+    await page.getByRole('button', { name: /Trades/ }).click();
+    const ascending = [...venue].sort((a, b) => a.total_trades - b.total_trades || a.rank - b.rank);
+    expect(await shownRows()).toEqual(expectedRows(ascending));
+    await page.getByRole('button', { name: /Rank/ }).click();
+    expect(await shownRows()).toEqual(expectedRows(venue));
+  }, 60_000);
+
+  it("re-reads after a fill of the viewed wallet: the account's own wallet enters the board without a reload", async () => {
+    await page.goto(`${base}/#/leaderboard`);
+    await page.locator('.conn.live').waitFor();
+    await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
+    expect(await page.locator(`[data-owner="${accountId}"]`).count()).toBe(0);
+    await roundTrip(key, 'BTCUSDT', '0.01');
+    await page.locator(`tr.own[data-owner="${accountId}"]`).waitFor({ timeout: 10_000 });
+    const venue = await call('GET', '/analytics/leaderboard', jwt);
+    expect(await shownRows()).toEqual(expectedRows(venue.rankings));
+  }, 60_000);
+
+  it("shows the venue's refusal as is: a period the spec does not have", async () => {
+    await page.goto(`${base}/#/leaderboard?period=2d`);
+    const alert = page.locator('[role="alert"][data-code="VALIDATION_ERROR"]');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('period');
+  }, 30_000);
+
+  it('names the unit of every figure on every page', async () => {
+    await call('POST', '/trade/order', key, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.01',
+    });
+    await call('POST', '/trade/order', key, {
+      symbol: 'BTCUSDT',
+      side: 'sell',
+      type: 'limit',
+      quantity: '0.005',
+      price: '1000000',
+    });
+    const bt = await call('POST', '/backtest/create', jwt, {
+      start_time: '2022-01-03T00:00:00Z',
+      end_time: '2022-01-04T00:00:00Z',
+      starting_balance: '10000',
+      candle_interval: '1h',
+      strategy_label: 'units',
+      agent_id: agents[0]!.id,
+      pairs: ['BTCUSDT'],
+    });
+    const id = bt.session_id as string;
+    await call('POST', `/backtest/${id}/start`, jwt);
+    for (const side of ['buy', 'sell']) {
+      await call('POST', `/backtest/${id}/trade/order`, jwt, {
+        symbol: 'BTCUSDT',
+        side,
+        type: 'market',
+        quantity: '0.05',
+      });
+      await call('POST', `/backtest/${id}/step/batch`, jwt, { steps: 5 });
+    }
+    await call('POST', `/backtest/${id}/step/batch`, jwt, { steps: 100 });
+    const battle = await call('POST', '/battles', jwt, { name: 'Units duel', battle_mode: 'live' });
+    for (const a of agents)
+      await call('POST', `/battles/${battle.battle_id}/participants`, jwt, { agent_id: a.id });
+    await call('POST', `/battles/${battle.battle_id}/start`, jwt);
+    const pages: [string, string][] = [
+      ['#/overview', '[data-testid="metrics"]'],
+      ['#/market/BTCUSDT', '[data-testid="live-price"] .num'],
+      ['#/backtests', '[data-testid="backtest-list"] tbody tr'],
+      [`#/backtests/${id}`, '[data-testid="bt-metrics"]'],
+      [`#/backtests/compare?ids=${id}`, 'table tbody tr'],
+      ['#/battles', '[data-testid="battle-list"] tbody tr'],
+      [`#/battles/${battle.battle_id}`, '[data-testid="rankings"] tbody tr'],
+      ['#/leaderboard', '[data-testid="leaderboard"] tbody tr'],
+      ['#/audit', '[data-testid="event-log"] tbody tr'],
+    ];
+    // At a desktop's width and a phone's (where cards and columns stack), with a screenshot of each.
+    const missing: string[] = [];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [i, [hash, selector]] of pages.entries()) {
+        await page.goto(`${base}/${hash}`);
+        await page.locator(selector).first().waitFor();
+        await page.waitForTimeout(500); // the page's later panels (metrics, fills, pairs) fill in
+        for (const m of await figuresWithoutUnit()) missing.push(`${width} px ${hash}: ${m}`);
+        const name = hash.split('/')[1]!.split('?')[0];
+        await page.screenshot({ path: path.join(OUT, `units-${width}-${i}-${name}.png`), fullPage: true });
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(missing).toEqual([]);
+    // The cards say theirs as the spec counts them.
+    await page.goto(`${base}/#/overview`);
+    await page.locator('[data-testid="metrics"]').waitFor();
+    const unit = (stat: string) =>
+      page.locator(`[data-testid="summary"] [data-stat="${stat}"] .unit`).first().textContent();
+    expect((await unit('equity'))?.trim()).toBe('USDT');
+    expect((await unit('cash'))?.trim()).toBe('USDT');
+    expect((await unit('locked'))?.trim()).toBe('USDT');
+    expect((await unit('roi'))?.trim()).toBe('%');
+    expect((await unit('fees'))?.trim()).toBe('USDT');
+  }, 120_000);
+
+  it('fits 390 px, and shows a reconnect: a leaderboard opened while the venue was away fills in once it is back', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(`${base}/#/leaderboard`);
+    await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
+    const { scroll, client } = (await page.evaluate(
+      '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+    )) as { scroll: number; client: number };
+    expect(scroll).toBeLessThanOrEqual(client);
+    await page.screenshot({ path: path.join(OUT, '13-leaderboard-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${base}/#/overview`);
+    let alert: Locator;
+    ({ server, alert } = await openDuringOutage(page, server!, env, '#/leaderboard'));
+    await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor({ timeout: 10_000 });
+    expect(await alert.count()).toBe(0);
+  }, 180_000);
+});
