@@ -11,7 +11,9 @@ import {
 import { isExpiry } from '../../domain/wallet/expiry';
 import type { RecordedEvent } from '../../ports/event-store';
 import type { OrderStatus } from '../../projections/orders';
+import { type CredentialWatch, watchCredential } from '../auth/credential-watch';
 import { ownerIdOf, type Principal } from '../auth/principal';
+import type { Credential } from '../auth/service';
 import { addToKeyedSet, deleteFromKeyedSet } from '../core/keyed-sets';
 import type { Services } from '../services';
 import type { WalletEvents } from '../trading/wallet-follow';
@@ -47,6 +49,8 @@ interface Registry {
   byOwner: Map<string, string>;
   /** Called once when a key is closed or found expired (its sockets end). */
   onEnd: Map<string, Set<() => void>>;
+  /** The watch of the credential each key was opened with (it ends the key when that credential stops working). */
+  watches: Map<string, CredentialWatch>;
 }
 
 const registries = new WeakMap<Services, Registry>();
@@ -54,13 +58,15 @@ const registries = new WeakMap<Services, Registry>();
 const registryOf = (services: Services): Registry => {
   let r = registries.get(services);
   if (!r) {
-    r = { byKey: new Map(), byOwner: new Map(), onEnd: new Map() };
+    r = { byKey: new Map(), byOwner: new Map(), onEnd: new Map(), watches: new Map() };
     registries.set(services, r);
   }
   return r;
 };
 
 const end = (r: Registry, s: UserDataStream): void => {
+  r.watches.get(s.listenKey)?.stop();
+  r.watches.delete(s.listenKey);
   r.byKey.delete(s.listenKey);
   if (r.byOwner.get(s.ownerId) === s.listenKey) r.byOwner.delete(s.ownerId);
   const listeners = r.onEnd.get(s.listenKey);
@@ -86,9 +92,16 @@ export const userDataStreamOf = (
 
 /**
  * Opens the caller's user data stream, or returns the open one kept alive for another {@link LISTEN_KEY_TTL_MS}
- * (Binance: "If the account has an active listenKey, that listenKey will be returned").
+ * (Binance: "If the account has an active listenKey, that listenKey will be returned"). With `credential` (the
+ * API key the door authenticated the caller with), a new key lasts only as long as that credential works: a
+ * regenerated or deleted key, a deleted agent or a suspended account ends it (its sockets get the end of a closed
+ * key) at once in this process, as a `/ws/v1` socket is closed (`watchCredential`).
  */
-export const openUserDataStream = (call: Call, now: number = Date.now()): UserDataStream => {
+export const openUserDataStream = (
+  call: Call,
+  now: number = Date.now(),
+  credential?: Credential,
+): UserDataStream => {
   const r = registryOf(call.services);
   const ownerId = ownerIdOf(call.caller);
   const current = r.byOwner.get(ownerId);
@@ -106,6 +119,18 @@ export const openUserDataStream = (call: Call, now: number = Date.now()): UserDa
   };
   r.byKey.set(stream.listenKey, stream);
   r.byOwner.set(ownerId, stream.listenKey);
+  const auth = call.services.auth;
+  if (credential !== undefined && auth) {
+    const watch = watchCredential(
+      auth,
+      call.caller,
+      () => auth.resolveCredential(credential),
+      () => {
+        if (r.byKey.get(stream.listenKey) === stream) end(r, stream);
+      },
+    );
+    r.watches.set(stream.listenKey, watch);
+  }
   return stream;
 };
 

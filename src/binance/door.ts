@@ -99,7 +99,8 @@ export const sendError = (reply: FastifyReply, error: unknown, context: ErrorCon
     .send({ code: e.code, msg: e.message });
 };
 
-const apiKeyOf = (request: FastifyRequest): string | undefined => {
+/** The API key of a Binance-door request (`X-MBX-APIKEY`; the first when repeated), undefined without one. */
+export const apiKeyOf = (request: FastifyRequest): string | undefined => {
   const raw = request.headers['x-mbx-apikey'];
   return Array.isArray(raw) ? raw[0] : raw;
 };

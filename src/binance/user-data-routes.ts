@@ -4,7 +4,7 @@ import {
   keepAliveUserDataStream,
   openUserDataStream,
 } from '../application/user-data-streams';
-import { apiKeyEndpoint } from './door';
+import { apiKeyEndpoint, apiKeyOf } from './door';
 import { required } from './params';
 
 /**
@@ -16,7 +16,10 @@ import { required } from './params';
 export const userDataRoutes = async (app: FastifyInstance): Promise<void> => {
   app.post(
     '/userDataStream',
-    apiKeyEndpoint('general', ({ call }) => ({ listenKey: openUserDataStream(call).listenKey })),
+    // The key lasts as long as the API key it was opened with (a regenerated key ends it).
+    apiKeyEndpoint('general', ({ call, request }) => ({
+      listenKey: openUserDataStream(call, Date.now(), { apiKey: apiKeyOf(request)?.trim() }).listenKey,
+    })),
   );
   app.put(
     '/userDataStream',

@@ -3,7 +3,7 @@ import { createAccountCommands } from '../../commands/accounts';
 import { changeAccountStatus } from '../../src/cli/accounts';
 import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
-import { connectWs } from '../support/ws-client';
+import { connectWs, openInbox } from '../support/ws-client';
 import { useListeningTradingApp } from './ws-app';
 
 /**
@@ -126,5 +126,35 @@ describe('a change the socket’s process did not make', () => {
       code: 'ACCOUNT_SUSPENDED',
     });
     expect(await closed).toEqual({ code: 4401, reason: 'ACCOUNT_SUSPENDED' });
+  });
+});
+
+describe('a Binance listen key opened with an API key that stops working', () => {
+  it('ends (listenKeyExpired, the socket closes) when the agent key is regenerated; the key is then unknown', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account);
+    const opened = await t.app.inject({
+      method: 'POST',
+      url: '/binance/api/v3/userDataStream',
+      headers: { 'x-mbx-apikey': agent.apiKey },
+    });
+    expect(opened.statusCode, opened.body).toBe(200);
+    const listenKey = opened.json().listenKey as string;
+    const { ws, next } = await openInbox(`${app.base}/binance/ws/${listenKey}`);
+    const closed = closeOf(ws);
+    const regenerated = await api(t.app, {
+      method: 'POST',
+      url: `/agents/${agent.agentId}/regenerate-key`,
+      headers: bearer(account),
+    });
+    expect(regenerated.statusCode, regenerated.body).toBe(200);
+    expect(await next((m) => m.e === 'listenKeyExpired')).toMatchObject({ listenKey });
+    expect((await closed)?.code).toBe(1000);
+    const kept = await t.app.inject({
+      method: 'PUT',
+      url: `/binance/api/v3/userDataStream?listenKey=${listenKey}`,
+      headers: { 'x-mbx-apikey': regenerated.json().api_key },
+    });
+    expect(kept.json()).toMatchObject({ code: -1125 });
   });
 });
