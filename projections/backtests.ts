@@ -11,12 +11,7 @@ import {
 import { fillFigures } from '../domain/backtest/sandbox-log';
 import { INTERVAL_MS } from '../domain/market/intervals';
 import { packUnits } from '../domain/metrics/equity-points';
-import {
-  computePerformance,
-  type EquityRowsText,
-  type Performance,
-  type PerformanceInput,
-} from '../domain/metrics/performance';
+import type { Performance } from '../domain/metrics/performance';
 import type { MetricsFill } from '../domain/metrics/trades';
 import type { RecordedEvent } from '../ports/event-store';
 import {
@@ -30,6 +25,7 @@ import {
 import { COPY_TEXT, copyTextOf } from './copy-text';
 import { declareTables, type TableDefinitions } from './ddl';
 import { deleteRowsOf } from './entity-rows';
+import { type EquityRowsText, type SessionPerformanceInput, sessionPerformance } from './equity-rows-text';
 import type { TradesTable } from './orders';
 import type { Projection } from './projection';
 
@@ -234,14 +230,14 @@ const computeResults = async (
 };
 
 /**
- * Computes a session's results from its equity points and fills (`domain/metrics/performance.ts`): in process by
- * default; the runtime passes one that runs on a worker thread (`src/backtest/metrics-pool.ts`), since a
+ * Computes a session's results from its equity points and fills (`sessionPerformance`: the rows read as
+ * `projections/equity-rows-text.ts` reads them, then `domain/metrics/performance.ts`): in process by default; the runtime passes one that runs on a worker thread (`src/backtest/metrics-pool.ts`), since a
  * whole-range session has tens of thousands of points and the projection runs on the request thread (issue 24,
  * item 4). Either gives the same figures: the function is pure. The projection hands the equity as
  * {@link EquityRowsText}, its bytes built for the call and not read after it, so a computer may take them (a worker
  * thread's transfer detaches them).
  */
-export type PerformanceComputer = (input: PerformanceInput) => Promise<Performance> | Performance;
+export type PerformanceComputer = (input: SessionPerformanceInput) => Promise<Performance> | Performance;
 
 /** The DDL of its read-model tables. */
 const BACKTESTS_TABLES: TableDefinitions = {
@@ -331,7 +327,7 @@ const BACKTESTS_TABLES: TableDefinitions = {
 export const createBacktestsProjection = (
   options: { performance?: PerformanceComputer } = {},
 ): Projection => {
-  const performanceOf = options.performance ?? computePerformance;
+  const performanceOf = options.performance ?? sessionPerformance;
   return {
     name: 'backtests',
     // 2: `backtest_equity` packed, a row per batch instead of a row per step (issue 24); 3: the rows' `equity` in

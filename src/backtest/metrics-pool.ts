@@ -1,6 +1,7 @@
 import type { Piscina } from 'piscina';
-import type { EquityRowsText, Performance, PerformanceInput } from '../../domain/metrics/performance';
+import type { Performance } from '../../domain/metrics/performance';
 import { createBacktestsProjection, type PerformanceComputer } from '../../projections/backtests';
+import type { EquityRowsText, SessionPerformanceInput } from '../../projections/equity-rows-text';
 import type { Projection } from '../../projections/projection';
 import { createWorkerPool } from '../workers/pool';
 
@@ -18,7 +19,7 @@ export const createMetricsPool = (): {
    * their buffers) are detached here once the task is sent (the caller builds them for this call and reads them no
    * more).
    */
-  performance(input: PerformanceInput): Promise<Performance>;
+  performance(input: SessionPerformanceInput): Promise<Performance>;
   /**
    * Starts the thread without waiting for it (a session was created: its results will be computed), so the
    * session's end does not wait for the thread to start and load its modules. A started thread stops after a
@@ -49,7 +50,7 @@ export const createMetricsPool = (): {
       const p = poolOf();
       if (p.threads.length > 0) return;
       // The performance of nothing: the thread starts, loads its modules and answers at once.
-      const nothing: PerformanceInput = { startingBalance: '0', equity: [], intervalMs: 1, fills: [] };
+      const nothing: SessionPerformanceInput = { startingBalance: '0', equity: [], intervalMs: 1, fills: [] };
       p.run(nothing).catch(() => {
         // Nothing to do: a thread that cannot start fails the session's results with its error.
       });

@@ -1,12 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { packUnits } from '../../domain/metrics/equity-points';
-import {
-  computePerformance,
-  type EquityRowsText,
-  type PerformanceInput,
-} from '../../domain/metrics/performance';
+import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
 import type { MetricsFill } from '../../domain/metrics/trades';
 import { backtestsProjection } from '../../projections/backtests';
+import type { EquityRowsText, SessionPerformanceInput } from '../../projections/equity-rows-text';
 import { allProjections } from '../../projections/registry';
 import { createMetricsPool, withResultsOffThread } from '../../src/backtest/metrics-pool';
 
@@ -86,7 +83,7 @@ describe('backtest results on a worker thread', () => {
 
   it("takes a session's rows as bytes by transfer, with the in-process figures", async () => {
     // As the backtests projection hands them over: the rows' COPY text, step 0 alone and then batches.
-    const rows = (): PerformanceInput => {
+    const rows = (): SessionPerformanceInput => {
       const i = input();
       const values = (i.equity as readonly { equity: string }[]).map((p) => p.equity);
       const text = [

@@ -10,11 +10,8 @@ import {
   unitsOfPacked,
   unpackUnits,
 } from '../../domain/metrics/equity-points';
-import {
-  computePerformance,
-  type PerformanceInput,
-  packedEquityOfRows,
-} from '../../domain/metrics/performance';
+import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
+import { packedEquityOfRows, sessionPerformance } from '../../projections/equity-rows-text';
 
 /**
  * Issue 24: the equity curve's metrics over integer units (`domain/metrics/unit-series.ts`) are the decimal
@@ -276,7 +273,7 @@ describe('equity rows as COPY text', () => {
           expect(packedEquityOfRows({ start, stepMs: step, rows: parts(lines) }, '1000')).toEqual(curveOf);
           const input = { ...inputOf(values.slice(0, at)), intervalMs: step };
           expect(
-            computePerformance({ ...input, equity: { start, stepMs: step, rows: bytes(text) } }),
+            sessionPerformance({ ...input, equity: { start, stepMs: step, rows: bytes(text) } }),
           ).toEqual(computePerformance({ ...input, equity: old }));
         },
       ),

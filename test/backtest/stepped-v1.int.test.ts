@@ -7,9 +7,10 @@ import {
   upcastBacktestStepped,
 } from '../../domain/backtest/events';
 import { unpackUnits } from '../../domain/metrics/equity-points';
-import { computePerformance, type PerformanceInput } from '../../domain/metrics/performance';
+import { computePerformance } from '../../domain/metrics/performance';
 import type { RecordedEvent } from '../../ports/event-store';
 import { backtestsProjection, createBacktestsProjection } from '../../projections/backtests';
+import { type SessionPerformanceInput, sessionPerformance } from '../../projections/equity-rows-text';
 import { ok, useBacktestApp, useTrader } from './http-support';
 
 /**
@@ -117,11 +118,11 @@ describe('BacktestStepped versions 1 (a string per step) and 2 (no peak)', () =>
 
     // Issue 24: the results' computer is handed the session's rows as bytes (the server's COPY text), not their
     // strings and times; the figures are those of the curve the projection built from the rows before.
-    const inputs: PerformanceInput[] = [];
+    const inputs: SessionPerformanceInput[] = [];
     const spying = createBacktestsProjection({
       performance: (input) => {
         inputs.push(input);
-        return computePerformance(input);
+        return sessionPerformance(input);
       },
     });
     expect(await fold('h_bytes_fold', events, spying)).toEqual(now);
@@ -137,7 +138,7 @@ describe('BacktestStepped versions 1 (a string per step) and 2 (no peak)', () =>
     );
     const before = { times: Float64Array.from(times), chunks: rows.map((r) => r.equity) };
     expect(JSON.stringify(computePerformance({ ...handed, equity: before }))).toBe(
-      JSON.stringify(computePerformance(handed)),
+      JSON.stringify(sessionPerformance(handed)),
     );
   }, 120_000);
 });
