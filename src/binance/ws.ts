@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { type Call, newCall, newPublicCall } from '../application/call';
 import { followUserData, onUserDataStreamEnd, userDataStreamOf } from '../application/user-data-streams';
+import { watchCredential } from '../auth/credential-watch';
 import { keepAlive } from '../net/ws-heartbeat';
 import type { Services } from '../services';
 import { type WalletEvents, walletEventsOf } from '../trading/wallet-follow';
@@ -386,12 +387,31 @@ class ApiSocket {
         );
         const subscriptionId = this.nextId++;
         const call = newCall(services, principal, `binance-ws-api:${subscriptionId}`);
-        this.subscriptions.set(
-          subscriptionId,
-          followOnSocket(events, call, this.socket, (json) =>
-            this.socket.send(`{"subscriptionId":${subscriptionId},"event":${json}}`),
-          ),
+        const follow = followOnSocket(events, call, this.socket, (json) =>
+          this.socket.send(`{"subscriptionId":${subscriptionId},"event":${json}}`),
         );
+        // The subscription lasts as long as the API key it was signed with: when that stops working (regenerated
+        // or deleted, its agent deleted, its account suspended) it ends with Binance's `eventStreamTerminated`.
+        const { auth } = services;
+        const apiKey = values.get('apiKey')?.trim();
+        const watch = auth
+          ? watchCredential(
+              auth,
+              principal,
+              () => auth.resolveCredential({ apiKey }),
+              () => {
+                const stop = this.subscriptions.get(subscriptionId);
+                if (!stop) return;
+                stop();
+                this.subscriptions.delete(subscriptionId);
+                this.send({ subscriptionId, event: { e: 'eventStreamTerminated', E: Date.now() } });
+              },
+            )
+          : undefined;
+        this.subscriptions.set(subscriptionId, () => {
+          follow();
+          watch?.stop();
+        });
         return { subscriptionId };
       }
       case 'userDataStream.unsubscribe': {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAccountCommands } from '../../commands/accounts';
 import { changeAccountStatus } from '../../src/cli/accounts';
@@ -156,5 +157,37 @@ describe('a Binance listen key opened with an API key that stops working', () =>
       headers: { 'x-mbx-apikey': regenerated.json().api_key },
     });
     expect(kept.json()).toMatchObject({ code: -1125 });
+  });
+});
+
+describe('a Binance WebSocket API user data subscription signed with an API key that stops working', () => {
+  it('ends with eventStreamTerminated when the agent key is regenerated', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const created = await api(t.app, {
+      method: 'POST',
+      url: '/agents',
+      headers: bearer(account),
+      payload: { display_name: 'ws-api' },
+    });
+    const { agent_id: agentId, api_key: apiKey, api_secret: secret } = created.json();
+    const { ws, next, send } = await openInbox(`${app.base}/binance/ws-api/v3`);
+    const query = `apiKey=${apiKey}&timestamp=${Date.now()}`;
+    const signature = createHmac('sha256', secret).update(query).digest('hex');
+    send({
+      id: 1,
+      method: 'userDataStream.subscribe.signature',
+      params: { apiKey, timestamp: Number(query.split('timestamp=')[1]), signature },
+    });
+    const subscribed = await next((m) => m.id === 1);
+    expect(subscribed, JSON.stringify(subscribed)).toMatchObject({ status: 200 });
+    const { subscriptionId } = subscribed.result;
+    const regenerated = await api(t.app, {
+      method: 'POST',
+      url: `/agents/${agentId}/regenerate-key`,
+      headers: bearer(account),
+    });
+    expect(regenerated.statusCode, regenerated.body).toBe(200);
+    expect(await next((m) => m.event?.e === 'eventStreamTerminated')).toMatchObject({ subscriptionId });
+    ws.close();
   });
 });
