@@ -180,8 +180,34 @@ const login = async (registered: Record<string, any>): Promise<Record<string, an
   }
 };
 
-/** Resident set size and its high-water mark of a process (bytes), from /proc; 0 when unreadable. */
+/**
+ * The venue's child processes (its stepping processes with `BACKTEST_STEPPING=process`), from /proc: their threads
+ * count as the venue's in the thread sampler (a `child` field names the process), their RSS in its peak.
+ */
+const childrenOf = (pid: number): number[] => {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+};
+
+/** Resident set size and its high-water mark of a process and its children (bytes), from /proc; 0 when unreadable. */
 const memoryOf = (pid: number): { rss: number; hwm: number } => {
+  const own = memoryOfOne(pid);
+  for (const c of childrenOf(pid)) {
+    const m = memoryOfOne(c);
+    own.rss += m.rss;
+    own.hwm += m.hwm;
+  }
+  return own;
+};
+
+const memoryOfOne = (pid: number): { rss: number; hwm: number } => {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
@@ -421,29 +447,31 @@ const runBacktest = async (
 };
 
 /**
- * The venue's threads as /proc shows them: per thread id, its nice value and CPU seconds (user + system) since the
+ * The venue's threads — and its child processes' (`child`: their process id) — as /proc shows them: per thread id, its nice value and CPU seconds (user + system) since the
  * process started and since the sampler did (`cpu_seconds_during`), sampled every 500 ms until `stop` (a worker
  * thread that ends keeps its last sample). The request thread is the one whose id is the process id;
  * `os.setPriority`/piscina's `niceIncrement` in a worker thread renices only that thread.
  */
 const threadSampler = (pid: number) => {
-  const seen = new Map<number, { nice: number; cpu_seconds: number }>();
+  const seen = new Map<number, { nice: number; cpu_seconds: number; child?: number }>();
   const atStart = new Map<number, number>();
   let started = false;
   const tick = 100; // USER_HZ: clock ticks per second of /proc stat times on Linux
   const sample = () => {
-    try {
-      for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
-        const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        // Fields after the name: state(0) … utime(11) stime(12) … nice(16).
-        const cpu = (Number(f[11]) + Number(f[12])) / tick;
-        seen.set(Number(t), { nice: Number(f[16]), cpu_seconds: cpu });
-        // A thread started after the sampler counts from 0.
-        if (!atStart.has(Number(t))) atStart.set(Number(t), started ? 0 : cpu);
+    for (const p of [pid, ...childrenOf(pid)]) {
+      try {
+        for (const t of fs.readdirSync(`/proc/${p}/task`)) {
+          const stat = fs.readFileSync(`/proc/${p}/task/${t}/stat`, 'utf8');
+          const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          // Fields after the name: state(0) … utime(11) stime(12) … nice(16).
+          const cpu = (Number(f[11]) + Number(f[12])) / tick;
+          seen.set(Number(t), { nice: Number(f[16]), cpu_seconds: cpu, ...(p === pid ? {} : { child: p }) });
+          // A thread started after the sampler counts from 0.
+          if (!atStart.has(Number(t))) atStart.set(Number(t), started ? 0 : cpu);
+        }
+      } catch {
+        // The process or a thread ended between the listing and the read.
       }
-    } catch {
-      // The process or a thread ended between the listing and the read.
     }
   };
   sample();

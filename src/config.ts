@@ -94,6 +94,13 @@ const configSchema = z.object({
     .max(64)
     .default(Math.max(1, os.availableParallelism() - 1)),
   /**
+   * Where `BACKTEST_THREADS` decide backtest and historical-battle batches (issue 24 item 4; `docs/backtesting.md`,
+   * "Where stepping runs"): `thread` — worker threads of the venue's process at nice 19; `process` — child
+   * processes of the venue (`BACKTEST_THREADS` of them), every thread of each at nice 19, each with its own V8
+   * heap and GC helper threads, which a worker thread shares with the request thread.
+   */
+  BACKTEST_STEPPING: z.enum(['thread', 'process']).default('thread'),
+  /**
    * Candles per pair a backtest session holds ahead of its virtual clock (issue 24 item 3; docs/architecture.md,
    * "Backtests"): its window is read from the candle store a chunk at a time, so its memory is bounded by this,
    * not by the window's length.

@@ -69,7 +69,8 @@ export const installBacktest = (
   } = {},
 ): BacktestServices => {
   const threads = services.config.BACKTEST_THREADS;
-  const stepper = threads > 0 ? createPooledStepper({ threads }) : undefined;
+  const stepper =
+    threads > 0 ? createPooledStepper({ threads, stepping: services.config.BACKTEST_STEPPING }) : undefined;
   const commands = createBacktestCommands({
     ...(stepper ? { stepper } : {}),
     ...sessionWiring(services),

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { MessagePort } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { decisionIds } from '../../commands/backtest';
@@ -70,9 +69,10 @@ export interface StepTask {
   now: number;
   /**
    * A chunked market's channel to the request thread, for the pairs of `remote`: the thread posts `{ c, i }` (chunk
-   * `c` of the `i`-th pair) and is answered `{ c, i, columns }` (or `{ c, i, error }`).
+   * `c` of the `i`-th pair) and is answered `{ c, i, columns }` (or `{ c, i, error }`). A `MessagePort` on a
+   * worker thread; in a stepping process (`step-process.ts`) the task's side messages over the IPC channel.
    */
-  port?: MessagePort;
+  port?: ChunkPort;
   /**
    * Pairs (indices, sorted by symbol) of a chunked market whose chunks only the request thread can read (live
    * minutes in its memory), or every pair when the market names no store. Absent: none.
@@ -82,6 +82,21 @@ export interface StepTask {
   sliceSteps: number;
   /** CPU time (ms) a task computes before it lets the worker's other tasks run. */
   sliceMs: number;
+}
+
+/** What the request thread answers a chunk request with (see `StepTask.port`). */
+export interface ChunkReply {
+  c: number;
+  i: number;
+  columns?: SharedSeriesColumns;
+  error?: string;
+}
+
+/** The stepping side of a chunked market's channel to the request thread (`StepTask.port`). */
+export interface ChunkPort {
+  on(event: 'message', listener: (m: ChunkReply) => void): unknown;
+  off(event: 'message', listener: (m: ChunkReply) => void): unknown;
+  postMessage(m: { c: number; i: number }): void;
 }
 
 /**
@@ -286,9 +301,9 @@ const withEncodedData = (events: BacktestStreamEvent[], lasts: LastCandles | und
 };
 
 /** Asks the request thread for chunk `c` of pair `i` on `port` and waits for it. */
-const fetchChunk = (port: MessagePort, c: number, i: number): Promise<SharedSeriesColumns> =>
+const fetchChunk = (port: ChunkPort, c: number, i: number): Promise<SharedSeriesColumns> =>
   new Promise((resolve, reject) => {
-    const answer = (m: { c: number; i: number; columns?: SharedSeriesColumns; error?: string }) => {
+    const answer = (m: ChunkReply) => {
       if (m.c !== c || m.i !== i) return;
       port.off('message', answer);
       if (m.columns) resolve(m.columns);

@@ -17,8 +17,9 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { createWorkerPool } from '../workers/pool';
-import { type SharedSeriesColumns, shareColumns } from './shared-series';
-import type { LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
+import { createProcessPool, type ProcessPool } from '../workers/process-pool';
+import { type SharedSeriesColumns, shareColumns, unshareColumns } from './shared-series';
+import type { ChunkReply, LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
 
 /** Options of {@link createPooledStepper}. */
 export interface PooledStepperOptions {
@@ -35,7 +36,124 @@ export interface PooledStepperOptions {
   sliceMs?: number;
   /** Nice increment of the threads (Linux; default 19, the lowest priority): the request thread wins the CPU when both want it. */
   niceIncrement?: number;
+  /**
+   * Where batches are decided (`BACKTEST_STEPPING`): `thread` — piscina worker threads of the venue's process;
+   * `process` — child processes of the venue (`step-process.ts`), each with its own V8 (heap, external memory, GC
+   * and compiler helper threads) at nice 19. `threads` then counts processes. Default: the environment's
+   * `BACKTEST_STEPPING`, else `thread`.
+   */
+  stepping?: BacktestStepping;
 }
+
+/** Where backtest batches are decided off the request thread: see {@link PooledStepperOptions.stepping}. */
+export type BacktestStepping = 'thread' | 'process';
+
+/** A chunk request of a stepping thread or process answered by the request thread. */
+type AnswerChunk = (request: { c: number; i: number }) => ChunkReply;
+
+/** Where the tasks of {@link createPooledStepper} run: worker threads or child processes. */
+interface StepRunner {
+  run(task: StepTask | WarmTask, answerChunk?: AnswerChunk): Promise<unknown>;
+  warm(): void;
+  started(): number;
+  pids(): number[];
+  close(): Promise<void>;
+}
+
+/** Stepping on piscina worker threads; a chunk request comes on a `MessageChannel` handed to the task. */
+const threadRunner = (threads: number, options: PooledStepperOptions): StepRunner => {
+  let pool: Piscina | undefined;
+  const poolOf = (): Piscina => {
+    pool ??= createWorkerPool(new URL('./step-worker.ts', import.meta.url), {
+      maxThreads: threads,
+      concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
+      niceIncrement: options.niceIncrement ?? 19,
+      idleTimeoutMs: 60_000,
+    });
+    return pool;
+  };
+  return {
+    async run(task, answerChunk) {
+      if (!answerChunk) return poolOf().run(task);
+      // The answer shares the request thread's columns (shared memory), read from the candle store here.
+      const channel = new MessageChannel();
+      channel.port1.on('message', (m: { c: number; i: number }) => {
+        channel.port1.postMessage(answerChunk(m));
+      });
+      try {
+        return await poolOf().run({ ...task, port: channel.port2 }, { transferList: [channel.port2] });
+      } finally {
+        channel.port1.close();
+      }
+    },
+    warm() {
+      const p = poolOf();
+      // One task per thread still to start: each lands on a thread of its own while the others are busy starting.
+      for (let i = p.threads.length; i < threads; i++) {
+        p.run({ kind: 'warm' } satisfies WarmTask).catch(() => {
+          // Nothing to do: a thread that cannot start fails the session's first batch with its error.
+        });
+      }
+    },
+    started: () => pool?.threads.length ?? 0,
+    pids: () => [],
+    async close() {
+      const p = pool;
+      pool = undefined;
+      await p?.destroy();
+    },
+  };
+};
+
+/**
+ * Stepping in child processes at nice `niceIncrement` (`step-process.ts`): what crosses is copied by the IPC
+ * channel's structured clone, so shared columns (a whole market's, a chunk the request thread read) are sent as
+ * plain copies; a chunk request comes as the task's side message. A process that dies fails its batches with
+ * "the backtest stepping process exited …", and the next batch starts a fresh one.
+ */
+const processRunner = (processes: number, options: PooledStepperOptions): StepRunner => {
+  let pool: ProcessPool | undefined;
+  const poolOf = (): ProcessPool => {
+    pool ??= createProcessPool(new URL('./step-process.ts', import.meta.url), {
+      maxProcesses: processes,
+      nice: options.niceIncrement ?? 19,
+      idleTimeoutMs: 60_000,
+      label: 'backtest stepping',
+    });
+    return pool;
+  };
+  return {
+    run(task, answerChunk) {
+      const sent =
+        task.kind !== 'warm' && task.market?.pairs
+          ? {
+              ...task,
+              market: {
+                ...task.market,
+                pairs: task.market.pairs.map((p) => ({ ...p, shared: unshareColumns(p.shared) })),
+              },
+            }
+          : task;
+      return poolOf().run(
+        sent,
+        answerChunk
+          ? (data, reply) => {
+              const answer = answerChunk(data as { c: number; i: number });
+              reply(answer.columns ? { ...answer, columns: unshareColumns(answer.columns) } : answer);
+            }
+          : undefined,
+      );
+    },
+    warm: () => poolOf().warm(),
+    started: () => pool?.started() ?? 0,
+    pids: () => pool?.pids() ?? [],
+    async close() {
+      const p = pool;
+      pool = undefined;
+      await p?.close();
+    },
+  };
+};
 
 /**
  * A chunked market's chunks as the request thread reads them: `read(c, i)` is chunk `c`'s columns of its `i`-th
@@ -121,33 +239,28 @@ export interface PooledStepper extends BacktestStepper {
    * so stop after a minute idle, as any.
    */
   warm(): void;
-  /** Worker threads started (or starting) now. */
+  /** Worker threads (or stepping processes) started (or starting) now. */
   threadsStarted(): number;
+  /** The stepping processes' ids (`stepping: 'process'`; none with threads). */
+  processIds(): number[];
   close(): Promise<void>;
 }
 
 /**
  * Backtest stepping off the request thread (issue 24 item 4; `docs/backtesting.md`, "Where stepping runs"): a
  * `StepBacktest` — or a historical battle's `StepBattle` (`battles`) — bigger than `inlineUpTo` candle updates
- * (× participants) is decided on a piscina worker thread by the decider's own step, interleaved slice by slice with the other batches of that thread, while the request thread keeps serving.
+ * (× participants) is decided on a piscina worker thread — or, with `stepping: 'process'`, in a child process of
+ * the venue at nice 19 — by the decider's own step, interleaved slice by slice with the other batches of that thread, while the request thread keeps serving.
  * The thread builds the session's market from its columns the first time it sees it and keeps it (bounded LRU).
  * The events are the decider's, byte for byte, so what is appended, answered and folded does not depend on where
  * the decision ran. The pool starts on the first batch; `close` stops it.
  */
 export const createPooledStepper = (options: PooledStepperOptions = {}): PooledStepper => {
-  let pool: Piscina | undefined;
   const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
   const inlineUpTo = options.inlineUpTo ?? 2048;
   const sliceMs = options.sliceMs ?? 4;
-  const poolOf = (): Piscina => {
-    pool ??= createWorkerPool(new URL('./step-worker.ts', import.meta.url), {
-      maxThreads: threads,
-      concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
-      niceIncrement: options.niceIncrement ?? 19,
-      idleTimeoutMs: 60_000,
-    });
-    return pool;
-  };
+  const stepping = options.stepping ?? (process.env.BACKTEST_STEPPING === 'process' ? 'process' : 'thread');
+  const runner = stepping === 'process' ? processRunner(threads, options) : threadRunner(threads, options);
 
   /** Sends one step to a thread (the market too when the thread lacks it) and answers its events. */
   const offThread = async (
@@ -169,34 +282,25 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
       sliceMs,
     };
     // A chunked market: the thread reads the chunks its clock reaches from the candle store itself, except those
-    // of the pairs named here, which it asks the request thread for on a channel.
+    // of the pairs named here, which it asks the request thread for.
     const remote: number[] = [];
     if (chunks) {
       for (let i = 0; i < chunks.pairs; i++) if (!chunks.local?.(i)) remote.push(i);
       if (remote.length) task.remote = remote;
     }
-    const run = async (withMarket: boolean): Promise<StepAnswer> => {
-      const sent = withMarket ? { ...task, market: transfer } : task;
-      if (!chunks || remote.length === 0) return (await poolOf().run(sent)) as StepAnswer;
-      // The answer shares the request thread's columns (shared memory), read from the candle store here.
-      const channel = new MessageChannel();
-      channel.port1.on('message', ({ c, i }: { c: number; i: number }) => {
-        // One pair's chunk per message (a step reads only the pairs it walks), read from the candle store here.
-        try {
-          channel.port1.postMessage({ c, i, columns: chunks.read(c, i) });
-        } catch (error) {
-          channel.port1.postMessage({ c, i, error: error instanceof Error ? error.message : String(error) });
-        }
-      });
-      try {
-        return (await poolOf().run(
-          { ...sent, port: channel.port2 },
-          { transferList: [channel.port2] },
-        )) as StepAnswer;
-      } finally {
-        channel.port1.close();
-      }
-    };
+    // One pair's chunk per request (a step reads only the pairs it walks), read from the candle store here.
+    const answerChunk: AnswerChunk | undefined =
+      chunks && remote.length
+        ? ({ c, i }) => {
+            try {
+              return { c, i, columns: chunks.read(c, i) };
+            } catch (error) {
+              return { c, i, error: error instanceof Error ? error.message : String(error) };
+            }
+          }
+        : undefined;
+    const run = async (withMarket: boolean): Promise<StepAnswer> =>
+      (await runner.run(withMarket ? { ...task, market: transfer } : task, answerChunk)) as StepAnswer;
     let answer = await run(false);
     if ('miss' in answer) answer = await run(true);
     if ('miss' in answer) throw new Error('the backtest worker did not keep the market it was sent');
@@ -253,20 +357,9 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
         return (await offThread('battle', request.battleId, request, market)) as BattleEvent[];
       },
     },
-    warm() {
-      const p = poolOf();
-      // One task per thread still to start: each lands on a thread of its own while the others are busy starting.
-      for (let i = p.threads.length; i < threads; i++) {
-        p.run({ kind: 'warm' } satisfies WarmTask).catch(() => {
-          // Nothing to do: a thread that cannot start fails the session's first batch with its error.
-        });
-      }
-    },
-    threadsStarted: () => pool?.threads.length ?? 0,
-    async close() {
-      const p = pool;
-      pool = undefined;
-      await p?.destroy();
-    },
+    warm: () => runner.warm(),
+    threadsStarted: () => runner.started(),
+    processIds: () => runner.pids(),
+    close: () => runner.close(),
   };
 };

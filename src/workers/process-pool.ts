@@ -1,0 +1,218 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * A message between the venue and one of its task processes ({@link createProcessPool}), sent with Node's
+ * `advanced` IPC serialization (the structured clone: typed arrays, bigints, `Map`s cross as they are; a
+ * `SharedArrayBuffer` cannot, its owner copies it into a plain buffer first).
+ * - `run` (venue → child): task `id`, its `task` value.
+ * - `done` (child → venue): task `id`'s result, or `error` (an exception's message and stack: the task threw).
+ * - `side` (either way): a message of task `id`'s own conversation (e.g. a chunk asked for and answered) while it
+ *   runs; `data` is the task's own.
+ */
+export type ProcessMessage =
+  | { kind: 'run'; id: number; task: unknown }
+  | { kind: 'done'; id: number; result?: unknown; error?: { message: string; stack?: string } }
+  | { kind: 'side'; id: number; data: unknown };
+
+/** Options of {@link createProcessPool}. */
+export interface ProcessPoolOptions {
+  /** Processes at most (tasks go to the one with the fewest running). */
+  maxProcesses: number;
+  /** Nice value every thread of a process is set to (Linux; 0 leaves it; default 19, the lowest priority). */
+  nice?: number;
+  /** A process with no task for this long exits (ms; default 60 s). */
+  idleTimeoutMs?: number;
+  /** Names the processes in errors (e.g. "backtest stepping"). */
+  label: string;
+}
+
+/** Runs tasks on child processes: see {@link createProcessPool}. */
+export interface ProcessPool {
+  /**
+   * Runs `task` on a process and resolves with its result. `onSide` receives the task's side messages from the
+   * child; `reply` sends one back to it. Rejects when the task threw in the child (its message), or when the
+   * process exited before answering (a crash, a kill: "the <label> process exited …"; the next task starts a
+   * fresh one).
+   */
+  run(task: unknown, onSide?: (data: unknown, reply: (data: unknown) => void) => void): Promise<unknown>;
+  /** Starts the processes still missing without waiting for them (their first tasks then find them loaded). */
+  warm(): void;
+  /** Processes started (or starting) now. */
+  started(): number;
+  /** Their process ids (for a test or a benchmark to watch or kill them). */
+  pids(): number[];
+  /** Kills every process; a task running then rejects. */
+  close(): Promise<void>;
+}
+
+interface Running {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  onSide?: ((data: unknown, reply: (data: unknown) => void) => void) | undefined;
+}
+
+interface Member {
+  child: ChildProcess;
+  running: Map<number, Running>;
+  idle?: NodeJS.Timeout | undefined;
+  exited: boolean;
+}
+
+/**
+ * A small pool of child processes running the default export of the module `file` (ESM; run through `tsx` when
+ * it is TypeScript), each its own V8 — heap, external memory, GC and compiler helper threads — and, on Linux, every
+ * thread of it at nice `nice` (the child renices its threads itself as it starts, `entry.ts`'s
+ * `reniceAllThreads`; the venue sets the process's main thread too). Why processes and not worker threads: a
+ * worker thread's isolate shares the process's V8 platform threads, which run at the request thread's priority,
+ * and the memory it hands over counts as the request isolate's external memory (docs/benchmarks.md, "Stepping in a
+ * child process at nice 19"). A library pool was not used: tinypool's `child_process` runtime sends with JSON
+ * serialization and carries no per-task channel, which the stepping's typed columns and chunk requests need.
+ *
+ * A child exits when its IPC channel closes (the venue ended, even by SIGKILL: no orphan), when killed by
+ * `close`, or after `idleTimeoutMs` without a task. A child that dies fails its running tasks, and the next task
+ * starts a fresh one: the venue keeps running. An idle child does not keep the venue's event loop alive.
+ */
+export const createProcessPool = (file: URL, options: ProcessPoolOptions): ProcessPool => {
+  const members: Member[] = [];
+  const nice = options.nice ?? 19;
+  const idleMs = options.idleTimeoutMs ?? 60_000;
+  let nextId = 0;
+  let closed = false;
+
+  const typescript = file.pathname.endsWith('.ts');
+  const hasLoader = process.execArgv.some((a) => a.includes('tsx'));
+  // Inspector and profiling flags are the venue's own: a child would fight for the port or write its own profile.
+  // A script given on the command line (`-e`, `-p`) would run in the child instead of `file`.
+  const inherited: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const a = process.execArgv[i]!;
+    if (/^(-e|--eval|-p|--print)$/.test(a)) i++;
+    else if (!/^--(inspect|cpu-prof|heap-prof|prof|eval=|print=|input-type)/.test(a)) inherited.push(a);
+  }
+  const execArgv = typescript && !hasLoader ? [...inherited, '--import', 'tsx'] : inherited;
+
+  const settleIdle = (m: Member): void => {
+    if (m.running.size > 0) {
+      clearTimeout(m.idle);
+      m.idle = undefined;
+      m.child.ref();
+      m.child.channel?.ref();
+      return;
+    }
+    // Idle: the venue may exit without it; it exits by itself after a while.
+    m.child.unref();
+    m.child.channel?.unref();
+    m.idle ??= setTimeout(() => {
+      if (m.running.size === 0) stop(m);
+    }, idleMs).unref();
+  };
+
+  const drop = (m: Member, why: string): void => {
+    if (m.exited) return;
+    m.exited = true;
+    clearTimeout(m.idle);
+    const at = members.indexOf(m);
+    if (at >= 0) members.splice(at, 1);
+    for (const r of m.running.values()) r.reject(new Error(`the ${options.label} process ${why}`));
+    m.running.clear();
+  };
+
+  const stop = (m: Member): void => {
+    drop(m, 'was stopped');
+    m.child.kill('SIGKILL');
+  };
+
+  const start = (): Member => {
+    const child = fork(fileURLToPath(file), [], {
+      execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, PTV_CHILD_NICE: String(nice) },
+    });
+    const m: Member = { child, running: new Map(), exited: false };
+    members.push(m);
+    if (nice && child.pid !== undefined) {
+      try {
+        os.setPriority(child.pid, nice);
+      } catch {
+        // Not permitted or not Linux: the child renices its own threads as it starts.
+      }
+    }
+    child.on('message', (message: ProcessMessage) => {
+      const r = m.running.get(message.id);
+      if (!r) return;
+      if (message.kind === 'side') {
+        r.onSide?.(message.data, (data) => send(m, { kind: 'side', id: message.id, data }));
+        return;
+      }
+      if (message.kind !== 'done') return;
+      m.running.delete(message.id);
+      settleIdle(m);
+      if (message.error) {
+        const error = new Error(message.error.message);
+        if (message.error.stack) error.stack = message.error.stack;
+        r.reject(error);
+      } else r.resolve(message.result);
+    });
+    child.on('error', (error) => drop(m, `failed: ${error.message}`));
+    child.on('exit', (code, signal) =>
+      drop(m, `exited (${signal ? `signal ${signal}` : `code ${code}`}) before the task's end`),
+    );
+    settleIdle(m);
+    return m;
+  };
+
+  const send = (m: Member, message: ProcessMessage): void => {
+    if (m.exited || !m.child.connected) return;
+    m.child.send(message, (error) => {
+      if (error) {
+        // The channel broke under the message: the child is gone or going; fail its tasks now.
+        drop(m, `could not be sent a message: ${error.message}`);
+        m.child.kill('SIGKILL');
+      }
+    });
+  };
+
+  const pick = (): Member => {
+    if (members.length < options.maxProcesses) {
+      const idle = members.find((m) => m.running.size === 0);
+      return idle ?? start();
+    }
+    return members.reduce((a, b) => (b.running.size < a.running.size ? b : a));
+  };
+
+  return {
+    run(task, onSide) {
+      if (closed) return Promise.reject(new Error(`the ${options.label} processes are closed`));
+      const m = pick();
+      const id = ++nextId;
+      return new Promise((resolve, reject) => {
+        m.running.set(id, { resolve, reject, onSide });
+        settleIdle(m);
+        send(m, { kind: 'run', id, task });
+      });
+    },
+    warm() {
+      if (closed) return;
+      while (members.length < options.maxProcesses) start();
+    },
+    started: () => members.length,
+    pids: () => members.flatMap((m) => (m.child.pid === undefined ? [] : [m.child.pid])),
+    async close() {
+      closed = true;
+      const all = [...members];
+      await Promise.all(
+        all.map(
+          (m) =>
+            new Promise<void>((resolve) => {
+              if (m.child.exitCode !== null || m.child.signalCode !== null) return resolve();
+              m.child.once('exit', () => resolve());
+              stop(m);
+            }),
+        ),
+      );
+    },
+  };
+};

@@ -1,0 +1,174 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decisionIds } from '../../commands/backtest';
+import type { BacktestCommand } from '../../domain/backtest/commands';
+import { backtestDecider } from '../../domain/backtest/decide';
+import type { BacktestState } from '../../domain/backtest/state';
+import type { Candle } from '../../domain/market/candle';
+import { createPooledStepper } from '../../src/backtest/stepper';
+import { until } from '../support/until';
+import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
+
+/**
+ * Issue 24 item 4, `BACKTEST_STEPPING=process`: batches decided in a child process of the venue, every thread of
+ * it at nice 19 (its own V8 helper threads too), give the decider's events byte for byte; a stepping process that
+ * dies fails its batches with a clear error and the next batch gets a fresh one; and the process never outlives
+ * the venue, even one killed with SIGKILL.
+ */
+
+const SESSION = `bt_${'3'.repeat(32)}`;
+const HOURS = 2000;
+const NOW = new Date('2030-01-01T00:00:00Z');
+
+const walk = (seed: number): Candle[] => {
+  let x = seed;
+  let price = 100;
+  const ohlc: [number, number, number, number][] = [];
+  for (let i = 0; i < HOURS; i++) {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+    const open = price;
+    const close = Math.max(1, Math.round(open * (1 + (x / 2_147_483_648 - 0.5) * 0.04) * 100) / 100);
+    ohlc.push([
+      open,
+      Math.round(Math.max(open, close) * 101) / 100,
+      Math.round(Math.min(open, close) * 99) / 100,
+      close,
+    ]);
+    price = close;
+  }
+  return series(T0 - 10 * H, ohlc);
+};
+
+const CANDLES = { BTCUSDT: walk(3), ETHUSDT: walk(5) };
+const market = testMarket(CANDLES);
+
+const startedSession = (): { state: BacktestState; revision: number } => {
+  let state = backtestDecider.initialState();
+  let revision = -1;
+  const apply = (command: BacktestCommand) => {
+    const events = backtestDecider.decide(command, state, {
+      now: NOW,
+      newId: decisionIds(SESSION, revision + 1),
+      market,
+      catalog: testCatalog(CANDLES),
+    });
+    for (const e of events) state = backtestDecider.evolve(state, e);
+    revision += events.length;
+  };
+  apply(
+    createBacktestCommand(SESSION, {
+      startTime: T0,
+      endTime: T0 + (HOURS - 20) * H,
+      candleInterval: '1h',
+      startingBalance: '100000',
+      strategyLabel: null,
+      pairs: null,
+    }),
+  );
+  apply({ type: 'StartBacktest', data: { fingerprint: 'f' } });
+  apply({
+    type: 'PlaceSandboxOrder',
+    data: { order: { symbol: 'ETHUSDT', side: 'buy', type: 'limit', quantity: '10', price: '90' } },
+  });
+  return { state, revision };
+};
+
+const { state, revision } = startedSession();
+const request = (steps: number) => ({
+  sessionId: SESSION,
+  revision: revision + 1,
+  state,
+  steps,
+  now: NOW,
+  market,
+});
+const inline = (steps: number) =>
+  stored(
+    backtestDecider.decide({ type: 'StepBacktest', data: { steps } }, state, {
+      now: NOW,
+      newId: decisionIds(SESSION, revision + 1),
+      market,
+    }),
+  );
+
+/** Nice values of every thread of process `pid` (field 19 of `/proc/<pid>/task/<tid>/stat`). */
+const niceOf = (pid: number): number[] =>
+  readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
+
+const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process' });
+afterAll(() => stepper.close());
+
+describe('backtest stepping in a child process', () => {
+  it("decides the decider's events byte for byte, in a process whose every thread is at nice 19", async () => {
+    const want = inline(1500);
+    expect(want).toContain('"OrderFilled"');
+    const got = await Promise.all([stepper.step(request(1500)), stepper.step(request(700))]);
+    expect(stored(got[0])).toBe(want);
+    expect(stored(got[1])).toBe(inline(700));
+    const [pid] = stepper.processIds();
+    expect(pid).toBeDefined();
+    expect(pid).not.toBe(process.pid);
+    const nices = niceOf(pid!);
+    expect(nices.length).toBeGreaterThan(3);
+    expect(new Set(nices)).toEqual(new Set([19]));
+  }, 120_000);
+
+  it('a stepping process that dies fails its batch with a clear error; the next batch gets a fresh one', async () => {
+    stepper.warm();
+    await until(() => stepper.processIds().length === 1, { what: 'a stepping process' });
+    const [first] = stepper.processIds();
+    const batch = stepper.step(request(HOURS - 20));
+    process.kill(first!, 'SIGKILL');
+    await expect(batch).rejects.toThrow(/the backtest stepping process exited \(signal SIGKILL\)/);
+    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+    const [second] = stepper.processIds();
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+  }, 120_000);
+
+  it('exits when the venue is killed with SIGKILL (no orphan)', async () => {
+    // A parent that starts a stepping process, waits until it answers, prints its pid, then waits to be killed.
+    const code = `
+      import { createPooledStepper } from ${JSON.stringify(new URL('../../src/backtest/stepper.ts', import.meta.url).href)};
+      const s = createPooledStepper({ threads: 1, stepping: 'process' });
+      s.warm();
+      const wait = () => s.processIds().length ? console.log('PID ' + s.processIds()[0]) : setTimeout(wait, 50);
+      wait();
+      setInterval(() => {}, 1000);
+    `;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    parent.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    try {
+      await until(() => /PID \d+/.test(out), { what: 'the stepping process started', timeoutMs: 60_000 });
+      const pid = Number(/PID (\d+)/.exec(out)![1]);
+      // Its modules loaded: its IPC channel is served (a disconnect then ends it).
+      await until(() => niceOf(pid).every((n) => n === 19) && niceOf(pid).length > 3, {
+        what: 'the stepping process reniced',
+        timeoutMs: 60_000,
+      });
+      expect(alive(pid)).toBe(true);
+      parent.kill('SIGKILL');
+      await until(() => !alive(pid), { what: 'the orphan gone', timeoutMs: 30_000 });
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  }, 150_000);
+});
