@@ -8,7 +8,7 @@
  * is time the request thread ran something else to its end while every request waited: unlike a latency probe it
  * does not depend on how loaded the machine's other processes keep the cores (what the thread computes, not when
  * the scheduler lets it run, except for the share of the stall that is waiting for a core). Does nothing without
- * `LOOP_STALLS_FILE`.
+ * `LOOP_STALLS_FILE`, and nothing in a process forked with an IPC channel (the venue's stepping processes).
  *
  * Beside it, `LOOP_STALLS_FILE.gc` gets the main thread's garbage collections of at least `LOOP_STALLS_GC_MIN_MS`
  * (default 1) as `end epoch ms,duration ms,kind` (kind: minor, major, incremental, weakcb; from `perf_hooks`' `gc`
@@ -19,7 +19,9 @@ import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 
 const file = process.env.LOOP_STALLS_FILE;
-if (file && isMainThread) {
+// A process forked with an IPC channel (the venue's stepping processes, `BACKTEST_STEPPING=process`, which inherit
+// the flag and the environment) is not the request thread: it records nothing.
+if (file && isMainThread && !process.channel) {
   const every = Number(process.env.LOOP_STALLS_EVERY_MS ?? 5);
   const minimum = Number(process.env.LOOP_STALLS_MIN_MS ?? 10);
   const fd = fs.openSync(file, 'a');
