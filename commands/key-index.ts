@@ -39,6 +39,8 @@ export interface KeyIndex {
    * the caller checks `account.status` and `agent.status`.
    */
   inForce(keyHash: string): Promise<KeyOnWriteSide | undefined>;
+  /** An agent's account and status from its own stream, read afresh; undefined when it has none (never, or deleted). */
+  agent(agentId: string): Promise<{ accountId: string; status: AgentStatus } | undefined>;
 }
 
 /** Builds the key index over the event store. */
@@ -49,6 +51,7 @@ export const createKeyIndex = (store: EventStore): KeyIndex => {
   const index = createCommandHandler(store, apiKeyIndexDecider);
   const accounts = createCommandHandler(store, accountDecider);
   const agents = createCommandHandler(store, agentDecider, { cacheSize: 0 });
+  const agentState = async (agentId: string) => (await agents.load(agentStreamId(agentId))).state;
   return {
     async issue(keyHash, holder, meta) {
       await handleLive(
@@ -64,7 +67,7 @@ export const createKeyIndex = (store: EventStore): KeyIndex => {
       if (!holder) return undefined;
       const [{ state: account }, agent] = await Promise.all([
         accounts.load(accountStreamId(holder.accountId)),
-        holder.agentId ? agents.load(agentStreamId(holder.agentId)).then((r) => r.state) : undefined,
+        holder.agentId ? agentState(holder.agentId) : undefined,
       ]);
       if (account.status === 'none') return undefined;
       const standing = { status: account.status, credentialsVersion: account.credentialsVersion };
@@ -73,6 +76,11 @@ export const createKeyIndex = (store: EventStore): KeyIndex => {
         return undefined;
       }
       return { holder, account: standing, agent: { accountId: agent.accountId, status: agent.status } };
+    },
+
+    async agent(agentId) {
+      const agent = await agentState(agentId);
+      return agent.status === 'none' ? undefined : { accountId: agent.accountId, status: agent.status };
     },
   };
 };

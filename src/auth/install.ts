@@ -64,6 +64,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     settleCredentials: async () =>
       projections.waitFor(await eventStore.headPosition(), config.READ_MODEL_WAIT_MS, CREDENTIAL_MODELS),
     keyOnWriteSide: (keyHash) => keyIndex.inForce(keyHash),
+    agentOnWriteSide: (agentId) => keyIndex.agent(agentId),
     // `accounts` is built below, before any request can reach this.
     accountOnWriteSide: async (accountId) => {
       const account = await accounts.load(accountId);

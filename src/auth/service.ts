@@ -104,6 +104,13 @@ export interface AuthServiceOptions {
    */
   keyOnWriteSide?: (keyHash: string) => Promise<KeyOnWriteSide | undefined>;
   /**
+   * An agent's account and status from its own stream (`KeyIndex.agent`), or undefined when it has none: what an
+   * agent is checked against while this process knows the `agents` read model to be older than a change it made
+   * (an archive, a reset: until the read models include it), so an agent archived a moment ago is `archived` at
+   * once however far they lag (spec "Authentication" rule 6). Absent: the read model's row, as for any agent.
+   */
+  agentOnWriteSide?: (agentId: string) => Promise<{ accountId: string; status: AgentStatus } | undefined>;
+  /**
    * An account's status and credentials version from the write side (its own stream), or undefined when it has
    * none: what a token's account is checked against when the `accounts` read model does not have it yet (a token
    * from a login right after the registration, while the read models lag). Absent: such a token is
@@ -174,9 +181,12 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
       getAccountAuthState(db, accountId),
     );
   const agentOwnership = (agentId: string) =>
-    cached<{ accountId: string; status: AgentStatus }>(`agent:${agentId}`, () =>
-      getAgentOwnership(db, agentId),
-    );
+    // A change of this agent made here and not yet folded (its entry bypassed): the row is older than the stream.
+    bypass.has(`agent:${agentId}`) && options.agentOnWriteSide
+      ? options.agentOnWriteSide(agentId)
+      : cached<{ accountId: string; status: AgentStatus }>(`agent:${agentId}`, () =>
+          getAgentOwnership(db, agentId),
+        );
   /** Caches a lookup made along with another (unless a change bypasses its key); a missing row is not cached. */
   const prime = (key: string, value: unknown): void => {
     if (value != null && !bypass.has(key)) cache?.set(key, { value });

@@ -251,3 +251,49 @@ describe('agent keys issued while the read models stay behind', () => {
     }
   });
 });
+
+describe('an agent archived while the read models stay behind', () => {
+  it("its key is refused for changes at once: the agent's status from its stream, not the stale read model", async () => {
+    const { apiKey, apiSecret } = await register('Archiving owner');
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      remoteAddress: freshIp(),
+      payload: { api_key: apiKey, api_secret: apiSecret },
+    });
+    const bearer = { authorization: `Bearer ${login.json().token}` };
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/agents',
+      remoteAddress: freshIp(),
+      headers: bearer,
+      payload: { display_name: 'Soon archived' },
+    });
+    const { api_key: agentKey } = created.json();
+    /** A change the spec refuses to an archived agent's key (rule 6; `assertAgentActive`). */
+    const change = () =>
+      api(t.app, {
+        method: 'PUT',
+        url: '/account/fill-model',
+        headers: { 'x-api-key': agentKey },
+        payload: { fill_model: 'instant' },
+      });
+    // Known to every read model before they stop.
+    expect((await change()).statusCode).toBe(200);
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const archived = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/agents/${created.json().agent_id}/archive`,
+        remoteAddress: freshIp(),
+        headers: bearer,
+      });
+      expect(archived.statusCode).toBe(200);
+      const refused = await change();
+      expect([refused.statusCode, refused.json().error?.details?.reason]).toEqual([403, 'agent_archived']);
+    } finally {
+      await projections.start();
+    }
+  });
+});
