@@ -76,7 +76,7 @@ const expectedRows = (rankings: any[]) =>
 const figuresWithoutUnit = (): Promise<string[]> =>
   page.evaluate(`(() => {
     const main = document.querySelector('main');
-    const figures = new Set([...main.querySelectorAll('.num, .stat-value, td.r')]);
+    const figures = new Set([...main.querySelectorAll('.num, .stat-value, td.r, dl.preview dd')]);
     const missing = [];
     const unitOf = (el) => {
       if (el.querySelector('.unit') || el.closest('.unit')) return true;
@@ -97,7 +97,7 @@ const figuresWithoutUnit = (): Promise<string[]> =>
       // A card's value or a cell is covered by what is inside it: figures checked on their own, or no figure.
       if (!el.classList.contains('num')) {
         if (el.querySelector('.num, .ord, time, code, .badge, button, input')) continue;
-        if (!/d/.test(el.textContent)) continue;
+        if (!/\\d/.test(el.textContent)) continue;
       }
       if (!unitOf(el)) missing.push(el.textContent.trim() + ' (' + (el.closest('[data-panel], [data-testid], .stat')?.getAttribute('data-panel') ?? el.closest('[data-testid]')?.getAttribute('data-testid') ?? el.closest('.stat')?.querySelector('.stat-label')?.textContent ?? '') + ')');
     }
@@ -262,6 +262,14 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
       }
     }
     await page.setViewportSize({ width: 1280, height: 900 });
+    // The order ticket's preview: the venue's answer (POST /trade/order/preview), each figure with its unit.
+    await page.goto(`${base}/#/overview`);
+    const ticket = page.locator('aside [data-testid="ticket"]');
+    await ticket.locator('select[name="type"]').selectOption('limit');
+    await ticket.locator('input[name="quantity"]').fill('0.01');
+    await ticket.locator('input[name="price"]').fill('1000');
+    await ticket.locator('[data-testid="ticket-preview"][data-source="venue"]').waitFor();
+    for (const m of await figuresWithoutUnit()) missing.push(`ticket preview: ${m}`);
     expect(missing).toEqual([]);
     // The cards say theirs as the spec counts them.
     await page.goto(`${base}/#/overview`);

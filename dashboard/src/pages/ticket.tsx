@@ -8,7 +8,7 @@ import { request } from '../api/http';
 import { baseAsset, lockAsset, pairMap, QUOTE } from '../api/pairs';
 import { accountInfo, isMissingRoute, placeOrder } from '../api/venue';
 import { ErrorNotice, TextField } from '../ui/components';
-import { Num } from '../ui/format';
+import { Num, Time } from '../ui/format';
 import { useAsync, useChannel, useIdle } from '../ui/hooks';
 
 const TYPES = [
@@ -251,7 +251,9 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
             .map(([k, v]) => (
               <div key={k}>
                 <dt>{k}</dt>
-                <dd>{v === null ? '—' : String(v)}</dd>
+                <dd>
+                  <PreviewValue field={k} value={v} preview={preview} />
+                </dd>
               </div>
             ))}
         </dl>
@@ -297,6 +299,47 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
       ) : null}
     </form>
   );
+};
+
+/**
+ * The unit of a figure of the venue's preview (`orderPreviewResponse` of src/contract/trading.ts): quantities in
+ * the pair's base asset, prices and amounts in USDT, the lock in its `lock_asset`, the fee rate a fraction of the
+ * notional; undefined for a field that is no figure.
+ */
+const previewUnit = (field: string, preview: Record<string, unknown>): string | undefined => {
+  const base = typeof preview['symbol'] === 'string' ? baseAsset(preview['symbol']) : undefined;
+  if (field === 'quantity' || field === 'executed_quantity') return base;
+  if (field === 'locked_amount')
+    return typeof preview['lock_asset'] === 'string' ? preview['lock_asset'] : undefined;
+  if (field === 'slippage_pct') return '%';
+  if (field === 'fee_rate') return 'fraction';
+  return PREVIEW_USDT.has(field) ? QUOTE : undefined;
+};
+const PREVIEW_USDT = new Set([
+  'price',
+  'trigger_price',
+  'executed_price',
+  'reference_price',
+  'notional',
+  'fee',
+  'total_cost',
+]);
+
+/** One value of the venue's preview: a figure with its unit, a time, or the value as sent. */
+const PreviewValue = ({
+  field,
+  value,
+  preview,
+}: {
+  field: string;
+  value: unknown;
+  preview: Record<string, unknown>;
+}) => {
+  if (value === null) return <>—</>;
+  const unit = previewUnit(field, preview);
+  if (unit !== undefined && typeof value === 'string') return <Num value={value} unit={unit} />;
+  if (field.endsWith('_at') && typeof value === 'string') return <Time iso={value} />;
+  return <>{String(value)}</>;
 };
 
 /** The venue's answer to a placed order; `lockUnit` names the asset of a pending order's lock. */
