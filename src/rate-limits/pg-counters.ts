@@ -18,7 +18,7 @@ const PURGE_EVERY_MS = 5 * 60_000;
 const PURGE_AFTER_MS = 60 * 60_000;
 
 /**
- * Fixed-window request counters in the shared `rate_limits` table (migration 0005; the layout of
+ * Fixed-window request counters in the shared `rate_limits` table (migration 0005, unlogged since 0011; the layout of
  * `rate-limiter-flexible`'s PostgreSQL store: `key` = `<group>:<caller key>`, `points`, `expire` in ms since epoch),
  * counted in batches: the requests of every caller that arrive while a statement is in flight are counted by the
  * next one, one upsert over all their keys (`AppendBatcher`: no timer, a request alone goes out at once). The

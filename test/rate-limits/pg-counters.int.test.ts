@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/db/migrate';
 import { createRateLimiter } from '../../src/rate-limits/limiter';
 import { PgRequestCounters } from '../../src/rate-limits/pg-counters';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
@@ -6,7 +8,8 @@ import { createTestDatabase, type TestDatabase } from '../support/databases';
 /**
  * The shared rate-limit counters (src/rate-limits/pg-counters.ts), on the database of the pass (PGlite, or a fresh
  * database on the PostgreSQL server): requests counted in one statement get the counts they would have had one
- * statement each, several limiters on one table (several processes) share the budget, a window ends.
+ * statement each, several limiters on one table (several processes) share the budget, a window ends; the table
+ * is unlogged (migration 0011: its rows write no WAL), also on a database migrated before it.
  */
 describe('rate-limit counters in the shared table', () => {
   let database: TestDatabase;
@@ -62,5 +65,26 @@ describe('rate-limit counters in the shared table', () => {
     await new Promise((r) => setTimeout(r, 250));
     expect(await counters.used('t3:a')).toBeUndefined();
     expect((await counters.count('t3:a')).points).toBe(1);
+  });
+
+  it('is an unlogged table, also once a database counting before migration 0011 is migrated', async () => {
+    const persistence = async () =>
+      (
+        await sql<{
+          p: string;
+        }>`select relpersistence as p from pg_class where relname = 'rate_limits'`.execute(database.db)
+      ).rows[0]?.p;
+    expect(await persistence()).toBe('u');
+    // The database as the code before 0011 left it: a logged table with a window open, 0011 not applied.
+    await sql`alter table rate_limits set logged`.execute(database.db);
+    await sql`delete from kysely_migration where name = '0011_rate_limits_unlogged'`.execute(database.db);
+    expect(await persistence()).toBe('p');
+    const counters = new PgRequestCounters(database.db, 60_000);
+    expect((await counters.count('t4:a')).points).toBe(1);
+    const applied = await migrateToLatest(database.db);
+    expect(applied.map((m) => m.migrationName)).toEqual(['0011_rate_limits_unlogged']);
+    expect(await persistence()).toBe('u');
+    expect(await counters.used('t4:a')).toMatchObject({ points: 1 });
+    expect((await counters.count('t4:a')).points).toBe(2);
   });
 });
