@@ -95,7 +95,8 @@ export const userDataStreamOf = (
  * (Binance: "If the account has an active listenKey, that listenKey will be returned"). With `credential` (the
  * API key the door authenticated the caller with), a new key lasts only as long as that credential works: a
  * regenerated or deleted key, a deleted agent or a suspended account ends it (its sockets get the end of a closed
- * key) at once in this process, as a `/ws/v1` socket is closed (`watchCredential`).
+ * key) at once in this process, as a `/ws/v1` socket is closed (`watchCredential`), and at the next
+ * {@link checkUserDataStream} (a socket's heartbeat) when another process made the change.
  */
 export const openUserDataStream = (
   call: Call,
@@ -132,6 +133,16 @@ export const openUserDataStream = (
     r.watches.set(stream.listenKey, watch);
   }
   return stream;
+};
+
+/**
+ * Checks again now that the credential `listenKey` was opened with still works (e.g. on a socket's heartbeat): a
+ * change this process did not make (another process regenerated the key, the operator CLI suspended the account)
+ * reaches no `AuthService.onChange` here, so without this a key would outlive its credential until it expired. A
+ * refused credential ends the key as {@link openUserDataStream} says; an unknown or unwatched key: nothing.
+ */
+export const checkUserDataStream = (services: Services, listenKey: string): void => {
+  registryOf(services).watches.get(listenKey)?.check();
 };
 
 /** The caller's open stream of `listenKey`; `NOT_FOUND` when it does not exist, expired or is another owner's. */

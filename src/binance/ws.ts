@@ -1,8 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { type Call, newCall, newPublicCall } from '../application/call';
-import { followUserData, onUserDataStreamEnd, userDataStreamOf } from '../application/user-data-streams';
-import { watchCredential } from '../auth/credential-watch';
+import {
+  checkUserDataStream,
+  followUserData,
+  onUserDataStreamEnd,
+  userDataStreamOf,
+} from '../application/user-data-streams';
+import { type CredentialWatch, watchCredential } from '../auth/credential-watch';
 import { keepAlive } from '../net/ws-heartbeat';
 import type { Services } from '../services';
 import { type WalletEvents, walletEventsOf } from '../trading/wallet-follow';
@@ -163,6 +168,16 @@ class StreamSocket {
     };
   }
 
+  /**
+   * On each heartbeat: checks again the credential of every listen key followed, so a change made by another
+   * process (which reaches no `AuthService.onChange` here) ends the key within one heartbeat.
+   */
+  beat(): void {
+    for (const name of this.following.keys()) {
+      if (!name.includes('@')) checkUserDataStream(this.context.services, name);
+    }
+  }
+
   private unsubscribe(names: readonly string[]): void {
     for (const raw of names) {
       let name = raw;
@@ -251,7 +266,13 @@ const serve = (
   app: FastifyInstance,
   socket: WebSocket,
   request: FastifyRequest,
-  s: { handle(text: string): void | Promise<void>; subscribe(names: readonly string[]): void; close(): void },
+  s: {
+    handle(text: string): void | Promise<void>;
+    subscribe(names: readonly string[]): void;
+    /** Runs with each heartbeat ping (re-checks the credentials of the user data it streams). */
+    beat(): void;
+    close(): void;
+  },
   names: readonly string[],
 ): void => {
   socket.on('message', (data, isBinary) => {
@@ -259,7 +280,9 @@ const serve = (
       .then(() => s.handle(isBinary ? '' : data.toString()))
       .catch((e: unknown) => request.log.error({ err: e }, 'binance stream message failed'));
   });
-  keepAlive(socket, app.services.config.WS_HEARTBEAT_MS);
+  keepAlive(socket, app.services.config.WS_HEARTBEAT_MS, () => {
+    s.beat();
+  });
   socket.on('close', () => {
     s.close();
   });
@@ -314,6 +337,8 @@ export const streamRoutes = async (app: FastifyInstance): Promise<void> => {
  */
 class ApiSocket {
   private readonly subscriptions = new Map<number, () => void>();
+  /** The watch of each subscription's API key (checked again on every heartbeat). */
+  private readonly watches = new Map<number, CredentialWatch>();
   private nextId = 0;
 
   constructor(
@@ -322,6 +347,14 @@ class ApiSocket {
   ) {}
 
   subscribe(): void {}
+
+  /**
+   * On each heartbeat: checks again every subscription's API key, so a change made by another process (which
+   * reaches no `AuthService.onChange` here) ends the subscription within one heartbeat.
+   */
+  beat(): void {
+    for (const watch of this.watches.values()) watch.check();
+  }
 
   private send(message: unknown): void {
     if (this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(message));
@@ -408,9 +441,11 @@ class ApiSocket {
               },
             )
           : undefined;
+        if (watch) this.watches.set(subscriptionId, watch);
         this.subscriptions.set(subscriptionId, () => {
           follow();
           watch?.stop();
+          this.watches.delete(subscriptionId);
         });
         return { subscriptionId };
       }

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAccountCommands } from '../../commands/accounts';
 import { changeAccountStatus } from '../../src/cli/accounts';
-import { api, bearer, createAgent, keyHeader, registerAccount } from '../accounts/support';
+import { api, bearer, createAgent, keyHeader, registerAccount, type TestApp } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
 import { connectWs, openInbox } from '../support/ws-client';
 import { useListeningTradingApp } from './ws-app';
@@ -27,6 +27,17 @@ const closeOf = (ws: import('ws').WebSocket, ms = 5_000) =>
       resolve({ code, reason: String(reason) });
     });
   });
+
+/** Opens a listen key with `apiKey` (`POST /binance/api/v3/userDataStream`) on `server`: the key. */
+const openListenKey = async (server: TestApp['app'], apiKey: string): Promise<string> => {
+  const opened = await server.inject({
+    method: 'POST',
+    url: '/binance/api/v3/userDataStream',
+    headers: { 'x-mbx-apikey': apiKey },
+  });
+  expect(opened.statusCode, opened.body).toBe(200);
+  return opened.json().listenKey as string;
+};
 
 describe('a WebSocket opened with a credential that stops working', () => {
   it('is closed (4401, INVALID_API_KEY) when its agent key is regenerated, and sees nothing the new key does', async () => {
@@ -111,9 +122,12 @@ describe('a change the socket’s process did not make', () => {
   const other = useTestApp({
     env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', WS_HEARTBEAT_MS: '300' },
   });
+  let listening: Promise<string> | undefined;
+  /** `other` listening on a free port (once): its `http://127.0.0.1:<port>`. */
+  const addressOf = () => (listening ??= other.app.listen({ host: '127.0.0.1', port: 0 }));
 
   it('closes the socket at a heartbeat once the credential is refused (another process suspended the account)', async () => {
-    const address = await other.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = await addressOf();
     const account = await registerAccount(other.app, {}, { plain: true });
     const socket = await connectWs(address.replace('http', 'ws'), `?token=${account.token}`);
     socket.send({ action: 'subscribe', channel: 'orders' });
@@ -128,19 +142,56 @@ describe('a change the socket’s process did not make', () => {
     });
     expect(await closed).toEqual({ code: 4401, reason: 'ACCOUNT_SUSPENDED' });
   });
+
+  /** Suspends `accountId` through commands of their own, as another process would (no `AuthService.onChange` here). */
+  const suspendElsewhere = async (accountId: string) => {
+    const { eventStore, keyring } = other.runtime.services;
+    const elsewhere = createAccountCommands({ store: eventStore, ...(keyring ? { keyring } : {}) });
+    await changeAccountStatus(elsewhere, 'suspend', accountId, 'audit');
+  };
+
+  it('ends a Binance listen key at a heartbeat (listenKeyExpired, socket closed)', async () => {
+    const address = await addressOf();
+    const account = await registerAccount(other.app, {}, { plain: true });
+    const listenKey = await openListenKey(other.app, account.apiKey);
+    const { ws, next } = await openInbox(`${address.replace('http', 'ws')}/binance/ws/${listenKey}`);
+    const closed = closeOf(ws, 15_000);
+    await suspendElsewhere(account.accountId);
+    expect(await next((m) => m.e === 'listenKeyExpired', 15_000)).toMatchObject({ listenKey });
+    expect((await closed)?.code).toBe(1000);
+  });
+
+  it('ends a Binance WebSocket API user data subscription at a heartbeat (eventStreamTerminated)', async () => {
+    const address = await addressOf();
+    const account = await registerAccount(other.app, {}, { plain: true });
+    const created = await api(other.app, {
+      method: 'POST',
+      url: '/agents',
+      headers: bearer(account),
+      payload: { display_name: 'ws-api' },
+    });
+    const { api_key: apiKey, api_secret: secret } = created.json();
+    const { ws, next, send } = await openInbox(`${address.replace('http', 'ws')}/binance/ws-api/v3`);
+    const timestamp = Date.now();
+    const signature = createHmac('sha256', secret)
+      .update(`apiKey=${apiKey}&timestamp=${timestamp}`)
+      .digest('hex');
+    send({ id: 1, method: 'userDataStream.subscribe.signature', params: { apiKey, timestamp, signature } });
+    const subscribed = await next((m) => m.id === 1);
+    expect(subscribed, JSON.stringify(subscribed)).toMatchObject({ status: 200 });
+    await suspendElsewhere(account.accountId);
+    expect(await next((m) => m.event?.e === 'eventStreamTerminated', 15_000)).toMatchObject({
+      subscriptionId: subscribed.result.subscriptionId,
+    });
+    ws.close();
+  });
 });
 
 describe('a Binance listen key opened with an API key that stops working', () => {
   it('ends (listenKeyExpired, the socket closes) when the agent key is regenerated; the key is then unknown', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     const agent = await createAgent(t.app, account);
-    const opened = await t.app.inject({
-      method: 'POST',
-      url: '/binance/api/v3/userDataStream',
-      headers: { 'x-mbx-apikey': agent.apiKey },
-    });
-    expect(opened.statusCode, opened.body).toBe(200);
-    const listenKey = opened.json().listenKey as string;
+    const listenKey = await openListenKey(t.app, agent.apiKey);
     const { ws, next } = await openInbox(`${app.base}/binance/ws/${listenKey}`);
     const closed = closeOf(ws);
     const regenerated = await api(t.app, {
