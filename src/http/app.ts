@@ -11,6 +11,7 @@ import { healthRoutes } from './health';
 import { metricsRoutes, registerHttpMetrics } from './metrics';
 import { registerOpenApi } from './openapi';
 import { loadOperatorAccess } from './operator';
+import { poisonedKeyError, poisonedKeyOf } from './poisoned-keys';
 import { registerRateLimit } from './rate-limit';
 import { requestIdMaker } from './request-id';
 import { lazyRequestLogger } from './request-logger';
@@ -33,8 +34,18 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * empty or blank body as no body. Many clients send `Content-Type: application/json` on every request, also on
  * body-less calls (`DELETE /trade/order/{id}`, `POST /agents/{id}/reset`, backtest start and step); those must
  * not fail. A route whose schema needs a body still answers `VALIDATION_ERROR` naming the missing body. A body
- * holding U+0000 or a lone UTF-16 surrogate anywhere is refused (src/http/unstorable-text.ts).
+ * holding U+0000 or a lone UTF-16 surrogate anywhere is refused (src/http/unstorable-text.ts); one refused for a
+ * `__proto__` or `constructor.prototype` key says which key and why (src/http/poisoned-keys.ts).
  */
+/** The poisoning key of `text` when it is valid JSON holding one (see {@link poisonedKeyOf}). */
+const poisonedKeyIn = (text: string): ReturnType<typeof poisonedKeyOf> => {
+  try {
+    return poisonedKeyOf(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+};
+
 export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -45,7 +56,13 @@ export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
       return;
     }
     json(request, text, (error: Error | null, parsed?: unknown) => {
-      const bad = error ? undefined : unstorablePath(parsed);
+      if (error) {
+        // Valid JSON refused by the secure parser: a poisoning key, which the error should name (not "not valid JSON").
+        const poisoned = poisonedKeyIn(text);
+        done(poisoned ? poisonedKeyError(poisoned.field, poisoned.key) : error, undefined);
+        return;
+      }
+      const bad = unstorablePath(parsed);
       if (bad) done(unstorableTextError(bad.field, 'body', bad.reason), undefined);
       else done(error, parsed);
     });

@@ -161,6 +161,41 @@ describe('JSON bodies', () => {
   });
 });
 
+describe('a JSON body holding a __proto__ or constructor.prototype key (over HTTP)', () => {
+  it('is refused 422 naming the key and why, not as "not valid JSON", on any route with a JSON body', async () => {
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const cases = [
+      {
+        url: '/api/v1/auth/register',
+        payload: '{"email":"a@b.c","__proto__":{"admin":true}}',
+        field: '__proto__',
+      },
+      {
+        url: '/api/v1/trade/order',
+        payload: '{"symbol":"BTCUSDT","meta":{"constructor":{"prototype":{"x":1}}}}',
+        field: 'meta.constructor',
+      },
+    ];
+    for (const c of cases) {
+      const res = await fetch(`${base}${c.url}`, {
+        method: 'POST',
+        headers: { ...keyHeader(account.apiKey), 'content-type': 'application/json' },
+        body: c.payload,
+      });
+      const body = (await res.json()) as {
+        error: { code: string; message: string; details: { issues: unknown } };
+      };
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(body.error.code).toBe('VALIDATION_ERROR');
+      expect(body.error.message).not.toMatch(/not valid JSON/);
+      expect(body.error.message).toMatch(/prototype poisoning/);
+      expect(body.error.details.issues).toEqual([
+        { field: c.field, location: 'body', message: expect.stringMatching(/refused/) },
+      ]);
+    }
+  });
+});
+
 describe('POST /account/reset', () => {
   it('answers VALIDATION_ERROR 400 when confirm is missing, also with no body at all', async () => {
     const cases = [
