@@ -85,10 +85,75 @@ describe('the battle channel', () => {
     const done = await c.next((m) => m.type === 'battle:status');
     expect(done.data).toMatchObject({ status: 'completed', previous_status: 'paused', reason: 'stopped' });
     expect(done.data.final_rankings).toHaveLength(2);
+    // Nothing more can come: the subscription ends and frees its slot.
+    const endedMsg = await c.next((m) => m.data?.battle_id === id);
+    expect([endedMsg.channel, endedMsg.type, endedMsg.data]).toEqual([
+      'battle',
+      'unsubscribed',
+      { battle_id: id, reason: 'battle_completed' },
+    ]);
     // A fill after the battle is not the battle's.
     expect((await s.buy(a1.apiKey, '0.01')).statusCode).toBe(201);
     await new Promise((r) => setTimeout(r, 300));
     expect(c.unread('battle').filter((m) => m.type === 'battle:trade')).toEqual([]);
+  });
+
+  it('ends a cancelled battle’s subscription, and answers a subscribe to a finished battle with its final status', async () => {
+    const app = s.t.app;
+    const b = await ok(app, H, 'POST', '/battles', { name: 'Cancelled while watched' }, 201);
+    const id = b.battle_id as string;
+    for (const a of [a1, a2])
+      await ok(app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
+    await ok(app, H, 'POST', `/battles/${id}/start`);
+    const c = await connect(owner.token);
+    const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+    await c.next((m) => m.type === 'subscribed' && about(m));
+    // Let the subscription load the battle before it is cancelled.
+    await new Promise((r) => setTimeout(r, 200));
+    await ok(app, H, 'DELETE', `/battles/${id}`);
+    const cancelled = await c.next(about);
+    expect([cancelled.type, cancelled.data.status, cancelled.data.previous_status]).toEqual([
+      'battle:status',
+      'cancelled',
+      'active',
+    ]);
+    const ended = {
+      channel: 'battle',
+      type: 'unsubscribed',
+      data: { battle_id: id, reason: 'battle_cancelled' },
+    };
+    expect(await c.next(about)).toEqual(ended);
+
+    // Subscribing now (the slot was freed, so this is a new subscription, twice over): the final status as it
+    // was sent, then the end at once; a held slot would have answered `subscribed` alone.
+    for (let i = 0; i < 2; i++) {
+      c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+      expect((await c.next(about)).type).toBe('subscribed');
+      expect(await c.next(about)).toEqual(cancelled);
+      expect(await c.next(about)).toEqual(ended);
+    }
+  });
+
+  it('answers a subscribe to a completed battle with its completion, then unsubscribed', async () => {
+    const app = s.t.app;
+    const b = await ok(app, H, 'POST', '/battles', { name: 'Watched after the end' }, 201);
+    const id = b.battle_id as string;
+    for (const a of [a1, a2])
+      await ok(app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
+    await ok(app, H, 'POST', `/battles/${id}/start`);
+    await ok(app, H, 'POST', `/battles/${id}/stop`);
+    const c = await connect(owner.token);
+    const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+    c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+    expect((await c.next(about)).type).toBe('subscribed');
+    const done = await c.next(about);
+    expect(done.type).toBe('battle:status');
+    expect(done.data).toMatchObject({ status: 'completed', previous_status: 'active', reason: 'stopped' });
+    expect(done.data.final_rankings).toHaveLength(2);
+    expect((await c.next(about)).data).toEqual({ battle_id: id, reason: 'battle_completed' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(c.unread('battle')).toEqual([]);
   });
 
   it('refuses another account’s battle and anonymous sockets', async () => {

@@ -2,12 +2,12 @@ import type { z } from 'zod';
 import type { LoadedBattle } from '../../../commands/battle';
 import type { BattleEvent } from '../../../domain/battle/events';
 import { roiPct } from '../../../domain/battle/rankings';
-import { type BattleState, evolveBattle } from '../../../domain/battle/state';
+import { type BattleState, evolveBattle, initialBattleState } from '../../../domain/battle/state';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import { canonicalId, isUuid } from '../../../domain/shared/uuid';
 import type { OrderFilledData } from '../../../domain/wallet/events';
 import { walletStreamId } from '../../../domain/wallet/events';
-import type { RecordedEvent } from '../../../ports/event-store';
+import { type EventStore, type RecordedEvent, readStreamPages } from '../../../ports/event-store';
 import { rankingOut } from '../../battle/present';
 import type { battleStatusData, battleTradeData, battleUpdateData } from '../../contract/ws';
 import type { Services } from '../../services';
@@ -21,6 +21,41 @@ const CHANNEL = 'battle';
 type BattleTradeData = z.output<typeof battleTradeData>;
 type BattleUpdateData = z.output<typeof battleUpdateData>;
 type BattleStatusData = z.output<typeof battleStatusData>;
+
+/** `reason` of the `unsubscribed` that ends a subscription whose battle can send nothing more. */
+type EndReason = 'battle_completed' | 'battle_cancelled' | 'battle_deleted';
+
+/**
+ * The events after which a battle sends nothing more, and the `reason` of the `unsubscribed` that then ends its
+ * subscriptions (completed and cancelled battles are final: they can be neither restarted nor deleted).
+ */
+const FINAL: Partial<Record<BattleEvent['type'], EndReason>> = {
+  BattleCompleted: 'battle_completed',
+  BattleCancelled: 'battle_cancelled',
+  BattleDeleted: 'battle_deleted',
+};
+
+/** Page size of the fold in {@link beforeFinal}. */
+const FOLD_PAGE = 1_000;
+
+/**
+ * A completed or cancelled battle as it was just before its final event (state and revision), so that a follower
+ * started from it sends that event's `battle:status` (same fields as when it happened) and then ends. Folds the
+ * battle's stream page by page; `loaded` itself if the stream holds no final event.
+ */
+const beforeFinal = async (store: EventStore, loaded: LoadedBattle): Promise<LoadedBattle> => {
+  let state = initialBattleState();
+  for await (const page of readStreamPages(store, `battle-${loaded.id}`, { pageSize: FOLD_PAGE })) {
+    for (const r of page) {
+      const e = { type: r.type, data: r.data } as BattleEvent;
+      if (e.type === 'BattleCompleted' || e.type === 'BattleCancelled') {
+        return { ...loaded, state, revision: r.revision - 1 };
+      }
+      state = evolveBattle(state, e);
+    }
+  }
+  return loaded;
+};
 
 /** `battle:trade` data (spec "Battle channel events"). */
 const tradeOf = (battleId: string, agentId: string, d: OrderFilledData): BattleTradeData => ({
@@ -148,8 +183,8 @@ class BattleFollower {
     private readonly connection: WsConnection,
     readonly battleId: string,
     loaded: LoadedBattle,
-    /** Called once when the battle is deleted: nothing more can come, so the subscription ends. */
-    private readonly onDeleted: () => void,
+    /** Called once after the battle's final `battle:status` (completed, cancelled, deleted): nothing more can come. */
+    private readonly onFinal: (reason: EndReason) => void,
   ) {
     this.state = loaded.state;
     this.revision = loaded.revision;
@@ -197,12 +232,16 @@ class BattleFollower {
           if (p.wallet_revision !== null) this.wallets.set(p.agent_id, p.wallet_revision);
         }
       }
+      const final = FINAL[e.type];
+      // The live battle's last trades come before its final status, which ends the subscription.
+      if (final) await this.drainWallets();
+      if (!this.running) return;
       for (const m of battleMessages(this.state, e, r.metadata.occurred_at)) this.send(m.type, m.data);
       this.state = evolveBattle(this.state, e);
       this.revision = r.revision;
-      if (e.type === 'BattleDeleted') {
+      if (final) {
         this.running = false;
-        this.onDeleted();
+        this.onFinal(final);
         return;
       }
     }
@@ -239,7 +278,9 @@ class BattleFollower {
  * §13). Subscribe with `{action: 'subscribe', channel: 'battle', battle_id}` on an authenticated socket; only the
  * battle's account may follow it (another: `PERMISSION_DENIED`, unknown: `BATTLE_NOT_FOUND`, sent as a `system`
  * error). Messages follow the battle's committed events (woken by this process's projection folds, or a 1 s
- * poll when it folds none).
+ * poll when it folds none). After the final `battle:status` (completed, cancelled, deleted) the subscription ends
+ * with an `unsubscribed` `{battle_id, reason}`; a subscribe to a battle already completed or cancelled is answered
+ * with that final `battle:status` and the same `unsubscribed`, so no subscription holds a slot for nothing.
  */
 class BattleChannel implements WsChannel {
   readonly name = CHANNEL;
@@ -283,15 +324,19 @@ class BattleChannel implements WsChannel {
         const commands = this.services.battle?.commands;
         void (async () => {
           if (!commands) throw new DomainError('SERVICE_UNAVAILABLE', 'battles are not available');
-          const loaded = await commands.battle({ accountId: principal.accountId }, battleId);
-          const f = new BattleFollower(this.services, connection, battleId, loaded, () => {
-            // The battle is gone (its `battle:status` `deleted` was just sent): free the slot and say so, as an
-            // `unsubscribed` the client did not ask for, naming why.
+          let loaded = await commands.battle({ accountId: principal.accountId }, battleId);
+          // An already finished battle will send nothing more: answer with its final status, then end (below).
+          const status = loaded.state.status;
+          if (status === 'completed' || status === 'cancelled')
+            loaded = await beforeFinal(this.services.eventStore, loaded);
+          const f = new BattleFollower(this.services, connection, battleId, loaded, (reason) => {
+            // The battle's final `battle:status` was just sent: free the slot and say so, as an `unsubscribed`
+            // the client did not ask for, naming why.
             this.followers.delete(f);
             if (stopped) return;
             stopped = true;
             ended();
-            connection.send(CHANNEL, 'unsubscribed', { battle_id: battleId, reason: 'battle_deleted' });
+            connection.send(CHANNEL, 'unsubscribed', { battle_id: battleId, reason });
           });
           await f.init();
           if (stopped) return;
