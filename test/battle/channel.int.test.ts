@@ -34,6 +34,16 @@ const connect = async (token: string) => {
   return c;
 };
 
+/** A live battle of Alpha and Beta, started; its id. */
+const startedBattle = async (name: string): Promise<string> => {
+  const b = await ok(s.t.app, H, 'POST', '/battles', { name }, 201);
+  const id = b.battle_id as string;
+  for (const a of [a1, a2])
+    await ok(s.t.app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
+  await ok(s.t.app, H, 'POST', `/battles/${id}/start`);
+  return id;
+};
+
 describe('the battle channel', () => {
   it('pushes battle:status on each change, battle:trade on each fill, battle:update on each snapshot', async () => {
     const app = s.t.app;
@@ -100,11 +110,7 @@ describe('the battle channel', () => {
 
   it('ends a cancelled battle’s subscription, and answers a subscribe to a finished battle with its final status', async () => {
     const app = s.t.app;
-    const b = await ok(app, H, 'POST', '/battles', { name: 'Cancelled while watched' }, 201);
-    const id = b.battle_id as string;
-    for (const a of [a1, a2])
-      await ok(app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
-    await ok(app, H, 'POST', `/battles/${id}/start`);
+    const id = await startedBattle('Cancelled while watched');
     const c = await connect(owner.token);
     const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
     c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
@@ -137,11 +143,7 @@ describe('the battle channel', () => {
 
   it('answers a subscribe to a completed battle with its completion, then unsubscribed', async () => {
     const app = s.t.app;
-    const b = await ok(app, H, 'POST', '/battles', { name: 'Watched after the end' }, 201);
-    const id = b.battle_id as string;
-    for (const a of [a1, a2])
-      await ok(app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
-    await ok(app, H, 'POST', `/battles/${id}/start`);
+    const id = await startedBattle('Watched after the end');
     await ok(app, H, 'POST', `/battles/${id}/stop`);
     const c = await connect(owner.token);
     const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
