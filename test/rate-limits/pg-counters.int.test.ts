@@ -87,4 +87,21 @@ describe('rate-limit counters in the shared table', () => {
     expect(await counters.used('t4:a')).toMatchObject({ points: 1 });
     expect((await counters.count('t4:a')).points).toBe(2);
   });
+
+  it('stays logged, and the migration passes, where the table is in a publication (which refuses unlogged)', async () => {
+    await sql`alter table rate_limits set logged`.execute(database.db);
+    await sql`delete from kysely_migration where name = '0011_rate_limits_unlogged'`.execute(database.db);
+    await sql`create publication rate_limits_cdc for table rate_limits`.execute(database.db);
+    try {
+      await expect(sql`alter table rate_limits set unlogged`.execute(database.db)).rejects.toThrow(
+        /publication/,
+      );
+      const applied = await migrateToLatest(database.db);
+      expect(applied.map((m) => m.migrationName)).toEqual(['0011_rate_limits_unlogged']);
+      const counters = new PgRequestCounters(database.db, 60_000);
+      expect((await counters.count('t5:a')).points).toBe(1);
+    } finally {
+      await sql`drop publication rate_limits_cdc`.execute(database.db);
+    }
+  });
 });
