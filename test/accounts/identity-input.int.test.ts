@@ -146,3 +146,46 @@ describe('POST /auth/register unknown fields', () => {
     expect(again.statusCode, again.body).toBe(201);
   });
 });
+
+describe('unknown fields of the login and password bodies (over HTTP)', () => {
+  it('POST /auth/login, /auth/user-login and PUT /auth/password refuse one with VALIDATION_ERROR 422 naming it', async () => {
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const cases = [
+      {
+        method: 'POST',
+        url: '/auth/login',
+        body: { api_key: owner.apiKey, api_secret: owner.apiSecret, expires_in: 60 },
+        field: 'expires_in',
+      },
+      {
+        method: 'POST',
+        url: '/auth/user-login',
+        body: { email: 'nobody@example.com', password: 'correct horse battery', remember: true },
+        field: 'remember',
+      },
+      {
+        method: 'PUT',
+        url: '/auth/password',
+        body: { password: 'correct horse battery', curent_password: 'x' },
+        field: 'curent_password',
+      },
+    ];
+    for (const c of cases) {
+      const res = await fetch(`${base}/api/v1${c.url}`, {
+        method: c.method,
+        headers: { 'content-type': 'application/json', ...bearer(owner) },
+        body: JSON.stringify(c.body),
+      });
+      const body = (await res.json()) as { error?: { code: string; details?: { issues?: unknown[] } } };
+      expect([res.status, body.error?.code], JSON.stringify(body)).toEqual([422, 'VALIDATION_ERROR']);
+      expect(body.error?.details?.issues?.[0]).toMatchObject({ field: c.field, location: 'body' });
+    }
+    // Without the unknown field the key login works.
+    const fine = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: owner.apiKey, api_secret: owner.apiSecret }),
+    });
+    expect(fine.status).toBe(200);
+  });
+});
