@@ -107,7 +107,9 @@ export interface AuthServiceOptions {
    * An agent's account and status from its own stream (`KeyIndex.agent`), or undefined when it has none: what an
    * agent is checked against while this process knows the `agents` read model to be older than a change it made
    * (an archive, a reset: until the read models include it), so an agent archived a moment ago is `archived` at
-   * once however far they lag (spec "Authentication" rule 6). Absent: the read model's row, as for any agent.
+   * once however far they lag (spec "Authentication" rule 6); and where `X-Agent-Id` (or a socket's `agent_id`)
+   * names an agent the read model does not have yet (created a moment ago), so the account's JWT acts for it at
+   * once. Absent: the read model's row, as for any agent.
    */
   agentOnWriteSide?: (agentId: string) => Promise<{ accountId: string; status: AgentStatus } | undefined>;
   /**
@@ -383,7 +385,9 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
       }
       return principal;
     }
-    const agent = await agentOwnership(agentId);
+    // An agent the `agents` read model has not folded yet (created a moment ago, while the read models lag) is
+    // looked up in its own stream, as its key is: the account's JWT acts for it from the moment its creation answers.
+    const agent = (await agentOwnership(agentId)) ?? (await options.agentOnWriteSide?.(agentId));
     if (!agent || agent.accountId !== principal.accountId) {
       throw new DomainError('PERMISSION_DENIED', `${field} names no agent of this account`);
     }

@@ -160,7 +160,7 @@ describe('agent keys issued while the read models stay behind', () => {
     /** A call with the account's JWT (agent management takes only that). */
     const manage = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
       t.app.inject({ method, url: `/api/v1${url}`, remoteAddress: freshIp(), headers: bearer, payload });
-    return { manage };
+    return { manage, bearer };
   };
   /** A keyed request of the agent's own: its orders (200, none yet, when the key is taken). */
   const orders = (apiKey: string) =>
@@ -182,6 +182,40 @@ describe('agent keys issued while the read models stay behind', () => {
       expect([listed.statusCode, listed.json().error?.code]).toEqual([200, undefined]);
       const principal = await t.runtime.services.auth!.resolveCredential(agentKey);
       expect(principal).toMatchObject({ agentId, via: 'agent_key', agentStatus: 'active' });
+    } finally {
+      await projections.start();
+    }
+  });
+
+  it("the account's JWT acts for an agent created a moment ago (X-Agent-Id), not another account's", async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const { manage, bearer } = await loggedIn('Scoping owner');
+      const created = await manage('POST', '/agents', { display_name: 'Scoped agent' });
+      expect(created.statusCode).toBe(201);
+      const agentId: string = created.json().agent_id;
+      // The projections stay stopped: the `agents` read model has no row for it; its stream says whose it is.
+      const scoped = await api(t.app, {
+        method: 'GET',
+        url: '/trade/orders',
+        headers: { ...bearer, 'x-agent-id': agentId },
+      });
+      expect([scoped.statusCode, scoped.json().error?.code]).toEqual([200, undefined]);
+      const auth = t.runtime.services.auth!;
+      const principal = await auth.resolveCredential({ token: bearer.authorization.slice(7) });
+      expect(await auth.scopeToAgent(principal, agentId, 'agent_id')).toMatchObject({
+        agentId,
+        agentStatus: 'active',
+      });
+      // Another account's JWT naming that agent is still refused.
+      const other = await loggedIn('Other scoping owner');
+      const foreign = await api(t.app, {
+        method: 'GET',
+        url: '/trade/orders',
+        headers: { ...other.bearer, 'x-agent-id': agentId },
+      });
+      expect([foreign.statusCode, foreign.json().error?.code]).toEqual([403, 'PERMISSION_DENIED']);
     } finally {
       await projections.start();
     }
