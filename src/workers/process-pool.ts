@@ -47,6 +47,114 @@ export interface ProcessPool {
   close(): Promise<void>;
 }
 
+/** Options that take a value, as `--opt value` or `--opt=value`, a child keeps (module loading, resolution). */
+const KEPT_WITH_VALUE = new Set([
+  '--import',
+  '--require',
+  '-r',
+  '--loader',
+  '--experimental-loader',
+  '--conditions',
+  '-C',
+]);
+/** Options a child keeps as they are (`--opt=value` or a bare switch): memory limits, warnings, source maps. */
+const KEPT =
+  /^(--max-old-space-size=|--max-semi-space-size=|--max_old_space_size=|--max_semi_space_size=|--stack-size=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--disable-warning=|--experimental-|--no-experimental-|--expose-gc$|--unhandled-rejections=|--trace-warnings$|--trace-uncaught$)/;
+
+/**
+ * The Node options a task process is started with, from the venue's own `execArgv` (`process.execArgv`): an
+ * allow-list, not a deny-list, because an option the venue was started with may take its value as the next word
+ * (`--cpu-prof-dir DIR`), and dropping the option but not its value would start the child as `node DIR …`. Kept:
+ * the module loaders and resolution (`--import`, `--require`/`-r`, `--loader`, `--experimental-loader`,
+ * `--conditions`/`-C`, with their value in either form), memory limits (`--max-old-space-size=`,
+ * `--max-semi-space-size=`, `--stack-size=`), warnings and source maps, `--experimental-*` switches. Everything
+ * else is the venue's alone — the inspector (a child would fight for its port), profiling (each would write its
+ * own profile), a script (`-e`, `-p`, `--input-type`) that would run instead of the task module — and is dropped
+ * with whatever value follows it. Pure; throws nothing.
+ */
+export const childExecArgv = (execArgv: readonly string[]): string[] => {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i]!;
+    const name = a.split('=')[0]!;
+    if (KEPT_WITH_VALUE.has(name)) {
+      if (a.includes('=')) kept.push(a);
+      else if (i + 1 < execArgv.length) kept.push(a, execArgv[++i]!);
+    } else if (KEPT.test(a)) kept.push(a);
+    else if (TAKES_VALUE.has(a)) i++;
+  }
+  return kept;
+};
+
+/** Dropped options whose value is the next word (skipped with it). */
+const TAKES_VALUE = new Set([
+  '-e',
+  '--eval',
+  '-p',
+  '--print',
+  '--input-type',
+  '--cpu-prof-dir',
+  '--cpu-prof-name',
+  '--cpu-prof-interval',
+  '--heap-prof-dir',
+  '--heap-prof-name',
+  '--heap-prof-interval',
+  '--inspect-port',
+  '--debug-port',
+  '--title',
+  '--diagnostic-dir',
+  '--report-dir',
+  '--report-directory',
+  '--report-filename',
+  '--redirect-warnings',
+  '--env-file',
+  '--watch-path',
+  '--test-reporter',
+  '--test-reporter-destination',
+  '--test-name-pattern',
+  '--secure-heap',
+  '--secure-heap-min',
+  '--icu-data-dir',
+  '--openssl-config',
+  '--tls-keylog',
+  '--policy-integrity',
+  '--experimental-policy',
+  '--trace-event-categories',
+  '--trace-event-file-pattern',
+  '--stack-trace-limit',
+]);
+
+/** Environment variables a task process is given (`childEnv`); `LC_*`, `NODE_*` but `NODE_AUTH_TOKEN`, `TSX_*`, `ESBUILD_*`, `BACKTEST_*` too. */
+const CHILD_ENV = new Set([
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'TZ',
+  'LANG',
+  'LANGUAGE',
+  'UV_THREADPOOL_SIZE',
+]);
+const CHILD_ENV_PREFIX = /^(LC_|NODE_|TSX_|ESBUILD_|BACKTEST_)/;
+
+/**
+ * The environment of a task process, from the venue's (`process.env`): only what running a task module needs —
+ * the search path, home and temporary directories, time zone and locale, Node's own (`NODE_OPTIONS`: the venue's
+ * V8 flags, `NODE_PATH`, `NODE_ENV`), tsx's and esbuild's, the `BACKTEST_*` settings (`BACKTEST_WORKER_CANDLES`)
+ * — and `PTV_CHILD_NICE` (`nice`, which `process-child.ts` renices its threads to). The venue's secrets (database
+ * URL, API keys, signing keys) are not passed: a task has no use for them. Pure; throws nothing.
+ */
+export const childEnv = (env: NodeJS.ProcessEnv, nice: number): NodeJS.ProcessEnv => {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || name === 'NODE_AUTH_TOKEN') continue;
+    if (CHILD_ENV.has(name) || CHILD_ENV_PREFIX.test(name)) out[name] = value;
+  }
+  out.PTV_CHILD_NICE = String(nice);
+  return out;
+};
+
 interface Running {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -82,15 +190,8 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
   let closed = false;
 
   const typescript = file.pathname.endsWith('.ts');
-  const hasLoader = process.execArgv.some((a) => a.includes('tsx'));
-  // Inspector and profiling flags are the venue's own: a child would fight for the port or write its own profile.
-  // A script given on the command line (`-e`, `-p`) would run in the child instead of `file`.
-  const inherited: string[] = [];
-  for (let i = 0; i < process.execArgv.length; i++) {
-    const a = process.execArgv[i]!;
-    if (/^(-e|--eval|-p|--print)$/.test(a)) i++;
-    else if (!/^--(inspect|cpu-prof|heap-prof|prof|eval=|print=|input-type)/.test(a)) inherited.push(a);
-  }
+  const inherited = childExecArgv(process.execArgv);
+  const hasLoader = inherited.some((a) => a.includes('tsx'));
   const execArgv = typescript && !hasLoader ? [...inherited, '--import', 'tsx'] : inherited;
 
   const settleIdle = (m: Member): void => {
@@ -129,7 +230,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
       execArgv,
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, PTV_CHILD_NICE: String(nice) },
+      env: childEnv(process.env, nice),
     });
     const m: Member = { child, running: new Map(), exited: false };
     members.push(m);
@@ -156,7 +257,11 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
         r.reject(error);
       } else r.resolve(message.result);
     });
-    child.on('error', (error) => drop(m, `failed: ${error.message}`));
+    child.on('error', (error) => {
+      // A child whose channel or signal failed may still run: kill it, or it would hold its memory unseen.
+      drop(m, `failed: ${error.message}`);
+      m.child.kill('SIGKILL');
+    });
     child.on('exit', (code, signal) =>
       drop(m, `exited (${signal ? `signal ${signal}` : `code ${code}`}) before the task's end`),
     );

@@ -108,6 +108,8 @@ const alive = (pid: number): boolean => {
   }
 };
 
+// A secret of the venue's environment a stepping process must not be given (only what it needs: `childEnv`).
+process.env.PTV_TEST_SECRET = 'not for children';
 const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process' });
 afterAll(() => stepper.close());
 
@@ -124,6 +126,9 @@ describe('backtest stepping in a child process', () => {
     const nices = niceOf(pid!);
     expect(nices.length).toBeGreaterThan(3);
     expect(new Set(nices)).toEqual(new Set([19]));
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    expect(environ.some((v) => v.startsWith('PTV_TEST_SECRET='))).toBe(false);
+    expect(environ).toContain('PTV_CHILD_NICE=19');
   }, 120_000);
 
   it('a stepping process that dies fails its batch with a clear error; the next batch gets a fresh one', async () => {
