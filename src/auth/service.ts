@@ -100,7 +100,9 @@ export interface AuthServiceOptions {
    * agent's standing from their streams; undefined otherwise. A key the `api_keys` read model does not have is
    * looked up here before any wait, so an account's or agent's key works from the moment the command that issued it
    * answers, however far the read models lag; a key it replaced or of a deleted agent is not in force here either.
-   * Absent: such a key waits for the read models ({@link settleCredentials}).
+   * Absent: such a key waits for the read models ({@link settleCredentials}). An answer found is remembered for
+   * up to a second (dropped at once by `invalidate` of its account, agent or key), and a key it answered for is not
+   * held by the read-model wait again while they lag.
    */
   keyOnWriteSide?: (keyHash: string) => Promise<KeyOnWriteSide | undefined>;
   /**
@@ -129,6 +131,24 @@ export interface AuthServiceOptions {
 }
 
 const REVOKED_CAPACITY = 100_000;
+
+/**
+ * Lifetime (ms) of a write-side answer (a key in force, an agent's standing from its stream): how long a change made
+ * by another process can take to reach this one through it, shorter than the read models' cache. Changes made in
+ * this process drop it at once (`invalidate`).
+ */
+const WRITTEN_TTL_MS = 1_000;
+
+/** How long (ms) a key the write side answered for is not waited on the read models for again. */
+const ANSWERED_TTL_MS = 10 * 60_000;
+
+/** A remembered write-side answer and the owners whose change drops it. */
+interface WrittenEntry {
+  value: unknown;
+  accountId: string;
+  agentId?: string | null | undefined;
+  keyHash?: string;
+}
 
 /** Most keys one refresh of the cache reads (one statement); the others expire and are looked up again. */
 const REFRESH_MAX_KEYS = 5_000;
@@ -166,6 +186,35 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   /** Key hashes served since the last refresh, and whether one is in flight. */
   const used = new Set<string>();
   let refreshing = false;
+  // Write-side answers (three event-store reads for a key), remembered briefly: under read-model lag every request
+  // of a new key or agent asks for them. Only answers found are kept (a key issued by another process a moment ago
+  // is looked up again at once).
+  const writtenTtl = Math.min(ttl, WRITTEN_TTL_MS);
+  const written =
+    writtenTtl > 0 ? new LRUCache<string, WrittenEntry>({ max: 10_000, ttl: writtenTtl }) : undefined;
+  /** Keys the write side answered for: the read models are not waited on for them again (they lag). */
+  const answered = new LRUCache<string, true>({ max: 50_000, ttl: ANSWERED_TTL_MS });
+  /** `load`'s answer, remembered under `key` unless a change came while it was read (it may predate the change). */
+  const rememberWritten = async <V>(
+    key: string,
+    load: () => Promise<V | undefined>,
+    owners: (value: V) => Omit<WrittenEntry, 'value'>,
+  ): Promise<V | undefined> => {
+    const hit = written?.get(key);
+    if (hit) return hit.value as V;
+    const since = changes;
+    const value = await load();
+    if (value !== undefined && changes === since) written?.set(key, { value, ...owners(value) });
+    return value;
+  };
+  const agentWritten = (agentId: string) =>
+    options.agentOnWriteSide
+      ? rememberWritten(
+          `agent:${agentId}`,
+          () => options.agentOnWriteSide!(agentId),
+          (agent) => ({ accountId: agent.accountId, agentId }),
+        )
+      : Promise.resolve(undefined);
 
   /** The cached entry of `key`, unless a change bypasses it. */
   const hitOf = (key: string): { value: unknown } | undefined =>
@@ -185,7 +234,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const agentOwnership = (agentId: string) =>
     // A change of this agent made here and not yet folded (its entry bypassed): the row is older than the stream.
     bypass.has(`agent:${agentId}`) && options.agentOnWriteSide
-      ? options.agentOnWriteSide(agentId)
+      ? agentWritten(agentId)
       : cached<{ accountId: string; status: AgentStatus }>(`agent:${agentId}`, () =>
           getAgentOwnership(db, agentId),
         );
@@ -294,7 +343,14 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return keyPrincipal(owner, agent);
   };
 
-  const keyOnWriteSide = async (keyHash: string) => options.keyOnWriteSide?.(keyHash);
+  const keyOnWriteSide = async (keyHash: string) =>
+    options.keyOnWriteSide
+      ? rememberWritten(
+          `key:${keyHash}`,
+          () => options.keyOnWriteSide!(keyHash),
+          (found) => ({ accountId: found.holder.accountId, agentId: found.holder.agentId, keyHash }),
+        )
+      : undefined;
 
   /** The principal of a key found on the write side; its account must be active, as a read-model key's. */
   const writtenKeyPrincipal = ({ holder, account, agent }: KeyOnWriteSide): Principal => {
@@ -313,10 +369,19 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
       // Not in the read model (yet). The credential read models are waited for (bounded) as before, so that a key
       // whose command answered a moment ago finds its owner's rows there too and the request reads them; past the
       // bound, a key the write side has in force (issued since the last fold, however far that lags) is taken on
-      // its word instead of refused. A key neither knows is unknown.
-      const [written, settled] = await Promise.all([keyOnWriteSide(hash), settleCredentials()]);
+      // its word instead of refused. A key neither knows is unknown. Once the write side has answered for a key,
+      // its later requests are not held by that wait again (each would pay the whole bound while the lag lasts).
+      if (answered.has(hash)) {
+        const found = await keyOnWriteSide(hash);
+        if (found) return writtenKeyPrincipal(found);
+        answered.delete(hash);
+      }
+      const [found, settled] = await Promise.all([keyOnWriteSide(hash), settleCredentials()]);
       if (settled) owner = await keyOwner(hash);
-      if (!owner && written) return writtenKeyPrincipal(written);
+      if (!owner && found) {
+        answered.set(hash, true);
+        return writtenKeyPrincipal(found);
+      }
     }
     if (!owner) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
     await requireActiveAccount(owner.accountId);
@@ -387,7 +452,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     }
     // An agent the `agents` read model has not folded yet (created a moment ago, while the read models lag) is
     // looked up in its own stream, as its key is: the account's JWT acts for it from the moment its creation answers.
-    const agent = (await agentOwnership(agentId)) ?? (await options.agentOnWriteSide?.(agentId));
+    const agent = (await agentOwnership(agentId)) ?? (await agentWritten(agentId));
     if (!agent || agent.accountId !== principal.accountId) {
       throw new DomainError('PERMISSION_DENIED', `${field} names no agent of this account`);
     }
@@ -454,6 +519,16 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         keys.push(`key:${hash}`);
       }
       for (const key of keys) cache?.delete(key);
+      const revokedHashes = new Set(change.revokedKeyHashes ?? []);
+      for (const [key, entry] of written?.entries() ?? []) {
+        if (
+          (change.accountId && entry.accountId === change.accountId) ||
+          (change.agentId && entry.agentId === change.agentId) ||
+          (entry.keyHash && revokedHashes.has(entry.keyHash))
+        ) {
+          written?.delete(key);
+        }
+      }
       announce(change);
       if (!change.position) return;
       for (const key of keys) bypass.set(key, (bypass.get(key) ?? 0) + 1);
