@@ -107,6 +107,11 @@ export interface AccountCommands {
 export const createAccountCommands = (deps: {
   store: EventStore;
   onCredentialsChanged?: CredentialsChangeListener;
+  /**
+   * Told the account id and log position of every change appended to an account's stream after its registration
+   * (a risk profile, a status…), as soon as it is durable (`UnfoldedChanges`, as for agents).
+   */
+  onChanged?: (accountId: string, position: LogPosition) => void;
   /** Encrypts the API secret as the signing secret (without one, accounts get no signing secret). */
   keyring?: Keyring;
   /** The write side's key index registration records the key in (default: one over `store`). */
@@ -118,6 +123,7 @@ export const createAccountCommands = (deps: {
 
   const run = async (accountId: string, command: AccountCommand, meta: CommandMeta) => {
     const result = await handleLive(accounts, accountStreamId(accountId), command, meta);
+    if (result.append) deps.onChanged?.(accountId, result.append.position);
     return { account: result.state, ...appendedPosition(result) };
   };
 

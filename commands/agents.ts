@@ -123,6 +123,12 @@ export interface AgentCommandDeps {
   /** Waits until read models include `position` (so the next count sees the new agent). */
   waitForReadModels: (position: LogPosition) => Promise<boolean>;
   onCredentialsChanged?: CredentialsChangeListener;
+  /**
+   * Told the agent id and log position of every change appended to an agent's stream (a risk profile, an archive,
+   * a reset…), as soon as it is durable: what lets this process read the agent from its stream while the read
+   * models lag behind the change (`UnfoldedChanges`).
+   */
+  onChanged?: (agentId: string, position: LogPosition) => void;
   /** Default {@link MAX_AGENTS_PER_ACCOUNT}. */
   maxAgents?: number;
   /** The write side's key index every new agent key is recorded in first (default: one over `store`). */
@@ -160,6 +166,7 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
 
   const run = async (agentId: string, command: AgentCommand, meta: CommandMeta) => {
     const result = await handleLive(agents, agentStreamId(agentId), command, meta);
+    if (result.append) deps.onChanged?.(agentId, result.append.position);
     return { agent: result.state, events: result.events, ...appendedPosition(result) };
   };
 

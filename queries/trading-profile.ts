@@ -39,31 +39,50 @@ export const getTradingProfile = async (
     owner.agentId ? getAgent(db, owner.agentId) : undefined,
   ]);
   if (!account) return undefined;
-  if (!owner.agentId) {
+  return tradingProfileOf(account, owner.agentId ? (agent ?? null) : undefined);
+};
+
+/** What {@link tradingProfileOf} reads of an account or an agent (a read-model row or a stream's state). */
+export interface ProfileSource {
+  accountId: string;
+  status: TradingProfile['status'];
+  /** USDT, 8 decimal places. */
+  startingBalance: string;
+  sessionId: string;
+  sessionStartedAt: string;
+  riskProfile: RiskProfile;
+}
+
+/**
+ * The trading profile of an account (`agent` undefined) or of its agent; `undefined` when the agent is `null`
+ * (not found) or belongs to another account. The read models' rows and the streams' states (`installTrading`)
+ * make the same profile through here.
+ */
+export const tradingProfileOf = (
+  account: ProfileSource,
+  agent?: (ProfileSource & { agentId: string }) | null,
+): TradingProfile | undefined => {
+  const { status, startingBalance, sessionId, sessionStartedAt, riskProfile } = agent ?? account;
+  const common = { accountId: account.accountId, accountStatus: account.status, status, startingBalance };
+  if (agent === undefined) {
     return {
       ownerType: 'account',
       ownerId: account.accountId,
-      accountId: account.accountId,
       agentId: null,
-      status: account.status,
-      accountStatus: account.status,
-      startingBalance: account.startingBalance,
-      sessionId: account.sessionId,
-      sessionStartedAt: account.sessionStartedAt,
-      riskProfile: account.riskProfile,
+      ...common,
+      sessionId,
+      sessionStartedAt,
+      riskProfile,
     };
   }
   if (!agent || agent.accountId !== account.accountId) return undefined;
   return {
     ownerType: 'agent',
     ownerId: agent.agentId,
-    accountId: account.accountId,
     agentId: agent.agentId,
-    status: agent.status,
-    accountStatus: account.status,
-    startingBalance: agent.startingBalance,
-    sessionId: agent.sessionId,
-    sessionStartedAt: agent.sessionStartedAt,
-    riskProfile: agent.riskProfile,
+    ...common,
+    sessionId,
+    sessionStartedAt,
+    riskProfile,
   };
 };

@@ -3,7 +3,9 @@ import { type AccountCommands, createAccountCommands } from '../../commands/acco
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
 import type { CredentialsChangeListener } from '../../commands/credentials-change';
 import { createKeyIndex } from '../../commands/key-index';
+import type { LogPosition } from '../../ports/event-store';
 import type { Keyring } from '../../ports/keyring';
+import { UnfoldedChanges } from '../application/unfolded-changes';
 import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
 import { createKeyring } from './keyring';
@@ -29,6 +31,11 @@ declare module '../services' {
     signingSecrets?: SigningSecrets;
     /** AES-256-GCM under the server key (`ENCRYPTION_KEY`): agent keys, webhook secrets. */
     keyring?: Keyring;
+    /**
+     * Account and agent changes of this process the `accounts`/`agents` read models may not include yet: an
+     * order reads its owner's standing from the owner's stream while they do not (`installTrading`).
+     */
+    ownerChanges?: UnfoldedChanges;
   }
 }
 
@@ -80,7 +87,15 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     if (change.agentId) signingSecrets?.forget(change.agentId);
     if (change.accountId) signingSecrets?.forget(change.accountId);
   };
-  const accounts = createAccountCommands({ store: eventStore, onCredentialsChanged, keyring, keyIndex });
+  const ownerChanges = new UnfoldedChanges(projections);
+  const onChanged = (id: string, position: LogPosition) => ownerChanges.record(id, position);
+  const accounts = createAccountCommands({
+    store: eventStore,
+    onCredentialsChanged,
+    onChanged,
+    keyring,
+    keyIndex,
+  });
   const agents = createAgentCommands({
     store: eventStore,
     db: database.db,
@@ -88,10 +103,11 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     keyIndex,
     waitForReadModels: (position) => projections.waitFor(position, config.READ_MODEL_WAIT_MS),
     onCredentialsChanged,
+    onChanged,
     exclusive: (names, fn) => exclusively(database, names, fn),
   });
   signingSecrets = createSigningSecrets({ accounts, agents });
-  Object.assign(services, { auth, accounts, agents, signingSecrets, keyring });
+  Object.assign(services, { auth, accounts, agents, signingSecrets, keyring, ownerChanges });
   services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);
   return { auth, accounts, agents };
 };

@@ -7,13 +7,20 @@ import {
 } from '../../commands/wallet';
 import { toUnitsNumber } from '../../domain/market/decimal';
 import { normalizeSymbol } from '../../domain/market/pair';
+import { DEFAULT_RISK_PROFILE, type RiskProfile } from '../../domain/shared/risk-profile';
 import type { Dec } from '../../domain/trading/decimal';
 import { feeRatesOf } from '../../domain/trading/fees';
 import { walletOwnerOf } from '../../domain/wallet/events';
 import { DELETIONS_STREAM, type RecordedEvent } from '../../ports/event-store';
 import { ReadThroughCache } from '../../projections/read-through-cache';
 import type { FoldListener } from '../../projections/runner';
-import { getTradingProfile, type TradingProfile } from '../../queries/trading-profile';
+import { decimal8, iso } from '../../queries/format';
+import {
+  getTradingProfile,
+  type ProfileSource,
+  type TradingProfile,
+  tradingProfileOf,
+} from '../../queries/trading-profile';
 import { OwnerWatermarks } from '../application/owner-watermarks';
 import type { MarketServices } from '../market/services';
 import { MatchingEngine } from '../matching/engine';
@@ -75,8 +82,7 @@ export const marketView = (market: MarketServices): MarketView => ({
 /**
  * The owners' trading profiles through a cache that this process's projection runner keeps exact: an order then
  * costs no read-model query for its owner's status, session and risk profile, and a change to an account or an
- * agent (risk profile, archive, reset, delete) empties the cache as soon as its read models commit it, i.e.
- * before the command that changed it answers (read your writes), so the next order sees it.
+ * agent (risk profile, archive, reset, delete) empties the cache as soon as its read models commit it.
  */
 const cachedProfiles = (services: Services) => {
   const cache = new ReadThroughCache<TradingProfile>(
@@ -90,6 +96,63 @@ const cachedProfiles = (services: Services) => {
       getTradingProfile(services.database.db, owner),
     );
 };
+
+/**
+ * An owner's trading profile from its own streams (`account-{id}`, `agent-{id}`: the write side), as
+ * {@link getTradingProfile} gives it from the read models; undefined when the account or the agent has none (never
+ * created, or deleted) or the agent is another account's. Two stream reads: only for an owner the read models
+ * lack or are known to be behind on.
+ */
+const profileOnWriteSide = async (
+  services: Services,
+  owner: OwnerRef,
+): Promise<TradingProfile | undefined> => {
+  const { accounts, agents } = services;
+  if (!accounts || !agents) return undefined;
+  const [account, agent] = await Promise.all([
+    accounts.load(owner.accountId),
+    owner.agentId ? agents.load(owner.agentId) : undefined,
+  ]);
+  if (account.status === 'none') return undefined;
+  const source = <S extends Omit<ProfileSource, 'status' | 'riskProfile'>>(
+    s: S & { riskProfile: RiskProfile | null },
+  ) => ({
+    ...s,
+    startingBalance: decimal8(s.startingBalance),
+    sessionStartedAt: iso(s.sessionStartedAt),
+    riskProfile: s.riskProfile ?? { ...DEFAULT_RISK_PROFILE },
+  });
+  if (!agent) return tradingProfileOf({ ...source(account), status: account.status });
+  return agent.status === 'none'
+    ? undefined
+    : tradingProfileOf(
+        { ...source(account), status: account.status },
+        { ...source(agent), status: agent.status },
+      );
+};
+
+/**
+ * The trading profile every order (every door: REST, MCP, the Binance door) is decided with: the read models'
+ * (`readModel`), except while they are behind the owner's own stream as far as this process knows. That is, the
+ * owner (or its account) has a change made here that they have not folded (`services.ownerChanges`: an agent
+ * archived or its risk limits replaced a moment ago), or they do not have the owner at all (an agent or account
+ * whose creation answered before its fold: its key works at once, `KeyIndex.inForce`). Then the owner's streams
+ * are read ({@link profileOnWriteSide}), so an archived agent is refused and new limits apply at once, however far
+ * the read models lag. The normal case costs what it did: one `Map.has` per id more, no stream read.
+ */
+const ownerProfiles =
+  (services: Services, readModel: (owner: OwnerRef) => Promise<TradingProfile | undefined>) =>
+  async (owner: OwnerRef): Promise<TradingProfile | undefined> => {
+    const changes = services.ownerChanges;
+    if (changes && (changes.has(owner.accountId) || (owner.agentId && changes.has(owner.agentId)))) {
+      const [account, agent] = await Promise.all([
+        changes.unfolded(owner.accountId),
+        owner.agentId ? changes.unfolded(owner.agentId) : false,
+      ]);
+      if (account || agent) return profileOnWriteSide(services, owner);
+    }
+    return (await readModel(owner)) ?? profileOnWriteSide(services, owner);
+  };
 
 /**
  * Wires trading into the runtime's services (ARCHITECTURE §3, §8): the wallet commands over the event store,
@@ -129,7 +192,12 @@ export const installTrading = (services: Services, options: { matching: boolean 
       every: services.config.SNAPSHOT_EVERY,
       onError: (err, streamId) => services.logger.warn({ err, streamId }, 'wallet snapshot skipped'),
     },
-    ...(services.projections.folding ? { profileOf: cachedProfiles(services) } : {}),
+    profileOf: ownerProfiles(
+      services,
+      services.projections.folding
+        ? cachedProfiles(services)
+        : (owner) => getTradingProfile(services.database.db, owner),
+    ),
     market: () => {
       if (!services.market) return undefined;
       view ??= marketView(services.market);
