@@ -82,7 +82,7 @@ export const performanceResponse = z.object({
 
 export const historyQuery = z.object({
   interval: z.enum(['1m', '1h', '1d']).default('1h'),
-  limit: queryInt().min(1).max(1000).default(100),
+  limit: queryInt({ min: 1, max: 1000, default: 100 }),
 });
 
 export const historyResponse = z.object({

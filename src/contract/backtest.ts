@@ -326,7 +326,7 @@ export const candlesQuery = z.object({
   interval: intervalQuery.describe(
     `${INTERVALS.join(', ')} (or seconds: 60 … 86400); default: the session interval (another value: INVALID_SYMBOL 400)`,
   ),
-  limit: queryInt().min(1).max(1000).default(100),
+  limit: queryInt({ min: 1, max: 1000, default: 100 }),
   start_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),
   end_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),
 });

@@ -148,8 +148,8 @@ export const replayRequestOf = (
 /** `GET /battles` query (ARCHITECTURE §14b). */
 export const listBattlesQuery = z.object({
   status: z.enum(BATTLE_STATUSES).optional(),
-  limit: queryInt().min(1).max(200).default(50),
-  offset: queryInt().min(0).max(1_000_000).default(0),
+  limit: queryInt({ min: 1, max: 200, default: 50 }),
+  offset: queryInt({ min: 0, max: 1_000_000, default: 0 }),
 });
 
 /** `POST /battles/{id}/step/batch` body (spec: `steps` required; at most 100,000, ARCHITECTURE §14b). */

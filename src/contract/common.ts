@@ -67,23 +67,37 @@ export const startingBalanceInput = (more: string) =>
 /** A decimal amount on output: a string with 8 decimal places. */
 export const decimalOutput = z.string().describe('decimal string, 8 decimal places');
 
+/** A query integer's text: decimal digits with an optional leading minus (`after=-1`), nothing else. */
+const DECIMAL_INTEGER = /^-?\d+$/;
+
 /**
- * A whole number read from a query string (`limit`, `offset`, a revision): the text is coerced to a number, and
- * one that is not a whole number (`abc`, `1.5`) is refused with `must be an integer` (zod's own text was
- * "expected number, received NaN"). Bounds and a default are chained on as usual.
+ * A whole number from `min` to `max` (inclusive; no upper bound when omitted; `default` when absent) read from a query string (`limit`,
+ * `offset`, a revision): only decimal digits, with an optional leading `-`, are read as a number; any other text —
+ * empty (`limit=`), `5e1`, `1.0`, ` 5`, `0x10`, `abc`, `1.5` — is refused with `must be an integer` (a plain
+ * number coercion read `5e1` as 50, `0x10` as 16, and an empty value as 0, refused as "Too small"). A number (a JSON
+ * argument of an MCP tool) is taken as it is and must be whole. A description is chained on. Its
+ * JSON schema (OpenAPI, MCP) is the number's: `integer` with its bounds, as before.
  */
-export const queryInt = () =>
-  z.coerce
+export const queryInt = (bounds: { min: number; max?: number; default: number }) => {
+  const n = z
     .number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be an integer' : undefined) })
-    .int();
+    .int({ error: 'must be an integer' })
+    .min(bounds.min);
+  return z.preprocess(
+    // Text that is not a decimal integer becomes NaN, which the number refuses as `must be an integer`.
+    (v) => (typeof v === 'string' ? (DECIMAL_INTEGER.test(v) ? Number(v) : Number.NaN) : v),
+    // The default inside the pipe: the JSON schema (input side: the number's) then shows it.
+    (bounds.max === undefined ? n : n.max(bounds.max)).default(bounds.default),
+  );
+};
 
 /**
  * `limit` (1 to `max`, default `fallback`) and `offset` (≥ 0, default 0) of a list query (spec "Limits"), to spread
  * into the query's object: one definition for every list of every door.
  */
 export const pageFields = (max: number, fallback: number) => ({
-  limit: queryInt().min(1).max(max).default(fallback),
-  offset: queryInt().min(0).default(0),
+  limit: queryInt({ min: 1, max: max, default: fallback }),
+  offset: queryInt({ min: 0, default: 0 }),
 });
 
 /** `total` (the rows matching the filter), `limit` and `offset` of a list response, to spread after its rows. */

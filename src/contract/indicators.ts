@@ -18,11 +18,9 @@ export const indicatorsQuery = z.object({
   interval: intervalQuery.describe(
     `${INTERVALS.join(', ')} or seconds; default 1h (a backtest: its interval). Another value: VALIDATION_ERROR`,
   ),
-  limit: queryInt()
-    .min(1)
-    .max(1000)
-    .default(200)
-    .describe('how many closed candles the indicators are computed over (the newest ones), 1–1000'),
+  limit: queryInt({ min: 1, max: 1000, default: 200 }).describe(
+    'how many closed candles the indicators are computed over (the newest ones), 1–1000',
+  ),
 });
 
 const value = z

@@ -100,7 +100,7 @@ export const pricesResponse = z.object({
 /** `GET /market/candles/{symbol}` query and response. */
 export const candlesQuery = z.object({
   interval: intervalQuery.describe('1m, 5m, 15m, 1h, 4h or 1d (default 1h); also seconds, 60 … 86400'),
-  limit: queryInt().min(1).max(1000).default(100),
+  limit: queryInt({ min: 1, max: 1000, default: 100 }),
   start_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
   end_time: z.string().max(40).optional().describe('ISO 8601 UTC, inclusive'),
 });
@@ -120,7 +120,7 @@ const tradeSchema = z.object({
 });
 
 /** `GET /market/trades/{symbol}` query and response (newest first). */
-export const tradesQuery = z.object({ limit: queryInt().min(1).max(500).default(100) });
+export const tradesQuery = z.object({ limit: queryInt({ min: 1, max: 500, default: 100 }) });
 export const tradesResponse = z.object({ symbol: z.string(), trades: z.array(tradeSchema) });
 
 const levelSchema = z.tuple([decimalOutput, decimalOutput]).describe('[price, quantity]');

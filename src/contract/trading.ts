@@ -672,8 +672,8 @@ export const resetResponse = z.object({
 });
 
 export const eventsQuery = z.object({
-  after: queryInt().min(-1).default(-1).describe('return events after this stream revision'),
-  limit: queryInt().min(1).max(1000).default(100),
+  after: queryInt({ min: -1, default: -1 }).describe('return events after this stream revision'),
+  limit: queryInt({ min: 1, max: 1000, default: 100 }),
 });
 
 export const eventsResponse = z.object({

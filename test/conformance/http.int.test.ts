@@ -28,6 +28,9 @@ const expectRateHeaders = (headers: Record<string, unknown>, limit: string) => {
 };
 
 let account: TestAccount;
+let listening: Promise<string> | undefined;
+/** The app listening on a free port (once), for the tests that go over real HTTP: `http://127.0.0.1:<port>`. */
+const baseUrl = () => (listening ??= t.app.listen({ host: '127.0.0.1', port: 0 }));
 
 beforeAll(async () => {
   tick('BTCUSDT', '40000', '10000');
@@ -163,7 +166,7 @@ describe('JSON bodies', () => {
 
 describe('a JSON body holding a __proto__ or constructor.prototype key (over HTTP)', () => {
   it('is refused 422 naming the key and why, not as "not valid JSON", on any route with a JSON body', async () => {
-    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const base = await baseUrl();
     const cases = [
       {
         url: '/api/v1/auth/register',
@@ -193,6 +196,30 @@ describe('a JSON body holding a __proto__ or constructor.prototype key (over HTT
         { field: c.field, location: 'body', message: expect.stringMatching(/refused/) },
       ]);
     }
+  });
+});
+
+describe('an integer query parameter (over HTTP)', () => {
+  it('accepts only decimal digits: empty, 5e1, 1.0, " 5" and 0x10 are "must be an integer"', async () => {
+    const base = await baseUrl();
+    const get = async (url: string) => {
+      const res = await fetch(`${base}/api/v1${url}`, { headers: keyHeader(account.apiKey) });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    for (const raw of ['', '5e1', '1.0', '%205', '0x10', 'abc']) {
+      for (const url of [`/trade/orders?limit=${raw}`, `/market/trades/BTCUSDT?limit=${raw}`]) {
+        const res = await get(url);
+        expect(res.status, `${url} ${JSON.stringify(res.body)}`).toBe(422);
+        expect(res.body.error.details.issues, url).toEqual([
+          { field: 'limit', location: 'querystring', message: 'must be an integer' },
+        ]);
+      }
+    }
+    const fine = await get('/trade/orders?limit=50&offset=0');
+    expect([fine.status, fine.body.limit], JSON.stringify(fine.body)).toEqual([200, 50]);
+    expect((await get('/trade/orders?limit=0')).body.error.details.issues[0].message).toMatch(
+      />=1|too small/i,
+    );
   });
 });
 
