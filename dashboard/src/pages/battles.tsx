@@ -206,6 +206,10 @@ export const BattlePage = ({ id }: { id: string }) => {
   );
 };
 
+/**
+ * A battle's standings. Each agent's PnL sits under its equity (one USDT column), so the table fits the live
+ * leaderboard's half-width panel at 1280 px without scrolling inside it.
+ */
 const Rankings = ({ rankings }: { rankings: Ranking[] }) =>
   rankings.length === 0 ? (
     <Empty>No participants.</Empty>
@@ -215,9 +219,8 @@ const Rankings = ({ rankings }: { rankings: Ranking[] }) =>
         cols={[
           right('Rank'),
           'Agent',
-          right('Equity', QUOTE),
+          right('Equity / PnL', QUOTE),
           right('ROI', '%'),
-          right('PnL', QUOTE),
           right('Fills'),
           right('Win rate', '%'),
           right('Sharpe', 'ratio'),
@@ -230,9 +233,14 @@ const Rankings = ({ rankings }: { rankings: Ranking[] }) =>
               <Ord n={r.rank} />
             </td>
             <th scope="row">{r.agent_name}</th>
-            <NumCell value={r.equity} />
+            <td class="r">
+              <Num value={r.equity} />
+              <br />
+              <span class="small" data-field="total_pnl">
+                <Num value={r.total_pnl} signed />
+              </span>
+            </td>
             <NumCell value={r.roi_pct} signed />
-            <NumCell value={r.total_pnl} signed />
             <td class="r" data-field="trade_count">
               <Count n={r.trade_count} of={FILLS} />
             </td>

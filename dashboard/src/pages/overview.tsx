@@ -5,7 +5,7 @@ import * as venue from '../api/venue';
 import { LineChart, type Point } from '../charts/chart';
 import { href } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
-import { Badge, Count, FILLS, Num, ShortId, Side, Time, viewerZone } from '../ui/format';
+import { Badge, Count, FILLS, Num, Side, Time, viewerZone } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, hidden, NumCell, right } from '../ui/table';
@@ -214,7 +214,7 @@ const Metrics = ({ perf }: { perf: Performance }) => {
 };
 
 /**
- * Open orders with a cancel button each (`DELETE /trade/order/{id}`) and cancel-all; each lock names its asset
+ * Open orders with a cancel button each (the order's id on the pair's hover) (`DELETE /trade/order/{id}`) and cancel-all; each lock names its asset
  * (USDT for buys, the base for sells: one column holds both).
  */
 const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unknown }) => {
@@ -268,7 +268,6 @@ const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unk
         <table>
           <Head
             cols={[
-              'Order',
               'Pair',
               'Side',
               'Type',
@@ -283,10 +282,8 @@ const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unk
           <tbody>
             {orders.map((o) => (
               <tr key={o.order_id} data-order={o.order_id}>
-                <td>
-                  <ShortId id={o.order_id} />
-                </td>
-                <td>{o.symbol}</td>
+                {/* The order's id on hover: a column of its own pushed Cancel out of the panel at 1280 px. */}
+                <td title={`order ${o.order_id}`}>{o.symbol}</td>
                 <td>
                   <Side side={o.side} />
                 </td>

@@ -1,7 +1,7 @@
 import type { Position, Trade } from '../api/contract';
 import { baseAsset, QUOTE } from '../api/pairs';
 import { href } from '../router';
-import { Side, Time } from './format';
+import { Num, Side, Time } from './format';
 import { Head, NumCell, right } from './table';
 
 /** The fields of a fill both the live trade history and a backtest's trade log carry. */
@@ -64,7 +64,11 @@ export const FillsTable = ({
   );
 };
 
-/** Positions valued as the venue valued them (the price's source on hover): live, or as of a past time. */
+/**
+ * Positions valued as the venue valued them (the price's source on hover): live, or as of a past time. The
+ * unrealized PnL and its percentage share a column (the percentage under the amount), so the table fits the
+ * overview's main column at 1280 px without scrolling inside its panel.
+ */
 export const PositionsTable = ({ positions }: { positions: Position[] }) => (
   <table>
     <Head
@@ -75,7 +79,6 @@ export const PositionsTable = ({ positions }: { positions: Position[] }) => (
         right('Price', QUOTE),
         right('Value', QUOTE),
         right('Unrealized PnL', QUOTE),
-        right('Unrealized', '%'),
         'Opened',
       ]}
     />
@@ -89,8 +92,13 @@ export const PositionsTable = ({ positions }: { positions: Position[] }) => (
           <NumCell value={x.avg_entry_price} />
           <NumCell value={x.current_price} title={`price source: ${x.price_source}`} />
           <NumCell value={x.market_value} />
-          <NumCell value={x.unrealized_pnl} signed />
-          <NumCell value={x.unrealized_pnl_pct} signed />
+          <td class="r">
+            <Num value={x.unrealized_pnl} signed />
+            <br />
+            <span class="small" data-field="unrealized_pnl_pct">
+              <Num value={x.unrealized_pnl_pct} signed unit="%" />
+            </span>
+          </td>
           <td>
             <Time iso={x.opened_at} />
           </td>
