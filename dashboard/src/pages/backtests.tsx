@@ -213,11 +213,24 @@ const Pager = ({
  * The metrics of `/backtest/{id}/results`, in the order and names of the response, each with its unit (the
  * integers count closed trades, a sell each: ARCHITECTURE §11).
  */
-const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit: string }[] = [
+/** A unit, or its singular and plural (said of the figure 1 and of every other: "1 day", "2.5 days"). */
+type Unit = string | [one: string, many: string];
+const DAYS: Unit = ['day', 'days'];
+const TRADES: Unit = ['trade', 'trades'];
+
+/** The word of `unit` for `value` (a venue decimal or number; the singular for exactly 1). */
+const unitOf = (unit: Unit, value: string | number | null | undefined): string =>
+  typeof unit === 'string'
+    ? unit
+    : value !== null && value !== undefined && Number(value) === 1
+      ? unit[0]
+      : unit[1];
+
+const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit: Unit }[] = [
   { key: 'sharpe_ratio', label: 'Sharpe ratio', unit: 'ratio' },
   { key: 'sortino_ratio', label: 'Sortino ratio', unit: 'ratio' },
   { key: 'max_drawdown_pct', label: 'Max drawdown', unit: '%' },
-  { key: 'max_drawdown_duration_days', label: 'Max drawdown duration', unit: 'days' },
+  { key: 'max_drawdown_duration_days', label: 'Max drawdown duration', unit: DAYS },
   { key: 'win_rate', label: 'Win rate', unit: '%' },
   { key: 'profit_factor', label: 'Profit factor', unit: 'ratio' },
   { key: 'avg_win', label: 'Average win', unit: 'USDT' },
@@ -226,13 +239,13 @@ const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit:
   { key: 'worst_trade', label: 'Worst trade', unit: 'USDT' },
   { key: 'avg_trade_duration_minutes', label: 'Average trade duration', unit: 'min' },
   { key: 'trades_per_day', label: 'Trades per day', unit: 'fills/day' },
-  { key: 'closed_trades', label: 'Closed trades', unit: 'trades' },
-  { key: 'winning_trades', label: 'Winning trades', unit: 'trades' },
-  { key: 'losing_trades', label: 'Losing trades', unit: 'trades' },
+  { key: 'closed_trades', label: 'Closed trades', unit: TRADES },
+  { key: 'winning_trades', label: 'Winning trades', unit: TRADES },
+  { key: 'losing_trades', label: 'Losing trades', unit: TRADES },
   { key: 'gross_profit', label: 'Gross profit', unit: 'USDT' },
   { key: 'gross_loss', label: 'Gross loss', unit: 'USDT' },
-  { key: 'longest_win_streak', label: 'Longest win streak', unit: 'trades' },
-  { key: 'longest_loss_streak', label: 'Longest loss streak', unit: 'trades' },
+  { key: 'longest_win_streak', label: 'Longest win streak', unit: TRADES },
+  { key: 'longest_loss_streak', label: 'Longest loss streak', unit: TRADES },
 ];
 
 const TRADES_PAGE = 100;
@@ -314,7 +327,10 @@ export const BacktestPage = ({ id }: { id: string }) => {
           <Num value={r.summary.total_fees} unit={QUOTE} />
         </Stat>
         <Stat label="Simulated" id="duration_simulated_days">
-          <Num value={r.summary.duration_simulated_days} unit="days" />
+          <Num
+            value={r.summary.duration_simulated_days}
+            unit={unitOf(DAYS, r.summary.duration_simulated_days)}
+          />
         </Stat>
       </div>
       <div class="two">
@@ -352,7 +368,7 @@ export const BacktestPage = ({ id }: { id: string }) => {
                     <Num
                       value={r.metrics[m.key] as string | number | null}
                       signed={m.unit === QUOTE}
-                      unit={m.unit}
+                      unit={unitOf(m.unit, r.metrics[m.key] as string | number | null)}
                     />
                   </td>
                 </tr>
