@@ -17,7 +17,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { createWorkerPool } from '../workers/pool';
-import { createProcessPool, type ProcessPool } from '../workers/process-pool';
+import { createProcessPool, ProcessGoneError, type ProcessPool } from '../workers/process-pool';
 import { type SharedSeriesColumns, shareColumns, unshareColumns } from './shared-series';
 import type { ChunkReply, LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
 
@@ -58,6 +58,8 @@ interface StepRunner {
   started(): number;
   pids(): number[];
   close(): Promise<void>;
+  /** Whether `error`, a rejection of `run`, says the thread or process died under the task (not the task's own). */
+  gone(error: unknown): boolean;
 }
 
 /** Stepping on piscina worker threads; a chunk request comes on a `MessageChannel` handed to the task. */
@@ -78,7 +80,13 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
       // The answer shares the request thread's columns (shared memory), read from the candle store here.
       const channel = new MessageChannel();
       channel.port1.on('message', (m: { c: number; i: number }) => {
-        channel.port1.postMessage(answerChunk(m));
+        // A throw here would be an uncaught exception of the request thread (this is an event handler): a chunk
+        // that cannot be answered (or cloned) is answered as an error, which fails that batch alone.
+        try {
+          channel.port1.postMessage(answerChunk(m));
+        } catch (error) {
+          channel.port1.postMessage({ c: m.c, i: m.i, error: errorText(error) } satisfies ChunkReply);
+        }
       });
       try {
         return await poolOf().run({ ...task, port: channel.port2 }, { transferList: [channel.port2] });
@@ -97,6 +105,8 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
     },
     started: () => pool?.threads.length ?? 0,
     pids: () => [],
+    // The task catches its own errors and answers them (`step-worker.ts`): a rejection is the thread's end.
+    gone: (error) => !(error instanceof DomainError),
     async close() {
       const p = pool;
       pool = undefined;
@@ -147,6 +157,7 @@ const processRunner = (processes: number, options: PooledStepperOptions): StepRu
     warm: () => poolOf().warm(),
     started: () => pool?.started() ?? 0,
     pids: () => pool?.pids() ?? [],
+    gone: (error) => error instanceof ProcessGoneError,
     async close() {
       const p = pool;
       pool = undefined;
@@ -230,6 +241,8 @@ const readsStoreOffThread = (market: SessionMarket): boolean => {
   return false;
 };
 
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 /** The stepper of {@link createPooledStepper}. */
 export interface PooledStepper extends BacktestStepper {
   battles: BattleStepper;
@@ -299,8 +312,31 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
             }
           }
         : undefined;
-    const run = async (withMarket: boolean): Promise<StepAnswer> =>
-      (await runner.run(withMarket ? { ...task, market: transfer } : task, answerChunk)) as StepAnswer;
+    // A thread or process that dies under the batch appended nothing, and the step is deterministic: it is run
+    // once more (a fresh process gets the market with it); dying again, the venue answers 503 SERVICE_UNAVAILABLE
+    // (Retry-After) rather than a 500, the client retrying later.
+    const run = async (withMarket: boolean): Promise<StepAnswer> => {
+      try {
+        return (await runner.run(
+          withMarket ? { ...task, market: transfer } : task,
+          answerChunk,
+        )) as StepAnswer;
+      } catch (first) {
+        if (!runner.gone(first)) throw first;
+        try {
+          return (await runner.run({ ...task, market: transfer }, answerChunk)) as StepAnswer;
+        } catch (second) {
+          if (!runner.gone(second)) throw second;
+          throw new DomainError(
+            'SERVICE_UNAVAILABLE',
+            `${kind} stepping is unavailable: ${errorText(second)}; retry shortly`,
+            {
+              retry_after_seconds: 1,
+            },
+          );
+        }
+      }
+    };
     let answer = await run(false);
     if ('miss' in answer) answer = await run(true);
     if ('miss' in answer) throw new Error('the backtest worker did not keep the market it was sent');

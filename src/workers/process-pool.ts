@@ -155,6 +155,18 @@ export const childEnv = (env: NodeJS.ProcessEnv, nice: number): NodeJS.ProcessEn
   return out;
 };
 
+/**
+ * A task's rejection because its process went away before answering (exited, killed, its channel broke, stopped
+ * by `close` or its idle timer), as opposed to the task itself throwing: the task did not run to its end, and a
+ * deterministic task can be run again on another process.
+ */
+export class ProcessGoneError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProcessGoneError';
+  }
+}
+
 interface Running {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -216,7 +228,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
     clearTimeout(m.idle);
     const at = members.indexOf(m);
     if (at >= 0) members.splice(at, 1);
-    for (const r of m.running.values()) r.reject(new Error(`the ${options.label} process ${why}`));
+    for (const r of m.running.values()) r.reject(new ProcessGoneError(`the ${options.label} process ${why}`));
     m.running.clear();
   };
 

@@ -6,6 +6,7 @@ import type { BacktestCommand } from '../../domain/backtest/commands';
 import { backtestDecider } from '../../domain/backtest/decide';
 import type { BacktestState } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
+import { DomainError } from '../../domain/shared/errors';
 import { createPooledStepper } from '../../src/backtest/stepper';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
@@ -131,17 +132,48 @@ describe('backtest stepping in a child process', () => {
     expect(environ).toContain('PTV_CHILD_NICE=19');
   }, 120_000);
 
-  it('a stepping process that dies fails its batch with a clear error; the next batch gets a fresh one', async () => {
+  it('a stepping process that dies under a batch: the batch is run again on a fresh one and answers as the decider', async () => {
     stepper.warm();
     await until(() => stepper.processIds().length === 1, { what: 'a stepping process' });
     const [first] = stepper.processIds();
     const batch = stepper.step(request(HOURS - 20));
     process.kill(first!, 'SIGKILL');
-    await expect(batch).rejects.toThrow(/the backtest stepping process exited \(signal SIGKILL\)/);
-    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+    expect(stored(await batch)).toBe(inline(HOURS - 20));
     const [second] = stepper.processIds();
     expect(second).toBeDefined();
     expect(second).not.toBe(first);
+    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+  }, 120_000);
+
+  it('a batch whose stepping process dies twice fails with SERVICE_UNAVAILABLE (503), not an internal error', async () => {
+    // Every stepping process is killed as soon as it is seen, until the batch settles.
+    const killed = new Set<number>();
+    const killAll = () => {
+      for (const pid of stepper.processIds()) {
+        if (killed.has(pid)) continue;
+        killed.add(pid);
+        process.kill(pid, 'SIGKILL');
+      }
+    };
+    const killer = setInterval(killAll, 5);
+    try {
+      const batch = stepper.step(request(HOURS - 20));
+      killAll();
+      const error = await batch.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+      expect((error as DomainError).message).toMatch(
+        /the backtest stepping process exited \(signal SIGKILL\)/,
+      );
+      expect(killed.size).toBeGreaterThanOrEqual(2);
+    } finally {
+      clearInterval(killer);
+    }
+    // The next batch gets a fresh process.
+    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
   }, 120_000);
 
   it('exits when the venue is killed with SIGKILL (no orphan)', async () => {
