@@ -4,6 +4,7 @@ import type { WsChannel, WsConnection } from '../../src/http/ws/registry';
 import { MarketFeed } from '../../src/market/feed';
 import type { Services } from '../../src/services';
 import { feedOnlyMarket, syntheticTick } from '../support/price-ticks';
+import { until } from '../support/until';
 
 /**
  * The `candles` channel over a real market feed (no source: the test ingests the ticks): a candle whose minute has
@@ -56,6 +57,13 @@ const previousMinute = async (): Promise<number> => {
 const tickAt = (feed: MarketFeed, minute: number, offset: number, price: string, quantity: string) =>
   feed.ingest(syntheticTick('BTCUSDT', price, quantity, minute + offset, offset, true));
 
+/**
+ * Waits (at most 10 s) until `received` holds a `candle_closed`: the channel's 250 ms timer is unref'd and a loaded
+ * machine can run it seconds late, so a fixed wait would see no close. The callers then assert exactly what came.
+ */
+const closeArrives = (received: any[]) =>
+  until(() => received.some((m) => m.type === 'candle_closed'), { timeoutMs: 10_000, what: 'candle_closed' });
+
 describe('the candles channel without a next tick', () => {
   it('closes the candle at the end of its interval, once', async () => {
     const feed = open();
@@ -72,7 +80,9 @@ describe('the candles channel without a next tick', () => {
     expect(received.map((m) => m.type)).toEqual(['candle', 'candle', 'candle']);
     expect(received[1].data).toMatchObject({ open: '100.00000000', high: '105.00000000', is_closed: false });
 
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await closeArrives(received);
+    // One more timer period: a second close would have come by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const closed = received.filter((m) => m.type === 'candle_closed');
     expect(closed).toHaveLength(1);
     expect(closed[0]).toEqual({
@@ -116,7 +126,7 @@ describe('a stopper called again', () => {
     a.stop(); // again, once the key's stream is b's
     const minute = await previousMinute();
     tickAt(feed, minute, 1_000, '100', '1');
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await closeArrives(second);
     // b's stream is still followed by the tick and by the channel's timer, which closes the quiet candle.
     expect(second.map((m) => m.type)).toEqual(['candle', 'candle_closed']);
     expect(first).toEqual([]);
@@ -158,7 +168,7 @@ describe('a subscription at the edge of a minute', () => {
         data: expect.objectContaining({ time: new Date(before).toISOString() }),
       }),
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await closeArrives(late);
     expect(late.map((m) => [m.type, m.data.time])).toEqual([
       ['candle', new Date(before).toISOString()],
       ['candle_closed', new Date(before).toISOString()],
