@@ -44,6 +44,30 @@ const startedBattle = async (name: string): Promise<string> => {
   return id;
 };
 
+/**
+ * Resolves once a subscription has loaded battle `id` (the battle channel reads it through the battle commands):
+ * from then on the subscription sees every later event of the battle. A draft battle sends nothing a test could
+ * wait for, and a fixed wait lost to a loaded machine (a DELETE before the load answers BATTLE_NOT_FOUND). Set it
+ * up before subscribing.
+ */
+const loadOf = (id: string): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const commands = s.t.app.services.battle!.commands;
+    const real = commands.battle;
+    commands.battle = async (caller, battleId) => {
+      try {
+        const loaded = await real(caller, battleId);
+        if (battleId === id) resolve();
+        return loaded;
+      } catch (error) {
+        if (battleId === id) reject(error as Error);
+        throw error;
+      } finally {
+        if (battleId === id) commands.battle = real;
+      }
+    };
+  });
+
 describe('the battle channel', () => {
   it('pushes battle:status on each change, battle:trade on each fill, battle:update on each snapshot', async () => {
     const app = s.t.app;
@@ -52,10 +76,10 @@ describe('the battle channel', () => {
     for (const a of [a1, a2])
       await ok(app, H, 'POST', `/battles/${id}/participants`, { agent_id: a.agentId }, 201);
     const c = await connect(owner.token);
+    const loaded = loadOf(id);
     c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
     await c.next((m) => m.type === 'subscribed' && m.data.battle_id === id);
-    // Let the subscription load the battle before it changes.
-    await new Promise((r) => setTimeout(r, 200));
+    await loaded;
 
     await ok(app, H, 'POST', `/battles/${id}/start`);
     const started = await c.next((m) => m.type === 'battle:status');
@@ -113,10 +137,10 @@ describe('the battle channel', () => {
     const id = await startedBattle('Cancelled while watched');
     const c = await connect(owner.token);
     const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+    const loaded = loadOf(id);
     c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
     await c.next((m) => m.type === 'subscribed' && about(m));
-    // Let the subscription load the battle before it is cancelled.
-    await new Promise((r) => setTimeout(r, 200));
+    await loaded;
     await ok(app, H, 'DELETE', `/battles/${id}`);
     const cancelled = await c.next(about);
     expect([cancelled.type, cancelled.data.status, cancelled.data.previous_status]).toEqual([
@@ -204,10 +228,10 @@ describe('the battle channel', () => {
     const id = draft.battle_id as string;
     const c = await connect(owner.token);
     const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+    const loaded = loadOf(id);
     c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
     await c.next((m) => m.type === 'subscribed' && about(m));
-    // Let the subscription load the battle before it is deleted.
-    await new Promise((r) => setTimeout(r, 200));
+    await loaded;
     await ok(s.t.app, H, 'DELETE', `/battles/${id}`);
     const deleted = await c.next(about);
     expect([deleted.channel, deleted.type, deleted.data.event]).toEqual([
