@@ -5,6 +5,7 @@ import { changeAccountStatus } from '../../src/cli/accounts';
 import { api, bearer, createAgent, keyHeader, registerAccount, type TestApp } from '../accounts/support';
 import { useTestApp } from '../support/test-app';
 import { connectWs, openInbox } from '../support/ws-client';
+import { committedHead } from './log-head';
 import { useListeningTradingApp } from './ws-app';
 
 /**
@@ -18,14 +19,13 @@ import { useListeningTradingApp } from './ws-app';
 const app = useListeningTradingApp();
 const { t, buy } = app;
 
-/** Resolves with the close code and reason of `ws` (at most `ms` later; `undefined` when it stayed open). */
-const closeOf = (ws: import('ws').WebSocket, ms = 5_000) =>
-  new Promise<{ code: number; reason: string } | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), ms);
-    ws.once('close', (code, reason) => {
-      clearTimeout(timer);
-      resolve({ code, reason: String(reason) });
-    });
+/**
+ * Resolves with the close code and reason of `ws` once it closes. No timer of its own: a close that never comes
+ * fails the test at its timeout (60 s), so a loaded machine (CI, twice the suite) cannot make a slow close a failure.
+ */
+const closeOf = (ws: import('ws').WebSocket) =>
+  new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.once('close', (code, reason) => resolve({ code, reason: String(reason) }));
   });
 
 /** Opens a listen key with `apiKey` (`POST /binance/api/v3/userDataStream`) on `server`: the key. */
@@ -98,7 +98,8 @@ describe('a WebSocket opened with a credential that stops working', () => {
     const socket = await connectWs(app.base, `?api_key=${agent.apiKey}`);
     socket.send({ action: 'subscribe', channel: 'portfolio' });
     await socket.next((m) => m.type === 'subscribed');
-    const closed = closeOf(socket.ws, 1_500);
+    let closed: { code: number; reason: string } | undefined;
+    void closeOf(socket.ws).then((c) => (closed = c));
     for (const [method, url] of [
       ['POST', `/agents/${other.agentId}/regenerate-key`],
       ['POST', `/agents/${agent.agentId}/archive`],
@@ -106,7 +107,14 @@ describe('a WebSocket opened with a credential that stops working', () => {
       const res = await api(t.app, { method, url, headers: bearer(account) });
       expect(res.statusCode, res.body).toBe(200);
     }
-    expect(await closed).toBeUndefined();
+    // Every check these changes start has run once the read models hold them (the changes are announced again
+    // after the fold) and a ping sent after that is answered: a wrong close would have come before the pong.
+    const head = await committedHead(t.database.all);
+    expect(await t.runtime.services.projections.waitFor(head, 15_000)).toBe(true);
+    socket.send({ action: 'ping' });
+    await socket.next((m) => m.type === 'pong');
+    expect(closed).toBeUndefined();
+    expect(socket.ws.readyState).toBe(socket.ws.OPEN);
     const balance = await api(t.app, {
       method: 'GET',
       url: '/account/balance',
@@ -118,9 +126,11 @@ describe('a WebSocket opened with a credential that stops working', () => {
 });
 
 describe('a change the socket’s process did not make', () => {
-  // Its own app: heartbeats every 300 ms, so the check that catches such a change comes quickly.
+  // Its own app: heartbeats every 1 s, so the check that catches such a change comes quickly. Not shorter: a socket
+  // that misses one pong is terminated, and the client shares the server's event loop, so a stall of one period
+  // on a loaded machine would end the socket before the test sees the close it waits for.
   const other = useTestApp({
-    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', WS_HEARTBEAT_MS: '300' },
+    env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT', WS_HEARTBEAT_MS: '1000' },
   });
   let listening: Promise<string> | undefined;
   /** `other` listening on a free port (once): its `http://127.0.0.1:<port>`. */
@@ -132,12 +142,12 @@ describe('a change the socket’s process did not make', () => {
     const socket = await connectWs(address.replace('http', 'ws'), `?token=${account.token}`);
     socket.send({ action: 'subscribe', channel: 'orders' });
     await socket.next((m) => m.type === 'subscribed');
-    const closed = closeOf(socket.ws, 15_000);
+    const closed = closeOf(socket.ws);
     // Commands of their own, as another process (the operator CLI) has: no change reaches this process's auth.
     const { eventStore, keyring } = other.runtime.services;
     const elsewhere = createAccountCommands({ store: eventStore, ...(keyring ? { keyring } : {}) });
     await changeAccountStatus(elsewhere, 'suspend', account.accountId, 'audit');
-    expect((await socket.next((m) => m.type === 'error', 15_000)).data).toMatchObject({
+    expect((await socket.next((m) => m.type === 'error', 30_000)).data).toMatchObject({
       code: 'ACCOUNT_SUSPENDED',
     });
     expect(await closed).toEqual({ code: 4401, reason: 'ACCOUNT_SUSPENDED' });
@@ -155,9 +165,9 @@ describe('a change the socket’s process did not make', () => {
     const account = await registerAccount(other.app, {}, { plain: true });
     const listenKey = await openListenKey(other.app, account.apiKey);
     const { ws, next } = await openInbox(`${address.replace('http', 'ws')}/binance/ws/${listenKey}`);
-    const closed = closeOf(ws, 15_000);
+    const closed = closeOf(ws);
     await suspendElsewhere(account.accountId);
-    expect(await next((m) => m.e === 'listenKeyExpired', 15_000)).toMatchObject({ listenKey });
+    expect(await next((m) => m.e === 'listenKeyExpired', 30_000)).toMatchObject({ listenKey });
     expect((await closed)?.code).toBe(1000);
   });
 
@@ -180,7 +190,7 @@ describe('a change the socket’s process did not make', () => {
     const subscribed = await next((m) => m.id === 1);
     expect(subscribed, JSON.stringify(subscribed)).toMatchObject({ status: 200 });
     await suspendElsewhere(account.accountId);
-    expect(await next((m) => m.event?.e === 'eventStreamTerminated', 15_000)).toMatchObject({
+    expect(await next((m) => m.event?.e === 'eventStreamTerminated', 30_000)).toMatchObject({
       subscriptionId: subscribed.result.subscriptionId,
     });
     ws.close();
