@@ -71,13 +71,14 @@ const expectedRows = (rankings: any[]) =>
  * Every figure of the page whose unit is not said: neither in the figure itself (`.unit`), nor in its column's
  * header (`th[data-unit]`), nor in its card's label. Figures are the decimals (`.num`), and a card's value or a
  * right-aligned cell holding digits but no figure, time, id or badge of its own (a bare integer). Ordinals
- * (`.ord`) say theirs as `#`. Answers the figures without one, as `text (where)`.
+ * (`.ord`) say theirs as `#`. Answers how many figures were checked and those without a unit, as `text (where)`.
  */
-const figuresWithoutUnit = (): Promise<string[]> =>
+const figureUnits = (): Promise<{ checked: number; missing: string[] }> =>
   page.evaluate(`(() => {
     const main = document.querySelector('main');
     const figures = new Set([...main.querySelectorAll('.num, .stat-value, td.r, dl.preview dd')]);
     const missing = [];
+    let checked = 0;
     const unitOf = (el) => {
       if (el.querySelector('.unit') || el.closest('.unit')) return true;
       if (el.closest('.ord') || el.querySelector('.ord')) return /^#\\d+$/.test((el.closest('.ord') ?? el.querySelector('.ord')).textContent);
@@ -99,10 +100,14 @@ const figuresWithoutUnit = (): Promise<string[]> =>
         if (el.querySelector('.num, .ord, time, code, .badge, button, input')) continue;
         if (!/\\d/.test(el.textContent)) continue;
       }
+      checked += 1;
       if (!unitOf(el)) missing.push(el.textContent.trim() + ' (' + (el.closest('[data-panel], [data-testid], .stat')?.getAttribute('data-panel') ?? el.closest('[data-testid]')?.getAttribute('data-testid') ?? el.closest('.stat')?.querySelector('.stat-label')?.textContent ?? '') + ')');
     }
-    return missing;
+    return { checked, missing };
   })()`);
+
+/** The figures of the page's `<main>` shown without a unit (see {@link figureUnits}). */
+const figuresWithoutUnit = async (): Promise<string[]> => (await figureUnits()).missing;
 
 describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of every figure', () => {
   beforeAll(async () => {
@@ -237,25 +242,31 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     for (const a of agents)
       await call('POST', `/battles/${battle.battle_id}/participants`, jwt, { agent_id: a.id });
     await call('POST', `/battles/${battle.battle_id}/start`, jwt);
-    const pages: [string, string][] = [
-      ['#/overview', '[data-testid="metrics"]'],
-      ['#/market/BTCUSDT', '[data-testid="live-price"] .num'],
-      ['#/backtests', '[data-testid="backtest-list"] tbody tr'],
-      [`#/backtests/${id}`, '[data-testid="bt-metrics"]'],
-      [`#/backtests/compare?ids=${id}`, 'table tbody tr'],
-      ['#/battles', '[data-testid="battle-list"] tbody tr'],
-      [`#/battles/${battle.battle_id}`, '[data-testid="rankings"] tbody tr'],
-      ['#/leaderboard', '[data-testid="leaderboard"] tbody tr'],
-      ['#/audit', '[data-testid="event-log"] tbody tr'],
+    // Each page, the panel it is first shown with, and how many figures it shows once every panel has filled in
+    // (38 on the overview: cards, metrics, positions, fills; fewer on the market page, whose book and trades move).
+    // The check waits for that many (at most 10 s): a fixed wait on a loaded machine saw half-filled pages, and
+    // checking fewer figures passed without checking the later panels.
+    const pages: [string, string, number][] = [
+      ['#/overview', '[data-testid="metrics"]', 38],
+      ['#/market/BTCUSDT', '[data-testid="live-price"] .num', 20],
+      ['#/backtests', '[data-testid="backtest-list"] tbody tr', 4],
+      [`#/backtests/${id}`, '[data-testid="bt-metrics"]', 41],
+      [`#/backtests/compare?ids=${id}`, 'table tbody tr', 6],
+      ['#/battles', '[data-testid="battle-list"] tbody tr', 2],
+      [`#/battles/${battle.battle_id}`, '[data-testid="rankings"] tbody tr', 10],
+      ['#/leaderboard', '[data-testid="leaderboard"] tbody tr', 6],
+      ['#/audit', '[data-testid="event-log"] tbody tr', 2],
     ];
     // At a desktop's width and a phone's (where cards and columns stack), with a screenshot of each.
     const missing: string[] = [];
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
-      for (const [i, [hash, selector]] of pages.entries()) {
+      for (const [i, [hash, selector, least]] of pages.entries()) {
         await page.goto(`${base}/${hash}`);
         await page.locator(selector).first().waitFor();
-        await page.waitForTimeout(500); // the page's later panels (metrics, fills, pairs) fill in
+        await expect
+          .poll(async () => (await figureUnits()).checked, { timeout: 10_000, message: `figures on ${hash}` })
+          .toBeGreaterThanOrEqual(least);
         for (const m of await figuresWithoutUnit()) missing.push(`${width} px ${hash}: ${m}`);
         const name = hash.split('/')[1]!.split('?')[0];
         await page.screenshot({ path: path.join(OUT, `units-${width}-${i}-${name}.png`), fullPage: true });
