@@ -51,7 +51,15 @@ interface Registry {
   onEnd: Map<string, Set<() => void>>;
   /** The watch of the credential each key was opened with (it ends the key when that credential stops working). */
   watches: Map<string, CredentialWatch>;
+  /** The sweep of expired keys while any key is open (every {@link LISTEN_KEY_SWEEP_MS}). */
+  sweep?: ReturnType<typeof setInterval> | undefined;
 }
+
+/**
+ * How often (ms) keys past their expiry are ended though nobody looks them up: an abandoned key would otherwise keep
+ * its registry entry and its credential watch (an `AuthService.onChange` listener) until the process restarts.
+ */
+export const LISTEN_KEY_SWEEP_MS = LISTEN_KEY_TTL_MS / 4;
 
 const registries = new WeakMap<Services, Registry>();
 
@@ -72,6 +80,41 @@ const end = (r: Registry, s: UserDataStream): void => {
   const listeners = r.onEnd.get(s.listenKey);
   r.onEnd.delete(s.listenKey);
   for (const l of listeners ?? []) l();
+};
+
+/** Ends every key of `r` expired at `now` (its sockets get the end of a closed key, its watch stops), as a lookup would. */
+const sweepRegistry = (r: Registry, now: number): void => {
+  for (const s of [...r.byKey.values()]) if (s.expiresAt <= now) end(r, s);
+};
+
+/** Starts the sweep of `r` unless it runs; it stops itself once no key is open. */
+const startSweep = (r: Registry): void => {
+  if (r.sweep) return;
+  r.sweep = setInterval(() => {
+    sweepRegistry(r, Date.now());
+    if (r.byKey.size === 0) {
+      clearInterval(r.sweep);
+      r.sweep = undefined;
+    }
+  }, LISTEN_KEY_SWEEP_MS);
+  // The sweep never keeps the process alive.
+  r.sweep.unref?.();
+};
+
+/** Ends `stream` when `credential` stops working (replacing the watch it had). */
+const watchStream = (r: Registry, call: Call, stream: UserDataStream, credential: Credential): void => {
+  const auth = call.services.auth;
+  if (!auth) return;
+  r.watches.get(stream.listenKey)?.stop();
+  const watch = watchCredential(
+    auth,
+    call.caller,
+    () => auth.resolveCredential(credential),
+    () => {
+      if (r.byKey.get(stream.listenKey) === stream) end(r, stream);
+    },
+  );
+  r.watches.set(stream.listenKey, watch);
 };
 
 /** The stream of `listenKey` if it is open and not expired at `now` (an expired one is ended now). */
@@ -109,6 +152,9 @@ export const openUserDataStream = (
   const open = current ? userDataStreamOf(call.services, current, now) : undefined;
   if (open) {
     open.expiresAt = now + LISTEN_KEY_TTL_MS;
+    // Returned to the caller's credential now (a new key of the same owner, the old one regenerated away): the key
+    // lasts as long as this one works, not as long as the one it was first opened with.
+    if (credential !== undefined) watchStream(r, call, open, credential);
     return open;
   }
   // 30 random bytes as 60 hex characters: Binance's length, unguessable.
@@ -120,18 +166,8 @@ export const openUserDataStream = (
   };
   r.byKey.set(stream.listenKey, stream);
   r.byOwner.set(ownerId, stream.listenKey);
-  const auth = call.services.auth;
-  if (credential !== undefined && auth) {
-    const watch = watchCredential(
-      auth,
-      call.caller,
-      () => auth.resolveCredential(credential),
-      () => {
-        if (r.byKey.get(stream.listenKey) === stream) end(r, stream);
-      },
-    );
-    r.watches.set(stream.listenKey, watch);
-  }
+  startSweep(r);
+  if (credential !== undefined) watchStream(r, call, stream, credential);
   return stream;
 };
 

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DomainError } from '../../domain/shared/errors';
 import type { Call } from '../../src/application/call';
 import {
   closeUserDataStream,
   keepAliveUserDataStream,
+  LISTEN_KEY_SWEEP_MS,
   LISTEN_KEY_TTL_MS,
   onUserDataStreamEnd,
   openUserDataStream,
@@ -51,5 +52,55 @@ describe('user data streams (listen keys)', () => {
     closeUserDataStream(owner, key);
     expect(ended).toBe(1);
     expect(userDataStreamOf(services, key)).toBeUndefined();
+  });
+
+  describe('abandoned keys', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    /** Services whose auth counts its change listeners (each key opened with a credential adds one watch). */
+    const watched = () => {
+      const listeners = new Set<unknown>();
+      const resolved: string[] = [];
+      const auth = {
+        onChange: (l: unknown) => {
+          listeners.add(l);
+          return () => listeners.delete(l);
+        },
+        resolveCredential: async (credential: string) => {
+          resolved.push(credential);
+          return { accountId: 'acc-9', via: 'api_key' };
+        },
+      };
+      const svc = { auth } as unknown as Services;
+      const call = { services: svc, caller: { accountId: 'acc-9', via: 'api_key' } } as unknown as Call;
+      return { svc, call, listeners, resolved };
+    };
+
+    it('an expired key nobody looks up is ended by the sweep: its watch (auth listener) and entry go', () => {
+      vi.useFakeTimers();
+      const { svc, call, listeners } = watched();
+      const key = openUserDataStream(call, Date.now(), 'ak_live_one').listenKey;
+      let ended = 0;
+      onUserDataStreamEnd(svc, key, () => ended++);
+      expect(listeners.size).toBe(1);
+      vi.advanceTimersByTime(LISTEN_KEY_TTL_MS + LISTEN_KEY_SWEEP_MS);
+      expect(listeners.size).toBe(0);
+      expect(ended).toBe(1);
+      // The sweep stopped with the last key: no timer left behind.
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it("a key returned to a new credential of its owner is watched with that credential, not the old one's", async () => {
+      const { call, listeners, resolved } = watched();
+      const key = openUserDataStream(call, Date.now(), 'ak_live_old').listenKey;
+      expect(openUserDataStream(call, Date.now(), 'ak_live_new').listenKey).toBe(key);
+      expect(listeners.size).toBe(1);
+      for (const l of listeners) (l as (c: object) => void)({ accountId: 'acc-9' });
+      await new Promise((r) => setTimeout(r, 0));
+      expect(resolved.at(-1)).toBe('ak_live_new');
+      closeUserDataStream(call, key);
+      expect(listeners.size).toBe(0);
+    });
   });
 });
