@@ -4,6 +4,7 @@ import { createKeyIndex } from '../../commands/key-index';
 import { apiKeyStreamId } from '../../domain/account/key-index';
 import type { DomainError } from '../../domain/shared/errors';
 import { createAuthService } from '../../src/auth/service';
+import { changeAccountStatus } from '../../src/cli/accounts';
 import { useTestApp } from '../support/test-app';
 import { api, freshIp } from './support';
 
@@ -280,6 +281,57 @@ describe('agent keys issued while the read models stay behind', () => {
 
       expect((await manage('DELETE', `/agents/${agentId}`)).statusCode).toBe(204);
       expect(await refusal(second)).toBe('INVALID_API_KEY');
+    } finally {
+      await projections.start();
+    }
+  });
+});
+
+describe('keys the write side refuses while the read models stay behind', () => {
+  it("a suspended account's key found only in the index is refused; an agent key cannot log in", async () => {
+    const projections = t.runtime.services.projections;
+    await projections.stop();
+    try {
+      const { apiKey, apiSecret, accountId } = await register('Suspended while lagging');
+      const login = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        remoteAddress: freshIp(),
+        payload: { api_key: apiKey, api_secret: apiSecret },
+      });
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/agents',
+        remoteAddress: freshIp(),
+        headers: { authorization: `Bearer ${login.json().token}` },
+        payload: { display_name: 'Cannot log in' },
+      });
+      expect(created.statusCode).toBe(201);
+      // An agent key is in force in the index, and is still no login key.
+      const agentLogin = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        remoteAddress: freshIp(),
+        payload: { api_key: created.json().api_key, api_secret: apiSecret },
+      });
+      expect([agentLogin.statusCode, agentLogin.json().error.code]).toEqual([401, 'INVALID_API_KEY']);
+
+      const services = t.runtime.services;
+      await changeAccountStatus(services.accounts!, 'suspend', accountId, 'audit');
+      // Another process's auth (no invalidation from here, no read-model row): the index's answer is checked.
+      const other = createAuthService({
+        db: services.database.db,
+        tokens: services.auth!.tokens,
+        waitForReadModels: async () => false,
+        keyOnWriteSide: createKeyIndex(services.eventStore).inForce,
+      });
+      for (const key of [apiKey, created.json().api_key as string]) {
+        const refused = await other.resolveCredential(key).then(
+          () => 'taken',
+          (e: DomainError) => e.code,
+        );
+        expect(refused).toBe('ACCOUNT_SUSPENDED');
+      }
     } finally {
       await projections.start();
     }
