@@ -5,8 +5,8 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build';
 import { MARKET_DATA } from '../market/support';
-import { chromiumMissing, type FreshBrowser } from '../support/chromium';
-import { openDuringOutage, openViewer, restCall } from '../support/dashboard-page';
+import { chromiumMissing, type FreshBrowser, launchFreshChromium } from '../support/chromium';
+import { openDuringOutage, openViewer, presetSession, restCall } from '../support/dashboard-page';
 import { type ServerProcess, startServer } from '../support/server-process';
 
 /**
@@ -30,6 +30,7 @@ let base = '';
 let browser: FreshBrowser | undefined;
 let page: Page;
 let jwt: Record<string, string>;
+let login: { token: string; expires_at: string };
 let key: Record<string, string>;
 let accountId = '';
 const agents: { id: string; key: Record<string, string> }[] = [];
@@ -118,6 +119,7 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     const reg = await call('POST', '/auth/register', {}, { display_name: 'Leaderboard owner' });
     accountId = reg.account_id;
     const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
+    login = token;
     jwt = { authorization: `Bearer ${token.token}` };
     key = { 'x-api-key': reg.api_key };
     for (const name of ['Ranked bot', 'Second bot']) {
@@ -191,10 +193,51 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
     expect(await page.locator(`[data-owner="${accountId}"]`).count()).toBe(0);
     await roundTrip(key, 'BTCUSDT', '0.01');
-    await page.locator(`tr.own[data-owner="${accountId}"]`).waitFor({ timeout: 10_000 });
+    await page.locator(`tr.own[data-owner="${accountId}"]`).waitFor({ timeout: 20_000 });
     const venue = await call('GET', '/analytics/leaderboard', jwt);
     expect(await shownRows()).toEqual(expectedRows(venue.rankings));
   }, 60_000);
+
+  it("reads the board at most every 5 s while the viewed agent trades, with the account's JWT alone", async () => {
+    // The defect: every placed, cancelled or filled order of the viewed agent re-read the board (150 ms apart at
+    // most) with X-Agent-Id, spending the agent's analytics rate limit, so its own /analytics calls got 429.
+    const viewer = await launchFreshChromium();
+    try {
+      const agent = agents[0]!;
+      await presetSession(viewer.context, login, agent.id);
+      const p = viewer.context.pages()[0] ?? (await viewer.context.newPage());
+      /** `X-Agent-Id` of each leaderboard request the page sent ('' without), in order. */
+      const reads: string[] = [];
+      p.on('request', (r) => {
+        if (r.url().includes('/analytics/leaderboard')) reads.push(r.headers()['x-agent-id'] ?? '');
+      });
+      await p.goto(`${base}/#/leaderboard`);
+      await p.locator('.conn.live').waitFor();
+      await p.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
+      const started = Date.now();
+      const before = reads.length;
+      // Orders that change no ranking: placed and cancelled, far below the market.
+      for (let i = 0; i < 15; i++) {
+        const o = await call('POST', '/trade/order', agent.key, {
+          symbol: 'BTCUSDT',
+          side: 'buy',
+          type: 'limit',
+          quantity: '0.01',
+          price: '1000',
+        });
+        await call('DELETE', `/trade/order/${o.order_id}`, agent.key);
+      }
+      // Fills do: the board is read again (once for both).
+      await roundTrip(agent.key, 'BTCUSDT', '0.001');
+      await expect.poll(() => reads.length, { timeout: 20_000 }).toBeGreaterThan(before);
+      const elapsed = Date.now() - started;
+      expect(reads.length - before).toBeLessThanOrEqual(1 + Math.floor(elapsed / 5_000));
+      expect(reads.length).toBeGreaterThanOrEqual(2);
+      expect(reads.filter((agentId) => agentId !== '')).toEqual([]);
+    } finally {
+      await viewer.close();
+    }
+  }, 90_000);
 
   it("shows the venue's refusal as is: a period the spec does not have", async () => {
     await page.goto(`${base}/#/leaderboard?period=2d`);

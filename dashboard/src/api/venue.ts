@@ -25,10 +25,12 @@ export const portfolioHistory = (interval: C.HistoryInterval, limit = 1000) =>
 export const performance = () => request<C.Performance>('GET', '/analytics/performance');
 /**
  * The venue's leaderboard of `period` (every account's wallets, ranked by ROI; the spec's periods, though any
- * string is sent as given so the venue's refusal of another is what the page shows).
+ * string is sent as given so the venue's refusal of another is what the page shows). Sent with the account's JWT
+ * alone: the board is the same whoever asks, and a read with `X-Agent-Id` counts against the viewed agent's
+ * analytics rate limit, which the agent's own `/analytics` calls need.
  */
 export const leaderboard = (period: string) =>
-  request<C.Leaderboard>('GET', '/analytics/leaderboard', { query: { period } });
+  request<C.Leaderboard>('GET', '/analytics/leaderboard', { auth: 'jwt', query: { period } });
 export const openOrders = () => request<C.OrderList>('GET', '/trade/orders/open', { query: { limit: 200 } });
 export const tradeHistory = (limit = 20) =>
   request<C.TradeHistory>('GET', '/trade/history', { query: { limit } });

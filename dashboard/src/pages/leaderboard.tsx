@@ -59,12 +59,18 @@ const LABEL = Object.fromEntries(
 ) as Record<SortKey, string>;
 
 /**
+ * The least time (ms) between two reads of the board caused by fills: the fills of the next 5 s come with the
+ * first one's read, so a wallet filling often costs the account's analytics budget (120 reads a minute) at most 12.
+ */
+const FILL_REREAD_MS = 5_000;
+
+/**
  * Leaderboard (docs/dashboard.md): `GET /analytics/leaderboard` of the period in the address
  * (`#/leaderboard?period=7d`; the spec's `30d` by default), every account's wallets ranked by the venue by ROI,
  * at most 50, with the Sharpe ratio, fill count and win rate of the period. The columns sort the answer in the
- * page (the venue's ranks stay). The venue pushes no leaderboard, so the page reads it again after a fill of the
- * viewed wallet (the `orders` channel), after a reconnect, and on "Refresh"; others' fills and price moves show
- * then. The viewer's own wallets are marked.
+ * page (the venue's ranks stay). The venue pushes no leaderboard, so the page reads it again 5 s after a fill of
+ * the viewed wallet (`OrderFilled` on the `orders` channel; the fills of those 5 s come with that read), after a
+ * reconnect, and on "Refresh"; others' fills and price moves show then. The viewer's own wallets are marked.
  */
 export const LeaderboardPage = ({ period }: { period: string | null }) => {
   const asked = period ?? DEFAULT_PERIOD;
@@ -73,8 +79,12 @@ export const LeaderboardPage = ({ period }: { period: string | null }) => {
   const viewed = useStore(session)?.agentId ?? null;
   const [sort, setSort] = useState<Sort>(VENUE_ORDER);
   const [readAt, setReadAt] = useState<string | null>(null);
-  const reread = useCoalesced(() => board.reload(), 150);
-  useChannel({ channel: 'orders' }, reread);
+  const reread = useCoalesced(() => board.reload(), FILL_REREAD_MS);
+  // Fills only: a placed, cancelled or rejected order changes no ranking, and an agent trading fast would have the
+  // board read several times a second.
+  useChannel({ channel: 'orders' }, (m) => {
+    if (m.type === 'OrderFilled') reread();
+  });
   useEffect(() => {
     if (board.data) {
       setReadAt(new Date().toISOString());
