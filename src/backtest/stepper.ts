@@ -39,8 +39,8 @@ export interface PooledStepperOptions {
   /**
    * Where batches are decided (`BACKTEST_STEPPING`): `thread` — piscina worker threads of the venue's process;
    * `process` — child processes of the venue (`step-process.ts`), each with its own V8 (heap, external memory, GC
-   * and compiler helper threads) at nice 19. `threads` then counts processes. Default: the environment's
-   * `BACKTEST_STEPPING`, else `thread`.
+   * and compiler helper threads) at nice 19. `threads` then counts processes. Default `thread`; the venue
+   * passes its validated `BACKTEST_STEPPING` (`src/config.ts`).
    */
   stepping?: BacktestStepping;
 }
@@ -272,7 +272,8 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
   const threads = options.threads ?? Math.max(1, os.availableParallelism() - 1);
   const inlineUpTo = options.inlineUpTo ?? 2048;
   const sliceMs = options.sliceMs ?? 4;
-  const stepping = options.stepping ?? (process.env.BACKTEST_STEPPING === 'process' ? 'process' : 'thread');
+  // `BACKTEST_STEPPING` is the configuration's (`src/config.ts` validates it; `install.ts` passes it), not read here.
+  const stepping = options.stepping ?? 'thread';
   const runner = stepping === 'process' ? processRunner(threads, options) : threadRunner(threads, options);
 
   /** Sends one step to a thread (the market too when the thread lacks it) and answers its events. */
