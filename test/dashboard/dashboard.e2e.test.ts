@@ -3,8 +3,15 @@ import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDashboardBuilt } from '../../dashboard/build';
-import { chromiumMissing, type FreshBrowser, launchFreshChromium } from '../support/chromium';
-import { loadTimings, presetSession, restCall } from '../support/dashboard-page';
+import { type FreshBrowser, launchFreshChromium } from '../support/chromium';
+import {
+  browserTestsSkipped,
+  loadTimings,
+  presetSession,
+  registerViewer,
+  testOutputDir,
+  venueCall,
+} from '../support/dashboard-page';
 import { type RealDataServer, startRealDataServer } from '../support/real-data-server';
 
 /**
@@ -17,11 +24,8 @@ import { type RealDataServer, startRealDataServer } from '../support/real-data-s
  * writes a screenshot of each page and the timings to the output folder (`test-output/dashboard`, or
  * `DASHBOARD_TEST_OUTPUT`). Skipped, with the reason printed, where no chromium is installed.
  */
-const MISSING = chromiumMissing();
-if (MISSING) console.warn(`dashboard browser tests skipped: ${MISSING}`);
-const OUT = path.resolve(
-  process.env.DASHBOARD_TEST_OUTPUT ?? path.join(import.meta.dirname, '../../test-output/dashboard'),
-);
+const MISSING = browserTestsSkipped();
+const OUT = testOutputDir();
 
 let server: RealDataServer | undefined;
 let base = '';
@@ -39,8 +43,7 @@ const shot = (page: Page, name: string) =>
   page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
-  restCall(base, method, url, headers, body);
+const call = venueCall(() => base);
 
 let account: { key: string; secret: string; id: string; jwt: Record<string, string> };
 const agents: { id: string; key: string }[] = [];
@@ -86,14 +89,8 @@ describe.skipIf(MISSING !== undefined)('the dashboard in a real browser', () => 
     await ensureDashboardBuilt();
     server = await startRealDataServer('ptv-dashboard-e2e-');
     base = server.url;
-    const reg = await call('POST', '/auth/register', {}, { display_name: 'Dashboard viewer' });
-    const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
-    account = {
-      key: reg.api_key,
-      secret: reg.api_secret,
-      id: reg.account_id,
-      jwt: { authorization: `Bearer ${token.token}` },
-    };
+    const { reg, jwt } = await registerViewer(call, 'Dashboard viewer');
+    account = { key: reg.api_key, secret: reg.api_secret, id: reg.account_id, jwt };
     for (const name of ['Trend bot', 'Mean reverter']) {
       const a = await call('POST', '/agents', account.jwt, { display_name: name });
       agents.push({ id: a.agent_id, key: a.api_key });

@@ -1,13 +1,20 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDashboardBuilt } from '../../dashboard/build';
-import { MARKET_DATA } from '../market/support';
-import { chromiumMissing, type FreshBrowser } from '../support/chromium';
-import { openViewer, restCall } from '../support/dashboard-page';
-import { type ServerProcess, startServer } from '../support/server-process';
+import type { FreshBrowser } from '../support/chromium';
+import {
+  browserTestsSkipped,
+  closeVenue,
+  dashboardVenueEnv,
+  openViewer,
+  pageWidths,
+  registerViewer,
+  startDashboardVenue,
+  testOutputDir,
+  venueCall,
+} from '../support/dashboard-page';
+import type { ServerProcess } from '../support/server-process';
 
 /**
  * The dashboard's tables fit their panels on a 1280 px wide screen (no scrolling inside a panel to read a
@@ -17,14 +24,10 @@ import { type ServerProcess, startServer } from '../support/server-process';
  * PGlite in a temporary `DATA_DIR`); screenshots go to `DASHBOARD_TEST_OUTPUT` (default `test-output/dashboard`).
  * Skipped, with the reason printed, where no chromium is installed.
  */
-const MISSING = chromiumMissing();
-if (MISSING) console.warn(`dashboard browser tests skipped: ${MISSING}`);
-const OUT = path.resolve(
-  process.env.DASHBOARD_TEST_OUTPUT ?? path.join(import.meta.dirname, '../../test-output/dashboard'),
-);
+const MISSING = browserTestsSkipped();
+const OUT = testOutputDir();
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-dashboard-fit-'));
-const env = { DATA_DIR: dataDir, MARKET_DATA_DIR: MARKET_DATA, MARKET_SOURCE: '', DATABASE_URL: '' };
+const { dataDir, env } = dashboardVenueEnv('ptv-dashboard-fit-');
 let server: ServerProcess | undefined;
 let base = '';
 let browser: FreshBrowser | undefined;
@@ -32,8 +35,7 @@ let page: Page;
 let battleId = '';
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
-  restCall(base, method, url, headers, body);
+const call = venueCall(() => base);
 
 /** How far the panel `id` scrolls sideways: its content's width beyond its own, px (0: it fits). */
 const overflow = (id: string): Promise<number> =>
@@ -44,19 +46,17 @@ const overflow = (id: string): Promise<number> =>
   })()`);
 
 /** How far the whole page scrolls sideways, px. */
-const pageOverflow = (): Promise<number> =>
-  page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+const pageOverflow = async (): Promise<number> => {
+  const { scroll, client } = await pageWidths(page);
+  return scroll - client;
+};
 
 describe.skipIf(MISSING !== undefined)('the dashboard’s tables on a laptop and a phone', () => {
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
-    await ensureDashboardBuilt();
-    server = await startServer(env, 110_000);
+    server = await startDashboardVenue(env);
     base = server.url;
-    const reg = await call('POST', '/auth/register', {}, { display_name: 'Fit viewer' });
-    const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
-    const jwt = { authorization: `Bearer ${token.token}` };
-    const key = { 'x-api-key': reg.api_key };
+    const { token, jwt, key } = await registerViewer(call, 'Fit viewer');
     const order = (body: Record<string, string>) => call('POST', '/trade/order', key, body);
     // Wide figures, as a funded wallet shows them: a position of each kind of pair and orders of each type.
     for (const [symbol, quantity] of [
@@ -96,11 +96,7 @@ describe.skipIf(MISSING !== undefined)('the dashboard’s tables on a laptop and
     ({ browser, page } = await openViewer(token));
   }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => closeVenue({ browser, server, dataDir }), 60_000);
 
   for (const [width, height] of [
     [1280, 800],

@@ -1,13 +1,22 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDashboardBuilt } from '../../dashboard/build';
-import { MARKET_DATA } from '../market/support';
-import { chromiumMissing, type FreshBrowser, launchFreshChromium } from '../support/chromium';
-import { openDuringOutage, openViewer, presetSession, restCall } from '../support/dashboard-page';
-import { type ServerProcess, startServer } from '../support/server-process';
+import type { FreshBrowser } from '../support/chromium';
+import {
+  browserTestsSkipped,
+  closeVenue,
+  dashboardVenueEnv,
+  openDuringOutage,
+  openViewer,
+  pageWidths,
+  registerViewer,
+  startDashboardVenue,
+  startedBacktest,
+  testOutputDir,
+  venueCall,
+} from '../support/dashboard-page';
+import type { ServerProcess } from '../support/server-process';
 
 /**
  * The leaderboard page and the units of every figure (docs/dashboard.md), in Debian's `chromium` driven by
@@ -17,14 +26,10 @@ import { type ServerProcess, startServer } from '../support/server-process';
  * refusal as is, and fits 390 px. Every figure of every page names its unit (USDT, the base asset, %, a count's
  * noun, days, a ratio). Skipped, with the reason printed, where no chromium is installed.
  */
-const MISSING = chromiumMissing();
-if (MISSING) console.warn(`dashboard browser tests skipped: ${MISSING}`);
-const OUT = path.resolve(
-  process.env.DASHBOARD_TEST_OUTPUT ?? path.join(import.meta.dirname, '../../test-output/dashboard'),
-);
+const MISSING = browserTestsSkipped();
+const OUT = testOutputDir();
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-dashboard-leaderboard-'));
-const env = { DATA_DIR: dataDir, MARKET_DATA_DIR: MARKET_DATA, MARKET_SOURCE: '', DATABASE_URL: '' };
+const { dataDir, env } = dashboardVenueEnv('ptv-dashboard-leaderboard-');
 let server: ServerProcess | undefined;
 let base = '';
 let browser: FreshBrowser | undefined;
@@ -36,8 +41,7 @@ let accountId = '';
 const agents: { id: string; key: Record<string, string> }[] = [];
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
-  restCall(base, method, url, headers, body);
+const call = venueCall(() => base);
 
 /** A market buy then a sell of `quantity` (one closed trade: the wallet enters the leaderboard). */
 const roundTrip = async (headers: Record<string, string>, symbol: string, quantity: string) => {
@@ -113,15 +117,11 @@ const figuresWithoutUnit = async (): Promise<string[]> => (await figureUnits()).
 describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of every figure', () => {
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
-    await ensureDashboardBuilt();
-    server = await startServer(env, 110_000);
+    server = await startDashboardVenue(env);
     base = server.url;
-    const reg = await call('POST', '/auth/register', {}, { display_name: 'Leaderboard owner' });
-    accountId = reg.account_id;
-    const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
-    login = token;
-    jwt = { authorization: `Bearer ${token.token}` };
-    key = { 'x-api-key': reg.api_key };
+    const owner = await registerViewer(call, 'Leaderboard owner');
+    accountId = owner.reg.account_id;
+    ({ token: login, jwt, key } = owner);
     for (const name of ['Ranked bot', 'Second bot']) {
       const a = await call('POST', '/agents', jwt, { display_name: name });
       agents.push({ id: a.agent_id, key: { 'x-api-key': a.api_key } });
@@ -132,15 +132,11 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     // Another account's wallet: the board is the venue's, not this account's.
     const other = await call('POST', '/auth/register', {}, { display_name: 'Someone else' });
     await roundTrip({ 'x-api-key': other.api_key }, 'ETHUSDT', '0.1');
-    ({ browser, page } = await openViewer(token));
+    ({ browser, page } = await openViewer(login));
     await page.setViewportSize({ width: 1280, height: 900 });
   }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => closeVenue({ browser, server, dataDir }), 60_000);
 
   it("shows the venue's ranking of the period in the address, with units, and the viewer's wallets marked", async () => {
     await page.goto(`${base}/#/overview`);
@@ -201,11 +197,9 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
   it("reads the board at most every 5 s while the viewed agent trades, with the account's JWT alone", async () => {
     // The defect: every placed, cancelled or filled order of the viewed agent re-read the board (150 ms apart at
     // most) with X-Agent-Id, spending the agent's analytics rate limit, so its own /analytics calls got 429.
-    const viewer = await launchFreshChromium();
+    const agent = agents[0]!;
+    const { browser: viewer, page: p } = await openViewer(login, agent.id);
     try {
-      const agent = agents[0]!;
-      await presetSession(viewer.context, login, agent.id);
-      const p = viewer.context.pages()[0] ?? (await viewer.context.newPage());
       /** `X-Agent-Id` of each leaderboard request the page sent ('' without), in order. */
       const reads: string[] = [];
       p.on('request', (r) => {
@@ -260,17 +254,7 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
       quantity: '0.005',
       price: '1000000',
     });
-    const bt = await call('POST', '/backtest/create', jwt, {
-      start_time: '2022-01-03T00:00:00Z',
-      end_time: '2022-01-04T00:00:00Z',
-      starting_balance: '10000',
-      candle_interval: '1h',
-      strategy_label: 'units',
-      agent_id: agents[0]!.id,
-      pairs: ['BTCUSDT'],
-    });
-    const id = bt.session_id as string;
-    await call('POST', `/backtest/${id}/start`, jwt);
+    const id = await startedBacktest(call, jwt, { label: 'units', agentId: agents[0]!.id });
     for (const side of ['buy', 'sell']) {
       await call('POST', `/backtest/${id}/trade/order`, jwt, {
         symbol: 'BTCUSDT',
@@ -341,9 +325,7 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     await page.setViewportSize({ width: 390, height: 800 });
     await page.goto(`${base}/#/leaderboard`);
     await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor();
-    const { scroll, client } = (await page.evaluate(
-      '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
-    )) as { scroll: number; client: number };
+    const { scroll, client } = await pageWidths(page);
     expect(scroll).toBeLessThanOrEqual(client);
     await page.screenshot({ path: path.join(OUT, '13-leaderboard-390.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });

@@ -1,13 +1,19 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDashboardBuilt } from '../../dashboard/build';
-import { MARKET_DATA } from '../market/support';
-import { chromiumMissing, type FreshBrowser } from '../support/chromium';
-import { openDuringOutage, openViewer, restCall } from '../support/dashboard-page';
-import { type ServerProcess, startServer } from '../support/server-process';
+import type { FreshBrowser } from '../support/chromium';
+import {
+  browserTestsSkipped,
+  closeVenue,
+  dashboardVenueEnv,
+  openDuringOutage,
+  openViewer,
+  pageWidths,
+  registerViewer,
+  startDashboardVenue,
+  startedBacktest,
+  venueCall,
+} from '../support/dashboard-page';
+import type { ServerProcess } from '../support/server-process';
 
 /**
  * The dashboard's states a new owner meets beyond the happy path (docs/dashboard.md), in Debian's `chromium` driven
@@ -15,11 +21,9 @@ import { type ServerProcess, startServer } from '../support/server-process';
  * `DATA_DIR`): a page read while the venue is away shows the venue's absence and reads itself again once the
  * socket is back after a restart. Skipped, with the reason printed, where no chromium is installed.
  */
-const MISSING = chromiumMissing();
-if (MISSING) console.warn(`dashboard browser tests skipped: ${MISSING}`);
+const MISSING = browserTestsSkipped();
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-dashboard-states-'));
-const env = { DATA_DIR: dataDir, MARKET_DATA_DIR: MARKET_DATA, MARKET_SOURCE: '', DATABASE_URL: '' };
+const { dataDir, env } = dashboardVenueEnv('ptv-dashboard-states-');
 let server: ServerProcess | undefined;
 let base = '';
 let browser: FreshBrowser | undefined;
@@ -28,26 +32,18 @@ let jwt: Record<string, string>;
 let key: Record<string, string>;
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = (method: string, url: string, headers: Record<string, string>, body?: unknown) =>
-  restCall(base, method, url, headers, body);
+const call = venueCall(() => base);
 
 describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', () => {
   beforeAll(async () => {
-    await ensureDashboardBuilt();
-    server = await startServer(env, 110_000);
+    server = await startDashboardVenue(env);
     base = server.url;
-    const reg = await call('POST', '/auth/register', {}, { display_name: 'States viewer' });
-    const token = await call('POST', '/auth/login', {}, { api_key: reg.api_key, api_secret: reg.api_secret });
-    jwt = { authorization: `Bearer ${token.token}` };
-    key = { 'x-api-key': reg.api_key };
-    ({ browser, page } = await openViewer(token));
+    const viewer = await registerViewer(call, 'States viewer');
+    ({ jwt, key } = viewer);
+    ({ browser, page } = await openViewer(viewer.token));
   }, 180_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => closeVenue({ browser, server, dataDir }), 60_000);
 
   it('reads a page opened while the venue was away again once the venue is back', async () => {
     await page.goto(`${base}/#/overview`);
@@ -98,24 +94,18 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
   }, 60_000);
 
   it('fits a narrow screen: no page scrolls sideways, wide tables scroll inside their box', async () => {
-    const bt = await call('POST', '/backtest/create', jwt, {
-      start_time: '2022-01-03T00:00:00Z',
-      end_time: '2022-01-04T00:00:00Z',
-      starting_balance: '10000',
-      candle_interval: '1h',
-      strategy_label: 'narrow',
-      agent_id: (await call('POST', '/agents', jwt, { display_name: 'Narrow bot' })).agent_id,
-      pairs: ['BTCUSDT'],
+    const btId = await startedBacktest(call, jwt, {
+      label: 'narrow',
+      agentId: (await call('POST', '/agents', jwt, { display_name: 'Narrow bot' })).agent_id,
     });
-    await call('POST', `/backtest/${bt.session_id}/start`, jwt);
-    await call('POST', `/backtest/${bt.session_id}/step/batch`, jwt, { steps: 100 });
+    await call('POST', `/backtest/${btId}/step/batch`, jwt, { steps: 100 });
     const battle = await call('POST', '/battles', jwt, { name: 'Narrow duel', battle_mode: 'live' });
     await page.setViewportSize({ width: 390, height: 800 });
     const ready: [string, string][] = [
       ['#/overview', '[data-panel="orders"] tbody tr'],
       ['#/market/BTCUSDT', '[data-testid="live-price"] .num'],
       ['#/backtests', '[data-testid="backtest-list"] tbody tr'],
-      [`#/backtests/${bt.session_id}`, '[data-testid="bt-metrics"]'],
+      [`#/backtests/${btId}`, '[data-testid="bt-metrics"]'],
       ['#/battles', '[data-testid="battle-list"] tbody tr'],
       [`#/battles/${battle.battle_id}`, '.battle'],
       ['#/audit', '[data-testid="event-log"] tbody tr'],
@@ -124,9 +114,7 @@ describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', ()
     for (const [hash, selector] of ready) {
       await page.goto(`${base}/${hash}`);
       await page.locator(selector).first().waitFor();
-      const { scroll, client } = (await page.evaluate(
-        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
-      )) as { scroll: number; client: number };
+      const { scroll, client } = await pageWidths(page);
       if (scroll > client) wider.push(`${hash}: ${scroll} px wide in ${client}`);
     }
     expect(wider).toEqual([]);
