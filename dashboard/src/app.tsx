@@ -34,7 +34,11 @@ export const App = () => {
   return s ? <Shell session={s} /> : <LoginPage />;
 };
 
-const page = (route: Route) => {
+/**
+ * The page of `route`. `accountId` is the logged-in account's id as the frame read it (`GET /account/info`,
+ * again after a reconnect), undefined until then: the leaderboard marks the account's wallets by it.
+ */
+const page = (route: Route, accountId: string | undefined) => {
   const [first = 'overview', second] = route.parts;
   switch (first) {
     case 'market':
@@ -47,7 +51,7 @@ const page = (route: Route) => {
     case 'audit':
       return <AuditPage />;
     case 'leaderboard':
-      return <LeaderboardPage period={route.query.get('period')} />;
+      return <LeaderboardPage period={route.query.get('period')} accountId={accountId} />;
     default:
       return <OverviewPage />;
   }
@@ -156,7 +160,7 @@ const Shell = ({ session: s }: { session: Session }) => {
             account's own wallet.
           </p>
         ) : null}
-        <div key={s.agentId ?? 'account'}>{page(route)}</div>
+        <div key={s.agentId ?? 'account'}>{page(route, account.data?.account_id)}</div>
       </main>
     </SocketContext.Provider>
   );

@@ -28,10 +28,7 @@ export const QUOTE = 'USDT';
 
 /**
  * The asset a pending order's `locked_amount` is counted in (spec "Orders": USDT for buys, the base quantity for
- * sells), or undefined while the pairs are not read (or the pair is unknown), so a figure is never labelled wrongly.
+ * sells): the quote, or the base of the symbol ({@link baseAsset}, undefined for a symbol not so formed).
  */
-export const lockAsset = (
-  side: Order['side'],
-  symbol: string,
-  pairs: Map<string, Pair> | null | undefined,
-): string | undefined => (side === 'buy' ? 'USDT' : pairs?.get(symbol)?.base_asset);
+export const lockAsset = (side: Order['side'], symbol: string): string | undefined =>
+  side === 'buy' ? QUOTE : baseAsset(symbol);

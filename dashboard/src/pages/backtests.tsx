@@ -5,7 +5,7 @@ import * as venue from '../api/venue';
 import { LineChart } from '../charts/chart';
 import { href, navigate } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Stat } from '../ui/components';
-import { Badge, Count, FILLS, Num, ShortId, Time } from '../ui/format';
+import { Badge, Count, DAYS, FILLS, type Noun, Num, nounOf, ShortId, Time, TRADES } from '../ui/format';
 import { useAsync } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, hidden, NumCell, right } from '../ui/table';
@@ -209,23 +209,17 @@ const Pager = ({
     </nav>
   ) : null;
 
+/** A metric's unit: a word said as is, or a noun whose singular is said of the figure 1 ("1 day", "2.5 days"). */
+type Unit = string | Noun;
+
+/** The word of `unit` for `value` (a venue decimal or number). */
+const unitOf = (unit: Unit, value: string | number | null | undefined): string =>
+  typeof unit === 'string' ? unit : nounOf(unit, value);
+
 /**
  * The metrics of `/backtest/{id}/results`, in the order and names of the response, each with its unit (the
  * integers count closed trades, a sell each: ARCHITECTURE §11).
  */
-/** A unit, or its singular and plural (said of the figure 1 and of every other: "1 day", "2.5 days"). */
-type Unit = string | [one: string, many: string];
-const DAYS: Unit = ['day', 'days'];
-const TRADES: Unit = ['trade', 'trades'];
-
-/** The word of `unit` for `value` (a venue decimal or number; the singular for exactly 1). */
-const unitOf = (unit: Unit, value: string | number | null | undefined): string =>
-  typeof unit === 'string'
-    ? unit
-    : value !== null && value !== undefined && Number(value) === 1
-      ? unit[0]
-      : unit[1];
-
 const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit: Unit }[] = [
   { key: 'sharpe_ratio', label: 'Sharpe ratio', unit: 'ratio' },
   { key: 'sortino_ratio', label: 'Sortino ratio', unit: 'ratio' },
@@ -233,17 +227,17 @@ const METRIC_ROWS: { key: keyof BacktestResults['metrics']; label: string; unit:
   { key: 'max_drawdown_duration_days', label: 'Max drawdown duration', unit: DAYS },
   { key: 'win_rate', label: 'Win rate', unit: '%' },
   { key: 'profit_factor', label: 'Profit factor', unit: 'ratio' },
-  { key: 'avg_win', label: 'Average win', unit: 'USDT' },
-  { key: 'avg_loss', label: 'Average loss', unit: 'USDT' },
-  { key: 'best_trade', label: 'Best trade', unit: 'USDT' },
-  { key: 'worst_trade', label: 'Worst trade', unit: 'USDT' },
+  { key: 'avg_win', label: 'Average win', unit: QUOTE },
+  { key: 'avg_loss', label: 'Average loss', unit: QUOTE },
+  { key: 'best_trade', label: 'Best trade', unit: QUOTE },
+  { key: 'worst_trade', label: 'Worst trade', unit: QUOTE },
   { key: 'avg_trade_duration_minutes', label: 'Average trade duration', unit: 'min' },
   { key: 'trades_per_day', label: 'Trades per day', unit: 'fills/day' },
   { key: 'closed_trades', label: 'Closed trades', unit: TRADES },
   { key: 'winning_trades', label: 'Winning trades', unit: TRADES },
   { key: 'losing_trades', label: 'Losing trades', unit: TRADES },
-  { key: 'gross_profit', label: 'Gross profit', unit: 'USDT' },
-  { key: 'gross_loss', label: 'Gross loss', unit: 'USDT' },
+  { key: 'gross_profit', label: 'Gross profit', unit: QUOTE },
+  { key: 'gross_loss', label: 'Gross loss', unit: QUOTE },
   { key: 'longest_win_streak', label: 'Longest win streak', unit: TRADES },
   { key: 'longest_loss_streak', label: 'Longest loss streak', unit: TRADES },
 ];
@@ -401,7 +395,7 @@ export const BacktestPage = ({ id }: { id: string }) => {
                       <Count n={b.trades} of={FILLS} />
                     </td>
                     <td class="r">
-                      <Count n={b.closed_trades} of={['trade', 'trades']} />
+                      <Count n={b.closed_trades} of={TRADES} />
                     </td>
                     <NumCell value={b.win_rate} />
                     <NumCell value={b.realized_pnl} signed />

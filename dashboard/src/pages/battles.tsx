@@ -5,10 +5,10 @@ import * as venue from '../api/venue';
 import { LineChart } from '../charts/chart';
 import { href } from '../router';
 import { Empty, ErrorNotice, Loading, Panel } from '../ui/components';
-import { Badge, Count, FILLS, Num, Ord, ShortId, Side, Time } from '../ui/format';
+import { AGENTS, Badge, Count, FILLS, Num, Ord, ShortId, Side, Time } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
 import { markReady } from '../ui/ready';
-import { Head, NumCell, right } from '../ui/table';
+import { Head, NumCell, right, StackedNumCell } from '../ui/table';
 
 const tone = (s: BattleStatus | string) =>
   s === 'active'
@@ -62,7 +62,7 @@ export const BattlesPage = () => {
                     <Badge tone={tone(b.status)}>{b.status}</Badge>
                   </td>
                   <td class="r">
-                    <Count n={b.participants.length} of={['agent', 'agents']} />
+                    <Count n={b.participants.length} of={AGENTS} />
                   </td>
                   <td>{b.ranking_metric}</td>
                   <NumCell value={b.starting_balance} />
@@ -233,13 +233,11 @@ const Rankings = ({ rankings }: { rankings: Ranking[] }) =>
               <Ord n={r.rank} />
             </td>
             <th scope="row">{r.agent_name}</th>
-            <td class="r">
-              <Num value={r.equity} />
-              <br />
-              <span class="small" data-field="total_pnl">
-                <Num value={r.total_pnl} signed />
-              </span>
-            </td>
+            <StackedNumCell
+              main={{ value: r.equity }}
+              sub={{ value: r.total_pnl, signed: true }}
+              field="total_pnl"
+            />
             <NumCell value={r.roi_pct} signed />
             <td class="r" data-field="trade_count">
               <Count n={r.trade_count} of={FILLS} />

@@ -6,9 +6,10 @@ import { navigate } from '../router';
 import { session } from '../session';
 import { useStore } from '../store';
 import { Empty, ErrorNotice, Loading, Segmented } from '../ui/components';
-import { Count, FILLS, Num, Ord, Time, UnitNote } from '../ui/format';
+import { Count, definedMetric, FILLS, Num, Ord, Time } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
 import { markReady } from '../ui/ready';
+import { Head } from '../ui/table';
 
 /** The spec's periods of `GET /analytics/leaderboard` (its default `30d`). */
 const PERIODS: readonly LeaderboardPeriod[] = ['1d', '7d', '30d', '90d', 'all'];
@@ -22,20 +23,16 @@ interface Sort {
 }
 const VENUE_ORDER: Sort = { key: 'rank', dir: 'ascending' };
 
-/** The figure of `e` the table sorts by, or null for a metric the venue named undefined (shown as a dash). */
-const figure = (e: LeaderboardEntry, key: Exclude<SortKey, 'rank'>): string | number | null =>
-  key === 'sharpe_ratio' || key === 'win_rate' ? (e.undefined_metrics.includes(key) ? null : e[key]) : e[key];
-
 /**
  * The rankings in the chosen order: the venue's (by ROI, its ranks) or by one figure, ties in the venue's order;
- * an undefined metric sorts last either way (it is no figure, not a zero).
+ * an undefined metric ({@link definedMetric}) sorts last either way (it is no figure, not a zero).
  */
 const sorted = (rankings: LeaderboardEntry[], sort: Sort): LeaderboardEntry[] => {
   if (sort.key === 'rank') return sort.dir === 'ascending' ? rankings : [...rankings].reverse();
   const key = sort.key;
   const sign = sort.dir === 'ascending' ? 1 : -1;
   return rankings
-    .map((e, i) => ({ e, i, v: figure(e, key) }))
+    .map((e, i) => ({ e, i, v: definedMetric(e, key) }))
     .sort((a, b) => {
       if (a.v === null || b.v === null) return a.v === b.v ? a.i - b.i : a.v === null ? 1 : -1;
       return sign * (dec(a.v).comparedTo(dec(b.v)) ?? 0) || a.i - b.i;
@@ -70,12 +67,18 @@ const FILL_REREAD_MS = 5_000;
  * at most 50, with the Sharpe ratio, fill count and win rate of the period. The columns sort the answer in the
  * page (the venue's ranks stay). The venue pushes no leaderboard, so the page reads it again 5 s after a fill of
  * the viewed wallet (`OrderFilled` on the `orders` channel; the fills of those 5 s come with that read), after a
- * reconnect, and on "Refresh"; others' fills and price moves show then. The viewer's own wallets are marked.
+ * reconnect, and on "Refresh"; others' fills and price moves show then. The viewer's own wallets (those of
+ * `accountId`, the frame's read of the account; none marked while it is undefined) are marked.
  */
-export const LeaderboardPage = ({ period }: { period: string | null }) => {
+export const LeaderboardPage = ({
+  period,
+  accountId: own,
+}: {
+  period: string | null;
+  accountId: string | undefined;
+}) => {
   const asked = period ?? DEFAULT_PERIOD;
   const board = useAsync(() => venue.leaderboard(asked), [asked]);
-  const me = useAsync(() => venue.ownAccount(), []);
   const viewed = useStore(session)?.agentId ?? null;
   const [sort, setSort] = useState<Sort>(VENUE_ORDER);
   const [readAt, setReadAt] = useState<string | null>(null);
@@ -98,7 +101,6 @@ export const LeaderboardPage = ({ period }: { period: string | null }) => {
         ? VENUE_ORDER
         : { key, dir: s.key === key && s.dir === 'descending' ? 'ascending' : 'descending' },
     );
-  const own = me.data?.account_id;
 
   return (
     <div class="page leaderboard">
@@ -133,35 +135,21 @@ export const LeaderboardPage = ({ period }: { period: string | null }) => {
       ) : board.data ? (
         <div class="table-scroll">
           <table class="board" data-testid="leaderboard" data-period={board.data.period}>
-            <thead>
-              <tr>
-                {COLUMNS.map((c) => {
-                  const sortable = c.key !== 'name';
-                  const on = sortable && sort.key === c.key;
-                  return (
-                    <th
-                      key={c.key}
-                      scope="col"
-                      class={c.key === 'name' ? undefined : 'r'}
-                      data-unit={c.unit}
-                      aria-sort={on ? sort.dir : undefined}
-                    >
-                      {sortable ? (
-                        <button type="button" class="sort" onClick={() => sortBy(c.key as SortKey)}>
-                          {c.label}
-                          {c.unit ? <UnitNote unit={c.unit} /> : null}
-                          <span aria-hidden="true" class="sort-mark">
-                            {on ? (sort.dir === 'descending' ? ' ▼' : ' ▲') : ''}
-                          </span>
-                        </button>
-                      ) : (
-                        c.label
-                      )}
-                    </th>
-                  );
-                })}
-              </tr>
-            </thead>
+            <Head
+              cols={COLUMNS.map((c) =>
+                c.key === 'name'
+                  ? c.label
+                  : {
+                      label: c.label,
+                      right: true,
+                      unit: c.unit,
+                      sort: {
+                        dir: sort.key === c.key ? sort.dir : undefined,
+                        onSort: () => sortBy(c.key as SortKey),
+                      },
+                    },
+              )}
+            />
             <tbody>
               {rows.map((r) => {
                 const owner = r.agent_id ?? r.account_id;
@@ -182,13 +170,13 @@ export const LeaderboardPage = ({ period }: { period: string | null }) => {
                       <Num value={r.roi_pct} signed />
                     </td>
                     <td class="r" data-field="sharpe_ratio" data-label={LABEL.sharpe_ratio}>
-                      <Num value={figure(r, 'sharpe_ratio') as string | null} />
+                      <Num value={definedMetric(r, 'sharpe_ratio')} />
                     </td>
                     <td class="r" data-field="total_trades" data-label={LABEL.total_trades}>
                       <Count n={r.total_trades} of={FILLS} />
                     </td>
                     <td class="r" data-field="win_rate" data-label={LABEL.win_rate}>
-                      <Num value={figure(r, 'win_rate') as string | null} />
+                      <Num value={definedMetric(r, 'win_rate')} />
                     </td>
                   </tr>
                 );

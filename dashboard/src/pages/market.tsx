@@ -5,7 +5,7 @@ import * as venue from '../api/venue';
 import { CandleChart, type CandlePoint } from '../charts/chart';
 import { href, navigate } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
-import { Badge, Count, Num, Time, viewerZone } from '../ui/format';
+import { Badge, Count, Num, Time, TRADES, viewerZone } from '../ui/format';
 import { useAsync, useChannel } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { OrderTicket } from './ticket';
@@ -177,7 +177,7 @@ const PairView = ({ symbol }: { symbol: string }) => {
           <Num value={t.volume} unit={pair?.base_asset} />
         </Stat>
         <Stat label="24 h trades">
-          <Count n={t.trade_count} of={['trade', 'trades']} />
+          <Count n={t.trade_count} of={TRADES} />
         </Stat>
         <FilterStat
           label="Min qty / step"

@@ -1,11 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { HistoryInterval, Order, Performance, Portfolio } from '../api/contract';
-import { baseAsset, lockAsset, pairMap, QUOTE } from '../api/pairs';
+import { baseAsset, lockAsset, QUOTE } from '../api/pairs';
 import * as venue from '../api/venue';
 import { LineChart, type Point } from '../charts/chart';
 import { href } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
-import { Badge, Count, FILLS, Num, Side, Time, viewerZone } from '../ui/format';
+import { Badge, Count, definedMetric, FILLS, Num, Side, Time, viewerZone } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
 import { markReady } from '../ui/ready';
 import { Head, hidden, NumCell, right } from '../ui/table';
@@ -189,37 +189,31 @@ const Summary = ({ p }: { p: Portfolio }) => (
  * The performance figures; a metric the venue names in `undefined_metrics` (too few returns, no losing trade…) is
  * answered as "0" on the wire and shown as a dash here, so an undefined ratio is not read as a real zero.
  */
-const Metrics = ({ perf }: { perf: Performance }) => {
-  const shown = (name: 'sharpe_ratio' | 'win_rate' | 'profit_factor') =>
-    perf.undefined_metrics.includes(name) ? null : perf[name];
-  return (
-    <div class="stats compact" data-testid="metrics">
-      <Stat label="Sharpe">
-        <Num value={shown('sharpe_ratio')} unit="ratio" />
-      </Stat>
-      <Stat label="Max drawdown">
-        <Num value={perf.max_drawdown_pct} unit="%" />
-      </Stat>
-      <Stat label="Win rate">
-        <Num value={shown('win_rate')} unit="%" />
-      </Stat>
-      <Stat label="Profit factor">
-        <Num value={shown('profit_factor')} unit="ratio" />
-      </Stat>
-      <Stat label="Fills">
-        <Count n={perf.total_trades} of={FILLS} />
-      </Stat>
-    </div>
-  );
-};
+const Metrics = ({ perf }: { perf: Performance }) => (
+  <div class="stats compact" data-testid="metrics">
+    <Stat label="Sharpe">
+      <Num value={definedMetric(perf, 'sharpe_ratio')} unit="ratio" />
+    </Stat>
+    <Stat label="Max drawdown">
+      <Num value={perf.max_drawdown_pct} unit="%" />
+    </Stat>
+    <Stat label="Win rate">
+      <Num value={definedMetric(perf, 'win_rate')} unit="%" />
+    </Stat>
+    <Stat label="Profit factor">
+      <Num value={definedMetric(perf, 'profit_factor')} unit="ratio" />
+    </Stat>
+    <Stat label="Fills">
+      <Count n={perf.total_trades} of={FILLS} />
+    </Stat>
+  </div>
+);
 
 /**
  * Open orders with a cancel button each (the order's id on the pair's hover) (`DELETE /trade/order/{id}`) and cancel-all; each lock names its asset
  * (USDT for buys, the base for sells: one column holds both).
  */
 const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unknown }) => {
-  const any = (orders?.length ?? 0) > 0;
-  const pairs = useAsync(() => (any ? pairMap() : Promise.resolve(null)), [any]);
   const [cancelling, setCancelling] = useState<Set<string>>(new Set());
   const [failure, setFailure] = useState<unknown>(null);
   const cancel = async (id: string) => {
@@ -290,7 +284,7 @@ const OpenOrders = ({ orders, error }: { orders: Order[] | undefined; error: unk
                 <td>{o.type.replace('_', ' ')}</td>
                 <NumCell value={o.quantity} unit={baseAsset(o.symbol)} />
                 <NumCell value={o.price ?? o.trigger_price} />
-                <NumCell value={o.locked_amount} unit={lockAsset(o.side, o.symbol, pairs.data)} />
+                <NumCell value={o.locked_amount} unit={lockAsset(o.side, o.symbol)} />
                 <td>
                   <Badge>{o.status.replace('_', ' ')}</Badge>
                 </td>

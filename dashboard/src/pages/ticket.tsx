@@ -265,19 +265,19 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
               {type === 'market' ? 'the current price' : type === 'limit' ? 'the limit' : 'the trigger'}
             </dt>
             <dd>
-              <Num value={estimate.notional} unit="USDT" />
+              <Num value={estimate.notional} unit={QUOTE} />
             </dd>
           </div>
           <div>
             <dt>Fee ({dec(feeRate!).times(100).toFixed()} %)</dt>
             <dd>
-              <Num value={estimate.fee} unit="USDT" />
+              <Num value={estimate.fee} unit={QUOTE} />
             </dd>
           </div>
           <div>
             <dt>{side === 'buy' ? 'Total cost' : 'Proceeds'}</dt>
             <dd>
-              <Num value={estimate.total} unit="USDT" />
+              <Num value={estimate.total} unit={QUOTE} />
             </dd>
           </div>
           <p class="muted small">
@@ -294,9 +294,7 @@ export const OrderTicket = ({ initialSymbol = 'BTCUSDT' }: { initialSymbol?: str
           : `${side === 'buy' ? 'Buy' : 'Sell'} ${quantity || ''} ${pair?.base_asset ?? ''}`.trim()}
       </button>
       <ErrorNotice error={error} title="The venue refused the order" />
-      {result ? (
-        <OrderResult order={result} lockUnit={lockAsset(result.side, result.symbol, pairsRead.data)} />
-      ) : null}
+      {result ? <OrderResult order={result} lockUnit={lockAsset(result.side, result.symbol)} /> : null}
     </form>
   );
 };
@@ -349,8 +347,8 @@ const OrderResult = ({ order, lockUnit }: { order: PlacedOrder; lockUnit: string
       <>
         Filled {order.side} <Num value={order.executed_quantity} unit={baseAsset(order.symbol)} />{' '}
         {order.symbol} at <Num value={order.executed_price} unit={QUOTE} /> (slippage{' '}
-        <Num value={order.slippage_pct} unit="%" />, fee <Num value={order.fee} unit="USDT" />, total{' '}
-        <Num value={order.total_cost} unit="USDT" />)
+        <Num value={order.slippage_pct} unit="%" />, fee <Num value={order.fee} unit={QUOTE} />, total{' '}
+        <Num value={order.total_cost} unit={QUOTE} />)
       </>
     ) : (
       <>

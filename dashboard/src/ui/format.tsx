@@ -47,6 +47,15 @@ export const Num = ({
   );
 };
 
+/**
+ * The metric `key` of a venue answer, or null (shown as a dash by {@link Num}) when the venue names it in
+ * `undefined_metrics`: such a metric is answered as "0" on the wire, and an undefined ratio is no real zero.
+ */
+export const definedMetric = <T extends { undefined_metrics: readonly string[] }, K extends keyof T & string>(
+  x: T,
+  key: K,
+): T[K] | null => (x.undefined_metrics.includes(key) ? null : x[key]);
+
 /** A unit said once for several figures (a column's header, a card's label): ` (USDT)`. */
 export const UnitNote = ({ unit }: { unit: string }) => (
   <span class="unit-note">
@@ -55,22 +64,35 @@ export const UnitNote = ({ unit }: { unit: string }) => (
   </span>
 );
 
+/** A count's noun: its singular and plural (`['fill', 'fills']`). */
+export type Noun = [one: string, many: string];
+
+/** The word of `of` for `n` (a count, or a venue decimal such as `"2.5"`): the singular for exactly 1. */
+export const nounOf = (of: Noun, n: string | number | null | undefined): string =>
+  n !== null && n !== undefined && Number(n) === 1 ? of[0] : of[1];
+
 /**
  * A count with the noun it counts as its unit (`12 fills`, `1 fill`): the spec's integers (`total_trades`,
  * `trade_count`, events) are counts, and a bare integer beside decimals would not say of what.
  */
-export const Count = ({ n, of }: { n: number | null | undefined; of: [one: string, many: string] }) =>
+export const Count = ({ n, of }: { n: number | null | undefined; of: Noun }) =>
   n === null || n === undefined ? (
     <span class="muted">—</span>
   ) : (
     <span class="num" data-value={String(n)}>
       {group(String(n))}
-      <span class="unit"> {n === 1 ? of[0] : of[1]}</span>
+      <span class="unit"> {nounOf(of, n)}</span>
     </span>
   );
 
 /** The noun of a count of fills (the spec's `total_trades` and `trade_count` count fills). */
-export const FILLS: [string, string] = ['fill', 'fills'];
+export const FILLS: Noun = ['fill', 'fills'];
+/** The noun of a count of closed trades (a sell each: ARCHITECTURE §11), e.g. a backtest's `closed_trades`. */
+export const TRADES: Noun = ['trade', 'trades'];
+/** The noun of a count of agents (a battle's participants). */
+export const AGENTS: Noun = ['agent', 'agents'];
+/** The noun of a number of days (`1 day`, `2.5 days`). */
+export const DAYS: Noun = ['day', 'days'];
 
 /** An ordinal (a rank, a revision) as `#3`: the `#` is its unit. */
 export const Ord = ({ n }: { n: number }) => <span class="ord">#{n}</span>;

@@ -1,8 +1,8 @@
 import type { Position, Trade } from '../api/contract';
 import { baseAsset, QUOTE } from '../api/pairs';
 import { href } from '../router';
-import { Num, Side, Time } from './format';
-import { Head, NumCell, right } from './table';
+import { Side, Time } from './format';
+import { Head, NumCell, right, StackedNumCell } from './table';
 
 /** The fields of a fill both the live trade history and a backtest's trade log carry. */
 type Fill = Pick<
@@ -92,13 +92,11 @@ export const PositionsTable = ({ positions }: { positions: Position[] }) => (
           <NumCell value={x.avg_entry_price} />
           <NumCell value={x.current_price} title={`price source: ${x.price_source}`} />
           <NumCell value={x.market_value} />
-          <td class="r">
-            <Num value={x.unrealized_pnl} signed />
-            <br />
-            <span class="small" data-field="unrealized_pnl_pct">
-              <Num value={x.unrealized_pnl_pct} signed unit="%" />
-            </span>
-          </td>
+          <StackedNumCell
+            main={{ value: x.unrealized_pnl, signed: true }}
+            sub={{ value: x.unrealized_pnl_pct, signed: true, unit: '%' }}
+            field="unrealized_pnl_pct"
+          />
           <td>
             <Time iso={x.opened_at} />
           </td>
