@@ -107,24 +107,3 @@ export const seriesOfShared = (s: SharedSeriesColumns): SeriesData => ({
     return q >= 0n ? q * UNIT : bigUnitsAt(s.volume, i) * BigInt(s.close[i]!);
   },
 });
-
-const plainCopy = (from: Float64Array): Float64Array => new Float64Array(from);
-
-/**
- * `s` with every typed array copied into a plain (not shared) buffer: what crosses to a stepping process, whose
- * IPC channel cannot share memory (a `SharedArrayBuffer` does not serialize). The values are the same.
- */
-export const unshareColumns = (s: SharedSeriesColumns): SharedSeriesColumns => {
-  const decimal = (c: DecimalColumn): DecimalColumn =>
-    c.ints ? { scale: c.scale, ints: plainCopy(c.ints) } : c;
-  return {
-    openTime: plainCopy(s.openTime),
-    open: plainCopy(s.open),
-    high: plainCopy(s.high),
-    low: plainCopy(s.low),
-    close: plainCopy(s.close),
-    volume: decimal(s.volume),
-    quote: decimal(s.quote),
-    trades: decimal(s.trades),
-  };
-};

@@ -18,7 +18,7 @@ import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { createWorkerPool } from '../workers/pool';
 import { createProcessPool, ProcessGoneError, type ProcessPool } from '../workers/process-pool';
-import { type SharedSeriesColumns, shareColumns, unshareColumns } from './shared-series';
+import { type SharedSeriesColumns, shareColumns } from './shared-series';
 import type { ChunkReply, LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
 
 /** Options of {@link createPooledStepper}. */
@@ -117,9 +117,10 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
 
 /**
  * Stepping in child processes at nice `niceIncrement` (`step-process.ts`): what crosses is copied by the IPC
- * channel's structured clone, so shared columns (a whole market's, a chunk the request thread read) are sent as
- * plain copies; a chunk request comes as the task's side message. A process that dies fails its batches with
- * "the backtest stepping process exited …", and the next batch starts a fresh one.
+ * channel's structured clone — shared columns (a whole market's, a chunk the request thread read) are sent as they
+ * are, each typed array's bytes copied into a plain buffer on the child's side (only a bare `SharedArrayBuffer`
+ * cannot cross, and the columns hold none); a chunk request comes as the task's side message. A process that dies
+ * fails its batches with "the backtest stepping process exited …", and the next batch starts a fresh one.
  */
 const processRunner = (processes: number, options: PooledStepperOptions): StepRunner => {
   let pool: ProcessPool | undefined;
@@ -134,24 +135,9 @@ const processRunner = (processes: number, options: PooledStepperOptions): StepRu
   };
   return {
     run(task, answerChunk) {
-      const sent =
-        task.kind !== 'warm' && task.market?.pairs
-          ? {
-              ...task,
-              market: {
-                ...task.market,
-                pairs: task.market.pairs.map((p) => ({ ...p, shared: unshareColumns(p.shared) })),
-              },
-            }
-          : task;
       return poolOf().run(
-        sent,
-        answerChunk
-          ? (data, reply) => {
-              const answer = answerChunk(data as { c: number; i: number });
-              reply(answer.columns ? { ...answer, columns: unshareColumns(answer.columns) } : answer);
-            }
-          : undefined,
+        task,
+        answerChunk ? (data, reply) => reply(answerChunk(data as { c: number; i: number })) : undefined,
       );
     },
     warm: () => poolOf().warm(),

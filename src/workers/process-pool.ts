@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * A message between the venue and one of its task processes ({@link createProcessPool}), sent with Node's
- * `advanced` IPC serialization (the structured clone: typed arrays, bigints, `Map`s cross as they are; a
- * `SharedArrayBuffer` cannot, its owner copies it into a plain buffer first).
+ * `advanced` IPC serialization (the structured clone: typed arrays, bigints, `Map`s cross as they are; a typed
+ * array over a `SharedArrayBuffer` crosses as a copy of its bytes in a plain buffer; a bare `SharedArrayBuffer`
+ * cannot be sent).
  * - `run` (venue → child): task `id`, its `task` value.
  * - `done` (child → venue): task `id`'s result, or `error` (an exception's message and stack: the task threw).
  * - `side` (either way): a message of task `id`'s own conversation (e.g. a chunk asked for and answered) while it
