@@ -268,36 +268,23 @@ const lastsOf = (
 
 /**
  * A backtest batch's answer with each `BacktestStepped` (version 3: with `equity_peak`) encoded here
- * ({@link EncodedData}) and handed over without its packed equity, as a piscina result whose buffers move. The
- * request thread then neither receives the ~0.6–1.1 MB `equity_units` as a string (a structured clone) nor
- * serialises and joins it again for the append (issue 24; docs/benchmarks.md, "Market data at scale", 2026-11-30).
+ * ({@link EncodedData}) and handed over without its packed equity. The request thread then neither receives the
+ * ~0.6–1.1 MB `equity_units` as a string (a structured clone) nor serialises and joins it again for the append
+ * (issue 24; docs/benchmarks.md, "Market data at scale", 2026-11-30); on a thread the bytes move (the default export).
  */
-const withEncodedData = (events: BacktestStreamEvent[], lasts: LastCandles | undefined): unknown => {
+const withEncodedData = (events: BacktestStreamEvent[], lasts: LastCandles | undefined): StepAnswer => {
   const { type, key, onlyWith } = BACKTEST_STEPPED_ELIDED;
   const encoded: EncodedData[] = [];
   const sent = events.map((e, index) => {
     if (e.type !== type || !(onlyWith in e.data)) return e;
-    const text = encodeDataText(e.data);
-    // Transferred whole: a view into a larger (shared, pooled) buffer would take the rest of it along.
-    encoded.push({
-      index,
-      text: text.byteOffset === 0 && text.byteLength === text.buffer.byteLength ? text : text.slice(),
-    });
+    encoded.push({ index, text: encodeDataText(e.data) });
     const { [key]: _left, ...rest } = e.data;
     return { ...e, data: rest };
   });
   if (encoded.length === 0) return lasts ? { events, lasts } : { events };
-  const answer: StepAnswer = lasts
+  return lasts
     ? { events: sent as BacktestStreamEvent[], lasts, encoded }
     : { events: sent as BacktestStreamEvent[], encoded };
-  return move({
-    get [transferableSymbol]() {
-      return encoded.map((x) => x.text.buffer);
-    },
-    get [valueSymbol]() {
-      return answer;
-    },
-  });
 };
 
 /** Asks the request thread for chunk `c` of pair `i` on `port` and waits for it. */
@@ -314,12 +301,13 @@ const fetchChunk = (port: ChunkPort, c: number, i: number): Promise<SharedSeries
   });
 
 /**
- * Decides one `StepBacktest` with the backtest decider's own step (`stepBacktestSliced`) — a piscina task. The
- * decision is computed in slices: after `sliceMs` of work the task yields the thread (`setImmediate`), so the other
- * batches this thread runs at the same time (piscina's `concurrentTasksPerWorker`) each get a turn — a fair share
- * instead of first come, first served to the end. The pauses change nothing computed.
+ * Decides one `StepBacktest` (or `StepBattle`) with the decider's own step (`stepBacktestSliced`) — what a stepping
+ * thread (the default export) and a stepping process (`step-process.ts`) run. The decision is computed in slices:
+ * after `sliceMs` of work the task yields (`setImmediate`), so the other batches the thread or process runs at the
+ * same time (piscina's `concurrentTasksPerWorker`) each get a turn — a fair share instead of first come, first
+ * served to the end. The pauses change nothing computed.
  */
-export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: true }> => {
+export const stepTask = async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: true }> => {
   if (task.kind === 'warm') return { warm: true };
   let market = markets.get(task.key);
   if (!market) {
@@ -360,7 +348,7 @@ export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: t
       if (r.done) {
         if (task.kind !== 'backtest') return { events: r.value };
         const events = r.value as BacktestStreamEvent[];
-        return withEncodedData(events, lastsOf(market, task, events)) as StepAnswer;
+        return withEncodedData(events, lastsOf(market, task, events));
       }
       const need = missing.get(market);
       if (need !== undefined) {
@@ -387,4 +375,27 @@ export default async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: t
       },
     };
   }
+};
+
+/** `text` in a buffer of its own: a view into a larger (shared, pooled) buffer would take the rest of it along. */
+const whole = (text: Uint8Array): Uint8Array =>
+  text.byteOffset === 0 && text.byteLength === text.buffer.byteLength ? text : text.slice();
+
+/**
+ * The piscina task of a stepping thread: {@link stepTask}, its encoded bytes ({@link EncodedData}) moved to the
+ * request thread (piscina's `move`: their buffers transferred, not copied).
+ */
+export default async (task: StepTask | WarmTask): Promise<unknown> => {
+  const answer = await stepTask(task);
+  if (!('encoded' in answer) || !answer.encoded) return answer;
+  const encoded = answer.encoded.map(({ index, text }) => ({ index, text: whole(text) }));
+  const moved: StepAnswer = { ...answer, encoded };
+  return move({
+    get [transferableSymbol]() {
+      return encoded.map((x) => x.text.buffer);
+    },
+    get [valueSymbol]() {
+      return moved;
+    },
+  });
 };
