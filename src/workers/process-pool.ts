@@ -55,23 +55,29 @@ const KEPT_WITH_VALUE = new Set([
   '-r',
   '--loader',
   '--experimental-loader',
+  '--experimental-default-type',
   '--conditions',
   '-C',
 ]);
-/** Options a child keeps as they are (`--opt=value` or a bare switch): memory limits, warnings, source maps. */
+/**
+ * Options a child keeps as they are (`--opt=value` or a bare switch): memory limits, warnings, source maps, and
+ * `--experimental-*` switches but those taking a value (`--experimental-policy`, `--experimental-sea-config`,
+ * `--experimental-config-file`: the venue's own; the loaders are `KEPT_WITH_VALUE`'s), whose value would be lost.
+ */
 const KEPT =
-  /^(--max-old-space-size=|--max-semi-space-size=|--max_old_space_size=|--max_semi_space_size=|--stack-size=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--disable-warning=|--experimental-|--no-experimental-|--expose-gc$|--unhandled-rejections=|--trace-warnings$|--trace-uncaught$)/;
+  /^(--max-old-space-size=|--max-semi-space-size=|--max_old_space_size=|--max_semi_space_size=|--stack-size=|--enable-source-maps$|--no-warnings$|--no-deprecation$|--disable-warning=|--(no-)?experimental-(?!(policy|sea-config|config-file)(=|$))[a-z0-9-]+$|--expose-gc$|--unhandled-rejections=|--trace-warnings$|--trace-uncaught$)/;
 
 /**
  * The Node options a task process is started with, from the venue's own `execArgv` (`process.execArgv`): an
  * allow-list, not a deny-list, because an option the venue was started with may take its value as the next word
  * (`--cpu-prof-dir DIR`), and dropping the option but not its value would start the child as `node DIR …`. Kept:
  * the module loaders and resolution (`--import`, `--require`/`-r`, `--loader`, `--experimental-loader`,
- * `--conditions`/`-C`, with their value in either form), memory limits (`--max-old-space-size=`,
- * `--max-semi-space-size=`, `--stack-size=`), warnings and source maps, `--experimental-*` switches. Everything
- * else is the venue's alone — the inspector (a child would fight for its port), profiling (each would write its
- * own profile), a script (`-e`, `-p`, `--input-type`) that would run instead of the task module — and is dropped
- * with whatever value follows it. Pure; throws nothing.
+ * `--experimental-default-type`, `--conditions`/`-C`, with their value in either form), memory limits
+ * (`--max-old-space-size=`, `--max-semi-space-size=`, `--stack-size=`), warnings and source maps,
+ * `--experimental-*` switches (not those taking a value, e.g. `--experimental-policy`). Everything else is the
+ * venue's alone — the inspector (a child would fight for its port), profiling (each would write its own profile), a
+ * script (`-e`, `-p`, `--input-type`) that would run instead of the task module — and is dropped, and so is a value
+ * following it as the next word (a word that is no kept option is dropped). Pure; throws nothing.
  */
 export const childExecArgv = (execArgv: readonly string[]): string[] => {
   const kept: string[] = [];
@@ -82,48 +88,9 @@ export const childExecArgv = (execArgv: readonly string[]): string[] => {
       if (a.includes('=')) kept.push(a);
       else if (i + 1 < execArgv.length) kept.push(a, execArgv[++i]!);
     } else if (KEPT.test(a)) kept.push(a);
-    else if (TAKES_VALUE.has(a)) i++;
   }
   return kept;
 };
-
-/** Dropped options whose value is the next word (skipped with it). */
-const TAKES_VALUE = new Set([
-  '-e',
-  '--eval',
-  '-p',
-  '--print',
-  '--input-type',
-  '--cpu-prof-dir',
-  '--cpu-prof-name',
-  '--cpu-prof-interval',
-  '--heap-prof-dir',
-  '--heap-prof-name',
-  '--heap-prof-interval',
-  '--inspect-port',
-  '--debug-port',
-  '--title',
-  '--diagnostic-dir',
-  '--report-dir',
-  '--report-directory',
-  '--report-filename',
-  '--redirect-warnings',
-  '--env-file',
-  '--watch-path',
-  '--test-reporter',
-  '--test-reporter-destination',
-  '--test-name-pattern',
-  '--secure-heap',
-  '--secure-heap-min',
-  '--icu-data-dir',
-  '--openssl-config',
-  '--tls-keylog',
-  '--policy-integrity',
-  '--experimental-policy',
-  '--trace-event-categories',
-  '--trace-event-file-pattern',
-  '--stack-trace-limit',
-]);
 
 /** Environment variables a task process is given (`childEnv`); `LC_*`, `NODE_*` but `NODE_AUTH_TOKEN`, `TSX_*`, `ESBUILD_*`, `BACKTEST_*` too. */
 const CHILD_ENV = new Set([
