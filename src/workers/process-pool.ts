@@ -151,7 +151,7 @@ interface Member {
 /**
  * A small pool of child processes running the default export of the module `file` (ESM; run through `tsx` when
  * it is TypeScript), each its own V8 — heap, external memory, GC and compiler helper threads — and, on Linux, every
- * thread of it at nice `nice` (the child renices its threads itself as it starts, `entry.ts`'s
+ * thread of it at nice `nice` (the child renices its threads itself as it starts, `process-child.ts`'s
  * `reniceAllThreads`; the venue sets the process's main thread too). Why processes and not worker threads: a
  * worker thread's isolate shares the process's V8 platform threads, which run at the request thread's priority,
  * and the memory it hands over counts as the request isolate's external memory (docs/benchmarks.md, "Stepping in a
@@ -186,7 +186,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
     m.child.unref();
     m.child.channel?.unref();
     m.idle ??= setTimeout(() => {
-      if (m.running.size === 0) stop(m);
+      if (m.running.size === 0) kill(m, 'was stopped');
     }, idleMs).unref();
   };
 
@@ -200,8 +200,9 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
     m.running.clear();
   };
 
-  const stop = (m: Member): void => {
-    drop(m, 'was stopped');
+  /** Marks `m` gone (its running tasks rejected: "the <label> process `why`") and kills it. */
+  const kill = (m: Member, why: string): void => {
+    drop(m, why);
     m.child.kill('SIGKILL');
   };
 
@@ -239,8 +240,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
     });
     child.on('error', (error) => {
       // A child whose channel or signal failed may still run: kill it, or it would hold its memory unseen.
-      drop(m, `failed: ${error.message}`);
-      m.child.kill('SIGKILL');
+      kill(m, `failed: ${error.message}`);
     });
     child.on('exit', (code, signal) =>
       drop(m, `exited (${signal ? `signal ${signal}` : `code ${code}`}) before the task's end`),
@@ -251,13 +251,16 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
 
   const send = (m: Member, message: ProcessMessage): void => {
     if (m.exited || !m.child.connected) return;
-    m.child.send(message, (error) => {
-      if (error) {
+    try {
+      m.child.send(message, (error) => {
         // The channel broke under the message: the child is gone or going; fail its tasks now.
-        drop(m, `could not be sent a message: ${error.message}`);
-        m.child.kill('SIGKILL');
-      }
-    });
+        if (error) kill(m, `could not be sent a message: ${error.message}`);
+      });
+    } catch (error) {
+      // The message could not be serialised (a value the structured clone refuses): its task would wait for an
+      // answer that never comes, and keep the child busy forever.
+      kill(m, `could not be sent a message: ${error instanceof Error ? error.message : String(error)}`);
+    }
   };
 
   const pick = (): Member => {
@@ -294,7 +297,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
             new Promise<void>((resolve) => {
               if (m.child.exitCode !== null || m.child.signalCode !== null) return resolve();
               m.child.once('exit', () => resolve());
-              stop(m);
+              kill(m, 'was stopped');
             }),
         ),
       );
