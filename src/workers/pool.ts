@@ -1,6 +1,16 @@
 import { Piscina } from 'piscina';
 
 /**
+ * `execArgv` with tsx's loader added (`--import tsx`) when `file` is TypeScript and no option of `execArgv` names
+ * tsx (the venue runs from its sources through `tsx`, which a thread or child process needs too); otherwise
+ * `execArgv` itself, the same array. Pure.
+ */
+export const withTsxLoader = (file: URL, execArgv: string[]): string[] =>
+  file.pathname.endsWith('.ts') && !execArgv.some((a) => a.includes('tsx'))
+    ? [...execArgv, '--import', 'tsx']
+    : execArgv;
+
+/**
  * A pool of worker threads (piscina) running the default export of `file`. The venue runs from TypeScript sources
  * through `tsx`; a worker thread inherits the parent's `execArgv`, which carries tsx's loader when the process was
  * started by `tsx` but not under another runner (vitest), so the loader is added when it is missing.
@@ -18,8 +28,7 @@ export const createWorkerPool = (
     concurrentTasksPerWorker?: number;
   },
 ): Piscina => {
-  const typescript = file.pathname.endsWith('.ts');
-  const hasLoader = process.execArgv.some((a) => a.includes('tsx'));
+  const execArgv = withTsxLoader(file, process.execArgv);
   return new Piscina({
     filename: file.href,
     maxThreads: options.maxThreads,
@@ -27,6 +36,7 @@ export const createWorkerPool = (
     idleTimeout: options.idleTimeoutMs ?? 30_000,
     concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 1,
     ...(options.niceIncrement ? { niceIncrement: options.niceIncrement } : {}),
-    ...(typescript && !hasLoader ? { execArgv: [...process.execArgv, '--import', 'tsx'] } : {}),
+    // Only when the loader is added: a thread given no `execArgv` inherits the parent's.
+    ...(execArgv === process.execArgv ? {} : { execArgv }),
   });
 };

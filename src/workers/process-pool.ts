@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { withTsxLoader } from './pool';
 
 /**
  * A message between the venue and one of its task processes ({@link createProcessPool}), sent with Node's
@@ -169,10 +170,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
   let nextId = 0;
   let closed = false;
 
-  const typescript = file.pathname.endsWith('.ts');
-  const inherited = childExecArgv(process.execArgv);
-  const hasLoader = inherited.some((a) => a.includes('tsx'));
-  const execArgv = typescript && !hasLoader ? [...inherited, '--import', 'tsx'] : inherited;
+  const execArgv = withTsxLoader(file, childExecArgv(process.execArgv));
 
   const settleIdle = (m: Member): void => {
     if (m.running.size > 0) {
