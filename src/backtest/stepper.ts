@@ -16,6 +16,7 @@ import type { BattleEvent } from '../../domain/battle/events';
 import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
+import { errorText } from '../workers/error-text';
 import { createWorkerPool } from '../workers/pool';
 import { createProcessPool, ProcessGoneError, type ProcessPool } from '../workers/process-pool';
 import { type SharedSeriesColumns, shareColumns } from './shared-series';
@@ -227,8 +228,6 @@ const readsStoreOffThread = (market: SessionMarket): boolean => {
   return false;
 };
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 /** The stepper of {@link createPooledStepper}. */
 export interface PooledStepper extends BacktestStepper {
   battles: BattleStepper;
@@ -295,7 +294,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
             try {
               return { c, i, columns: chunks.read(c, i) };
             } catch (error) {
-              return { c, i, error: error instanceof Error ? error.message : String(error) };
+              return { c, i, error: errorText(error) };
             }
           }
         : undefined;

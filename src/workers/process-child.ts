@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
+import { errorText } from './error-text';
 import type { ProcessMessage } from './process-pool';
 
 /**
@@ -69,14 +70,13 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
           send({ kind: 'done', id, result });
         } catch (error) {
           // A result the structured clone refuses (e.g. a SharedArrayBuffer): the task fails, not the process.
-          const e = error instanceof Error ? error : new Error(String(error));
-          send({ kind: 'done', id, error: { message: `its result could not be sent: ${e.message}` } });
+          send({ kind: 'done', id, error: { message: `its result could not be sent: ${errorText(error)}` } });
         }
       },
       (error: unknown) => {
         listeners.delete(id);
-        const e = error instanceof Error ? error : new Error(String(error));
-        send({ kind: 'done', id, error: { message: e.message, ...(e.stack ? { stack: e.stack } : {}) } });
+        const stack = error instanceof Error ? error.stack : undefined;
+        send({ kind: 'done', id, error: { message: errorText(error), ...(stack ? { stack } : {}) } });
       },
     );
   });

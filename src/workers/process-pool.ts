@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { errorText } from './error-text';
 import { withTsxLoader } from './pool';
 
 /**
@@ -257,7 +258,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
     } catch (error) {
       // The message could not be serialised (a value the structured clone refuses): its task would wait for an
       // answer that never comes, and keep the child busy forever.
-      kill(m, `could not be sent a message: ${error instanceof Error ? error.message : String(error)}`);
+      kill(m, `could not be sent a message: ${errorText(error)}`);
     }
   };
 
