@@ -51,6 +51,12 @@ export interface BattleState {
   replayFills: ReplayFill[] | null;
   /** Null before creation; `deleted` battles answer as unknown. */
   status: BattleStatus | null;
+  /**
+   * `status` just before the battle's `BattleCompleted` or `BattleCancelled` (`active` or `paused`); null until
+   * then. The `previous_status` of its final `battle:status` (the battle WebSocket channel answers a subscribe to
+   * a finished battle with it, without folding the stream again).
+   */
+  statusBeforeEnd: BattleStatus | null;
   deleted: boolean;
   /** In insertion order. */
   participants: Participant[];
@@ -77,6 +83,7 @@ export const initialBattleState = (): BattleState => ({
   replayOf: null,
   replayFills: null,
   status: null,
+  statusBeforeEnd: null,
   deleted: false,
   participants: [],
   createdAt: null,
@@ -218,6 +225,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
       return {
         ...state,
         status: 'completed',
+        statusBeforeEnd: state.status,
         endedAt: event.data.completed_at,
         completionReason: event.data.reason,
         finalRankings: event.data.final_rankings,
@@ -228,6 +236,7 @@ export const evolveBattle = (state: BattleState, event: BattleEvent): BattleStat
       return {
         ...state,
         status: 'cancelled',
+        statusBeforeEnd: state.status,
         endedAt: event.data.cancelled_at,
         completionReason: 'cancelled',
       };

@@ -182,6 +182,45 @@ describe('the battle channel', () => {
     expect(c.unread('battle')).toEqual([]);
   });
 
+  it('answers a subscribe to a finished battle from the state it loads: the stream is not folded again', async () => {
+    const app = s.t.app;
+    const id = await startedBattle('Watched after the end, read once');
+    await ok(app, H, 'POST', `/battles/${id}/stop`);
+    const stream = `battle-${id}`;
+    const total = (await app.services.eventStore.readStream(stream)).length;
+    // Battle events read from the store after the subscription loaded the battle (the load itself may read the
+    // whole stream if the battle is not cached): only the final event, by the follower that sends it.
+    const commands = app.services.battle!.commands;
+    const store = app.services.eventStore;
+    const realBattle = commands.battle;
+    const realRead = store.readStream;
+    let loaded = false;
+    let readAfterLoad = 0;
+    commands.battle = async (caller, battleId) => {
+      const b = await realBattle(caller, battleId);
+      if (battleId === id) loaded = true;
+      return b;
+    };
+    store.readStream = async (streamId, options) => {
+      const events = await realRead.call(store, streamId, options);
+      if (loaded && streamId === stream) readAfterLoad += events.length;
+      return events;
+    };
+    try {
+      const c = await connect(owner.token);
+      const about = (m: { data: { battle_id?: string } }) => m.data?.battle_id === id;
+      c.send({ action: 'subscribe', channel: 'battle', battle_id: id });
+      expect((await c.next(about)).type).toBe('subscribed');
+      expect((await c.next(about)).data).toMatchObject({ status: 'completed', previous_status: 'active' });
+      expect((await c.next(about)).data).toEqual({ battle_id: id, reason: 'battle_completed' });
+    } finally {
+      commands.battle = realBattle;
+      store.readStream = realRead;
+    }
+    expect(total).toBeGreaterThan(3);
+    expect(readAfterLoad).toBe(1);
+  });
+
   it('refuses another account’s battle and anonymous sockets', async () => {
     const b = await ok(s.t.app, H, 'POST', '/battles', { name: 'Private' }, 201);
     const other = await registerAccount(s.t.app, {}, { plain: true });

@@ -2,12 +2,12 @@ import type { z } from 'zod';
 import type { LoadedBattle } from '../../../commands/battle';
 import type { BattleEvent } from '../../../domain/battle/events';
 import { roiPct } from '../../../domain/battle/rankings';
-import { type BattleState, evolveBattle, initialBattleState } from '../../../domain/battle/state';
+import { type BattleState, evolveBattle } from '../../../domain/battle/state';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import { canonicalId, isUuid } from '../../../domain/shared/uuid';
 import type { OrderFilledData } from '../../../domain/wallet/events';
 import { walletStreamId } from '../../../domain/wallet/events';
-import { type EventStore, type RecordedEvent, readStreamPages } from '../../../ports/event-store';
+import type { RecordedEvent } from '../../../ports/event-store';
 import { rankingOut } from '../../battle/present';
 import type { battleStatusData, battleTradeData, battleUpdateData } from '../../contract/ws';
 import type { Services } from '../../services';
@@ -35,27 +35,19 @@ const FINAL: Partial<Record<BattleEvent['type'], EndReason>> = {
   BattleDeleted: 'battle_deleted',
 };
 
-/** Page size of the fold in {@link beforeFinal}. */
-const FOLD_PAGE = 1_000;
-
 /**
- * A completed or cancelled battle as it was just before its final event (state and revision), so that a follower
- * started from it sends that event's `battle:status` (same fields as when it happened) and then ends. Folds the
- * battle's stream page by page; `loaded` itself if the stream holds no final event.
+ * A completed or cancelled battle as its follower needs it just before its final event: the status it had then
+ * (`BattleState.statusBeforeEnd`, the final `battle:status`'s `previous_status`) and the revision before the final
+ * event, so that a follower started from it sends that event's `battle:status` (same fields as when it happened)
+ * and then ends. The final event is the stream's last (the battle decider refuses every command once a battle is
+ * completed or cancelled); the rest of the state is the finished battle's (its participants, its config), which is
+ * all a follower of a final event reads. Nothing is read from the store.
  */
-const beforeFinal = async (store: EventStore, loaded: LoadedBattle): Promise<LoadedBattle> => {
-  let state = initialBattleState();
-  for await (const page of readStreamPages(store, `battle-${loaded.id}`, { pageSize: FOLD_PAGE })) {
-    for (const r of page) {
-      const e = { type: r.type, data: r.data } as BattleEvent;
-      if (e.type === 'BattleCompleted' || e.type === 'BattleCancelled') {
-        return { ...loaded, state, revision: r.revision - 1 };
-      }
-      state = evolveBattle(state, e);
-    }
-  }
-  return loaded;
-};
+const beforeFinal = (loaded: LoadedBattle): LoadedBattle => ({
+  ...loaded,
+  state: { ...loaded.state, status: loaded.state.statusBeforeEnd },
+  revision: loaded.revision - 1,
+});
 
 /** `battle:trade` data (spec "Battle channel events"). */
 const tradeOf = (battleId: string, agentId: string, d: OrderFilledData): BattleTradeData => ({
@@ -327,8 +319,7 @@ class BattleChannel implements WsChannel {
           let loaded = await commands.battle({ accountId: principal.accountId }, battleId);
           // An already finished battle will send nothing more: answer with its final status, then end (below).
           const status = loaded.state.status;
-          if (status === 'completed' || status === 'cancelled')
-            loaded = await beforeFinal(this.services.eventStore, loaded);
+          if (status === 'completed' || status === 'cancelled') loaded = beforeFinal(loaded);
           const f = new BattleFollower(this.services, connection, battleId, loaded, (reason) => {
             // The battle's final `battle:status` was just sent: free the slot and say so, as an `unsubscribed`
             // the client did not ask for, naming why.
