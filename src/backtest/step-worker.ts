@@ -19,6 +19,7 @@ import { encodeDataText } from '../eventstore/data-text';
 import { MarketCandles } from '../market/candles';
 import { ColumnStore } from '../market/store/column-store';
 import { candlesFromColumns } from '../market/store/convert';
+import { errorText } from '../workers/error-text';
 import { readPairChunk } from './chunk-read';
 import { type ChunkedPair, chunkCandlesBound, chunkedMarket } from './chunked-market';
 import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
@@ -128,7 +129,13 @@ export interface EncodedData {
   text: Uint8Array;
 }
 
-/** What a worker answers: the decided events, a refusal of the decider, or a request for the market. */
+/**
+ * What a worker answers: the decided events, a refusal of the decider (a `DomainError`: its code, message,
+ * details, HTTP status), what else the task threw (`failed`: its message and stack — a bug in the decider, a bad
+ * input, a chunk that could not be read; the request fails with 500 INTERNAL_ERROR, not retried), or a request
+ * for the market. The task answers its own errors, so a stepping thread's or process's task never rejects: a
+ * rejection is the thread's or process's end (`stepper.ts`).
+ */
 export type StepAnswer =
   | { events: BacktestStreamEvent[] | BattleEvent[]; lasts?: LastCandles; encoded?: EncodedData[] }
   | {
@@ -139,6 +146,7 @@ export type StepAnswer =
         status: number;
       };
     }
+  | { failed: { message: string; stack?: string } }
   | { miss: true };
 
 /**
@@ -305,9 +313,31 @@ const fetchChunk = (port: ChunkPort, c: number, i: number): Promise<SharedSeries
  * thread (the default export) and a stepping process (`step-process.ts`) run. The decision is computed in slices:
  * after `sliceMs` of work the task yields (`setImmediate`), so the other batches the thread or process runs at the
  * same time (piscina's `concurrentTasksPerWorker`) each get a turn — a fair share instead of first come, first
- * served to the end. The pauses change nothing computed.
+ * served to the end. The pauses change nothing computed. Never rejects: what the decision throws is answered
+ * (`StepAnswer`'s `error` for a `DomainError`, `failed` for anything else), so that only the end of the thread or
+ * process running it rejects the task (the stepper retries that once; a `failed` task it does not retry).
  */
 export const stepTask = async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: true }> => {
+  try {
+    return await decideTask(task);
+  } catch (error) {
+    if (error instanceof DomainError) {
+      return {
+        error: {
+          code: error.code,
+          message: error.message,
+          status: error.status,
+          ...(error.details ? { details: error.details } : {}),
+        },
+      };
+    }
+    const stack = error instanceof Error ? error.stack : undefined;
+    return { failed: { message: errorText(error), ...(stack ? { stack } : {}) } };
+  }
+};
+
+/** {@link stepTask}'s decision; throws what the decider (or reading the market) throws. */
+const decideTask = async (task: StepTask | WarmTask): Promise<StepAnswer | { warm: true }> => {
   if (task.kind === 'warm') return { warm: true };
   let market = markets.get(task.key);
   if (!market) {
@@ -339,41 +369,29 @@ export const stepTask = async (task: StepTask | WarmTask): Promise<StepAnswer | 
           ctx,
           task.sliceSteps,
         );
-  try {
-    let sliceStart = performance.now();
-    for (;;) {
-      // This task's pairs for the chunks of this slice (and the last candles after the last one).
-      if (remote) remoteOf.set(market, remote);
-      const r = work.next();
-      if (r.done) {
-        if (task.kind !== 'backtest') return { events: r.value };
-        const events = r.value as BacktestStreamEvent[];
-        return withEncodedData(events, lastsOf(market, task, events));
-      }
-      const need = missing.get(market);
-      if (need !== undefined) {
-        // The clock reached a chunk this thread lacks: ask the request thread for it, then resume.
-        missing.delete(market);
-        if (!task.port) throw new Error('a chunked market needs a channel to the request thread');
-        received.get(market)!(need.c, need.i, await fetchChunk(task.port, need.c, need.i));
-        sliceStart = performance.now();
-        continue;
-      }
-      if (performance.now() - sliceStart >= task.sliceMs) {
-        await nextTurn();
-        sliceStart = performance.now();
-      }
+  let sliceStart = performance.now();
+  for (;;) {
+    // This task's pairs for the chunks of this slice (and the last candles after the last one).
+    if (remote) remoteOf.set(market, remote);
+    const r = work.next();
+    if (r.done) {
+      if (task.kind !== 'backtest') return { events: r.value };
+      const events = r.value as BacktestStreamEvent[];
+      return withEncodedData(events, lastsOf(market, task, events));
     }
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    return {
-      error: {
-        code: error.code,
-        message: error.message,
-        status: error.status,
-        ...(error.details ? { details: error.details } : {}),
-      },
-    };
+    const need = missing.get(market);
+    if (need !== undefined) {
+      // The clock reached a chunk this thread lacks: ask the request thread for it, then resume.
+      missing.delete(market);
+      if (!task.port) throw new Error('a chunked market needs a channel to the request thread');
+      received.get(market)!(need.c, need.i, await fetchChunk(task.port, need.c, need.i));
+      sliceStart = performance.now();
+      continue;
+    }
+    if (performance.now() - sliceStart >= task.sliceMs) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
   }
 };
 

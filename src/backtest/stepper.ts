@@ -59,7 +59,10 @@ interface StepRunner {
   started(): number;
   pids(): number[];
   close(): Promise<void>;
-  /** Whether `error`, a rejection of `run`, says the thread or process died under the task (not the task's own). */
+  /**
+   * Whether `error`, a rejection of `run`, says the thread or process died under the task (exit, signal, out of
+   * memory): the task is run once more. Otherwise the rejection is an internal error (500), not retried.
+   */
   gone(error: unknown): boolean;
 }
 
@@ -106,8 +109,9 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
     },
     started: () => pool?.threads.length ?? 0,
     pids: () => [],
-    // The task catches its own errors and answers them (`step-worker.ts`): a rejection is the thread's end.
-    gone: (error) => !(error instanceof DomainError),
+    // The task answers its own errors (`stepTask`: `error`, `failed`), so a rejection is the thread's end: it
+    // exited, threw outside the task (an uncaught error) or ran out of memory (piscina rejects its tasks).
+    gone: () => true,
     async close() {
       const p = pool;
       pool = undefined;
@@ -298,9 +302,10 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
             }
           }
         : undefined;
-    // A thread or process that dies under the batch appended nothing, and the step is deterministic: it is run
-    // once more (a fresh process gets the market with it); dying again, the venue answers 503 SERVICE_UNAVAILABLE
-    // (Retry-After) rather than a 500, the client retrying later.
+    // One rule in both modes (`docs/backtesting.md`, "When stepping fails"): a thread or process that dies under
+    // the batch (exit, signal, out of memory) appended nothing, and the step is deterministic: it is run once more
+    // (a fresh process gets the market with it); dying again, the venue answers 503 SERVICE_UNAVAILABLE
+    // (Retry-After), the client retrying later. A task that throws answers `failed` (below): 500, not retried.
     const run = async (withMarket: boolean): Promise<StepAnswer> => {
       try {
         return (await runner.run(
@@ -329,6 +334,13 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
     if ('error' in answer) {
       const e = answer.error;
       throw new DomainError(e.code, e.message, e.details, e.status);
+    }
+    if ('failed' in answer) {
+      // The task threw (a bug, a bad input): the same throw again would fail again, so it is not retried. The
+      // request fails with 500 INTERNAL_ERROR, logged once with this message and the task's stack (`logFailure`).
+      const failure = new Error(`${kind} stepping failed: ${answer.failed.message}`);
+      if (answer.failed.stack) failure.stack = `${failure.message}\n${answer.failed.stack}`;
+      throw failure;
     }
     if (answer.lasts) chunks?.seed?.(answer.lasts);
     // The events whose data the thread encoded go to the append as those bytes (`NewEvent.dataText`).

@@ -167,6 +167,34 @@ describe('backtest stepping on worker threads', () => {
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).code).toBe('BACKTEST_INVALID_STATE');
   }, 60_000);
+
+  it('a task that throws (not a refusal) fails its batch once with its message: an internal error, not a dead thread', async () => {
+    const { state, revision } = startedSession();
+    // A bad input the decider does not refuse but trips over (as a bug would): a running session with no wallet.
+    const broken = { ...state, wallet: null } as unknown as typeof state;
+    const error = await stepper
+      .step({ sessionId: SESSION, revision: revision + 1, state: broken, steps: 1000, now: NOW, market })
+      .catch((e: unknown) => e);
+    // Not SERVICE_UNAVAILABLE (a thread that died twice): the error handler answers it 500 INTERNAL_ERROR.
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(DomainError);
+    expect((error as Error).message).toMatch(/^backtest stepping failed: .*null/);
+    // The task's own stack, from the thread, for the log line.
+    expect((error as Error).stack).toMatch(/domain\/(backtest|wallet|trading|fill-model)\//);
+    // The thread is still there and steps the next batch.
+    expect(
+      stored(
+        await stepper.step({
+          sessionId: SESSION,
+          revision: revision + 1,
+          state,
+          steps: 500,
+          now: NOW,
+          market,
+        }),
+      ),
+    ).toBe(stored(inline(state, revision, 500)));
+  }, 60_000);
 });
 
 /** A historical battle of two agents on the same market, started, each with a grid of limit orders. */

@@ -185,6 +185,25 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));
   }, 120_000);
 
+  it('a task that throws (not a refusal) fails its batch once with its message, as on a thread: its process stays', async () => {
+    stepper.warm();
+    await until(() => stepper.processIds().length === 1, { what: 'a stepping process' });
+    const [pid] = stepper.processIds();
+    // A bad input the decider does not refuse but trips over (as a bug would): a running session with no wallet.
+    const broken = { ...state, wallet: null } as unknown as BacktestState;
+    const error = await stepper.step({ ...request(1000), state: broken }).catch((e: unknown) => e);
+    // Not SERVICE_UNAVAILABLE (a process that died twice): the error handler answers it 500 INTERNAL_ERROR.
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(DomainError);
+    expect((error as Error).message).toMatch(/^backtest stepping failed: .*null/);
+    expect((error as Error).stack).toMatch(/domain\/(backtest|wallet|trading|fill-model)\//);
+    // Not retried on a fresh process: the same one, alive, steps the next batch.
+    expect(stepper.processIds()).toEqual([pid]);
+    expect(alive(pid!)).toBe(true);
+    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+    expect(stepper.processIds()).toEqual([pid]);
+  }, 120_000);
+
   it('exits when the venue is killed with SIGKILL (no orphan)', async () => {
     // A parent that starts a stepping process, waits until it answers, prints its pid, then waits to be killed.
     const code = `
