@@ -11,7 +11,7 @@ import type { BattleState } from '../../domain/battle/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
-import { createPooledStepper } from '../../src/backtest/stepper';
+import { createPooledStepper, registerMarketTransfer } from '../../src/backtest/stepper';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
 
@@ -194,6 +194,55 @@ describe('backtest stepping on worker threads', () => {
         }),
       ),
     ).toBe(stored(inline(state, revision, 500)));
+  }, 60_000);
+});
+
+describe('a chunk the request thread cannot send to a stepping thread', () => {
+  it('fails that batch with the reason (the chunk request is answered as an error), not the venue', async () => {
+    // A market the thread reads in chunks, each asked of the request thread (no candle store named), whose reader
+    // answers a value the structured clone refuses: posting it throws in the request thread's message handler,
+    // which would be an uncaught exception of the venue and leave the batch waiting forever.
+    const chunkedOnly = testMarket(CANDLES);
+    registerMarketTransfer(
+      chunkedOnly,
+      'unsendable-chunks',
+      {
+        interval: chunkedOnly.interval,
+        chunked: {
+          spanCandles: 24,
+          pairs: chunkedOnly.series.map((p) => ({
+            filters: p.filters,
+            length: p.length,
+            firstOpenTime: p.candleAt(0).openTime,
+            lastOpenTime: p.candleAt(p.length - 1).openTime,
+            gaps: [],
+          })),
+        },
+      },
+      {
+        pairs: chunkedOnly.series.length,
+        read: () => ({ unsendable: () => 0 }) as never,
+      },
+    );
+    const { state, revision } = startedSession();
+    const error = await stepper
+      .step({ sessionId: SESSION, revision: revision + 1, state, steps: 100, now: NOW, market: chunkedOnly })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/^backtest stepping failed: .*could not be cloned/);
+    // The thread still steps the next batch.
+    expect(
+      stored(
+        await stepper.step({
+          sessionId: SESSION,
+          revision: revision + 1,
+          state,
+          steps: 50,
+          now: NOW,
+          market,
+        }),
+      ),
+    ).toBe(stored(inline(state, revision, 50)));
   }, 60_000);
 });
 

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProcessPool, ProcessGoneError } from '../../src/workers/process-pool';
+import { until } from '../support/until';
 
 const pool = createProcessPool(new URL('../../src/backtest/step-process.ts', import.meta.url), {
   maxProcesses: 1,
@@ -7,6 +9,16 @@ const pool = createProcessPool(new URL('../../src/backtest/step-process.ts', imp
   label: 'test',
 });
 afterAll(() => pool.close());
+
+/** Whether process `pid` runs (exists and is not a zombie). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
 
 /**
  * A task the IPC channel's structured clone refuses (a function): `child.send` throws, and the process would
@@ -19,4 +31,23 @@ describe('createProcessPool', () => {
     expect((error as Error).message).toMatch(/^the test process could not be sent a message: /);
     expect(pool.started()).toBe(0);
   });
+
+  it('a message that cannot be sent kills its process (its pid ends) and fails every task it was running', async () => {
+    pool.warm();
+    await until(() => pool.pids().length === 1, { what: 'a task process' });
+    const [pid] = pool.pids();
+    // Two tasks on the one process: one it can be sent, then one it cannot.
+    const sendable = pool.run({ kind: 'warm' }).catch((e: unknown) => e);
+    const unsendable = pool.run({ kind: 'warm', f: () => 1 }).catch((e: unknown) => e);
+    for (const error of [await sendable, await unsendable]) {
+      expect(error).toBeInstanceOf(ProcessGoneError);
+      expect((error as Error).message).toMatch(/^the test process could not be sent a message: /);
+    }
+    expect(pool.pids()).toEqual([]);
+    // Killed, not only forgotten: a forgotten child would live on, idle, until the venue exits.
+    await until(() => !alive(pid!), { what: `process ${pid} to end` });
+    // The next task starts a fresh process.
+    expect(await pool.run({ kind: 'warm' })).toEqual({ warm: true });
+    expect(pool.pids()).not.toContain(pid);
+  }, 60_000);
 });

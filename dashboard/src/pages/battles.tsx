@@ -5,8 +5,9 @@ import * as venue from '../api/venue';
 import { LineChart } from '../charts/chart';
 import { href } from '../router';
 import { Empty, ErrorNotice, Loading, Panel } from '../ui/components';
-import { AGENTS, Badge, Count, FILLS, Num, Ord, ShortId, Side, Time } from '../ui/format';
+import { Badge, Count, Num, Ord, ShortId, Side, Time } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
+import { AGENTS, FILLS } from '../ui/nouns';
 import { markReady } from '../ui/ready';
 import { Head, NumCell, right, StackedNumCell } from '../ui/table';
 

@@ -6,8 +6,9 @@ import { navigate } from '../router';
 import { session } from '../session';
 import { useStore } from '../store';
 import { Empty, ErrorNotice, Loading, Segmented } from '../ui/components';
-import { Count, definedMetric, FILLS, Num, Ord, Time } from '../ui/format';
+import { Count, definedMetric, Num, Ord, Time } from '../ui/format';
 import { useAsync, useChannel, useCoalesced } from '../ui/hooks';
+import { FILLS } from '../ui/nouns';
 import { markReady } from '../ui/ready';
 import { Head } from '../ui/table';
 

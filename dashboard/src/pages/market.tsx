@@ -5,8 +5,9 @@ import * as venue from '../api/venue';
 import { CandleChart, type CandlePoint } from '../charts/chart';
 import { href, navigate } from '../router';
 import { Empty, ErrorNotice, Loading, Panel, Segmented, Stat } from '../ui/components';
-import { Badge, Count, Num, Time, TRADES, viewerZone } from '../ui/format';
+import { Badge, Count, Num, Time, viewerZone } from '../ui/format';
 import { useAsync, useChannel } from '../ui/hooks';
+import { TRADES } from '../ui/nouns';
 import { markReady } from '../ui/ready';
 import { OrderTicket } from './ticket';
 

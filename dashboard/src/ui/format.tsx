@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { type Noun, nounOf } from './nouns';
 
 /**
  * How numbers and times look everywhere (docs/dashboard.md "Reading the pages"): decimals exactly as the venue
@@ -64,13 +65,6 @@ export const UnitNote = ({ unit }: { unit: string }) => (
   </span>
 );
 
-/** A count's noun: its singular and plural (`['fill', 'fills']`). */
-export type Noun = [one: string, many: string];
-
-/** The word of `of` for `n` (a count, or a venue decimal such as `"2.5"`): the singular for exactly 1. */
-export const nounOf = (of: Noun, n: string | number | null | undefined): string =>
-  n !== null && n !== undefined && Number(n) === 1 ? of[0] : of[1];
-
 /**
  * A count with the noun it counts as its unit (`12 fills`, `1 fill`): the spec's integers (`total_trades`,
  * `trade_count`, events) are counts, and a bare integer beside decimals would not say of what.
@@ -84,15 +78,6 @@ export const Count = ({ n, of }: { n: number | null | undefined; of: Noun }) =>
       <span class="unit"> {nounOf(of, n)}</span>
     </span>
   );
-
-/** The noun of a count of fills (the spec's `total_trades` and `trade_count` count fills). */
-export const FILLS: Noun = ['fill', 'fills'];
-/** The noun of a count of closed trades (a sell each: ARCHITECTURE §11), e.g. a backtest's `closed_trades`. */
-export const TRADES: Noun = ['trade', 'trades'];
-/** The noun of a count of agents (a battle's participants). */
-export const AGENTS: Noun = ['agent', 'agents'];
-/** The noun of a number of days (`1 day`, `2.5 days`). */
-export const DAYS: Noun = ['day', 'days'];
 
 /** An ordinal (a rank, a revision) as `#3`: the `#` is its unit. */
 export const Ord = ({ n }: { n: number }) => <span class="ord">#{n}</span>;
