@@ -184,6 +184,37 @@ export const balances = async (call: Call): Promise<{ balances: BalanceLine[]; t
   return { balances: lines, totalEquityUsdt: fmt(roundHalfEven8(equity)) };
 };
 
+/** One asset the venue lists, with the caller's holdings of it (decimal strings, 8 places). */
+export interface AssetLine {
+  asset: string;
+  /** Whether an `active` listed pair trades it (USDT: whether any pair is active). */
+  trading: boolean;
+  available: string;
+  locked: string;
+}
+
+/**
+ * Every asset the venue lists, with the caller's holdings of it: USDT (the quote asset of every pair) first, then
+ * each listed pair's base asset in the market's order (`MarketServices.pairs`), each once; an asset the wallet holds
+ * whose pair is no longer listed last (`trading` false). `available` and `locked` are {@link balances}'s lines (the
+ * balances read model, after the caller's own writes), `"0.00000000"` for an asset not held. Without market data,
+ * the held assets alone. Errors: those of {@link balances}.
+ */
+export const assetBalances = async (call: Call): Promise<AssetLine[]> => {
+  const held = new Map((await balances(call)).balances.map((b) => [b.asset, b]));
+  const pairs = call.services.market?.pairs() ?? [];
+  const trading = new Map<string, boolean>([['USDT', pairs.some((p) => p.status === 'active')]]);
+  for (const p of pairs) trading.set(p.baseAsset, trading.get(p.baseAsset) === true || p.status === 'active');
+  for (const asset of held.keys()) if (!trading.has(asset)) trading.set(asset, false);
+  const none = fmt(ZERO);
+  return [...trading].map(([asset, trades]) => ({
+    asset,
+    trading: trades,
+    available: held.get(asset)?.available ?? none,
+    locked: held.get(asset)?.locked ?? none,
+  }));
+};
+
 /** Open positions valued at live prices, and their total unrealized PnL (USDT). */
 export const positions = async (call: Call) => {
   const { profile, wallet } = await prepared(call);

@@ -204,9 +204,9 @@ export const prepareScope = (app: FastifyInstance): void => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     return payload;
   });
-  // An endpoint of Binance's the venue does not serve (`/order/cancelReplace`, `/account/commission`, `/sapi/…`) is
-  // Binance's -1020 "This operation is not supported.", which a client takes as final (ccxt: BadRequest), not
-  // -1000, which it takes as a failure worth retrying (ccxt: OperationFailed).
+  // An endpoint of Binance's the venue does not serve (`/order/cancelReplace`, `/myPreventedMatches`,
+  // `/sapi/v1/asset/dust`, …) is Binance's -1020 "This operation is not supported.", which a client takes as final
+  // (ccxt: BadRequest), not -1000, which it takes as a failure worth retrying (ccxt: OperationFailed).
   app.setNotFoundHandler((request, reply) =>
     sendError(
       reply.status(404),

@@ -11,9 +11,9 @@ import { streamRoutes } from './ws';
  * `/binance/api/v3/`, so `new ccxt.binance()` with `urls.api.public` and `urls.api.private` pointed there trades
  * on the venue unchanged. A thin adapter: market data from the market capability, every account and trading call
  * through the use cases of `src/application/` (the same as the REST and MCP doors: one ledger, one risk chain, one
- * rate limiter), presented in Binance's shapes and errors; the trade fees and system status of Binance's wallet
- * API under `/binance/sapi/v1/` (`./sapi-routes`); and Binance's WebSocket market streams (`./ws`) from the
- * venue's one market feed.
+ * rate limiter), presented in Binance's shapes and errors; the trade fees, system status, currencies and (empty)
+ * deposit and withdrawal histories of Binance's wallet API under `/binance/sapi/v1/` (`./sapi-routes`); and
+ * Binance's WebSocket market streams (`./ws`) from the venue's one market feed.
  */
 export const binanceRoutes: FastifyPluginAsync = async (app) => {
   await app.register(
@@ -25,7 +25,8 @@ export const binanceRoutes: FastifyPluginAsync = async (app) => {
     },
     { prefix: '/binance/api/v3' },
   );
-  // Of Binance's wallet API, the trade fees and the system status ccxt reads (`./sapi-routes`).
+  // Of Binance's wallet API, what ccxt's spot calls read: trade fees, system status, currencies, deposit and
+  // withdrawal history (`./sapi-routes`).
   await app.register(
     async (sapi) => {
       prepareScope(sapi);

@@ -3,8 +3,8 @@ import type { Candle } from '../../domain/market/candle';
 import { closeTimeOf } from '../../domain/market/candle';
 import type { Interval } from '../../domain/market/intervals';
 import type { Pair } from '../../domain/market/pair';
-import { type Dec, dec, fmt, roundHalfEven8 } from '../../domain/trading/decimal';
-import type { OrderSide, OrderType } from '../../domain/trading/orders';
+import { type Dec, Decimal, dec, fmt, roundHalfEven8, SCALE } from '../../domain/trading/decimal';
+import { MAX_ORDER_DECIMAL, type OrderSide, type OrderType } from '../../domain/trading/orders';
 import type { OrderCancelledData, OrderPlacedData } from '../../domain/wallet/events';
 import { isExpiry } from '../../domain/wallet/expiry';
 import type { OrderStatus } from '../../projections/orders';
@@ -19,7 +19,8 @@ import type { RecentTrade } from '../market/recent-trades';
  * (strings where Binance has integers; docs/binance-compatibility.md, "What differs").
  */
 
-const ZERO8 = '0.00000000';
+/** Zero as Binance writes a decimal: 8 places. */
+export const ZERO8 = '0.00000000';
 const d8 = (v: string | number | Dec | null | undefined): string =>
   v == null ? ZERO8 : fmt(roundHalfEven8(dec(v)));
 const ms = (v: Date | string | null | undefined): number => (v == null ? 0 : new Date(v).getTime());
@@ -51,7 +52,25 @@ const statusOf = (status: OrderStatus, cancelReason: string | null | undefined):
 
 const side = (s: OrderSide): 'BUY' | 'SELL' => (s === 'buy' ? 'BUY' : 'SELL');
 
-/** One symbol of `exchangeInfo` from a pair and its filters. */
+/** The finest grid an order's price or quantity may be on: one unit of the ledger's 8 places (`SCALE`). */
+const UNIT = dec(1).shiftedBy(-SCALE);
+
+/**
+ * The largest multiple of `step` an order may carry as its quantity or price: the wallet decider refuses a value of
+ * `MAX_ORDER_DECIMAL` (10^15) or more (`domain/wallet/decide.ts`, docs/trading-rules.md), so the last point of the
+ * grid below it, 8 places (`"999999999999999.99999999"` for the unit grid).
+ */
+const largestOnGrid = (step: Dec): string =>
+  d8(dec(MAX_ORDER_DECIMAL).div(step).integerValue(Decimal.ROUND_CEIL).minus(1).times(step));
+
+/**
+ * One symbol of `exchangeInfo` from a pair and its filters. The filters state the rules the venue's decider
+ * enforces on every door, no stricter (docs/binance-compatibility.md, "Filters"): `PRICE_FILTER` the interface's
+ * price rule (any price above 0 with up to 8 places, below 10^15: `tickSize` = `minPrice` = 0.00000001; the
+ * pair's exchange tick, `/api/v1/market/pairs`' `tick_size`, shapes the synthetic book but is not enforced on
+ * orders), `LOT_SIZE` the pair's `min_qty` and `step_size` (risk rule 3) up to the same bound, `NOTIONAL` its
+ * `min_notional` (risk rule 4).
+ */
 export const symbolInfo = (p: Pair) => ({
   symbol: p.symbol,
   status: p.status === 'active' ? 'TRADING' : 'BREAK',
@@ -74,8 +93,13 @@ export const symbolInfo = (p: Pair) => ({
   isSpotTradingAllowed: p.status === 'active',
   isMarginTradingAllowed: false,
   filters: [
-    { filterType: 'PRICE_FILTER', minPrice: d8(p.tickSize), maxPrice: ZERO8, tickSize: d8(p.tickSize) },
-    { filterType: 'LOT_SIZE', minQty: d8(p.minQty), maxQty: '9000000000.00000000', stepSize: d8(p.stepSize) },
+    { filterType: 'PRICE_FILTER', minPrice: d8(UNIT), maxPrice: largestOnGrid(UNIT), tickSize: d8(UNIT) },
+    {
+      filterType: 'LOT_SIZE',
+      minQty: d8(p.minQty),
+      maxQty: largestOnGrid(dec(p.stepSize).gt(0) ? dec(p.stepSize) : UNIT),
+      stepSize: d8(p.stepSize),
+    },
     {
       filterType: 'NOTIONAL',
       minNotional: d8(p.minNotional),

@@ -1,12 +1,29 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/shared/errors';
+import { assetBalances } from '../application/account';
 import { venueHealth } from '../http/health';
 import { publicEndpoint, signedEndpoint } from './door';
-import { optional } from './params';
+import { invalidParam } from './errors';
+import { type BinanceParams, intParam, optional, timeWindowParams } from './params';
+import { ZERO8 } from './present';
 import { feeRates, listedSymbol } from './trade-routes';
 
 /**
- * The two endpoints of Binance's wallet API (`/sapi/v1`) that ccxt's spot calls need, served under
+ * The parameters of Binance's deposit and withdrawal history (`coin`, `status`, `offset`, `limit` ≤ 1,000,
+ * `startTime` ≤ `endTime`), read as Binance reads them so a malformed one is its error (-1100, -1130), never a 500.
+ */
+const historyParams = (p: BinanceParams): void => {
+  intParam(p, 'status', { min: 0, max: 10 }, undefined);
+  intParam(p, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
+  intParam(p, 'limit', { min: 1, max: 1000 }, undefined);
+  const { start, end } = timeWindowParams(p);
+  if (start !== undefined && end !== undefined && start > end) {
+    throw invalidParam('startTime', 'must not be after endTime');
+  }
+};
+
+/**
+ * The endpoints of Binance's wallet API (`/sapi/v1`) that ccxt's spot calls need, served under
  * `/binance/sapi/v1` from the venue's own sources (docs/binance-compatibility.md); every other `/sapi` path stays
  * Binance's -1020 "not supported" (src/binance/plugin.ts):
  * - `GET /asset/tradeFee` (`SIGNED`, counted in `general` against the key's wallet owner, as the door's other
@@ -17,6 +34,14 @@ import { feeRates, listedSymbol } from './trade-routes';
  * - `GET /system/status` (`NONE`, counted per client IP in `market`; ccxt's `fetchStatus`): `{status: 0, msg:
  *   "normal"}` while `/health` answers `ok` (the database answers and every capability's check passes,
  *   {@link venueHealth}), else `{status: 1, msg: "system_maintenance"}` (Binance's two values).
+ * - `GET /capital/config/getall` (`SIGNED`, `general`; ccxt's `fetchCurrencies`, which `loadMarkets` calls): every
+ *   asset the venue lists with the caller's `free`/`locked` ({@link assetBalances}: USDT and the listed pairs'
+ *   base assets), `trading` whether an active pair trades it; deposits and withdrawals disabled with no network
+ *   (a paper venue has no chain: `networkList` is empty), `name` the asset's code (the venue knows no other name).
+ * - `GET /capital/deposit/hisrec`, `GET /capital/withdraw/history` (`SIGNED`, `general`; ccxt's `fetchDeposits`,
+ *   `fetchWithdrawals`): `[]`. Nothing is ever deposited to or withdrawn from a paper wallet: a wallet's starting
+ *   balance (`SessionStarted`, registration or reset) opens a session rather than moving funds in, and a reset
+ *   replaces the wallet rather than adding to it (docs/binance-compatibility.md, "Deposits and withdrawals").
  */
 export const sapiRoutes = async (app: FastifyInstance): Promise<void> => {
   app.get(
@@ -32,6 +57,38 @@ export const sapiRoutes = async (app: FastifyInstance): Promise<void> => {
       return symbols.map((symbol) => ({ symbol, makerCommission: maker, takerCommission: taker }));
     }),
   );
+
+  app.get(
+    '/capital/config/getall',
+    signedEndpoint('general', 'read', async ({ call }) =>
+      (await assetBalances(call)).map((a) => ({
+        coin: a.asset,
+        depositAllEnable: false,
+        withdrawAllEnable: false,
+        name: a.asset,
+        free: a.available,
+        locked: a.locked,
+        freeze: ZERO8,
+        withdrawing: ZERO8,
+        ipoing: ZERO8,
+        ipoable: ZERO8,
+        storage: ZERO8,
+        isLegalMoney: false,
+        trading: a.trading,
+        networkList: [],
+      })),
+    ),
+  );
+
+  for (const path of ['/capital/deposit/hisrec', '/capital/withdraw/history']) {
+    app.get(
+      path,
+      signedEndpoint('general', 'read', ({ params }) => {
+        historyParams(params);
+        return [];
+      }),
+    );
+  }
 
   app.get(
     '/system/status',

@@ -38,6 +38,7 @@ import {
   orderListOut,
   orderOut,
   placedOut,
+  ZERO8,
 } from './present';
 
 /**
@@ -300,6 +301,14 @@ export const feeRates = (call: Call): { maker: string; taker: string } => {
   return { maker: makerFeeRate, taker: feeRate };
 };
 
+/** Binance's commission discount (paying fees in BNB): the venue has none, fees are always in USDT. */
+const NO_DISCOUNT = {
+  enabledForAccount: false,
+  enabledForSymbol: false,
+  discountAsset: 'BNB',
+  discount: ZERO8,
+} as const;
+
 /** A fee rate in basis points, as Binance's integer `makerCommission`/`takerCommission`. */
 const bps = (rate: string): number => Math.round(Number(rate) * 10_000);
 
@@ -351,7 +360,7 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
         takerCommission: bps(rates.taker),
         buyerCommission: 0,
         sellerCommission: 0,
-        commissionRates: { ...rates, buyer: '0.00000000', seller: '0.00000000' },
+        commissionRates: { ...rates, buyer: ZERO8, seller: ZERO8 },
         canTrade: true,
         canWithdraw: false,
         canDeposit: false,
@@ -364,6 +373,25 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
           .filter((b) => !omitZero || b.total !== '0.00000000')
           .map((b) => ({ asset: b.asset, free: b.available, locked: b.locked })),
         permissions: ['SPOT'],
+      };
+    }),
+  );
+
+  // Binance's "Query Commission Rates" (`GET /account/commission`, Spot API "Account endpoints"): the rates the
+  // key's account or agent pays on `symbol` (-1102 without one, -1121 when it is not listed), from the same
+  // `feeRatesIn` use case as `GET /account`'s `commissionRates` and `/sapi/v1/asset/tradeFee`. The venue charges
+  // no buyer/seller, special or tax commission and grants no BNB discount: those are zero, as Binance states them.
+  app.get(
+    '/account/commission',
+    signedEndpoint('general', 'read', ({ call, params }) => {
+      const symbol = listedSymbol(call, params);
+      const none = { maker: ZERO8, taker: ZERO8, buyer: ZERO8, seller: ZERO8 };
+      return {
+        symbol,
+        standardCommission: { ...feeRates(call), buyer: ZERO8, seller: ZERO8 },
+        specialCommission: none,
+        taxCommission: none,
+        discount: NO_DISCOUNT,
       };
     }),
   );
@@ -388,13 +416,8 @@ export const tradeRoutes = async (app: FastifyInstance): Promise<void> => {
       if (optional(params, 'computeCommissionRates') !== 'true') return {};
       return {
         standardCommissionForOrder: feeRates(call),
-        taxCommissionForOrder: { maker: '0.00000000', taker: '0.00000000' },
-        discount: {
-          enabledForAccount: false,
-          enabledForSymbol: false,
-          discountAsset: 'BNB',
-          discount: '0.00000000',
-        },
+        taxCommissionForOrder: { maker: ZERO8, taker: ZERO8 },
+        discount: NO_DISCOUNT,
       };
     }),
   );

@@ -86,14 +86,14 @@ const signed = async (
   method: 'GET' | 'POST' | 'DELETE',
   path: string,
   params: Record<string, string>,
-  options: { tamper?: (query: string) => string; secret?: string } = {},
+  options: { tamper?: (query: string) => string; secret?: string; api?: string } = {},
 ) => {
   const query = new URLSearchParams({ timestamp: String(Date.now()), ...params }).toString();
   const signature = createHmac('sha256', options.secret ?? secret)
     .update(query)
     .digest('hex');
   const text = `${options.tamper ? options.tamper(query) : query}&signature=${signature}`;
-  const url = `${venue.url}/binance/api/v3/${path}`;
+  const url = `${venue.url}/binance/${options.api ?? 'api/v3'}/${path}`;
   const res =
     method === 'POST'
       ? await fetch(url, {
@@ -132,8 +132,39 @@ describe('ccxt.binance against the venue', () => {
     expect(btc.limits.amount?.min).toBe(Number(pair.min_qty));
     expect(btc.limits.cost?.min).toBe(Number(pair.min_notional));
     expect(btc.precision.amount).toBe(Number(pair.step_size));
-    expect(btc.precision.price).toBe(Number(pair.tick_size));
+    // The price rule every door enforces: up to 8 places below 10^15, not the pair's exchange tick (tick_size).
+    expect(Number(pair.tick_size)).toBeGreaterThan(0.00000001);
+    expect(btc.precision.price).toBe(0.00000001);
+    expect(btc.limits.price).toEqual({ min: 0.00000001, max: 1e15 });
+    expect(btc.info.filters[1]).toMatchObject({
+      filterType: 'LOT_SIZE',
+      maxQty: dec('1e15').minus(pair.step_size).toFixed(8),
+    });
     expect(btc.info.orderTypes).toEqual(['LIMIT', 'MARKET', 'STOP_LOSS', 'TAKE_PROFIT']);
+    // What the filters state is what the ledger takes: a limit price off the pair's tick, on the 8-place grid
+    // (placed by a wallet of its own, so the account's order history the next tests read stays theirs).
+    const other = (await apiCall(venue.url, 'POST', '/auth/register', {}, { display_name: 'ticks' }))
+      .body as {
+      api_key: string;
+      api_secret: string;
+    };
+    const ticks = client(other.api_key, other.api_secret);
+    await ticks.loadMarkets();
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    const offTick = String(ticks.priceToPrecision(SYMBOL, price / 2 + 0.00000123));
+    expect(dec(offTick).mod(pair.tick_size).isZero()).toBe(false);
+    const resting = await ticks.createOrder(SYMBOL, 'limit', 'buy', 0.001, Number(offTick));
+    expect([resting.status, resting.price]).toEqual(['open', Number(offTick)]);
+    // Finer than the stated tick is refused, never rounded.
+    await expect(
+      ticks.privatePostOrder({
+        symbol: SYMBOL_ID,
+        side: 'BUY',
+        type: 'LIMIT',
+        quantity: '0.001',
+        price: `${offTick}1`,
+      }),
+    ).rejects.toThrow(/-1100/);
   });
 
   it('fetchTicker, fetchTickers, fetchOHLCV, fetchOrderBook, fetchTrades: the venue’s market data', async () => {
@@ -411,7 +442,7 @@ describe('ccxt.binance against the venue', () => {
 
   it('an endpoint of Binance the venue does not serve is -1020 "This operation is not supported." (ccxt: BadRequest, not a failure to retry)', async () => {
     const before = await wallet();
-    // ccxt's editOrder is Binance's POST /order/cancelReplace; fetchTradingFee with these URLs is /account/commission.
+    // ccxt's editOrder is Binance's POST /order/cancelReplace.
     const edit = binance.editOrder(
       '00000000-0000-4000-8000-000000000000',
       SYMBOL,
@@ -421,9 +452,9 @@ describe('ccxt.binance against the venue', () => {
       1000,
     );
     await expect(edit).rejects.toBeInstanceOf(ccxt.BadRequest);
-    await expect(binance.privateGetAccountCommission({ symbol: SYMBOL_ID })).rejects.toBeInstanceOf(
-      ccxt.BadRequest,
-    );
+    await expect(
+      binance.privateGetMyPreventedMatches({ symbol: SYMBOL_ID, preventedMatchId: '1' }),
+    ).rejects.toBeInstanceOf(ccxt.BadRequest);
     const res = await signed('POST', 'order/cancelReplace', {
       symbol: SYMBOL_ID,
       side: 'BUY',
@@ -467,7 +498,7 @@ describe('ccxt.binance against the venue', () => {
     expect(status.info).toEqual({ status: 0, msg: 'normal' });
 
     await expect(everywhere.sapiGetAccountSnapshot({ type: 'SPOT' })).rejects.toBeInstanceOf(ccxt.BadRequest);
-    for (const path of ['sapi/v1/capital/config/getall', 'sapi/v1/asset/tradeFeeX', 'fapi/v1/ping']) {
+    for (const path of ['sapi/v1/asset/dust', 'sapi/v1/asset/tradeFeeX', 'fapi/v1/ping']) {
       const res = await fetch(`${venue.url}/binance/${path}`);
       expect(res.status, path).toBe(404);
       expect(((await res.json()) as { code: number }).code, path).toBe(-1020);
@@ -494,6 +525,100 @@ describe('ccxt.binance against the venue', () => {
       maker: Number(info.maker_fee_rate),
       taker: Number(info.fee_rate),
     });
+  });
+
+  it("GET /api/v3/account/commission: the rates /account/info shows, in Binance's shape; a missing or unknown symbol is -1102 / -1121", async () => {
+    const info = await rest<{ fee_rate: string; maker_fee_rate: string }>('/account/info');
+    const zero = { maker: '0.00000000', taker: '0.00000000', buyer: '0.00000000', seller: '0.00000000' };
+    expect(await binance.privateGetAccountCommission({ symbol: SYMBOL_ID })).toEqual({
+      symbol: SYMBOL_ID,
+      standardCommission: {
+        maker: info.maker_fee_rate,
+        taker: info.fee_rate,
+        buyer: '0.00000000',
+        seller: '0.00000000',
+      },
+      specialCommission: zero,
+      taxCommission: zero,
+      discount: {
+        enabledForAccount: false,
+        enabledForSymbol: false,
+        discountAsset: 'BNB',
+        discount: '0.00000000',
+      },
+    });
+    const missing = await signed('GET', 'account/commission', {});
+    expect([missing.status, missing.body.code]).toEqual([400, -1102]);
+    const unknown = await signed('GET', 'account/commission', { symbol: 'NOPEUSDT' });
+    expect([unknown.status, unknown.body.code]).toEqual([400, -1121]);
+  });
+
+  it("fetchCurrencies (GET /sapi/v1/capital/config/getall, which loadMarkets calls): the listed assets with the caller's free/locked, no deposits or withdrawals", async () => {
+    // ccxt's defaults but margins (no margin API here): loadMarkets fetches the currencies too.
+    const full = new ccxt.binance({
+      apiKey,
+      secret,
+      enableRateLimit: false,
+      urls: { api: venueUrls(venue.url) },
+      options: { fetchMarkets: { types: ['spot'] }, fetchMargins: false },
+    });
+    const markets = await full.loadMarkets();
+    const assets = new Set(['USDT', ...Object.values(markets).map((m) => m!.base)]);
+    const currencies = await full.fetchCurrencies();
+    expect(Object.keys(currencies).sort()).toEqual([...assets].sort());
+    // loadMarkets kept them (ccxt adds its own BNFCR, Binance's futures credit, to any binance client's).
+    expect(Object.keys(full.currencies)).toEqual(expect.arrayContaining([...assets]));
+    expect(full.currencies.BTC!.info).toEqual(currencies.BTC!.info);
+    const { balances } = await rest<Balances>('/account/balance');
+    for (const b of balances) {
+      expect(currencies[b.asset]!.info, b.asset).toMatchObject({
+        coin: b.asset,
+        free: b.available,
+        locked: b.locked,
+      });
+    }
+    const held = new Set(balances.map((b) => b.asset));
+    const unheld = [...assets].find((a) => !held.has(a))!;
+    expect(currencies[unheld]!.info).toMatchObject({ free: '0.00000000', locked: '0.00000000' });
+    expect(currencies.USDT).toMatchObject({ id: 'USDT', code: 'USDT', active: true, networks: {} });
+    expect(currencies.BTC!.info).toMatchObject({
+      depositAllEnable: false,
+      withdrawAllEnable: false,
+      trading: true,
+      networkList: [],
+    });
+    // Trading through the client that loaded the currencies works as through the others.
+    const order = await full.createOrder(SYMBOL, 'market', 'buy', 0.001);
+    expect(order.status).toBe('closed');
+    const after = await signed('GET', 'capital/config/getall', {}, { api: 'sapi/v1' });
+    expect(after.status).toBe(200);
+    const btc = after.body.find((c: { coin: string }) => c.coin === 'BTC');
+    const { balances: now } = await rest<Balances>('/account/balance');
+    expect(btc).toMatchObject({ free: now.find((b) => b.asset === 'BTC')!.available });
+    const bad = await signed('GET', 'capital/config/getall', {}, { api: 'sapi/v1', secret: `${secret}x` });
+    expect([bad.status, bad.body.code]).toEqual([400, -1022]);
+  });
+
+  it('fetchDeposits, fetchWithdrawals: a paper wallet has none (empty lists); malformed parameters are Binance errors', async () => {
+    const everywhere = everywhereClient(apiKey, secret);
+    await everywhere.loadMarkets();
+    expect(await everywhere.fetchDeposits()).toEqual([]);
+    expect(await everywhere.fetchWithdrawals('USDT', Date.now() - 86_400_000, 10)).toEqual([]);
+    for (const path of ['capital/deposit/hisrec', 'capital/withdraw/history']) {
+      const ok = await signed('GET', path, { coin: 'USDT', limit: '1000', offset: '0' }, { api: 'sapi/v1' });
+      expect([ok.status, ok.body], path).toEqual([200, []]);
+      for (const [params, code] of [
+        [{ limit: '0' }, -1130],
+        [{ limit: '1001' }, -1130],
+        [{ limit: 'ten' }, -1100],
+        [{ offset: '-1' }, -1130],
+        [{ startTime: '2000', endTime: '1000' }, -1130],
+      ] as const) {
+        const res = await signed('GET', path, params, { api: 'sapi/v1' });
+        expect([res.status, res.body.code], `${path} ${JSON.stringify(params)}`).toEqual([400, code]);
+        expect(typeof res.body.msg).toBe('string');
+      }
+    }
   });
 
   it('POST /order/oco (legacy OCO): a LIMIT leg and a STOP_LOSS leg of one list, one lock; cancelling a leg cancels both', async () => {
