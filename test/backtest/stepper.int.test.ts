@@ -125,6 +125,10 @@ const stepAlongside = async <S, E>(
 const stepper = createPooledStepper({ threads: 1, sliceMs: 1, inlineUpTo: 0 });
 afterAll(() => stepper.close());
 
+/** `steps` of the session at `state` (after `revision`) on the stepping thread, over `m`. */
+const stepOnThread = (state: BacktestState, revision: number, steps: number, m = market) =>
+  stepper.step({ sessionId: SESSION, revision: revision + 1, state, steps, now: NOW, market: m });
+
 describe('backtest stepping on worker threads', () => {
   it('decides the events of the in-process decider, byte for byte, with batches interleaved', async () => {
     const { state, revision } = startedSession();
@@ -172,9 +176,7 @@ describe('backtest stepping on worker threads', () => {
     const { state, revision } = startedSession();
     // A bad input the decider does not refuse but trips over (as a bug would): a running session with no wallet.
     const broken = { ...state, wallet: null } as unknown as typeof state;
-    const error = await stepper
-      .step({ sessionId: SESSION, revision: revision + 1, state: broken, steps: 1000, now: NOW, market })
-      .catch((e: unknown) => e);
+    const error = await stepOnThread(broken, revision, 1000).catch((e: unknown) => e);
     // Not SERVICE_UNAVAILABLE (a thread that died twice): the error handler answers it 500 INTERNAL_ERROR.
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(DomainError);
@@ -182,18 +184,7 @@ describe('backtest stepping on worker threads', () => {
     // The task's own stack, from the thread, for the log line.
     expect((error as Error).stack).toMatch(/domain\/(backtest|wallet|trading|fill-model)\//);
     // The thread is still there and steps the next batch.
-    expect(
-      stored(
-        await stepper.step({
-          sessionId: SESSION,
-          revision: revision + 1,
-          state,
-          steps: 500,
-          now: NOW,
-          market,
-        }),
-      ),
-    ).toBe(stored(inline(state, revision, 500)));
+    expect(stored(await stepOnThread(state, revision, 500))).toBe(stored(inline(state, revision, 500)));
   }, 60_000);
 });
 
@@ -225,24 +216,11 @@ describe('a chunk the request thread cannot send to a stepping thread', () => {
       },
     );
     const { state, revision } = startedSession();
-    const error = await stepper
-      .step({ sessionId: SESSION, revision: revision + 1, state, steps: 100, now: NOW, market: chunkedOnly })
-      .catch((e: unknown) => e);
+    const error = await stepOnThread(state, revision, 100, chunkedOnly).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/^backtest stepping failed: .*could not be cloned/);
     // The thread still steps the next batch.
-    expect(
-      stored(
-        await stepper.step({
-          sessionId: SESSION,
-          revision: revision + 1,
-          state,
-          steps: 50,
-          now: NOW,
-          market,
-        }),
-      ),
-    ).toBe(stored(inline(state, revision, 50)));
+    expect(stored(await stepOnThread(state, revision, 50))).toBe(stored(inline(state, revision, 50)));
   }, 60_000);
 });
 

@@ -8,6 +8,7 @@ import type { BacktestState } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
 import { createPooledStepper } from '../../src/backtest/stepper';
+import { processAlive } from '../support/process-alive';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
 
@@ -100,15 +101,6 @@ const niceOf = (pid: number): number[] =>
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
   });
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
-  }
-};
-
 // A secret of the venue's environment a stepping process must not be given (only what it needs: `childEnv`).
 process.env.PTV_TEST_SECRET = 'not for children';
 const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process' });
@@ -199,7 +191,7 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     expect((error as Error).stack).toMatch(/domain\/(backtest|wallet|trading|fill-model)\//);
     // Not retried on a fresh process: the same one, alive, steps the next batch.
     expect(stepper.processIds()).toEqual([pid]);
-    expect(alive(pid!)).toBe(true);
+    expect(processAlive(pid!)).toBe(true);
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));
     expect(stepper.processIds()).toEqual([pid]);
   }, 120_000);
@@ -229,9 +221,9 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
         what: 'the stepping process reniced',
         timeoutMs: 60_000,
       });
-      expect(alive(pid)).toBe(true);
+      expect(processAlive(pid)).toBe(true);
       parent.kill('SIGKILL');
-      await until(() => !alive(pid), { what: 'the orphan gone', timeoutMs: 30_000 });
+      await until(() => !processAlive(pid), { what: 'the orphan gone', timeoutMs: 30_000 });
     } finally {
       parent.kill('SIGKILL');
     }

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createProcessPool, ProcessGoneError } from '../../src/workers/process-pool';
+import { processAlive } from '../support/process-alive';
 import { until } from '../support/until';
 
 const pool = createProcessPool(new URL('../../src/backtest/step-process.ts', import.meta.url), {
@@ -9,16 +9,6 @@ const pool = createProcessPool(new URL('../../src/backtest/step-process.ts', imp
   label: 'test',
 });
 afterAll(() => pool.close());
-
-/** Whether process `pid` runs (exists and is not a zombie). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
-  }
-};
 
 /**
  * A task the IPC channel's structured clone refuses (a function): `child.send` throws, and the process would
@@ -45,7 +35,7 @@ describe('createProcessPool', () => {
     }
     expect(pool.pids()).toEqual([]);
     // Killed, not only forgotten: a forgotten child would live on, idle, until the venue exits.
-    await until(() => !alive(pid!), { what: `process ${pid} to end` });
+    await until(() => !processAlive(pid!), { what: `process ${pid} to end` });
     // The next task starts a fresh process.
     expect(await pool.run({ kind: 'warm' })).toEqual({ warm: true });
     expect(pool.pids()).not.toContain(pid);
