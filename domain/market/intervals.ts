@@ -1,3 +1,5 @@
+import { DomainError } from '../shared/errors';
+
 /**
  * Candle intervals the venue stores and serves (spec "Market data endpoints": `intervals_available`).
  * Each interval divides the next coarser one, so a coarser candle is an exact aggregation of finer ones
@@ -22,3 +24,19 @@ export const INTERVAL_MS: Readonly<Record<Interval, number>> = {
 /** True when `value` names a supported interval (case-sensitive, like Binance: `1m` is not `1M`). */
 export const isInterval = (value: unknown): value is Interval =>
   typeof value === 'string' && (INTERVALS as readonly string[]).includes(value);
+
+/**
+ * The refusal of a candle interval the venue does not serve, wherever one is asked for (`GET /market/candles/{symbol}`,
+ * a backtest's candles, the WebSocket `candles` channel): `INVALID_SYMBOL` 400 (spec "Errors": "unsupported candle
+ * interval" is `INVALID_SYMBOL`), message `unsupported candle interval <given>: use one of 1m, 5m, …`, details
+ * `{interval: <given>, supported: INTERVALS}`.
+ */
+export const unsupportedInterval = (given: string): DomainError =>
+  new DomainError(
+    'INVALID_SYMBOL',
+    `unsupported candle interval ${given}: use one of ${INTERVALS.join(', ')}`,
+    {
+      interval: given,
+      supported: INTERVALS,
+    },
+  );

@@ -1,5 +1,5 @@
 import type { Candle } from '../../domain/market/candle';
-import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../domain/market/intervals';
+import { INTERVAL_MS, type Interval, isInterval, unsupportedInterval } from '../../domain/market/intervals';
 import { normalizeSymbol, type Pair } from '../../domain/market/pair';
 import { DomainError } from '../../domain/shared/errors';
 import type { Ticker } from '../market/feed';
@@ -158,13 +158,7 @@ export const candleQuery = (
   const m = marketOf(call);
   const interval = request.interval ?? '1h';
   const pair = m.requirePair(symbol);
-  if (!isInterval(interval)) {
-    throw new DomainError(
-      'INVALID_SYMBOL',
-      `unsupported candle interval ${interval}: use one of ${INTERVALS.join(', ')}`,
-      { interval, supported: INTERVALS },
-    );
-  }
+  if (!isInterval(interval)) throw unsupportedInterval(interval);
   const start = queryTime('start_time', request.startTime, location);
   const end =
     queryTime('end_time', request.endTime, location) ??

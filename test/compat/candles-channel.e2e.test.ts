@@ -144,7 +144,12 @@ describe('the candles channel', () => {
       subscribeCandles(socket, 'BTCUSDT', '2h');
       expect(await socket.next((m) => m.type === 'error')).toMatchObject({
         channel: 'system',
-        data: { code: 'VALIDATION_ERROR', channel: 'candles' },
+        // As GET /market/candles/{symbol} answers it (spec "Errors": an unsupported candle interval).
+        data: {
+          code: 'INVALID_SYMBOL',
+          message: 'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d',
+          channel: 'candles',
+        },
       });
       subscribeCandles(socket, 'NOPEUSDT');
       expect(await socket.next((m) => m.type === 'error')).toMatchObject({

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { DomainError } from '../../domain/shared/errors';
 import { candlesChannels } from '../../src/http/ws/candles-channel';
 import type { WsChannel, WsConnection } from '../../src/http/ws/registry';
 import { MarketFeed } from '../../src/market/feed';
@@ -175,5 +176,34 @@ describe('a subscription at the edge of a minute', () => {
     ]);
     a.stop();
     b.stop();
+  });
+});
+
+describe('the candles channel’s refusal of an interval', () => {
+  it('is the REST candles’ (spec "Errors": INVALID_SYMBOL 400), not VALIDATION_ERROR', () => {
+    open();
+    const refusal = (interval: unknown) => {
+      try {
+        channel!.subscription(
+          { action: 'subscribe', channel: 'candles', symbol: 'BTCUSDT', interval },
+          connectionInto([]),
+        );
+      } catch (error) {
+        return error;
+      }
+      throw new Error(`interval ${String(interval)} was accepted`);
+    };
+    const error = refusal('2h') as DomainError;
+    expect(error).toBeInstanceOf(DomainError);
+    // What GET /market/candles/BTCUSDT?interval=2h answers (test/market/http.int.test.ts).
+    expect([error.code, error.status, error.message, error.details]).toEqual([
+      'INVALID_SYMBOL',
+      400,
+      'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d',
+      { interval: '2h', supported: ['1m', '5m', '15m', '1h', '4h', '1d'] },
+    ]);
+    // Seconds the venue does not serve, and a value of no interval's type, say what was given.
+    expect((refusal(7200) as DomainError).message).toMatch(/^unsupported candle interval 7200: /);
+    expect((refusal({ m: 1 }) as DomainError).message).toMatch(/^unsupported candle interval \{"m":1\}: /);
   });
 });

@@ -283,7 +283,14 @@ describe('GET /market/candles/{symbol}', () => {
   });
 
   it('rejects bad intervals and unknown symbols with INVALID_SYMBOL, bad bounds with VALIDATION_ERROR', async () => {
-    expectError(await get('/market/candles/BTCUSDT?interval=2h'), 400, 'INVALID_SYMBOL');
+    const twoHours = await get('/market/candles/BTCUSDT?interval=2h');
+    expectError(twoHours, 400, 'INVALID_SYMBOL');
+    // The WebSocket candles channel answers the same (test/market/candles-channel.unit.test.ts).
+    expect(twoHours.body.error).toEqual({
+      code: 'INVALID_SYMBOL',
+      message: 'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d',
+      details: { interval: '2h', supported: ['1m', '5m', '15m', '1h', '4h', '1d'] },
+    });
     expectError(await get('/market/candles/BTCUSDT?interval=1H'), 400, 'INVALID_SYMBOL');
     expectError(await get('/market/candles/NOPE'), 400, 'INVALID_SYMBOL');
     expectError(await get('/market/candles/BTCUSDT?limit=0'), 422, 'VALIDATION_ERROR');

@@ -1,7 +1,7 @@
 import type { LoadedSession } from '../../../commands/backtest';
 import { closedCandlesBetween, lastClosed, type SessionMarket } from '../../../domain/backtest/market';
 import type { Candle } from '../../../domain/market/candle';
-import { INTERVAL_MS, INTERVALS, isInterval } from '../../../domain/market/intervals';
+import { INTERVAL_MS, isInterval, unsupportedInterval } from '../../../domain/market/intervals';
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { DomainError } from '../../../domain/shared/errors';
 import type { OrderSide } from '../../../domain/trading/orders';
@@ -267,16 +267,7 @@ export const sandboxCandles = async (
   const { session, market, at } = await marketSession(call, id);
   const symbol = requireSymbol(market, rawSymbol);
   const interval = q.interval ?? session.state.config!.interval;
-  if (!isInterval(interval)) {
-    throw new DomainError(
-      'INVALID_SYMBOL',
-      `unsupported candle interval ${interval}: use one of ${INTERVALS.join(', ')}`,
-      {
-        interval,
-        supported: INTERVALS,
-      },
-    );
-  }
+  if (!isInterval(interval)) throw unsupportedInterval(interval);
   const start = queryTime(q.startTime, 'start_time');
   const end = queryTime(q.endTime, 'end_time');
   if (start !== undefined && end !== undefined && start > end) {

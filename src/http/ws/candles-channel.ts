@@ -1,7 +1,12 @@
 import type { Subscription } from 'rxjs';
 import type { z } from 'zod';
 import { fromUnits } from '../../../domain/market/decimal';
-import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../../domain/market/intervals';
+import {
+  INTERVAL_MS,
+  type Interval,
+  isInterval,
+  unsupportedInterval,
+} from '../../../domain/market/intervals';
 import { normalizeSymbol } from '../../../domain/market/pair';
 import { isoMillis } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
@@ -168,13 +173,8 @@ const candlesChannel = (market: MarketServices): WsChannel => {
       market.requirePair(symbol, { active: true });
       const given = message['interval'] ?? '1m';
       const interval = typeof given === 'string' || typeof given === 'number' ? intervalText(given) : '';
-      if (!isInterval(interval)) {
-        throw new DomainError(
-          'VALIDATION_ERROR',
-          `"interval" must be one of ${INTERVALS.join(', ')} (or seconds: 60 … 86400)`,
-          { field: 'interval' },
-        );
-      }
+      // The REST candles' refusal (spec "Errors": an unsupported candle interval is INVALID_SYMBOL).
+      if (!isInterval(interval)) throw unsupportedInterval(interval || JSON.stringify(given));
       return {
         key: `${CHANNEL}:${symbol}:${interval}`,
         ack: { symbol, interval },
