@@ -39,6 +39,13 @@ export interface KeyIndex {
    * the caller checks `account.status` and `agent.status`.
    */
   inForce(keyHash: string): Promise<KeyOnWriteSide | undefined>;
+  /**
+   * The key as {@link inForce} gives it, for a holder already known (the `api_keys` read model's row): the
+   * holder's own stream (the account's, or the agent's) still exists and records this key as its current one;
+   * undefined otherwise (replaced by a regenerated key, or of a deleted agent). The index itself is not read, so a
+   * key issued before it existed is answered too. One or two stream reads (the account's state is cached).
+   */
+  heldBy(keyHash: string, holder: ApiKeyHolder): Promise<KeyOnWriteSide | undefined>;
   /** An agent's account and status from its own stream, read afresh; undefined when it has none (never, or deleted). */
   agent(agentId: string): Promise<{ accountId: string; status: AgentStatus } | undefined>;
 }
@@ -52,6 +59,19 @@ export const createKeyIndex = (store: EventStore): KeyIndex => {
   const accounts = createCommandHandler(store, accountDecider);
   const agents = createCommandHandler(store, agentDecider, { cacheSize: 0 });
   const agentState = async (agentId: string) => (await agents.load(agentStreamId(agentId))).state;
+  const heldBy = async (keyHash: string, holder: ApiKeyHolder): Promise<KeyOnWriteSide | undefined> => {
+    const [{ state: account }, agent] = await Promise.all([
+      accounts.load(accountStreamId(holder.accountId)),
+      holder.agentId ? agentState(holder.agentId) : undefined,
+    ]);
+    if (account.status === 'none') return undefined;
+    const standing = { status: account.status, credentialsVersion: account.credentialsVersion };
+    if (!agent) return account.apiKeyHash === keyHash ? { holder, account: standing } : undefined;
+    if (agent.status === 'none' || agent.accountId !== holder.accountId || agent.apiKeyHash !== keyHash) {
+      return undefined;
+    }
+    return { holder, account: standing, agent: { accountId: agent.accountId, status: agent.status } };
+  };
   return {
     async issue(keyHash, holder, meta) {
       await handleLive(
@@ -64,19 +84,10 @@ export const createKeyIndex = (store: EventStore): KeyIndex => {
 
     async inForce(keyHash) {
       const { holder } = (await index.load(apiKeyStreamId(keyHash))).state;
-      if (!holder) return undefined;
-      const [{ state: account }, agent] = await Promise.all([
-        accounts.load(accountStreamId(holder.accountId)),
-        holder.agentId ? agentState(holder.agentId) : undefined,
-      ]);
-      if (account.status === 'none') return undefined;
-      const standing = { status: account.status, credentialsVersion: account.credentialsVersion };
-      if (!agent) return account.apiKeyHash === keyHash ? { holder, account: standing } : undefined;
-      if (agent.status === 'none' || agent.accountId !== holder.accountId || agent.apiKeyHash !== keyHash) {
-        return undefined;
-      }
-      return { holder, account: standing, agent: { accountId: agent.accountId, status: agent.status } };
+      return holder ? heldBy(keyHash, holder) : undefined;
     },
+
+    heldBy,
 
     async agent(agentId) {
       const agent = await agentState(agentId);

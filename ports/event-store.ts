@@ -235,6 +235,14 @@ export interface EventStore {
   subscribeToAll(options?: SubscribeOptions): AllSubscription;
   /** Position of the newest readable event (for lag), {@link START} when the log is empty. */
   headPosition(): Promise<LogPosition>;
+  /**
+   * The highest global position (`LogPosition.prepare`) other processes announced to this one (PostgreSQL:
+   * `NOTIFY` after their commits; this store's own announcements are not counted), `0n` before any: how far this
+   * process knows the log to reach without reading it. The first call starts listening when nothing did yet (a
+   * process without subscriptions). No statement: a read of a field. Absent where the store hears no one else
+   * (EventStoreDB).
+   */
+  heardHead?(): bigint;
   /** How many events the log holds, where the store can count them cheaply (progress bars); else absent. */
   countEvents?(): Promise<number>;
   /**

@@ -81,9 +81,14 @@ interface Member {
   failures: number;
   /** While failed: when it may take part again (ms since epoch). */
   retryAt?: number;
+  /** The highest global position (`prepare`) of the events folded (or of the checkpoint it started from). */
+  foldedPrepare: bigint;
 }
 
 const isAfter = (a: LogPosition, b: LogPosition): boolean => comparePositions(a, b) > 0;
+
+/** How often (ms) a process that does not fold reads the checkpoints for {@link ProjectionRunner.lagging} at most. */
+const LAG_POLL_MS = 20;
 
 /** The largest lag `status()` counts (events; a longer lag shows as this many). */
 const MAX_COUNTED_LAG = 100_000;
@@ -150,11 +155,13 @@ export class ProjectionRunner {
         checkpoint: { commit: 0n, prepare: 0n },
         state: 'starting',
         failures: 0,
+        foldedPrepare: 0n,
       };
       this.members.set(projection.name, member);
       const live = await ensureLiveGeneration(this.db, projection);
       member.generation = live;
       member.checkpoint = live.checkpoint;
+      member.foldedPrepare = live.checkpoint.prepare;
       if (live.version !== projection.version) this.rebuildInBackground(member);
       else member.state = 'catching_up';
     }
@@ -232,6 +239,63 @@ export class ProjectionRunner {
       this.wakeIdle?.();
     });
   }
+
+  /**
+   * Whether this process knows the named read models (default: all) to be behind the log's head: another process
+   * announced an append (`EventStore.heardHead`) at a global position past what they have folded. The normal case
+   * is one comparison and answers synchronously: nothing heard from others (a lone process), or heard and folded.
+   * A process that folds compares with its members' folded positions (in memory); one that does not reads the
+   * checkpoints the folding process commits, once per {@link LAG_POLL_MS} at most for all callers (one statement;
+   * only while something it heard is not known folded). A read that fails counts as behind.
+   *
+   * Positions are compared by `prepare` (the notification carries no more): an event whose transaction started
+   * after the folded event's but took its global position before it can be missed for the moment between its
+   * commit and its fold — the read models' answer then stands, as it did before this check.
+   */
+  lagging(readModels?: readonly string[]): boolean | Promise<boolean> {
+    const heard = this.store.heardHead?.() ?? 0n;
+    if (heard === 0n || this.projections.length === 0) return false;
+    if (this.running) return heard > this.foldedPrepare(readModels);
+    if (heard <= this.polled.prepare(readModels)) return false;
+    if (Date.now() - this.polled.at < LAG_POLL_MS) return true;
+    this.polled.pending ??= liveCheckpoints(this.db)
+      .then((checkpoints) => {
+        this.polled.checkpoints = checkpoints;
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.polled.at = Date.now();
+        this.polled.pending = undefined;
+      });
+    return this.polled.pending.then(() => heard > this.polled.prepare(readModels));
+  }
+
+  /** The lowest folded `prepare` of the named members (default: all) of this folding process. */
+  private foldedPrepare(readModels?: readonly string[]): bigint {
+    let lowest: bigint | undefined;
+    for (const m of this.members.values()) {
+      if (readModels && !readModels.includes(m.projection.name)) continue;
+      if (lowest === undefined || m.foldedPrepare < lowest) lowest = m.foldedPrepare;
+    }
+    return lowest ?? 0n;
+  }
+
+  /** The checkpoints {@link lagging} last read (a process that does not fold), and when. */
+  private readonly polled = {
+    checkpoints: new Map<string, LogPosition>(),
+    at: Number.NEGATIVE_INFINITY,
+    pending: undefined as Promise<void> | undefined,
+    /** The lowest `prepare` among the named read models' checkpoints read (0n when one is missing). */
+    prepare: (readModels?: readonly string[]): bigint => {
+      let lowest: bigint | undefined;
+      for (const p of this.projections) {
+        if (readModels && !readModels.includes(p.name)) continue;
+        const c = this.polled.checkpoints.get(p.name)?.prepare ?? 0n;
+        if (lowest === undefined || c < lowest) lowest = c;
+      }
+      return lowest ?? 0n;
+    },
+  };
 
   /** Checkpoints and state of each projection, with `lag_events` counted against the log. */
   async status(): Promise<ProjectionStatus[]> {
@@ -470,6 +534,8 @@ export class ProjectionRunner {
     );
     const results = new Map<Member, LogPosition | 'retired' | 'failed'>();
     for (const o of outcomes) for (const [m, r] of o) results.set(m, r);
+    let pagePrepare = 0n;
+    for (const e of batch) if (e.position.prepare > pagePrepare) pagePrepare = e.position.prepare;
     for (const m of members) {
       const r = results.get(m)!;
       if (r === 'failed') continue;
@@ -478,6 +544,7 @@ export class ProjectionRunner {
         continue;
       }
       m.checkpoint = r;
+      if (pagePrepare > m.foldedPrepare) m.foldedPrepare = pagePrepare;
       m.failures = 0;
       m.lastError = undefined;
       m.retryAt = undefined;
@@ -542,6 +609,7 @@ export class ProjectionRunner {
     if (!live) return;
     m.generation = live;
     m.checkpoint = live.checkpoint;
+    m.foldedPrepare = live.checkpoint.prepare;
     this.tell('swapped');
     this.requestRestart();
     this.notifyWaiters();
@@ -561,6 +629,7 @@ export class ProjectionRunner {
       .then((result) => {
         m.generation = result.generation;
         m.checkpoint = result.generation.checkpoint;
+        m.foldedPrepare = result.generation.checkpoint.prepare;
         m.state = 'catching_up';
         this.tell('swapped');
         // The rebuild may already have folded what a waiter waits for: no later batch would tell it.

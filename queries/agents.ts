@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { AgentStatus } from '../domain/agent/state';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import type { AgentsTable } from '../projections/agents';
@@ -104,6 +104,25 @@ export const countAgents = async (db: Kysely<ReadModels>, accountId: string): Pr
 };
 
 /** Owner and status of an agent (cheap: used by the `X-Agent-Id` check and agent-key requests). */
+/**
+ * {@link getAgentOwnership} of many agents in one statement (`agent_id = any($1)`): each agent found, by id; an id
+ * without a row is absent. What a heartbeat's check of every open socket reads (`AuthService.prefetch`).
+ */
+export const getAgentsOwnership = async (
+  db: Kysely<ReadModels>,
+  agentIds: readonly string[],
+): Promise<Map<string, { accountId: string; status: AgentStatus }>> => {
+  const found = new Map<string, { accountId: string; status: AgentStatus }>();
+  if (agentIds.length === 0) return found;
+  const rows = await db
+    .selectFrom('agents')
+    .select(['agent_id', 'account_id', 'status'])
+    .where(sql<boolean>`agent_id = any(${[...agentIds]}::uuid[])`)
+    .execute();
+  for (const r of rows) found.set(r.agent_id, { accountId: r.account_id, status: r.status });
+  return found;
+};
+
 export const getAgentOwnership = async (
   db: Kysely<ReadModels>,
   agentId: string,

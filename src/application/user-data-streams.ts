@@ -11,9 +11,9 @@ import {
 import { isExpiry } from '../../domain/wallet/expiry';
 import type { RecordedEvent } from '../../ports/event-store';
 import type { OrderStatus } from '../../projections/orders';
-import { type CredentialWatch, watchCredential } from '../auth/credential-watch';
+import type { CredentialWatch } from '../auth/credential-watch';
 import { ownerIdOf, type Principal } from '../auth/principal';
-import type { Credential } from '../auth/service';
+import { apiKeyOfCredential, type Credential } from '../auth/service';
 import { addToKeyedSet, deleteFromKeyedSet } from '../core/keyed-sets';
 import type { Services } from '../services';
 import type { WalletEvents } from '../trading/wallet-follow';
@@ -103,12 +103,11 @@ const startSweep = (r: Registry): void => {
 
 /** Ends `stream` when `credential` stops working (replacing the watch it had). */
 const watchStream = (r: Registry, call: Call, stream: UserDataStream, credential: Credential): void => {
-  const auth = call.services.auth;
-  if (!auth) return;
+  const { auth, credentialWatcher } = call.services;
+  if (!auth || !credentialWatcher) return;
   r.watches.get(stream.listenKey)?.stop();
-  const watch = watchCredential(
-    auth,
-    call.caller,
+  const watch = credentialWatcher.watch(
+    { apiKey: apiKeyOfCredential(credential), principal: call.caller },
     () => auth.resolveCredential(credential),
     () => {
       if (r.byKey.get(stream.listenKey) === stream) end(r, stream);
@@ -138,8 +137,8 @@ export const userDataStreamOf = (
  * (Binance: "If the account has an active listenKey, that listenKey will be returned"). With `credential` (the
  * API key the door authenticated the caller with), a new key lasts only as long as that credential works: a
  * regenerated or deleted key, a deleted agent or a suspended account ends it (its sockets get the end of a closed
- * key) at once in this process, as a `/ws/v1` socket is closed (`watchCredential`), and at the next
- * {@link checkUserDataStream} (a socket's heartbeat) when another process made the change.
+ * key) at once in this process, as a `/ws/v1` socket is closed (`watchCredential`), and within one heartbeat
+ * (`WS_HEARTBEAT_MS`, the process's shared check: `CredentialWatcher`) when another process made the change.
  */
 export const openUserDataStream = (
   call: Call,
@@ -169,16 +168,6 @@ export const openUserDataStream = (
   startSweep(r);
   if (credential !== undefined) watchStream(r, call, stream, credential);
   return stream;
-};
-
-/**
- * Checks again now that the credential `listenKey` was opened with still works (e.g. on a socket's heartbeat): a
- * change this process did not make (another process regenerated the key, the operator CLI suspended the account)
- * reaches no `AuthService.onChange` here, so without this a key would outlive its credential until it expired. A
- * refused credential ends the key as {@link openUserDataStream} says; an unknown or unwatched key: nothing.
- */
-export const checkUserDataStream = (services: Services, listenKey: string): void => {
-  registryOf(services).watches.get(listenKey)?.check();
 };
 
 /** The caller's open stream of `listenKey`; `NOT_FOUND` when it does not exist, expired or is another owner's. */

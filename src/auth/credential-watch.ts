@@ -1,6 +1,6 @@
 import { type DomainError, isDomainError } from '../../domain/shared/errors';
 import type { Principal } from './principal';
-import type { AuthService } from './service';
+import type { AuthService, WatchedCredential } from './service';
 
 /**
  * The codes a credential that no longer resolves is refused with (`AuthService.resolveCredential`,
@@ -81,4 +81,90 @@ export const watchCredential = (
     unsubscribe();
   };
   return { check, stop };
+};
+
+/**
+ * The credential watches of every long-lived connection of a process (`/ws/v1`, the Binance door's listen keys and
+ * ws-api subscriptions), checked together once per `intervalMs` (`WS_HEARTBEAT_MS`): one
+ * `AuthService.prefetch` of all their credentials (at most three statements, `= any($1)`, however many sockets are
+ * open), then each watch's `check`, answered from the cache it filled. A connection's heartbeat thus no longer
+ * sends a statement of its own (issue: thousands of sockets were thousands of statements per heartbeat); a change
+ * made by another process still ends a connection within one interval, with the close its door gives today.
+ */
+export interface CredentialWatcher {
+  /**
+   * Watches one connection's credential as {@link watchCredential} does (changes of this process at once), and in
+   * every round of the shared check; `onRevoked` as there. The returned watch's `stop` also leaves the round.
+   */
+  watch(
+    credential: WatchedCredential,
+    resolve: () => Promise<Principal>,
+    onRevoked: (error: DomainError) => void,
+  ): CredentialWatch;
+  /**
+   * One round now: the prefetch, then every watch's check (the timer runs it; tests call it). A round whose
+   * prefetch fails checks nothing (the database is away: the next round decides). Resolves once the checks started.
+   */
+  checkAll(): Promise<void>;
+  /** How many connections are watched. */
+  readonly size: number;
+}
+
+/** Builds the process's {@link CredentialWatcher}; its timer runs only while something is watched (never holding the process). */
+export const createCredentialWatcher = (
+  auth: Pick<AuthService, 'onChange' | 'prefetch'>,
+  intervalMs: number,
+): CredentialWatcher => {
+  const entries = new Set<{ credential: WatchedCredential; watch: CredentialWatch }>();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let round: Promise<void> | undefined;
+  const checkAll = (): Promise<void> => {
+    round ??= (async () => {
+      const watched = [...entries];
+      if (watched.length === 0) return;
+      try {
+        await auth.prefetch(watched.map((e) => e.credential));
+      } catch {
+        return;
+      }
+      for (const e of watched) if (entries.has(e)) e.watch.check();
+    })().finally(() => {
+      round = undefined;
+    });
+    return round;
+  };
+  return {
+    watch(credential, resolve, onRevoked) {
+      const entry = {
+        credential,
+        watch: watchCredential(auth, credential.principal, resolve, (e) => {
+          leave();
+          onRevoked(e);
+        }),
+      };
+      const leave = () => {
+        entries.delete(entry);
+        if (entries.size === 0 && timer) {
+          clearInterval(timer);
+          timer = undefined;
+        }
+      };
+      entries.add(entry);
+      if (!timer) {
+        timer = setInterval(() => void checkAll(), intervalMs);
+        timer.unref();
+      }
+      return {
+        check: entry.watch.check,
+        stop: () => {
+          entry.watch.stop();
+          leave();
+        },
+      };
+    },
+    checkAll,
+    get size() {
+      return entries.size;
+    },
+  };
 };

@@ -8,6 +8,7 @@ import type { Keyring } from '../../ports/keyring';
 import { UnfoldedChanges } from '../application/unfolded-changes';
 import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
+import { type CredentialWatcher, createCredentialWatcher } from './credential-watch';
 import { createKeyring } from './keyring';
 import type { ServerKeys } from './server-keys';
 import { type AuthService, createAuthService } from './service';
@@ -36,6 +37,11 @@ declare module '../services' {
      * order reads its owner's standing from the owner's stream while they do not (`installTrading`).
      */
     ownerChanges?: UnfoldedChanges;
+    /**
+     * The credential watches of the process's long-lived connections (every socket door), checked together once
+     * per `WS_HEARTBEAT_MS` in a few statements (`createCredentialWatcher`).
+     */
+    credentialWatcher?: CredentialWatcher;
   }
 }
 
@@ -64,6 +70,8 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
   // One index of account and agent keys on the write side: the commands record keys in it, authentication reads it.
   const keyIndex = createKeyIndex(eventStore);
   const keyring = createKeyring(keys.encryptionKey);
+  // Hear other processes' appends from the start (`readModelsBehind`), also in a process that subscribes to nothing.
+  eventStore.heardHead?.();
   const auth = createAuthService({
     db: database.db,
     tokens,
@@ -71,6 +79,9 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     settleCredentials: async () =>
       projections.waitFor(await eventStore.headPosition(), config.READ_MODEL_WAIT_MS, CREDENTIAL_MODELS),
     keyOnWriteSide: (keyHash) => keyIndex.inForce(keyHash),
+    // Another process's regeneration or deletion of a key counts at once here too, however far the read models lag.
+    readModelsBehind: () => projections.lagging(CREDENTIAL_MODELS),
+    keyHeldOnWriteSide: (keyHash, holder) => keyIndex.heldBy(keyHash, holder),
     agentOnWriteSide: (agentId) => keyIndex.agent(agentId),
     // `accounts` is built below, before any request can reach this.
     accountOnWriteSide: async (accountId) => {
@@ -107,7 +118,16 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     exclusive: (names, fn) => exclusively(database, names, fn),
   });
   signingSecrets = createSigningSecrets({ accounts, agents });
-  Object.assign(services, { auth, accounts, agents, signingSecrets, keyring, ownerChanges });
+  const credentialWatcher = createCredentialWatcher(auth, config.WS_HEARTBEAT_MS);
+  Object.assign(services, {
+    auth,
+    accounts,
+    agents,
+    signingSecrets,
+    keyring,
+    ownerChanges,
+    credentialWatcher,
+  });
   services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);
   return { auth, accounts, agents };
 };

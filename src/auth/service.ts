@@ -4,14 +4,15 @@ import { LRUCache } from 'lru-cache';
 import { isWellFormedApiKey, sha256Hex } from '../../commands/credentials';
 import type { CredentialsChange } from '../../commands/credentials-change';
 import type { KeyOnWriteSide } from '../../commands/key-index';
+import type { ApiKeyHolder } from '../../domain/account/key-index';
 import type { AccountStatus } from '../../domain/account/state';
 import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
 import { isUuid } from '../../domain/shared/uuid';
 import type { LogPosition } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
-import { getAccountAuthState } from '../../queries/accounts';
-import { getAgentOwnership } from '../../queries/agents';
+import { getAccountAuthState, getAccountsAuthState } from '../../queries/accounts';
+import { getAgentOwnership, getAgentsOwnership } from '../../queries/agents';
 import { type ApiKeyAuth, type ApiKeyOwner, findApiKeyAuth, findApiKeysAuth } from '../../queries/api-keys';
 import { rateLimitKeyOf } from '../application/rate-limits';
 import type { AuthMode, Principal } from './principal';
@@ -27,6 +28,19 @@ export interface CredentialCarrier {
 
 /** A credential given to {@link AuthService.resolveCredential}: an API key, a JWT, or either as a string. */
 export type Credential = string | { apiKey?: string | undefined; token?: string | undefined };
+
+/**
+ * The API key `resolveCredential` takes `credential` as, or undefined when it is taken as a JWT (a token wins over a
+ * key given with it; a string is a key when it starts with `ak_live_`).
+ */
+export const apiKeyOfCredential = (credential: Credential): string | undefined =>
+  typeof credential === 'string'
+    ? credential.startsWith('ak_live_')
+      ? credential
+      : undefined
+    : credential.token
+      ? undefined
+      : credential.apiKey;
 
 /** Who is calling (ARCHITECTURE §12): resolves API keys and JWTs to a {@link Principal}. */
 export interface AuthService {
@@ -70,6 +84,16 @@ export interface AuthService {
    * client IP counts).
    */
   rateLimitIdentity(request: CredentialCarrier): Promise<string | undefined>;
+  /**
+   * Reads what resolving each of `credentials` again needs from the read models — the keys' rows (with their account
+   * and agent), the accounts of the others (JWTs) and the agents a principal is scoped to — in at most three
+   * statements (`= any($1)`), whatever their number, and caches it as the single lookups would: a
+   * `resolveCredential` / `scopeToAgent` of them right after is answered from the cache. Entries a change of this
+   * process bypasses are left alone; a key no longer found is dropped from the cache (its next resolution looks it
+   * up and refuses it). What the shared heartbeat check of every open socket does first (`createCredentialWatcher`).
+   * Rejects when a statement fails (nothing is cached then).
+   */
+  prefetch(credentials: readonly WatchedCredential[]): Promise<void>;
   /** Applies a {@link CredentialsChange}: drops cached lookups and refuses revoked key hashes at once. */
   invalidate(change: CredentialsChange): void;
   /**
@@ -79,6 +103,16 @@ export interface AuthService {
    * end when its credential stops working (`watchCredential`). Returns the function that stops the calls.
    */
   onChange(listener: (change: CredentialsChange) => void): () => void;
+}
+
+/**
+ * A credential a long-lived connection was opened with, as {@link AuthService.prefetch} reads it again: the API key
+ * when it was one (else the principal's account is a JWT's), and the principal it resolved to (its agent, when
+ * scoped to one).
+ */
+export interface WatchedCredential {
+  apiKey?: string | undefined;
+  principal: Principal;
 }
 
 /** Options of {@link createAuthService}. */
@@ -123,6 +157,21 @@ export interface AuthServiceOptions {
   accountOnWriteSide?: (
     accountId: string,
   ) => Promise<{ status: AccountStatus; credentialsVersion: number } | undefined>;
+  /**
+   * Whether this process knows the credential read models to be behind the log's head (`ProjectionRunner.lagging`:
+   * another process announced an append they have not folded); false or absent: they are taken as current. While
+   * it is true, a key the read models (or their cache) find is confirmed on the write side ({@link keyHeldOnWriteSide})
+   * before it is accepted (spec "Authentication" rule 6: a key another process regenerated or deleted stops working
+   * at once here too, not once the read models fold the change). Called on every key resolution: must answer the
+   * normal case synchronously and without a statement.
+   */
+  readModelsBehind?: () => boolean | Promise<boolean>;
+  /**
+   * A key as the write side has it for the holder the read model names (`KeyIndex.heldBy`): the holder's own stream
+   * records this key as its current one; undefined otherwise (replaced, or of a deleted agent). Remembered as
+   * {@link keyOnWriteSide}'s answers are (found answers, up to a second). Absent: no confirmation under lag.
+   */
+  keyHeldOnWriteSide?: (keyHash: string, holder: ApiKeyHolder) => Promise<KeyOnWriteSide | undefined>;
   /**
    * Lifetime of cached lookups (ms, default 2,000): how long a change made by another process (operator CLI,
    * another API process) can take to reach this one. Changes made in this process apply at once.
@@ -358,12 +407,46 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return keyPrincipal({ ownerType: holder.agentId ? 'agent' : 'account', ...holder }, agent);
   };
 
+  /**
+   * A key the read models (or their cache) gave `principal` for, while this process knows them to be behind the
+   * log's head (`readModelsBehind`): accepted only when its holder's stream still records it (another process may
+   * have regenerated it or deleted its agent since the last fold), with the standing from the streams.
+   */
+  const confirmOnWriteSide = async (hash: string, principal: Principal): Promise<Principal> => {
+    const holder = { accountId: principal.accountId, agentId: principal.agentId ?? null };
+    const found = await rememberWritten(
+      `key:${hash}`,
+      () => options.keyHeldOnWriteSide!(hash, holder),
+      () => ({ ...holder, keyHash: hash }),
+    );
+    if (!found) {
+      // The cached entry is older than the stream: once the read models are current again it is not served.
+      cache?.delete(`key:${hash}`);
+      throw new DomainError('INVALID_API_KEY', 'API key is not valid');
+    }
+    return writtenKeyPrincipal(found);
+  };
+
+  /** `principal` as is while the read models are current (the normal case: no promise, no statement), else confirmed. */
+  const confirmedUnderLag = (hash: string, principal: Principal): Principal | Promise<Principal> => {
+    if (!options.keyHeldOnWriteSide) return principal;
+    const behind = options.readModelsBehind?.() ?? false;
+    if (behind === false) return principal;
+    if (behind === true) return confirmOnWriteSide(hash, principal);
+    return behind.then((lagging) => (lagging ? confirmOnWriteSide(hash, principal) : principal));
+  };
+
   const resolveKey = async (apiKey: string): Promise<Principal> => {
     if (!isWellFormedApiKey(apiKey)) throw new DomainError('INVALID_API_KEY', 'API key is malformed');
     const hash = sha256Hex(apiKey);
     if (revoked.has(hash)) throw new DomainError('INVALID_API_KEY', 'API key is not valid');
     const known = cachedKeyPrincipal(hash);
-    if (known) return known;
+    if (known) return confirmedUnderLag(hash, known);
+    return confirmedUnderLag(hash, await resolveKeyFromReadModels(hash));
+  };
+
+  /** The key's principal from the read models (after the cache missed), or the write side's where they lack it. */
+  const resolveKeyFromReadModels = async (hash: string): Promise<Principal> => {
     let owner = await keyOwner(hash);
     if (!owner) {
       // Not in the read model (yet). The credential read models are waited for (bounded) as before, so that a key
@@ -506,6 +589,43 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         () => resolution.principal,
       );
       return rateLimitKeyOf(scoped, '');
+    },
+
+    async prefetch(credentials) {
+      if (!cache) return;
+      const hashes = new Set<string>();
+      const accountIds = new Set<string>();
+      const agentIds = new Set<string>();
+      for (const { apiKey, principal } of credentials) {
+        if (apiKey !== undefined) {
+          if (isWellFormedApiKey(apiKey)) hashes.add(sha256Hex(apiKey));
+        } else accountIds.add(principal.accountId);
+        if (principal.agentId && principal.via !== 'agent_key') agentIds.add(principal.agentId);
+      }
+      const since = changes;
+      const [keys, accountRows, agentRows] = await Promise.all([
+        findApiKeysAuth(db, [...hashes]),
+        getAccountsAuthState(db, [...accountIds]),
+        getAgentsOwnership(db, [...agentIds]),
+      ]);
+      // Read before a change of this process: what it read may predate the change.
+      if (changes !== since) return;
+      for (const hash of hashes) {
+        if (bypass.has(`key:${hash}`)) continue;
+        const found = keys.get(hash);
+        if (found) primeKey(hash, found);
+        else cache.delete(`key:${hash}`);
+      }
+      for (const id of accountIds) {
+        const row = accountRows.get(id);
+        if (row) prime(`acct:${id}`, row);
+        else if (!bypass.has(`acct:${id}`)) cache.delete(`acct:${id}`);
+      }
+      for (const id of agentIds) {
+        const row = agentRows.get(id);
+        if (row) prime(`agent:${id}`, row);
+        else if (!bypass.has(`agent:${id}`)) cache.delete(`agent:${id}`);
+      }
     },
 
     invalidate(change) {

@@ -1,13 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { type Call, newCall, newPublicCall } from '../application/call';
-import {
-  checkUserDataStream,
-  followUserData,
-  onUserDataStreamEnd,
-  userDataStreamOf,
-} from '../application/user-data-streams';
-import { type CredentialWatch, watchCredential } from '../auth/credential-watch';
+import { followUserData, onUserDataStreamEnd, userDataStreamOf } from '../application/user-data-streams';
 import { keepAlive } from '../net/ws-heartbeat';
 import type { Services } from '../services';
 import { type WalletEvents, walletEventsOf } from '../trading/wallet-follow';
@@ -168,16 +162,6 @@ class StreamSocket {
     };
   }
 
-  /**
-   * On each heartbeat: checks again the credential of every listen key followed, so a change made by another
-   * process (which reaches no `AuthService.onChange` here) ends the key within one heartbeat.
-   */
-  beat(): void {
-    for (const name of this.following.keys()) {
-      if (!name.includes('@')) checkUserDataStream(this.context.services, name);
-    }
-  }
-
   private unsubscribe(names: readonly string[]): void {
     for (const raw of names) {
       let name = raw;
@@ -269,8 +253,6 @@ const serve = (
   s: {
     handle(text: string): void | Promise<void>;
     subscribe(names: readonly string[]): void;
-    /** Runs with each heartbeat ping (re-checks the credentials of the user data it streams). */
-    beat(): void;
     close(): void;
   },
   names: readonly string[],
@@ -280,9 +262,8 @@ const serve = (
       .then(() => s.handle(isBinary ? '' : data.toString()))
       .catch((e: unknown) => request.log.error({ err: e }, 'binance stream message failed'));
   });
-  keepAlive(socket, app.services.config.WS_HEARTBEAT_MS, () => {
-    s.beat();
-  });
+  // The credentials of the user data it streams are checked by the process's shared watcher (`CredentialWatcher`).
+  keepAlive(socket, app.services.config.WS_HEARTBEAT_MS);
   socket.on('close', () => {
     s.close();
   });
@@ -337,8 +318,6 @@ export const streamRoutes = async (app: FastifyInstance): Promise<void> => {
  */
 class ApiSocket {
   private readonly subscriptions = new Map<number, () => void>();
-  /** The watch of each subscription's API key (checked again on every heartbeat). */
-  private readonly watches = new Map<number, CredentialWatch>();
   private nextId = 0;
 
   constructor(
@@ -347,14 +326,6 @@ class ApiSocket {
   ) {}
 
   subscribe(): void {}
-
-  /**
-   * On each heartbeat: checks again every subscription's API key, so a change made by another process (which
-   * reaches no `AuthService.onChange` here) ends the subscription within one heartbeat.
-   */
-  beat(): void {
-    for (const watch of this.watches.values()) watch.check();
-  }
 
   private send(message: unknown): void {
     if (this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(message));
@@ -425,27 +396,25 @@ class ApiSocket {
         );
         // The subscription lasts as long as the API key it was signed with: when that stops working (regenerated
         // or deleted, its agent deleted, its account suspended) it ends with Binance's `eventStreamTerminated`.
-        const { auth } = services;
+        const { auth, credentialWatcher } = services;
         const apiKey = values.get('apiKey')?.trim();
-        const watch = auth
-          ? watchCredential(
-              auth,
-              principal,
-              () => auth.resolveCredential({ apiKey }),
-              () => {
-                const stop = this.subscriptions.get(subscriptionId);
-                if (!stop) return;
-                stop();
-                this.subscriptions.delete(subscriptionId);
-                this.send({ subscriptionId, event: { e: 'eventStreamTerminated', E: Date.now() } });
-              },
-            )
-          : undefined;
-        if (watch) this.watches.set(subscriptionId, watch);
+        const watch =
+          auth && credentialWatcher
+            ? credentialWatcher.watch(
+                { apiKey, principal },
+                () => auth.resolveCredential({ apiKey }),
+                () => {
+                  const stop = this.subscriptions.get(subscriptionId);
+                  if (!stop) return;
+                  stop();
+                  this.subscriptions.delete(subscriptionId);
+                  this.send({ subscriptionId, event: { e: 'eventStreamTerminated', E: Date.now() } });
+                },
+              )
+            : undefined;
         this.subscriptions.set(subscriptionId, () => {
           follow();
           watch?.stop();
-          this.watches.delete(subscriptionId);
         });
         return { subscriptionId };
       }

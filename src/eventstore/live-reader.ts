@@ -225,12 +225,16 @@ export class LiveReader {
     this.wake();
   }
 
+  /** Starts the LISTEN channel (wake-ups) unless it runs already; the first subscription does it too. */
+  listen(): void {
+    if (this.closed || this.unlisten || !this.source.listen) return;
+    this.unlisten = this.source.listen((p) => this.wake(p)).catch(() => undefined);
+  }
+
   /** Opens a subscription; the first one starts the LISTEN channel. */
   subscribe(options: SubscribeOptions = {}): AllSubscription {
     if (this.closed) throw new Error('event store is closed');
-    if (!this.unlisten && this.source.listen) {
-      this.unlisten = this.source.listen((p) => this.wake(p)).catch(() => undefined);
-    }
+    this.listen();
     const sub = new LiveSubscription(this.tail, options, this.options, this.quick, () =>
       this.subscriptions.delete(sub),
     );

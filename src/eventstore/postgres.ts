@@ -63,7 +63,11 @@ const LISTENER_DISCOVERY_MS = 6 * LISTENERS_RECHECK_MS;
  * any case, with a fresh look. A listener that appeared meanwhile polls quickly until every writer has looked
  * again (`LiveReader.pollQuickly`), so it sees appends promptly from its first moment.
  */
-const createNotifier = (handle: DatabaseHandle, ownListenerName: string) => {
+const createNotifier = (
+  handle: DatabaseHandle,
+  ownListenerName: string,
+  sent: (position: bigint) => void,
+) => {
   let inFlight = false;
   let pending: bigint | undefined;
   /** Whether another store listened at the last look, and when that look was sent (ms since epoch). */
@@ -77,6 +81,7 @@ const createNotifier = (handle: DatabaseHandle, ownListenerName: string) => {
         // One statement, so one round trip: its implicit transaction commits without waiting for the WAL
         // flush (`set_config(..., true)` is the statement's `SET LOCAL`).
         const sentAt = Date.now();
+        sent(position);
         const { rows } = await sql<{ others: boolean }>`${sql.raw(PREPARED)}
           select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()}),
             exists(select 1 from pg_stat_activity where datname = current_database()
@@ -439,20 +444,35 @@ export const createPostgresEventStore = (
 ): PostgresEventStore => {
   const db = handle.all;
   const listenerName = `${LISTENER_NAME_PREFIX}${randomUUID()}`;
-  const notifyOthers = createNotifier(handle, listenerName);
+  /** The highest position another store announced ({@link EventStore.heardHead}). */
+  let heard = 0n;
+  /** Positions this store announced and has not heard back yet: its own echo is not another's append. */
+  const ownAnnounced = new Set<bigint>();
+  const notifyOthers = createNotifier(handle, listenerName, (position) => {
+    ownAnnounced.add(position);
+    if (ownAnnounced.size > 1024) ownAnnounced.delete(ownAnnounced.values().next().value!);
+  });
+  const hear = (position: bigint | undefined): bigint | undefined => {
+    if (position !== undefined && !ownAnnounced.delete(position) && position > heard) heard = position;
+    return position;
+  };
   const subscribedColumns = options.elide?.length ? elidingColumns(options.elide) : EVENT_COLUMNS;
   const live: LiveReader = new LiveReader({
     readAll: (o) => readAll(o, subscribedColumns),
     // After a lost LISTEN connection is re-subscribed, every reader re-reads the log (a catch-up read), so a
     // notification missed meanwhile delays nothing; and polls quickly while writers learn that it listens again.
     listen: async (onWake) => {
-      const unlisten = await handle.listen(EVENTS_CHANNEL, (payload) => onWake(parseNotified(payload)), {
-        applicationName: listenerName,
-        // Wake-ups stop the moment the connection is lost (a restart, a failover, a terminated backend): poll
-        // from then on rather than wait for the re-subscription (100–300 ms under load) or the idle poll.
-        onLost: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
-        onResubscribed: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
-      });
+      const unlisten = await handle.listen(
+        EVENTS_CHANNEL,
+        (payload) => onWake(hear(parseNotified(payload))),
+        {
+          applicationName: listenerName,
+          // Wake-ups stop the moment the connection is lost (a restart, a failover, a terminated backend): poll
+          // from then on rather than wait for the re-subscription (100–300 ms under load) or the idle poll.
+          onLost: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
+          onResubscribed: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
+        },
+      );
       if (handle.kind === 'postgres') live.pollQuickly(LISTENER_DISCOVERY_MS);
       return unlisten;
     },
@@ -705,6 +725,10 @@ export const createPostgresEventStore = (
     readAll: (o) => readAll(o),
     subscribeToAll: (options: SubscribeOptions = {}): AllSubscription => live.subscribe(options),
     headPosition,
+    heardHead: () => {
+      live.listen();
+      return heard;
+    },
     countEvents,
     countEventsAfter,
     deleteStream,

@@ -1,8 +1,8 @@
-import type { KyselyPlugin } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../commands/credentials';
 import { DomainError } from '../../domain/shared/errors';
 import { createAuthService } from '../../src/auth/service';
+import { statementCounter } from '../support/statement-counter';
 import { useTestApp } from '../support/test-app';
 import { api, bearer, createAgent, registerAccount } from './support';
 
@@ -21,35 +21,28 @@ describe('auth cache: the keys in use refreshed in one statement', () => {
     const owner = await registerAccount(t.app);
     const agents = await Promise.all(Array.from({ length: 8 }, () => createAgent(t.app, owner)));
     const keys = [owner.apiKey, ...agents.map((a) => a.apiKey)];
-    let statements = 0;
-    const counting: KyselyPlugin = {
-      transformQuery: (args) => {
-        statements++;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
+    const statements = statementCounter();
     const auth = createAuthService({
-      db: t.runtime.services.database.db.withPlugin(counting),
+      db: t.runtime.services.database.db.withPlugin(statements.plugin),
       tokens: t.runtime.services.auth!.tokens,
       waitForReadModels: async () => true,
       cacheTtlMs: TTL_MS,
     });
     // Every key resolves and is cached (one statement each).
     for (const key of keys) expect((await auth.resolveCredential(key)).accountId).toBe(owner.accountId);
-    expect(statements).toBe(keys.length);
+    expect(statements.count).toBe(keys.length);
 
     // In use for six lifetimes: one statement per key and lifetime would be 9 × 6 = 54.
-    statements = 0;
+    statements.reset();
     const started = performance.now();
     while (performance.now() - started < 6 * TTL_MS) {
       for (const key of keys) expect((await auth.resolveCredential(key)).accountId).toBe(owner.accountId);
       await new Promise((r) => setTimeout(r, 10));
     }
     const lifetimes = (performance.now() - started) / TTL_MS;
-    expect(statements).toBeGreaterThan(0);
-    expect(statements).toBeLessThanOrEqual(Math.ceil(lifetimes / 0.75) + 1);
-    expect(statements).toBeLessThan(keys.length * Math.floor(lifetimes));
+    expect(statements.count).toBeGreaterThan(0);
+    expect(statements.count).toBeLessThanOrEqual(Math.ceil(lifetimes / 0.75) + 1);
+    expect(statements.count).toBeLessThan(keys.length * Math.floor(lifetimes));
 
     // Replaced through the app (this service hears no `invalidate`): refused once the read models have it, within
     // a lifetime, although the key stays in use.

@@ -10,6 +10,7 @@ import {
   openUserDataStream,
   userDataStreamOf,
 } from '../../src/application/user-data-streams';
+import { createCredentialWatcher } from '../../src/auth/credential-watch';
 import type { Services } from '../../src/services';
 
 /**
@@ -71,8 +72,11 @@ describe('user data streams (listen keys)', () => {
           resolved.push(credential);
           return { accountId: 'acc-9', via: 'api_key' };
         },
+        prefetch: async () => {},
       };
-      const svc = { auth } as unknown as Services;
+      // The process's shared watcher, over that auth (its heartbeat round never comes in these tests).
+      const credentialWatcher = createCredentialWatcher(auth, 30_000);
+      const svc = { auth, credentialWatcher } as unknown as Services;
       const call = { services: svc, caller: { accountId: 'acc-9', via: 'api_key' } } as unknown as Call;
       return { svc, call, listeners, resolved };
     };

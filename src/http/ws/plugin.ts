@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
-import { type CredentialWatch, watchCredential } from '../../auth/credential-watch';
+import type { CredentialWatch } from '../../auth/credential-watch';
 import type { Principal } from '../../auth/principal';
+import { apiKeyOfCredential } from '../../auth/service';
 import { keepAlive } from '../../net/ws-heartbeat';
 import { withIssues } from '../errors';
 import { battleChannels } from './battle-channel';
@@ -21,7 +22,8 @@ import { tickerChannels } from './ticker-channels';
  *   JWT or account key to one of the account's agents like `X-Agent-Id` (and wins over it). A bad credential
  *   or agent id closes the socket with code 4401 after an error message; so does the credential ceasing to work
  *   later (a regenerated or deleted key, a deleted agent, a suspended account, an expired or revoked token:
- *   `watchCredential`, checked on each such change of this process and on each heartbeat).
+ *   `CredentialWatcher`, checked on each such change of this process and, for all sockets of the process together,
+ *   once per heartbeat interval).
  * - Client → server: `{action: 'subscribe' | 'unsubscribe', channel, ...params}` (also `channel: 'ticker:BTCUSDT'`
  *   or `'battle:<id>'`, the original SDK's form: that subscription is answered on that channel name),
  *   `{action: 'ping'}`.
@@ -63,6 +65,21 @@ const credentialOf = (request: FastifyRequest): { apiKey?: string; token?: strin
   const apiKey = typeof q['api_key'] === 'string' && q['api_key'] ? q['api_key'] : undefined;
   const token = typeof q['token'] === 'string' && q['token'] ? q['token'] : undefined;
   return apiKey || token ? { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) } : undefined;
+};
+
+/**
+ * The API key a socket's principal `p` was resolved from (`?api_key=`, else `X-API-Key`), undefined for a JWT's:
+ * what the shared heartbeat check reads again (`CredentialWatcher`).
+ */
+const apiKeyOf = (
+  request: FastifyRequest,
+  credential: { apiKey?: string; token?: string } | undefined,
+  p: Principal,
+): string | undefined => {
+  if (p.via === 'jwt') return undefined;
+  if (credential) return apiKeyOfCredential(credential);
+  const header = request.headers['x-api-key'];
+  return (Array.isArray(header) ? header[0] : header)?.trim();
 };
 
 /** The `?agent_id=` of the handshake: the agent a JWT or account key acts for (as `X-Agent-Id`). */
@@ -282,7 +299,6 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
     let watch: CredentialWatch | undefined;
     keepAlive(socket, heartbeatMs, () => {
       connection.send('system', 'heartbeat', { timestamp: new Date().toISOString() });
-      watch?.check();
     });
     socket.on('close', () => {
       closed = true;
@@ -311,8 +327,8 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
       setImmediate(open); // after the client has seen the upgrade complete
       return;
     }
-    const auth = app.services.auth;
-    if (!auth) {
+    const { auth, credentialWatcher } = app.services;
+    if (!auth || !credentialWatcher) {
       error(new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available'));
       socket.close(WS_CLOSE_UNAUTHORIZED, 'authentication unavailable');
       return;
@@ -334,10 +350,14 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
         // The socket lives as long as its credential (spec "Authentication" rule 6): a regenerated or deleted
         // key, a deleted agent, a suspended account or an expired token ends it as a bad one does here.
         if (!closed) {
-          watch = watchCredential(auth, p, resolve, (e) => {
-            error(e);
-            socket.close(WS_CLOSE_UNAUTHORIZED, e.code);
-          });
+          watch = credentialWatcher.watch(
+            { apiKey: apiKeyOf(request, credential, p), principal: p },
+            resolve,
+            (e) => {
+              error(e);
+              socket.close(WS_CLOSE_UNAUTHORIZED, e.code);
+            },
+          );
         }
         open();
       },
