@@ -23,6 +23,42 @@ const historyParams = (p: BinanceParams): void => {
 };
 
 /**
+ * The one network entry of `coin` in `/capital/config/getall`'s `networkList`: a nominal network named as the coin
+ * (a paper venue has no chain), the default, closed both ways (`depositEnable`/`withdrawEnable` false), with the
+ * ledger's grid (`withdrawIntegerMultiple` `0.00000001`, 8 places: every asset amount of the wallet, domain
+ * `decimal.ts`) and zero fee and limits. ccxt's `parseCurrency` (js/src/binance.js) takes a currency's `deposit`,
+ * `withdraw`, `precision`, `fee` and `limits` only from this list, so without it `currencyToPrecision` does not round
+ * and `currency.limits` is undefined; with it ccxt reads deposit/withdraw false, precision 1e-8, fee 0 and limits
+ * `{deposit: {min: 0}, withdraw: {min: 0, max: 0}}`. Fields as Binance's entry (its docs, "All Coins' Information").
+ */
+const nominalNetwork = (coin: string) => ({
+  network: coin,
+  coin,
+  name: coin,
+  isDefault: true,
+  depositEnable: false,
+  withdrawEnable: false,
+  depositDesc: 'a paper venue takes no deposits',
+  withdrawDesc: 'a paper venue makes no withdrawals',
+  specialTips: '',
+  specialWithdrawTips: '',
+  withdrawIntegerMultiple: '0.00000001',
+  withdrawFee: '0',
+  withdrawMin: '0',
+  withdrawMax: '0',
+  depositDust: '0',
+  minConfirm: 0,
+  unLockConfirm: 0,
+  resetAddressStatus: false,
+  addressRegex: '',
+  addressRule: '',
+  memoRegex: '',
+  sameAddress: false,
+  estimatedArrivalTime: 0,
+  busy: false,
+});
+
+/**
  * The endpoints of Binance's wallet API (`/sapi/v1`) that ccxt's spot calls need, served under
  * `/binance/sapi/v1` from the venue's own sources (docs/binance-compatibility.md); every other `/sapi` path stays
  * Binance's -1020 "not supported" (src/binance/plugin.ts):
@@ -36,8 +72,9 @@ const historyParams = (p: BinanceParams): void => {
  *   {@link venueHealth}), else `{status: 1, msg: "system_maintenance"}` (Binance's two values).
  * - `GET /capital/config/getall` (`SIGNED`, `general`; ccxt's `fetchCurrencies`, which `loadMarkets` calls): every
  *   asset the venue lists with the caller's `free`/`locked` ({@link assetBalances}: USDT and the listed pairs'
- *   base assets), `trading` whether an active pair trades it; deposits and withdrawals disabled with no network
- *   (a paper venue has no chain: `networkList` is empty), `name` the asset's code (the venue knows no other name).
+ *   base assets), `trading` whether an active pair trades it; deposits and withdrawals disabled, on one nominal
+ *   network named as the coin ({@link nominalNetwork}: a paper venue has no chain), `name` the asset's code (the
+ *   venue knows no other name).
  * - `GET /capital/deposit/hisrec`, `GET /capital/withdraw/history` (`SIGNED`, `general`; ccxt's `fetchDeposits`,
  *   `fetchWithdrawals`): `[]`. Nothing is ever deposited to or withdrawn from a paper wallet: a wallet's starting
  *   balance (`SessionStarted`, registration or reset) opens a session rather than moving funds in, and a reset
@@ -75,7 +112,7 @@ export const sapiRoutes = async (app: FastifyInstance): Promise<void> => {
         storage: ZERO8,
         isLegalMoney: false,
         trading: a.trading,
-        networkList: [],
+        networkList: [nominalNetwork(a.asset)],
       })),
     ),
   );

@@ -54,7 +54,7 @@ const everywhereClient = (key: string, keySecret: string): Exchange =>
     secret: keySecret,
     enableRateLimit: false,
     urls: { api: venueUrls(venue.url) },
-    options: { fetchMarkets: { types: ['spot'] }, fetchCurrencies: false, fetchMargins: false },
+    options: { fetchMarkets: { types: ['spot'] }, fetchMargins: false },
   });
 
 /**
@@ -559,13 +559,7 @@ describe('ccxt.binance against the venue', () => {
 
   it("fetchCurrencies (GET /sapi/v1/capital/config/getall, which loadMarkets calls): the listed assets with the caller's free/locked, no deposits or withdrawals", async () => {
     // ccxt's defaults but margins (no margin API here): loadMarkets fetches the currencies too.
-    const full = new ccxt.binance({
-      apiKey,
-      secret,
-      enableRateLimit: false,
-      urls: { api: venueUrls(venue.url) },
-      options: { fetchMarkets: { types: ['spot'] }, fetchMargins: false },
-    });
+    const full = everywhereClient(apiKey, secret);
     const markets = await full.loadMarkets();
     const assets = new Set(['USDT', ...Object.values(markets).map((m) => m!.base)]);
     const currencies = await full.fetchCurrencies();
@@ -584,13 +578,28 @@ describe('ccxt.binance against the venue', () => {
     const held = new Set(balances.map((b) => b.asset));
     const unheld = [...assets].find((a) => !held.has(a))!;
     expect(currencies[unheld]!.info).toMatchObject({ free: '0.00000000', locked: '0.00000000' });
-    expect(currencies.USDT).toMatchObject({ id: 'USDT', code: 'USDT', active: true, networks: {} });
+    expect(currencies.USDT).toMatchObject({ id: 'USDT', code: 'USDT', active: true });
     expect(currencies.BTC!.info).toMatchObject({
       depositAllEnable: false,
       withdrawAllEnable: false,
       trading: true,
-      networkList: [],
     });
+    // ccxt takes deposit/withdraw, precision and limits only from the networks: the one nominal network gives them.
+    for (const code of ['BTC', 'USDT']) {
+      expect(currencies[code], code).toMatchObject({
+        deposit: false,
+        withdraw: false,
+        precision: 1e-8,
+        fee: 0,
+      });
+      expect(currencies[code]!.limits, code).toMatchObject({
+        withdraw: { min: 0, max: 0 },
+        deposit: { min: 0 },
+      });
+      expect(Object.keys(currencies[code]!.networks), code).toHaveLength(1);
+    }
+    expect(full.currencyToPrecision('BTC', 0.123456789123)).toBe('0.12345678');
+    expect(full.currencies.BTC!.limits.withdraw?.max).toBe(0);
     // Trading through the client that loaded the currencies works as through the others.
     const order = await full.createOrder(SYMBOL, 'market', 'buy', 0.001);
     expect(order.status).toBe('closed');
