@@ -82,6 +82,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     // Another process's regeneration or deletion of a key counts at once here too, however far the read models lag.
     readModelsBehind: () => projections.lagging(CREDENTIAL_MODELS),
     keyHeldOnWriteSide: (keyHash, holder) => keyIndex.heldBy(keyHash, holder),
+    heardHead: () => eventStore.heardHead?.() ?? 0n,
     agentOnWriteSide: (agentId) => keyIndex.agent(agentId),
     // `accounts` is built below, before any request can reach this.
     accountOnWriteSide: async (accountId) => {

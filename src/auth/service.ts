@@ -135,7 +135,8 @@ export interface AuthServiceOptions {
    * looked up here before any wait, so an account's or agent's key works from the moment the command that issued it
    * answers, however far the read models lag; a key it replaced or of a deleted agent is not in force here either.
    * Absent: such a key waits for the read models ({@link settleCredentials}). An answer found is remembered for
-   * up to a second (dropped at once by `invalidate` of its account, agent or key), and a key it answered for is not
+   * up to a second (dropped at once by `invalidate` of its account, agent or key, and not served once another
+   * process appended since: {@link heardHead}), and a key it answered for is not
    * held by the read-model wait again while they lag.
    */
   keyOnWriteSide?: (keyHash: string) => Promise<KeyOnWriteSide | undefined>;
@@ -169,9 +170,17 @@ export interface AuthServiceOptions {
   /**
    * A key as the write side has it for the holder the read model names (`KeyIndex.heldBy`): the holder's own stream
    * records this key as its current one; undefined otherwise (replaced, or of a deleted agent). Remembered as
-   * {@link keyOnWriteSide}'s answers are (found answers, up to a second). Absent: no confirmation under lag.
+   * {@link keyOnWriteSide}'s answers are (found answers, up to a second, until {@link heardHead} moves). Absent: no confirmation under lag.
    */
   keyHeldOnWriteSide?: (keyHash: string, holder: ApiKeyHolder) => Promise<KeyOnWriteSide | undefined>;
+  /**
+   * The highest log position (`LogPosition.prepare`) other processes announced to this one (`EventStore.heardHead`;
+   * no statement). A write-side answer remembered ({@link keyOnWriteSide}, {@link keyHeldOnWriteSide},
+   * {@link agentOnWriteSide}) is not served once this has moved past its value when the answer was read: another
+   * process appended since, maybe the change that ends the key (spec "Authentication" rule 6: a key regenerated
+   * there is refused here at once, not a second later). Absent: answers are served for their whole lifetime.
+   */
+  heardHead?: () => bigint;
   /**
    * Lifetime of cached lookups (ms, default 2,000): how long a change made by another process (operator CLI,
    * another API process) can take to reach this one. Changes made in this process apply at once.
@@ -197,6 +206,8 @@ interface WrittenEntry {
   accountId: string;
   agentId?: string | null | undefined;
   keyHash?: string;
+  /** `heardHead()` before the answer was read: the entry is stale once another process appended past it. */
+  heard: bigint;
 }
 
 /** Most keys one refresh of the cache reads (one statement); the others expire and are looked up again. */
@@ -244,16 +255,18 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   /** Keys the write side answered for: the read models are not waited on for them again (they lag). */
   const answered = new LRUCache<string, true>({ max: 50_000, ttl: ANSWERED_TTL_MS });
   /** `load`'s answer, remembered under `key` unless a change came while it was read (it may predate the change). */
+  const heardHead = options.heardHead ?? (() => 0n);
   const rememberWritten = async <V>(
     key: string,
     load: () => Promise<V | undefined>,
-    owners: (value: V) => Omit<WrittenEntry, 'value'>,
+    owners: (value: V) => Omit<WrittenEntry, 'value' | 'heard'>,
   ): Promise<V | undefined> => {
     const hit = written?.get(key);
-    if (hit) return hit.value as V;
+    if (hit && heardHead() <= hit.heard) return hit.value as V;
     const since = changes;
+    const heard = heardHead();
     const value = await load();
-    if (value !== undefined && changes === since) written?.set(key, { value, ...owners(value) });
+    if (value !== undefined && changes === since) written?.set(key, { value, ...owners(value), heard });
     return value;
   };
   const agentWritten = (agentId: string) =>

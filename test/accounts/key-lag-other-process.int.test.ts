@@ -82,4 +82,40 @@ describe.skipIf(reason !== null)('a key replaced by another process while the re
     const old = await info(b, agent.apiKey);
     expect([old.statusCode, old.json().error?.code]).toEqual([401, 'INVALID_API_KEY']);
   }, 60_000);
+
+  it('is refused at once even when the other process confirmed it a moment before (no remembered answer served)', async () => {
+    const owner = await registerAccount(a.app, {}, { plain: true });
+    const agent = await createAgent(a.app, owner);
+    expect((await info(b, agent.apiKey)).statusCode).toBe(200);
+    const lagging = () => b.runtime.services.projections.lagging(['api_keys', 'accounts', 'agents']);
+    const heardAll = async () => {
+      const head = (await a.runtime.services.eventStore.headPosition()).prepare;
+      await until(() => (b.runtime.services.eventStore.heardHead?.() ?? 0n) >= head, { what: 'b heard a' });
+    };
+
+    const projections = a.runtime.services.projections;
+    await projections.stop();
+    try {
+      // Any append `b` hears and nobody folds puts `b` under lag: it confirms the key on the agent's stream, and
+      // remembers that answer.
+      const other = await createAgent(a.app, owner);
+      expect(other.agentId).toBeTruthy();
+      await heardAll();
+      expect(await lagging()).toBe(true);
+      expect((await info(b, agent.apiKey)).statusCode).toBe(200);
+
+      const regenerated = await api(a.app, {
+        method: 'POST',
+        url: `/agents/${agent.agentId}/regenerate-key`,
+        headers: bearer(owner),
+      });
+      expect(regenerated.statusCode).toBe(200);
+      await heardAll();
+      // Within the remembered answer's second: refused all the same.
+      const old = await info(b, agent.apiKey);
+      expect([old.statusCode, old.json().error?.code]).toEqual([401, 'INVALID_API_KEY']);
+    } finally {
+      await projections.start();
+    }
+  }, 60_000);
 });
