@@ -319,6 +319,8 @@ export const streamRoutes = async (app: FastifyInstance): Promise<void> => {
 class ApiSocket {
   private readonly subscriptions = new Map<number, () => void>();
   private nextId = 0;
+  /** Set by {@link close}: a subscription whose authentication answers after it is not registered (it would leak). */
+  private closed = false;
 
   constructor(
     private readonly socket: WebSocket,
@@ -389,6 +391,8 @@ class ApiSocket {
           values.get('apiKey'),
           signed,
         );
+        // The socket closed while the key was checked: nothing would ever stop this subscription or its watch.
+        if (this.closed) return {};
         const subscriptionId = this.nextId++;
         const call = newCall(services, principal, `binance-ws-api:${subscriptionId}`);
         const follow = followOnSocket(events, call, this.socket, (json) =>
@@ -438,6 +442,7 @@ class ApiSocket {
   }
 
   close(): void {
+    this.closed = true;
     for (const stop of this.subscriptions.values()) stop();
     this.subscriptions.clear();
   }

@@ -252,3 +252,55 @@ describe('a Binance WebSocket API user data subscription signed with an API key 
     ws.close();
   });
 });
+
+describe('a Binance WebSocket API subscription whose socket closes while its key is checked', () => {
+  it('is not registered: no watch (nor follower) outlives the socket', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const created = await api(t.app, {
+      method: 'POST',
+      url: '/agents',
+      headers: bearer(account),
+      payload: { display_name: 'ws-api-closing' },
+    });
+    const { api_key: apiKey, api_secret: secret } = created.json();
+    const services = t.app.services;
+    const watcher = services.credentialWatcher!;
+    const before = watcher.size;
+    // Hold the authentication (its signing-secret lookup) until the socket has closed.
+    const secrets = services.signingSecrets!;
+    const of = secrets.of;
+    let entered!: () => void;
+    const reached = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    secrets.of = async (principal) => {
+      entered();
+      await gate;
+      return of.call(secrets, principal);
+    };
+    try {
+      const { ws, send } = await openInbox(`${app.base}/binance/ws-api/v3`);
+      const timestamp = Date.now();
+      const signature = createHmac('sha256', secret)
+        .update(`apiKey=${apiKey}&timestamp=${timestamp}`)
+        .digest('hex');
+      send({ id: 1, method: 'userDataStream.subscribe.signature', params: { apiKey, timestamp, signature } });
+      await reached;
+      const closed = closeOf(ws);
+      ws.close();
+      await closed;
+      // The server's side of the close runs before the authentication is let go.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(watcher.size).toBe(before);
+    } finally {
+      secrets.of = of;
+      release();
+    }
+  });
+});
