@@ -124,6 +124,8 @@ export const createRuntime = async (
       metrics,
     };
     installIdentity(services, serverKeys);
+    // Before the database closes: no shared credential round of open sockets runs against it.
+    stops.push(async () => services.credentialWatcher?.close());
     services.rateLimits = createRateLimiter({
       store:
         config.RATE_LIMIT_STORE === 'memory' ||

@@ -106,6 +106,12 @@ export interface CredentialWatcher {
    * prefetch fails checks nothing (the database is away: the next round decides). Resolves once the checks started.
    */
   checkAll(): Promise<void>;
+  /**
+   * Stops the watcher for good (the app closes): the timer is cleared, every watch is stopped and dropped (its
+   * `onRevoked` is never called), and neither `checkAll` nor a later `watch` reads anything again, so no round
+   * runs against a database closed after it.
+   */
+  close(): void;
   /** How many connections are watched. */
   readonly size: number;
 }
@@ -118,7 +124,9 @@ export const createCredentialWatcher = (
   const entries = new Set<{ credential: WatchedCredential; watch: CredentialWatch }>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let round: Promise<void> | undefined;
+  let closed = false;
   const checkAll = (): Promise<void> => {
+    if (closed) return Promise.resolve();
     round ??= (async () => {
       const watched = [...entries];
       if (watched.length === 0) return;
@@ -127,7 +135,7 @@ export const createCredentialWatcher = (
       } catch {
         return;
       }
-      for (const e of watched) if (entries.has(e)) e.watch.check();
+      for (const e of watched) if (entries.has(e) && !closed) e.watch.check();
     })().finally(() => {
       round = undefined;
     });
@@ -149,6 +157,10 @@ export const createCredentialWatcher = (
           timer = undefined;
         }
       };
+      if (closed) {
+        entry.watch.stop();
+        return { check: () => undefined, stop: () => undefined };
+      }
       entries.add(entry);
       if (!timer) {
         timer = setInterval(() => void checkAll(), intervalMs);
@@ -163,6 +175,13 @@ export const createCredentialWatcher = (
       };
     },
     checkAll,
+    close() {
+      closed = true;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      for (const e of entries) e.watch.stop();
+      entries.clear();
+    },
     get size() {
       return entries.size;
     },

@@ -105,6 +105,8 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   writeReceipts(app as unknown as FastifyInstance);
   closeConnectionsWhenClosing(app as unknown as FastifyInstance);
   app.decorate('services', services);
+  // The sockets' shared credential check reads the database: none runs once the app is closed.
+  app.addHook('onClose', async () => services.credentialWatcher?.close());
   app.decorate('operator', loadOperatorAccess(services.config, services.logger));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
