@@ -70,7 +70,9 @@ export const installBacktest = (
 ): BacktestServices => {
   const threads = services.config.BACKTEST_THREADS;
   const stepper =
-    threads > 0 ? createPooledStepper({ threads, stepping: services.config.BACKTEST_STEPPING }) : undefined;
+    threads > 0
+      ? createPooledStepper({ threads, stepping: services.config.BACKTEST_STEPPING, log: services.logger })
+      : undefined;
   const commands = createBacktestCommands({
     ...(stepper ? { stepper } : {}),
     ...sessionWiring(services),

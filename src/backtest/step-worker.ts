@@ -20,9 +20,13 @@ import { MarketCandles } from '../market/candles';
 import { ColumnStore } from '../market/store/column-store';
 import { candlesFromColumns } from '../market/store/convert';
 import { errorText } from '../workers/error-text';
+import { markUncaughtErrors } from '../workers/thread-death';
 import { readPairChunk } from './chunk-read';
 import { type ChunkedPair, chunkCandlesBound, chunkedMarket } from './chunked-market';
 import { type SharedSeriesColumns, seriesOfShared } from './shared-series';
+
+// An error this thread does not catch ends it: marked, the stepper runs the task once more (`thread-death.ts`).
+markUncaughtErrors();
 
 /**
  * A session market as it crosses to a worker thread: each pair's filters and columns in shared memory (posting it

@@ -19,6 +19,7 @@ import { columnsFromCandles } from '../market/store/convert';
 import { errorText } from '../workers/error-text';
 import { createWorkerPool } from '../workers/pool';
 import { createProcessPool, ProcessGoneError, type ProcessPool } from '../workers/process-pool';
+import { threadDied } from '../workers/thread-death';
 import { type SharedSeriesColumns, shareColumns } from './shared-series';
 import type { ChunkReply, LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
 
@@ -44,6 +45,11 @@ export interface PooledStepperOptions {
    * passes its validated `BACKTEST_STEPPING` (`src/config.ts`).
    */
   stepping?: BacktestStepping;
+  /**
+   * Where the stepper logs what it does not answer: why a batch was answered 503 (the thread's or process's end:
+   * exit code, signal, out of memory — internals a client is not shown). The venue passes its logger (pino).
+   */
+  log?: { warn(fields: Record<string, unknown>, message: string): void };
 }
 
 /** Where backtest batches are decided off the request thread: see {@link PooledStepperOptions.stepping}. */
@@ -54,11 +60,14 @@ type AnswerChunk = (request: { c: number; i: number }) => ChunkReply;
 
 /** Where the tasks of {@link createPooledStepper} run: worker threads or child processes. */
 interface StepRunner {
+  /** Rejects with {@link stoppedError} after `close` (no pool is built again). */
   run(task: StepTask | WarmTask, answerChunk?: AnswerChunk): Promise<unknown>;
   warm(): void;
   started(): number;
   pids(): number[];
   close(): Promise<void>;
+  /** True once `close` was called: a task rejected then was stopped, not killed by a death. */
+  closed(): boolean;
   /**
    * Whether `error`, a rejection of `run`, says the thread or process died under the task (exit, signal, out of
    * memory): the task is run once more. Otherwise the rejection is an internal error (500), not retried.
@@ -66,10 +75,21 @@ interface StepRunner {
   gone(error: unknown): boolean;
 }
 
+/**
+ * The refusal of a batch the stepper cannot run because it was closed (the venue is stopping): 503
+ * SERVICE_UNAVAILABLE with Retry-After, as for a thread or process that died twice; `what` names the stepping
+ * ("backtest stepping").
+ */
+const stoppedError = (what: string): DomainError =>
+  new DomainError('SERVICE_UNAVAILABLE', `${what} is stopped; retry shortly`, { retry_after_seconds: 1 });
+
 /** Stepping on piscina worker threads; a chunk request comes on a `MessageChannel` handed to the task. */
 const threadRunner = (threads: number, options: PooledStepperOptions): StepRunner => {
   let pool: Piscina | undefined;
+  let closed = false;
   const poolOf = (): Piscina => {
+    // After `close` no pool is started again: a batch stopped by it would otherwise start a fresh one.
+    if (closed) throw stoppedError('stepping');
     pool ??= createWorkerPool(new URL('./step-worker.ts', import.meta.url), {
       maxThreads: threads,
       concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
@@ -99,6 +119,7 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
       }
     },
     warm() {
+      if (closed) return;
       const p = poolOf();
       // One task per thread still to start: each lands on a thread of its own while the others are busy starting.
       for (let i = p.threads.length; i < threads; i++) {
@@ -109,10 +130,13 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
     },
     started: () => pool?.threads.length ?? 0,
     pids: () => [],
-    // The task answers its own errors (`stepTask`: `error`, `failed`), so a rejection is the thread's end: it
-    // exited, threw outside the task (an uncaught error) or ran out of memory (piscina rejects its tasks).
-    gone: () => true,
+    // The task answers its own errors (`stepTask`: `error`, `failed`); of the rejections, only the thread's end —
+    // it exited, threw an error it did not catch, ran out of memory — is a death (`threadDied`). A task that
+    // could not be posted (DataCloneError), a thread whose module failed to load, a destroyed pool: not retried.
+    gone: threadDied,
+    closed: () => closed,
     async close() {
+      closed = true;
       const p = pool;
       pool = undefined;
       await p?.destroy();
@@ -129,7 +153,10 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
  */
 const processRunner = (processes: number, options: PooledStepperOptions): StepRunner => {
   let pool: ProcessPool | undefined;
+  let closed = false;
   const poolOf = (): ProcessPool => {
+    // After `close` no process is started again: a batch stopped by it would otherwise start a fresh one.
+    if (closed) throw stoppedError('stepping');
     pool ??= createProcessPool(new URL('./step-process.ts', import.meta.url), {
       maxProcesses: processes,
       nice: options.niceIncrement ?? 19,
@@ -145,11 +172,15 @@ const processRunner = (processes: number, options: PooledStepperOptions): StepRu
         answerChunk ? (data, reply) => reply(answerChunk(data as { c: number; i: number })) : undefined,
       );
     },
-    warm: () => poolOf().warm(),
+    warm: () => {
+      if (!closed) poolOf().warm();
+    },
     started: () => pool?.started() ?? 0,
     pids: () => pool?.pids() ?? [],
     gone: (error) => error instanceof ProcessGoneError,
+    closed: () => closed,
     async close() {
+      closed = true;
       const p = pool;
       pool = undefined;
       await p?.close();
@@ -232,6 +263,26 @@ const readsStoreOffThread = (market: SessionMarket): boolean => {
   return false;
 };
 
+/**
+ * The error a `failed` step answer fails its request with (500 INTERNAL_ERROR, logged with its stack): message
+ * "<kind> stepping failed: <the task's error, its class named when not a plain Error>", and a stack of that one
+ * header line and the task's frames (from the thread or process), so the log shows the message once. Pure.
+ */
+export const failureOf = (kind: string, failed: { message: string; stack?: string }): Error => {
+  const stack = failed.stack ?? '';
+  // A stack starts with "<name>: <message>" (the message may span lines), then its frames.
+  const at = failed.message ? stack.indexOf(`: ${failed.message}`) : -1;
+  const name = at > 0 && !stack.slice(0, at).includes('\n') ? stack.slice(0, at) : '';
+  const headed = name !== '' && stack.startsWith(`${name}: ${failed.message}`);
+  const message = `${kind} stepping failed: ${headed && name !== 'Error' ? `${name}: ` : ''}${failed.message}`;
+  const failure = new Error(message);
+  if (stack) {
+    const frames = headed ? stack.slice(name.length + 2 + failed.message.length).replace(/^\n/, '') : stack;
+    failure.stack = `Error: ${message}\n${frames}`;
+  }
+  return failure;
+};
+
 /** The stepper of {@link createPooledStepper}. */
 export interface PooledStepper extends BacktestStepper {
   battles: BattleStepper;
@@ -245,6 +296,15 @@ export interface PooledStepper extends BacktestStepper {
   threadsStarted(): number;
   /** The stepping processes' ids (`stepping: 'process'`; none with threads). */
   processIds(): number[];
+  /**
+   * Tasks sent to the threads or processes so far: each run of a batch, a run once more after a death and a
+   * resend with the market (the thread lacked it) each count one; warming does not. For tests and benchmarks.
+   */
+  tasksRun(): number;
+  /**
+   * Stops the threads or processes. A batch running then fails with 503 SERVICE_UNAVAILABLE (Retry-After; not run
+   * again), and so does every later batch that would leave the request thread: no thread or process starts again.
+   */
   close(): Promise<void>;
 }
 
@@ -264,6 +324,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
   // `BACKTEST_STEPPING` is the configuration's (`src/config.ts` validates it; `install.ts` passes it), not read here.
   const stepping = options.stepping ?? 'thread';
   const runner = stepping === 'process' ? processRunner(threads, options) : threadRunner(threads, options);
+  let tasksRun = 0;
 
   /** Sends one step to a thread (the market too when the thread lacks it) and answers its events. */
   const offThread = async (
@@ -306,25 +367,33 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
     // the batch (exit, signal, out of memory) appended nothing, and the step is deterministic: it is run once more
     // (a fresh process gets the market with it); dying again, the venue answers 503 SERVICE_UNAVAILABLE
     // (Retry-After), the client retrying later. A task that throws answers `failed` (below): 500, not retried.
+    const send = (withMarket: boolean): Promise<StepAnswer> => {
+      tasksRun++;
+      return runner.run(
+        withMarket ? { ...task, market: transfer } : task,
+        answerChunk,
+      ) as Promise<StepAnswer>;
+    };
     const run = async (withMarket: boolean): Promise<StepAnswer> => {
       try {
-        return (await runner.run(
-          withMarket ? { ...task, market: transfer } : task,
-          answerChunk,
-        )) as StepAnswer;
+        return await send(withMarket);
       } catch (first) {
+        // Stopped by `close` (the venue is stopping): not a death, and no fresh thread or process is started.
+        if (runner.closed()) throw stoppedError(`${kind} stepping`);
         if (!runner.gone(first)) throw first;
         try {
-          return (await runner.run({ ...task, market: transfer }, answerChunk)) as StepAnswer;
+          return await send(true);
         } catch (second) {
+          if (runner.closed()) throw stoppedError(`${kind} stepping`);
           if (!runner.gone(second)) throw second;
-          throw new DomainError(
-            'SERVICE_UNAVAILABLE',
-            `${kind} stepping is unavailable: ${errorText(second)}; retry shortly`,
-            {
-              retry_after_seconds: 1,
-            },
+          // The client is told to retry, not how the thread or process ended (exit code, signal): that is logged.
+          options.log?.warn(
+            { kind, id, stepping, first: errorText(first), second: errorText(second) },
+            `${kind} stepping: the ${stepping} died twice under a batch (answered 503)`,
           );
+          throw new DomainError('SERVICE_UNAVAILABLE', `${kind} stepping is unavailable; retry shortly`, {
+            retry_after_seconds: 1,
+          });
         }
       }
     };
@@ -338,9 +407,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
     if ('failed' in answer) {
       // The task threw (a bug, a bad input): the same throw again would fail again, so it is not retried. The
       // request fails with 500 INTERNAL_ERROR, logged once with this message and the task's stack (`logFailure`).
-      const failure = new Error(`${kind} stepping failed: ${answer.failed.message}`);
-      if (answer.failed.stack) failure.stack = `${failure.message}\n${answer.failed.stack}`;
-      throw failure;
+      throw failureOf(kind, answer.failed);
     }
     if (answer.lasts) chunks?.seed?.(answer.lasts);
     // The events whose data the thread encoded go to the append as those bytes (`NewEvent.dataText`).
@@ -394,6 +461,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
     warm: () => runner.warm(),
     threadsStarted: () => runner.started(),
     processIds: () => runner.pids(),
+    tasksRun: () => tasksRun,
     close: () => runner.close(),
   };
 };

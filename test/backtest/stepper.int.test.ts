@@ -174,17 +174,73 @@ describe('backtest stepping on worker threads', () => {
 
   it('a task that throws (not a refusal) fails its batch once with its message: an internal error, not a dead thread', async () => {
     const { state, revision } = startedSession();
+    // The thread has the market: the failing batch below is one task unless it is run again.
+    await stepOnThread(state, revision, 50);
+    const before = stepper.tasksRun();
     // A bad input the decider does not refuse but trips over (as a bug would): a running session with no wallet.
     const broken = { ...state, wallet: null } as unknown as typeof state;
     const error = await stepOnThread(broken, revision, 1000).catch((e: unknown) => e);
+    // Run exactly once: a `failed` answer is not retried.
+    expect(stepper.tasksRun() - before).toBe(1);
     // Not SERVICE_UNAVAILABLE (a thread that died twice): the error handler answers it 500 INTERNAL_ERROR.
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(DomainError);
-    expect((error as Error).message).toMatch(/^backtest stepping failed: .*null/);
-    // The task's own stack, from the thread, for the log line.
-    expect((error as Error).stack).toMatch(/domain\/(backtest|wallet|trading|fill-model)\//);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^backtest stepping failed: TypeError: .*null/);
+    // The task's own stack, from the thread, for the log line: the message once, then the thread's frames.
+    const stack = (error as Error).stack!;
+    expect(stack).toMatch(/domain\/(backtest|wallet|trading|fill-model)\//);
+    expect(stack.startsWith(`Error: ${message}\n    at `)).toBe(true);
+    expect(stack.split(message.slice('backtest stepping failed: TypeError: '.length)).length).toBe(2);
     // The thread is still there and steps the next batch.
     expect(stored(await stepOnThread(state, revision, 500))).toBe(stored(inline(state, revision, 500)));
+  }, 60_000);
+});
+
+describe('a task that cannot be posted to a stepping thread', () => {
+  it('fails its batch once (500: the same value would fail again), not as a dead thread (503)', async () => {
+    // A market whose transfer the structured clone refuses: posting the task with it throws a DataCloneError.
+    const unsendable = testMarket(CANDLES);
+    registerMarketTransfer(unsendable, 'unsendable-market', {
+      interval: unsendable.interval,
+      pairs: unsendable.series.map((p) => ({ filters: p.filters, shared: (() => 0) as never })),
+    });
+    const { state, revision } = startedSession();
+    const before = stepper.tasksRun();
+    const error = await stepOnThread(state, revision, 100, unsendable).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(DomainError);
+    expect((error as Error).message).toMatch(/could not be cloned/);
+    // The task without the market (the thread lacks it), then with it: refused, not run once more.
+    expect(stepper.tasksRun() - before).toBe(2);
+    expect(stored(await stepOnThread(state, revision, 50))).toBe(stored(inline(state, revision, 50)));
+  }, 60_000);
+});
+
+describe('closing the stepper', () => {
+  it('fails a running batch with SERVICE_UNAVAILABLE and starts no thread again, nor for a later batch', async () => {
+    const closing = createPooledStepper({ threads: 1, sliceMs: 1, inlineUpTo: 0 });
+    const { state, revision } = startedSession();
+    const request = { sessionId: SESSION, revision: revision + 1, state, now: NOW, market };
+    try {
+      closing.warm();
+      await until(() => closing.threadsStarted() === 1, { what: 'a started thread' });
+      const batch = closing.step({ ...request, steps: HOURS - 20 }).catch((e: unknown) => e);
+      await closing.close();
+      const error = await batch;
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+      expect((error as DomainError).details).toEqual({ retry_after_seconds: 1 });
+      // Not run again on a fresh pool: no thread started after close() resolved.
+      expect(closing.threadsStarted()).toBe(0);
+      const later = await closing.step({ ...request, steps: 500 }).catch((e: unknown) => e);
+      expect((later as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+      closing.warm();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(closing.threadsStarted()).toBe(0);
+    } finally {
+      await closing.close();
+    }
   }, 60_000);
 });
 

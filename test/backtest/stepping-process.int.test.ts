@@ -103,7 +103,10 @@ const niceOf = (pid: number): number[] =>
 
 // A secret of the venue's environment a stepping process must not be given (only what it needs: `childEnv`).
 process.env.PTV_TEST_SECRET = 'not for children';
-const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process' });
+// What the stepper logs (a batch answered 503: why, which the client is not told).
+const logged: { fields: Record<string, unknown>; message: string }[] = [];
+const log = { warn: (fields: Record<string, unknown>, message: string) => logged.push({ fields, message }) };
+const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process', log });
 afterAll(() => stepper.close());
 
 /** Why this file cannot run here (it reads threads' nice values from Linux's /proc), or null. */
@@ -166,7 +169,9 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
       );
       expect(error).toBeInstanceOf(DomainError);
       expect((error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
-      expect((error as DomainError).message).toMatch(
+      // The client is told to retry, not how the process ended: that is logged.
+      expect((error as DomainError).message).toBe('backtest stepping is unavailable; retry shortly');
+      expect(JSON.stringify(logged.at(-1)?.fields)).toMatch(
         /the backtest stepping process exited \(signal SIGKILL\)/,
       );
       expect(killed.size).toBeGreaterThanOrEqual(2);
@@ -181,9 +186,14 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     stepper.warm();
     await until(() => stepper.processIds().length === 1, { what: 'a stepping process' });
     const [pid] = stepper.processIds();
+    // The process has the market: the failing batch below is one task unless it is run again.
+    await stepper.step(request(50));
+    const before = stepper.tasksRun();
     // A bad input the decider does not refuse but trips over (as a bug would): a running session with no wallet.
     const broken = { ...state, wallet: null } as unknown as BacktestState;
     const error = await stepper.step({ ...request(1000), state: broken }).catch((e: unknown) => e);
+    // Run exactly once: a `failed` answer is not retried.
+    expect(stepper.tasksRun() - before).toBe(1);
     // Not SERVICE_UNAVAILABLE (a process that died twice): the error handler answers it 500 INTERNAL_ERROR.
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(DomainError);
@@ -194,6 +204,30 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     expect(processAlive(pid!)).toBe(true);
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));
     expect(stepper.processIds()).toEqual([pid]);
+  }, 120_000);
+
+  it('closing the stepper fails a running batch with SERVICE_UNAVAILABLE and starts no process again', async () => {
+    const closing = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process' });
+    try {
+      closing.warm();
+      await until(() => closing.processIds().length === 1, { what: 'a stepping process' });
+      const [pid] = closing.processIds();
+      const batch = closing.step(request(HOURS - 20)).catch((e: unknown) => e);
+      await closing.close();
+      const error = await batch;
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+      expect((error as DomainError).details).toEqual({ retry_after_seconds: 1 });
+      // Not run again in a fresh process: none is started after close() resolved, nor for a later batch.
+      expect(closing.processIds()).toEqual([]);
+      expect(processAlive(pid!)).toBe(false);
+      const later = await closing.step(request(300)).catch((e: unknown) => e);
+      expect((later as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+      closing.warm();
+      expect(closing.processIds()).toEqual([]);
+    } finally {
+      await closing.close();
+    }
   }, 120_000);
 
   it('exits when the venue is killed with SIGKILL (no orphan)', async () => {
