@@ -144,7 +144,13 @@ export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceE
         ? new BinanceError(CODES.TOO_MANY_ORDERS, `Too many new orders; ${e.message}`, 429, retry)
         : new BinanceError(CODES.TOO_MANY_REQUESTS, `Too many requests; ${e.message}`, 429, retry);
     }
-    case 'VALIDATION_ERROR':
+    case 'VALIDATION_ERROR': {
+      // A price or a quantity the ledger refuses (more than 8 places, not below 10^15, not above 0) is outside the
+      // filters exchangeInfo states, which Binance answers -1013 (ccxt: InvalidOrder), not -1100 (BadRequest).
+      const filter = filterOfField(e);
+      if (filter) return new BinanceError(CODES.FILTER_FAILURE, `Filter failure: ${filter}. ${e.message}`);
+      return new BinanceError(CODES.ILLEGAL_CHARS, `Illegal characters found in a parameter. ${e.message}`);
+    }
     case 'PAYLOAD_TOO_LARGE':
       return new BinanceError(CODES.ILLEGAL_CHARS, `Illegal characters found in a parameter. ${e.message}`);
     case 'SERVICE_UNAVAILABLE':
@@ -169,6 +175,22 @@ export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceE
         e.status >= 500 ? 500 : 400,
       );
   }
+};
+
+/**
+ * The filter of an order's field the domain names in a `VALIDATION_ERROR`'s `details.field` (domain/wallet/decide.ts:
+ * `price`, `trigger_price`, an OCO leg's `take_profit.price`, `stop_loss.trigger_price`, …; `quantity`):
+ * `PRICE_FILTER` for a price or a stop price, `LOT_SIZE` for a quantity, none for any other field.
+ */
+const filterOfField = (e: DomainError): string | undefined => {
+  const field = e.details?.['field'];
+  if (typeof field !== 'string') return undefined;
+  const leaf = field.slice(field.lastIndexOf('.') + 1);
+  return leaf === 'price' || leaf === 'trigger_price'
+    ? 'PRICE_FILTER'
+    : leaf === 'quantity'
+      ? 'LOT_SIZE'
+      : undefined;
 };
 
 /** A quantity error's filter from its message: the notional is NOTIONAL (no rule of the domain is a price's tick). */

@@ -155,16 +155,21 @@ describe('ccxt.binance against the venue', () => {
     expect(dec(offTick).mod(pair.tick_size).isZero()).toBe(false);
     const resting = await ticks.createOrder(SYMBOL, 'limit', 'buy', 0.001, Number(offTick));
     expect([resting.status, resting.price]).toEqual(['open', Number(offTick)]);
-    // Finer than the stated tick is refused, never rounded.
-    await expect(
-      ticks.privatePostOrder({
-        symbol: SYMBOL_ID,
-        side: 'BUY',
-        type: 'LIMIT',
-        quantity: '0.001',
-        price: `${offTick}1`,
-      }),
-    ).rejects.toThrow(/-1100/);
+    // Outside the stated filters is refused, never rounded, as Binance refuses it: -1013 "Filter failure: <filter>"
+    // (ccxt: InvalidOrder, not the BadRequest of -1100): a price finer than the tick or not below maxPrice, a stop
+    // price finer than the tick, a quantity finer than the step.
+    const limit = { symbol: SYMBOL_ID, side: 'BUY', type: 'LIMIT', quantity: '0.001', price: offTick };
+    const stop = { symbol: SYMBOL_ID, side: 'SELL', type: 'STOP_LOSS', quantity: '0.001' };
+    for (const [params, filter] of [
+      [{ ...limit, price: `${offTick}1` }, 'PRICE_FILTER'],
+      [{ ...limit, price: '1000000000000000' }, 'PRICE_FILTER'],
+      [{ ...stop, stopPrice: `${offTick}1` }, 'PRICE_FILTER'],
+      [{ ...limit, quantity: '0.001000001' }, 'LOT_SIZE'],
+    ] as const) {
+      const refused = ticks.privatePostOrder(params);
+      await expect(refused, JSON.stringify(params)).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+      await expect(refused).rejects.toThrow(new RegExp(`"code":-1013,"msg":"Filter failure: ${filter}\\.`));
+    }
   });
 
   it('fetchTicker, fetchTickers, fetchOHLCV, fetchOrderBook, fetchTrades: the venue’s market data', async () => {
