@@ -1,4 +1,4 @@
-import { type Dec, HUNDRED, ONE, roundUp8 } from './decimal';
+import { type Dec, dec, HUNDRED, ONE, roundUp8, SCALE } from './decimal';
 import { MAX_SLIPPAGE_PCT } from './slippage';
 
 /** The largest slippage as a fraction (0.005), computed once. */
@@ -15,6 +15,30 @@ export const ORDER_SIDES = ['buy', 'sell'] as const satisfies readonly OrderSide
  * stopped that read model for every account. The HTTP schema and the wallet decider both enforce it.
  */
 export const MAX_ORDER_DECIMAL = '1000000000000000';
+
+/** The gcd of two positive integers (Euclid). */
+const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
+
+/**
+ * The largest value on the grid of `step` (a decimal above 0 with at most 8 places: a pair's `step_size`, or the
+ * ledger's unit 0.00000001 for prices) that an order may carry as its quantity, price or trigger price and that a
+ * client reading it as a JavaScript number gets back exactly: strictly below {@link MAX_ORDER_DECIMAL} (the wallet
+ * decider refuses 10^15 and more, `domain/wallet/decide.ts`) and exactly representable as an IEEE-754 double
+ * (`Number("999999999999999.99999999")` is 10^15, which the decider refuses: ccxt parses Binance's filters so).
+ * Every multiple of 1/8 below 2^50 (> 10^15) is a double, so this is the last multiple of lcm(`step`, 1/8) below
+ * 10^15: 999999999999999.875 for 0.00000001 or 0.001, 999999999999999.5 for 0.1, 0 when that multiple is 10^15 or
+ * more. Throws a RangeError for a step ≤ 0 or one with more than 8 places (no pair has one).
+ */
+export const largestOrderDecimal = (step: Dec): Dec => {
+  const units = step.shiftedBy(SCALE);
+  if (!units.isInteger() || units.lte(0))
+    throw new RangeError(`not a step of the 8-place grid: ${step.toFixed()}`);
+  const stepUnits = BigInt(units.toFixed(0));
+  const eighthUnits = 10n ** BigInt(SCALE) / 8n;
+  const grid = (stepUnits / gcd(stepUnits, eighthUnits)) * eighthUnits;
+  const limitUnits = BigInt(MAX_ORDER_DECIMAL) * 10n ** BigInt(SCALE);
+  return dec((((limitUnits - 1n) / grid) * grid).toString()).shiftedBy(-SCALE);
+};
 
 export const ORDER_TYPES = [
   'market',

@@ -3,8 +3,8 @@ import type { Candle } from '../../domain/market/candle';
 import { closeTimeOf } from '../../domain/market/candle';
 import type { Interval } from '../../domain/market/intervals';
 import type { Pair } from '../../domain/market/pair';
-import { type Dec, Decimal, dec, fmt, roundHalfEven8, SCALE } from '../../domain/trading/decimal';
-import { MAX_ORDER_DECIMAL, type OrderSide, type OrderType } from '../../domain/trading/orders';
+import { type Dec, dec, fmt, roundHalfEven8, SCALE } from '../../domain/trading/decimal';
+import { largestOrderDecimal, type OrderSide, type OrderType } from '../../domain/trading/orders';
 import type { OrderCancelledData, OrderPlacedData } from '../../domain/wallet/events';
 import { isExpiry } from '../../domain/wallet/expiry';
 import type { OrderStatus } from '../../projections/orders';
@@ -56,20 +56,13 @@ const side = (s: OrderSide): 'BUY' | 'SELL' => (s === 'buy' ? 'BUY' : 'SELL');
 const UNIT = dec(1).shiftedBy(-SCALE);
 
 /**
- * The largest multiple of `step` an order may carry as its quantity or price: the wallet decider refuses a value of
- * `MAX_ORDER_DECIMAL` (10^15) or more (`domain/wallet/decide.ts`, docs/trading-rules.md), so the last point of the
- * grid below it, 8 places (`"999999999999999.99999999"` for the unit grid).
- */
-const largestOnGrid = (step: Dec): string =>
-  d8(dec(MAX_ORDER_DECIMAL).div(step).integerValue(Decimal.ROUND_CEIL).minus(1).times(step));
-
-/**
  * One symbol of `exchangeInfo` from a pair and its filters. The filters state the rules the venue's decider
  * enforces on every door, no stricter (docs/binance-compatibility.md, "Filters"): `PRICE_FILTER` the interface's
  * price rule (any price above 0 with up to 8 places, below 10^15: `tickSize` = `minPrice` = 0.00000001; the
  * pair's exchange tick, `/api/v1/market/pairs`' `tick_size`, shapes the synthetic book but is not enforced on
  * orders), `LOT_SIZE` the pair's `min_qty` and `step_size` (risk rule 3) up to the same bound, `NOTIONAL` its
- * `min_notional` (risk rule 4).
+ * `min_notional` (risk rule 4). `maxPrice` and `maxQty` are {@link largestOrderDecimal} of their grid: below 10^15
+ * even read as a double, as ccxt reads them.
  */
 export const symbolInfo = (p: Pair) => ({
   symbol: p.symbol,
@@ -93,11 +86,16 @@ export const symbolInfo = (p: Pair) => ({
   isSpotTradingAllowed: p.status === 'active',
   isMarginTradingAllowed: false,
   filters: [
-    { filterType: 'PRICE_FILTER', minPrice: d8(UNIT), maxPrice: largestOnGrid(UNIT), tickSize: d8(UNIT) },
+    {
+      filterType: 'PRICE_FILTER',
+      minPrice: d8(UNIT),
+      maxPrice: d8(largestOrderDecimal(UNIT)),
+      tickSize: d8(UNIT),
+    },
     {
       filterType: 'LOT_SIZE',
       minQty: d8(p.minQty),
-      maxQty: largestOnGrid(dec(p.stepSize).gt(0) ? dec(p.stepSize) : UNIT),
+      maxQty: d8(largestOrderDecimal(dec(p.stepSize).gt(0) ? dec(p.stepSize) : UNIT)),
       stepSize: d8(p.stepSize),
     },
     {

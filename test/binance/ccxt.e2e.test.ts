@@ -135,11 +135,15 @@ describe('ccxt.binance against the venue', () => {
     // The price rule every door enforces: up to 8 places below 10^15, not the pair's exchange tick (tick_size).
     expect(Number(pair.tick_size)).toBeGreaterThan(0.00000001);
     expect(btc.precision.price).toBe(0.00000001);
-    expect(btc.limits.price).toEqual({ min: 0.00000001, max: 1e15 });
-    expect(btc.info.filters[1]).toMatchObject({
-      filterType: 'LOT_SIZE',
-      maxQty: dec('1e15').minus(pair.step_size).toFixed(8),
+    expect(btc.limits.price?.min).toBe(0.00000001);
+    // The maxima as ccxt reads them (numbers) are below 10^15, which the ledger refuses (checked below).
+    expect(btc.limits.price?.max).toBeLessThan(1e15);
+    expect(btc.limits.amount?.max).toBeLessThan(1e15);
+    expect(btc.info.filters[0]).toMatchObject({
+      filterType: 'PRICE_FILTER',
+      maxPrice: '999999999999999.87500000',
     });
+    expect(btc.info.filters[1]).toMatchObject({ filterType: 'LOT_SIZE', maxQty: '999999999999999.87500000' });
     expect(btc.info.orderTypes).toEqual(['LIMIT', 'MARKET', 'STOP_LOSS', 'TAKE_PROFIT']);
     // What the filters state is what the ledger takes: a limit price off the pair's tick, on the 8-place grid
     // (placed by a wallet of its own, so the account's order history the next tests read stays theirs).
@@ -153,6 +157,16 @@ describe('ccxt.binance against the venue', () => {
     const price = Number((await rest('/market/price/BTCUSDT')).price);
     const offTick = String(ticks.priceToPrecision(SYMBOL, price / 2 + 0.00000123));
     expect(dec(offTick).mod(pair.tick_size).isZero()).toBe(false);
+    // An order at ccxt's limits.price.max or limits.amount.max passes the filters: the wallet's own rules refuse it
+    // (-2010: its balance or risk profile), not the filters (-1013, as 10^15 is).
+    for (const [amount, limitPrice] of [
+      [btc.limits.amount!.min!, btc.limits.price!.max!],
+      [btc.limits.amount!.max!, btc.limits.price!.min!],
+    ] as const) {
+      await expect(ticks.createOrder(SYMBOL, 'limit', 'buy', amount, limitPrice)).rejects.toThrow(
+        /"code":-2010,/,
+      );
+    }
     const resting = await ticks.createOrder(SYMBOL, 'limit', 'buy', 0.001, Number(offTick));
     expect([resting.status, resting.price]).toEqual(['open', Number(offTick)]);
     // Outside the stated filters is refused, never rounded, as Binance refuses it: -1013 "Filter failure: <filter>"
