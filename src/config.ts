@@ -12,7 +12,7 @@ const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
 /** A fee rate setting: a decimal fraction from 0 to 0.1 (10 %) with at most 8 places. */
 const feeRateSetting = z
   .string()
-  .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction such as 0.001')
+  .regex(/^(0(\.\d{1,8})?|0?\.\d{1,8})$/, 'must be a decimal fraction with at most 8 places, such as 0.001')
   .refine((v) => Number(v) <= 0.1, 'must be at most 0.1 (10 %)');
 
 /**

@@ -1,4 +1,4 @@
-import { type Dec, dec, roundDown8 } from './decimal';
+import { type Dec, dec, roundDown8, SCALE } from './decimal';
 import { decOfUnits, lastExactOf, pow10, unitsOf } from './units';
 
 /**
@@ -47,15 +47,26 @@ export const feeRatesOf = (settings: {
   MAKER_FEE_RATE?: string | undefined;
   TAKER_FEE_RATE?: string | undefined;
 }): FeeRates => {
-  const taker = parseFeeRate(settings.TAKER_FEE_RATE ?? settings.FEE_RATE ?? DEFAULT_FEE_RATE);
-  return { taker, maker: settings.MAKER_FEE_RATE ? parseFeeRate(settings.MAKER_FEE_RATE) : taker };
+  const taker = settings.TAKER_FEE_RATE
+    ? parseFeeRate(settings.TAKER_FEE_RATE, 'TAKER_FEE_RATE')
+    : parseFeeRate(settings.FEE_RATE ?? DEFAULT_FEE_RATE, 'FEE_RATE');
+  return {
+    taker,
+    maker: settings.MAKER_FEE_RATE ? parseFeeRate(settings.MAKER_FEE_RATE, 'MAKER_FEE_RATE') : taker,
+  };
 };
 
-/** Checks a configured fee rate: a decimal from 0 to 0.1 (10%). Throws `RangeError` otherwise. */
-export const parseFeeRate = (value: string): Dec => {
+/**
+ * Checks a configured fee rate (`setting` names it in the error): a decimal from 0 to 0.1 (10%) with at most 8
+ * places, as every rate the venue shows (`/account/info`'s `fee_rate`, the Binance door's commission rates are
+ * 8-place strings, `fmt`). Throws `RangeError` otherwise. `loadConfig` refuses such a setting first (src/config.ts).
+ */
+export const parseFeeRate = (value: string, setting = 'fee rate'): Dec => {
   const rate = dec(value);
-  if (!rate.isFinite() || rate.isNegative() || rate.gt('0.1')) {
-    throw new RangeError(`fee rate must be a decimal from 0 to 0.1, got ${value}`);
+  if (!rate.isFinite() || rate.isNegative() || rate.gt('0.1') || (rate.decimalPlaces() ?? 0) > SCALE) {
+    throw new RangeError(
+      `${setting} must be a decimal from 0 to 0.1 with at most ${SCALE} places, got ${value}`,
+    );
   }
   return rate;
 };

@@ -28,4 +28,17 @@ describe('feeRatesOf', () => {
     expect(() => loadConfig({ TAKER_FEE_RATE: 'x' })).toThrow(/TAKER_FEE_RATE/);
     expect(loadConfig({ MAKER_FEE_RATE: '' }).MAKER_FEE_RATE).toBeUndefined();
   });
+
+  it('refuses a rate with more than 8 places at startup, naming the setting (every rate is shown with 8 places)', () => {
+    for (const setting of ['FEE_RATE', 'MAKER_FEE_RATE', 'TAKER_FEE_RATE'] as const) {
+      expect(() => loadConfig({ [setting]: '0.000000001' }), setting).toThrow(
+        new RegExp(`${setting} .*at most 8 places`),
+      );
+      // A settings object that skipped loadConfig is refused as well, before any answer could show the rate.
+      expect(() => feeRatesOf({ [setting]: '0.001000001' }), setting).toThrow(
+        new RegExp(`^${setting} must be .* at most 8 places`),
+      );
+    }
+    expect(rates({ MAKER_FEE_RATE: '0.00000001' })).toEqual({ maker: '0.00000001', taker: '0.001' });
+  });
 });
