@@ -450,17 +450,38 @@ describe('ccxt.binance against the venue', () => {
     }
     const restAnswer = await fetch(`${venue.url}/api/v1/market/price/${unpriced.symbol}`);
     expect([restAnswer.status, restAnswer.headers.get('retry-after')]).toEqual([503, '1']);
-    // An expected refusal is a warning, as the REST door logs it: no "internal error" with a stack. The server's
-    // log reaches the test through a pipe, so a line may arrive after the answer: wait for the warnings.
-    const lines = () =>
+    // An expected refusal is a warning, as the REST door logs it: no "internal error" with a stack. The lines of a
+    // request carry its reqId (an internal error's line names no symbol), so the check follows the reqIds of the four
+    // requests above; the server's log reaches the test through a pipe, so a line may arrive after the answer.
+    const entries = () =>
       venue.server
         .output()
         .split('\n')
-        .filter((l) => l.includes(unpriced.symbol));
-    await until(() => lines().filter((l) => l.includes('"level":40')).length > 0, {
-      what: `the warnings of ${unpriced.symbol}'s refusals in the server's log`,
+        .flatMap((l) => {
+          try {
+            return [JSON.parse(l) as { level: number; reqId?: string; msg?: string; req?: { url?: string } }];
+          } catch {
+            return [];
+          }
+        });
+    const requestIds = () =>
+      entries()
+        .filter((e) => e.msg === 'incoming request' && e.req?.url?.includes(unpriced.symbol))
+        .map((e) => e.reqId);
+    await until(() => requestIds().length >= 4, {
+      what: `the four requests of ${unpriced.symbol} in the log`,
     });
-    expect(lines().filter((l) => l.includes('"level":50'))).toEqual([]);
+    const reqIds = requestIds();
+    expect(reqIds).toHaveLength(4);
+    const severe = (reqId: string | undefined) => entries().filter((e) => e.reqId === reqId && e.level >= 40);
+    await until(() => reqIds.every((id) => severe(id).length > 0), {
+      what: `a warning of each of ${unpriced.symbol}'s refusals in the server's log`,
+    });
+    for (const id of reqIds)
+      expect(
+        severe(id).map((e) => e.level),
+        String(id),
+      ).toEqual([40]);
   });
 
   it('an endpoint of Binance the venue does not serve is -1020 "This operation is not supported." (ccxt: BadRequest, not a failure to retry)', async () => {
