@@ -1,4 +1,6 @@
+import type { Logger } from 'pino';
 import { type DomainError, isDomainError } from '../../domain/shared/errors';
+import { isConnectionError } from '../db/connection-errors';
 import type { Principal } from './principal';
 import type { AuthService, WatchedCredential } from './service';
 
@@ -102,8 +104,12 @@ export interface CredentialWatcher {
     onRevoked: (error: DomainError) => void,
   ): CredentialWatch;
   /**
-   * One round now: the prefetch, then every watch's check (the timer runs it; tests call it). A round whose
-   * prefetch fails checks nothing (the database is away: the next round decides). Resolves once the checks started.
+   * One round now: the prefetch, then every watch's check (the timer runs it; tests call it). A prefetch that fails
+   * is logged (warn, once per kind of failure until a prefetch succeeds again); when the database is away
+   * (`isConnectionError`) the round checks nothing (the next one decides), after any other failure every watch is
+   * checked on its own (its lookups go to the database one by one; a check that fails for another reason than a
+   * refused credential closes nothing). Resolves once the checks started, or after one interval at most: a round
+   * still waiting then (a stuck statement) no longer holds the next one, and checks nothing once another started.
    */
   checkAll(): Promise<void>;
   /**
@@ -116,29 +122,75 @@ export interface CredentialWatcher {
   readonly size: number;
 }
 
+/** Options of {@link createCredentialWatcher}. */
+export interface CredentialWatcherOptions {
+  /** Where a failed prefetch is reported (warn, once per kind of failure); absent: not reported. */
+  logger?: Pick<Logger, 'warn'>;
+  /** Whether a prefetch's error means the database is away (default `isConnectionError`): the round checks nothing. */
+  isOutage?: (error: unknown) => boolean;
+}
+
+/** What a failed prefetch is reported once for: a database outage, else the error's code or name. */
+const failureKind = (error: unknown, outage: boolean): string => {
+  if (outage) return 'outage';
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  return `${typeof code === 'string' ? code : ''}:${typeof name === 'string' ? name : typeof error}`;
+};
+
 /** Builds the process's {@link CredentialWatcher}; its timer runs only while something is watched (never holding the process). */
 export const createCredentialWatcher = (
   auth: Pick<AuthService, 'onChange' | 'prefetch'>,
   intervalMs: number,
+  options: CredentialWatcherOptions = {},
 ): CredentialWatcher => {
+  const isOutage = options.isOutage ?? isConnectionError;
   const entries = new Set<{ credential: WatchedCredential; watch: CredentialWatch }>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let round: Promise<void> | undefined;
+  /** Rounds started: a round still running once a later one started checks nothing. */
+  let rounds = 0;
   let closed = false;
+  /** Kinds of prefetch failure reported since the last prefetch that succeeded. */
+  const reported = new Set<string>();
+  const runRound = async (n: number): Promise<void> => {
+    const watched = [...entries];
+    if (watched.length === 0) return;
+    try {
+      await auth.prefetch(watched.map((e) => e.credential));
+      reported.clear();
+    } catch (error) {
+      const outage = isOutage(error);
+      const kind = failureKind(error, outage);
+      if (!reported.has(kind)) {
+        reported.add(kind);
+        options.logger?.warn(
+          { err: error, sockets: watched.length },
+          outage
+            ? 'credential check of open sockets: database unavailable, nothing checked until it answers'
+            : 'credential check of open sockets: prefetch failed, each socket checked on its own',
+        );
+      }
+      if (outage) return;
+    }
+    if (n !== rounds || closed) return;
+    for (const e of watched) if (entries.has(e)) e.watch.check();
+  };
   const checkAll = (): Promise<void> => {
     if (closed) return Promise.resolve();
-    round ??= (async () => {
-      const watched = [...entries];
-      if (watched.length === 0) return;
-      try {
-        await auth.prefetch(watched.map((e) => e.credential));
-      } catch {
-        return;
-      }
-      for (const e of watched) if (entries.has(e) && !closed) e.watch.check();
-    })().finally(() => {
-      round = undefined;
-    });
+    if (!round) {
+      const n = ++rounds;
+      let limit: ReturnType<typeof setTimeout> | undefined;
+      round = Promise.race([
+        runRound(n),
+        new Promise<void>((resolve) => {
+          limit = setTimeout(resolve, intervalMs);
+          limit.unref?.();
+        }),
+      ]).finally(() => {
+        clearTimeout(limit);
+        round = undefined;
+      });
+    }
     return round;
   };
   return {

@@ -119,7 +119,9 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     exclusive: (names, fn) => exclusively(database, names, fn),
   });
   signingSecrets = createSigningSecrets({ accounts, agents });
-  const credentialWatcher = createCredentialWatcher(auth, config.WS_HEARTBEAT_MS);
+  const credentialWatcher = createCredentialWatcher(auth, config.WS_HEARTBEAT_MS, {
+    logger: services.logger,
+  });
   Object.assign(services, {
     auth,
     accounts,

@@ -89,7 +89,7 @@ export interface AuthService {
    * and agent), the accounts of the others (JWTs) and the agents a principal is scoped to — in at most three
    * statements (`= any($1)`), whatever their number, and caches it as the single lookups would: a
    * `resolveCredential` / `scopeToAgent` of them right after is answered from the cache. Entries a change of this
-   * process bypasses are left alone; a key no longer found is dropped from the cache (its next resolution looks it
+   * process bypasses, or touched while the statements ran (what they read may predate it), are left alone; a key no longer found is dropped from the cache (its next resolution looks it
    * up and refuses it). What the shared heartbeat check of every open socket does first (`createCredentialWatcher`).
    * Rejects when a statement fails (nothing is cached then).
    */
@@ -226,8 +226,8 @@ type Resolution = { principal: Principal } | { error: DomainError };
  * every key served since the last refresh is read again in one statement and its entries (key, account, agent)
  * start a new lifetime; a key no longer found is dropped, so its next use is looked up (and refused) as an unknown
  * key. An entry is thus never older than its lifetime, as before, and a busy venue sends about one statement per
- * three quarters of a lifetime instead of one per key and lifetime. A refresh that raced a change of this process
- * (`invalidate`) is discarded.
+ * three quarters of a lifetime instead of one per key and lifetime. What a refresh read for an owner a change of this
+ * process (`invalidate`) touched meanwhile is discarded; the rest of the batch is kept.
  */
 export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const { db, tokens } = options;
@@ -237,7 +237,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const revoked = new LRUCache<string, true>({ max: REVOKED_CAPACITY });
   const bypass = new Map<string, number>();
   const memo = new WeakMap<CredentialCarrier, Promise<Resolution>>();
-  /** Changes seen by `invalidate` (and the ends of their bypasses): a refresh that overlapped one is discarded. */
+  /** Changes seen by `invalidate` (and the ends of their bypasses): a write-side answer read across one is not kept. */
   let changes = 0;
   const changeListeners = new Set<(change: CredentialsChange) => void>();
   const announce = (change: CredentialsChange) => {
@@ -340,15 +340,49 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const refresh = async (): Promise<void> => {
     const hashes = [...used].slice(0, REFRESH_MAX_KEYS);
     used.clear();
-    const since = changes;
     // A failed refresh changes nothing: the entries expire and are looked up one by one, as without it.
-    const found = await findApiKeysAuth(db, hashes).catch(() => undefined);
-    if (!found || changes !== since) return;
+    const { value: found, changed } = await whileChanged(() =>
+      findApiKeysAuth(db, hashes).catch(() => undefined),
+    );
+    if (found) primeKeys(hashes, found, changed);
+  };
+  /**
+   * The cache keys (`key:…`, `acct:…`, `agent:…`) a change of this process (`invalidate`, or the end of its bypass)
+   * touched while a batch read was in flight, one set per read: what that read gave for them may predate the change.
+   */
+  const inFlight = new Set<Set<string>>();
+  /** `read`'s answer, with the cache keys changes touched while it was read. */
+  const whileChanged = async <T>(
+    read: () => Promise<T>,
+  ): Promise<{ value: T; changed: ReadonlySet<string> }> => {
+    const changed = new Set<string>();
+    inFlight.add(changed);
+    try {
+      return { value: await read(), changed };
+    } finally {
+      inFlight.delete(changed);
+    }
+  };
+  /**
+   * Caches the keys of one batch read (`findApiKeysAuth`) as their own lookups would, and drops those no longer
+   * found; a key whose entry, account or agent a change touched during the read (`changed`), or whose entry a
+   * change bypasses, is left alone.
+   */
+  const primeKeys = (
+    hashes: Iterable<string>,
+    found: ReadonlyMap<string, ApiKeyAuth>,
+    changed: ReadonlySet<string>,
+  ): void => {
     for (const hash of hashes) {
-      if (bypass.has(`key:${hash}`)) continue;
+      if (bypass.has(`key:${hash}`) || changed.has(`key:${hash}`)) continue;
       const auth = found.get(hash);
-      if (auth) primeKey(hash, auth);
-      else cache?.delete(`key:${hash}`);
+      if (!auth) cache?.delete(`key:${hash}`);
+      else if (
+        !changed.has(`acct:${auth.owner.accountId}`) &&
+        !(auth.owner.agentId && changed.has(`agent:${auth.owner.agentId}`))
+      ) {
+        primeKey(hash, auth);
+      }
     }
   };
 
@@ -615,30 +649,29 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         } else accountIds.add(principal.accountId);
         if (principal.agentId && principal.via !== 'agent_key') agentIds.add(principal.agentId);
       }
-      const since = changes;
-      const [keys, accountRows, agentRows] = await Promise.all([
-        findApiKeysAuth(db, [...hashes]),
-        getAccountsAuthState(db, [...accountIds]),
-        getAgentsOwnership(db, [...agentIds]),
-      ]);
-      // Read before a change of this process: what it read may predate the change.
-      if (changes !== since) return;
-      for (const hash of hashes) {
-        if (bypass.has(`key:${hash}`)) continue;
-        const found = keys.get(hash);
-        if (found) primeKey(hash, found);
-        else cache.delete(`key:${hash}`);
-      }
-      for (const id of accountIds) {
-        const row = accountRows.get(id);
-        if (row) prime(`acct:${id}`, row);
-        else if (!bypass.has(`acct:${id}`)) cache.delete(`acct:${id}`);
-      }
-      for (const id of agentIds) {
-        const row = agentRows.get(id);
-        if (row) prime(`agent:${id}`, row);
-        else if (!bypass.has(`agent:${id}`)) cache.delete(`agent:${id}`);
-      }
+      const {
+        value: [keys, accountRows, agentRows],
+        changed,
+      } = await whileChanged(() =>
+        Promise.all([
+          findApiKeysAuth(db, [...hashes]),
+          getAccountsAuthState(db, [...accountIds]),
+          getAgentsOwnership(db, [...agentIds]),
+        ]),
+      );
+      // What was read for an owner a change of this process touched meanwhile may predate the change: left alone.
+      primeKeys(hashes, keys, changed);
+      const primeRows = (prefix: string, ids: Set<string>, rows: ReadonlyMap<string, unknown>) => {
+        for (const id of ids) {
+          const key = `${prefix}:${id}`;
+          if (changed.has(key)) continue;
+          const row = rows.get(id);
+          if (row) prime(key, row);
+          else if (!bypass.has(key)) cache.delete(key);
+        }
+      };
+      primeRows('acct', accountIds, accountRows);
+      primeRows('agent', agentIds, agentRows);
     },
 
     invalidate(change) {
@@ -652,6 +685,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         keys.push(`key:${hash}`);
       }
       for (const key of keys) cache?.delete(key);
+      for (const read of inFlight) for (const key of keys) read.add(key);
       const revokedHashes = new Set(change.revokedKeyHashes ?? []);
       for (const [key, entry] of written?.entries() ?? []) {
         if (
@@ -670,6 +704,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
         .catch(() => false)
         .then(() => {
           changes++;
+          for (const read of inFlight) for (const key of keys) read.add(key);
           for (const key of keys) {
             const n = (bypass.get(key) ?? 1) - 1;
             if (n <= 0) bypass.delete(key);

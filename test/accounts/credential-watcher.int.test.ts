@@ -16,14 +16,20 @@ import { api, bearer, createAgent, registerAccount } from './support';
  */
 const t = useTestApp();
 
+/** An auth service over the app's read models whose statements are counted (`statements`). */
+const countingAuth = () => {
+  const statements = statementCounter();
+  const auth = createAuthService({
+    db: t.runtime.services.database.db.withPlugin(statements.plugin),
+    tokens: t.runtime.services.auth!.tokens,
+    waitForReadModels: async () => true,
+  });
+  return { statements, auth };
+};
+
 describe('the shared credential check of open sockets', () => {
   it('reads N sockets’ credentials in the same few statements per round for N = 3 and N = 30', async () => {
-    const statements = statementCounter();
-    const auth = createAuthService({
-      db: t.runtime.services.database.db.withPlugin(statements.plugin),
-      tokens: t.runtime.services.auth!.tokens,
-      waitForReadModels: async () => true,
-    });
+    const { statements, auth } = countingAuth();
     // A heartbeat far away: the rounds are run by hand.
     const watcher = createCredentialWatcher(auth, 3_600_000);
     const owner = await registerAccount(t.app, {}, { plain: true });
@@ -93,4 +99,25 @@ describe('the shared credential check of open sockets', () => {
     for (const w of watches) w.stop();
     expect(watcher.size).toBe(0);
   }, 60_000);
+
+  it('a change of this process during a prefetch discards only what was read for its owner', async () => {
+    const { statements, auth } = countingAuth();
+    const [changed, kept] = await Promise.all([
+      registerAccount(t.app, {}, { plain: true }),
+      registerAccount(t.app, {}, { plain: true }),
+    ]);
+    const watched = (o: typeof changed) => ({
+      apiKey: o.apiKey,
+      principal: { accountId: o.accountId, via: 'account_key' as const },
+    });
+    const prefetched = auth.prefetch([watched(changed), watched(kept)]);
+    // While its statements run: a change of one account (as a suspension made by this process would announce).
+    auth.invalidate({ accountId: changed.accountId });
+    await prefetched;
+    statements.reset();
+    await auth.resolveCredential(kept.apiKey);
+    expect(statements.count).toBe(0);
+    await auth.resolveCredential(changed.apiKey);
+    expect(statements.count).toBeGreaterThan(0);
+  });
 });

@@ -55,3 +55,52 @@ describe('CredentialWatcher.close', () => {
     expect(revoked).not.toHaveBeenCalled();
   });
 });
+
+describe('a round whose prefetch fails or hangs', () => {
+  const run = async (prefetch: () => Promise<void>) => {
+    const { auth, calls } = fakeAuth(prefetch);
+    const warn = vi.fn();
+    const watcher = createCredentialWatcher(auth, 1_000, { logger: { warn } as never });
+    const resolve = vi.fn(async () => principal);
+    watcher.watch(credential, resolve, vi.fn());
+    return { watcher, warn, resolve, calls };
+  };
+
+  it('after a failure that is not an outage: logged once, each socket checked on its own', async () => {
+    const { watcher, warn, resolve } = await run(() => Promise.reject(new TypeError('bad array parameter')));
+    await watcher.checkAll();
+    await watcher.checkAll();
+    expect(resolve).toHaveBeenCalledTimes(2);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]![0]).toMatchObject({ err: expect.any(TypeError) });
+    watcher.close();
+  });
+
+  it('while the database is away: logged once, nothing checked', async () => {
+    const { watcher, warn, resolve } = await run(() =>
+      Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+    );
+    await watcher.checkAll();
+    await watcher.checkAll();
+    expect([resolve.mock.calls.length, warn.mock.calls.length]).toEqual([0, 1]);
+    watcher.close();
+  });
+
+  it('a prefetch that never answers holds the next round one interval at most', async () => {
+    vi.useFakeTimers();
+    const { watcher, calls, resolve } = await run(() => new Promise<void>(() => undefined));
+    const first = watcher.checkAll();
+    expect(watcher.checkAll()).toBe(first);
+    let ended = false;
+    void first.then(() => {
+      ended = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(ended).toBe(true);
+    // The stuck round no longer holds the next: a new prefetch, whose checks are the only ones to run.
+    const before = calls.prefetch;
+    void watcher.checkAll();
+    expect([calls.prefetch - before, resolve.mock.calls.length]).toEqual([1, 0]);
+    watcher.close();
+  });
+});
