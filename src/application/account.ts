@@ -18,7 +18,7 @@ import { getBalances, getPositions, getWallet, tradeStats } from '../../queries/
 import { walletAsOf } from '../audit/wallet-as-of';
 import { auditWalletNow } from '../audit/wallet-audit';
 import { identity } from '../auth/install';
-import { assertAgentActive } from '../auth/principal';
+import { assertAgentActive, ownerIdOf } from '../auth/principal';
 import { trading } from '../trading/install';
 import { holdingsOf, type Mark, portfolioOut, positionOut, publicPosition } from '../trading/present';
 import type { Call } from './call';
@@ -194,14 +194,29 @@ export interface AssetLine {
 }
 
 /**
+ * The caller's balance lines (`available`, `locked`: decimal strings, 8 places; USDT first, then by asset) as
+ * {@link balances} gives them, read from the balances read model alone after the caller's own writes are in it: one
+ * statement, where {@link balances} also reads the owner's profile and wallet and values positions at marks. A wallet
+ * that has no line yet (never opened) is {@link balances}'s answer (the starting balance in USDT; its errors). A
+ * wallet still on an older owner session is brought into step by the reset that started the new one
+ * (`resetAgent` syncs before it answers), so this read does not sync it again.
+ */
+const heldBalances = async (call: Call): Promise<Omit<BalanceLine, 'total'>[]> => {
+  await settleOwnWrites(call, WALLET_MODELS);
+  const rows = await getBalances(call.services.database.db, ownerIdOf(call.caller));
+  if (rows.length === 0) return (await balances(call)).balances;
+  return rows.map((b) => ({ asset: b.asset, available: fmt(dec(b.available)), locked: fmt(dec(b.locked)) }));
+};
+
+/**
  * Every asset the venue lists, with the caller's holdings of it: USDT (the quote asset of every pair) first, then
  * each listed pair's base asset in the market's order (`MarketServices.pairs`), each once; an asset the wallet holds
  * whose pair is no longer listed last (`trading` false). `available` and `locked` are {@link balances}'s lines (the
- * balances read model, after the caller's own writes), `"0.00000000"` for an asset not held. Without market data,
- * the held assets alone. Errors: those of {@link balances}.
+ * balances read model, after the caller's own writes; one statement, {@link heldBalances}), `"0.00000000"` for an
+ * asset not held. Without market data, the held assets alone. Errors: those of {@link balances}.
  */
 export const assetBalances = async (call: Call): Promise<AssetLine[]> => {
-  const held = new Map((await balances(call)).balances.map((b) => [b.asset, b]));
+  const held = new Map((await heldBalances(call)).map((b) => [b.asset, b]));
   const pairs = call.services.market?.pairs() ?? [];
   const trading = new Map<string, boolean>([['USDT', pairs.some((p) => p.status === 'active')]]);
   for (const p of pairs) trading.set(p.baseAsset, trading.get(p.baseAsset) === true || p.status === 'active');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portfolio } from '../../src/application/account';
+import { assetBalances, balances, portfolio } from '../../src/application/account';
 import { createAgent } from '../../src/application/agents';
 import { register } from '../../src/application/auth';
 import { placeSandboxOrder } from '../../src/application/backtest/sandbox';
@@ -14,6 +14,7 @@ import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { dataDirectory } from '../backtest/http-support';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { statementCounter } from '../support/statement-counter';
 
 /**
  * The application layer without any door (issue 15): a runtime, no fastify instance, and the use-case functions
@@ -93,6 +94,31 @@ describe('use cases called directly, with no HTTP', () => {
     await expect(cancelOrder(callAs(account.caller), orderId)).rejects.toMatchObject({
       code: 'ORDER_NOT_CANCELLABLE',
     });
+  });
+
+  it("assetBalances (the Binance door's currencies) reads the balances read model in one statement, as balances shows it", async () => {
+    // A resting limit buy, so USDT is partly locked and the lines are not the starting balance alone.
+    const price = Number(runtime.services.market!.feed.prices.get('BTCUSDT')!.price);
+    const order = { symbol: 'BTCUSDT', side: 'buy' as const, type: 'limit' as const, quantity: '0.01' };
+    await placeOrder(callAs(account.caller), {
+      ...order,
+      price: (price * 0.5).toFixed(2),
+      triggerPrice: null,
+    });
+    const statements = statementCounter();
+    const database = {
+      ...runtime.services.database,
+      db: runtime.services.database.db.withPlugin(statements.plugin),
+    };
+    const counted = newCall({ ...runtime.services, database }, account.caller, `use-case-test-${++seq}`);
+    const assets = await assetBalances(counted);
+    expect(statements.count).toBe(1);
+    const shown = (await balances(callAs(account.caller))).balances;
+    expect(shown.find((b) => b.asset === 'USDT')!.locked).not.toBe('0.00000000');
+    const held = assets.filter((a) => a.available !== '0.00000000' || a.locked !== '0.00000000');
+    expect(held.map(({ asset, available, locked }) => ({ asset, available, locked }))).toEqual(
+      shown.map(({ asset, available, locked }) => ({ asset, available, locked })),
+    );
   });
 
   it('runs a 10-step backtest with a sandbox order and reads the portfolio', async () => {
