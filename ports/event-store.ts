@@ -237,8 +237,10 @@ export interface EventStore {
   headPosition(): Promise<LogPosition>;
   /**
    * The highest global position (`LogPosition.prepare`) other processes announced to this one (PostgreSQL:
-   * `NOTIFY` after their commits; this store's own announcements are not counted), `0n` before any: how far this
-   * process knows the log to reach without reading it. The first call starts listening when nothing did yet (a
+   * `NOTIFY` after their commits; this store's own announcements are not counted), `0n` before any; on a PostgreSQL
+   * server also the log's head (`headPosition`, own appends included) when listening starts and when a lost LISTEN
+   * connection is subscribed again, since appends before then were announced to no one here: how far this process
+   * knows the log to reach without reading it. The first call starts listening when nothing did yet (a
    * process without subscriptions). No statement: a read of a field. Absent where the store hears no one else
    * (EventStoreDB).
    */

@@ -452,6 +452,19 @@ export const createPostgresEventStore = (
     ownAnnounced.add(position);
     if (ownAnnounced.size > 1024) ownAnnounced.delete(ownAnnounced.values().next().value!);
   });
+  /**
+   * Raises `heard` to the log's head (PostgreSQL): what was appended before this store listened (a restart) or while
+   * its LISTEN connection was lost sent it no notification, yet may not be folded by the read models either.
+   */
+  const hearHead = (): void => {
+    if (handle.kind !== 'postgres') return;
+    headPosition().then(
+      (head) => {
+        if (head.prepare > heard) heard = head.prepare;
+      },
+      () => undefined,
+    );
+  };
   const hear = (position: bigint | undefined): bigint | undefined => {
     if (position !== undefined && !ownAnnounced.delete(position) && position > heard) heard = position;
     return position;
@@ -470,9 +483,13 @@ export const createPostgresEventStore = (
           // Wake-ups stop the moment the connection is lost (a restart, a failover, a terminated backend): poll
           // from then on rather than wait for the re-subscription (100–300 ms under load) or the idle poll.
           onLost: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
-          onResubscribed: () => live.pollQuickly(LISTENER_DISCOVERY_MS),
+          onResubscribed: () => {
+            live.pollQuickly(LISTENER_DISCOVERY_MS);
+            hearHead();
+          },
         },
       );
+      hearHead();
       if (handle.kind === 'postgres') live.pollQuickly(LISTENER_DISCOVERY_MS);
       return unlisten;
     },

@@ -118,4 +118,32 @@ describe.skipIf(reason !== null)('a key replaced by another process while the re
       await projections.start();
     }
   }, 60_000);
+
+  it('a process started after the append knows the read models lag (heard = the head when it starts listening)', async () => {
+    const projections = a.runtime.services.projections;
+    await projections.stop();
+    let c: TestApp | undefined;
+    try {
+      const owner = await registerAccount(a.app, {}, { plain: true });
+      expect(owner.apiKey).toBeTruthy();
+      const head = (await a.runtime.services.eventStore.headPosition()).prepare;
+      // `c` starts after the append: no NOTIFY of it ever reaches `c`.
+      c = await startApp({
+        database: a.database,
+        dataDir: a.dataDir,
+        env: { PROJECTIONS: 'false', READ_MODEL_WAIT_MS: '300' },
+      });
+      const started = c;
+      await until(() => (started.runtime.services.eventStore.heardHead?.() ?? 0n) >= head, {
+        what: 'c knows the head',
+        timeoutMs: 5_000,
+      });
+      expect(await started.runtime.services.projections.lagging(['api_keys', 'accounts', 'agents'])).toBe(
+        true,
+      );
+    } finally {
+      await c?.stop();
+      await projections.start();
+    }
+  }, 60_000);
 });
