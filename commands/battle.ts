@@ -171,8 +171,15 @@ export interface BattleCommands {
   expire(id: string, meta: CommandMeta): Promise<BattleOutcome>;
   /** The battle (owned by the caller), with its candles loaded when it is a started historical battle. */
   battle(caller: BattleCaller, id: string): Promise<LoadedBattle>;
-  /** The battle without an ownership check (system readers: the snapshot leader, the WebSocket channel). */
+  /** The battle without an ownership check (system readers: the snapshot leader). */
   load(id: string): Promise<LoadedBattle>;
+  /**
+   * The battle (owned by the caller: else `PERMISSION_DENIED`; unknown or deleted: `BATTLE_NOT_FOUND`) as its
+   * stream folds it, without loading its candles (`LoadedBattle.market` is what an earlier command left, maybe
+   * none): for readers that need none — the WebSocket channel's follower — so following a finished historical
+   * battle works when its market data changed or this server has no market source.
+   */
+  state(caller: BattleCaller, id: string): Promise<LoadedBattle>;
   clear(): void;
 }
 
@@ -610,6 +617,13 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
         const battle = await load(id);
         authorize(battle, caller);
         ensureMarket(battle);
+        return battle;
+      }),
+
+    state: (caller, id) =>
+      perBattle.run(canonicalId(id), async () => {
+        const battle = await load(id);
+        authorize(battle, caller);
         return battle;
       }),
 

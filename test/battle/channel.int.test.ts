@@ -45,7 +45,7 @@ const startedBattle = async (name: string): Promise<string> => {
 };
 
 /**
- * Resolves once a subscription has loaded battle `id` (the battle channel reads it through the battle commands):
+ * Resolves once a subscription has loaded battle `id` (the battle channel reads it through the battle commands' `state`):
  * from then on the subscription sees every later event of the battle. A draft battle sends nothing a test could
  * wait for, and a fixed wait lost to a loaded machine (a DELETE before the load answers BATTLE_NOT_FOUND). Set it
  * up before subscribing.
@@ -53,8 +53,8 @@ const startedBattle = async (name: string): Promise<string> => {
 const loadOf = (id: string): Promise<void> =>
   new Promise((resolve, reject) => {
     const commands = s.t.app.services.battle!.commands;
-    const real = commands.battle;
-    commands.battle = async (caller, battleId) => {
+    const real = commands.state;
+    commands.state = async (caller, battleId) => {
       try {
         const loaded = await real(caller, battleId);
         if (battleId === id) resolve();
@@ -63,7 +63,7 @@ const loadOf = (id: string): Promise<void> =>
         if (battleId === id) reject(error as Error);
         throw error;
       } finally {
-        if (battleId === id) commands.battle = real;
+        if (battleId === id) commands.state = real;
       }
     };
   });
@@ -192,12 +192,12 @@ describe('the battle channel', () => {
     // whole stream if the battle is not cached): only the final event, by the follower that sends it.
     const commands = app.services.battle!.commands;
     const store = app.services.eventStore;
-    const realBattle = commands.battle;
+    const realState = commands.state;
     const realRead = store.readStream;
     let loaded = false;
     let readAfterLoad = 0;
-    commands.battle = async (caller, battleId) => {
-      const b = await realBattle(caller, battleId);
+    commands.state = async (caller, battleId) => {
+      const b = await realState(caller, battleId);
       if (battleId === id) loaded = true;
       return b;
     };
@@ -214,7 +214,7 @@ describe('the battle channel', () => {
       expect((await c.next(about)).data).toMatchObject({ status: 'completed', previous_status: 'active' });
       expect((await c.next(about)).data).toEqual({ battle_id: id, reason: 'battle_completed' });
     } finally {
-      commands.battle = realBattle;
+      commands.state = realState;
       store.readStream = realRead;
     }
     expect(total).toBeGreaterThan(3);

@@ -3,10 +3,13 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BattleEvent } from '../../domain/battle/events';
 import type { OrderFilledData } from '../../domain/wallet/events';
+import { battleChannels } from '../../src/http/ws/battle-channel';
+import type { WsConnection } from '../../src/http/ws/registry';
 import { bearer, createAgent, registerAccount, type TestAccount } from '../accounts/support';
 import { rawCandles, useBacktestApp } from '../backtest/http-support';
 import { BINANCE } from '../market/support';
 import { call, fails, ok } from '../support/api-calls';
+import { until } from '../support/until';
 
 /**
  * Historical battles over HTTP through the real stack on the real hourly BTCUSDT and ETHUSDT files (the shared data
@@ -277,6 +280,42 @@ describe.skipIf(missing.length > 0)('a historical battle', () => {
     expect(
       replay.snapshots[48].participants.find((p: { agent_id: string }) => p.agent_id === a1.agentId).equity,
     ).toBe(alpha.equity);
+  });
+
+  it('a subscribe to the finished battle is answered without its candles: none reloaded, no market source needed', async () => {
+    const services = t.app.services;
+    const channel = battleChannels[0]!.create(services)!;
+    const sent: { type: string; data: Record<string, unknown> }[] = [];
+    const connection = {
+      id: 'ws-test',
+      request: {},
+      principal: { accountId: owner.accountId, via: 'jwt' },
+      send: (_channel: string, type: string, data: unknown) => {
+        sent.push({ type, data: data as Record<string, unknown> });
+        return true;
+      },
+      sendRaw: () => true,
+    } as unknown as WsConnection;
+    // The battle not cached (its candles not loaded) and no market source on this server: the candles cannot be
+    // loaded (SERVICE_UNAVAILABLE), and a follower needs none.
+    services.battle!.commands.clear();
+    const market = services.market;
+    delete (services as { market?: unknown }).market;
+    let ended = false;
+    try {
+      const sub = channel.subscription({ action: 'subscribe', channel: 'battle', battle_id: id }, connection);
+      const stop = sub.start(() => {
+        ended = true;
+      });
+      await until(() => ended, { what: 'the subscription ended' });
+      stop();
+    } finally {
+      if (market) services.market = market;
+      channel.close?.();
+    }
+    expect(sent.map((m) => m.type)).toEqual(['battle:status', 'unsubscribed']);
+    expect(sent[0]!.data).toMatchObject({ battle_id: id, status: 'completed', previous_status: 'active' });
+    expect(sent[1]!.data).toEqual({ battle_id: id, reason: 'battle_completed' });
   });
 
   it('is deterministic: the replayed draft given the same commands ranks the same', async () => {

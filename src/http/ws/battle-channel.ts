@@ -41,13 +41,15 @@ const FINAL: Partial<Record<BattleEvent['type'], EndReason>> = {
  * event, so that a follower started from it sends that event's `battle:status` (same fields as when it happened)
  * and then ends. The final event is the stream's last (the battle decider refuses every command once a battle is
  * completed or cancelled); the rest of the state is the finished battle's (its participants, its config), which is
- * all a follower of a final event reads. Nothing is read from the store.
+ * all a follower of a final event reads. Nothing is read from the store. Any other state (not final, or final
+ * without `statusBeforeEnd`) is returned as it is: followed from its own revision.
  */
-const beforeFinal = (loaded: LoadedBattle): LoadedBattle => ({
-  ...loaded,
-  state: { ...loaded.state, status: loaded.state.statusBeforeEnd },
-  revision: loaded.revision - 1,
-});
+const beforeFinal = (loaded: LoadedBattle): LoadedBattle => {
+  const { status, statusBeforeEnd } = loaded.state;
+  // Only a final state that knows its status before the end (else: followed as it is, from its revision).
+  if ((status !== 'completed' && status !== 'cancelled') || statusBeforeEnd === null) return loaded;
+  return { ...loaded, state: { ...loaded.state, status: statusBeforeEnd }, revision: loaded.revision - 1 };
+};
 
 /** `battle:trade` data (spec "Battle channel events"). */
 const tradeOf = (battleId: string, agentId: string, d: OrderFilledData): BattleTradeData => ({
@@ -316,10 +318,10 @@ class BattleChannel implements WsChannel {
         const commands = this.services.battle?.commands;
         void (async () => {
           if (!commands) throw new DomainError('SERVICE_UNAVAILABLE', 'battles are not available');
-          let loaded = await commands.battle({ accountId: principal.accountId }, battleId);
+          // The battle's state and the account check only: a follower reads no candles (a finished historical
+          // battle whose market data changed, or a server with no market source, is still followed).
           // An already finished battle will send nothing more: answer with its final status, then end (below).
-          const status = loaded.state.status;
-          if (status === 'completed' || status === 'cancelled') loaded = beforeFinal(loaded);
+          const loaded = beforeFinal(await commands.state({ accountId: principal.accountId }, battleId));
           const f = new BattleFollower(this.services, connection, battleId, loaded, (reason) => {
             // The battle's final `battle:status` was just sent: free the slot and say so, as an `unsubscribed`
             // the client did not ask for, naming why.
