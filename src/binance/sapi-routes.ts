@@ -11,9 +11,11 @@ import { feeRates, listedSymbol } from './trade-routes';
 /**
  * The parameters of Binance's deposit and withdrawal history (`coin`, `status`, `offset`, `limit` ≤ 1,000,
  * `startTime` ≤ `endTime`), read as Binance reads them so a malformed one is its error (-1100, -1130), never a 500.
+ * `status` is an INT filter whose values Binance lists (deposits 0, 1, 6, 7, 8; withdrawals 0 to 6) without a
+ * range it refuses: any integer is taken (and matches nothing here), only a non-integer is -1100.
  */
 const historyParams = (p: BinanceParams): void => {
-  intParam(p, 'status', { min: 0, max: 10 }, undefined);
+  intParam(p, 'status', { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }, undefined);
   intParam(p, 'offset', { min: 0, max: Number.MAX_SAFE_INTEGER }, undefined);
   intParam(p, 'limit', { min: 1, max: 1000 }, undefined);
   const { start, end } = timeWindowParams(p);

@@ -660,10 +660,14 @@ describe('ccxt.binance against the venue', () => {
     for (const path of ['capital/deposit/hisrec', 'capital/withdraw/history']) {
       const ok = await signed('GET', path, { coin: 'USDT', limit: '1000', offset: '0' }, { api: 'sapi/v1' });
       expect([ok.status, ok.body], path).toEqual([200, []]);
+      // status is a filter of Binance's listed values, with no range it refuses: any integer, nothing found.
+      const anyStatus = await signed('GET', path, { status: '11' }, { api: 'sapi/v1' });
+      expect([anyStatus.status, anyStatus.body], path).toEqual([200, []]);
       for (const [params, code] of [
         [{ limit: '0' }, -1130],
         [{ limit: '1001' }, -1130],
         [{ limit: 'ten' }, -1100],
+        [{ status: 'one' }, -1100],
         [{ offset: '-1' }, -1130],
         [{ startTime: '2000', endTime: '1000' }, -1130],
       ] as const) {
