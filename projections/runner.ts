@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import { backoffDelayMs } from '../domain/shared/backoff';
 import {
@@ -250,24 +250,47 @@ export class ProjectionRunner {
    *
    * Positions are compared by `prepare` (the notification carries no more): an event whose transaction started
    * after the folded event's but took its global position before it can be missed for the moment between its
-   * commit and its fold — the read models' answer then stands, as it did before this check.
+   * commit and its fold — the read models' answer then stands, as it did before this check. A heard position past
+   * every checkpoint's `prepare` is looked up in full once per poll, so the lag ends when it is folded (not at the
+   * next append).
    */
   lagging(readModels?: readonly string[]): boolean | Promise<boolean> {
     const heard = this.store.heardHead?.() ?? 0n;
     if (heard === 0n || this.projections.length === 0) return false;
     if (this.running) return heard > this.foldedPrepare(readModels);
-    if (heard <= this.polled.prepare(readModels)) return false;
+    if (heard <= this.polled.prepare(readModels) || heard <= this.polled.foldedHeard) return false;
     if (Date.now() - this.polled.at < LAG_POLL_MS) return true;
     this.polled.pending ??= liveCheckpoints(this.db)
-      .then((checkpoints) => {
+      .then(async (checkpoints) => {
         this.polled.checkpoints = checkpoints;
+        if (heard > this.polled.prepare()) await this.foldedByPosition(heard);
       })
       .catch(() => undefined)
       .finally(() => {
         this.polled.at = Date.now();
         this.polled.pending = undefined;
       });
-    return this.polled.pending.then(() => heard > this.polled.prepare(readModels));
+    return this.polled.pending.then(
+      () => heard > this.polled.prepare(readModels) && heard > this.polled.foldedHeard,
+    );
+  }
+
+  /**
+   * A checkpoint's `prepare` is its last event's in transaction order, not the highest global position folded: an
+   * event of an earlier transaction may hold a higher one (it took its position later). Such a position heard is
+   * looked up in the log (its transaction id) and compared with every checkpoint read in full (`comparePositions`);
+   * when all include it, {@link lagging} knows it folded ({@link polled}`.foldedHeard`) and stops polling for it,
+   * instead of until the next append. A position no longer in the log (a deleted stream) counts as folded.
+   */
+  private async foldedByPosition(heard: bigint): Promise<void> {
+    const { rows } = await sql<{ xid: string }>`
+      select transaction_id::text as xid from events where global_position = ${heard}`.execute(this.db);
+    const position = rows[0] ? { commit: BigInt(rows[0].xid), prepare: heard } : undefined;
+    for (const p of this.projections) {
+      const c = this.polled.checkpoints.get(p.name);
+      if (!c || (position && comparePositions(position, c) > 0)) return;
+    }
+    if (heard > this.polled.foldedHeard) this.polled.foldedHeard = heard;
   }
 
   /** The lowest folded `prepare` of the named members (default: all) of this folding process. */
@@ -285,6 +308,8 @@ export class ProjectionRunner {
     checkpoints: new Map<string, LogPosition>(),
     at: Number.NEGATIVE_INFINITY,
     pending: undefined as Promise<void> | undefined,
+    /** The highest position heard that every checkpoint read includes, compared in full (`foldedByPosition`). */
+    foldedHeard: 0n,
     /** The lowest `prepare` among the named read models' checkpoints read (0n when one is missing). */
     prepare: (readModels?: readonly string[]): bigint => {
       let lowest: bigint | undefined;
