@@ -87,6 +87,24 @@ interface Member {
 
 const isAfter = (a: LogPosition, b: LogPosition): boolean => comparePositions(a, b) > 0;
 
+/**
+ * The lowest of `positionOf` over the projections named in `readModels` (default: all): a missing value counts as
+ * `0n` (nothing folded), as does an empty selection.
+ */
+const lowestOf = (
+  projections: readonly Projection[],
+  readModels: readonly string[] | undefined,
+  positionOf: (name: string) => bigint | undefined,
+): bigint => {
+  let lowest: bigint | undefined;
+  for (const p of projections) {
+    if (readModels && !readModels.includes(p.name)) continue;
+    const v = positionOf(p.name) ?? 0n;
+    if (lowest === undefined || v < lowest) lowest = v;
+  }
+  return lowest ?? 0n;
+};
+
 /** How often (ms) a process that does not fold reads the checkpoints for {@link ProjectionRunner.lagging} at most. */
 const LAG_POLL_MS = 20;
 
@@ -243,7 +261,8 @@ export class ProjectionRunner {
   /**
    * Whether this process knows the named read models (default: all) to be behind the log's head: another process
    * announced an append (`EventStore.heardHead`) at a global position past what they have folded. The normal case
-   * is one comparison and answers synchronously: nothing heard from others (a lone process), or heard and folded.
+   * answers synchronously without a statement: nothing heard from others (a lone process: one comparison), or heard
+   * and folded (a loop over the named members' folded positions, in memory).
    * A process that folds compares with its members' folded positions (in memory); one that does not reads the
    * checkpoints the folding process commits, once per {@link LAG_POLL_MS} at most for all callers (one statement;
    * only while something it heard is not known folded). A read that fails counts as behind.
@@ -295,12 +314,7 @@ export class ProjectionRunner {
 
   /** The lowest folded `prepare` of the named members (default: all) of this folding process. */
   private foldedPrepare(readModels?: readonly string[]): bigint {
-    let lowest: bigint | undefined;
-    for (const m of this.members.values()) {
-      if (readModels && !readModels.includes(m.projection.name)) continue;
-      if (lowest === undefined || m.foldedPrepare < lowest) lowest = m.foldedPrepare;
-    }
-    return lowest ?? 0n;
+    return lowestOf(this.projections, readModels, (name) => this.members.get(name)?.foldedPrepare);
   }
 
   /** The checkpoints {@link lagging} last read (a process that does not fold), and when. */
@@ -311,15 +325,8 @@ export class ProjectionRunner {
     /** The highest position heard that every checkpoint read includes, compared in full (`foldedByPosition`). */
     foldedHeard: 0n,
     /** The lowest `prepare` among the named read models' checkpoints read (0n when one is missing). */
-    prepare: (readModels?: readonly string[]): bigint => {
-      let lowest: bigint | undefined;
-      for (const p of this.projections) {
-        if (readModels && !readModels.includes(p.name)) continue;
-        const c = this.polled.checkpoints.get(p.name)?.prepare ?? 0n;
-        if (lowest === undefined || c < lowest) lowest = c;
-      }
-      return lowest ?? 0n;
-    },
+    prepare: (readModels?: readonly string[]): bigint =>
+      lowestOf(this.projections, readModels, (name) => this.polled.checkpoints.get(name)?.prepare),
   };
 
   /** Checkpoints and state of each projection, with `lag_events` counted against the log. */

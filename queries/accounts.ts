@@ -58,6 +58,18 @@ export const getAccount = async (
  * What authenticating a JWT needs of an account: its status and its credentials version (a token issued at a
  * lower version is refused), or `undefined` when there is none.
  */
+export const getAccountAuthState = async (
+  db: Kysely<ReadModels>,
+  accountId: string,
+): Promise<{ status: AccountStatus; credentialsVersion: number } | undefined> => {
+  const row = await db
+    .selectFrom('accounts')
+    .select(['status', 'credentials_version'])
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? { status: row.status, credentialsVersion: row.credentials_version } : undefined;
+};
+
 /**
  * {@link getAccountAuthState} of many accounts in one statement (`account_id = any($1)`): each account found, by
  * id; an id without a row is absent. What a heartbeat's check of every open socket reads (`AuthService.prefetch`).
@@ -76,16 +88,4 @@ export const getAccountsAuthState = async (
   for (const r of rows)
     found.set(r.account_id, { status: r.status, credentialsVersion: r.credentials_version });
   return found;
-};
-
-export const getAccountAuthState = async (
-  db: Kysely<ReadModels>,
-  accountId: string,
-): Promise<{ status: AccountStatus; credentialsVersion: number } | undefined> => {
-  const row = await db
-    .selectFrom('accounts')
-    .select(['status', 'credentials_version'])
-    .where('account_id', '=', accountId)
-    .executeTakeFirst();
-  return row ? { status: row.status, credentialsVersion: row.credentials_version } : undefined;
 };

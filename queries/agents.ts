@@ -104,6 +104,18 @@ export const countAgents = async (db: Kysely<ReadModels>, accountId: string): Pr
 };
 
 /** Owner and status of an agent (cheap: used by the `X-Agent-Id` check and agent-key requests). */
+export const getAgentOwnership = async (
+  db: Kysely<ReadModels>,
+  agentId: string,
+): Promise<{ accountId: string; status: AgentStatus } | undefined> => {
+  const row = await db
+    .selectFrom('agents')
+    .select(['account_id', 'status'])
+    .where('agent_id', '=', agentId)
+    .executeTakeFirst();
+  return row ? { accountId: row.account_id, status: row.status } : undefined;
+};
+
 /**
  * {@link getAgentOwnership} of many agents in one statement (`agent_id = any($1)`): each agent found, by id; an id
  * without a row is absent. What a heartbeat's check of every open socket reads (`AuthService.prefetch`).
@@ -121,16 +133,4 @@ export const getAgentsOwnership = async (
     .execute();
   for (const r of rows) found.set(r.agent_id, { accountId: r.account_id, status: r.status });
   return found;
-};
-
-export const getAgentOwnership = async (
-  db: Kysely<ReadModels>,
-  agentId: string,
-): Promise<{ accountId: string; status: AgentStatus } | undefined> => {
-  const row = await db
-    .selectFrom('agents')
-    .select(['account_id', 'status'])
-    .where('agent_id', '=', agentId)
-    .executeTakeFirst();
-  return row ? { accountId: row.account_id, status: row.status } : undefined;
 };

@@ -33,14 +33,26 @@ export type Credential = string | { apiKey?: string | undefined; token?: string 
  * The API key `resolveCredential` takes `credential` as, or undefined when it is taken as a JWT (a token wins over a
  * key given with it; a string is a key when it starts with `ak_live_`).
  */
-export const apiKeyOfCredential = (credential: Credential): string | undefined =>
+export const apiKeyOfCredential = (credential: Credential): string | undefined => {
+  const { apiKey, token } = splitCredential(credential);
+  return token ? undefined : apiKey;
+};
+
+/** `credential` as a key and a token: a string is a key when it starts with `ak_live_`, else a JWT. */
+const splitCredential = (
+  credential: Credential,
+): { apiKey?: string | undefined; token?: string | undefined } =>
   typeof credential === 'string'
     ? credential.startsWith('ak_live_')
-      ? credential
-      : undefined
-    : credential.token
-      ? undefined
-      : credential.apiKey;
+      ? { apiKey: credential }
+      : { token: credential }
+    : credential;
+
+/** The request's `X-API-Key` (the first when repeated), trimmed; undefined without one. */
+export const apiKeyHeader = (request: CredentialCarrier): string | undefined => {
+  const key = request.headers['x-api-key'];
+  return (Array.isArray(key) ? key[0] : key)?.trim();
+};
 
 /** Who is calling (ARCHITECTURE §12): resolves API keys and JWTs to a {@link Principal}. */
 export interface AuthService {
@@ -530,12 +542,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   };
 
   const resolveCredential = (credential: Credential): Promise<Principal> => {
-    const { apiKey, token } =
-      typeof credential === 'string'
-        ? credential.startsWith('ak_live_')
-          ? { apiKey: credential, token: undefined }
-          : { apiKey: undefined, token: credential }
-        : credential;
+    const { apiKey, token } = splitCredential(credential);
     if (token) return resolveToken(token);
     if (apiKey) return resolveKey(apiKey);
     return Promise.reject(
@@ -727,9 +734,8 @@ const requestCredentials = (
   request: CredentialCarrier,
 ): { bearer?: string; bearerError?: DomainError; apiKey?: string } => {
   const out: { bearer?: string; bearerError?: DomainError; apiKey?: string } = {};
-  const key = request.headers['x-api-key'];
-  const apiKey = Array.isArray(key) ? key[0] : key;
-  if (apiKey) out.apiKey = apiKey.trim();
+  const apiKey = apiKeyHeader(request);
+  if (apiKey) out.apiKey = apiKey;
   const auth = request.headers.authorization;
   if (auth) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);

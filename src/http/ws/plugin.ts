@@ -4,7 +4,7 @@ import type { WebSocket } from 'ws';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import type { CredentialWatch } from '../../auth/credential-watch';
 import type { Principal } from '../../auth/principal';
-import { apiKeyOfCredential } from '../../auth/service';
+import { apiKeyHeader, apiKeyOfCredential } from '../../auth/service';
 import { keepAlive } from '../../net/ws-heartbeat';
 import { withIssues } from '../errors';
 import { battleChannels } from './battle-channel';
@@ -77,9 +77,7 @@ const apiKeyOf = (
   p: Principal,
 ): string | undefined => {
   if (p.via === 'jwt') return undefined;
-  if (credential) return apiKeyOfCredential(credential);
-  const header = request.headers['x-api-key'];
-  return (Array.isArray(header) ? header[0] : header)?.trim();
+  return credential ? apiKeyOfCredential(credential) : apiKeyHeader(request);
 };
 
 /** The `?agent_id=` of the handshake: the agent a JWT or account key acts for (as `X-Agent-Id`). */
