@@ -26,17 +26,32 @@ export const isInterval = (value: unknown): value is Interval =>
   typeof value === 'string' && (INTERVALS as readonly string[]).includes(value);
 
 /**
+ * The intervals a request may name, as a refusal lists them: `1m, 5m, 15m, 1h, 4h, 1d (or seconds: 60 … 86400)`
+ * (the doors taking an interval take it in seconds too: `src/contract/common.ts` `intervalText`).
+ */
+export const INTERVAL_CHOICES = `${INTERVALS.join(', ')} (or seconds: ${INTERVAL_MS['1m'] / 1000} … ${INTERVAL_MS['1d'] / 1000})`;
+
+/**
+ * The longest interval text a request gives (`GET /market/candles/{symbol}`'s `interval` query: `max(8)`,
+ * `src/contract/common.ts` `intervalQuery`); {@link unsupportedInterval} echoes at most this many characters.
+ */
+export const MAX_INTERVAL_TEXT = 8;
+
+/**
  * The refusal of a candle interval the venue does not serve, wherever one is asked for (`GET /market/candles/{symbol}`,
  * a backtest's candles, the WebSocket `candles` channel): `INVALID_SYMBOL` 400 (spec "Errors": "unsupported candle
- * interval" is `INVALID_SYMBOL`), message `unsupported candle interval <given>: use one of 1m, 5m, …`, details
- * `{interval: <given>, supported: INTERVALS}`.
+ * interval" is `INVALID_SYMBOL`), message `unsupported candle interval <given>: use one of <INTERVAL_CHOICES>`, details
+ * `{interval: <given>, supported: INTERVALS}`. `given` is echoed cut to {@link MAX_INTERVAL_TEXT} characters (and
+ * `…`), so a client's long value is not sent back whole. Pure.
  */
-export const unsupportedInterval = (given: string): DomainError =>
-  new DomainError(
+export const unsupportedInterval = (given: string): DomainError => {
+  const shown = given.length > MAX_INTERVAL_TEXT ? `${given.slice(0, MAX_INTERVAL_TEXT)}…` : given;
+  return new DomainError(
     'INVALID_SYMBOL',
-    `unsupported candle interval ${given}: use one of ${INTERVALS.join(', ')}`,
+    `unsupported candle interval ${shown}: use one of ${INTERVAL_CHOICES}`,
     {
-      interval: given,
+      interval: shown,
       supported: INTERVALS,
     },
   );
+};

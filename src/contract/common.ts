@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INTERVAL_MS, INTERVALS, type Interval } from '../../domain/market/intervals';
+import { INTERVAL_MS, INTERVALS, type Interval, MAX_INTERVAL_TEXT } from '../../domain/market/intervals';
 import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../domain/shared/risk-profile';
 import { MAX_STARTING_BALANCE } from '../../domain/shared/starting-balance';
 
@@ -204,11 +204,11 @@ export const intervalText = (value: string | number): string => {
 };
 
 /**
- * The optional `interval` of a query (candles, indicators): up to 8 characters, a name or seconds, handed on as
+ * The optional `interval` of a query (candles, indicators): up to 8 characters (`MAX_INTERVAL_TEXT`), a name or seconds, handed on as
  * its {@link intervalText}; each query describes its own default.
  */
 export const intervalQuery = z
   .string()
-  .max(8)
+  .max(MAX_INTERVAL_TEXT)
   .optional()
   .transform((v) => (v === undefined ? undefined : intervalText(v)));

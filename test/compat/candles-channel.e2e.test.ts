@@ -147,7 +147,8 @@ describe('the candles channel', () => {
         // As GET /market/candles/{symbol} answers it (spec "Errors": an unsupported candle interval).
         data: {
           code: 'INVALID_SYMBOL',
-          message: 'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d',
+          message:
+            'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d (or seconds: 60 … 86400)',
           channel: 'candles',
         },
       });

@@ -199,11 +199,27 @@ describe('the candles channel’s refusal of an interval', () => {
     expect([error.code, error.status, error.message, error.details]).toEqual([
       'INVALID_SYMBOL',
       400,
-      'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d',
+      'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d (or seconds: 60 … 86400)',
       { interval: '2h', supported: ['1m', '5m', '15m', '1h', '4h', '1d'] },
     ]);
-    // Seconds the venue does not serve, and a value of no interval's type, say what was given.
-    expect((refusal(7200) as DomainError).message).toMatch(/^unsupported candle interval 7200: /);
-    expect((refusal({ m: 1 }) as DomainError).message).toMatch(/^unsupported candle interval \{"m":1\}: /);
+    // Seconds as a string, as REST's query gives them: the same refusal.
+    expect((refusal('7200') as DomainError).message).toMatch(/^unsupported candle interval 7200: /);
+    // A long string is echoed cut to REST's bound (8 characters), in the message and the details.
+    const long = refusal('x'.repeat(10_000)) as DomainError;
+    expect(long.code).toBe('INVALID_SYMBOL');
+    expect(long.details).toEqual({ interval: 'xxxxxxxx…', supported: ['1m', '5m', '15m', '1h', '4h', '1d'] });
+    expect(long.message).toBe(
+      'unsupported candle interval xxxxxxxx…: use one of 1m, 5m, 15m, 1h, 4h, 1d (or seconds: 60 … 86400)',
+    );
+    // A value of no interval's type (an object, a boolean, a number of seconds not served) is a malformed
+    // message: VALIDATION_ERROR naming the field, not echoed.
+    for (const wrong of [{ m: 1 }, true, 7200]) {
+      const error = refusal(wrong) as DomainError;
+      expect([error.code, error.message, error.details]).toEqual([
+        'VALIDATION_ERROR',
+        '"interval" must be one of 1m, 5m, 15m, 1h, 4h, 1d (or seconds: 60 … 86400)',
+        { field: 'interval' },
+      ]);
+    }
   });
 });

@@ -288,7 +288,7 @@ describe('GET /market/candles/{symbol}', () => {
     // The WebSocket candles channel answers the same (test/market/candles-channel.unit.test.ts).
     expect(twoHours.body.error).toEqual({
       code: 'INVALID_SYMBOL',
-      message: 'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d',
+      message: 'unsupported candle interval 2h: use one of 1m, 5m, 15m, 1h, 4h, 1d (or seconds: 60 … 86400)',
       details: { interval: '2h', supported: ['1m', '5m', '15m', '1h', '4h', '1d'] },
     });
     expectError(await get('/market/candles/BTCUSDT?interval=1H'), 400, 'INVALID_SYMBOL');

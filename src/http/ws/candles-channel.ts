@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { z } from 'zod';
 import { fromUnits } from '../../../domain/market/decimal';
 import {
+  INTERVAL_CHOICES,
   INTERVAL_MS,
   type Interval,
   isInterval,
@@ -173,8 +174,15 @@ const candlesChannel = (market: MarketServices): WsChannel => {
       market.requirePair(symbol, { active: true });
       const given = message['interval'] ?? '1m';
       const interval = typeof given === 'string' || typeof given === 'number' ? intervalText(given) : '';
-      // The REST candles' refusal (spec "Errors": an unsupported candle interval is INVALID_SYMBOL).
-      if (!isInterval(interval)) throw unsupportedInterval(interval || JSON.stringify(given));
+      if (!isInterval(interval)) {
+        // An unknown interval name (a string, as REST's query always is) is the REST candles' refusal (spec
+        // "Errors": an unsupported candle interval is INVALID_SYMBOL); a value of another type — an object, a
+        // boolean, a number of seconds the venue does not serve — is a malformed message.
+        if (typeof given === 'string') throw unsupportedInterval(interval);
+        throw new DomainError('VALIDATION_ERROR', `"interval" must be one of ${INTERVAL_CHOICES}`, {
+          field: 'interval',
+        });
+      }
       return {
         key: `${CHANNEL}:${symbol}:${interval}`,
         ack: { symbol, interval },
