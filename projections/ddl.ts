@@ -1,6 +1,5 @@
 import { type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { Projection } from './projection';
-import { lz4Available, withCompression } from './toast-compression';
 
 /**
  * A column as SQL says it: its type, then optionally `primary key`, `not null` and `default <integer>`, in that
@@ -44,17 +43,14 @@ const typeOf = (definition: ColumnDefinition): string => COLUMN.exec(definition)
 /**
  * Creates `tables` in `schema` with kysely's schema builder: per table its columns in declaration order, the
  * `<table>_pk` constraint when it has a composite key, then its indexes. The SQL is what the equivalent
- * `createTable(...).addColumn(...)` chain writes, with `compression lz4` on the text and JSON columns where the
- * server has lz4 (`projections/toast-compression.ts`).
+ * `createTable(...).addColumn(...)` chain writes.
  */
 const createTables = async (db: Kysely<any>, schema: string, tables: TableDefinitions): Promise<void> => {
   const s = db.schema.withSchema(schema);
-  // Large values (a backtest's packed equity, its results) compressed with lz4 where the server has it.
-  const lz4 = await lz4Available(db);
   for (const [table, definition] of Object.entries(tables)) {
     let create: CreateTableBuilder<string, string> = s.createTable(table);
     for (const [column, type] of Object.entries(definition.columns)) {
-      create = create.addColumn(column, sql.raw(withCompression(typeOf(type), lz4)), constraintsOf(type));
+      create = create.addColumn(column, sql.raw(typeOf(type)), constraintsOf(type));
     }
     if (definition.primaryKey)
       create = create.addPrimaryKeyConstraint(`${table}_pk`, [...definition.primaryKey]);

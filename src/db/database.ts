@@ -8,6 +8,7 @@ import type { ReadModels } from '../../projections/read-models';
 import { DatabaseAvailability } from './availability';
 import { DatabaseUnavailableError } from './connection-errors';
 import { answerMarkedStatements } from './marked-statements';
+import { PREFER_LZ4 } from './toast-compression';
 import { redactDatabaseUrl } from './redact-url';
 import type { Database } from './schema';
 
@@ -89,7 +90,8 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * throws it). Each such error is reported to {@link DatabaseAvailability}. Taking a connection while the server is
  * away waits for it up to {@link CONNECT_WAIT_MS}, so a short restart delays statements instead of failing them.
  * Every client sends statements marked `PREPARED` as named ones and answers those marked `COPY_TEXT` as their rows'
- * COPY text in bytes (`answerMarkedStatements`, `marked-statements.ts`).
+ * COPY text in bytes (`answerMarkedStatements`, `marked-statements.ts`), and compresses large values with lz4
+ * where the server has it (`PREFER_LZ4`, `toast-compression.ts`).
  */
 export const openPostgres = (url: string, options: { max?: number } = {}): DatabaseHandle => {
   const pool = new pg.Pool({
@@ -117,6 +119,8 @@ export const openPostgres = (url: string, options: { max?: number } = {}): Datab
   pool.on('connect', (client) => {
     client.on('error', onClientError);
     answerMarkedStatements(client);
+    // Queued before the statement the connection was taken for; a lost connection is reported by its listener.
+    client.query(PREFER_LZ4).catch(() => {});
   });
   let closed = false;
   /** `pool.connect()`, waiting through a short outage (see {@link CONNECT_WAIT_MS}). */

@@ -10,7 +10,6 @@ import * as m0008idempotency from './migrations/0008_idempotency_keys';
 import * as m0009annex from './migrations/0009_snapshot_annex';
 import * as m0010history from './migrations/0010_snapshot_history';
 import * as m0011unlogged from './migrations/0011_rate_limits_unlogged';
-import * as m0012lz4 from './migrations/0012_toast_lz4';
 
 /**
  * Ordered migrations (STYLE: kysely's `Migrator`). A static list rather than a folder scan so the same code
@@ -28,7 +27,6 @@ export const migrations: Record<string, Migration> = {
   '0009_snapshot_annex': m0009annex,
   '0010_snapshot_history': m0010history,
   '0011_rate_limits_unlogged': m0011unlogged,
-  '0012_toast_lz4': m0012lz4,
 };
 
 /** The `exclusively` lock name migrations run under, so processes starting together migrate one at a time. */
