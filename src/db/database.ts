@@ -8,9 +8,9 @@ import type { ReadModels } from '../../projections/read-models';
 import { DatabaseAvailability } from './availability';
 import { DatabaseUnavailableError } from './connection-errors';
 import { answerMarkedStatements } from './marked-statements';
-import { PREFER_LZ4 } from './toast-compression';
 import { redactDatabaseUrl } from './redact-url';
 import type { Database } from './schema';
+import { PREFER_LZ4 } from './toast-compression';
 
 /**
  * One PostgreSQL, two ways to reach it (ARCHITECTURE §2.6): a server through a `pg` pool (`DATABASE_URL`), or
