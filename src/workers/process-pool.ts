@@ -35,9 +35,10 @@ export interface ProcessPoolOptions {
 export interface ProcessPool {
   /**
    * Runs `task` on a process and resolves with its result. `onSide` receives the task's side messages from the
-   * child; `reply` sends one back to it. Rejects when the task threw in the child (its message), or when the
-   * process exited before answering (a crash, a kill: "the <label> process exited …"; the next task starts a
-   * fresh one).
+   * child; `reply` sends one back to it. Rejects when the task threw in the child (its message), when the task
+   * cannot be serialised (the structured clone's error, e.g. "… could not be cloned": nothing was sent, the
+   * process goes on), or when the process exited before answering (a {@link ProcessGoneError}: a crash, a kill,
+   * "the <label> process exited …"; the next task starts a fresh one).
    */
   run(task: unknown, onSide?: (data: unknown, reply: (data: unknown) => void) => void): Promise<unknown>;
   /** Starts the processes still missing without waiting for them (their first tasks then find them loaded). */
@@ -278,7 +279,19 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
       return new Promise((resolve, reject) => {
         m.running.set(id, { resolve, reject, onSide });
         settleIdle(m);
-        send(m, { kind: 'run', id, task });
+        if (m.exited || !m.child.connected) return kill(m, 'exited before the task was sent');
+        try {
+          m.child.send({ kind: 'run', id, task } satisfies ProcessMessage, (error) => {
+            // The channel broke under the message: the child is gone or going; fail its tasks now.
+            if (error) kill(m, `could not be sent a message: ${error.message}`);
+          });
+        } catch (error) {
+          // The task could not be serialised (a value the structured clone refuses): nothing was sent and the
+          // child is fine; the task fails with that error (no ProcessGoneError: the same value would fail again).
+          m.running.delete(id);
+          settleIdle(m);
+          reject(error instanceof Error ? error : new Error(errorText(error)));
+        }
       });
     },
     warm() {

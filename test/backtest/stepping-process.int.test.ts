@@ -7,7 +7,7 @@ import { backtestDecider } from '../../domain/backtest/decide';
 import type { BacktestState } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
-import { createPooledStepper } from '../../src/backtest/stepper';
+import { createPooledStepper, registerMarketTransfer } from '../../src/backtest/stepper';
 import { processAlive } from '../support/process-alive';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
@@ -204,6 +204,28 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     expect(processAlive(pid!)).toBe(true);
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));
     expect(stepper.processIds()).toEqual([pid]);
+  }, 120_000);
+
+  it('a task that cannot be sent to the process fails its batch once (500), not as a dead process (503)', async () => {
+    await stepper.step(request(50));
+    const [pid] = stepper.processIds();
+    // A market whose transfer the structured clone refuses: sending the task with it throws a DataCloneError.
+    const unsendable = testMarket(CANDLES);
+    registerMarketTransfer(unsendable, 'unsendable-market-process', {
+      interval: unsendable.interval,
+      pairs: unsendable.series.map((p) => ({ filters: p.filters, shared: (() => 0) as never })),
+    });
+    const before = stepper.tasksRun();
+    const error = await stepper.step({ ...request(100), market: unsendable }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(DomainError);
+    expect((error as Error).message).toMatch(/could not be cloned/);
+    // The task without the market (the process lacks it), then with it: refused, not run once more.
+    expect(stepper.tasksRun() - before).toBe(2);
+    // The process was not killed for it.
+    expect(stepper.processIds()).toEqual([pid]);
+    expect(processAlive(pid!)).toBe(true);
+    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
   }, 120_000);
 
   it('closing the stepper fails a running batch with SERVICE_UNAVAILABLE and starts no process again', async () => {
