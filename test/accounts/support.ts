@@ -154,12 +154,12 @@ export const logInWithPassword = (
     remoteAddress: freshIp(),
   });
 
-/** Creates an agent for the account; resolves to its id and key. */
+/** Creates an agent for the account; resolves to its id, key and signing secret. */
 export const createAgent = async (
   app: FastifyInstance,
   account: TestAccount,
   body: Record<string, unknown> = {},
-): Promise<{ agentId: string; apiKey: string }> => {
+): Promise<{ agentId: string; apiKey: string; apiSecret: string }> => {
   const res = await app.inject({
     method: 'POST',
     url: '/api/v1/agents',
@@ -167,8 +167,8 @@ export const createAgent = async (
     payload: { display_name: 'Agent', ...body },
   });
   if (res.statusCode !== 201) throw new Error(`create agent failed: ${res.statusCode} ${res.body}`);
-  const json = res.json() as { agent_id: string; api_key: string };
-  return { agentId: json.agent_id, apiKey: json.api_key };
+  const json = res.json() as { agent_id: string; api_key: string; api_secret: string };
+  return { agentId: json.agent_id, apiKey: json.api_key, apiSecret: json.api_secret };
 };
 
 /** An HTTP method of the agent routes. */

@@ -224,13 +224,11 @@ describe('a Binance listen key opened with an API key that stops working', () =>
 describe('a Binance WebSocket API user data subscription signed with an API key that stops working', () => {
   it('ends with eventStreamTerminated when the agent key is regenerated', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const created = await api(t.app, {
-      method: 'POST',
-      url: '/agents',
-      headers: bearer(account),
-      payload: { display_name: 'ws-api' },
-    });
-    const { agent_id: agentId, api_key: apiKey, api_secret: secret } = created.json();
+    const {
+      agentId,
+      apiKey,
+      apiSecret: secret,
+    } = await createAgent(t.app, account, { display_name: 'ws-api' });
     const { ws, next, send } = await openInbox(`${app.base}/binance/ws-api/v3`);
     const query = `apiKey=${apiKey}&timestamp=${Date.now()}`;
     const signature = createHmac('sha256', secret).update(query).digest('hex');
@@ -256,13 +254,9 @@ describe('a Binance WebSocket API user data subscription signed with an API key 
 describe('a Binance WebSocket API subscription whose socket closes while its key is checked', () => {
   it('is not registered: no watch (nor follower) outlives the socket', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
-    const created = await api(t.app, {
-      method: 'POST',
-      url: '/agents',
-      headers: bearer(account),
-      payload: { display_name: 'ws-api-closing' },
+    const { apiKey, apiSecret: secret } = await createAgent(t.app, account, {
+      display_name: 'ws-api-closing',
     });
-    const { api_key: apiKey, api_secret: secret } = created.json();
     const services = t.app.services;
     const watcher = services.credentialWatcher!;
     const before = watcher.size;
