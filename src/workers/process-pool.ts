@@ -249,13 +249,21 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
     return m;
   };
 
+  /**
+   * Sends `message` to `m`'s child; a channel that breaks under it kills `m` (its tasks fail). Throws, having sent
+   * nothing, when the message cannot be serialised (a value the structured clone refuses).
+   */
+  const post = (m: Member, message: ProcessMessage): void => {
+    m.child.send(message, (error) => {
+      // The channel broke under the message: the child is gone or going; fail its tasks now.
+      if (error) kill(m, `could not be sent a message: ${error.message}`);
+    });
+  };
+
   const send = (m: Member, message: ProcessMessage): void => {
     if (m.exited || !m.child.connected) return;
     try {
-      m.child.send(message, (error) => {
-        // The channel broke under the message: the child is gone or going; fail its tasks now.
-        if (error) kill(m, `could not be sent a message: ${error.message}`);
-      });
+      post(m, message);
     } catch (error) {
       // The message could not be serialised (a value the structured clone refuses): its task would wait for an
       // answer that never comes, and keep the child busy forever.
@@ -281,10 +289,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
         settleIdle(m);
         if (m.exited || !m.child.connected) return kill(m, 'exited before the task was sent');
         try {
-          m.child.send({ kind: 'run', id, task } satisfies ProcessMessage, (error) => {
-            // The channel broke under the message: the child is gone or going; fail its tasks now.
-            if (error) kill(m, `could not be sent a message: ${error.message}`);
-          });
+          post(m, { kind: 'run', id, task });
         } catch (error) {
           // The task could not be serialised (a value the structured clone refuses): nothing was sent and the
           // child is fine; the task fails with that error (no ProcessGoneError: the same value would fail again).
