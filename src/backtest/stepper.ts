@@ -374,18 +374,21 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
         answerChunk,
       ) as Promise<StepAnswer>;
     };
+    /** Throws unless `error` is the thread's or process's death under the task (then the caller runs it again). */
+    const throwUnlessDeath = (error: unknown): void => {
+      // Stopped by `close` (the venue is stopping): not a death, and no fresh thread or process is started.
+      if (runner.closed()) throw stoppedError(`${kind} stepping`);
+      if (!runner.gone(error)) throw error;
+    };
     const run = async (withMarket: boolean): Promise<StepAnswer> => {
       try {
         return await send(withMarket);
       } catch (first) {
-        // Stopped by `close` (the venue is stopping): not a death, and no fresh thread or process is started.
-        if (runner.closed()) throw stoppedError(`${kind} stepping`);
-        if (!runner.gone(first)) throw first;
+        throwUnlessDeath(first);
         try {
           return await send(true);
         } catch (second) {
-          if (runner.closed()) throw stoppedError(`${kind} stepping`);
-          if (!runner.gone(second)) throw second;
+          throwUnlessDeath(second);
           // The client is told to retry, not how the thread or process ended (exit code, signal): that is logged.
           options.log?.warn(
             { kind, id, stepping, first: errorText(first), second: errorText(second) },
