@@ -1,5 +1,6 @@
-import { type Dec, dec, HUNDRED, ONE, roundUp8, SCALE } from './decimal';
+import { type Dec, HUNDRED, ONE, roundUp8 } from './decimal';
 import { MAX_SLIPPAGE_PCT } from './slippage';
+import { decOfUnits, UNIT, unitsOf } from './units';
 
 /** The largest slippage as a fraction (0.005), computed once. */
 const MAX_SLIPPAGE_FRACTION = MAX_SLIPPAGE_PCT.div(HUNDRED);
@@ -30,14 +31,13 @@ const gcd = (a: bigint, b: bigint): bigint => (b === 0n ? a : gcd(b, a % b));
  * more. Throws a RangeError for a step ≤ 0 or one with more than 8 places (no pair has one).
  */
 export const largestOrderDecimal = (step: Dec): Dec => {
-  const units = step.shiftedBy(SCALE);
-  if (!units.isInteger() || units.lte(0))
+  const stepUnits = unitsOf(step);
+  if (stepUnits === undefined || stepUnits <= 0n)
     throw new RangeError(`not a step of the 8-place grid: ${step.toFixed()}`);
-  const stepUnits = BigInt(units.toFixed(0));
-  const eighthUnits = 10n ** BigInt(SCALE) / 8n;
+  const eighthUnits = UNIT / 8n;
   const grid = (stepUnits / gcd(stepUnits, eighthUnits)) * eighthUnits;
-  const limitUnits = BigInt(MAX_ORDER_DECIMAL) * 10n ** BigInt(SCALE);
-  return dec((((limitUnits - 1n) / grid) * grid).toString()).shiftedBy(-SCALE);
+  const limitUnits = BigInt(MAX_ORDER_DECIMAL) * UNIT;
+  return decOfUnits(((limitUnits - 1n) / grid) * grid);
 };
 
 export const ORDER_TYPES = [
