@@ -2,19 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FreshBrowser } from '../support/chromium';
 import {
   browserTestsSkipped,
-  closeVenue,
-  dashboardVenueEnv,
+  dashboardVenue,
   openViewer,
   pageWidths,
   registerViewer,
-  startDashboardVenue,
   testOutputDir,
-  venueCall,
 } from '../support/dashboard-page';
-import type { ServerProcess } from '../support/server-process';
 
 /**
  * The dashboard's tables fit their panels on a 1280 px wide screen (no scrolling inside a panel to read a
@@ -27,15 +22,13 @@ import type { ServerProcess } from '../support/server-process';
 const MISSING = browserTestsSkipped();
 const OUT = testOutputDir();
 
-const { dataDir, env } = dashboardVenueEnv('ptv-dashboard-fit-');
-let server: ServerProcess | undefined;
+const venue = dashboardVenue('ptv-dashboard-fit-');
 let base = '';
-let browser: FreshBrowser | undefined;
 let page: Page;
 let battleId = '';
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = venueCall(() => base);
+const { call } = venue;
 
 /** How far the panel `id` scrolls sideways: its content's width beyond its own, px (0: it fits). */
 const overflow = (id: string): Promise<number> =>
@@ -54,8 +47,7 @@ const pageOverflow = async (): Promise<number> => {
 describe.skipIf(MISSING !== undefined)('the dashboard’s tables on a laptop and a phone', () => {
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
-    server = await startDashboardVenue(env);
-    base = server.url;
+    base = await venue.start();
     const { token, jwt, key } = await registerViewer(call, 'Fit viewer');
     const order = (body: Record<string, string>) => call('POST', '/trade/order', key, body);
     // Wide figures, as a funded wallet shows them: a position of each kind of pair and orders of each type.
@@ -93,10 +85,10 @@ describe.skipIf(MISSING !== undefined)('the dashboard’s tables on a laptop and
       { 'x-api-key': agents[0]!.key },
       { symbol: 'ETHUSDT', side: 'buy', type: 'market', quantity: '0.1' },
     );
-    ({ browser, page } = await openViewer(token));
+    ({ browser: venue.browser, page } = await openViewer(token));
   }, 180_000);
 
-  afterAll(() => closeVenue({ browser, server, dataDir }), 60_000);
+  afterAll(() => venue.close(), 60_000);
 
   for (const [width, height] of [
     [1280, 800],

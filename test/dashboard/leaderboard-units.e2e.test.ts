@@ -2,21 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FreshBrowser } from '../support/chromium';
 import {
   browserTestsSkipped,
-  closeVenue,
-  dashboardVenueEnv,
+  dashboardVenue,
   openDuringOutage,
   openViewer,
   pageWidths,
   registerViewer,
-  startDashboardVenue,
   startedBacktest,
   testOutputDir,
-  venueCall,
 } from '../support/dashboard-page';
-import type { ServerProcess } from '../support/server-process';
 
 /**
  * The leaderboard page and the units of every figure (docs/dashboard.md), in Debian's `chromium` driven by
@@ -29,10 +24,8 @@ import type { ServerProcess } from '../support/server-process';
 const MISSING = browserTestsSkipped();
 const OUT = testOutputDir();
 
-const { dataDir, env } = dashboardVenueEnv('ptv-dashboard-leaderboard-');
-let server: ServerProcess | undefined;
+const venue = dashboardVenue('ptv-dashboard-leaderboard-');
 let base = '';
-let browser: FreshBrowser | undefined;
 let page: Page;
 let jwt: Record<string, string>;
 let login: { token: string; expires_at: string };
@@ -41,7 +34,7 @@ let accountId = '';
 const agents: { id: string; key: Record<string, string> }[] = [];
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = venueCall(() => base);
+const { call } = venue;
 
 /** A market buy then a sell of `quantity` (one closed trade: the wallet enters the leaderboard). */
 const roundTrip = async (headers: Record<string, string>, symbol: string, quantity: string) => {
@@ -117,8 +110,7 @@ const figuresWithoutUnit = async (): Promise<string[]> => (await figureUnits()).
 describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of every figure', () => {
   beforeAll(async () => {
     fs.mkdirSync(OUT, { recursive: true });
-    server = await startDashboardVenue(env);
-    base = server.url;
+    base = await venue.start();
     const owner = await registerViewer(call, 'Leaderboard owner');
     accountId = owner.reg.account_id;
     ({ token: login, jwt, key } = owner);
@@ -132,11 +124,11 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     // Another account's wallet: the board is the venue's, not this account's.
     const other = await call('POST', '/auth/register', {}, { display_name: 'Someone else' });
     await roundTrip({ 'x-api-key': other.api_key }, 'ETHUSDT', '0.1');
-    ({ browser, page } = await openViewer(login));
+    ({ browser: venue.browser, page } = await openViewer(login));
     await page.setViewportSize({ width: 1280, height: 900 });
   }, 180_000);
 
-  afterAll(() => closeVenue({ browser, server, dataDir }), 60_000);
+  afterAll(() => venue.close(), 60_000);
 
   it("shows the venue's ranking of the period in the address, with units, and the viewer's wallets marked", async () => {
     await page.goto(`${base}/#/overview`);
@@ -331,7 +323,12 @@ describe.skipIf(MISSING !== undefined)('the leaderboard page and the units of ev
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${base}/#/overview`);
     let alert: Locator;
-    ({ server, alert } = await openDuringOutage(page, server!, env, '#/leaderboard'));
+    ({ server: venue.server, alert } = await openDuringOutage(
+      page,
+      venue.server!,
+      venue.env,
+      '#/leaderboard',
+    ));
     await page.locator('[data-testid="leaderboard"] tbody tr').first().waitFor({ timeout: 10_000 });
     expect(await alert.count()).toBe(0);
   }, 180_000);

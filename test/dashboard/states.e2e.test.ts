@@ -1,19 +1,14 @@
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FreshBrowser } from '../support/chromium';
 import {
   browserTestsSkipped,
-  closeVenue,
-  dashboardVenueEnv,
+  dashboardVenue,
   openDuringOutage,
   openViewer,
   pageWidths,
   registerViewer,
-  startDashboardVenue,
   startedBacktest,
-  venueCall,
 } from '../support/dashboard-page';
-import type { ServerProcess } from '../support/server-process';
 
 /**
  * The dashboard's states a new owner meets beyond the happy path (docs/dashboard.md), in Debian's `chromium` driven
@@ -23,33 +18,30 @@ import type { ServerProcess } from '../support/server-process';
  */
 const MISSING = browserTestsSkipped();
 
-const { dataDir, env } = dashboardVenueEnv('ptv-dashboard-states-');
-let server: ServerProcess | undefined;
+const venue = dashboardVenue('ptv-dashboard-states-');
 let base = '';
-let browser: FreshBrowser | undefined;
 let page: Page;
 let jwt: Record<string, string>;
 let key: Record<string, string>;
 
 /** One REST call of the venue started for this file (`restCall`). */
-const call = venueCall(() => base);
+const { call } = venue;
 
 describe.skipIf(MISSING !== undefined)('the dashboard beyond the happy path', () => {
   beforeAll(async () => {
-    server = await startDashboardVenue(env);
-    base = server.url;
+    base = await venue.start();
     const viewer = await registerViewer(call, 'States viewer');
     ({ jwt, key } = viewer);
-    ({ browser, page } = await openViewer(viewer.token));
+    ({ browser: venue.browser, page } = await openViewer(viewer.token));
   }, 180_000);
 
-  afterAll(() => closeVenue({ browser, server, dataDir }), 60_000);
+  afterAll(() => venue.close(), 60_000);
 
   it('reads a page opened while the venue was away again once the venue is back', async () => {
     await page.goto(`${base}/#/overview`);
     // Opened during the outage: the page says the venue did not answer.
     let alert: Locator;
-    ({ server, alert } = await openDuringOutage(page, server!, env, '#/backtests'));
+    ({ server: venue.server, alert } = await openDuringOutage(page, venue.server!, venue.env, '#/backtests'));
     // Without a reload, the page asked the venue again: the outage's error is gone, the (empty) list is shown.
     await page.getByText('No backtests').waitFor({ timeout: 10_000 });
     expect(await alert.count()).toBe(0);

@@ -101,6 +101,45 @@ export const closeVenue = async (venue: {
 };
 
 /**
+ * The venue of one dashboard test file, from its `beforeAll` to its `afterAll`: a fresh data directory and the
+ * environment on it ({@link dashboardVenueEnv}), the venue process once {@link DashboardVenue.start} ran (a test that
+ * restarts it, {@link openDuringOutage}, puts the new one here), the browser the file opened, and REST calls of it.
+ */
+export interface DashboardVenue {
+  readonly dataDir: string;
+  /** The venue process's environment, kept to start it again on the same data. */
+  readonly env: Record<string, string>;
+  server: ServerProcess | undefined;
+  browser: FreshBrowser | undefined;
+  /** One REST call of the venue ({@link restCall}) at its address once started: made before `beforeAll` runs. */
+  readonly call: VenueCall;
+  /** {@link startDashboardVenue} with `env`; answers the venue's address (`server.url`). */
+  start(): Promise<string>;
+  /** {@link closeVenue}: the browser, the venue process, the data directory. */
+  close(): Promise<void>;
+}
+
+/** A {@link DashboardVenue} on a fresh data directory `<tmpdir>/<prefix>XXXXXX`, not started yet. */
+export const dashboardVenue = (prefix: string): DashboardVenue => {
+  const { dataDir, env } = dashboardVenueEnv(prefix);
+  let base = '';
+  const venue: DashboardVenue = {
+    dataDir,
+    env,
+    server: undefined,
+    browser: undefined,
+    call: venueCall(() => base),
+    start: async () => {
+      venue.server = await startDashboardVenue(env);
+      base = venue.server.url;
+      return base;
+    },
+    close: () => closeVenue(venue),
+  };
+  return venue;
+};
+
+/**
  * The whole page's width, px: `scroll` its content's (`documentElement.scrollWidth`), `client` the viewport's
  * (`clientWidth`). The page scrolls sideways where `scroll > client`.
  */
