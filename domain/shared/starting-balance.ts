@@ -1,4 +1,5 @@
 import BigNumber from 'bignumber.js';
+import { parseDecimal } from '../trading/decimal';
 import { DomainError } from './errors';
 
 /** Default starting balance of accounts and agents, USDT (spec "Limits"). */
@@ -7,25 +8,26 @@ export const DEFAULT_STARTING_BALANCE = '10000.00000000';
 /** Largest starting balance accepted, USDT (a design bound: keeps every later sum inside `numeric(38, 8)`). */
 export const MAX_STARTING_BALANCE = '1000000000000';
 
-const DECIMAL = /^\d+(\.\d{1,8})?$/;
-
 /**
  * Normalises a starting balance to a decimal string with 8 places (STYLE: money as decimal strings).
- * Accepts a plain decimal string (up to 8 decimal places, no sign, no exponent) or a finite JS number (spec:
- * floats are accepted but lose precision). Must be > 0 and ≤ {@link MAX_STARTING_BALANCE}.
+ * Accepts a plain decimal string in the grammar of an order's quantity and prices (`parseDecimal`: up to 8
+ * significant decimal places, no exponent; `.5`, `100.`, `+250` read as an order reads them — the spec has one
+ * convention for money, prices and quantities) or a finite JS number (spec: floats are accepted but lose
+ * precision). Must be > 0 and ≤ {@link MAX_STARTING_BALANCE}; a negative one is named as not positive.
  * Throws `DomainError('VALIDATION_ERROR')` otherwise.
  */
 export const normalizeStartingBalance = (value: string | number | undefined): string => {
   if (value === undefined) return DEFAULT_STARTING_BALANCE;
-  const text = typeof value === 'number' ? numberToPlain(value) : value.trim();
-  if (text === undefined || !DECIMAL.test(text)) {
+  const text = typeof value === 'number' ? numberToPlain(value) : value;
+  const parsed = text === undefined ? undefined : parseDecimal(text);
+  if (parsed === undefined || parsed.isNegative()) {
     throw new DomainError(
       'VALIDATION_ERROR',
       'starting_balance must be a positive decimal string with at most 8 decimal places, e.g. "10000.00"',
       { field: 'starting_balance' },
     );
   }
-  const amount = new BigNumber(text);
+  const amount = new BigNumber(parsed);
   if (amount.lte(0) || amount.gt(MAX_STARTING_BALANCE)) {
     throw new DomainError(
       'VALIDATION_ERROR',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/shared/errors';
 import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
+import { parseDecimal } from '../../domain/trading/decimal';
 
 const messageOf = (value: string | number): string => {
   try {
@@ -31,5 +32,23 @@ describe('starting balance', () => {
     expect(messageOf('-5')).toMatch(/positive decimal string/);
     expect(messageOf('1e5')).toMatch(/positive decimal string/);
     expect(messageOf('0')).toMatch(/greater than 0/);
+  });
+
+  it('reads a decimal string as an order quantity is read (one grammar for money and quantities, spec "Conventions")', () => {
+    // Each of these is a well-formed decimal to the order decider (`parseDecimal`): a starting balance refused them.
+    for (const [text, normalised] of <const>[
+      ['.5', '0.50000000'],
+      ['100.', '100.00000000'],
+      ['+250', '250.00000000'],
+      ['10000.000000000', '10000.00000000'],
+    ]) {
+      expect(parseDecimal(text)?.toFixed(8)).toBe(normalised);
+      expect(normalizeStartingBalance(text)).toBe(normalised);
+    }
+    // What the order grammar refuses stays refused, with the form named.
+    for (const text of ['1e5', '1_000', '0x10', '.', '+', '1.2.3', '1.123456789']) {
+      expect(parseDecimal(text)).toBeUndefined();
+      expect(messageOf(text)).toMatch(/positive decimal string/);
+    }
   });
 });
