@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql } from 'kysely';
 import {
   comparePositions,
+  DELETIONS_STREAM,
   type EventStore,
   type LogPosition,
   type RecordedEvent,
@@ -118,8 +120,18 @@ export const rebuildProjection = async (
     for (let attempt = 0; attempt < 50 && !outcome; attempt++) {
       const liveBefore = await liveGeneration(db, projection.name);
       const canVerify = Boolean(options.verify && liveBefore && liveBefore.version === projection.version);
-      const target =
+      let target =
         canVerify && liveBefore ? maxPosition(liveBefore.checkpoint, checkpoint) : await store.headPosition();
+      if (canVerify) {
+        // A deletion takes the stream's events out of the log when it commits, but its `StreamDeleted` is readable
+        // in `$all` only once every older transaction on the server has ended. Compared before it, the rebuilt
+        // tables would lack the stream while the live ones still hold it: compare past the newest deletion.
+        const deletion = await newestDeletion(store);
+        if (deletion && comparePositions(deletion, target) > 0) {
+          target = deletion;
+          await untilReadable(store, target, DELETION_READABLE_WAIT_MS);
+        }
+      }
       const forMine = await eventsBetween(store, checkpoint, target);
       const forLive =
         canVerify && liveBefore ? await eventsBetween(store, liveBefore.checkpoint, target) : [];
@@ -180,6 +192,33 @@ export const rebuildProjection = async (
 const maxPosition = (a: LogPosition, b: LogPosition): LogPosition => (comparePositions(a, b) >= 0 ? a : b);
 
 /** Events after `from` up to and including `to`. */
+/** How long a verifying rebuild waits for a committed deletion to become readable in `$all` (ms). */
+const DELETION_READABLE_WAIT_MS = 30_000;
+
+/** Position of the newest `StreamDeleted` ({@link DELETIONS_STREAM}, read as a stream: committed is enough), if any. */
+const newestDeletion = async (store: EventStore): Promise<LogPosition | undefined> => {
+  const revision = await store.streamRevision(DELETIONS_STREAM);
+  if (revision < 0) return undefined;
+  const [last] = await store.readStream(DELETIONS_STREAM, { fromRevision: revision, maxCount: 1 });
+  return last?.position;
+};
+
+/**
+ * Waits until `$all` can be read through `position` (`headPosition` at or past it), polling every 20 ms. Throws an
+ * `Error` after `timeoutMs`: a transaction older than the event is still open on the server.
+ */
+const untilReadable = async (store: EventStore, position: LogPosition, timeoutMs: number): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (comparePositions(await store.headPosition(), position) < 0) {
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the log is not readable through ${position.commit}/${position.prepare} after ${timeoutMs} ms: a transaction older than it is still open`,
+      );
+    }
+    await sleep(20);
+  }
+};
+
 const eventsBetween = async (
   store: EventStore,
   from: LogPosition,
