@@ -11,7 +11,9 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * `BACKTEST_NO_DATA`); a list must be non-empty (`VALIDATION_ERROR`), each a known pair (`INVALID_SYMBOL`) with
  * candles opening inside [start, end) (`BACKTEST_NO_DATA`; a window inside a hole of the data has none). The range must lie inside the pairs' data range (earliest open time
  * to the end of the last candle; `BACKTEST_NO_DATA` with `details.earliest/latest`). Returns the symbols
- * normalised, deduplicated and sorted. Times are epoch ms.
+ * normalised, deduplicated and sorted. Times are epoch ms. Every `BACKTEST_NO_DATA` says where the data is
+ * (`details.earliest/latest`: of the pairs concerned, every pair with data when none was named; nulls when there is
+ * none), so each door that resolves pairs (backtest create, a historical battle's configuration) answers it alike.
  */
 export const resolveSessionPairs = (
   catalog: BacktestCatalog,
@@ -25,12 +27,13 @@ export const resolveSessionPairs = (
 
   let pairs: string[];
   if (requested === null) {
-    pairs = catalog.symbolsWithData(interval).filter(hasCandles);
+    const withData = catalog.symbolsWithData(interval);
+    pairs = withData.filter(hasCandles);
     if (pairs.length === 0) {
       throw new DomainError(
         'BACKTEST_NO_DATA',
         `no pair has ${interval} candles between start_time and end_time`,
-        { candle_interval: interval },
+        { candle_interval: interval, ...spanDetails(dataSpan(catalog, interval, withData)) },
       );
     }
   } else {
@@ -46,33 +49,46 @@ export const resolveSessionPairs = (
       if (!catalog.pair(symbol))
         throw new DomainError('INVALID_SYMBOL', `unknown symbol ${symbol}`, { symbol });
       if (!hasCandles(symbol)) {
-        const range = catalog.range(symbol, interval);
         throw new DomainError(
           'BACKTEST_NO_DATA',
           `no ${interval} candles of ${symbol} between start_time and end_time`,
-          {
-            symbol,
-            candle_interval: interval,
-            earliest: range ? iso(range.earliest) : null,
-            latest: range ? iso(range.latest) : null,
-          },
+          { symbol, candle_interval: interval, ...spanDetails(dataSpan(catalog, interval, [symbol])) },
         );
       }
     }
   }
-  let earliest = Number.POSITIVE_INFINITY;
-  let latest = Number.NEGATIVE_INFINITY;
-  for (const symbol of pairs) {
-    const range = catalog.range(symbol, interval)!;
-    earliest = Math.min(earliest, range.earliest);
-    latest = Math.max(latest, range.latest);
-  }
+  // Every pair here has candles in the window, so the span exists.
+  const { earliest, latest } = dataSpan(catalog, interval, pairs)!;
   if (startTime < earliest || endTime > latest) {
     throw new DomainError(
       'BACKTEST_NO_DATA',
       `start_time and end_time must lie inside the data range ${iso(earliest)} – ${iso(latest)} of the pairs`,
-      { earliest: iso(earliest), latest: iso(latest), candle_interval: interval },
+      { ...spanDetails({ earliest, latest }), candle_interval: interval },
     );
   }
   return pairs;
 };
+
+/** The span of the stored `interval` candles of `symbols` (first open time to the end of the last candle, epoch
+ * ms), or undefined when none of them has any. */
+const dataSpan = (
+  catalog: BacktestCatalog,
+  interval: Interval,
+  symbols: readonly string[],
+): { earliest: number; latest: number } | undefined => {
+  let earliest = Number.POSITIVE_INFINITY;
+  let latest = Number.NEGATIVE_INFINITY;
+  for (const symbol of symbols) {
+    const range = catalog.range(symbol, interval);
+    if (!range) continue;
+    earliest = Math.min(earliest, range.earliest);
+    latest = Math.max(latest, range.latest);
+  }
+  return Number.isFinite(earliest) ? { earliest, latest } : undefined;
+};
+
+/** `details.earliest/latest` of a span: ISO 8601 UTC, or nulls without data. */
+const spanDetails = (span: { earliest: number; latest: number } | undefined) => ({
+  earliest: span ? iso(span.earliest) : null,
+  latest: span ? iso(span.latest) : null,
+});

@@ -100,8 +100,8 @@ export const validateBattleConfig = (
     pairs = resolveSessionPairs(catalog, interval, bc.startTime, bc.endTime, bc.pairs);
   } catch (error) {
     if (isDomainError(error) && error.code === 'BACKTEST_NO_DATA') {
+      // The details say where the data is (`earliest`, `latest`; resolveSessionPairs), as a backtest's do.
       throw new DomainError('VALIDATION_ERROR', error.message, {
-        ...dataRange(catalog, interval, bc.pairs),
         ...error.details,
         field: 'backtest_config',
       });
@@ -124,28 +124,6 @@ export const validateBattleConfig = (
       total_steps: steps,
     },
   };
-};
-
-/**
- * The span of the stored `interval` candles of `pairs` (null: every pair), so a client whose range missed the
- * data learns where it is: `earliest` (first open time) and `latest` (end of the last candle), or nulls.
- */
-const dataRange = (
-  catalog: BacktestCatalog,
-  interval: BattleInterval,
-  pairs: readonly string[] | null,
-): { earliest: string | null; latest: string | null } => {
-  let earliest = Number.POSITIVE_INFINITY;
-  let latest = Number.NEGATIVE_INFINITY;
-  for (const symbol of pairs === null ? catalog.symbolsWithData(interval) : pairs.map(normalizeSymbol)) {
-    const range = catalog.range(symbol, interval);
-    if (!range) continue;
-    earliest = Math.min(earliest, range.earliest);
-    latest = Math.max(latest, range.latest);
-  }
-  return Number.isFinite(earliest)
-    ? { earliest: new Date(earliest).toISOString(), latest: new Date(latest).toISOString() }
-    : { earliest: null, latest: null };
 };
 
 /** The request that reproduces a recorded configuration (replay, partial updates). */

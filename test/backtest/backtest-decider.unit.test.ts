@@ -166,7 +166,16 @@ describe('the backtest decider', () => {
     given.when(createCommand({ startTime: T0 - 3 * H }), context()).thenThrows('BACKTEST_NO_DATA');
     // A window inside a hole of the data: the pairs' ranges span it, but no candle opens in it.
     const hole = context({ catalog: { ...testCatalog(CANDLES), candleCount: () => 0 } });
-    given.when(createCommand(), hole).thenThrows('BACKTEST_NO_DATA');
+    // Every pair: the answer still says where the data is (as for one named pair), whichever door asked.
+    given.when(createCommand(), hole).thenThrows('BACKTEST_NO_DATA', {
+      candle_interval: '1h',
+      earliest: new Date(T0 - 2 * H).toISOString(),
+      latest: new Date(T0 + 8 * H).toISOString(),
+    });
+    const empty = context({ catalog: { ...testCatalog({}) } });
+    given
+      .when(createCommand(), empty)
+      .thenThrows('BACKTEST_NO_DATA', { candle_interval: '1h', earliest: null, latest: null });
     given
       .when(createCommand({ pairs: ['BTCUSDT'] }), hole)
       .thenThrows('BACKTEST_NO_DATA', { symbol: 'BTCUSDT' });
