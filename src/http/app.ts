@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { DomainError } from '../../domain/shared/errors';
 import type { Services } from '../services';
 import { VERSION } from '../version';
 import { registerBodyLimits } from './body-limits';
@@ -35,7 +36,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * body-less calls (`DELETE /trade/order/{id}`, `POST /agents/{id}/reset`, backtest start and step); those must
  * not fail. A route whose schema needs a body still answers `VALIDATION_ERROR` naming the missing body. A body
  * holding U+0000 or a lone UTF-16 surrogate anywhere is refused (src/http/unstorable-text.ts); one refused for a
- * `__proto__` or `constructor.prototype` key says which key and why (src/http/poisoned-keys.ts).
+ * `__proto__` or `constructor.prototype` key says which key and why (src/http/poisoned-keys.ts). A body whose
+ * bytes are not UTF-8 is not JSON (RFC 8259 §8.1) and is refused ({@link notUtf8Error}): decoding it as a string
+ * put U+FFFD in place of the bytes, and that text was stored (an account or agent named `caf\uFFFD`).
  */
 /** The poisoning key of `text` when it is valid JSON holding one (see {@link poisonedKeyOf}). */
 const poisonedKeyIn = (text: string): ReturnType<typeof poisonedKeyOf> => {
@@ -46,11 +49,26 @@ const poisonedKeyIn = (text: string): ReturnType<typeof poisonedKeyOf> => {
   }
 };
 
+/** Strict UTF-8: a malformed sequence throws instead of becoming U+FFFD. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** `VALIDATION_ERROR` 422 for a JSON body whose bytes are not UTF-8 text. */
+const notUtf8Error = (): DomainError =>
+  new DomainError('VALIDATION_ERROR', 'request body is not valid JSON: it is not UTF-8 text', {
+    issues: [{ field: 'body', location: 'body', message: 'is not UTF-8 text' }],
+  });
+
 export const acceptEmptyJsonBodies = (app: FastifyInstance): void => {
   const json = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = typeof body === 'string' ? body : utf8.decode(body);
+    } catch {
+      done(notUtf8Error(), undefined);
+      return;
+    }
     if (text.trim() === '') {
       done(null, undefined);
       return;

@@ -164,6 +164,46 @@ describe('JSON bodies', () => {
   });
 });
 
+describe('a JSON body that is not UTF-8', () => {
+  it('is refused 422 as not valid JSON (RFC 8259 §8.1), not stored with U+FFFD in place of its bytes', async () => {
+    // `{"display_name":"<0xFF 0xFE>"}` and an agent name in Latin-1: decoding replaced the bytes with U+FFFD and
+    // the account or agent was created under that name.
+    const cases = [
+      { url: '/auth/register', headers: {}, bytes: ['{"display_name":"', [0xff, 0xfe], '"}'] },
+      { url: '/agents', headers: bearer(account), bytes: ['{"display_name":"caf', [0xe9], '"}'] },
+    ] as const;
+    const agentCount = async () =>
+      (await api(t.app, { method: 'GET', url: '/agents', headers: bearer(account) })).json().total;
+    const agentsBefore = await agentCount();
+    for (const { url, headers, bytes } of cases) {
+      const payload = Buffer.concat(
+        bytes.map((b) => (typeof b === 'string' ? Buffer.from(b) : Buffer.from(b))),
+      );
+      const res = await api(t.app, {
+        method: 'POST',
+        url,
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload,
+        remoteAddress: freshIp(),
+      });
+      expect([res.statusCode, res.json().error?.code], url).toEqual([422, 'VALIDATION_ERROR']);
+      expect(res.json().error.message, url).toBe('request body is not valid JSON: it is not UTF-8 text');
+      expect(res.json().error.details.issues, url).toEqual([
+        { field: 'body', location: 'body', message: 'is not UTF-8 text' },
+      ]);
+    }
+    expect(await agentCount()).toBe(agentsBefore);
+    // Well-formed UTF-8 (two- and four-byte sequences) is read as before.
+    const ok = await api(t.app, {
+      method: 'POST',
+      url: '/agents',
+      headers: { ...bearer(account), 'content-type': 'application/json' },
+      payload: Buffer.from('{"display_name":"café 😀"}'),
+    });
+    expect([ok.statusCode, ok.json().display_name]).toEqual([201, 'café 😀']);
+  });
+});
+
 describe('a JSON body holding a __proto__ or constructor.prototype key (over HTTP)', () => {
   it('is refused 422 naming the key and why, not as "not valid JSON", on any route with a JSON body', async () => {
     const base = await baseUrl();
