@@ -3,7 +3,12 @@ import type { Logger } from 'pino';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletOwnerOf, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import { DELETIONS_STREAM, type EventStore, type RecordedEvent } from '../../ports/event-store';
+import {
+  comparePositions,
+  DELETIONS_STREAM,
+  type EventStore,
+  type RecordedEvent,
+} from '../../ports/event-store';
 import { verifyWalletSnapshotsOf } from '../audit/snapshot-audit';
 import { describeWalletEvent, replayWallet, stateSummary, streamTruncation } from '../audit/wallet-audit';
 import type { Config } from '../config';
@@ -83,13 +88,23 @@ export const auditReplay = async (
     } else {
       // The present: let the read models fold everything in the log, then compare.
       await projections.start();
-      let caughtUp = await projections.waitFor(await store.headPosition(), CATCH_UP_MS);
+      // Through the log's readable head and the stream's own last event: a stream read sees every committed event,
+      // `$all` (what the read models fold) only those below every older open transaction on the server.
+      const foldedThrough = async (stream: readonly RecordedEvent[]) => {
+        const head = await store.headPosition();
+        const last = stream.at(-1)?.position;
+        return projections.waitFor(last && comparePositions(last, head) > 0 ? last : head, CATCH_UP_MS);
+      };
+      let caughtUp = await foldedThrough(all);
       let replay = await replayWallet(store, database.db, owner.id, asOf);
       // A wallet trading meanwhile (a server beside us on PostgreSQL) can move between reading its stream and
       // its read models: when they differ and the stream moved on, compare again (a few times).
       for (let attempt = 0; caughtUp && replay.mismatches.length && attempt < 3; attempt++) {
-        if ((await store.streamRevision(streamId)) === (replay.events.at(-1)?.revision ?? -1)) break;
-        caughtUp = await projections.waitFor(await store.headPosition(), CATCH_UP_MS);
+        const revision = await store.streamRevision(streamId);
+        if (revision === (replay.events.at(-1)?.revision ?? -1)) break;
+        caughtUp = await foldedThrough(
+          await store.readStream(streamId, { fromRevision: revision, maxCount: 1 }),
+        );
         replay = await replayWallet(store, database.db, owner.id, asOf);
       }
       events = replay.events;
