@@ -245,9 +245,11 @@ export const sandboxOrder = z.object({
   client_order_id: z.string().optional().describe('present when the order was placed with one'),
 });
 
+// The sandbox's list filters take the live lists' symbol grammar (`symbolInput`: trimmed, 1 to 30 characters, no
+// control character), so an empty `symbol=` is refused as on `GET /trade/orders` rather than read as no filter.
 export const ordersQuery = z.object({
   status: z.enum(['pending', 'partially_filled', 'filled', 'cancelled', 'rejected']).optional(),
-  symbol: z.string().trim().max(30).optional(),
+  symbol: symbolInput.optional(),
   ...pageFields(500, 100),
 });
 /**
@@ -291,7 +293,7 @@ export const sandboxOrderDetail = sandboxOrder.extend({
 });
 
 export const historyQuery = z.object({
-  symbol: z.string().trim().max(30).optional(),
+  symbol: symbolInput.optional(),
   side: z.enum(ORDER_SIDES).optional(),
   ...pageFields(500, 50),
 });
@@ -440,7 +442,7 @@ export const equityCurveResponse = z.object({
   ...pageEnvelope(),
 });
 
-export const tradesQuery = pageQuery(1000, 100).extend({ symbol: z.string().trim().max(30).optional() });
+export const tradesQuery = pageQuery(1000, 100).extend({ symbol: symbolInput.optional() });
 export const tradesResponse = z.object({
   session_id: z.string(),
   trades: z.array(sandboxFill),
@@ -464,8 +466,9 @@ const listItem = z.object({
   ended_at: timestamp.nullable(),
 });
 
-/** A `strategy_label` filter, trimmed like the label `POST /backtest/create` stores. */
-const labelFilter = z.string().max(100).trim();
+/** A `strategy_label` filter, trimmed and bounded like the label `POST /backtest/create` stores (1 to 100
+ * characters): an empty one could match no session, so it is refused like every other empty filter. */
+const labelFilter = z.string().trim().min(1).max(100);
 
 export const listQuery = z.object({
   strategy_label: labelFilter.optional(),

@@ -37,6 +37,11 @@ import {
  * - (third audit) `POST /backtest/create` recorded an upper-case `agent_id` as sent: the agent's own key (and a JWT
  *   with `X-Agent-Id`) was then refused its session with `PERMISSION_DENIED`, and with the agent's key the
  *   upper-case form of its own id was refused at create.
+ * - (fourth audit) the query filters took a looser grammar than the live endpoints': `symbol=` (empty) on
+ *   `trade/orders`, `trade/history` and `results/trades` answered every symbol and a symbol holding a control
+ *   character answered nothing, where `GET /trade/orders` and `/trade/history` (and the sandbox's own
+ *   `trade/orders/open`) refuse both with 422; `strategy_label=` (empty) on list and best matched nothing (a label
+ *   is 1 to 100 characters at create) instead of being refused like every other empty filter.
  */
 const t = useBacktestApp();
 const alice = useTrader(t);
@@ -375,5 +380,46 @@ describe('create takes the agent id in either case', () => {
       sessionBody(alice, START, END, ['BTCUSDT'], { agent_id: upper }),
     );
     expect(own.agent_id).toBe(alice.agentId);
+  });
+});
+
+describe('sandbox query filters take the live grammar', () => {
+  it('refuses an empty or control-character symbol and an empty strategy_label with 422, as the live lists do', async () => {
+    const id = await create({ pairs: ['BTCUSDT'] });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/start`);
+    await sandboxOrder(t.app, alice.headers, id, {
+      symbol: 'BTCUSDT',
+      side: 'buy',
+      type: 'market',
+      quantity: '0.001',
+    });
+    await ok(t.app, alice.headers, 'POST', `/backtest/${id}/cancel`);
+    for (const path of ['trade/orders', 'trade/history', 'results/trades', 'trade/orders/open']) {
+      for (const symbol of ['', '%20%20', '%01BTCUSDT']) {
+        const e = await fails(
+          t.app,
+          alice.headers,
+          'GET',
+          `/backtest/${id}/${path}?symbol=${symbol}`,
+          422,
+          'VALIDATION_ERROR',
+        );
+        expect(e.details?.['issues'], `${path}?symbol=${symbol}`).toEqual([
+          expect.objectContaining({ field: 'symbol', location: 'querystring' }),
+        ]);
+      }
+      // The filter itself still works, in either case.
+      const page = await ok(t.app, alice.headers, 'GET', `/backtest/${id}/${path}?symbol=btcusdt`);
+      expect(page.total, path).toBe(path === 'trade/orders/open' ? 0 : 1);
+    }
+    for (const path of [
+      '/backtest/list?strategy_label=',
+      '/backtest/best?metric=roi_pct&strategy_label=%20',
+    ]) {
+      const e = await fails(t.app, alice.headers, 'GET', path, 422, 'VALIDATION_ERROR');
+      expect(e.details?.['issues'], path).toEqual([
+        expect.objectContaining({ field: 'strategy_label', location: 'querystring' }),
+      ]);
+    }
   });
 });
