@@ -97,7 +97,7 @@ export const createRuntime = async (
           });
     stops.push(() => eventStore.close());
     // With backtest threads, a session's results are computed on a worker thread too (issue 24, item 4).
-    const metricsPool = config.BACKTEST_THREADS > 0 ? createMetricsPool() : undefined;
+    const metricsPool = config.BACKTEST_THREADS > 0 ? createMetricsPool(logger) : undefined;
     if (metricsPool) stops.push(() => metricsPool.close());
     const projectionList =
       options.projections ??

@@ -1,18 +1,20 @@
-import type { Piscina } from 'piscina';
 import type { Performance } from '../../domain/metrics/performance';
 import { createBacktestsProjection, type PerformanceComputer } from '../../projections/backtests';
 import type { EquityRowsText, SessionPerformanceInput } from '../../projections/equity-rows-text';
 import type { Projection } from '../../projections/projection';
-import { createWorkerPool } from '../workers/pool';
+import { createWorkerPool, type WorkerPool, type WorkerPoolLog } from '../workers/pool';
 
 /**
  * Backtest results computed off the request thread (issue 24, item 4): the `backtests` projection's
  * `performance` (see `createBacktestsProjection`) run on one piscina worker thread at nice 19. A whole-range session
  * ends with tens of thousands of equity points (23,976 for the 16 hourly pairs over 2021-04 → 2023-12, 525,600
  * for a year of minutes); `computePerformance` over them held the event loop 238 ms at the hourly size. The
- * thread starts on the first session that ends and stops after a minute idle; `close` stops it.
+ * thread starts on the first session that ends and stops after a minute idle; `close` stops it. `log`: where a
+ * thread failing outside any task (its module failing to load) is logged (the venue's logger; `createWorkerPool`).
  */
-export const createMetricsPool = (): {
+export const createMetricsPool = (
+  log?: WorkerPoolLog,
+): {
   /**
    * The performance of `input`, computed on the thread. A packed equity's `times`, or an {@link EquityRowsText}'s
    * `rows` parts, are transferred, not copied: their buffers (the whole of each: the caller gives arrays that own
@@ -28,12 +30,13 @@ export const createMetricsPool = (): {
   warm(): void;
   close(): Promise<void>;
 } => {
-  let pool: Piscina | undefined;
-  const poolOf = (): Piscina => {
+  let pool: WorkerPool | undefined;
+  const poolOf = (): WorkerPool => {
     pool ??= createWorkerPool(new URL('./metrics-worker.ts', import.meta.url), {
       maxThreads: 1,
       niceIncrement: 19,
       idleTimeoutMs: 60_000,
+      ...(log ? { log } : {}),
     });
     return pool;
   };
@@ -48,7 +51,7 @@ export const createMetricsPool = (): {
     },
     warm() {
       const p = poolOf();
-      if (p.threads.length > 0) return;
+      if (p.threads() > 0) return;
       // The performance of nothing: the thread starts, loads its modules and answers at once.
       const nothing: SessionPerformanceInput = { startingBalance: '0', equity: [], intervalMs: 1, fills: [] };
       p.run(nothing).catch(() => {

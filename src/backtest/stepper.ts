@@ -1,6 +1,5 @@
 import os from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
-import type { Piscina } from 'piscina';
 import {
   type BacktestStepper,
   decisionIds,
@@ -17,7 +16,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { errorText } from '../workers/error-text';
-import { createWorkerPool } from '../workers/pool';
+import { createWorkerPool, type WorkerPool } from '../workers/pool';
 import { createProcessPool, ProcessGoneError, type ProcessPool } from '../workers/process-pool';
 import { threadDied } from '../workers/thread-death';
 import { type SharedSeriesColumns, shareColumns } from './shared-series';
@@ -47,9 +46,19 @@ export interface PooledStepperOptions {
   stepping?: BacktestStepping;
   /**
    * Where the stepper logs what it does not answer: why a batch was answered 503 (the thread's or process's end:
-   * exit code, signal, out of memory — internals a client is not shown). The venue passes its logger (pino).
+   * exit code, signal, out of memory — internals a client is not shown; `warn`), and a stepping thread failing
+   * outside any task, e.g. its module failing to load (`error`, with the thread's error: `createWorkerPool`). The
+   * venue passes its logger (pino).
    */
-  log?: { warn(fields: Record<string, unknown>, message: string): void };
+  log?: {
+    warn(fields: Record<string, unknown>, message: string): void;
+    error(fields: Record<string, unknown>, message: string): void;
+  };
+  /**
+   * The module the threads or processes run (default `step-worker.ts` on threads, `step-process.ts` in processes).
+   * Tests point it at one that fails to load, to see what a batch answers when no thread or process can start.
+   */
+  taskModule?: URL;
 }
 
 /** Where backtest batches are decided off the request thread: see {@link PooledStepperOptions.stepping}. */
@@ -85,16 +94,17 @@ const stoppedError = (what: string): DomainError =>
 
 /** Stepping on piscina worker threads; a chunk request comes on a `MessageChannel` handed to the task. */
 const threadRunner = (threads: number, options: PooledStepperOptions): StepRunner => {
-  let pool: Piscina | undefined;
+  let pool: WorkerPool | undefined;
   let closed = false;
-  const poolOf = (): Piscina => {
+  const poolOf = (): WorkerPool => {
     // After `close` no pool is started again: a batch stopped by it would otherwise start a fresh one.
     if (closed) throw stoppedError('stepping');
-    pool ??= createWorkerPool(new URL('./step-worker.ts', import.meta.url), {
+    pool ??= createWorkerPool(options.taskModule ?? new URL('./step-worker.ts', import.meta.url), {
       maxThreads: threads,
       concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
       niceIncrement: options.niceIncrement ?? 19,
       idleTimeoutMs: 60_000,
+      ...(options.log ? { log: options.log } : {}),
     });
     return pool;
   };
@@ -122,17 +132,18 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
       if (closed) return;
       const p = poolOf();
       // One task per thread still to start: each lands on a thread of its own while the others are busy starting.
-      for (let i = p.threads.length; i < threads; i++) {
+      for (let i = p.threads(); i < threads; i++) {
         p.run({ kind: 'warm' } satisfies WarmTask).catch(() => {
           // Nothing to do: a thread that cannot start fails the session's first batch with its error.
         });
       }
     },
-    started: () => pool?.threads.length ?? 0,
+    started: () => pool?.threads() ?? 0,
     pids: () => [],
     // The task answers its own errors (`stepTask`: `error`, `failed`); of the rejections, only the thread's end —
-    // it exited, threw an error it did not catch, ran out of memory — is a death (`threadDied`). A task that
-    // could not be posted (DataCloneError), a thread whose module failed to load, a destroyed pool: not retried.
+    // it exited, threw an error it did not catch, ran out of memory, could not start (its module failed to load:
+    // `WorkerPoolFailed`) — is a death (`threadDied`). A task that could not be posted (DataCloneError), a
+    // destroyed pool: not retried.
     gone: threadDied,
     closed: () => closed,
     async close() {
@@ -157,7 +168,7 @@ const processRunner = (processes: number, options: PooledStepperOptions): StepRu
   const poolOf = (): ProcessPool => {
     // After `close` no process is started again: a batch stopped by it would otherwise start a fresh one.
     if (closed) throw stoppedError('stepping');
-    pool ??= createProcessPool(new URL('./step-process.ts', import.meta.url), {
+    pool ??= createProcessPool(options.taskModule ?? new URL('./step-process.ts', import.meta.url), {
       maxProcesses: processes,
       nice: options.niceIncrement ?? 19,
       idleTimeoutMs: 60_000,

@@ -10,9 +10,10 @@ export const UNCAUGHT_IN_THREAD = 'uncaughtInThread';
 /**
  * Marks (`UNCAUGHT_IN_THREAD`: true) every error this worker thread does not catch, as it ends the thread
  * (`process`'s `uncaughtExceptionMonitor`: the error still ends it). Called by a thread's task module at its top
- * level, so an error of the module's own loading — the thread failing at start-up — is not marked: that one is
- * no death to run the task again for. A thrown primitive cannot be marked (nor a frozen error). Does nothing on
- * the main thread (or in a child process).
+ * level, so an error of the module's own loading — the thread failing at start-up — is not marked: no task is
+ * on the thread then, and piscina reports it on the pool (`createWorkerPool` fails the waiting tasks with a
+ * {@link WorkerPoolFailed}). A thrown primitive cannot be marked (nor a frozen error). Does nothing on the main
+ * thread (or in a child process).
  */
 export const markUncaughtErrors = (): void => {
   if (isMainThread) return;
@@ -28,13 +29,26 @@ export const markUncaughtErrors = (): void => {
 };
 
 /**
+ * A task's rejection because a thread of its pool failed outside any task — its module failed to load as it
+ * started (piscina's pool `error` event; `createWorkerPool`): the task did not run to its end, and a deterministic
+ * task may be run once more, on the fresh pool the next task starts. `message`: the thread's error's.
+ */
+export class WorkerPoolFailed extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`a worker thread failed: ${message}`, options);
+    this.name = 'WorkerPoolFailed';
+  }
+}
+
+/**
  * Whether `error`, a piscina task's rejection, says the worker thread died under the task, so a deterministic task
  * can be run once more on another: the thread exited (piscina's "worker exited with code: N"), ran out of memory
- * (Node's `ERR_WORKER_OUT_OF_MEMORY`), or threw an error it did not catch while running
- * ({@link markUncaughtErrors}'s mark). Anything else is no death and would fail again: the task's value could not
- * be posted (a `DataCloneError`), the task's module failed to load (piscina rejects the task with that error;
- * one failing while the thread starts is emitted on the pool instead, and the task waits), the pool was destroyed
- * ("Terminating worker thread"), the task itself rejected. Pure.
+ * (Node's `ERR_WORKER_OUT_OF_MEMORY`), threw an error it did not catch while running
+ * ({@link markUncaughtErrors}'s mark), or a thread of its pool failed outside any task, e.g. its module failing to
+ * load as it starts ({@link WorkerPoolFailed}). Anything else is no death and would fail again: the task's value
+ * could not be posted (a `DataCloneError`), the task's handler could not be found once the thread ran (piscina
+ * rejects the task with that error), the pool was destroyed ("Terminating worker thread"), the task itself
+ * rejected. Pure.
  * Source: piscina 5's `dist/index.js` (`onWorkerExit`, `_onError`, `destroy`) and `dist/worker_pool` (`postTask`).
  */
 export const threadDied = (error: unknown): boolean => {
@@ -43,6 +57,7 @@ export const threadDied = (error: unknown): boolean => {
   return (
     e.code === 'ERR_WORKER_OUT_OF_MEMORY' ||
     e[UNCAUGHT_IN_THREAD] === true ||
+    error instanceof WorkerPoolFailed ||
     (error instanceof Error && /^worker exited with code: /.test(error.message))
   );
 };

@@ -244,6 +244,50 @@ describe('closing the stepper', () => {
   }, 60_000);
 });
 
+describe('a stepping thread that cannot start (its module fails to load)', () => {
+  it('fails the batch as a death: run once more on a fresh pool, then 503 with Retry-After, logged; no hang', async () => {
+    // Piscina reports such a thread on the pool (its `error` event), not on a task: unheard, it would end the
+    // venue (an uncaught exception) and the batch would wait forever.
+    const logged: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+    const log = {
+      warn: (fields: Record<string, unknown>, message: string) =>
+        logged.push({ level: 'warn', fields, message }),
+      error: (fields: Record<string, unknown>, message: string) =>
+        logged.push({ level: 'error', fields, message }),
+    };
+    const failing = createPooledStepper({
+      threads: 1,
+      sliceMs: 1,
+      inlineUpTo: 0,
+      log,
+      taskModule: new URL('../workers/fixtures/failing-at-load.ts', import.meta.url),
+    });
+    const { state, revision } = startedSession();
+    try {
+      // A batch, then a later one: each answered 503 after two tries, none waiting forever.
+      for (let batch = 1; batch <= 2; batch++) {
+        const before = failing.tasksRun();
+        const error = await failing
+          .step({ sessionId: SESSION, revision: revision + 1, state, steps: 500, now: NOW, market })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DomainError);
+        expect((error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+        expect((error as DomainError).message).toBe('backtest stepping is unavailable; retry shortly');
+        expect((error as DomainError).details).toEqual({ retry_after_seconds: 1 });
+        expect(failing.tasksRun() - before).toBe(2);
+      }
+      // Each thread's failure logged at error with its error; each batch's 503 at warn.
+      const errors = logged.filter((l) => l.level === 'error');
+      expect(errors).toHaveLength(4);
+      for (const e of errors)
+        expect(String((e.fields.err as Error).message)).toMatch(/failing-at-load\.ts|fails to load/);
+      expect(logged.filter((l) => l.level === 'warn')).toHaveLength(2);
+    } finally {
+      await failing.close();
+    }
+  }, 60_000);
+});
+
 describe('a chunk the request thread cannot send to a stepping thread', () => {
   it('fails that batch with the reason (the chunk request is answered as an error), not the venue', async () => {
     // A market the thread reads in chunks, each asked of the request thread (no candle store named), whose reader

@@ -105,7 +105,10 @@ const niceOf = (pid: number): number[] =>
 process.env.PTV_TEST_SECRET = 'not for children';
 // What the stepper logs (a batch answered 503: why, which the client is not told).
 const logged: { fields: Record<string, unknown>; message: string }[] = [];
-const log = { warn: (fields: Record<string, unknown>, message: string) => logged.push({ fields, message }) };
+const log = {
+  warn: (fields: Record<string, unknown>, message: string) => logged.push({ fields, message }),
+  error: (fields: Record<string, unknown>, message: string) => logged.push({ fields, message }),
+};
 const stepper = createPooledStepper({ threads: 1, inlineUpTo: 0, sliceMs: 1, stepping: 'process', log });
 afterAll(() => stepper.close());
 
@@ -226,6 +229,34 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     expect(stepper.processIds()).toEqual([pid]);
     expect(processAlive(pid!)).toBe(true);
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+  }, 120_000);
+
+  it('a stepping process that cannot start (its module fails to load): 503 after two tries, as on a thread', async () => {
+    const warned: { fields: Record<string, unknown>; message: string }[] = [];
+    const failing = createPooledStepper({
+      threads: 1,
+      inlineUpTo: 0,
+      sliceMs: 1,
+      stepping: 'process',
+      log: { warn: (fields, message) => warned.push({ fields, message }), error: () => {} },
+      taskModule: new URL('../workers/fixtures/failing-at-load.ts', import.meta.url),
+    });
+    try {
+      // A batch, then a later one: each answered 503 after two tries, none waiting forever.
+      for (let batch = 1; batch <= 2; batch++) {
+        const before = failing.tasksRun();
+        const error = await failing.step(request(300)).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DomainError);
+        expect((error as DomainError).code).toBe('SERVICE_UNAVAILABLE');
+        expect((error as DomainError).message).toBe('backtest stepping is unavailable; retry shortly');
+        expect((error as DomainError).details).toEqual({ retry_after_seconds: 1 });
+        expect(failing.tasksRun() - before).toBe(2);
+      }
+      expect(warned).toHaveLength(2);
+      expect(JSON.stringify(warned[0]!.fields)).toMatch(/the backtest stepping process exited \(code 1\)/);
+    } finally {
+      await failing.close();
+    }
   }, 120_000);
 
   it('closing the stepper fails a running batch with SERVICE_UNAVAILABLE and starts no process again', async () => {

@@ -7,11 +7,14 @@ import { threadDied } from '../../src/workers/thread-death';
  * `threadDied` over the rejections piscina really gives (issue: on threads every rejection counted as a dead
  * thread, so a permanent failure was run again and answered 503): the thread's end — it exited, threw outside its
  * task, ran out of memory — is a death; a task that cannot be posted, a destroyed pool, a task that rejects are
- * not. (A thread whose module fails to load while it starts is not here: piscina emits that on the pool, and the
- * task waits; see docs/backtesting.md, "When stepping fails".)
+ * not. (A thread whose module fails to load while it starts is not here: piscina emits that on the pool, and
+ * `createWorkerPool` fails the tasks with a `WorkerPoolFailed`: `pool-error.int.test.ts`.)
  */
 
-const rejectionOf = async (pool: Piscina, task: unknown): Promise<unknown> => {
+const rejectionOf = async (
+  pool: { run(task: unknown): Promise<unknown> },
+  task: unknown,
+): Promise<unknown> => {
   try {
     await pool.run(task);
   } catch (error) {
