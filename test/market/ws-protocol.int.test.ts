@@ -12,7 +12,9 @@ import { useListeningTradingApp } from '../trading/ws-app';
  * - a `battle` subscription refused after its acknowledgement (unknown battle, another account's) kept its slot
  *   (one of the socket's 10) for good, and a retry was a silent no-op: the failure now ends the subscription;
  * - a message over 64 KiB closed the socket (1009) without an answer, where every other bad message gets an
- *   error and the socket stays open.
+ *   error and the socket stays open;
+ * - (fourth audit) the error of a battle subscription refused after its acknowledgement lacked `action`, which
+ *   every other error of the socket carries with `channel` (docs/market-data.md).
  */
 const app = useListeningTradingApp();
 const { t, buy } = app;
@@ -93,8 +95,9 @@ describe('a battle subscription that fails after its acknowledgement', () => {
     expect(await socket.next((m) => m.type === 'subscribed')).toMatchObject({
       data: { battle_id: battleId },
     });
+    // The error names the request it answers, as every other error of the socket does (action and channel).
     expect(await socket.next(isError)).toMatchObject({
-      data: { code: 'BATTLE_NOT_FOUND', battle_id: battleId },
+      data: { code: 'BATTLE_NOT_FOUND', action: 'subscribe', channel: 'battle', battle_id: battleId },
     });
 
     socket.send(subscribe);

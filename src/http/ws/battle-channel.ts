@@ -345,10 +345,12 @@ class BattleChannel implements WsChannel {
           const e = isDomainError(error) ? error : new DomainError('INTERNAL_ERROR', 'internal error');
           if (!isDomainError(error))
             this.services.logger.warn({ err: error }, 'battle channel subscribe failed');
+          // Named like every other error of the socket (`action`, `channel`: src/http/ws/plugin.ts), plus the battle.
           connection.send('system', 'error', {
             code: e.code,
             message: e.message,
             ...(e.details ? { details: e.details } : {}),
+            action: 'subscribe',
             channel: CHANNEL,
             battle_id: battleId,
           });
