@@ -20,6 +20,7 @@ import { apiRoutes, rootRoutes } from './routes/index';
 import { registerSecurityHeaders } from './security-headers';
 import { unstorablePath, unstorableTextError, urlNul } from './unstorable-text';
 import { WS_FRAME_LIMIT_BYTES } from './ws/plugin';
+import { socketErrorHandler } from './ws/socket-errors';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -135,7 +136,10 @@ export const buildApp = async (services: Services): Promise<FastifyInstance> => 
   registerBodyLimits(app as unknown as FastifyInstance, services.config.BODY_LIMIT_BYTES);
   await registerSecurityHeaders(app as unknown as FastifyInstance);
   await registerOpenApi(app as unknown as FastifyInstance, VERSION);
-  await app.register(websocket, { options: { maxPayload: WS_FRAME_LIMIT_BYTES } });
+  await app.register(websocket, {
+    options: { maxPayload: WS_FRAME_LIMIT_BYTES },
+    errorHandler: socketErrorHandler,
+  });
   registerHttpMetrics(app as unknown as FastifyInstance);
   await app.register(healthRoutes);
   await app.register(metricsRoutes);
