@@ -218,7 +218,14 @@ const occurredAt = (e: BacktestStreamEvent): string => {
   }
 };
 
-const notFound = () => new DomainError('BACKTEST_NOT_FOUND', 'no backtest session with this id');
+/** Longest session id echoed back by a `BACKTEST_NOT_FOUND` (a real one is 35 characters: `bt_` + 32 hex). */
+const MAX_ECHOED_ID = 64;
+
+/** `BACKTEST_NOT_FOUND` naming the id asked for (cut to {@link MAX_ECHOED_ID} characters): of a compare's ids, which. */
+const notFound = (id: string) => {
+  const shown = id.length > MAX_ECHOED_ID ? `${id.slice(0, MAX_ECHOED_ID)}…` : id;
+  return new DomainError('BACKTEST_NOT_FOUND', `no backtest session ${shown}`, { session_id: shown });
+};
 
 /**
  * The backtest command handler: sessions are loaded from their stream (through a bounded in-memory cache that also
@@ -264,14 +271,14 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
   };
 
   const load = async (id: string): Promise<LoadedSession> => {
-    if (!SESSION_ID_PATTERN.test(id)) throw notFound();
+    if (!SESSION_ID_PATTERN.test(id)) throw notFound(id);
     const cached = cache.get(id);
     if (cached) {
       remember(cached);
       return cached;
     }
     const session = await loadFresh(id);
-    if (!session?.state.config) throw notFound();
+    if (!session?.state.config) throw notFound(id);
     remember(session);
     return session;
   };

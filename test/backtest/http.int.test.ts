@@ -349,8 +349,22 @@ describe('ownership', () => {
     expect(compare.status).toBe(403);
     const unknown = await call(t.app, alice.headers, 'GET', `/backtest/bt_${'f'.repeat(32)}/status`);
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'BACKTEST_NOT_FOUND']);
+    // The answer names the id it did not find: among the ids of a compare, the one that is unknown.
+    expect(unknown.body.error.details).toEqual({ session_id: `bt_${'f'.repeat(32)}` });
+    const compareUnknown = await call(
+      t.app,
+      alice.headers,
+      'GET',
+      `/backtest/compare?sessions=${id},bt_${'e'.repeat(32)}`,
+    );
+    expect([compareUnknown.status, compareUnknown.body.error.details]).toEqual([
+      404,
+      { session_id: `bt_${'e'.repeat(32)}` },
+    ]);
     const junk = await call(t.app, alice.headers, 'GET', '/backtest/nope/status');
-    expect(junk.status).toBe(404);
+    expect([junk.status, junk.body.error.details]).toEqual([404, { session_id: 'nope' }]);
+    const long = await call(t.app, alice.headers, 'GET', `/backtest/${'z'.repeat(90)}/status`);
+    expect([long.status, long.body.error.details]).toEqual([404, { session_id: `${'z'.repeat(64)}…` }]);
     // The owning agent's own key works.
     expect((await call(t.app, keyHeader(alice.agentKey), 'GET', `/backtest/${id}/status`)).status).toBe(200);
     const list = await ok(t.app, bob.headers, 'GET', '/backtest/list');
