@@ -16,8 +16,8 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { errorText } from '../workers/error-text';
-import { createWorkerPool, type WorkerPool } from '../workers/pool';
-import { createProcessPool, ProcessGoneError, type ProcessPool } from '../workers/process-pool';
+import { createWorkerPool } from '../workers/pool';
+import { createProcessPool, ProcessGoneError } from '../workers/process-pool';
 import { threadDied } from '../workers/thread-death';
 import { type SharedSeriesColumns, shareColumns } from './shared-series';
 import type { ChunkReply, LastCandles, MarketTransfer, StepAnswer, StepTask, WarmTask } from './step-worker';
@@ -64,13 +64,31 @@ export interface PooledStepperOptions {
 /** Where backtest batches are decided off the request thread: see {@link PooledStepperOptions.stepping}. */
 export type BacktestStepping = 'thread' | 'process';
 
-/** A chunk request of a stepping thread or process answered by the request thread. */
-type AnswerChunk = (request: { c: number; i: number }) => ChunkReply;
+/** Reads chunk `c` of the `i`-th pair of a chunked market for a stepping thread or process (`ChunkReader.read`). */
+type ReadChunk = (c: number, i: number) => SharedSeriesColumns;
+
+/**
+ * Answers a stepping thread's or process's chunk request `request` through `post`: the chunk's columns, or — when
+ * they cannot be read, or `post` refuses them (a value the structured clone cannot copy) — the reason as the
+ * reply's `error`, which fails that batch alone (500 INTERNAL_ERROR, not retried), in both modes alike. Runs in an
+ * event handler of the request thread, where a throw would be an uncaught exception of the venue.
+ */
+const answerChunkRequest = (
+  read: ReadChunk,
+  { c, i }: { c: number; i: number },
+  post: (reply: ChunkReply) => void,
+): void => {
+  try {
+    post({ c, i, columns: read(c, i) });
+  } catch (error) {
+    post({ c, i, error: errorText(error) });
+  }
+};
 
 /** Where the tasks of {@link createPooledStepper} run: worker threads or child processes. */
 interface StepRunner {
-  /** Rejects with {@link stoppedError} after `close` (no pool is built again). */
-  run(task: StepTask | WarmTask, answerChunk?: AnswerChunk): Promise<unknown>;
+  /** Rejects (no pool is built again) after `close`. `readChunk` answers the task's chunk requests. */
+  run(task: StepTask | WarmTask, readChunk?: ReadChunk): Promise<unknown>;
   warm(): void;
   started(): number;
   pids(): number[];
@@ -79,58 +97,74 @@ interface StepRunner {
   closed(): boolean;
   /**
    * Whether `error`, a rejection of `run`, says the thread or process died under the task (exit, signal, out of
-   * memory): the task is run once more. Otherwise the rejection is an internal error (500), not retried.
+   * memory, could not start): the task is run once more. Otherwise the rejection is an internal error (500).
    */
   gone(error: unknown): boolean;
 }
 
 /**
- * The refusal of a batch the stepper cannot run because it was closed (the venue is stopping): 503
- * SERVICE_UNAVAILABLE with Retry-After, as for a thread or process that died twice; `what` names the stepping
- * ("backtest stepping").
+ * A runner's pool, started on first use (`get`), and its closing: after `close` (the venue stopping) `get` throws
+ * and no pool is started again — a batch stopped by it would otherwise start a fresh one — and `closed` is true
+ * (the stepper then answers 503: `unavailable`). `end` stops a started pool.
  */
-const stoppedError = (what: string): DomainError =>
-  new DomainError('SERVICE_UNAVAILABLE', `${what} is stopped; retry shortly`, { retry_after_seconds: 1 });
+const lazyPool = <P>(start: () => P, end: (pool: P) => Promise<void>) => {
+  let pool: P | undefined;
+  let closed = false;
+  return {
+    get(): P {
+      if (closed) throw new Error('the stepping is closed');
+      pool ??= start();
+      return pool;
+    },
+    /** The pool if started (and not closed). */
+    current: (): P | undefined => pool,
+    closed: () => closed,
+    async close(): Promise<void> {
+      closed = true;
+      const p = pool;
+      pool = undefined;
+      if (p) await end(p);
+    },
+  };
+};
+
+/**
+ * 503 SERVICE_UNAVAILABLE with Retry-After (1 s) and `message`: a batch the stepper cannot run now — it was closed
+ * (the venue is stopping), or its thread or process died twice — which the client retries later.
+ */
+const unavailable = (message: string): DomainError =>
+  new DomainError('SERVICE_UNAVAILABLE', message, { retry_after_seconds: 1 });
 
 /** Stepping on piscina worker threads; a chunk request comes on a `MessageChannel` handed to the task. */
 const threadRunner = (threads: number, options: PooledStepperOptions): StepRunner => {
-  let pool: WorkerPool | undefined;
-  let closed = false;
-  const poolOf = (): WorkerPool => {
-    // After `close` no pool is started again: a batch stopped by it would otherwise start a fresh one.
-    if (closed) throw stoppedError('stepping');
-    pool ??= createWorkerPool(options.taskModule ?? new URL('./step-worker.ts', import.meta.url), {
-      maxThreads: threads,
-      concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
-      niceIncrement: options.niceIncrement ?? 19,
-      idleTimeoutMs: 60_000,
-      ...(options.log ? { log: options.log } : {}),
-    });
-    return pool;
-  };
+  const pool = lazyPool(
+    () =>
+      createWorkerPool(options.taskModule ?? new URL('./step-worker.ts', import.meta.url), {
+        maxThreads: threads,
+        concurrentTasksPerWorker: options.concurrentPerThread ?? 16,
+        niceIncrement: options.niceIncrement ?? 19,
+        idleTimeoutMs: 60_000,
+        ...(options.log ? { log: options.log } : {}),
+      }),
+    (p) => p.destroy(),
+  );
   return {
-    async run(task, answerChunk) {
-      if (!answerChunk) return poolOf().run(task);
+    async run(task, readChunk) {
+      if (!readChunk) return pool.get().run(task);
       // The answer shares the request thread's columns (shared memory), read from the candle store here.
       const channel = new MessageChannel();
-      channel.port1.on('message', (m: { c: number; i: number }) => {
-        // A throw here would be an uncaught exception of the request thread (this is an event handler): a chunk
-        // that cannot be answered (or cloned) is answered as an error, which fails that batch alone.
-        try {
-          channel.port1.postMessage(answerChunk(m));
-        } catch (error) {
-          channel.port1.postMessage({ c: m.c, i: m.i, error: errorText(error) } satisfies ChunkReply);
-        }
-      });
+      channel.port1.on('message', (m: { c: number; i: number }) =>
+        answerChunkRequest(readChunk, m, (reply) => channel.port1.postMessage(reply)),
+      );
       try {
-        return await poolOf().run({ ...task, port: channel.port2 }, { transferList: [channel.port2] });
+        return await pool.get().run({ ...task, port: channel.port2 }, { transferList: [channel.port2] });
       } finally {
         channel.port1.close();
       }
     },
     warm() {
-      if (closed) return;
-      const p = poolOf();
+      if (pool.closed()) return;
+      const p = pool.get();
       // One task per thread still to start: each lands on a thread of its own while the others are busy starting.
       for (let i = p.threads(); i < threads; i++) {
         p.run({ kind: 'warm' } satisfies WarmTask).catch(() => {
@@ -138,20 +172,15 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
         });
       }
     },
-    started: () => pool?.threads() ?? 0,
+    started: () => pool.current()?.threads() ?? 0,
     pids: () => [],
     // The task answers its own errors (`stepTask`: `error`, `failed`); of the rejections, only the thread's end —
     // it exited, threw an error it did not catch, ran out of memory, could not start (its module failed to load:
     // `WorkerPoolFailed`) — is a death (`threadDied`). A task that could not be posted (DataCloneError), a
     // destroyed pool: not retried.
     gone: threadDied,
-    closed: () => closed,
-    async close() {
-      closed = true;
-      const p = pool;
-      pool = undefined;
-      await p?.destroy();
-    },
+    closed: pool.closed,
+    close: pool.close,
   };
 };
 
@@ -159,43 +188,41 @@ const threadRunner = (threads: number, options: PooledStepperOptions): StepRunne
  * Stepping in child processes at nice `niceIncrement` (`step-process.ts`): what crosses is copied by the IPC
  * channel's structured clone — shared columns (a whole market's, a chunk the request thread read) are sent as they
  * are, each typed array's bytes copied into a plain buffer on the child's side (only a bare `SharedArrayBuffer`
- * cannot cross, and the columns hold none); a chunk request comes as the task's side message. A process that dies
- * fails its batches with "the backtest stepping process exited …", and the next batch starts a fresh one.
+ * cannot cross, and the columns hold none); a chunk request comes as the task's side message, answered as on a
+ * thread (`answerChunkRequest`: a reply the channel refuses is answered as the chunk's error, the process goes on).
+ * A process that dies fails its batches with "the backtest stepping process exited …", and the next batch starts a
+ * fresh one.
  */
 const processRunner = (processes: number, options: PooledStepperOptions): StepRunner => {
-  let pool: ProcessPool | undefined;
-  let closed = false;
-  const poolOf = (): ProcessPool => {
-    // After `close` no process is started again: a batch stopped by it would otherwise start a fresh one.
-    if (closed) throw stoppedError('stepping');
-    pool ??= createProcessPool(options.taskModule ?? new URL('./step-process.ts', import.meta.url), {
-      maxProcesses: processes,
-      nice: options.niceIncrement ?? 19,
-      idleTimeoutMs: 60_000,
-      label: 'backtest stepping',
-    });
-    return pool;
-  };
+  const pool = lazyPool(
+    () =>
+      createProcessPool(options.taskModule ?? new URL('./step-process.ts', import.meta.url), {
+        maxProcesses: processes,
+        nice: options.niceIncrement ?? 19,
+        idleTimeoutMs: 60_000,
+        label: 'backtest stepping',
+      }),
+    (p) => p.close(),
+  );
   return {
-    run(task, answerChunk) {
-      return poolOf().run(
-        task,
-        answerChunk ? (data, reply) => reply(answerChunk(data as { c: number; i: number })) : undefined,
-      );
+    run(task, readChunk) {
+      return pool
+        .get()
+        .run(
+          task,
+          readChunk
+            ? (data, reply) => answerChunkRequest(readChunk, data as { c: number; i: number }, reply)
+            : undefined,
+        );
     },
     warm: () => {
-      if (!closed) poolOf().warm();
+      if (!pool.closed()) pool.get().warm();
     },
-    started: () => pool?.started() ?? 0,
-    pids: () => pool?.pids() ?? [],
+    started: () => pool.current()?.started() ?? 0,
+    pids: () => pool.current()?.pids() ?? [],
     gone: (error) => error instanceof ProcessGoneError,
-    closed: () => closed,
-    async close() {
-      closed = true;
-      const p = pool;
-      pool = undefined;
-      await p?.close();
-    },
+    closed: pool.closed,
+    close: pool.close,
   };
 };
 
@@ -364,31 +391,21 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
       if (remote.length) task.remote = remote;
     }
     // One pair's chunk per request (a step reads only the pairs it walks), read from the candle store here.
-    const answerChunk: AnswerChunk | undefined =
-      chunks && remote.length
-        ? ({ c, i }) => {
-            try {
-              return { c, i, columns: chunks.read(c, i) };
-            } catch (error) {
-              return { c, i, error: errorText(error) };
-            }
-          }
-        : undefined;
+    const readChunk: ReadChunk | undefined =
+      chunks && remote.length ? (c, i) => chunks.read(c, i) : undefined;
     // One rule in both modes (`docs/backtesting.md`, "When stepping fails"): a thread or process that dies under
     // the batch (exit, signal, out of memory) appended nothing, and the step is deterministic: it is run once more
     // (a fresh process gets the market with it); dying again, the venue answers 503 SERVICE_UNAVAILABLE
     // (Retry-After), the client retrying later. A task that throws answers `failed` (below): 500, not retried.
     const send = (withMarket: boolean): Promise<StepAnswer> => {
       tasksRun++;
-      return runner.run(
-        withMarket ? { ...task, market: transfer } : task,
-        answerChunk,
-      ) as Promise<StepAnswer>;
+      return runner.run(withMarket ? { ...task, market: transfer } : task, readChunk) as Promise<StepAnswer>;
     };
     /** Throws unless `error` is the thread's or process's death under the task (then the caller runs it again). */
     const throwUnlessDeath = (error: unknown): void => {
-      // Stopped by `close` (the venue is stopping): not a death, and no fresh thread or process is started.
-      if (runner.closed()) throw stoppedError(`${kind} stepping`);
+      // Stopped by `close` (the venue is stopping), or sent after it: not a death, and no fresh thread or process
+      // is started (`lazyPool`).
+      if (runner.closed()) throw unavailable(`${kind} stepping is stopped; retry shortly`);
       if (!runner.gone(error)) throw error;
     };
     const run = async (withMarket: boolean): Promise<StepAnswer> => {
@@ -405,9 +422,7 @@ export const createPooledStepper = (options: PooledStepperOptions = {}): PooledS
             { kind, id, stepping, first: errorText(first), second: errorText(second) },
             `${kind} stepping: the ${stepping} died twice under a batch (answered 503)`,
           );
-          throw new DomainError('SERVICE_UNAVAILABLE', `${kind} stepping is unavailable; retry shortly`, {
-            retry_after_seconds: 1,
-          });
+          throw unavailable(`${kind} stepping is unavailable; retry shortly`);
         }
       }
     };

@@ -35,10 +35,13 @@ export interface ProcessPoolOptions {
 export interface ProcessPool {
   /**
    * Runs `task` on a process and resolves with its result. `onSide` receives the task's side messages from the
-   * child; `reply` sends one back to it. Rejects when the task threw in the child (its message), when the task
-   * cannot be serialised (the structured clone's error, e.g. "… could not be cloned": nothing was sent, the
-   * process goes on), or when the process exited before answering (a {@link ProcessGoneError}: a crash, a kill,
-   * "the <label> process exited …"; the next task starts a fresh one).
+   * child; `reply` sends one back to it. One rule for every message of the task: one the structured clone refuses
+   * is not sent and fails its sender alone — the task (rejected with the clone's error, e.g. "… could not be
+   * cloned") or `reply` (throws it: `onSide` may answer otherwise) — and the process goes on; an `onSide` that
+   * throws fails its task with that error (the child's run of it is not stopped: it ends with its process). Rejects
+   * too when the task threw in the child (its message), or when the process exited before answering (a
+   * {@link ProcessGoneError}: a crash, a kill, a broken channel, "the <label> process exited …"; the next task
+   * starts a fresh one).
    */
   run(task: unknown, onSide?: (data: unknown, reply: (data: unknown) => void) => void): Promise<unknown>;
   /** Starts the processes still missing without waiting for them (their first tasks then find them loaded). */
@@ -226,7 +229,12 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
       const r = m.running.get(message.id);
       if (!r) return;
       if (message.kind === 'side') {
-        r.onSide?.(message.data, (data) => send(m, { kind: 'side', id: message.id, data }));
+        try {
+          r.onSide?.(message.data, (data) => post(m, { kind: 'side', id: message.id, data }));
+        } catch (error) {
+          // A throw here would be an uncaught exception of the venue (this is an event handler).
+          failAlone(m, message.id, error);
+        }
         return;
       }
       if (message.kind !== 'done') return;
@@ -250,25 +258,32 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
   };
 
   /**
-   * Sends `message` to `m`'s child; a channel that breaks under it kills `m` (its tasks fail). Throws, having sent
-   * nothing, when the message cannot be serialised (a value the structured clone refuses).
+   * Sends `message` to `m`'s child. A child gone or going — exited, its channel closed, or breaking under the
+   * message — is killed: its tasks fail as gone ({@link ProcessGoneError}). Throws, having sent nothing, when the
+   * message cannot be serialised (a value the structured clone refuses): that is the sender's failure, not the
+   * process's, which goes on (the same rule for a task and for a side message: see `run`).
    */
   const post = (m: Member, message: ProcessMessage): void => {
+    if (m.exited || !m.child.connected) {
+      kill(m, 'exited before it could be sent a message');
+      return;
+    }
     m.child.send(message, (error) => {
       // The channel broke under the message: the child is gone or going; fail its tasks now.
       if (error) kill(m, `could not be sent a message: ${error.message}`);
     });
   };
 
-  const send = (m: Member, message: ProcessMessage): void => {
-    if (m.exited || !m.child.connected) return;
-    try {
-      post(m, message);
-    } catch (error) {
-      // The message could not be serialised (a value the structured clone refuses): its task would wait for an
-      // answer that never comes, and keep the child busy forever.
-      kill(m, `could not be sent a message: ${errorText(error)}`);
-    }
+  /**
+   * Fails task `id` of `m` alone with `error` (its message could not be sent, or its side handler threw): the
+   * same value would fail again, so it is no {@link ProcessGoneError}; the process and its other tasks go on.
+   */
+  const failAlone = (m: Member, id: number, error: unknown): void => {
+    const r = m.running.get(id);
+    if (!r) return;
+    m.running.delete(id);
+    settleIdle(m);
+    r.reject(error instanceof Error ? error : new Error(errorText(error)));
   };
 
   const pick = (): Member => {
@@ -287,15 +302,11 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
       return new Promise((resolve, reject) => {
         m.running.set(id, { resolve, reject, onSide });
         settleIdle(m);
-        if (m.exited || !m.child.connected) return kill(m, 'exited before the task was sent');
         try {
           post(m, { kind: 'run', id, task });
         } catch (error) {
-          // The task could not be serialised (a value the structured clone refuses): nothing was sent and the
-          // child is fine; the task fails with that error (no ProcessGoneError: the same value would fail again).
-          m.running.delete(id);
-          settleIdle(m);
-          reject(error instanceof Error ? error : new Error(errorText(error)));
+          // The task could not be serialised: nothing was sent and the child is fine.
+          failAlone(m, id, error);
         }
       });
     },

@@ -14,6 +14,7 @@ import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
 import { createPooledStepper, registerMarketTransfer } from '../../src/backtest/stepper';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
+import { unsendableChunksMarket } from './unsendable-chunks';
 
 /**
  * Issue 24 item 4: a batch decided on a worker thread (slice by slice, interleaved with other batches) gives the
@@ -293,28 +294,7 @@ describe('a chunk the request thread cannot send to a stepping thread', () => {
     // A market the thread reads in chunks, each asked of the request thread (no candle store named), whose reader
     // answers a value the structured clone refuses: posting it throws in the request thread's message handler,
     // which would be an uncaught exception of the venue and leave the batch waiting forever.
-    const chunkedOnly = testMarket(CANDLES);
-    registerMarketTransfer(
-      chunkedOnly,
-      'unsendable-chunks',
-      {
-        interval: chunkedOnly.interval,
-        chunked: {
-          spanCandles: 24,
-          pairs: chunkedOnly.series.map((p) => ({
-            filters: p.filters,
-            length: p.length,
-            firstOpenTime: p.candleAt(0).openTime,
-            lastOpenTime: p.candleAt(p.length - 1).openTime,
-            gaps: [],
-          })),
-        },
-      },
-      {
-        pairs: chunkedOnly.series.length,
-        read: () => ({ unsendable: () => 0 }) as never,
-      },
-    );
+    const chunkedOnly = unsendableChunksMarket(CANDLES, 'unsendable-chunks');
     const { state, revision } = startedSession();
     const error = await stepOnThread(state, revision, 100, chunkedOnly).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);

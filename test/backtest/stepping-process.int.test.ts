@@ -11,6 +11,7 @@ import { createPooledStepper, registerMarketTransfer } from '../../src/backtest/
 import { processAlive } from '../support/process-alive';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
+import { unsendableChunksMarket } from './unsendable-chunks';
 
 /**
  * Issue 24 item 4, `BACKTEST_STEPPING=process`: batches decided in a child process of the venue, every thread of
@@ -226,6 +227,25 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     // The task without the market (the process lacks it), then with it: refused, not run once more.
     expect(stepper.tasksRun() - before).toBe(2);
     // The process was not killed for it.
+    expect(stepper.processIds()).toEqual([pid]);
+    expect(processAlive(pid!)).toBe(true);
+    expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+  }, 120_000);
+
+  it('a chunk reply the IPC channel cannot send fails that batch alone (500), as on a thread: the process goes on', async () => {
+    await stepper.step(request(50));
+    const [pid] = stepper.processIds();
+    // A market the process reads in chunks, each asked of the request thread (no candle store named), whose reader
+    // answers a value the structured clone refuses: the reply is answered as the chunk's error instead.
+    const chunkedOnly = unsendableChunksMarket(CANDLES, 'unsendable-chunks-process');
+    const before = stepper.tasksRun();
+    const error = await stepper.step({ ...request(100), market: chunkedOnly }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(DomainError);
+    expect((error as Error).message).toMatch(/^backtest stepping failed: .*could not be cloned/);
+    // The task without the market, then with it: not run once more as after a death.
+    expect(stepper.tasksRun() - before).toBe(2);
+    // The process was not killed for it, and steps the next batch.
     expect(stepper.processIds()).toEqual([pid]);
     expect(processAlive(pid!)).toBe(true);
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));

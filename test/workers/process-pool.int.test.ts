@@ -10,6 +10,14 @@ const pool = createProcessPool(new URL('../../src/backtest/step-process.ts', imp
 });
 afterAll(() => pool.close());
 
+/** A pool of one process of `fixtures/side-child.ts` (each task a side round trip). */
+const sidePool = () =>
+  createProcessPool(new URL('./fixtures/side-child.ts', import.meta.url), {
+    maxProcesses: 1,
+    nice: 0,
+    label: 'test',
+  });
+
 /**
  * A task the IPC channel's structured clone refuses (a function): `child.send` throws, and the process would
  * otherwise keep the task as running forever (never idle, holding the venue's event loop) with no answer to come.
@@ -37,5 +45,44 @@ describe('createProcessPool', () => {
     expect(pool.pids()).toEqual([pid]);
     expect(processAlive(pid!)).toBe(true);
     expect(await pool.run({ kind: 'warm' })).toEqual({ warm: true });
+  }, 60_000);
+
+  it('a side reply that cannot be sent throws to the replier, nothing sent: its task and process go on', async () => {
+    const side = sidePool();
+    try {
+      const answer = await side.run('ask', (_data, reply) => {
+        try {
+          reply({ f: () => 1 });
+        } catch (error) {
+          reply(`refused: ${(error as Error).message}`);
+        }
+      });
+      // The same rule as a task that cannot be sent: the sender gets the clone's error; no process is killed.
+      expect(answer).toMatch(/^refused: .*could not be cloned/);
+      const [pid] = side.pids();
+      expect(await side.run('again', (data, reply) => reply(`echo ${String(data)}`))).toBe('echo again');
+      expect(side.pids()).toEqual([pid]);
+    } finally {
+      await side.close();
+    }
+  }, 60_000);
+
+  it('a side handler that throws fails its task alone with that error, not the venue nor the process', async () => {
+    const side = sidePool();
+    try {
+      const error = await side
+        .run('ask', () => {
+          throw new Error('the venue could not answer');
+        })
+        .catch((e: unknown) => e);
+      expect(error).not.toBeInstanceOf(ProcessGoneError);
+      expect((error as Error).message).toBe('the venue could not answer');
+      const [pid] = side.pids();
+      expect(processAlive(pid!)).toBe(true);
+      expect(await side.run('next', (data, reply) => reply(`echo ${String(data)}`))).toBe('echo next');
+      expect(side.pids()).toEqual([pid]);
+    } finally {
+      await side.close();
+    }
   }, 60_000);
 });

@@ -1,0 +1,32 @@
+import type { SessionMarket } from '../../domain/backtest/market';
+import type { Candle } from '../../domain/market/candle';
+import { registerMarketTransfer } from '../../src/backtest/stepper';
+import { testMarket } from './support';
+
+/**
+ * A market of `candles` (1h) a stepping thread or process reads in chunks, each asked of the request thread (no
+ * candle store named), whose reader answers a value the structured clone refuses (a function): the stepper must
+ * answer such a chunk as an error. `key` names it among the markets the stepping keeps.
+ */
+export const unsendableChunksMarket = (candles: Record<string, Candle[]>, key: string): SessionMarket => {
+  const market = testMarket(candles);
+  registerMarketTransfer(
+    market,
+    key,
+    {
+      interval: market.interval,
+      chunked: {
+        spanCandles: 24,
+        pairs: market.series.map((p) => ({
+          filters: p.filters,
+          length: p.length,
+          firstOpenTime: p.candleAt(0).openTime,
+          lastOpenTime: p.candleAt(p.length - 1).openTime,
+          gaps: [],
+        })),
+      },
+    },
+    { pairs: market.series.length, read: () => ({ unsendable: () => 0 }) as never },
+  );
+  return market;
+};
