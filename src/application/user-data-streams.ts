@@ -6,6 +6,7 @@ import {
   type OrderFilledData,
   type OrderPlacedData,
   type OrderRejectedData,
+  type SessionStartedData,
   walletStreamId,
 } from '../../domain/wallet/events';
 import { isExpiry } from '../../domain/wallet/expiry';
@@ -400,7 +401,11 @@ export const followUserData = (
         return [{ kind: 'order', order, execution: 'REJECTED', status: 'rejected', at, reason: r.rule }];
       }
       case 'SessionStarted':
-        // A new session (an account reset) sets every balance anew.
+        // The wallet's first session (reason `opened`) changes no balance anyone saw: every door showed the starting
+        // balance before the wallet opened, and it opens in the same append as the owner's first order, so its
+        // balances read now would already hold that order's lock, ahead of the order's own NEW. A new session of a
+        // reset sets every balance anew.
+        if ((e.data as SessionStartedData).reason === 'opened') return [];
         return [await balancesAfter(e, undefined, e.recordedAt.getTime())];
       default:
         return [];

@@ -45,6 +45,18 @@ const listenKeyRequest = async (method: 'POST' | 'PUT' | 'DELETE', listenKey?: s
   return { status: res.status, body: (await res.json()) as any };
 };
 
+/** A socket on `/binance/ws/<listenKey>`, open, and the inbox of the events it receives (parsed), in order. */
+const follow = async (listenKey: string) => {
+  const ws = new WebSocket(`${wsBase}/binance/ws/${listenKey}`);
+  const inbox: any[] = [];
+  ws.on('message', (d) => inbox.push(JSON.parse(String(d))));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return { ws, inbox };
+};
+
 describe('ccxt.pro.binance user data against the venue', () => {
   it('watchOrders, watchMyTrades and watchBalance see the orders placed through the REST door', async () => {
     // The WebSocket API subscription first (what every user-data watch awaits), then the watches, then the orders.
@@ -116,13 +128,7 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
     const low = Number(pro().priceToPrecision(SYMBOL, price * 0.5));
     const earlier = await pro().createOrder(SYMBOL, 'limit', 'buy', 0.001, low);
 
-    const ws = new WebSocket(`${wsBase}/binance/ws/${listenKey}`);
-    const inbox: any[] = [];
-    ws.on('message', (d) => inbox.push(JSON.parse(String(d))));
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
+    const { ws, inbox } = await follow(listenKey);
     const until = async (test: () => boolean) => {
       const deadline = Date.now() + 10_000;
       while (!test()) {
@@ -176,6 +182,41 @@ describe('listen keys: POST/PUT/DELETE /binance/api/v3/userDataStream and /binan
       refused.on('message', (d) => resolve(JSON.parse(String(d)))),
     );
     expect(error).toMatchObject({ error: { code: 2 } });
+  }, 30_000);
+
+  it("a new owner's first order (its wallet opens with it) streams the order's NEW, then one balance event: no balance event of the wallet's opening ahead of the order", async () => {
+    // A wallet opens with its owner's first order (WalletOpened, SessionStarted 'opened', OrderPlaced in one append);
+    // the balances it opens with are the ones every door showed before, so its opening is no balance change.
+    const fresh = (await apiCall(venue.url, 'POST', '/auth/register', {}, { display_name: 'first order' }))
+      .body as { api_key: string };
+    const headers = { 'x-mbx-apikey': fresh.api_key };
+    const listenKey = (
+      (await (
+        await fetch(`${venue.url}/binance/api/v3/userDataStream`, { method: 'POST', headers })
+      ).json()) as { listenKey: string }
+    ).listenKey;
+    const { ws, inbox } = await follow(listenKey);
+    const price = Number((await rest('/market/price/BTCUSDT')).price);
+    const placed = await apiCall(
+      venue.url,
+      'POST',
+      '/trade/order',
+      { 'x-api-key': fresh.api_key },
+      { symbol: 'BTCUSDT', side: 'buy', type: 'limit', quantity: '0.001', price: (price * 0.5).toFixed(2) },
+    );
+    expect(placed.status).toBe(201);
+    const deadline = Date.now() + 10_000;
+    while (!inbox.some((m) => m.e === 'outboundAccountPosition' && m.B.some((b: any) => b.a === 'BTC'))) {
+      if (Date.now() > deadline) throw new Error(`not seen: ${JSON.stringify(inbox).slice(0, 800)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Settle: anything the wallet's opening would send has been sent by now.
+    await new Promise((r) => setTimeout(r, 500));
+    ws.close();
+    expect(inbox.map((m) => [m.e, m.x])).toEqual([
+      ['executionReport', 'NEW'],
+      ['outboundAccountPosition', undefined],
+    ]);
   }, 30_000);
 
   it('needs an API key: none is -2014', async () => {
