@@ -110,9 +110,9 @@ export const fromDomainError = (e: DomainError, context: ErrorContext): BinanceE
     case 'DAILY_LOSS_LIMIT':
       return new BinanceError(CODES.NEW_ORDER_REJECTED, `Order rejected: ${why}`);
     case 'PRICE_NOT_AVAILABLE':
-      return context === 'order'
-        ? new BinanceError(CODES.NEW_ORDER_REJECTED, `Order rejected: ${why}`)
-        : new BinanceError(CODES.UNKNOWN, e.message, 503);
+      // The service's side, on an order too: nothing is recorded (it is no rejection of the risk chain) and the same
+      // order may succeed once a price arrives, as /api/v1's 503 says; -2010 would tell ccxt InvalidOrder, final.
+      return new BinanceError(CODES.UNKNOWN, e.message, 503);
     case 'ORDER_NOT_FOUND':
     case 'ORDER_NOT_CANCELLABLE':
       // Binance's exact words, which ccxt turns into OrderNotFound.

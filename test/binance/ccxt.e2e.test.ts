@@ -484,6 +484,33 @@ describe('ccxt.binance against the venue', () => {
       ).toEqual([40]);
   });
 
+  it('a market order on a listed pair without a price yet: -1000 503 as /api/v1 answers PRICE_NOT_AVAILABLE 503 (ccxt: OperationFailed, worth retrying), not a -2010 rejection; nothing recorded', async () => {
+    const { pairs } = await rest<z.output<typeof market.pairsResponse>>('/market/pairs?status=active');
+    const { prices } = await rest<z.output<typeof market.pricesResponse>>('/market/prices');
+    const unpriced = pairs.find((p) => !(p.symbol in prices))!;
+    const order = { symbol: unpriced.symbol, side: 'BUY', type: 'MARKET', quantity: unpriced.min_qty };
+    const restOrder = await apiCall(
+      venue.url,
+      'POST',
+      '/trade/order',
+      { 'x-api-key': apiKey },
+      { symbol: unpriced.symbol, side: 'buy', type: 'market', quantity: unpriced.min_qty },
+    );
+    expect([restOrder.status, (restOrder.body as any).error.code]).toEqual([503, 'PRICE_NOT_AVAILABLE']);
+    const before = await wallet();
+    // (No request names the pair in its URL: the test above counts those in the log.)
+    const history = (await rest('/trade/orders?limit=200')).total;
+    for (const path of ['order', 'order/test']) {
+      const answer = await signed('POST', path, order);
+      expect([path, answer.status, answer.body.code]).toEqual([path, 503, -1000]);
+    }
+    await expect(
+      binance.createOrder(`${unpriced.base_asset}/USDT`, 'market', 'buy', Number(unpriced.min_qty)),
+    ).rejects.toBeInstanceOf(ccxt.OperationFailed);
+    expect(await wallet()).toEqual(before);
+    expect((await rest('/trade/orders?limit=200')).total).toBe(history);
+  });
+
   it('an endpoint of Binance the venue does not serve is -1020 "This operation is not supported." (ccxt: BadRequest, not a failure to retry)', async () => {
     const before = await wallet();
     // ccxt's editOrder is Binance's POST /order/cancelReplace.
