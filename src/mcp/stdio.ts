@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { DomainError } from '../../domain/shared/errors';
 import { selectTools } from './registry';
 import { buildMcpCatalog, createMcpServer, type McpResources } from './server';
+import { utf8Lines } from './stdio-utf8';
 import type { Toolset } from './tool';
 import { type RestClient, type RestRequest, VenueError } from './tool';
 
@@ -94,7 +95,10 @@ const restResources = (http: RestClient): McpResources => ({
   },
 });
 
-/** Serves MCP on stdin/stdout until the input closes. Nothing else may write to stdout. */
+/**
+ * Serves MCP on stdin/stdout until the input closes. Nothing else may write to stdout. A stdin line that is not
+ * UTF-8 is answered with a JSON-RPC parse error and never reaches a tool ({@link utf8Lines}).
+ */
 export const runStdio = async (options: StdioOptions): Promise<void> => {
   const http = restClient(options);
   const server = createMcpServer(
@@ -102,5 +106,5 @@ export const runStdio = async (options: StdioOptions): Promise<void> => {
     (tool, args) => tool.rest(args as never, http),
     restResources(http),
   );
-  await server.connect(new StdioServerTransport());
+  await server.connect(new StdioServerTransport(utf8Lines(process.stdin, process.stdout), process.stdout));
 };
