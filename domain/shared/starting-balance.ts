@@ -1,5 +1,5 @@
 import BigNumber from 'bignumber.js';
-import { parseDecimal } from '../trading/decimal';
+import { decimalText, parseDecimal } from '../trading/decimal';
 import { DomainError } from './errors';
 
 /** Default starting balance of accounts and agents, USDT (spec "Limits"). */
@@ -13,13 +13,13 @@ export const MAX_STARTING_BALANCE = '1000000000000';
  * Accepts a plain decimal string in the grammar of an order's quantity and prices (`parseDecimal`: up to 8
  * significant decimal places, no exponent; `.5`, `100.`, `+250` read as an order reads them — the spec has one
  * convention for money, prices and quantities) or a finite JS number (spec: floats are accepted but lose
- * precision). Must be > 0 and ≤ {@link MAX_STARTING_BALANCE}; a negative one is named as not positive.
+ * precision), read as an order's JSON numbers are read ({@link decimalText}: the nearest 8-place decimal,
+ * half-even). Must be > 0 and ≤ {@link MAX_STARTING_BALANCE}; a negative one is named as not positive.
  * Throws `DomainError('VALIDATION_ERROR')` otherwise.
  */
 export const normalizeStartingBalance = (value: string | number | undefined): string => {
   if (value === undefined) return DEFAULT_STARTING_BALANCE;
-  const text = typeof value === 'number' ? numberToPlain(value) : value;
-  const parsed = text === undefined ? undefined : parseDecimal(text);
+  const parsed = parseDecimal(typeof value === 'number' ? decimalText(value) : value);
   if (parsed === undefined || parsed.isNegative()) {
     throw new DomainError(
       'VALIDATION_ERROR',
@@ -36,11 +36,4 @@ export const normalizeStartingBalance = (value: string | number | undefined): st
     );
   }
   return amount.toFixed(8, BigNumber.ROUND_DOWN);
-};
-
-const numberToPlain = (n: number): string | undefined => {
-  if (!Number.isFinite(n)) return undefined;
-  const b = new BigNumber(n);
-  // A float with more than 8 places is rounded down to 8: the documented precision loss of float input.
-  return b.decimalPlaces(8, BigNumber.ROUND_DOWN).toFixed();
 };

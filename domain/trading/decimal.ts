@@ -55,6 +55,21 @@ export const roundUp8 = (v: Dec): Dec => v.decimalPlaces(SCALE, BigNumber.ROUND_
 export const roundHalfEven8 = (v: Dec): Dec => v.decimalPlaces(SCALE, BigNumber.ROUND_HALF_EVEN);
 
 /**
+ * A decimal from the request as plain text. A string is taken as written (more than 8 places is refused later);
+ * a JSON number, which cannot carry an exact decimal, is read as the nearest 8-place decimal, half-even (spec
+ * conventions: "floats are accepted on input but lose precision"): `0.030000000000000002`, what `0.01 * 3` gives
+ * in JavaScript, is `0.03`. The one reading of a JSON number for every decimal of the venue: an order's quantity and
+ * prices (src/contract/trading.ts) and a starting balance (domain/shared/starting-balance.ts). A non-finite number
+ * is `'NaN'`, which every parser of decimal text refuses.
+ */
+export const decimalText = (value: string | number): string =>
+  typeof value === 'number'
+    ? Number.isFinite(value)
+      ? roundHalfEven8(dec(value)).toFixed()
+      : 'NaN'
+    : value.trim();
+
+/**
  * The wire form: a decimal string with exactly 8 places (`"10000.00000000"`). Throws `RangeError` when the
  * value has more than 8 decimal places: every caller must round explicitly first.
  */

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import { FILL_MODELS } from '../../domain/fill-model/model';
 import { INTERVALS } from '../../domain/market/intervals';
+import { decimalText } from '../../domain/trading/decimal';
 import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { BacktestRequest } from '../application/backtest/sessions';
-import { decimalText } from '../trading/present';
 import {
   decimalOutput,
   intervalInput,

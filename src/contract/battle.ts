@@ -7,7 +7,7 @@ import { BATTLE_PRESETS } from '../../domain/battle/presets';
 import { FILL_MODELS } from '../../domain/fill-model/model';
 import { parseIsoTime } from '../../domain/market/time';
 import { DomainError, nestedUnder } from '../../domain/shared/errors';
-import { decimalText } from '../trading/present';
+import { decimalText } from '../../domain/trading/decimal';
 import {
   decimalOutput,
   intervalInput,

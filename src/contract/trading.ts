@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FILL_MODELS } from '../../domain/fill-model/model';
 import { DomainError } from '../../domain/shared/errors';
-import { dec } from '../../domain/trading/decimal';
+import { dec, decimalText } from '../../domain/trading/decimal';
 import { MAX_ORDER_DECIMAL, ORDER_SIDES, ORDER_TYPES, TIME_IN_FORCE } from '../../domain/trading/orders';
 import { CLIENT_ORDER_ID_PATTERN } from '../../domain/wallet/client-order-id';
 import type { TradingModeState } from '../../domain/wallet/mode';
@@ -14,7 +14,6 @@ import type {
 } from '../application/account';
 import type { OrderInput } from '../application/trading';
 import type { WalletAuditReport } from '../audit/wallet-audit';
-import { decimalText } from '../trading/present';
 import {
   decimalInput,
   decimalOutput,

@@ -27,19 +27,6 @@ const iso = (v: Date | string): string => (v instanceof Date ? v.toISOString() :
 const isoOrNull = (v: Date | string | null | undefined): string | null => (v == null ? null : iso(v));
 
 /**
- * A decimal from the request as plain text. A string is taken as written (more than 8 places is refused later);
- * a JSON number, which cannot carry an exact decimal, is read as the nearest 8-place decimal, half-even (spec
- * conventions: "floats are accepted on input but lose precision"): `0.030000000000000002`, what `0.01 * 3` gives
- * in JavaScript, is `0.03`.
- */
-export const decimalText = (value: string | number): string =>
-  typeof value === 'number'
-    ? Number.isFinite(value)
-      ? roundHalfEven8(dec(value)).toFixed()
-      : 'NaN'
-    : value.trim();
-
-/**
  * Response of an order that filled on placement (spec `POST /trade/order` 201 for a filled market order): its
  * figures are the order's after every fill of the placement (`order_after`). When the book could not hold the whole
  * order and the rest was cancelled in the same decision (a market order's or an IOC's remainder), `status` is

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/shared/errors';
 import { normalizeStartingBalance } from '../../domain/shared/starting-balance';
-import { parseDecimal } from '../../domain/trading/decimal';
+import { decimalText, parseDecimal } from '../../domain/trading/decimal';
 
 const messageOf = (value: string | number): string => {
   try {
@@ -18,7 +18,7 @@ describe('starting balance', () => {
   it('defaults to 10000 and normalises to 8 places', () => {
     expect(normalizeStartingBalance(undefined)).toBe('10000.00000000');
     expect(normalizeStartingBalance('250.5')).toBe('250.50000000');
-    expect(normalizeStartingBalance(0.123456789)).toBe('0.12345678');
+    expect(normalizeStartingBalance(0.123456789)).toBe('0.12345679');
     expect(normalizeStartingBalance('1000000000000')).toBe('1000000000000.00000000');
   });
 
@@ -50,5 +50,21 @@ describe('starting balance', () => {
       expect(parseDecimal(text)).toBeUndefined();
       expect(messageOf(text)).toMatch(/positive decimal string/);
     }
+  });
+
+  it('reads a JSON number as an order reads one: the nearest 8-place decimal, half-even (docs/trading-rules.md)', () => {
+    // A balance of 12.345678915 was cut to 12.34567891 where an order quantity of 12.345678915 is 12.34567892.
+    for (const [value, normalised] of <const>[
+      [12.345678915, '12.34567892'],
+      [12.345678925, '12.34567892'],
+      [0.030000000000000002, '0.03000000'],
+      [250.000000005, '250.00000000'],
+      [99.999999999, '100.00000000'],
+    ]) {
+      expect(normalizeStartingBalance(value)).toBe(normalised);
+      expect(normalizeStartingBalance(value)).toBe(normalizeStartingBalance(decimalText(value)));
+    }
+    // A number that rounds to 0 is refused as zero, as an order quantity that rounds to 0 is.
+    expect(messageOf(0.000000004)).toMatch(/greater than 0/);
   });
 });
