@@ -1,11 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tests that time how fast the venue recovers from a database fault measure the venue, not the test runner's
- * neighbours: on two cores, another file's server processes running beside them stretched a 0.3 s read-model
- * catch-up past the one-second bound (issue 16). They run last, alone, one file at a time.
+ * Files that run last, alone, one at a time:
+ * - tests that time how fast the venue recovers from a database fault measure the venue, not the test runner's
+ *   neighbours: on two cores, another file's server processes running beside them stretched a 0.3 s read-model
+ *   catch-up past the one-second bound (issue 16);
+ * - tests that hold a transaction open on the shared PostgreSQL server: its horizon (`pg_snapshot_xmin`) holds back
+ *   every database's `$all`, so a neighbour waiting for its read models would time out.
  */
-const RUN_ALONE = ['test/multiprocess/database-faults.e2e.test.ts'];
+const RUN_ALONE = [
+  'test/multiprocess/database-faults.e2e.test.ts',
+  'test/core/cli-audit-horizon.pg.int.test.ts',
+  'test/core/rebuild-deletion.int.test.ts',
+];
 
 // Two cores: two test files at a time. Integration tests open real databases, so timeouts are generous.
 export default defineConfig({

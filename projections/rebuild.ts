@@ -122,19 +122,19 @@ export const rebuildProjection = async (
       const canVerify = Boolean(options.verify && liveBefore && liveBefore.version === projection.version);
       let target =
         canVerify && liveBefore ? maxPosition(liveBefore.checkpoint, checkpoint) : await store.headPosition();
-      if (canVerify) {
-        // A deletion takes the stream's events out of the log when it commits, but its `StreamDeleted` is readable
-        // in `$all` only once every older transaction on the server has ended. Compared before it, the rebuilt
-        // tables would lack the stream while the live ones still hold it: compare past the newest deletion.
-        const deletion = await newestDeletion(store);
-        if (deletion && comparePositions(deletion, target) > 0) {
-          target = deletion;
-          await untilReadable(store, target, DELETION_READABLE_WAIT_MS);
-        }
+      // A deletion takes the stream's events out of the log when it commits, but its `StreamDeleted` is readable in
+      // `$all` only once every older transaction on the server has ended. Compared before it, the rebuilt tables
+      // would lack the stream while the live ones still hold it: compare past the newest deletion, and again if one
+      // commits while the events are read.
+      const deletion = canVerify ? await newestDeletion(store) : undefined;
+      if (deletion && comparePositions(deletion, target) > 0) {
+        target = deletion;
+        await untilReadable(store, target, DELETION_READABLE_WAIT_MS);
       }
       const forMine = await eventsBetween(store, checkpoint, target);
       const forLive =
         canVerify && liveBefore ? await eventsBetween(store, liveBefore.checkpoint, target) : [];
+      if (canVerify && !samePosition(await newestDeletion(store), deletion)) continue;
       outcome = await db.transaction().execute(async (trx) => {
         await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
         const live = await liveGeneration(trx, projection.name);
@@ -191,7 +191,10 @@ export const rebuildProjection = async (
 
 const maxPosition = (a: LogPosition, b: LogPosition): LogPosition => (comparePositions(a, b) >= 0 ? a : b);
 
-/** Events after `from` up to and including `to`. */
+/** Whether two optional positions are both absent or equal. */
+const samePosition = (a: LogPosition | undefined, b: LogPosition | undefined): boolean =>
+  a === undefined || b === undefined ? a === b : comparePositions(a, b) === 0;
+
 /** How long a verifying rebuild waits for a committed deletion to become readable in `$all` (ms). */
 const DELETION_READABLE_WAIT_MS = 30_000;
 
@@ -219,6 +222,7 @@ const untilReadable = async (store: EventStore, position: LogPosition, timeoutMs
   }
 };
 
+/** Events after `from` up to and including `to`. */
 const eventsBetween = async (
   store: EventStore,
   from: LogPosition,

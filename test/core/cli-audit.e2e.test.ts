@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_MODELS } from '../../projections/registry';
 import { LOCK_FILE } from '../../src/cli/data-dir';
 import { openDatabase } from '../../src/db/database';
+import { runCli as runCliProcess } from '../support/cli-process';
 import { type ServerProcess, startServer } from '../support/server-process';
 
 /**
@@ -17,33 +18,12 @@ import { type ServerProcess, startServer } from '../support/server-process';
  * Now the data directory is locked (refusal in one line, exit code 1), a stale lock is taken over, and the
  * reading commands refuse a directory without a database. Regressions of the CLI audit.
  */
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-cli-audit-'));
 const lockFile = path.join(dataDir, LOCK_FILE);
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node --import tsx src/main.ts ...args` on the test's data directory (PGlite, no DATABASE_URL). */
-const runCli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/main.ts', ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: '', DATA_DIR: dataDir, ...env },
-        maxBuffer: 64 << 20,
-        timeout: 120_000,
-      },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-      },
-    );
-  });
+/** The CLI on the test's data directory (PGlite, no DATABASE_URL). */
+const runCli = (args: string[], env: Record<string, string> = {}) =>
+  runCliProcess(args, { DATABASE_URL: '', DATA_DIR: dataDir, ...env });
 
 let server: ServerProcess | undefined;
 let agentId: string;

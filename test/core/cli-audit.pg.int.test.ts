@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +11,7 @@ import { CliError, describeError } from '../../src/cli/errors';
 import { canonicalJson, hashableMetadata, linkHash } from '../../src/eventstore/hash-chain';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { api, createAgent, keyHeader, registerAccount, startApp, type TestApp } from '../accounts/support';
+import { type CliRun, runCli } from '../support/cli-process';
 import {
   createPostgresTestDatabase,
   postgresServerUrl,
@@ -31,33 +31,6 @@ import { settleTrading } from '../trading/log-head';
  */
 const reason = await postgresUnavailableReason();
 if (reason) console.log(`[cli audit, PostgreSQL] skipped: ${reason}`);
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `node --import tsx src/main.ts ...args` with `env`; resolves to its exit code and output. */
-const runCli = (args: string[], env: Record<string, string>): Promise<CliRun> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/main.ts', ...args],
-      {
-        cwd: ROOT,
-        env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-        maxBuffer: 64 << 20,
-        timeout: 120_000,
-      },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
 
 let t: TestApp;
 let env: Record<string, string>;
@@ -242,63 +215,6 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
     expect(out.revision).toBe(1);
     expect(out.state.cash).toBe('10000.00000000');
     expect(out.state.open_orders).toEqual([]);
-  });
-
-  it('waits for an event $all cannot read yet (an older transaction open on the server) rather than report a mismatch', async () => {
-    // A stream read sees every committed event; `$all`, which the read models fold, only those below every older
-    // open transaction. An audit that waited for the readable head alone compared read models without the newest
-    // event against a replay with it.
-    const holder = new pg.Client({ connectionString: postgresServerUrl() });
-    const writer = createPostgresEventStore(t.database);
-    let release: NodeJS.Timeout | undefined;
-    try {
-      await holder.connect();
-      await holder.query('begin');
-      await holder.query('select pg_current_xact_id()');
-      const stream = `wallet-${accountId}`;
-      const started = (await writer.readStream(stream)).findLast((e) => e.type === 'SessionStarted')!;
-      const at = new Date().toISOString();
-      await writer.append(stream, [
-        {
-          type: 'OrderPlaced',
-          data: limitBuyPlaced({
-            order_id: randomUUID(),
-            session_id: (started.data as { session_id: string }).session_id,
-            placed_at: at,
-          }),
-          metadata: { occurred_at: at },
-        },
-      ]);
-      // Released 4 s after the CLI connects to the database: long after an audit that does not wait compared.
-      const sessions = async () => {
-        // The holder is inside its transaction, where the activity statistics would stay as first read.
-        await holder.query('select pg_stat_clear_snapshot()');
-        return Number(
-          (
-            await holder.query<{ n: string }>(
-              'select count(*)::text as n from pg_stat_activity where datname = $1',
-              [new URL(t.database.url!).pathname.slice(1)],
-            )
-          ).rows[0]!.n,
-        );
-      };
-      const before = await sessions();
-      const running = runCli(['audit', 'replay', '--account', accountId], env);
-      let done = false;
-      void running.then(() => {
-        done = true;
-      });
-      while (!done && (await sessions()) <= before) await new Promise((r) => setTimeout(r, 50));
-      release = setTimeout(() => void holder.query('commit').catch(() => undefined), 4_000);
-      const run = await running;
-      expect(run.code, run.stdout + run.stderr).toBe(0);
-      expect(run.stdout).toContain('read models: match the folded state');
-    } finally {
-      clearTimeout(release);
-      await holder.query('commit').catch(() => undefined);
-      await holder.end().catch(() => undefined);
-      await writer.close();
-    }
   });
 
   it('answers bad arguments and unknown owners with one line and exit codes 2 and 1', async () => {

@@ -1,9 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 
-/** Socket error codes of a peer that went away without a close frame (an unclean disconnect). */
-const PEER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-
 /**
  * The error handler of every WebSocket route (`@fastify/websocket`'s `errorHandler`): what an open socket's
  * `error` event, or a handler that throws, does.
@@ -11,8 +8,9 @@ const PEER_GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
  *   the client's mistake. `ws` is already closing the socket with the protocol's code for it (1009, 1007, 1002;
  *   RFC 6455 §7.4.1) and ends it itself if the peer never answers, so it is logged at info and left to close:
  *   terminating it here could cut the close frame (the client then sees 1006).
- * - A peer gone without a close frame (`ECONNRESET`, `EPIPE`, `ETIMEDOUT`) is logged at info and the socket ended.
- * - Anything else is a server error: logged as one and the socket terminated (the library's default).
+ * - Anything else is a server error (a handler that throws comes here too): logged as one and the socket
+ *   terminated (the library's default). A peer gone without a close frame never comes here: `ws` ends the socket
+ *   without emitting an `error`.
  */
 export function socketErrorHandler(
   this: unknown,
@@ -23,11 +21,6 @@ export function socketErrorHandler(
   const code = error.code ?? '';
   if (code.startsWith('WS_ERR_')) {
     request.log.info({ code, reason: error.message }, 'WebSocket frame refused; closing the socket');
-    return;
-  }
-  if (PEER_GONE.has(code)) {
-    request.log.info({ code }, 'WebSocket peer gone without a close frame');
-    socket.terminate();
     return;
   }
   request.log.error(error);
