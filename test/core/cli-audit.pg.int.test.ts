@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_MODELS } from '../../projections/registry';
 import { parseAsOf } from '../../src/cli/audit-options';
@@ -12,11 +10,7 @@ import { canonicalJson, hashableMetadata, linkHash } from '../../src/eventstore/
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { api, createAgent, keyHeader, registerAccount, startApp, type TestApp } from '../accounts/support';
 import { type CliRun, runCli } from '../support/cli-process';
-import {
-  createPostgresTestDatabase,
-  postgresServerUrl,
-  postgresUnavailableReason,
-} from '../support/databases';
+import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
 import { priceTicker } from '../support/price-ticks';
 import { limitBuyPlaced } from '../support/wallet-events';
 import { marketBuy } from '../trading/key-calls';
