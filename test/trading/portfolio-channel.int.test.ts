@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createAgentCommands } from '../../commands/agents';
 import { PORTFOLIO_MIN_INTERVAL_MS, PORTFOLIO_PRICE_REFRESH_MS } from '../../src/http/ws/portfolio-channel';
 import { api, createAgent, keyHeader, registerAccount } from '../accounts/support';
 import { connectWs, type WsMessage } from '../support/ws-client';
@@ -20,6 +21,7 @@ const restPortfolio = async (apiKey: string) =>
 const timeless = (snapshot: Record<string, unknown>) => ({ ...snapshot, timestamp: undefined });
 
 const isPortfolio = (m: WsMessage) => m.channel === 'portfolio' && m.type === 'portfolio';
+const isError = (m: WsMessage) => m.channel === 'system' && m.type === 'error';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the portfolio channel', () => {
@@ -155,4 +157,64 @@ describe('the portfolio channel', () => {
     expect(socket.unread('portfolio')).toEqual([]);
     socket.ws.close();
   });
+
+  /**
+   * Agent commands of their own, as another process (the operator CLI) has: no change made with them reaches this
+   * process's auth or its command caches, so a socket on such an agent's key stays open after the agent is deleted
+   * (until a heartbeat, 30 s, checks it) and its snapshots fail (ACCOUNT_NOT_FOUND) once the read models folded it.
+   */
+  const elsewhere = () => {
+    const { eventStore, database, keyring, projections } = t.runtime.services;
+    const agents = createAgentCommands({
+      store: eventStore,
+      db: database.db,
+      keyring: keyring!,
+      waitForReadModels: (position) => projections.waitFor(position, 10_000),
+    });
+    return {
+      create: async (accountId: string) => {
+        const made = await agents.create(accountId, { displayName: 'elsewhere' }, { actor: accountId });
+        await projections.waitFor(made.position, 10_000);
+        return { agentId: made.agent.agentId, apiKey: made.apiKey };
+      },
+      remove: async (accountId: string, agentId: string) => {
+        const { position } = await agents.remove(accountId, agentId, { actor: accountId });
+        await projections.waitFor(position, 10_000);
+      },
+    };
+  };
+
+  it('names the subscribe a failed first snapshot answers (action and channel); a later failure names the channel', async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    // The first snapshot after the subscribe fails: the error answers that subscribe, like the socket's others.
+    const gone = await elsewhere().create(account.accountId);
+    const early = await connectWs(app.base, `?api_key=${gone.apiKey}`);
+    await elsewhere().remove(account.accountId, gone.agentId);
+    early.send({ action: 'subscribe', channel: 'portfolio' });
+    await early.next((m) => m.type === 'subscribed');
+    expect((await early.next(isError)).data).toEqual({
+      code: 'ACCOUNT_NOT_FOUND',
+      message: expect.any(String),
+      action: 'subscribe',
+      channel: 'portfolio',
+    });
+    early.ws.close();
+
+    // A snapshot pushed later (here on a price move) answers no message of the client's: the channel alone.
+    const agent = await elsewhere().create(account.accountId);
+    const socket = await connectWs(app.base, `?api_key=${agent.apiKey}`);
+    socket.send({ action: 'subscribe', channel: 'portfolio' });
+    await socket.next(isPortfolio);
+    tick('BTCUSDT', '40000');
+    expect((await buy(agent.apiKey, '0.01')).statusCode).toBe(201);
+    await socket.next((m) => isPortfolio(m) && m.data.positions.length === 1);
+    await elsewhere().remove(account.accountId, agent.agentId);
+    tick('BTCUSDT', '41000');
+    expect((await socket.next(isError, PORTFOLIO_PRICE_REFRESH_MS * 3)).data).toEqual({
+      code: 'ACCOUNT_NOT_FOUND',
+      message: expect.any(String),
+      channel: 'portfolio',
+    });
+    socket.ws.close();
+  }, 60_000);
 });

@@ -34,6 +34,8 @@ class PortfolioFollower {
   private sentAt = 0;
   /** The last snapshot sent: what price moves and the revision poll compare with. */
   private last: PortfolioSnapshot | undefined;
+  /** Whether the snapshot being built is the subscription's first (the answer to the client's subscribe). */
+  private first = true;
 
   constructor(
     private readonly services: Services,
@@ -79,6 +81,8 @@ class PortfolioFollower {
     }
     this.pending = false;
     this.building = true;
+    const first = this.first;
+    this.first = false;
     // The same use case as `GET /account/portfolio`: the owner's own orders that answered before their fold
     // (READ_YOUR_WRITES=on-read) are waited for, and a wallet behind its owner's session (agent reset) is brought
     // into step under the socket's id, as a request would be under its request id.
@@ -97,11 +101,15 @@ class PortfolioFollower {
           if (!this.running) return;
           this.sentAt = Date.now();
           if (isDomainError(error)) {
-            // e.g. the agent was deleted: tell the client, as for a refused subscription.
+            // e.g. the agent was deleted: tell the client, as for a refused subscription. The first snapshot
+            // answers the client's subscribe, so its error names that action beside the channel, as the socket's
+            // other errors do (src/http/ws/plugin.ts); a later one answers no message of the client's: the
+            // channel alone (docs/market-data.md).
             this.connection.send('system', 'error', {
               code: error.code,
               message: error.message,
               ...(error.details ? { details: error.details } : {}),
+              ...(first ? { action: 'subscribe' } : {}),
               channel: 'portfolio',
             });
           } else {
