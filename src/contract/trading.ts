@@ -614,7 +614,10 @@ export const portfolioResponse = z.object({
 
 export const portfolioQuery = z.object({
   as_of: z
-    .union([z.iso.datetime({ offset: true }), z.iso.date()])
+    // The union's own message would be zod's bare "Invalid input": name what it takes, for REST and MCP alike.
+    .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+      error: 'expected an ISO 8601 date-time (with Z or an offset) or a date (YYYY-MM-DD)',
+    })
     .optional()
     .describe('ISO 8601 date-time, or a date (00:00 UTC): fold the wallet history up to this time'),
 });

@@ -539,6 +539,16 @@ describe('reset, the daily loss breaker and the auditor views', () => {
     const after = (await get(account.apiKey, `/account/portfolio?as_of=${day(1)}`)).json();
     expect(after.revision).toBe(now.revision);
     expect((await get(account.apiKey, '/account/portfolio?as_of=2026-02-30')).statusCode).toBe(422);
+    // The refusal says what as_of takes (zod's bare "Invalid input" of a union told the caller nothing); the MCP
+    // door's get_portfolio validates with the same schema.
+    const refused = (await get(account.apiKey, '/account/portfolio?as_of=yesterday')).json();
+    expect(refused.error.details.issues).toEqual([
+      {
+        field: 'as_of',
+        location: 'querystring',
+        message: 'expected an ISO 8601 date-time (with Z or an offset) or a date (YYYY-MM-DD)',
+      },
+    ]);
   });
 });
 
