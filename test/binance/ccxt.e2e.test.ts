@@ -430,6 +430,11 @@ describe('ccxt.binance against the venue', () => {
     await expect(binance.fetchOrder('00000000-0000-4000-8000-000000000000', SYMBOL)).rejects.toBeInstanceOf(
       ccxt.OrderNotFound,
     );
+    // Below the minimum notional: -1013 NOTIONAL, which ccxt raises as BadRequest (only LOT_SIZE and PRICE_FILTER
+    // are InvalidOrder in ccxt's binance class), as it does against Binance: the docs say so.
+    const notional = binance.createOrder(SYMBOL, 'limit', 'buy', 0.001, 1);
+    await expect(notional).rejects.toBeInstanceOf(ccxt.BadRequest);
+    await expect(notional).rejects.toThrow(/"code":-1013,"msg":"Filter failure: NOTIONAL\./);
 
     expect(await wallet()).toEqual(before);
   });
