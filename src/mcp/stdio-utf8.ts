@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { type Readable, Transform, type Writable } from 'node:stream';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 
 /**
@@ -38,27 +38,38 @@ export const notUtf8Answer = (line: Buffer): string =>
  * `input` split at newlines: each line that is valid UTF-8 is passed on, bytes unchanged, to the stream returned
  * (for the SDK's `StdioServerTransport`); any other is answered on `output` with {@link notUtf8Answer} and dropped,
  * so nothing of it reaches a tool. An unfinished line longer than the SDK's buffer limit (10 MiB) is passed on for
- * the SDK to refuse as it does. The returned stream ends when `input` does.
+ * the SDK to refuse as it does: it then closes the transport and pauses its input, which stops reading `input` too
+ * (the process can end, as without this filter). The returned stream ends when `input` does.
  */
 export const utf8Lines = (input: Readable, output: Writable): Readable => {
-  const lines = new PassThrough();
   let pending: Buffer = Buffer.alloc(0);
-  input.on('data', (chunk: Buffer) => {
-    const data = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-    let start = 0;
-    for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
-      const line = data.subarray(start, nl + 1);
-      if (isUtf8(line)) lines.write(line);
-      else output.write(notUtf8Answer(line));
-      start = nl + 1;
-    }
-    pending = data.subarray(start);
-    if (pending.length > STDIO_DEFAULT_MAX_BUFFER_SIZE) {
-      lines.write(pending);
-      pending = Buffer.alloc(0);
-    }
+  const lines = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const data = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        const line = data.subarray(start, nl + 1);
+        if (isUtf8(line)) this.push(line);
+        else output.write(notUtf8Answer(line));
+        start = nl + 1;
+      }
+      pending = data.subarray(start);
+      if (pending.length > STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+        this.push(pending);
+        pending = Buffer.alloc(0);
+      }
+      done();
+    },
+    flush(done) {
+      done(null, pending.length ? pending : undefined);
+    },
   });
-  input.on('end', () => lines.end(pending));
+  // The SDK reads with 'data' listeners and, closing, removes them and pauses its input: stop reading `input` then,
+  // rather than keep buffering what nobody reads.
+  lines.on('pause', () => {
+    input.unpipe(lines);
+    input.pause();
+  });
   input.on('error', (error) => lines.destroy(error));
-  return lines;
+  return input.pipe(lines);
 };

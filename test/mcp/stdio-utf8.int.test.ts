@@ -77,4 +77,25 @@ describe('ptv mcp over stdio, a line that is not UTF-8', () => {
     expect(await agentNames()).toContain('cafe');
     expect((await agentNames()).some((name) => name.startsWith('caf\uFFFD'))).toBe(false);
   }, 60_000);
+
+  it("ends, as without the filter, once a line over the SDK's 10 MiB limit closes the transport", async () => {
+    // Before, the filter kept reading stdin into a stream the closed transport no longer read: the process stayed
+    // up answering nothing, its memory growing with every line the client sent.
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    child!.stdin!.on('error', () => undefined);
+    send(Buffer.alloc(11 << 20, 0x20));
+    let id = 100;
+    const pinging = setInterval(() => {
+      if (child!.exitCode === null) send(`{"jsonrpc":"2.0","id":${id++},"method":"ping"}\n`);
+    }, 50);
+    try {
+      const code = await Promise.race([
+        exited,
+        new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 20_000)),
+      ]);
+      expect(code).toBe(0);
+    } finally {
+      clearInterval(pinging);
+    }
+  }, 60_000);
 });
