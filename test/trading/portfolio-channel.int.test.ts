@@ -184,19 +184,32 @@ describe('the portfolio channel', () => {
     };
   };
 
-  it('names the subscribe a failed first snapshot answers (action and channel); a later failure names the channel', async () => {
+  it('a failed first snapshot answers the subscribe (action and channel) and ends it; a later failure names the channel and keeps it', async () => {
     const account = await registerAccount(t.app, {}, { plain: true });
     // The first snapshot after the subscribe fails: the error answers that subscribe, like the socket's others.
     const gone = await elsewhere().create(account.accountId);
     const early = await connectWs(app.base, `?api_key=${gone.apiKey}`);
     await elsewhere().remove(account.accountId, gone.agentId);
-    early.send({ action: 'subscribe', channel: 'portfolio' });
-    await early.next((m) => m.type === 'subscribed');
-    expect((await early.next(isError)).data).toEqual({
+    const subscribe = { action: 'subscribe', channel: 'portfolio' };
+    const failed = {
       code: 'ACCOUNT_NOT_FOUND',
       message: expect.any(String),
       action: 'subscribe',
       channel: 'portfolio',
+    };
+    early.send(subscribe);
+    await early.next((m) => m.type === 'subscribed');
+    expect((await early.next(isError)).data).toEqual(failed);
+    // ... and ends the subscription, as the battle channel's does (its slot freed): a retry is a fresh subscribe,
+    // answered with the error again, and there is nothing left to unsubscribe.
+    early.send(subscribe);
+    await early.next((m) => m.type === 'subscribed');
+    expect((await early.next(isError, 3_000)).data).toEqual(failed);
+    early.send({ action: 'unsubscribe', channel: 'portfolio' });
+    expect(await early.next((m) => isError(m) || m.type === 'unsubscribed')).toMatchObject({
+      channel: 'system',
+      type: 'error',
+      data: { code: 'VALIDATION_ERROR', action: 'unsubscribe', channel: 'portfolio' },
     });
     early.ws.close();
 
@@ -214,6 +227,12 @@ describe('the portfolio channel', () => {
       code: 'ACCOUNT_NOT_FOUND',
       message: expect.any(String),
       channel: 'portfolio',
+    });
+    // That subscription stays (a later snapshot may succeed again): unsubscribing it is answered as usual.
+    socket.send({ action: 'unsubscribe', channel: 'portfolio' });
+    expect(await socket.next((m) => isError(m) || m.type === 'unsubscribed')).toMatchObject({
+      channel: 'portfolio',
+      type: 'unsubscribed',
     });
     socket.ws.close();
   }, 60_000);

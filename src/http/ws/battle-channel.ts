@@ -3,7 +3,7 @@ import type { LoadedBattle } from '../../../commands/battle';
 import type { BattleEvent } from '../../../domain/battle/events';
 import { roiPct } from '../../../domain/battle/rankings';
 import { type BattleState, evolveBattle } from '../../../domain/battle/state';
-import { DomainError, isDomainError } from '../../../domain/shared/errors';
+import { DomainError } from '../../../domain/shared/errors';
 import { canonicalId, isUuid } from '../../../domain/shared/uuid';
 import type { OrderFilledData } from '../../../domain/wallet/events';
 import { walletStreamId } from '../../../domain/wallet/events';
@@ -13,6 +13,7 @@ import type { battleStatusData, battleTradeData, battleUpdateData } from '../../
 import type { Services } from '../../services';
 import type { WsChannel, WsChannelFactory, WsClientMessage, WsConnection } from './registry';
 import { serialPump } from './serial-pump';
+import { failSubscription } from './subscription-failure';
 
 /** Re-read period when this process folds no read models (nothing tells it of new events), ms. */
 const POLL_MS = 1_000;
@@ -337,23 +338,14 @@ class BattleChannel implements WsChannel {
           this.followers.add(f);
           f.pump();
         })().catch((error: unknown) => {
-          // The subscription is over: free its slot, so the client can retry or subscribe to something else.
-          if (!stopped) {
+          // The subscription is over: free its slot (unless the client unsubscribed meanwhile), so the client can
+          // retry or subscribe to something else, and answer its subscribe with the error, naming the battle.
+          const end = () => {
+            if (stopped) return;
             stopped = true;
             ended();
-          }
-          const e = isDomainError(error) ? error : new DomainError('INTERNAL_ERROR', 'internal error');
-          if (!isDomainError(error))
-            this.services.logger.warn({ err: error }, 'battle channel subscribe failed');
-          // Named like every other error of the socket (`action`, `channel`: src/http/ws/plugin.ts), plus the battle.
-          connection.send('system', 'error', {
-            code: e.code,
-            message: e.message,
-            ...(e.details ? { details: e.details } : {}),
-            action: 'subscribe',
-            channel: CHANNEL,
-            battle_id: battleId,
-          });
+          };
+          failSubscription(connection, CHANNEL, error, end, this.services.logger, { battle_id: battleId });
         });
         return () => {
           stopped = true;

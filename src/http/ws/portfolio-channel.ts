@@ -8,6 +8,7 @@ import { ownerIdOf, type Principal } from '../../auth/principal';
 import { keepRunning, stopAll } from '../../core/running-set';
 import type { Services } from '../../services';
 import type { WsChannel, WsChannelFactory, WsConnection } from './registry';
+import { failSubscription } from './subscription-failure';
 
 /** Least time between two snapshots sent to one subscriber, ms (changes in between coalesce into one). */
 export const PORTFOLIO_MIN_INTERVAL_MS = 250;
@@ -42,6 +43,8 @@ class PortfolioFollower {
     private readonly connection: WsConnection,
     private readonly principal: Principal,
     readonly stream: string,
+    /** Ends the subscription (stops this follower, frees its slot): called when the first snapshot fails. */
+    private readonly end: () => void,
   ) {}
 
   /** Asks for a snapshot: sent now, or as soon as the minimum interval since the last one has passed. */
@@ -100,16 +103,18 @@ class PortfolioFollower {
         (error: unknown) => {
           if (!this.running) return;
           this.sentAt = Date.now();
-          if (isDomainError(error)) {
-            // e.g. the agent was deleted: tell the client, as for a refused subscription. The first snapshot
-            // answers the client's subscribe, so its error names that action beside the channel, as the socket's
-            // other errors do (src/http/ws/plugin.ts); a later one answers no message of the client's: the
-            // channel alone (docs/market-data.md).
+          if (first) {
+            // e.g. the agent was deleted: the first snapshot answers the client's subscribe, so the subscription
+            // failed after its acknowledgement and ends as a battle's does (slot freed, the error names the
+            // subscribe; docs/market-data.md).
+            failSubscription(this.connection, 'portfolio', error, this.end, this.services.logger);
+          } else if (isDomainError(error)) {
+            // A later snapshot answers no message of the client's: the error names the channel alone, and the
+            // subscription stays (the next change may be sent again).
             this.connection.send('system', 'error', {
               code: error.code,
               message: error.message,
               ...(error.details ? { details: error.details } : {}),
-              ...(first ? { action: 'subscribe' } : {}),
               channel: 'portfolio',
             });
           } else {
@@ -140,7 +145,9 @@ class PortfolioFollower {
  * `onFolded`, so the snapshot includes it; a 1 s revision poll when this process folds no read models) and every
  * {@link PORTFOLIO_PRICE_REFRESH_MS} while a held position's live price moves, at most one per
  * {@link PORTFOLIO_MIN_INTERVAL_MS}. The owner is the socket's credential: an agent key follows that agent's
- * wallet, an account key or a JWT the account's. Not lossless: each snapshot replaces the previous one.
+ * wallet, an account key or a JWT the account's. Not lossless: each snapshot replaces the previous one. A first
+ * snapshot that fails (the agent deleted: `ACCOUNT_NOT_FOUND`) ends the subscription with a `system` error naming
+ * the subscribe ({@link failSubscription}); a later one that fails is told with the channel alone and it goes on.
  */
 class PortfolioChannel implements WsChannel {
   readonly name = 'portfolio';
@@ -183,9 +190,14 @@ class PortfolioChannel implements WsChannel {
     return {
       key: `portfolio:${ownerId}`,
       ack: { owner_id: ownerId },
-      start: () => {
-        const follower = new PortfolioFollower(this.services, connection, principal, walletStreamId(ownerId));
-        const stop = keepRunning(this.followers, follower);
+      start: (ended: () => void) => {
+        let stop = (): void => {};
+        const stream = walletStreamId(ownerId);
+        const follower = new PortfolioFollower(this.services, connection, principal, stream, () => {
+          stop();
+          ended();
+        });
+        stop = keepRunning(this.followers, follower);
         follower.request();
         return stop;
       },

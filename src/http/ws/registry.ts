@@ -36,8 +36,9 @@ export interface WsSubscription {
   ack: Record<string, unknown>;
   /**
    * Starts delivering to the connection; returns the function that stops it. A subscription that fails after
-   * its acknowledgement (e.g. an unknown battle, found asynchronously), or whose target goes away or can send
-   * nothing more (a deleted, completed or cancelled battle), calls `ended` so the socket frees its slot.
+   * its acknowledgement (e.g. an unknown battle, found asynchronously, or a portfolio whose first snapshot fails:
+   * `failSubscription` of src/http/ws/subscription-failure.ts), or whose target goes away or can send nothing more
+   * (a deleted, completed or cancelled battle), calls `ended` so the socket frees its slot.
    */
   start(ended: () => void): () => void;
 }
