@@ -28,6 +28,10 @@ export const comparePositions = (a: LogPosition, b: LogPosition): number =>
         ? 1
         : 0;
 
+/** The later of two positions. */
+export const maxPosition = (a: LogPosition, b: LogPosition): LogPosition =>
+  comparePositions(a, b) >= 0 ? a : b;
+
 /** Serialises a position as `"commit/prepare"` (used in checkpoints on the wire and in the CLI). */
 export const formatPosition = (p: LogPosition): string => `${p.commit}/${p.prepare}`;
 

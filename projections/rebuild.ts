@@ -5,6 +5,7 @@ import {
   DELETIONS_STREAM,
   type EventStore,
   type LogPosition,
+  maxPosition,
   type RecordedEvent,
 } from '../ports/event-store';
 import {
@@ -127,14 +128,14 @@ export const rebuildProjection = async (
       // would lack the stream while the live ones still hold it: compare past the newest deletion, and again if one
       // commits while the events are read.
       const deletion = canVerify ? await newestDeletion(store) : undefined;
-      if (deletion && comparePositions(deletion, target) > 0) {
-        target = deletion;
+      if (deletion?.position && comparePositions(deletion.position, target) > 0) {
+        target = deletion.position;
         await untilReadable(store, target, DELETION_READABLE_WAIT_MS);
       }
       const forMine = await eventsBetween(store, checkpoint, target);
       const forLive =
         canVerify && liveBefore ? await eventsBetween(store, liveBefore.checkpoint, target) : [];
-      if (canVerify && !samePosition(await newestDeletion(store), deletion)) continue;
+      if (deletion && (await store.streamRevision(DELETIONS_STREAM)) !== deletion.revision) continue;
       outcome = await db.transaction().execute(async (trx) => {
         await sql`select 1 from projections where name = ${projection.name} for update`.execute(trx);
         const live = await liveGeneration(trx, projection.name);
@@ -189,21 +190,18 @@ export const rebuildProjection = async (
   }
 };
 
-const maxPosition = (a: LogPosition, b: LogPosition): LogPosition => (comparePositions(a, b) >= 0 ? a : b);
-
-/** Whether two optional positions are both absent or equal. */
-const samePosition = (a: LogPosition | undefined, b: LogPosition | undefined): boolean =>
-  a === undefined || b === undefined ? a === b : comparePositions(a, b) === 0;
-
 /** How long a verifying rebuild waits for a committed deletion to become readable in `$all` (ms). */
 const DELETION_READABLE_WAIT_MS = 30_000;
 
-/** Position of the newest `StreamDeleted` ({@link DELETIONS_STREAM}, read as a stream: committed is enough), if any. */
-const newestDeletion = async (store: EventStore): Promise<LogPosition | undefined> => {
+/**
+ * The revision of {@link DELETIONS_STREAM} (-1: none yet) and the position of its newest `StreamDeleted` (read as a
+ * stream: committed is enough). The stream only grows, so an unchanged revision means no deletion since.
+ */
+const newestDeletion = async (store: EventStore): Promise<{ revision: number; position?: LogPosition }> => {
   const revision = await store.streamRevision(DELETIONS_STREAM);
-  if (revision < 0) return undefined;
+  if (revision < 0) return { revision };
   const [last] = await store.readStream(DELETIONS_STREAM, { fromRevision: revision, maxCount: 1 });
-  return last?.position;
+  return last ? { revision, position: last.position } : { revision };
 };
 
 /**

@@ -277,7 +277,7 @@ export class ProjectionRunner {
     const heard = this.store.heardHead?.() ?? 0n;
     if (heard === 0n || this.projections.length === 0) return false;
     if (this.running) return heard > this.foldedPrepare(readModels);
-    if (heard <= this.polled.prepare(readModels) || heard <= this.polled.foldedHeard) return false;
+    if (heard <= this.polled.foldedHeard || heard <= this.polled.prepare(readModels)) return false;
     if (Date.now() - this.polled.at < LAG_POLL_MS) return true;
     this.polled.pending ??= liveCheckpoints(this.db)
       .then(async (checkpoints) => {

@@ -27,7 +27,7 @@ export const normalizeStartingBalance = (value: string | number | undefined): st
       { field: 'starting_balance' },
     );
   }
-  const amount = new BigNumber(parsed);
+  const amount = parsed;
   if (amount.lte(0) || amount.gt(MAX_STARTING_BALANCE)) {
     throw new DomainError(
       'VALIDATION_ERROR',

@@ -1,5 +1,11 @@
 import type { Candle } from '../../domain/market/candle';
-import { INTERVAL_MS, INTERVALS, type Interval, isInterval } from '../../domain/market/intervals';
+import {
+  INTERVAL_CHOICES,
+  INTERVAL_MS,
+  INTERVALS,
+  type Interval,
+  isInterval,
+} from '../../domain/market/intervals';
 import { DomainError } from '../../domain/shared/errors';
 import {
   computeIndicators,
@@ -28,11 +34,9 @@ export interface IndicatorsRequest {
 /** The interval of a request, or `VALIDATION_ERROR` naming `interval`. */
 export const indicatorInterval = (value: string): Interval => {
   if (!isInterval(value)) {
-    throw new DomainError(
-      'VALIDATION_ERROR',
-      `interval must be one of ${INTERVALS.join(', ')} (or seconds: 60 … 86400)`,
-      { field: 'interval' },
-    );
+    throw new DomainError('VALIDATION_ERROR', `interval must be one of ${INTERVAL_CHOICES}`, {
+      field: 'interval',
+    });
   }
   return value;
 };

@@ -126,8 +126,6 @@ export interface CredentialWatcher {
 export interface CredentialWatcherOptions {
   /** Where a failed prefetch is reported (warn, once per kind of failure); absent: not reported. */
   logger?: Pick<Logger, 'warn'>;
-  /** Whether a prefetch's error means the database is away (default `isConnectionError`): the round checks nothing. */
-  isOutage?: (error: unknown) => boolean;
 }
 
 /** What a failed prefetch is reported once for: a database outage, else the error's code or name. */
@@ -143,7 +141,6 @@ export const createCredentialWatcher = (
   intervalMs: number,
   options: CredentialWatcherOptions = {},
 ): CredentialWatcher => {
-  const isOutage = options.isOutage ?? isConnectionError;
   const entries = new Set<{ credential: WatchedCredential; watch: CredentialWatch }>();
   let timer: ReturnType<typeof setInterval> | undefined;
   let round: Promise<void> | undefined;
@@ -159,7 +156,7 @@ export const createCredentialWatcher = (
       await auth.prefetch(watched.map((e) => e.credential));
       reported.clear();
     } catch (error) {
-      const outage = isOutage(error);
+      const outage = isConnectionError(error);
       const kind = failureKind(error, outage);
       if (!reported.has(kind)) {
         reported.add(kind);

@@ -16,7 +16,7 @@ import { DomainError } from '../../domain/shared/errors';
 import { encodeState } from '../../domain/shared/state-codec';
 import { columnsFromCandles } from '../market/store/convert';
 import { errorText } from '../workers/error-text';
-import { createWorkerPool } from '../workers/pool';
+import { createWorkerPool, type WorkerPoolLog } from '../workers/pool';
 import { createProcessPool, ProcessGoneError } from '../workers/process-pool';
 import { threadDied } from '../workers/thread-death';
 import { type SharedSeriesColumns, shareColumns } from './shared-series';
@@ -50,10 +50,7 @@ export interface PooledStepperOptions {
    * outside any task, e.g. its module failing to load (`error`, with the thread's error: `createWorkerPool`). The
    * venue passes its logger (pino).
    */
-  log?: {
-    warn(fields: Record<string, unknown>, message: string): void;
-    error(fields: Record<string, unknown>, message: string): void;
-  };
+  log?: WorkerPoolLog & { warn(fields: Record<string, unknown>, message: string): void };
   /**
    * The module the threads or processes run (default `step-worker.ts` on threads, `step-process.ts` in processes).
    * Tests point it at one that fails to load, to see what a batch answers when no thread or process can start.

@@ -54,6 +54,8 @@ const side = (s: OrderSide): 'BUY' | 'SELL' => (s === 'buy' ? 'BUY' : 'SELL');
 
 /** The finest grid an order's price or quantity may be on: one unit of the ledger's 8 places (`SCALE`). */
 const UNIT = dec(1).shiftedBy(-SCALE);
+/** The exchangeInfo `maxPrice` of every pair: the largest price the ledger takes ({@link largestOrderDecimal}). */
+const MAX_PRICE = d8(largestOrderDecimal(UNIT));
 
 /**
  * One symbol of `exchangeInfo` from a pair and its filters. The filters state the rules the venue's decider
@@ -89,7 +91,7 @@ export const symbolInfo = (p: Pair) => ({
     {
       filterType: 'PRICE_FILTER',
       minPrice: d8(UNIT),
-      maxPrice: d8(largestOrderDecimal(UNIT)),
+      maxPrice: MAX_PRICE,
       tickSize: d8(UNIT),
     },
     {

@@ -3,12 +3,7 @@ import type { Logger } from 'pino';
 import { walletDecider } from '../../domain/wallet/decide';
 import { type WalletEvent, walletOwnerOf, walletStreamId } from '../../domain/wallet/events';
 import type { WalletState } from '../../domain/wallet/state';
-import {
-  comparePositions,
-  DELETIONS_STREAM,
-  type EventStore,
-  type RecordedEvent,
-} from '../../ports/event-store';
+import { DELETIONS_STREAM, type EventStore, maxPosition, type RecordedEvent } from '../../ports/event-store';
 import { verifyWalletSnapshotsOf } from '../audit/snapshot-audit';
 import { describeWalletEvent, replayWallet, stateSummary, streamTruncation } from '../audit/wallet-audit';
 import type { Config } from '../config';
@@ -93,7 +88,7 @@ export const auditReplay = async (
       const foldedThrough = async (stream: readonly RecordedEvent[]) => {
         const head = await store.headPosition();
         const last = stream.at(-1)?.position;
-        return projections.waitFor(last && comparePositions(last, head) > 0 ? last : head, CATCH_UP_MS);
+        return projections.waitFor(last ? maxPosition(last, head) : head, CATCH_UP_MS);
       };
       let caughtUp = await foldedThrough(all);
       let replay = await replayWallet(store, database.db, owner.id, asOf);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_BATCH_STEPS } from '../../domain/backtest/clock';
 import { FILL_MODELS } from '../../domain/fill-model/model';
-import { INTERVALS } from '../../domain/market/intervals';
+import { INTERVAL_CHOICES } from '../../domain/market/intervals';
 import { decimalText } from '../../domain/trading/decimal';
 import { ORDER_SIDES, ORDER_TYPES } from '../../domain/trading/orders';
 import type { BacktestRequest } from '../application/backtest/sessions';
@@ -326,7 +326,7 @@ export const tickerResponse = z.object({
 
 export const candlesQuery = z.object({
   interval: intervalQuery.describe(
-    `${INTERVALS.join(', ')} (or seconds: 60 … 86400); default: the session interval (another value: INVALID_SYMBOL 400)`,
+    `${INTERVAL_CHOICES}; default: the session interval (another value: INVALID_SYMBOL 400)`,
   ),
   limit: queryInt({ min: 1, max: 1000, default: 100 }),
   start_time: z.string().max(40).optional().describe('ISO 8601 UTC or epoch ms, inclusive (open time)'),

@@ -47,7 +47,8 @@ export const utf8Lines = (input: Readable, output: Writable): Readable => {
     transform(chunk: Buffer, _encoding, done) {
       const data = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       let start = 0;
-      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+      // `pending` holds no newline: the search starts where the new chunk does.
+      for (let nl = data.indexOf(0x0a, pending.length); nl !== -1; nl = data.indexOf(0x0a, start)) {
         const line = data.subarray(start, nl + 1);
         if (isUtf8(line)) this.push(line);
         else output.write(notUtf8Answer(line));

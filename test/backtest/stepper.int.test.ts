@@ -11,10 +11,10 @@ import type { BattleState } from '../../domain/battle/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
-import { createPooledStepper, registerMarketTransfer } from '../../src/backtest/stepper';
+import { createPooledStepper } from '../../src/backtest/stepper';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
-import { unsendableChunksMarket } from './unsendable-chunks';
+import { unsendableChunksMarket, unsendableMarket } from './unsendable-chunks';
 
 /**
  * Issue 24 item 4: a batch decided on a worker thread (slice by slice, interleaved with other batches) gives the
@@ -201,11 +201,7 @@ describe('backtest stepping on worker threads', () => {
 describe('a task that cannot be posted to a stepping thread', () => {
   it('fails its batch once (500: the same value would fail again), not as a dead thread (503)', async () => {
     // A market whose transfer the structured clone refuses: posting the task with it throws a DataCloneError.
-    const unsendable = testMarket(CANDLES);
-    registerMarketTransfer(unsendable, 'unsendable-market', {
-      interval: unsendable.interval,
-      pairs: unsendable.series.map((p) => ({ filters: p.filters, shared: (() => 0) as never })),
-    });
+    const unsendable = unsendableMarket(CANDLES, 'unsendable-market');
     const { state, revision } = startedSession();
     const before = stepper.tasksRun();
     const error = await stepOnThread(state, revision, 100, unsendable).catch((e: unknown) => e);

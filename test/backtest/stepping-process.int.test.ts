@@ -7,11 +7,11 @@ import { backtestDecider } from '../../domain/backtest/decide';
 import type { BacktestState } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
-import { createPooledStepper, registerMarketTransfer } from '../../src/backtest/stepper';
+import { createPooledStepper } from '../../src/backtest/stepper';
 import { processAlive } from '../support/process-alive';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
-import { unsendableChunksMarket } from './unsendable-chunks';
+import { unsendableChunksMarket, unsendableMarket } from './unsendable-chunks';
 
 /**
  * Issue 24 item 4, `BACKTEST_STEPPING=process`: batches decided in a child process of the venue, every thread of
@@ -214,11 +214,7 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     await stepper.step(request(50));
     const [pid] = stepper.processIds();
     // A market whose transfer the structured clone refuses: sending the task with it throws a DataCloneError.
-    const unsendable = testMarket(CANDLES);
-    registerMarketTransfer(unsendable, 'unsendable-market-process', {
-      interval: unsendable.interval,
-      pairs: unsendable.series.map((p) => ({ filters: p.filters, shared: (() => 0) as never })),
-    });
+    const unsendable = unsendableMarket(CANDLES, 'unsendable-market-process');
     const before = stepper.tasksRun();
     const error = await stepper.step({ ...request(100), market: unsendable }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);

@@ -8,6 +8,19 @@ import { testMarket } from './support';
  * candle store named), whose reader answers a value the structured clone refuses (a function): the stepper must
  * answer such a chunk as an error. `key` names it among the markets the stepping keeps.
  */
+/**
+ * A market of `candles` whose transfer the structured clone refuses (a function among its pairs' shared candles):
+ * sending a stepping task with it throws a `DataCloneError`. `key` names it among the markets the stepping keeps.
+ */
+export const unsendableMarket = (candles: Record<string, Candle[]>, key: string): SessionMarket => {
+  const market = testMarket(candles);
+  registerMarketTransfer(market, key, {
+    interval: market.interval,
+    pairs: market.series.map((p) => ({ filters: p.filters, shared: (() => 0) as never })),
+  });
+  return market;
+};
+
 export const unsendableChunksMarket = (candles: Record<string, Candle[]>, key: string): SessionMarket => {
   const market = testMarket(candles);
   registerMarketTransfer(

@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import { createPostgresEventStore } from '../../src/eventstore/postgres';
 import { runCli } from '../support/cli-process';
 import { postgresServerUrl, postgresTestDatabaseOrSkip } from '../support/databases';
-import { limitBuyPlaced } from '../support/wallet-events';
+import { agentWalletOpening, limitBuyPlaced } from '../support/wallet-events';
 
 /**
  * `audit replay` beside an older open transaction on the same PostgreSQL server: a stream read sees every committed
@@ -27,24 +27,10 @@ it('waits for an event $all cannot read yet rather than report a mismatch', asyn
     const owner = randomUUID();
     const session = randomUUID();
     const at = new Date().toISOString();
-    await store.append(`wallet-${owner}`, [
-      {
-        type: 'WalletOpened',
-        data: { owner_id: owner, owner_type: 'agent', account_id: randomUUID(), opened_at: at },
-        metadata: { occurred_at: at },
-      },
-      {
-        type: 'SessionStarted',
-        data: {
-          session_id: session,
-          starting_balance: '10000.00000000',
-          owner_session_id: session,
-          reason: 'opened',
-          started_at: at,
-        },
-        metadata: { occurred_at: at },
-      },
-    ]);
+    await store.append(
+      `wallet-${owner}`,
+      agentWalletOpening({ owner, accountId: randomUUID(), session, at }),
+    );
     const env = { DATABASE_URL: database.url!, DATA_DIR: dataDir };
     // The read models fold the first two events (a first audit matches).
     const first = await runCli(['audit', 'replay', '--agent', owner], env);

@@ -12,7 +12,7 @@ import { api, createAgent, keyHeader, registerAccount, startApp, type TestApp } 
 import { type CliRun, runCli } from '../support/cli-process';
 import { createPostgresTestDatabase, postgresUnavailableReason } from '../support/databases';
 import { priceTicker } from '../support/price-ticks';
-import { limitBuyPlaced } from '../support/wallet-events';
+import { agentWalletOpening, limitBuyPlaced } from '../support/wallet-events';
 import { marketBuy } from '../trading/key-calls';
 import { settleTrading } from '../trading/log-head';
 
@@ -163,22 +163,7 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
     const writer = createPostgresEventStore(t.database);
     try {
       await writer.append(`wallet-${owner}`, [
-        {
-          type: 'WalletOpened',
-          data: { owner_id: owner, owner_type: 'agent', account_id: accountId, opened_at: at(0) },
-          metadata: { occurred_at: at(0) },
-        },
-        {
-          type: 'SessionStarted',
-          data: {
-            session_id: session,
-            starting_balance: '10000.00000000',
-            owner_session_id: session,
-            reason: 'opened',
-            started_at: at(0),
-          },
-          metadata: { occurred_at: at(0) },
-        },
+        ...agentWalletOpening({ owner, accountId, session, at: at(0) }),
         {
           type: 'OrderPlaced',
           data: limitBuyPlaced({ order_id: orderId, session_id: session, placed_at: at(5) }),

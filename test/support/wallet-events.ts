@@ -24,3 +24,32 @@ export const limitBuyPlaced = (
   request_hash: null,
   placed_at: ids.placed_at,
 });
+
+/**
+ * The two events that open an agent's wallet as the log records them, stamped `at` (ISO 8601, also their
+ * `metadata.occurred_at`): `WalletOpened` for `owner` of `accountId`, then `SessionStarted` 'opened' of `session`
+ * with 10,000 USDT. For tests that write a wallet's stream directly.
+ */
+export const agentWalletOpening = (ids: {
+  owner: string;
+  accountId: string;
+  session: string;
+  at: string;
+}) => [
+  {
+    type: 'WalletOpened',
+    data: { owner_id: ids.owner, owner_type: 'agent', account_id: ids.accountId, opened_at: ids.at },
+    metadata: { occurred_at: ids.at },
+  },
+  {
+    type: 'SessionStarted',
+    data: {
+      session_id: ids.session,
+      starting_balance: '10000.00000000',
+      owner_session_id: ids.session,
+      reason: 'opened',
+      started_at: ids.at,
+    },
+    metadata: { occurred_at: ids.at },
+  },
+];

@@ -8,7 +8,7 @@ import { ownerIdOf, type Principal } from '../../auth/principal';
 import { keepRunning, stopAll } from '../../core/running-set';
 import type { Services } from '../../services';
 import type { WsChannel, WsChannelFactory, WsConnection } from './registry';
-import { failSubscription } from './subscription-failure';
+import { errorData, failSubscription } from './subscription-failure';
 
 /** Least time between two snapshots sent to one subscriber, ms (changes in between coalesce into one). */
 export const PORTFOLIO_MIN_INTERVAL_MS = 250;
@@ -111,12 +111,7 @@ class PortfolioFollower {
           } else if (isDomainError(error)) {
             // A later snapshot answers no message of the client's: the error names the channel alone, and the
             // subscription stays (the next change may be sent again).
-            this.connection.send('system', 'error', {
-              code: error.code,
-              message: error.message,
-              ...(error.details ? { details: error.details } : {}),
-              channel: 'portfolio',
-            });
+            this.connection.send('system', 'error', { ...errorData(error), channel: 'portfolio' });
           } else {
             this.services.logger.warn(
               { err: error, stream: this.stream },

@@ -2,6 +2,13 @@ import type { Logger } from 'pino';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import type { WsConnection } from './registry';
 
+/** A `DomainError` as a socket's `system` `error` carries it: `{code, message, details?}`. */
+export const errorData = (e: DomainError) => ({
+  code: e.code,
+  message: e.message,
+  ...(e.details ? { details: e.details } : {}),
+});
+
 /**
  * Ends a subscription that failed after its acknowledgement (a `battle` found unknown, a `portfolio` whose first
  * snapshot fails; docs/market-data.md): first `end()`, which stops its delivery and calls the socket's `ended`
@@ -23,9 +30,7 @@ export const failSubscription = (
   const e = isDomainError(error) ? error : new DomainError('INTERNAL_ERROR', 'internal error');
   if (!isDomainError(error)) logger.warn({ err: error, ...target }, `${channel} channel subscribe failed`);
   connection.send('system', 'error', {
-    code: e.code,
-    message: e.message,
-    ...(e.details ? { details: e.details } : {}),
+    ...errorData(e),
     action: 'subscribe',
     channel,
     ...target,
