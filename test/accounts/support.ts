@@ -9,6 +9,7 @@ import { buildApp } from '../../src/http/app';
 import { createLogger } from '../../src/logger';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { TEST_CONFIG_DEFAULTS } from '../support/test-config';
 
 /** A running app on a real runtime (PGlite in memory, or a fresh database on `DATABASE_URL`'s server). */
 export interface TestApp {
@@ -48,6 +49,7 @@ export const startApp = async (
       })
     : createLogger('silent', { pretty: false });
   const config = loadConfig({
+    ...TEST_CONFIG_DEFAULTS,
     DATA_DIR: dataDir,
     LOG_LEVEL: options.captureLogs ? 'trace' : 'silent',
     ...options.env,

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime';
 import { createTestDatabase } from './databases';
+import { TEST_CONFIG_DEFAULTS } from './test-config';
 
 /**
  * Headers of an operator request (`/health` details, `/metrics`) to an app built in this process: its
@@ -35,7 +36,7 @@ export const createTestApp = async (
   options: Omit<RuntimeOptions, 'database'> = {},
 ): Promise<TestApp> => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-test-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ ...TEST_CONFIG_DEFAULTS, DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
   const database = await createTestDatabase();
   const runtime = await createRuntime(config, pino({ level: 'silent' }), { ...options, database });
   const app = await buildApp(runtime.services);
