@@ -16,6 +16,7 @@ import { DEFAULT_PARTICIPATION_PCT, type FillModelName } from '../domain/fill-mo
 import type { Interval } from '../domain/market/intervals';
 import { DomainError, type ErrorCode } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
+import { clipEcho } from '../domain/shared/text';
 import { canonicalId } from '../domain/shared/uuid';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
@@ -223,7 +224,7 @@ const MAX_ECHOED_ID = 64;
 
 /** `BACKTEST_NOT_FOUND` naming the id asked for (cut to {@link MAX_ECHOED_ID} characters): of a compare's ids, which. */
 const notFound = (id: string) => {
-  const shown = id.length > MAX_ECHOED_ID ? `${id.slice(0, MAX_ECHOED_ID)}…` : id;
+  const shown = clipEcho(id, MAX_ECHOED_ID);
   return new DomainError('BACKTEST_NOT_FOUND', `no backtest session ${shown}`, { session_id: shown });
 };
 

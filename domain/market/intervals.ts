@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors';
+import { clipEcho } from '../shared/text';
 
 /**
  * Candle intervals the venue stores and serves (spec "Market data endpoints": `intervals_available`).
@@ -45,7 +46,7 @@ export const MAX_INTERVAL_TEXT = 8;
  * `…`), so a client's long value is not sent back whole. Pure.
  */
 export const unsupportedInterval = (given: string): DomainError => {
-  const shown = given.length > MAX_INTERVAL_TEXT ? `${given.slice(0, MAX_INTERVAL_TEXT)}…` : given;
+  const shown = clipEcho(given, MAX_INTERVAL_TEXT);
   return new DomainError(
     'INVALID_SYMBOL',
     `unsupported candle interval ${shown}: use one of ${INTERVAL_CHOICES}`,
