@@ -383,6 +383,19 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
   };
 
   /** The current configuration with the client's changes; switching to live drops `backtest_config`. */
+  /**
+   * A read of the battle: caught up with its stream in the battle's mutex, as commands are (the cached state is
+   * advanced there); `caller` null skips the ownership check (system readers); `withMarket` loads a started
+   * historical battle's candles.
+   */
+  const read = (id: string, caller: BattleCaller | null, withMarket: boolean) =>
+    perBattle.run(canonicalId(id), async () => {
+      const battle = await load(id);
+      authorize(battle, caller);
+      if (withMarket) ensureMarket(battle);
+      return battle;
+    });
+
   const merged = (state: BattleState, changes: BattleChanges): BattleRequest => {
     const base = requestOf(state.config!);
     const out: BattleRequest = { ...base };
@@ -611,28 +624,9 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     recordSnapshot: (id, participants, meta) =>
       execute(id, null, meta, () => ({ type: 'RecordSnapshot', data: { participants } })),
 
-    // Reads catch the cached state up with the stream, so they run in the battle's mutex like commands.
-    battle: (caller, id) =>
-      perBattle.run(canonicalId(id), async () => {
-        const battle = await load(id);
-        authorize(battle, caller);
-        ensureMarket(battle);
-        return battle;
-      }),
-
-    state: (caller, id) =>
-      perBattle.run(canonicalId(id), async () => {
-        const battle = await load(id);
-        authorize(battle, caller);
-        return battle;
-      }),
-
-    load: (id) =>
-      perBattle.run(canonicalId(id), async () => {
-        const battle = await load(id);
-        ensureMarket(battle);
-        return battle;
-      }),
+    battle: (caller, id) => read(id, caller, true),
+    state: (caller, id) => read(id, caller, false),
+    load: (id) => read(id, null, true),
 
     clear: () => cache.clear(),
   };
