@@ -12,6 +12,7 @@ import { candlesChannels } from './candles-channel';
 import { ordersChannels } from './orders-channel';
 import { portfolioChannels } from './portfolio-channel';
 import { type WsChannel, type WsClientMessage, type WsConnection, wsChannels } from './registry';
+import { errorData } from './subscription-failure';
 import { tickerChannels } from './ticker-channels';
 
 /**
@@ -195,12 +196,7 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
         ? withIssues(e, () => 'message', { field: 'message', location: 'message' })
         : new DomainError('INTERNAL_ERROR', 'internal error');
       if (!isDomainError(e)) request.log.error({ err: e }, 'websocket message failed');
-      connection.send('system', 'error', {
-        code: d.code,
-        message: d.message,
-        ...(d.details ? { details: d.details } : {}),
-        ...context,
-      });
+      connection.send('system', 'error', { ...errorData(d), ...context });
     };
 
     const handle = (raw: string) => {
