@@ -878,6 +878,10 @@ describe('exchangeInfo rateLimits: the venue’s one limiter, shared by both doo
     expect(((await refused.json()) as { code: number }).code).toBe(-1015);
     expect(refused.headers.get('x-mbx-order-count-1m')).toBe(String(orders.limit));
     expect((await restOrder('buy')).status).toBe(429);
+    // ccxt's binance class reads the 429 status before the code: DDoSProtection (a NetworkError, retryable).
+    const bot = client(own.apiKey, own.secret);
+    await bot.loadMarkets();
+    await expect(bot.createOrder(SYMBOL, 'market', 'buy', 0.001)).rejects.toBeInstanceOf(ccxt.DDoSProtection);
     // Refused orders reach no use case: the wallet is as it was.
     expect(await rest('/account/balance', { 'x-api-key': own.apiKey })).toEqual(balance);
   }, 60_000);
