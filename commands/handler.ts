@@ -99,7 +99,9 @@ export interface CommandHandler<State, Command, Event extends DomainEvent, Conte
 
 /**
  * The write-side workflow (ARCHITECTURE §4, Emmett's `CommandHandler`): load the stream (through a bounded
- * state cache, reading only events after the cached revision), call the pure decider with the injected context,
+ * state cache, reading only the events after the cached revision, with the cached revision's own event in the
+ * same read to check its hash: a stream another process deleted or re-created is then loaded afresh, not taken
+ * for the cached one), call the pure decider with the injected context,
  * append with the expected revision, and on a conflict reload and decide again (bounded attempts, jittered
  * back-off). With `trustCache` (default) a cached state is decided on without a read first; anything but a
  * successful append (a conflict, a refusal, no events) is then decided again on the re-read stream. A context given as a function is rebuilt on every attempt, after the load (fresh prices, time and lookups).
@@ -131,18 +133,35 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
   };
 
   const load = async (streamId: string): Promise<{ state: State; revision: number; annex: unknown }> => {
-    const cached = cache.get(streamId);
+    let cached = cache.get(streamId);
+    let page: RecordedEvent[] | undefined;
+    if (cached) {
+      // The read after the cached revision starts at that revision's own event (one row more, same statement):
+      // gone or another event means another process deleted the stream (maybe re-created it since), which an
+      // empty read after the revision cannot tell apart from "nothing new". The cached state is then dropped.
+      page = await eventsAfterSnapshot(
+        store,
+        streamId,
+        { revision: cached.revision, eventHash: cached.hash },
+        pageSize + 1,
+      );
+      if (!page) {
+        cache.delete(streamId);
+        cached = undefined;
+      }
+    }
     let state = cached?.state ?? decider.initialState();
     let revision = cached?.revision ?? -1;
+    let hash = cached?.hash;
     // The snapshot annex (metadata folds such as the latest business time) moves with the state.
     let annex = cached ? cached.annex : snapshots?.initialAnnex();
-    let page: RecordedEvent[] | undefined;
     if (!cached && snapshots) {
       const start = await fromSnapshot(streamId);
       if (start) {
         state = start.snapshot.state;
         annex = start.snapshot.annex;
         revision = start.snapshot.revision;
+        hash = start.snapshot.eventHash;
         page = start.events;
       }
     }
@@ -157,10 +176,12 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
         state = decider.evolve(state, { type: e.type, data: e.data } as Event);
         if (snapshots) annex = snapshots.evolveAnnex(annex, e);
         revision = e.revision;
+        hash = e.metadata.hash;
         last = e;
       }
     }
-    if (last || cached || base >= 0) cache.set(streamId, state, revision, annex);
+    // Known exactly when the stream has an event (a stream that does not exist is not cached).
+    if (hash !== undefined) cache.set(streamId, state, revision, hash, annex);
     if (snapshots && last && snapshots.dueAfterLoad(base, revision))
       snapshots.take(streamId, state, annex, revision, last.metadata.hash);
     return { state, revision, annex };
@@ -210,7 +231,7 @@ export const createCommandHandler = <State, Command, Event extends DomainEvent, 
         if (after === undefined) for (const e of events) next = decider.evolve(next, e);
         let annex = annexBefore;
         if (snapshots) for (const e of append.events) annex = snapshots.evolveAnnex(annex, e);
-        cache.set(streamId, next, append.nextRevision, annex);
+        cache.set(streamId, next, append.nextRevision, append.lastHash, annex);
         if (snapshots?.due(revision, append.nextRevision))
           snapshots.take(streamId, next, annex, append.nextRevision, append.lastHash);
         return { events, state: next, revision: append.nextRevision, append };

@@ -132,6 +132,53 @@ describe('command handler', () => {
     expect(r.revision).toBe(2);
   });
 
+  it('forgets a stream another process deleted: loads and refusals see it gone, not the cached state', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const a = createCommandHandler(store, cashDecider);
+    await a.handle(stream, { type: 'Fund', amount: 5 }, context); // a caches balance 5 at revision 0
+    // Another process deletes the stream (its handler is not this one, so `forget` never reaches `a`).
+    await store.deleteStream(stream);
+    expect(await a.load(stream)).toMatchObject({ revision: -1, state: cashDecider.initialState() });
+    // A refusal decided on the cache is re-checked on the stream, which no longer holds the 5.
+    await a.handle(stream, { type: 'Fund', amount: 5 }, context);
+    await store.deleteStream(stream);
+    await expect(a.handle(stream, { type: 'Spend', amount: 9 }, context)).rejects.toMatchObject({
+      code: 'INSUFFICIENT_BALANCE',
+      details: { available: 0 },
+    });
+  });
+
+  it('checks a cached stream in the same read as its new events: one readStream per warm load', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const reads: (number | undefined)[] = [];
+    const counting: EventStore = {
+      ...store,
+      readStream: (id, options) => {
+        reads.push(options?.fromRevision);
+        return store.readStream(id, options);
+      },
+    };
+    const a = createCommandHandler(counting, cashDecider);
+    await a.handle(stream, { type: 'Fund', amount: 5 }, context); // cached at revision 0
+    await store.append(stream, [{ type: 'Funded', data: { amount: 2, at: new Date().toISOString() } }]);
+    reads.length = 0;
+    expect(await a.load(stream)).toMatchObject({ revision: 1, state: { balance: 7 } });
+    // From the cached revision's own event (its hash checked), not a second statement.
+    expect(reads).toEqual([0]);
+  });
+
+  it('does not fold a re-created stream onto the deleted one it cached', async () => {
+    const stream = `cash-${randomUUID()}`;
+    const a = createCommandHandler(store, cashDecider);
+    const b = createCommandHandler(store, cashDecider);
+    await a.handle(stream, { type: 'Fund', amount: 5 }, context); // a: balance 5 at revision 0
+    await store.deleteStream(stream);
+    await b.handle(stream, { type: 'Fund', amount: 1 }, context); // a new stream: revisions restart at 0
+    await b.handle(stream, { type: 'Fund', amount: 1 }, context);
+    // Reading only after a's cached revision would add the new revision 1 to the old 5 (6).
+    expect(await a.load(stream)).toMatchObject({ revision: 1, state: { balance: 2, spends: 0 } });
+  });
+
   it('gives up after the bounded attempts when an explicit expected revision is wrong', async () => {
     const stream = `cash-${randomUUID()}`;
     const handler = createCommandHandler(store, cashDecider);

@@ -44,12 +44,12 @@ describe('decider framework', () => {
 describe('StateCache', () => {
   it('evicts the least recently used stream beyond its capacity', () => {
     const cache = new StateCache<number>(2);
-    cache.set('a', 1, 0);
-    cache.set('b', 2, 0);
+    cache.set('a', 1, 0, 'h-a');
+    cache.set('b', 2, 0, 'h-b');
     cache.get('a');
-    cache.set('c', 3, 0);
+    cache.set('c', 3, 0, 'h-c');
     expect(cache.get('b')).toBeUndefined();
-    expect(cache.get('a')).toEqual({ state: 1, revision: 0 });
+    expect(cache.get('a')).toEqual({ state: 1, revision: 0, hash: 'h-a' });
     expect(cache.size).toBe(2);
   });
 });
