@@ -28,6 +28,9 @@ export const comparePositions = (a: LogPosition, b: LogPosition): number =>
         ? 1
         : 0;
 
+/** Whether `a` is past `b` in the log's order ({@link comparePositions}). */
+export const isAfter = (a: LogPosition, b: LogPosition): boolean => comparePositions(a, b) > 0;
+
 /** The later of two positions. */
 export const maxPosition = (a: LogPosition, b: LogPosition): LogPosition =>
   comparePositions(a, b) >= 0 ? a : b;
@@ -240,15 +243,15 @@ export interface EventStore {
   /** Position of the newest readable event (for lag), {@link START} when the log is empty. */
   headPosition(): Promise<LogPosition>;
   /**
-   * The highest global position (`LogPosition.prepare`) other processes announced to this one (PostgreSQL:
-   * `NOTIFY` after their commits; this store's own announcements are not counted), `0n` before any; on a PostgreSQL
+   * The highest log position other processes announced to this one (PostgreSQL: `NOTIFY` after their commits,
+   * carrying the position in full; this store's own announcements are not counted), {@link START} before any; on a PostgreSQL
    * server also the log's head (`headPosition`, own appends included) when listening starts and when a lost LISTEN
    * connection is subscribed again, since appends before then were announced to no one here: how far this process
    * knows the log to reach without reading it. The first call starts listening when nothing did yet (a
    * process without subscriptions). No statement: a read of a field. Absent where the store hears no one else
    * (EventStoreDB).
    */
-  heardHead?(): bigint;
+  heardHead?(): LogPosition;
   /** How many events the log holds, where the store can count them cheaply (progress bars); else absent. */
   countEvents?(): Promise<number>;
   /**

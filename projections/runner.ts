@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { backoffDelayMs } from '../domain/shared/backoff';
 import {
@@ -6,8 +6,10 @@ import {
   comparePositions,
   type EventStore,
   formatPosition,
+  isAfter,
   type LogPosition,
   type RecordedEvent,
+  START,
 } from '../ports/event-store';
 import {
   applyBatch,
@@ -81,28 +83,27 @@ interface Member {
   failures: number;
   /** While failed: when it may take part again (ms since epoch). */
   retryAt?: number;
-  /** The highest global position (`prepare`) of the events folded (or of the checkpoint it started from). */
-  foldedPrepare: bigint;
 }
 
-const isAfter = (a: LogPosition, b: LogPosition): boolean => comparePositions(a, b) > 0;
-
 /**
- * The lowest of `positionOf` over the projections named in `readModels` (default: all): a missing value counts as
- * `0n` (nothing folded), as does an empty selection.
+ * Whether some projection named in `readModels` (default: all) has not folded `position`: its checkpoint
+ * (`checkpointOf`; missing: nothing folded) is before it ({@link comparePositions}). A selection that names none
+ * of `projections` counts as behind (nothing known folded).
  */
-const lowestOf = (
+const someBehind = (
   projections: readonly Projection[],
   readModels: readonly string[] | undefined,
-  positionOf: (name: string) => bigint | undefined,
-): bigint => {
-  let lowest: bigint | undefined;
+  position: LogPosition,
+  checkpointOf: (name: string) => LogPosition | undefined,
+): boolean => {
+  let named = false;
   for (const p of projections) {
     if (readModels && !readModels.includes(p.name)) continue;
-    const v = positionOf(p.name) ?? 0n;
-    if (lowest === undefined || v < lowest) lowest = v;
+    named = true;
+    const c = checkpointOf(p.name);
+    if (c === undefined || isAfter(position, c)) return true;
   }
-  return lowest ?? 0n;
+  return !named;
 };
 
 /** How often (ms) a process that does not fold reads the checkpoints for {@link ProjectionRunner.lagging} at most. */
@@ -173,13 +174,11 @@ export class ProjectionRunner {
         checkpoint: { commit: 0n, prepare: 0n },
         state: 'starting',
         failures: 0,
-        foldedPrepare: 0n,
       };
       this.members.set(projection.name, member);
       const live = await ensureLiveGeneration(this.db, projection);
       member.generation = live;
       member.checkpoint = live.checkpoint;
-      member.foldedPrepare = live.checkpoint.prepare;
       if (live.version !== projection.version) this.rebuildInBackground(member);
       else member.state = 'catching_up';
     }
@@ -260,61 +259,32 @@ export class ProjectionRunner {
 
   /**
    * Whether this process knows the named read models (default: all) to be behind the log's head: another process
-   * announced an append (`EventStore.heardHead`) at a global position past what they have folded. The normal case
+   * announced an append (`EventStore.heardHead`) at a log position past what they have folded, compared in full
+   * (`comparePositions`: the announcement carries the transaction id and the global position). The normal case
    * answers synchronously without a statement: nothing heard from others (a lone process: one comparison), or heard
-   * and folded (a loop over the named members' folded positions, in memory).
-   * A process that folds compares with its members' folded positions (in memory); one that does not reads the
-   * checkpoints the folding process commits, once per {@link LAG_POLL_MS} at most for all callers (one statement;
-   * only while something it heard is not known folded). A read that fails counts as behind.
-   *
-   * Positions are compared by `prepare` (the notification carries no more): an event whose transaction started
-   * after the folded event's but took its global position before it can be missed for the moment between its
-   * commit and its fold — the read models' answer then stands, as it did before this check. A heard position past
-   * every checkpoint's `prepare` is looked up in full once per poll, so the lag ends when it is folded (not at the
-   * next append).
+   * and folded (a loop over the named members' checkpoints, in memory).
+   * A process that folds compares with its members' checkpoints (in memory); one that does not reads the checkpoints
+   * the folding process commits, once per {@link LAG_POLL_MS} at most for all callers (one statement; only while
+   * something it heard is not known folded). A read that fails counts as behind.
    */
   lagging(readModels?: readonly string[]): boolean | Promise<boolean> {
-    const heard = this.store.heardHead?.() ?? 0n;
-    if (heard === 0n || this.projections.length === 0) return false;
-    if (this.running) return heard > this.foldedPrepare(readModels);
-    if (heard <= this.polled.foldedHeard || heard <= this.polled.prepare(readModels)) return false;
+    const heard = this.store.heardHead?.() ?? START;
+    if (heard.prepare === 0n || this.projections.length === 0) return false;
+    if (this.running)
+      return someBehind(this.projections, readModels, heard, (n) => this.members.get(n)?.checkpoint);
+    const polled = (n: string) => this.polled.checkpoints.get(n);
+    if (!someBehind(this.projections, readModels, heard, polled)) return false;
     if (Date.now() - this.polled.at < LAG_POLL_MS) return true;
     this.polled.pending ??= liveCheckpoints(this.db)
-      .then(async (checkpoints) => {
+      .then((checkpoints) => {
         this.polled.checkpoints = checkpoints;
-        if (heard > this.polled.prepare()) await this.foldedByPosition(heard);
       })
       .catch(() => undefined)
       .finally(() => {
         this.polled.at = Date.now();
         this.polled.pending = undefined;
       });
-    return this.polled.pending.then(
-      () => heard > this.polled.prepare(readModels) && heard > this.polled.foldedHeard,
-    );
-  }
-
-  /**
-   * A checkpoint's `prepare` is its last event's in transaction order, not the highest global position folded: an
-   * event of an earlier transaction may hold a higher one (it took its position later). Such a position heard is
-   * looked up in the log (its transaction id) and compared with every checkpoint read in full (`comparePositions`);
-   * when all include it, {@link lagging} knows it folded ({@link polled}`.foldedHeard`) and stops polling for it,
-   * instead of until the next append. A position no longer in the log (a deleted stream) counts as folded.
-   */
-  private async foldedByPosition(heard: bigint): Promise<void> {
-    const { rows } = await sql<{ xid: string }>`
-      select transaction_id::text as xid from events where global_position = ${heard}`.execute(this.db);
-    const position = rows[0] ? { commit: BigInt(rows[0].xid), prepare: heard } : undefined;
-    for (const p of this.projections) {
-      const c = this.polled.checkpoints.get(p.name);
-      if (!c || (position && comparePositions(position, c) > 0)) return;
-    }
-    if (heard > this.polled.foldedHeard) this.polled.foldedHeard = heard;
-  }
-
-  /** The lowest folded `prepare` of the named members (default: all) of this folding process. */
-  private foldedPrepare(readModels?: readonly string[]): bigint {
-    return lowestOf(this.projections, readModels, (name) => this.members.get(name)?.foldedPrepare);
+    return this.polled.pending.then(() => someBehind(this.projections, readModels, heard, polled));
   }
 
   /** The checkpoints {@link lagging} last read (a process that does not fold), and when. */
@@ -322,11 +292,6 @@ export class ProjectionRunner {
     checkpoints: new Map<string, LogPosition>(),
     at: Number.NEGATIVE_INFINITY,
     pending: undefined as Promise<void> | undefined,
-    /** The highest position heard that every checkpoint read includes, compared in full (`foldedByPosition`). */
-    foldedHeard: 0n,
-    /** The lowest `prepare` among the named read models' checkpoints read (0n when one is missing). */
-    prepare: (readModels?: readonly string[]): bigint =>
-      lowestOf(this.projections, readModels, (name) => this.polled.checkpoints.get(name)?.prepare),
   };
 
   /** Checkpoints and state of each projection, with `lag_events` counted against the log. */
@@ -566,8 +531,6 @@ export class ProjectionRunner {
     );
     const results = new Map<Member, LogPosition | 'retired' | 'failed'>();
     for (const o of outcomes) for (const [m, r] of o) results.set(m, r);
-    let pagePrepare = 0n;
-    for (const e of batch) if (e.position.prepare > pagePrepare) pagePrepare = e.position.prepare;
     for (const m of members) {
       const r = results.get(m)!;
       if (r === 'failed') continue;
@@ -576,7 +539,6 @@ export class ProjectionRunner {
         continue;
       }
       m.checkpoint = r;
-      if (pagePrepare > m.foldedPrepare) m.foldedPrepare = pagePrepare;
       m.failures = 0;
       m.lastError = undefined;
       m.retryAt = undefined;
@@ -641,7 +603,6 @@ export class ProjectionRunner {
     if (!live) return;
     m.generation = live;
     m.checkpoint = live.checkpoint;
-    m.foldedPrepare = live.checkpoint.prepare;
     this.tell('swapped');
     this.requestRestart();
     this.notifyWaiters();
@@ -661,7 +622,6 @@ export class ProjectionRunner {
       .then((result) => {
         m.generation = result.generation;
         m.checkpoint = result.generation.checkpoint;
-        m.foldedPrepare = result.generation.checkpoint.prepare;
         m.state = 'catching_up';
         this.tell('swapped');
         // The rebuild may already have folded what a waiter waits for: no later batch would tell it.

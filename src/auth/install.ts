@@ -3,7 +3,7 @@ import { type AccountCommands, createAccountCommands } from '../../commands/acco
 import { type AgentCommands, createAgentCommands } from '../../commands/agents';
 import type { CredentialsChangeListener } from '../../commands/credentials-change';
 import { createKeyIndex } from '../../commands/key-index';
-import type { LogPosition } from '../../ports/event-store';
+import { type LogPosition, START } from '../../ports/event-store';
 import type { Keyring } from '../../ports/keyring';
 import { UnfoldedChanges } from '../application/unfolded-changes';
 import { exclusively } from '../db/exclusive';
@@ -82,7 +82,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     // Another process's regeneration or deletion of a key counts at once here too, however far the read models lag.
     readModelsBehind: () => projections.lagging(CREDENTIAL_MODELS),
     keyHeldOnWriteSide: (keyHash, holder) => keyIndex.heldBy(keyHash, holder),
-    heardHead: () => eventStore.heardHead?.() ?? 0n,
+    heardHead: () => eventStore.heardHead?.() ?? START,
     agentOnWriteSide: (agentId) => keyIndex.agent(agentId),
     // `accounts` is built below, before any request can reach this.
     accountOnWriteSide: async (accountId) => {

@@ -9,7 +9,7 @@ import type { AccountStatus } from '../../domain/account/state';
 import type { AgentStatus } from '../../domain/agent/state';
 import { DomainError } from '../../domain/shared/errors';
 import { isUuid } from '../../domain/shared/uuid';
-import type { LogPosition } from '../../ports/event-store';
+import { isAfter, type LogPosition, START } from '../../ports/event-store';
 import type { ReadModels } from '../../projections/read-models';
 import { getAccountAuthState, getAccountsAuthState } from '../../queries/accounts';
 import { getAgentOwnership, getAgentsOwnership } from '../../queries/agents';
@@ -186,13 +186,13 @@ export interface AuthServiceOptions {
    */
   keyHeldOnWriteSide?: (keyHash: string, holder: ApiKeyHolder) => Promise<KeyOnWriteSide | undefined>;
   /**
-   * The highest log position (`LogPosition.prepare`) other processes announced to this one (`EventStore.heardHead`;
+   * The highest log position other processes announced to this one (`EventStore.heardHead`;
    * no statement). A write-side answer remembered ({@link keyOnWriteSide}, {@link keyHeldOnWriteSide},
    * {@link agentOnWriteSide}) is not served once this has moved past its value when the answer was read: another
    * process appended since, maybe the change that ends the key (spec "Authentication" rule 6: a key regenerated
    * there is refused here at once, not a second later). Absent: answers are served for their whole lifetime.
    */
-  heardHead?: () => bigint;
+  heardHead?: () => LogPosition;
   /**
    * Lifetime of cached lookups (ms, default 2,000): how long a change made by another process (operator CLI,
    * another API process) can take to reach this one. Changes made in this process apply at once.
@@ -219,7 +219,7 @@ interface WrittenEntry {
   agentId?: string | null | undefined;
   keyHash?: string;
   /** `heardHead()` before the answer was read: the entry is stale once another process appended past it. */
-  heard: bigint;
+  heard: LogPosition;
 }
 
 /** Most keys one refresh of the cache reads (one statement); the others expire and are looked up again. */
@@ -267,14 +267,14 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   /** Keys the write side answered for: the read models are not waited on for them again (they lag). */
   const answered = new LRUCache<string, true>({ max: 50_000, ttl: ANSWERED_TTL_MS });
   /** `load`'s answer, remembered under `key` unless a change came while it was read (it may predate the change). */
-  const heardHead = options.heardHead ?? (() => 0n);
+  const heardHead = options.heardHead ?? (() => START);
   const rememberWritten = async <V>(
     key: string,
     load: () => Promise<V | undefined>,
     owners: (value: V) => Omit<WrittenEntry, 'value' | 'heard'>,
   ): Promise<V | undefined> => {
     const hit = written?.get(key);
-    if (hit && heardHead() <= hit.heard) return hit.value as V;
+    if (hit && !isAfter(heardHead(), hit.heard)) return hit.value as V;
     const since = changes;
     const heard = heardHead();
     const value = await load();

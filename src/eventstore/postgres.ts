@@ -7,7 +7,10 @@ import {
   type ElidedField,
   type EventStore,
   type ExpectedRevision,
+  formatPosition,
+  isAfter,
   type LogPosition,
+  maxPosition,
   type NewEvent,
   type ReadAllOptions,
   type ReadAllResult,
@@ -29,7 +32,12 @@ import { decodeDataText } from './data-text';
 import { canonicalCopy, canonicalJson } from './hash-chain';
 import { LiveReader } from './live-reader';
 
-/** NOTIFY channel the adapter signals after each commit; the payload is the last global position. */
+/**
+ * NOTIFY channel the adapter signals after each commit. The payload is the batch's last position in full,
+ * `<commit>/<prepare>` (transaction id, global position: `formatPosition`), so a listener compares it with
+ * checkpoints exactly (`comparePositions`) without reading the log. A bare `<prepare>` (a process of an older
+ * version, in a rolling deploy) wakes readers but is not a position heard.
+ */
 export const EVENTS_CHANNEL = 'events_appended';
 
 /**
@@ -66,10 +74,10 @@ const LISTENER_DISCOVERY_MS = 6 * LISTENERS_RECHECK_MS;
 const createNotifier = (
   handle: DatabaseHandle,
   ownListenerName: string,
-  sent: (position: bigint) => void,
+  sent: (position: LogPosition) => void,
 ) => {
   let inFlight = false;
-  let pending: bigint | undefined;
+  let pending: LogPosition | undefined;
   /** Whether another store listened at the last look, and when that look was sent (ms since epoch). */
   let othersListen = true;
   let lookedAt = Number.NEGATIVE_INFINITY;
@@ -83,7 +91,7 @@ const createNotifier = (
         const sentAt = Date.now();
         sent(position);
         const { rows } = await sql<{ others: boolean }>`${sql.raw(PREPARED)}
-          select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${position.toString()}),
+          select set_config('synchronous_commit', 'off', true), pg_notify(${EVENTS_CHANNEL}, ${formatPosition(position)}),
             exists(select 1 from pg_stat_activity where datname = current_database()
               and starts_with(application_name, ${LISTENER_NAME_PREFIX}) and application_name <> ${ownListenerName}) as others`.execute(
           handle.db,
@@ -94,17 +102,17 @@ const createNotifier = (
         // A lost wake-up would delay readers until their idle poll (up to a second): when the connection was
         // lost, send it again (with the highest position by then) as soon as the database answers.
         if (handle.availability.report(error) && (await handle.availability.waitUntilAvailable(2_000))) {
-          if (pending === undefined || position > pending) pending = position;
+          pending = pending === undefined ? position : maxPosition(position, pending);
         }
       }
     }
     inFlight = false;
   };
-  return (position: bigint) => {
+  return (position: LogPosition) => {
     if (handle.kind === 'pglite') return;
     // Nobody else listened a moment ago: nobody to wake (a newcomer polls quickly meanwhile).
     if (!othersListen && Date.now() - lookedAt < LISTENERS_RECHECK_MS) return;
-    if (pending === undefined || position > pending) pending = position;
+    pending = pending === undefined ? position : maxPosition(position, pending);
     if (!inFlight) {
       inFlight = true;
       void send();
@@ -445,11 +453,14 @@ export const createPostgresEventStore = (
   const db = handle.all;
   const listenerName = `${LISTENER_NAME_PREFIX}${randomUUID()}`;
   /** The highest position another store announced ({@link EventStore.heardHead}). */
-  let heard = 0n;
-  /** Positions this store announced and has not heard back yet: its own echo is not another's append. */
+  let heard: LogPosition = START;
+  /**
+   * Global positions (`prepare`, unique per event) this store announced and has not heard back yet: its own echo
+   * is not another's append.
+   */
   const ownAnnounced = new Set<bigint>();
   const notifyOthers = createNotifier(handle, listenerName, (position) => {
-    ownAnnounced.add(position);
+    ownAnnounced.add(position.prepare);
     if (ownAnnounced.size > 1024) ownAnnounced.delete(ownAnnounced.values().next().value!);
   });
   /**
@@ -460,14 +471,19 @@ export const createPostgresEventStore = (
     if (handle.kind !== 'postgres') return;
     headPosition().then(
       (head) => {
-        if (head.prepare > heard) heard = head.prepare;
+        if (isAfter(head, heard)) heard = head;
       },
       () => undefined,
     );
   };
-  const hear = (position: bigint | undefined): bigint | undefined => {
-    if (position !== undefined && !ownAnnounced.delete(position) && position > heard) heard = position;
-    return position;
+  /** Takes a notification in: raises {@link heard} unless it is this store's own echo; the `prepare` to wake at. */
+  const hear = (notified: Notified | undefined): bigint | undefined => {
+    if (notified === undefined) return undefined;
+    if ('prepare' in notified) {
+      if (!ownAnnounced.delete(notified.prepare) && isAfter(notified, heard)) heard = notified;
+      return notified.prepare;
+    }
+    return notified.legacyPrepare;
   };
   const subscribedColumns = options.elide?.length ? elidingColumns(options.elide) : EVENT_COLUMNS;
   const live: LiveReader = new LiveReader({
@@ -494,6 +510,13 @@ export const createPostgresEventStore = (
       return unlisten;
     },
   });
+
+  /** Wakes this process's readers and tells the other stores of a stored position (`undefined`: none stored). */
+  const announce = (position: LogPosition | undefined): void => {
+    if (position === undefined) return;
+    live.wake(position.prepare);
+    notifyOthers(position);
+  };
 
   /** Runs one batch through `append_events_batch` on `executor`; one outcome per append, in order. */
   const sendBatch = async (
@@ -528,7 +551,6 @@ export const createPostgresEventStore = (
       executor,
     );
     const outcomes: AppendOutcome[] = appends.map(() => ({ conflict: false, rows: [] }));
-    let last: bigint | undefined;
     for (const r of rows) {
       const k = r.o_append - 1;
       if (r.o_conflict) {
@@ -536,14 +558,9 @@ export const createPostgresEventStore = (
         continue;
       }
       (outcomes[k] as { rows: BatchRow[] }).rows.push(r);
-      const position = BigInt(r.o_global_position!);
-      if (last === undefined || position > last) last = position;
     }
     // One wake-up per batch: its appends share one transaction, so they become readable together.
-    if (last !== undefined && executor === db) {
-      live.wake(last);
-      notifyOthers(last);
-    }
+    if (executor === db) announce(lastStored(outcomes));
     return outcomes;
   };
 
@@ -566,18 +583,7 @@ export const createPostgresEventStore = (
         appends,
         error,
       );
-      let last: bigint | undefined;
-      for (const o of outcomes) {
-        if (o.conflict) continue;
-        for (const r of o.rows) {
-          const position = BigInt(r.o_global_position!);
-          if (last === undefined || position > last) last = position;
-        }
-      }
-      if (last !== undefined) {
-        live.wake(last);
-        notifyOthers(last);
-      }
+      announce(lastStored(outcomes));
       return outcomes;
     }
   };
@@ -728,8 +734,7 @@ export const createPostgresEventStore = (
       position = result.position;
     });
     if (!position) throw new Error(`deleting ${streamId} recorded no StreamDeleted event`);
-    live.wake(position.prepare);
-    notifyOthers(position.prepare);
+    announce(position);
     return { position };
   };
 
@@ -754,10 +759,27 @@ export const createPostgresEventStore = (
   };
 };
 
-const parseNotified = (payload: string): bigint | undefined => {
-  try {
-    return BigInt(payload);
-  } catch {
-    return undefined;
+/** A notification's payload read: a position in full, or an older process's bare `prepare` (wake-up only). */
+type Notified = LogPosition | { legacyPrepare: bigint };
+
+/** Reads {@link EVENTS_CHANNEL}'s payload: `<commit>/<prepare>`, or a bare `<prepare>`; `undefined` if neither. */
+const parseNotified = (payload: string): Notified | undefined => {
+  const match = /^(\d+)(?:\/(\d+))?$/.exec(payload);
+  if (!match) return undefined;
+  return match[2] === undefined
+    ? { legacyPrepare: BigInt(match[1]!) }
+    : { commit: BigInt(match[1]!), prepare: BigInt(match[2]) };
+};
+
+/** The highest position of the events an append batch stored, `undefined` when it stored none (all conflicts). */
+const lastStored = (outcomes: readonly AppendOutcome[]): LogPosition | undefined => {
+  let last: LogPosition | undefined;
+  for (const o of outcomes) {
+    if (o.conflict) continue;
+    for (const r of o.rows) {
+      const position = { commit: BigInt(r.o_transaction_id!), prepare: BigInt(r.o_global_position!) };
+      last = last === undefined ? position : maxPosition(position, last);
+    }
   }
+  return last;
 };

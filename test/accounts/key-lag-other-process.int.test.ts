@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { comparePositions, START } from '../../ports/event-store';
 import { postgresUnavailableReason } from '../support/databases';
 import { until } from '../support/until';
 import { api, bearer, createAgent, registerAccount, startApp, type TestApp } from './support';
@@ -53,8 +54,10 @@ describe.skipIf(reason !== null)('a key replaced by another process while the re
       expect(regenerated.statusCode).toBe(200);
       const fresh = regenerated.json().api_key as string;
       // `b` hears of the append (a NOTIFY, milliseconds), not of its fold: the read models keep the old key.
-      const head = (await a.runtime.services.eventStore.headPosition()).prepare;
-      await until(() => (b.runtime.services.eventStore.heardHead?.() ?? 0n) >= head, { what: 'b heard a' });
+      const head = await a.runtime.services.eventStore.headPosition();
+      await until(() => comparePositions(b.runtime.services.eventStore.heardHead?.() ?? START, head) >= 0, {
+        what: 'b heard a',
+      });
       expect(await b.runtime.services.projections.lagging(['api_keys', 'accounts', 'agents'])).toBe(true);
 
       const old = await info(b, agent.apiKey);
@@ -89,8 +92,10 @@ describe.skipIf(reason !== null)('a key replaced by another process while the re
     expect((await info(b, agent.apiKey)).statusCode).toBe(200);
     const lagging = () => b.runtime.services.projections.lagging(['api_keys', 'accounts', 'agents']);
     const heardAll = async () => {
-      const head = (await a.runtime.services.eventStore.headPosition()).prepare;
-      await until(() => (b.runtime.services.eventStore.heardHead?.() ?? 0n) >= head, { what: 'b heard a' });
+      const head = await a.runtime.services.eventStore.headPosition();
+      await until(() => comparePositions(b.runtime.services.eventStore.heardHead?.() ?? START, head) >= 0, {
+        what: 'b heard a',
+      });
     };
 
     const projections = a.runtime.services.projections;
@@ -126,7 +131,7 @@ describe.skipIf(reason !== null)('a key replaced by another process while the re
     try {
       const owner = await registerAccount(a.app, {}, { plain: true });
       expect(owner.apiKey).toBeTruthy();
-      const head = (await a.runtime.services.eventStore.headPosition()).prepare;
+      const head = await a.runtime.services.eventStore.headPosition();
       // `c` starts after the append: no NOTIFY of it ever reaches `c`.
       c = await startApp({
         database: a.database,
@@ -134,10 +139,13 @@ describe.skipIf(reason !== null)('a key replaced by another process while the re
         env: { PROJECTIONS: 'false', READ_MODEL_WAIT_MS: '300' },
       });
       const started = c;
-      await until(() => (started.runtime.services.eventStore.heardHead?.() ?? 0n) >= head, {
-        what: 'c knows the head',
-        timeoutMs: 5_000,
-      });
+      await until(
+        () => comparePositions(started.runtime.services.eventStore.heardHead?.() ?? START, head) >= 0,
+        {
+          what: 'c knows the head',
+          timeoutMs: 5_000,
+        },
+      );
       expect(await started.runtime.services.projections.lagging(['api_keys', 'accounts', 'agents'])).toBe(
         true,
       );

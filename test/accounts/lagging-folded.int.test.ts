@@ -24,7 +24,7 @@ describe('lagging() of a process that does not fold', () => {
     await sql`update projection_generations set checkpoint_commit = ${(head.commit + 1n).toString()},
       checkpoint_prepare = ${(head.prepare - 1n).toString()} where status = 'live'`.execute(database.db);
     const polling = new ProjectionRunner(
-      { ...eventStore, heardHead: () => head.prepare },
+      { ...eventStore, heardHead: () => head },
       database.db,
       projections.projections,
     );

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { type RecordedEvent, START, WrongExpectedRevisionError } from '../../ports/event-store';
+import {
+  comparePositions,
+  formatPosition,
+  isAfter,
+  type RecordedEvent,
+  START,
+  WrongExpectedRevisionError,
+} from '../../ports/event-store';
 import { openPostgres } from '../../src/db/database';
 import { verifyChain } from '../../src/eventstore/hash-chain';
 import {
@@ -310,14 +317,47 @@ if (pgReason) {
     });
   });
 
+  describe('PostgreSQL heardHead: the position another store announced, in full', () => {
+    it('hears commit/prepare of another store, not its own appends; a bare prepare (an older version) only wakes', () =>
+      withTwoStores(async ({ db, writer, reader }) => {
+        const sub = reader.subscribeToAll({ after: await reader.headPosition() });
+        const iterator = sub[Symbol.asyncIterator]();
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          const appended = await writer.append('heard-1', [{ type: 'Ping', data: {} }]);
+          await iterator.next();
+          // The announcement carries the transaction id: heardHead is the append's position exactly.
+          await until(() => comparePositions(reader.heardHead!(), appended.position) === 0, {
+            timeoutMs: 5_000,
+            what: 'the reader heard the append in full',
+          });
+          // The reader's own append is no announcement of another's.
+          const own = await reader.append('heard-own', [{ type: 'Own', data: {} }]);
+          await iterator.next();
+          expect(reader.heardHead!()).toEqual(appended.position);
+          expect(isAfter(own.position, reader.heardHead!())).toBe(true);
+          // An older process's payload, a bare global position, wakes readers but names no transaction.
+          await sql`select pg_notify(${EVENTS_CHANNEL}, ${(own.position.prepare + 1_000n).toString()})`.execute(
+            db.db,
+          );
+          await sql`select pg_notify(${EVENTS_CHANNEL}, 'not a position')`.execute(db.db);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          expect(reader.heardHead!()).toEqual(appended.position);
+        } finally {
+          await sub.close();
+        }
+      }));
+  });
+
   describe('PostgreSQL wake-ups only while another store listens', () => {
     it('sends no NOTIFY per batch to a lone store, and every batch once another store listens', () =>
       withTwoStores(async ({ db, writer, reader }) => {
         // A plain LISTEN connection (not a store's: it does not count as a listener) hears what is sent.
         const ear = new pg.Client({ connectionString: db.url! });
         await ear.connect();
-        const heard: bigint[] = [];
-        ear.on('notification', (m) => heard.push(BigInt(m.payload ?? '0')));
+        // Each payload is the batch's last position in full, `<commit>/<prepare>`.
+        const heard: string[] = [];
+        ear.on('notification', (m) => heard.push(m.payload ?? ''));
         await ear.query(`listen ${EVENTS_CHANNEL}`);
         try {
           // The writer's own subscription (its own LISTEN connection) is not another listener.
@@ -347,7 +387,7 @@ if (pgReason) {
             latencies.push(performance.now() - t0);
             expect((value as RecordedEvent[])[0]?.data).toEqual({ i });
             if (i >= 6) {
-              await until(() => heard.includes(appended.position.prepare), {
+              await until(() => heard.includes(formatPosition(appended.position)), {
                 timeoutMs: 2_000,
                 what: `NOTIFY of append ${i}`,
               });
