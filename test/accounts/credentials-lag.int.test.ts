@@ -6,7 +6,7 @@ import type { DomainError } from '../../domain/shared/errors';
 import { createAuthService } from '../../src/auth/service';
 import { changeAccountStatus } from '../../src/cli/accounts';
 import { useTestApp } from '../support/test-app';
-import { api, freshIp } from './support';
+import { api, freshIp, type TestApp } from './support';
 
 /**
  * A key whose registration answered before the credential read models caught up (an overloaded venue: the
@@ -14,11 +14,26 @@ import { api, freshIp } from './support';
  * once they catch up, instead of being refused as unknown (`AuthService.settleCredentials`). The projections are
  * stopped to hold the read models back, and started again while the login and a keyed request wait.
  */
-const t = useTestApp({ env: { READ_MODEL_WAIT_MS: '1500' } });
+// Short: every write and keyed request made while the projections stay stopped waits all of it out (1.5 s of each
+// took most of the file's minute). Where a case needs the read models caught up it waits for them itself; the
+// case whose requests wait through the projections' restart has an app of its own with a longer wait.
+const t = useTestApp({ env: { READ_MODEL_WAIT_MS: '300' } });
 
-/** Registers an account named `name` over HTTP (201 expected): its key, secret and id. */
-const register = async (name: string) => {
-  const registered = await t.app.inject({
+/** Waits until every read model includes the log's head (a case's precondition, not the request's own wait). */
+const caughtUp = async () => {
+  const { projections, eventStore } = t.runtime.services;
+  expect(await projections.waitFor(await eventStore.headPosition(), 30_000)).toBe(true);
+};
+
+/**
+ * How long another process serves a write-side answer it remembered (`WRITTEN_TTL_MS` in src/auth/service.ts, 1 s)
+ * when nothing tells it of a change: waited out before it is asked again after one.
+ */
+const writtenAnswerLifetime = () => new Promise((r) => setTimeout(r, 1_100));
+
+/** Registers an account named `name` over HTTP on `on` (default: `t`; 201 expected): its key, secret and id. */
+const register = async (name: string, on: { app: TestApp['app'] } = t) => {
+  const registered = await on.app.inject({
     method: 'POST',
     url: '/api/v1/auth/register',
     remoteAddress: freshIp(),
@@ -33,22 +48,25 @@ const register = async (name: string) => {
   };
 };
 
-describe('credentials registered while the read models lag', () => {
+describe('credentials registered while the read models lag, then catch up', () => {
+  // The login and the keyed request below wait through the projections' restart 300 ms in and their catch-up.
+  const lag = useTestApp({ env: { READ_MODEL_WAIT_MS: '1500' } });
+
   it('log in and authenticate once the read models include the key; an unknown key is still refused', async () => {
-    const projections = t.runtime.services.projections;
+    const projections = lag.runtime.services.projections;
     await projections.stop();
     let restarted = false;
     try {
-      const { apiKey, apiSecret, accountId } = await register('Lagging');
+      const { apiKey, apiSecret, accountId } = await register('Lagging', lag);
 
       // The read models have not folded the registration: the key is not in `api_keys` yet.
-      const login = t.app.inject({
+      const login = lag.app.inject({
         method: 'POST',
         url: '/api/v1/auth/login',
         remoteAddress: freshIp(),
         payload: { api_key: apiKey, api_secret: apiSecret },
       });
-      const info = api(t.app, { method: 'GET', url: '/account/info', headers: { 'x-api-key': apiKey } });
+      const info = api(lag.app, { method: 'GET', url: '/account/info', headers: { 'x-api-key': apiKey } });
       await new Promise((r) => setTimeout(r, 300));
       await projections.start();
       restarted = true;
@@ -59,7 +77,7 @@ describe('credentials registered while the read models lag', () => {
       expect(keyed.json().account_id).toBe(accountId);
 
       // A key that does not exist is refused as before, after the read models are seen caught up.
-      const unknown = await api(t.app, {
+      const unknown = await api(lag.app, {
         method: 'GET',
         url: '/account/info',
         headers: { 'x-api-key': `ak_live_${'x'.repeat(43)}` },
@@ -69,7 +87,9 @@ describe('credentials registered while the read models lag', () => {
       if (!restarted) await projections.start();
     }
   });
+});
 
+describe('credentials registered while the read models lag', () => {
   it('log in right after registering while the read models stay behind: the key is found on the write side', async () => {
     const projections = t.runtime.services.projections;
     await projections.stop();
@@ -277,9 +297,11 @@ describe('agent keys issued while the read models stay behind', () => {
 
       // Archived: the key still reads, but says the agent is archived (trading refuses it), from the agent's stream.
       expect((await manage('POST', `/agents/${agentId}/archive`)).statusCode).toBe(200);
+      await writtenAnswerLifetime();
       expect(await other.resolveCredential(second)).toMatchObject({ agentId, agentStatus: 'archived' });
 
       expect((await manage('DELETE', `/agents/${agentId}`)).statusCode).toBe(204);
+      await writtenAnswerLifetime();
       expect(await refusal(second)).toBe('INVALID_API_KEY');
     } finally {
       await projections.start();
@@ -365,6 +387,7 @@ describe('an agent archived while the read models stay behind', () => {
         payload: { fill_model: 'instant' },
       });
     // Known to every read model before they stop.
+    await caughtUp();
     expect((await change()).statusCode).toBe(200);
     const projections = t.runtime.services.projections;
     await projections.stop();
