@@ -38,8 +38,20 @@ let tradeIds: string[];
 /** `GET /account/portfolio?as_of=` at the time of the agent's fifth event. */
 let portfolioAsOf: { as_of: string; revision: number; available_cash: string };
 
+/**
+ * `audit verify` against a server that refuses connections, started at the beginning of the setup: the CLI waits
+ * out the database's 5 s connect window (`CONNECT_WAIT_MS`) before it gives up, seconds it spends asleep while the
+ * setup below trades instead of after it. Its test checks what it printed.
+ */
+let unreachable: Promise<CliRun> | undefined;
+
 beforeAll(async () => {
   if (reason) return;
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-cli-audit-pg-'));
+  unreachable = runCli(['audit', 'verify'], {
+    DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none',
+    DATA_DIR: dataDir,
+  });
   const database = await createPostgresTestDatabase();
   t = await startApp({ database, env: { MARKET_SOURCE: 'synthetic', MARKET_SYMBOLS: 'SOLUSDT' } });
   tick('BTCUSDT', '40000', '10000');
@@ -105,8 +117,9 @@ beforeAll(async () => {
   ).json();
   // The CLI runs beside a stopped app (a running one would be fine on PostgreSQL too, but would append).
   await t.stop();
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptv-cli-audit-pg-'));
   env = { DATABASE_URL: database.url!, DATA_DIR: dataDir };
+  // Ended before the tests: the first one finds DATA_DIR untouched by every reading command, this one too.
+  await unreachable;
 }, 120_000);
 
 afterAll(async () => {
@@ -138,10 +151,11 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
   });
 
   it('--as-of folds what GET /account/portfolio?as_of= folds', async () => {
-    const run = await runCli(
-      ['audit', 'replay', '--agent', agentId, '--as-of', portfolioAsOf.as_of, '--json'],
-      env,
-    );
+    // Two reading processes, independent: side by side.
+    const [run, before] = await Promise.all([
+      runCli(['audit', 'replay', '--agent', agentId, '--as-of', portfolioAsOf.as_of, '--json'], env),
+      runCli(['audit', 'replay', '--agent', agentId, '--as-of', '2020-01-01'], env),
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out.revision).toBe(portfolioAsOf.revision);
@@ -150,7 +164,6 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
     expect(out.state.cash).toBe(portfolioAsOf.available_cash);
     expect(out.read_models).toMatch(/^not compared/);
     // Before the first event: an empty wallet, not an error.
-    const before = await runCli(['audit', 'replay', '--agent', agentId, '--as-of', '2020-01-01'], env);
     expect(before.code, before.stderr).toBe(0);
     expect(before.stdout).toContain(`0 of ${httpEvents.length} events`);
   });
@@ -239,10 +252,7 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
   }, 240_000);
 
   it('names the database it cannot reach, in one line, without a stack trace', async () => {
-    const run = await runCli(['audit', 'verify'], {
-      DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none',
-      DATA_DIR: dataDir,
-    });
+    const run = await unreachable!;
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toMatch(
       /^cannot use the database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none: connect ECONNREFUSED/,
