@@ -14,6 +14,8 @@ const portOf = (side: SideChannel): ChunkPort => ({
   on: (_event, listener) => side.on(listener as (data: unknown) => void),
   off: (_event, listener) => side.off(listener as (data: unknown) => void),
   postMessage: (m) => side.send(m),
+  // The venue abandoning the task (`cancel`) ends its wait for a chunk (`fetchChunk`).
+  signal: side.signal,
 });
 
 serveProcessTasks(async (task, side) => {

@@ -102,6 +102,12 @@ export interface ChunkPort {
   on(event: 'message', listener: (m: ChunkReply) => void): unknown;
   off(event: 'message', listener: (m: ChunkReply) => void): unknown;
   postMessage(m: { c: number; i: number }): void;
+  /**
+   * In a stepping process, aborted when the venue abandons the task (`SideChannel.signal`: it failed the batch
+   * and answers no more chunks): a chunk waited for rejects with its reason, so the task ends (a `failed` answer
+   * the venue ignores) instead of waiting forever. Absent on a thread (a `MessagePort`).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -299,15 +305,26 @@ const withEncodedData = (events: BacktestStreamEvent[], lasts: LastCandles | und
     : { events: sent as BacktestStreamEvent[], encoded };
 };
 
-/** Asks the request thread for chunk `c` of pair `i` on `port` and waits for it. */
+/**
+ * Asks the request thread for chunk `c` of pair `i` on `port` and waits for it; rejects with the reply's error, or
+ * with `port.signal`'s reason when the venue abandons the task (no answer will come).
+ */
 const fetchChunk = (port: ChunkPort, c: number, i: number): Promise<SharedSeriesColumns> =>
   new Promise((resolve, reject) => {
+    const { signal } = port;
+    if (signal?.aborted) return reject(signal.reason);
+    const abandoned = () => {
+      port.off('message', answer);
+      reject(signal?.reason);
+    };
     const answer = (m: ChunkReply) => {
       if (m.c !== c || m.i !== i) return;
       port.off('message', answer);
+      signal?.removeEventListener('abort', abandoned);
       if (m.columns) resolve(m.columns);
       else reject(new Error(m.error ?? `chunk ${c} of pair ${i} could not be read`));
     };
+    signal?.addEventListener('abort', abandoned, { once: true });
     port.on('message', answer);
     port.postMessage({ c, i });
   });

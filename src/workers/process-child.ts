@@ -27,16 +27,24 @@ export const reniceAllThreads = (nice: number): void => {
 /** A task's own conversation with the venue while it runs (see `ProcessMessage`'s `side`). */
 export interface SideChannel {
   send(data: unknown): void;
-  /** `listener` receives every side message the venue sends to this task until `off`. */
+  /** `listener` receives every side message the venue sends to this task until `off` (or `signal` aborts). */
   on(listener: (data: unknown) => void): void;
   off(listener: (data: unknown) => void): void;
+  /**
+   * Aborted when the venue abandons the task (`ProcessMessage`'s `cancel`: it failed the task alone and answers
+   * it no more), its reason an `Error` "the venue abandoned the task: <why>". A task waiting for a side answer
+   * rejects with it; one computing may stop at its next pause. Its listeners are dropped then too.
+   */
+  signal: AbortSignal;
 }
 
 /**
  * The child's half of `process-pool.ts`: renices this process's threads (`PTV_CHILD_NICE`), then runs each `run`
  * message's task with `handle` — several at once, interleaved at their awaits — and answers `done` with its
- * result or the message and stack of what it threw. The process exits when the venue's IPC channel closes (the
- * venue ended or was killed), so it never outlives it.
+ * result or the message and stack of what it threw. A `cancel` aborts that task's `SideChannel.signal` and drops
+ * its side listeners, so a task waiting for an answer ends — or, not listening to the signal, is no longer reachable
+ * and its memory is collected — while the others go on; its `done` is sent still, and ignored. The process exits
+ * when the venue's IPC channel closes (the venue ended or was killed), so it never outlives it.
  */
 export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => Promise<unknown>): void => {
   if (!process.send) throw new Error('a task process is started by the venue, with an IPC channel');
@@ -44,6 +52,7 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
     process.send?.(message);
   };
   const listeners = new Map<number, Set<(data: unknown) => void>>();
+  const abandon = new Map<number, AbortController>();
   process.on('disconnect', () => process.exit(0));
   // The venue may have gone while this process was still loading its modules.
   if (!process.connected) process.exit(0);
@@ -54,18 +63,35 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
       for (const l of listeners.get(message.id) ?? []) l(message.data);
       return;
     }
+    if (message.kind === 'cancel') {
+      // The listeners go first: an answer the task waits for will not come, and they may hold it.
+      listeners.get(message.id)?.clear();
+      listeners.delete(message.id);
+      abandon.get(message.id)?.abort(new Error(`the venue abandoned the task: ${message.reason}`));
+      abandon.delete(message.id);
+      return;
+    }
     if (message.kind !== 'run') return;
     const { id } = message;
     const own = new Set<(data: unknown) => void>();
+    const controller = new AbortController();
     listeners.set(id, own);
+    abandon.set(id, controller);
     const side: SideChannel = {
       send: (data) => send({ kind: 'side', id, data }),
-      on: (l) => own.add(l),
+      on: (l) => {
+        if (!controller.signal.aborted) own.add(l);
+      },
       off: (l) => own.delete(l),
+      signal: controller.signal,
+    };
+    const ended = (): void => {
+      listeners.delete(id);
+      abandon.delete(id);
     };
     handle(message.task, side).then(
       (result) => {
-        listeners.delete(id);
+        ended();
         try {
           send({ kind: 'done', id, result });
         } catch (error) {
@@ -74,7 +100,7 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
         }
       },
       (error: unknown) => {
-        listeners.delete(id);
+        ended();
         const stack = error instanceof Error ? error.stack : undefined;
         send({ kind: 'done', id, error: { message: errorText(error), ...(stack ? { stack } : {}) } });
       },

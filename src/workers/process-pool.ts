@@ -10,14 +10,21 @@ import { withTsxLoader } from './pool';
  * array over a `SharedArrayBuffer` crosses as a copy of its bytes in a plain buffer; a bare `SharedArrayBuffer`
  * cannot be sent).
  * - `run` (venue → child): task `id`, its `task` value.
- * - `done` (child → venue): task `id`'s result, or `error` (an exception's message and stack: the task threw).
+ * - `done` (child → venue): task `id`'s result, or `error` (an exception's message and stack: the task threw). A
+ *   `done` for a task the venue no longer runs (it abandoned it: `cancel`) is ignored.
  * - `side` (either way): a message of task `id`'s own conversation (e.g. a chunk asked for and answered) while it
- *   runs; `data` is the task's own.
+ *   runs; `data` is the task's own. One for a task the other side no longer runs is ignored.
+ * - `cancel` (venue → child): the venue abandoned task `id` — it failed it alone, with `reason` (its side handler
+ *   threw, or a side reply could not be serialised), and answers it no more. The child aborts the task's
+ *   `SideChannel.signal` (with reason "the venue abandoned the task: <reason>") and stops handing it side
+ *   messages, so a task waiting for an answer ends (rejects) and frees what it holds instead of waiting forever;
+ *   its `done` still goes, ignored. Only the task ends: its process and other tasks go on.
  */
 export type ProcessMessage =
   | { kind: 'run'; id: number; task: unknown }
   | { kind: 'done'; id: number; result?: unknown; error?: { message: string; stack?: string } }
-  | { kind: 'side'; id: number; data: unknown };
+  | { kind: 'side'; id: number; data: unknown }
+  | { kind: 'cancel'; id: number; reason: string };
 
 /** Options of {@link createProcessPool}. */
 export interface ProcessPoolOptions {
@@ -38,7 +45,8 @@ export interface ProcessPool {
    * child; `reply` sends one back to it. One rule for every message of the task: one the structured clone refuses
    * is not sent and fails its sender alone — the task (rejected with the clone's error, e.g. "… could not be
    * cloned") or `reply` (throws it: `onSide` may answer otherwise) — and the process goes on; an `onSide` that
-   * throws fails its task with that error (the child's run of it is not stopped: it ends with its process). Rejects
+   * throws (a `reply` it did not catch too) fails its task with that error, and the child is told (`cancel`): its
+   * run of the task is abandoned there too (`SideChannel.signal`), the process and its other tasks go on. Rejects
    * too when the task threw in the child (its message), or when the process exited before answering (a
    * {@link ProcessGoneError}: a crash, a kill, a broken channel, "the <label> process exited …"; the next task
    * starts a fresh one).
@@ -233,7 +241,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
           r.onSide?.(message.data, (data) => post(m, { kind: 'side', id: message.id, data }));
         } catch (error) {
           // A throw here would be an uncaught exception of the venue (this is an event handler).
-          failAlone(m, message.id, error);
+          failAlone(m, message.id, error, true);
         }
         return;
       }
@@ -277,13 +285,18 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
   /**
    * Fails task `id` of `m` alone with `error` (its message could not be sent, or its side handler threw): the
    * same value would fail again, so it is no {@link ProcessGoneError}; the process and its other tasks go on.
+   * `sent`: the child has the task (it asked something of it), so it is told to abandon it (`cancel`) — else it
+   * would wait forever for an answer that will not come, holding its memory, in a process counted idle.
    */
-  const failAlone = (m: Member, id: number, error: unknown): void => {
+  const failAlone = (m: Member, id: number, error: unknown, sent: boolean): void => {
     const r = m.running.get(id);
     if (!r) return;
     m.running.delete(id);
     settleIdle(m);
-    r.reject(error instanceof Error ? error : new Error(errorText(error)));
+    const failure = error instanceof Error ? error : new Error(errorText(error));
+    // A string always clones: this posts or, the channel gone, kills the process (its other tasks fail as gone).
+    if (sent) post(m, { kind: 'cancel', id, reason: failure.message });
+    r.reject(failure);
   };
 
   const pick = (): Member => {
@@ -306,7 +319,7 @@ export const createProcessPool = (file: URL, options: ProcessPoolOptions): Proce
           post(m, { kind: 'run', id, task });
         } catch (error) {
           // The task could not be serialised: nothing was sent and the child is fine.
-          failAlone(m, id, error);
+          failAlone(m, id, error, false);
         }
       });
     },

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decisionIds } from '../../commands/backtest';
@@ -7,11 +7,15 @@ import { backtestDecider } from '../../domain/backtest/decide';
 import type { BacktestState } from '../../domain/backtest/state';
 import type { Candle } from '../../domain/market/candle';
 import { DomainError } from '../../domain/shared/errors';
+import { encodeState } from '../../domain/shared/state-codec';
+import type { StepTask } from '../../src/backtest/step-worker';
 import { createPooledStepper } from '../../src/backtest/stepper';
+import { withTsxLoader } from '../../src/workers/pool';
+import { childExecArgv, type ProcessMessage } from '../../src/workers/process-pool';
 import { processAlive } from '../support/process-alive';
 import { until } from '../support/until';
 import { createBacktestCommand, H, series, stored, T0, testCatalog, testMarket } from './support';
-import { unsendableChunksMarket, unsendableMarket } from './unsendable-chunks';
+import { chunkedTransfer, unsendableChunksMarket, unsendableMarket } from './unsendable-chunks';
 
 /**
  * Issue 24 item 4, `BACKTEST_STEPPING=process`: batches decided in a child process of the venue, every thread of
@@ -245,6 +249,63 @@ describe.skipIf(reason !== null)('backtest stepping in a child process', () => {
     expect(stepper.processIds()).toEqual([pid]);
     expect(processAlive(pid!)).toBe(true);
     expect(stored(await stepper.step(request(300)))).toBe(inline(300));
+  }, 120_000);
+
+  it('a batch the venue abandons while its process waits for a chunk ends there (`cancel`): the process goes on', async () => {
+    // The stepping process driven over its own IPC protocol, as `process-pool.ts` does, to see what the pool does
+    // not show: whether the child ends a task the venue failed (its chunk answer threw) or waits for it forever.
+    const file = new URL('../../src/backtest/step-process.ts', import.meta.url);
+    const child = fork(file.pathname, [], {
+      execArgv: withTsxLoader(file, childExecArgv(process.execArgv)),
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const heard: ProcessMessage[] = [];
+    child.on('message', (m: ProcessMessage) => heard.push(m));
+    try {
+      // A market whose every pair's chunks are asked of the venue (no candle store named).
+      const task: StepTask = {
+        kind: 'backtest',
+        key: 'abandoned-chunks',
+        market: chunkedTransfer(market),
+        remote: market.series.map((_, i) => i),
+        sessionId: SESSION,
+        revision: revision + 1,
+        state: encodeState(state),
+        steps: 100,
+        now: NOW.getTime(),
+        sliceSteps: 8,
+        sliceMs: 1,
+      };
+      child.send({ kind: 'run', id: 1, task } satisfies ProcessMessage);
+      await until(() => heard.some((m) => m.kind === 'side' && m.id === 1), {
+        what: 'a chunk asked for',
+        timeoutMs: 60_000,
+      });
+      child.send({ kind: 'cancel', id: 1, reason: 'the venue could not answer' } satisfies ProcessMessage);
+      // The task waiting for its chunk ends (its late `done`, which the pool ignores), instead of waiting forever.
+      await until(() => heard.some((m) => m.kind === 'done' && m.id === 1), {
+        what: 'the abandoned task ended',
+        timeoutMs: 10_000,
+      });
+      const done = heard.find((m) => m.kind === 'done' && m.id === 1) as {
+        result: { failed: { message: string } };
+      };
+      expect(done.result.failed.message).toBe('the venue abandoned the task: the venue could not answer');
+      expect(heard.filter((m) => m.kind === 'side' && m.id === 1)).toHaveLength(1);
+      // The process goes on with the next task.
+      child.send({ kind: 'run', id: 2, task: { kind: 'warm' } } satisfies ProcessMessage);
+      await until(() => heard.some((m) => m.kind === 'done' && m.id === 2), {
+        what: 'the next task answered',
+      });
+      expect(heard.find((m) => m.kind === 'done' && m.id === 2)).toEqual({
+        kind: 'done',
+        id: 2,
+        result: { warm: true },
+      });
+    } finally {
+      child.kill('SIGKILL');
+    }
   }, 120_000);
 
   it('a stepping process that cannot start (its module fails to load): 503 after two tries, as on a thread', async () => {

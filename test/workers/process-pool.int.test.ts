@@ -85,4 +85,40 @@ describe('createProcessPool', () => {
       await side.close();
     }
   }, 60_000);
+
+  it('a task the venue failed alone (its side handler threw, its reply could not be sent) ends in the child too', async () => {
+    const side = sidePool();
+    try {
+      // A task of the same process answered later: abandoning another task must not touch it.
+      const other = side.run('other', (data, reply) => {
+        setTimeout(() => reply(`late ${String(data)}`), 300);
+      });
+      const threw = await side
+        .run('ask', () => {
+          throw new Error('the venue could not answer');
+        })
+        .catch((e: unknown) => e);
+      expect((threw as Error).message).toBe('the venue could not answer');
+      // A reply the structured clone refuses, not caught by the side handler: the same failure of the task alone.
+      const unsendable = await side
+        .run('ask', (_data, reply) => reply({ f: () => 1 }))
+        .catch((e: unknown) => e);
+      expect(unsendable).not.toBeInstanceOf(ProcessGoneError);
+      expect((unsendable as Error).message).toMatch(/could not be cloned/);
+      const [pid] = side.pids();
+      expect(await other).toBe('late other');
+      // The child was told: its two tasks waiting for an answer that will not come ended there, holding nothing
+      // (before, they waited forever in a process the venue counted idle and gave new tasks).
+      await until(async () => (await side.run('held')) === 0, {
+        what: 'the child holding none of the tasks the venue failed',
+        timeoutMs: 5_000,
+      });
+      // One bad task killed neither the process nor its other tasks.
+      expect(side.pids()).toEqual([pid]);
+      expect(processAlive(pid!)).toBe(true);
+      expect(await side.run('next', (data, reply) => reply(`echo ${String(data)}`))).toBe('echo next');
+    } finally {
+      await side.close();
+    }
+  }, 60_000);
 });
