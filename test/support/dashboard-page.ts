@@ -5,6 +5,7 @@ import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { ensureDashboardBuilt } from '../../dashboard/build';
 import { MARKET_DATA } from '../market/support';
 import { chromiumMissing, type FreshBrowser, launchFreshChromium } from './chromium';
+import { seedPgliteDataDir } from './databases';
 import { type ServerProcess, startServer } from './server-process';
 
 /**
@@ -43,10 +44,13 @@ export const dashboardVenueEnv = (prefix: string): { dataDir: string; env: Recor
 
 /**
  * Builds the dashboard if its bundle is out of date (`ensureDashboardBuilt`), then starts the venue process with
- * `env` (`startServer`, 110 s to answer `/health`); answers the running process.
+ * `env` (`startServer`, 110 s to answer `/health`); answers the running process. An embedded database not there yet
+ * is copied in migrated first (`seedPgliteDataDir`: no initdb and migrations in the venue's start).
  */
 export const startDashboardVenue = async (env: Record<string, string>): Promise<ServerProcess> => {
   await ensureDashboardBuilt();
+  const pglite = env.DATA_DIR && !env.DATABASE_URL ? path.join(env.DATA_DIR, 'pglite') : undefined;
+  if (pglite && !fs.existsSync(pglite)) await seedPgliteDataDir(pglite);
   return startServer(env, 110_000);
 };
 

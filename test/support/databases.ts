@@ -101,14 +101,19 @@ export const pgliteTemplate = (): Promise<Blob> => {
 };
 let template: Promise<Blob> | undefined;
 
-const readPgliteTemplate = async (): Promise<Blob> => {
+/** The path, in the system's temporary directory, of the template's files: keyed by the migrations and PGlite. */
+const templatePath = (): string => {
   const dir = path.resolve(import.meta.dirname, '../../src/db/migrations');
   const hash = createHash('sha256');
   for (const f of fs.readdirSync(dir).sort()) hash.update(f).update(fs.readFileSync(path.join(dir, f)));
   hash.update(JSON.stringify(Object.keys(migrations)));
   const pkg = path.resolve(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json');
   hash.update(fs.readFileSync(pkg));
-  const file = path.join(os.tmpdir(), `ptv-pglite-template-${hash.digest('hex').slice(0, 16)}.tar`);
+  return path.join(os.tmpdir(), `ptv-pglite-template-${hash.digest('hex').slice(0, 16)}`);
+};
+
+const readPgliteTemplate = async (): Promise<Blob> => {
+  const file = `${templatePath()}.tar`;
   if (!fs.existsSync(file)) {
     const pglite = new PGlite();
     const db = new Kysely<any>({ dialect: new PGliteDialect(pglite) });
@@ -120,6 +125,29 @@ const readPgliteTemplate = async (): Promise<Blob> => {
     fs.renameSync(tmp, file);
   }
   return new Blob([fs.readFileSync(file)]);
+};
+
+/**
+ * Fills `dir` (a server's `DATA_DIR/pglite`, absent) with the migrated template as PGlite persists it on disk, so a
+ * server process started on it finds its database migrated: initdb and every migration took 7–9 s of each such
+ * start on this machine, a copy takes a fraction of a second. The directory is made once per template (from
+ * {@link pgliteTemplate}, by whoever needs it first, renamed into place whole) and copied from then on.
+ */
+export const seedPgliteDataDir = async (dir: string): Promise<void> => {
+  const template = `${templatePath()}.dir`;
+  if (!fs.existsSync(template)) {
+    const tmp = `${template}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    const handle = await openPGlite(tmp, { loadDataDir: await pgliteTemplate() });
+    await handle.close();
+    try {
+      fs.renameSync(tmp, template);
+    } catch (error) {
+      // Another process put its copy in place first: that one serves.
+      fs.rmSync(tmp, { recursive: true, force: true });
+      if (!fs.existsSync(template)) throw error;
+    }
+  }
+  fs.cpSync(template, dir, { recursive: true });
 };
 
 /** An in-memory PGlite, migrated (started from a shared migrated template; see `pgliteTemplate`). */

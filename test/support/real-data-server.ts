@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { MARKET_DATA } from '../market/support';
-import { createPostgresTestDatabase, type TestDatabase } from './databases';
+import { createPostgresTestDatabase, seedPgliteDataDir, type TestDatabase } from './databases';
 import { lateBound } from './late-bound';
 import { type ServerProcess, startServer } from './server-process';
 
@@ -18,9 +18,10 @@ export interface RealDataServer {
 
 /**
  * Starts `src/main.ts serve` replaying `../shared/market-data` (`MARKET_DATA_DIR`, source `files`) in a fresh
- * temporary `DATA_DIR`: embedded PGlite, or a fresh database on `DATABASE_URL`'s server when that is set. Resolves
- * once `/health` answers 200 (the end-to-end tests of market data and trading share it). `env` adds or overrides
- * configuration variables.
+ * temporary `DATA_DIR`: embedded PGlite, its database copied in already migrated ({@link seedPgliteDataDir}; a
+ * start on an empty one, initdb and migrations, is what server.e2e, cli-audit.e2e, crash.e2e and the webhook
+ * deliveries do), or a fresh database on `DATABASE_URL`'s server when that is set. Resolves once `/health` answers
+ * 200 (the end-to-end tests of market data and trading share it). `env` adds or overrides configuration variables.
  */
 export const startRealDataServer = async (
   prefix: string,
@@ -30,6 +31,7 @@ export const startRealDataServer = async (
   let database: TestDatabase | undefined;
   try {
     if (process.env.DATABASE_URL) database = await createPostgresTestDatabase();
+    else if (!env.DATABASE_URL) await seedPgliteDataDir(path.join(dataDir, 'pglite'));
     const server = await startServer(
       {
         DATA_DIR: dataDir,
