@@ -382,7 +382,6 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     return { battle, events, position: result.position };
   };
 
-  /** The current configuration with the client's changes; switching to live drops `backtest_config`. */
   /**
    * A read of the battle: caught up with its stream in the battle's mutex, as commands are (the cached state is
    * advanced there); `caller` null skips the ownership check (system readers); `withMarket` loads a started
@@ -396,6 +395,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
       return battle;
     });
 
+  /** The current configuration with the client's changes; switching to live drops `backtest_config`. */
   const merged = (state: BattleState, changes: BattleChanges): BattleRequest => {
     const base = requestOf(state.config!);
     const out: BattleRequest = { ...base };

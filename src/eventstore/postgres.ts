@@ -36,7 +36,10 @@ import { LiveReader } from './live-reader';
  * NOTIFY channel the adapter signals after each commit. The payload is the batch's last position in full,
  * `<commit>/<prepare>` (transaction id, global position: `formatPosition`), so a listener compares it with
  * checkpoints exactly (`comparePositions`) without reading the log. A bare `<prepare>` (a process of an older
- * version, in a rolling deploy) wakes readers but is not a position heard.
+ * version, in a rolling deploy) wakes readers and has the log's head read as heard instead. An older process reads
+ * `<commit>/<prepare>` as no position (it only wakes), so while versions are mixed it does not know the new ones'
+ * appends unfolded: its credential lag check and remembered write-side answers act as before that check, for the
+ * length of the deploy (docs/architecture.md, "Authentication").
  */
 export const EVENTS_CHANNEL = 'events_appended';
 
@@ -58,6 +61,12 @@ const LISTENERS_RECHECK_MS = 250;
  * reader that starts over after a database fault, like the projection runner, may subscribe again a while later).
  */
 const LISTENER_DISCOVERY_MS = 6 * LISTENERS_RECHECK_MS;
+
+/**
+ * Least time (ms) between two reads of the log's head for bare `<prepare>` notifications (a process of an older
+ * version, during a rolling deploy): one statement per 20 ms at most, the lag check's own poll interval.
+ */
+const LEGACY_HEAD_READ_MS = 20;
 
 /**
  * Sends the post-commit wake-up to other stores (processes): at most one NOTIFY in flight, always carrying the
@@ -476,12 +485,23 @@ export const createPostgresEventStore = (
       () => undefined,
     );
   };
-  /** Takes a notification in: raises {@link heard} unless it is this store's own echo; the `prepare` to wake at. */
+  /** When {@link hear} last read the head for an older process's bare `<prepare>` (ms since epoch). */
+  let legacyHeadReadAt = Number.NEGATIVE_INFINITY;
+  /**
+   * Takes a notification in: raises {@link heard} unless it is this store's own echo; the `prepare` to wake at. A
+   * bare `<prepare>` raises it to the log's head instead ({@link hearHead}).
+   */
   const hear = (notified: Notified | undefined): bigint | undefined => {
     if (notified === undefined) return undefined;
     if ('prepare' in notified) {
       if (!ownAnnounced.delete(notified.prepare) && isAfter(notified, heard)) heard = notified;
       return notified.prepare;
+    }
+    // An older process names no transaction: the log's head (one statement, at most one per
+    // LEGACY_HEAD_READ_MS) stands in for it, so its appends still count as heard during a rolling deploy.
+    if (Date.now() - legacyHeadReadAt >= LEGACY_HEAD_READ_MS) {
+      legacyHeadReadAt = Date.now();
+      hearHead();
     }
     return notified.legacyPrepare;
   };
