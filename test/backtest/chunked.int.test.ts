@@ -43,7 +43,8 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
-  for (const t of apps) await t.stop();
+  // close, not stop: it also drops the app's database (on PostgreSQL, three were left behind per CI pass).
+  for (const t of apps) await t.close();
   remove?.();
 });
 
@@ -136,7 +137,7 @@ describe('a session window read in chunks', () => {
       const created = await ok(t.app, who.headers, 'POST', '/backtest/create', body);
       const id = created.session_id as string;
       const out = await runSessionCommands(t.app, who, id, commands);
-      await t.stop();
+      await t.close();
       apps.splice(apps.indexOf(t), 1);
       return normalizeSessionText(out.join('\n'), id);
     };
