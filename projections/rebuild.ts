@@ -4,6 +4,7 @@ import {
   comparePositions,
   DELETIONS_STREAM,
   type EventStore,
+  isAfter,
   type LogPosition,
   maxPosition,
   type RecordedEvent,
@@ -128,7 +129,7 @@ export const rebuildProjection = async (
       // would lack the stream while the live ones still hold it: compare past the newest deletion, and again if one
       // commits while the events are read.
       const deletion = canVerify ? await newestDeletion(store) : undefined;
-      if (deletion?.position && comparePositions(deletion.position, target) > 0) {
+      if (deletion?.position && isAfter(deletion.position, target)) {
         target = deletion.position;
         await untilReadable(store, target, DELETION_READABLE_WAIT_MS);
       }

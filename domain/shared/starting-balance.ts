@@ -27,13 +27,12 @@ export const normalizeStartingBalance = (value: string | number | undefined): st
       { field: 'starting_balance' },
     );
   }
-  const amount = parsed;
-  if (amount.lte(0) || amount.gt(MAX_STARTING_BALANCE)) {
+  if (parsed.lte(0) || parsed.gt(MAX_STARTING_BALANCE)) {
     throw new DomainError(
       'VALIDATION_ERROR',
       `starting_balance must be greater than 0 and at most ${MAX_STARTING_BALANCE}`,
       { field: 'starting_balance' },
     );
   }
-  return amount.toFixed(8, BigNumber.ROUND_DOWN);
+  return parsed.toFixed(8, BigNumber.ROUND_DOWN);
 };

@@ -779,7 +779,10 @@ export const createPostgresEventStore = (
   };
 };
 
-/** A notification's payload read: a position in full, or an older process's bare `prepare` (wake-up only). */
+/**
+ * A notification's payload read: a position in full, or an older process's bare `prepare` (it wakes readers and has
+ * the head read as heard: `hear`).
+ */
 type Notified = LogPosition | { legacyPrepare: bigint };
 
 /** Reads {@link EVENTS_CHANNEL}'s payload: `<commit>/<prepare>`, or a bare `<prepare>`; `undefined` if neither. */

@@ -51,8 +51,8 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
   const send = (message: ProcessMessage): void => {
     process.send?.(message);
   };
-  const listeners = new Map<number, Set<(data: unknown) => void>>();
-  const abandon = new Map<number, AbortController>();
+  /** Each running task's side listeners and the controller of its `signal`, by task id. */
+  const running = new Map<number, { listeners: Set<(data: unknown) => void>; controller: AbortController }>();
   process.on('disconnect', () => process.exit(0));
   // The venue may have gone while this process was still loading its modules.
   if (!process.connected) process.exit(0);
@@ -60,23 +60,22 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
   if (nice) reniceAllThreads(nice);
   process.on('message', (message: ProcessMessage) => {
     if (message.kind === 'side') {
-      for (const l of listeners.get(message.id) ?? []) l(message.data);
+      for (const l of running.get(message.id)?.listeners ?? []) l(message.data);
       return;
     }
     if (message.kind === 'cancel') {
+      const task = running.get(message.id);
+      running.delete(message.id);
       // The listeners go first: an answer the task waits for will not come, and they may hold it.
-      listeners.get(message.id)?.clear();
-      listeners.delete(message.id);
-      abandon.get(message.id)?.abort(new Error(`the venue abandoned the task: ${message.reason}`));
-      abandon.delete(message.id);
+      task?.listeners.clear();
+      task?.controller.abort(new Error(`the venue abandoned the task: ${message.reason}`));
       return;
     }
     if (message.kind !== 'run') return;
     const { id } = message;
     const own = new Set<(data: unknown) => void>();
     const controller = new AbortController();
-    listeners.set(id, own);
-    abandon.set(id, controller);
+    running.set(id, { listeners: own, controller });
     const side: SideChannel = {
       send: (data) => send({ kind: 'side', id, data }),
       on: (l) => {
@@ -86,8 +85,7 @@ export const serveProcessTasks = (handle: (task: unknown, side: SideChannel) => 
       signal: controller.signal,
     };
     const ended = (): void => {
-      listeners.delete(id);
-      abandon.delete(id);
+      running.delete(id);
     };
     handle(message.task, side).then(
       (result) => {

@@ -112,6 +112,22 @@ const templatePath = (): string => {
   return path.join(os.tmpdir(), `ptv-pglite-template-${hash.digest('hex').slice(0, 16)}`);
 };
 
+/**
+ * Makes `target` (a file or directory) whole or not at all, whoever of the concurrent test processes gets there: `make`
+ * writes it at a private temporary path, which is then renamed onto `target`. A rename that loses to another
+ * process's (a directory already in place) drops this copy: that one serves.
+ */
+const putInPlaceOnce = async (target: string, make: (tmp: string) => Promise<unknown>): Promise<void> => {
+  const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await make(tmp);
+  try {
+    fs.renameSync(tmp, target);
+  } catch (error) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (!fs.existsSync(target)) throw error;
+  }
+};
+
 const readPgliteTemplate = async (): Promise<Blob> => {
   const file = `${templatePath()}.tar`;
   if (!fs.existsSync(file)) {
@@ -120,9 +136,8 @@ const readPgliteTemplate = async (): Promise<Blob> => {
     await migrateToLatest(db);
     const dump = await pglite.dumpDataDir('none');
     await db.destroy();
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    fs.writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
-    fs.renameSync(tmp, file);
+    const bytes = Buffer.from(await dump.arrayBuffer());
+    await putInPlaceOnce(file, async (tmp) => fs.writeFileSync(tmp, bytes));
   }
   return new Blob([fs.readFileSync(file)]);
 };
@@ -136,16 +151,8 @@ const readPgliteTemplate = async (): Promise<Blob> => {
 export const seedPgliteDataDir = async (dir: string): Promise<void> => {
   const template = `${templatePath()}.dir`;
   if (!fs.existsSync(template)) {
-    const tmp = `${template}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    const handle = await openPGlite(tmp, { loadDataDir: await pgliteTemplate() });
-    await handle.close();
-    try {
-      fs.renameSync(tmp, template);
-    } catch (error) {
-      // Another process put its copy in place first: that one serves.
-      fs.rmSync(tmp, { recursive: true, force: true });
-      if (!fs.existsSync(template)) throw error;
-    }
+    const loadDataDir = await pgliteTemplate();
+    await putInPlaceOnce(template, async (tmp) => (await openPGlite(tmp, { loadDataDir })).close());
   }
   fs.cpSync(template, dir, { recursive: true });
 };

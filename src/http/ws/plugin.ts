@@ -9,10 +9,10 @@ import { keepAlive } from '../../net/ws-heartbeat';
 import { withIssues } from '../errors';
 import { battleChannels } from './battle-channel';
 import { candlesChannels } from './candles-channel';
+import { errorData } from './error-data';
 import { ordersChannels } from './orders-channel';
 import { portfolioChannels } from './portfolio-channel';
 import { type WsChannel, type WsClientMessage, type WsConnection, wsChannels } from './registry';
-import { errorData } from './subscription-failure';
 import { tickerChannels } from './ticker-channels';
 
 /**

@@ -7,8 +7,9 @@ import { liveMark, type PortfolioSnapshot } from '../../application/portfolio';
 import { ownerIdOf, type Principal } from '../../auth/principal';
 import { keepRunning, stopAll } from '../../core/running-set';
 import type { Services } from '../../services';
+import { errorData } from './error-data';
 import type { WsChannel, WsChannelFactory, WsConnection } from './registry';
-import { errorData, failSubscription } from './subscription-failure';
+import { failSubscription } from './subscription-failure';
 
 /** Least time between two snapshots sent to one subscriber, ms (changes in between coalesce into one). */
 export const PORTFOLIO_MIN_INTERVAL_MS = 250;

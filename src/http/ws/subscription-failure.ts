@@ -1,13 +1,7 @@
 import type { Logger } from 'pino';
 import { DomainError, isDomainError } from '../../../domain/shared/errors';
+import { errorData } from './error-data';
 import type { WsConnection } from './registry';
-
-/** A `DomainError` as a socket's `system` `error` carries it: `{code, message, details?}`. */
-export const errorData = (e: DomainError) => ({
-  code: e.code,
-  message: e.message,
-  ...(e.details ? { details: e.details } : {}),
-});
 
 /**
  * Ends a subscription that failed after its acknowledgement (a `battle` found unknown, a `portfolio` whose first
