@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresUnavailableReason } from '../support/databases';
+import { postgresPassOnlyReason } from '../support/databases';
 import { api, bearer, createAgent, errorOf, registerAccount, startApp, type TestApp } from './support';
 
 /**
@@ -9,9 +9,7 @@ import { api, bearer, createAgent, errorOf, registerAccount, startApp, type Test
  * key). Two processes share one database only on a PostgreSQL server: the test needs DATABASE_URL's server
  * (PGlite: skipped; `test/core/command-handler.int.test.ts` covers the handler on any store).
  */
-const reason = process.env.DATABASE_URL
-  ? await postgresUnavailableReason()
-  : 'DATABASE_URL is not set (PGlite run)';
+const reason = await postgresPassOnlyReason();
 if (reason) console.warn(`cross-process agent deletion test skipped: ${reason}`);
 
 describe.skipIf(reason !== null)('an agent deleted by another process', () => {

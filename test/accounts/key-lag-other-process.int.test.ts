@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comparePositions, START } from '../../ports/event-store';
-import { postgresUnavailableReason } from '../support/databases';
+import { postgresPassOnlyReason } from '../support/databases';
 import { until } from '../support/until';
 import { api, bearer, createAgent, registerAccount, startApp, type TestApp } from './support';
 
@@ -11,9 +11,7 @@ import { api, bearer, createAgent, registerAccount, startApp, type TestApp } fro
  * as soon as it has heard of `a`'s append (NOTIFY), not once the read models fold the change. Two processes share
  * one database only on a PostgreSQL server: the test needs DATABASE_URL's server (PGlite: skipped).
  */
-const reason = process.env.DATABASE_URL
-  ? await postgresUnavailableReason()
-  : 'DATABASE_URL is not set (PGlite run)';
+const reason = await postgresPassOnlyReason();
 if (reason) console.warn(`cross-process key replacement test skipped: ${reason}`);
 
 describe.skipIf(reason !== null)('a key replaced by another process while the read models lag', () => {

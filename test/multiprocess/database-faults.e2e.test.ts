@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { postgresPassOnlyReason } from '../support/databases';
 import { createAgents, type LoadResult, quantityWorth, runOrderLoad, unreadableOrders } from './load';
 import { privateClusterSkipReason, startPrivateCluster } from './private-cluster';
-import { type Cluster, createClusterDatabase, multiprocessSkipReason, startCluster } from './support';
+import { type Cluster, createClusterDatabase, startCluster } from './support';
 
 /**
  * Issue 16, item 1: the database goes away under load and every process stays up. Two API processes and a
@@ -15,7 +16,7 @@ import { type Cluster, createClusterDatabase, multiprocessSkipReason, startClust
  *
  * `FAULT_SECONDS` shortens or lengthens the termination phase (default 60, the issue's).
  */
-const reason = await multiprocessSkipReason();
+const reason = await postgresPassOnlyReason();
 if (reason) console.warn(`database fault tests skipped: ${reason}`);
 const clusterReason = reason ?? privateClusterSkipReason();
 if (!reason && clusterReason) console.warn(`pg_ctl restart test skipped: ${clusterReason}`);

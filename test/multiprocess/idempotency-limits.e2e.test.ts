@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresPassOnlyReason } from '../support/databases';
 import { createAgents, type LoadAgent, quantityWorth } from './load';
-import {
-  type Cluster,
-  multiprocessSkipReason,
-  spawnVenueProcess,
-  startCluster,
-  type VenueProcess,
-} from './support';
+import { type Cluster, spawnVenueProcess, startCluster, type VenueProcess } from './support';
 
 /**
  * Issue 16, items 2 and 4, on several real processes over one PostgreSQL database:
@@ -16,7 +11,7 @@ import {
  * - the order budget is the wallet owner's, shared by every process and credential: an agent's 101st order in a
  *   minute is refused whichever process and credential it comes through.
  */
-const reason = await multiprocessSkipReason();
+const reason = await postgresPassOnlyReason();
 if (reason) console.warn(`multi-process idempotency and rate-limit tests skipped: ${reason}`);
 
 const PAIRS = 80;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { postgresPassOnlyReason } from '../support/databases';
 import { createAgents, quantityWorth, runOrderLoad } from './load';
-import { type Cluster, multiprocessSkipReason, startCluster, type VenueProcess } from './support';
+import { type Cluster, startCluster, type VenueProcess } from './support';
 
 /**
  * Issue 16, item 6: `/metrics` of two API processes and a worker scraped under a burst of orders. The order,
@@ -9,7 +10,7 @@ import { type Cluster, multiprocessSkipReason, startCluster, type VenueProcess }
  * is held (SIGSTOP) and falls back to 0 once it folds again; each process says its role and which singleton roles
  * it holds; the endpoint is for the operator only.
  */
-const reason = await multiprocessSkipReason();
+const reason = await postgresPassOnlyReason();
 if (reason) console.warn(`multi-process metrics test skipped: ${reason}`);
 
 type Sample = { name: string; labels: Record<string, string>; value: number };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { postgresPassOnlyReason } from '../support/databases';
 import {
   type ClusterDatabase,
   clusterSecrets,
   createClusterDatabase,
-  multiprocessSkipReason,
   spawnVenueProcess,
   type VenueProcess,
 } from './support';
@@ -14,7 +14,7 @@ import {
  * half of them died on `duplicate key value violates unique constraint "pg_type_typname_nsp_index"` (two
  * migrators creating the same table) or on two runners creating the same projection generation.
  */
-const reason = await multiprocessSkipReason();
+const reason = await postgresPassOnlyReason();
 if (reason) console.warn(`multi-process start-up test skipped: ${reason}`);
 
 // Three rounds in the suite (about 25 s each here); the issue's ten by hand: STARTUP_ROUNDS=10 (docs/operations.md).

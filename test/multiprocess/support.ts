@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { postgresServerUrl, postgresUnavailableReason, testDatabasePrefix } from '../support/databases';
+import { postgresServerUrl, testDatabasePrefix } from '../support/databases';
 import { freePort } from '../support/server-process';
 
 /**
@@ -21,7 +21,7 @@ import { freePort } from '../support/server-process';
  * await cluster.close();
  * ```
  *
- * The tests using it need a PostgreSQL server: `multiprocessSkipReason()` says why they cannot run (no
+ * The tests using it need a PostgreSQL server: `postgresPassOnlyReason()` (test/support/databases.ts) says why they cannot run (no
  * `DATABASE_URL`: they run in the PostgreSQL pass of `.ci/run`; or the server is unreachable).
  */
 
@@ -55,13 +55,6 @@ export interface ClusterDatabase {
   query<R extends Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
   drop(): Promise<void>;
 }
-
-/** Why the multi-process tests cannot run here, or null. */
-export const multiprocessSkipReason = async (): Promise<string | null> => {
-  if (!process.env.DATABASE_URL)
-    return 'DATABASE_URL is not set (PGlite run; the multi-process tests run in the PostgreSQL pass)';
-  return postgresUnavailableReason();
-};
 
 /** Creates an empty database (no migrations: the processes bring it up) on `serverUrl`'s server. */
 export const createClusterDatabase = async (serverUrl = postgresServerUrl()): Promise<ClusterDatabase> => {

@@ -38,6 +38,15 @@ export const postgresUnavailableReason = (): Promise<string | null> => {
   return reachable;
 };
 
+/**
+ * Why a test that needs the PostgreSQL server (several processes or connections on one database) cannot run here,
+ * or `null`: the PGlite pass (no `DATABASE_URL`; it runs in the PostgreSQL pass), or the server not answering.
+ */
+export const postgresPassOnlyReason = async (): Promise<string | null> =>
+  process.env.DATABASE_URL
+    ? postgresUnavailableReason()
+    : 'DATABASE_URL is not set (PGlite run; this test runs in the PostgreSQL pass)';
+
 /** A database for one test file, migrated, dropped again by `close()`. */
 export interface TestDatabase extends DatabaseHandle {
   /** Connection string of the fresh database (postgres only). */
