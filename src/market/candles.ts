@@ -254,6 +254,14 @@ export class MarketCandles {
     return groupGaps(perSymbol);
   }
 
+  /**
+   * Holes between the stored months of the series `symbol` is served in at `interval` (`ColumnStore.servedHoles`:
+   * e.g. between a pair's aggregated minutes and its own later candles); the live layer's minutes are one series.
+   */
+  servedHoles(symbol: string, interval: Interval): Gap[] {
+    return this.store.servedHoles(symbol, interval);
+  }
+
   /** Native candles held (both layers). */
   size(): number {
     return this.store.size() + this.live.size();

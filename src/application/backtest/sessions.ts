@@ -1,7 +1,8 @@
 import type { BacktestOutcome, Caller, LoadedSession } from '../../../commands/backtest';
 import type { BacktestEndedData } from '../../../domain/backtest/events';
 import type { PairSeries } from '../../../domain/backtest/market';
-import { gapOut, gapsWithin, groupGaps } from '../../../domain/market/gaps';
+import { type Gap, gapOut, gapsWithin, groupGaps, type SharedGap } from '../../../domain/market/gaps';
+import type { Interval } from '../../../domain/market/intervals';
 import { parseIsoTime } from '../../../domain/market/time';
 import { DomainError } from '../../../domain/shared/errors';
 import { assertAgentActive } from '../../auth/principal';
@@ -69,20 +70,43 @@ const backtestAgentOf = (call: Call, input: BacktestRequest): string => {
 };
 
 /**
- * Candles missing for `pairs` inside `[start, end)` per the venue's candle index (its stored native series), in
- * the `data_gaps` wire form: what a session over that window will not trade on (issue 24, item 6).
+ * The `data_gaps` of a session's window `[start, end)` (ms) for `pairs` at `interval`, in the wire form: what a
+ * session over that window will not trade on (issue 24, item 6). `gaps` are the known gaps (at create the venue's
+ * candle index, its stored native series; at start the session's own series at its interval); to them are added
+ * the holes between the stored months of each pair's series at the session's interval (`servedHoles`: a pair
+ * served there from two sources, e.g. BTCUSDT's 2020 minutes and its hourly candles from 2021, which neither
+ * source's gaps show), so create and start list the same hole; each gap once.
  */
-const indexGaps = (call: Call, pairs: readonly string[], start: number, end: number) =>
-  gapsWithin(call.services.market?.data.candles.gaps() ?? [], pairs, start, end).map(gapOut);
+const windowGaps = (
+  call: Call,
+  gaps: readonly SharedGap[],
+  pairs: readonly string[],
+  interval: Interval,
+  start: number,
+  end: number,
+) => {
+  const perSymbol = new Map<string, Map<string, Gap>>();
+  const add = (symbol: string, g: Gap) => {
+    const own = perSymbol.get(symbol) ?? new Map<string, Gap>();
+    own.set(`${g.interval}|${g.start}|${g.end}`, {
+      interval: g.interval,
+      start: g.start,
+      end: g.end,
+      missingCandles: g.missingCandles,
+    });
+    perSymbol.set(symbol, own);
+  };
+  for (const g of gapsWithin(gaps, pairs, start, end)) for (const symbol of g.symbols) add(symbol, g);
+  const candles = call.services.market?.data.candles;
+  for (const symbol of pairs)
+    for (const hole of candles?.servedHoles(symbol, interval) ?? []) add(symbol, hole);
+  const grouped = groupGaps(new Map([...perSymbol].map(([symbol, own]) => [symbol, [...own.values()]])));
+  return gapsWithin(grouped, pairs, start, end).map(gapOut);
+};
 
-/** Candles missing inside `[start, end)` of a started session's own series, at its interval. */
-const seriesGaps = (series: readonly PairSeries[], start: number, end: number) =>
-  gapsWithin(
-    groupGaps(new Map(series.map((s) => [s.symbol, [...s.gaps]]))),
-    series.map((s) => s.symbol),
-    start,
-    end,
-  ).map(gapOut);
+/** The gaps of a started session's own series, at its interval (see `findGapsInTimes`), per pair. */
+const seriesGaps = (series: readonly PairSeries[]): SharedGap[] =>
+  groupGaps(new Map(series.map((s) => [s.symbol, [...s.gaps]])));
 
 /**
  * Creates a session (status `created`) after validating the configuration against the market data:
@@ -121,7 +145,14 @@ export const createBacktest = async (call: Call, input: BacktestRequest) => {
     strategy_label: c.strategyLabel,
     ...executionTermsOut(c),
     created_at: c.createdAt,
-    data_gaps: indexGaps(call, c.pairs, c.startTime, c.endTime),
+    data_gaps: windowGaps(
+      call,
+      call.services.market?.data.candles.gaps() ?? [],
+      c.pairs,
+      c.interval,
+      c.startTime,
+      c.endTime,
+    ),
   };
 };
 
@@ -149,7 +180,14 @@ export const startBacktest = async (call: Call, id: string) => {
     pairs: (s.market?.series ?? []).map((x) => ({ symbol: x.symbol, candles: x.length })),
     failure_reason: s.state.failure,
     data_gaps: s.market
-      ? seriesGaps(s.market.series, s.state.config!.startTime, s.state.config!.endTime)
+      ? windowGaps(
+          call,
+          seriesGaps(s.market.series),
+          s.state.config!.pairs,
+          s.state.config!.interval,
+          s.state.config!.startTime,
+          s.state.config!.endTime,
+        )
       : [],
   };
 };

@@ -308,6 +308,27 @@ export class ColumnStore {
     return this.seriesGaps(symbol, interval);
   }
 
+  /**
+   * Holes between the months of the series `symbol` is served in at `interval`: the stretch from the end of a
+   * month's last candle to the next month's first, when candles are missing there. A served series can join two
+   * sources — BTCUSDT at 1h is its 2020 minutes (aggregated) and then its own hourly candles from 2021 — and the
+   * hole between them is in neither native series ({@link seriesGaps}), yet a backtest at that interval steps
+   * through it without a candle (docs/backtesting.md, `data_gaps`). Holes inside a month are not read here.
+   */
+  servedHoles(symbol: string, interval: Interval): Gap[] {
+    this.refresh();
+    const ms = INTERVAL_MS[interval];
+    const holes: Gap[] = [];
+    let previousLast: number | undefined;
+    for (const [, m] of this.servedMonths(symbol, interval)) {
+      if (previousLast !== undefined && m.first - previousLast > ms) {
+        holes.push(gap(interval, previousLast + ms, m.first));
+      }
+      previousLast = m.last;
+    }
+    return holes;
+  }
+
   /** Gaps of one native series: inside its months and between them. */
   seriesGaps(symbol: string, interval: Interval): Gap[] {
     const ms = INTERVAL_MS[interval];
