@@ -100,6 +100,44 @@ describe('files source', () => {
     void source.stop();
   });
 
+  it('forward-fills across a day with no candles from the last candle of the day before, and replays the next day', () => {
+    // A pair of its own with hourly candles on 2021-04-05 and 2021-04-07 only: replayed 2021-04-06 has no candle in
+    // its day window, so its price is the last close of the 5th (kept beside the window), then the 7th replays.
+    const gap = tempMarketData();
+    const day = (d: number, h: number) => Date.UTC(2021, 3, d, h);
+    const candle = (openTime: number, close: string): Candle => ({
+      openTime,
+      open: '100.00000000',
+      high: '120.00000000',
+      low: '90.00000000',
+      close,
+      volume: '1.00000000',
+      quoteVolume: '100.00000000',
+      tradeCount: 10,
+    });
+    gap.candles.merge('GAPUSDT', '1h', [
+      ...Array.from({ length: 24 }, (_, h) => candle(day(5, h), h === 23 ? '101.25000000' : '100.50000000')),
+      ...Array.from({ length: 24 }, (_, h) => candle(day(7, h), '110.00000000')),
+    ]);
+    const source = createFilesSource({ feed: new MarketFeed(), data: gap, now: () => 0 });
+    void source.start();
+    const { window } = source.replay()!;
+    const shift = Date.UTC(2030, 0, 1) - replayTime(window, Date.UTC(2030, 0, 1));
+    for (const at of [day(6, 0), day(6, 12), day(6, 23) + HOUR - 1000]) {
+      expect(source.tickAt('GAPUSDT', at + shift)).toMatchObject({
+        price: '101.25000000',
+        trade: false,
+        quantity: '0.00000000',
+      });
+    }
+    expect(source.tickAt('GAPUSDT', day(7, 0) + shift)).toMatchObject({ price: '100.00000000', trade: true });
+    expect(source.tickAt('GAPUSDT', day(7, 1) - 1000 + shift)).toMatchObject({
+      price: '110.00000000',
+      trade: true,
+    });
+    void source.stop();
+  });
+
   it('keeps a real 24-hour window: at the end of a replayed hour it equals the last 24 real candles', async () => {
     const probe = createFilesSource({ feed: new MarketFeed(), data, now: () => 0 });
     await probe.start();

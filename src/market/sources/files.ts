@@ -1,10 +1,12 @@
-import { type Candle, lowerBound } from '../../../domain/market/candle';
+import type { Candle } from '../../../domain/market/candle';
 import { fromUnits, toUnitsNumber } from '../../../domain/market/decimal';
 import { INTERVAL_MS, INTERVALS, type Interval } from '../../../domain/market/intervals';
 import { type ReplayWindow, replayTime, replayWindow } from '../../../domain/market/replay-clock';
 import { type CandlePath, candlePath } from '../../../domain/market/tick-path';
 import type { MarketData } from '../market-data';
-import { candlesFromColumns } from '../store/convert';
+import type { CandleColumns } from '../store/block-codec';
+import { candleAt } from '../store/convert';
+import { unitsAt } from '../store/decimal-column';
 import type { PriceTick } from '../ticks';
 import type { LocalSourceOptions, MarketSource } from './port';
 import { everySecond, tickingStatus } from './second-timer';
@@ -23,11 +25,14 @@ export type FilesSourceOptions = LocalSourceOptions;
 /**
  * One replayed pair: a day of its candles around the replayed time (read from the candle store as the replay moves,
  * so a pair with years of minutes costs a day of them in memory), and the last candle before that day for the
- * forward-filled price across a gap.
+ * forward-filled price across a gap. The day stays in the store's columns (typed arrays, ~60 bytes a candle): as
+ * candle objects of 8-decimal strings a day of minutes cost ~0.5 KB a candle on the request thread's heap, ~150 MB
+ * for 100 pairs, which every major collection of that heap marked again (docs/benchmarks.md, issue 24, "The
+ * replayed day in columns"). A candle object is made only for the candle being replayed, once per candle.
  */
 interface Replayed {
   symbol: string;
-  candles: readonly Candle[];
+  candles: CandleColumns | undefined;
   /** [start, end) of the open times `candles` covers, and the last candle before `start`. */
   windowStart: number;
   windowEnd: number;
@@ -38,6 +43,18 @@ interface Replayed {
 }
 
 const WINDOW_MS = 86_400_000;
+
+/** Index of the first of the sorted `times` after `t` (`times.length` when none is). */
+const firstAfter = (times: Float64Array, t: number): number => {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (times[mid]! <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
 
 const SECOND = 1000;
 const BACKFILL_SECONDS = 86_400;
@@ -87,7 +104,7 @@ export const createFilesSource = (
       const tickSize = data.pair(symbol)?.tickSize;
       series.set(symbol, {
         symbol,
-        candles: [],
+        candles: undefined,
         windowStart: 0,
         windowEnd: 0,
         before: undefined,
@@ -107,7 +124,7 @@ export const createFilesSource = (
     if (opening >= r.windowStart && t < r.windowEnd) return;
     const start = Math.floor(opening / WINDOW_MS) * WINDOW_MS;
     const end = Math.max(start + WINDOW_MS, Math.floor(t / WINDOW_MS) * WINDOW_MS + WINDOW_MS);
-    r.candles = candlesFromColumns(data.candles.nativeColumns(r.symbol, interval!, start, end));
+    r.candles = data.candles.nativeColumns(r.symbol, interval!, start, end);
     r.before = data.candles.nativeBefore(r.symbol, interval!, start);
     r.windowStart = start;
     r.windowEnd = end;
@@ -118,15 +135,16 @@ export const createFilesSource = (
   /** Index of the candle covering replayed time `t`, or -(index of the next candle) - 1 when `t` is not covered. */
   const locate = (r: Replayed, t: number, ms: number): number => {
     cover(r, t, ms);
-    const c = r.candles[r.cursor];
-    if (c && c.openTime <= t && t < c.openTime + ms) return r.cursor;
-    const next = r.candles[r.cursor + 1];
-    if (next && next.openTime <= t && t < next.openTime + ms) {
+    const times = r.candles!.openTime;
+    const c = times[r.cursor];
+    if (c !== undefined && c <= t && t < c + ms) return r.cursor;
+    const next = times[r.cursor + 1];
+    if (next !== undefined && next <= t && t < next + ms) {
       r.cursor++;
       return r.cursor;
     }
-    const at = lowerBound(r.candles, t + 1) - 1; // last candle opening at or before t
-    if (at >= 0 && t < r.candles[at]!.openTime + ms) {
+    const at = firstAfter(times, t) - 1; // last candle opening at or before t
+    if (at >= 0 && t < times[at]! + ms) {
       r.cursor = at;
       return at;
     }
@@ -137,12 +155,17 @@ export const createFilesSource = (
   const sample = (r: Replayed, t: number) => {
     const ms = INTERVAL_MS[interval!];
     const at = locate(r, t, ms);
+    const candles = r.candles!;
     if (at >= 0) {
-      const candle = r.candles[at]!;
-      if (!r.path || r.path.openTime !== candle.openTime) {
-        r.path = candlePath(candle, { symbol: r.symbol, intervalMs: ms, tickUnits: r.tickUnits });
+      const openTime = candles.openTime[at]!;
+      if (!r.path || r.path.openTime !== openTime) {
+        r.path = candlePath(candleAt(candles, at), {
+          symbol: r.symbol,
+          intervalMs: ms,
+          tickUnits: r.tickUnits,
+        });
       }
-      const k = Math.min(r.path.prices.length - 1, Math.floor((t - candle.openTime) / r.path.stepMs));
+      const k = Math.min(r.path.prices.length - 1, Math.floor((t - openTime) / r.path.stepMs));
       return {
         price: r.path.prices[k]!,
         quantity: r.path.quantities[k]!,
@@ -151,10 +174,11 @@ export const createFilesSource = (
       };
     }
     const previous = -(at + 1) - 1; // index of the last candle before t, or -1
-    const last = previous >= 0 ? r.candles[previous] : r.before;
-    if (!last) return undefined;
+    const last =
+      previous >= 0 ? unitsAt(candles.close, previous) : r.before ? toUnitsNumber(r.before.close) : undefined;
+    if (last === undefined) return undefined;
     return {
-      price: toUnitsNumber(last.close),
+      price: last,
       quantity: 0n,
       buyerMaker: false,
       trade: false,
