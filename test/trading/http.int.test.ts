@@ -587,6 +587,40 @@ describe('agents and concurrency', () => {
     expect(cancelFromAccount.json().error.message).toContain("account's own wallet");
   });
 
+  it("archived: the agent's key places nothing, its resting orders stay live and fill, and it can still cancel", async () => {
+    // Spec "Agent" states: an archive stops new trading requests; it does not cancel orders (only a reset does),
+    // so an owner can still pull an archived agent's orders with its key (docs/events.md, `AgentArchived`).
+    const { account, agent } = await accountWithAgent('10000');
+    const kept = await order(agent.apiKey, orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price: '39000' }));
+    const pulled = await order(
+      agent.apiKey,
+      orderBody('BTCUSDT', 'buy', 'limit', '0.01', { price: '38000' }),
+    );
+    expect([kept.statusCode, pulled.statusCode]).toEqual([201, 201]);
+    const archived = await api(t.app, {
+      method: 'POST',
+      url: `/agents/${agent.agentId}/archive`,
+      headers: bearer(account),
+    });
+    expect(archived.json().status).toBe('archived');
+    const refused = await order(agent.apiKey, orderBody('BTCUSDT', 'buy', 'market', '0.001'));
+    expect([refused.statusCode, refused.json().error.code, refused.json().error.details?.reason]).toEqual([
+      403,
+      'PERMISSION_DENIED',
+      'agent_archived',
+    ]);
+    expect((await get(agent.apiKey, '/trade/orders/open')).json().total).toBe(2);
+    tick('BTCUSDT', '38999');
+    await settle();
+    expect((await get(agent.apiKey, `/trade/order/${kept.json().order_id}`)).json().status).toBe('filled');
+    const cancelled = await cancel(agent.apiKey, pulled.json().order_id);
+    expect([cancelled.statusCode, cancelled.json().status]).toEqual([200, 'cancelled']);
+    expect((await get(agent.apiKey, '/trade/orders/open')).json().total).toBe(0);
+    const balance = (await get(agent.apiKey, '/account/balance')).json();
+    expect(balance.balances[0]).toMatchObject({ asset: 'USDT', locked: '0.00000000' });
+    tick('BTCUSDT', '40000');
+  });
+
   it('fills exactly the affordable ones of 50 simultaneous orders; the rest get INSUFFICIENT_BALANCE; nothing overspent', async () => {
     const { agent } = await accountWithAgent('10000');
     // The agent holds 0.025 BTC: enough for 10 sells of 0.0025.
