@@ -22,7 +22,7 @@ export const errorResponses = <S extends number>(...statuses: S[]): Record<S, ty
  * What a JSON value is, as a refusal names it: `null`, `array`, `object`, `boolean`, ...; a number too large for
  * a double (`1e400`, which JSON.parse reads as Infinity) is `Infinity`, as zod names it.
  */
-const jsonType = (value: unknown): string =>
+export const jsonType = (value: unknown): string =>
   value === null
     ? 'null'
     : Array.isArray(value)

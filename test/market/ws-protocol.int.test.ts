@@ -113,3 +113,30 @@ describe('a battle subscription that fails after its acknowledgement', () => {
     socket.ws.close();
   });
 });
+
+describe('a message whose action or channel is not a string', () => {
+  it('is told the field must be a string, not that it is missing (sweep of the contract, helper sweepb)', async () => {
+    // Before, `{"action":5}` and `{"action":"subscribe","channel":5}` were answered 'missing "action"' and
+    // 'missing "channel"', though the client had sent the field; an absent field still reads "missing".
+    const socket = await connectWs(app.base);
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ action: 5, channel: 'ticker', symbol: 'BTCUSDT' }, 'action', /^"action" must be a string/],
+      [{ action: ['subscribe'], channel: 'ticker' }, 'action', /^"action" must be a string/],
+      [{ channel: 'ticker' }, 'action', /^missing "action"$/],
+      [{ action: 'subscribe', channel: 5 }, 'channel', /^"channel" must be a string/],
+      [{ action: 'subscribe', channel: { name: 'ticker' } }, 'channel', /^"channel" must be a string/],
+      [{ action: 'subscribe' }, 'channel', /^missing "channel"$/],
+      [{ action: 'subscribe', channel: '' }, 'channel', /^missing "channel"$/],
+    ];
+    for (const [message, field, text] of cases) {
+      socket.send(message);
+      const answer = await socket.next(isError);
+      expect(answer.data, JSON.stringify(message)).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { issues: [{ field, location: 'message' }] },
+      });
+      expect(answer.data.message, JSON.stringify(message)).toMatch(text);
+    }
+    socket.ws.close();
+  });
+});

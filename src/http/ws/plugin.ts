@@ -5,6 +5,7 @@ import { DomainError, isDomainError } from '../../../domain/shared/errors';
 import type { CredentialWatch } from '../../auth/credential-watch';
 import type { Principal } from '../../auth/principal';
 import { apiKeyHeader, apiKeyOfCredential } from '../../auth/service';
+import { jsonType } from '../../contract/common';
 import { keepAlive } from '../../net/ws-heartbeat';
 import { withIssues } from '../errors';
 import { battleChannels } from './battle-channel';
@@ -130,7 +131,14 @@ const parseMessage = (raw: string): { message: WsClientMessage; answerOn?: strin
   }
   const m = value as Record<string, unknown>;
   if (typeof m['action'] !== 'string') {
-    throw new DomainError('VALIDATION_ERROR', 'missing "action"', { field: 'action' });
+    // Absent is "missing"; present with another type says so (it used to read "missing" too).
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      m['action'] === undefined
+        ? 'missing "action"'
+        : `"action" must be a string: subscribe, unsubscribe or ping (got ${jsonType(m['action'])})`,
+      { field: 'action' },
+    );
   }
   if (m['action'] === 'ping') return { message: { ...m, action: 'ping', channel: 'system' } };
   if (m['action'] !== 'subscribe' && m['action'] !== 'unsubscribe') {
@@ -141,7 +149,13 @@ const parseMessage = (raw: string): { message: WsClientMessage; answerOn?: strin
     );
   }
   if (typeof m['channel'] !== 'string' || m['channel'] === '') {
-    throw new DomainError('VALIDATION_ERROR', 'missing "channel"', { field: 'channel' });
+    throw new DomainError(
+      'VALIDATION_ERROR',
+      m['channel'] === undefined || m['channel'] === ''
+        ? 'missing "channel"'
+        : `"channel" must be a string naming a channel (got ${jsonType(m['channel'])})`,
+      { field: 'channel' },
+    );
   }
   // Split at the first colon only: `ticker:BTCUSDT:X` names the symbol `BTCUSDT:X` (unknown), not `BTCUSDT`.
   const colon = m['channel'].indexOf(':');
