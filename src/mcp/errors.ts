@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { DomainError, isDomainError } from '../../domain/shared/errors';
 import { databaseUnavailable } from '../db/connection-errors';
+import { withIssues } from '../http/errors';
 import { VenueError } from './tool';
 
 /** The venue's error envelope as a tool answers it (spec "Errors"), with `retry_after_seconds` lifted on a 429. */
@@ -12,12 +13,19 @@ export interface ToolErrorEnvelope {
 /**
  * What a tool's failure answers, as REST would: the status, code, message and details of a venue error (a
  * `DomainError`, or a `VenueError` from the venue over HTTP), of an unreachable database the `SERVICE_UNAVAILABLE`
- * REST answers with ({@link databaseUnavailable}); anything else `INTERNAL_ERROR` 500.
+ * REST answers with ({@link databaseUnavailable}); anything else `INTERNAL_ERROR` 500. A `VALIDATION_ERROR` of a
+ * use case or decider that names one `details.field` (a price of 0, an unknown indicator) lists it as
+ * `details.issues[]` located in the tool's `arguments`, as the REST door lists it located in the request
+ * (`withIssues`; docs/mcp.md, "Errors"), rather than passing `{field}` on.
  */
 export const failureOf = (
   error: unknown,
 ): { status: number; code: string; message: string; details: Record<string, unknown> | undefined } => {
-  const known = isDomainError(error) || error instanceof VenueError ? error : databaseUnavailable(error);
+  const known = isDomainError(error)
+    ? withIssues(error, () => 'arguments', { field: 'arguments', location: 'arguments' })
+    : error instanceof VenueError
+      ? error
+      : databaseUnavailable(error);
   return known
     ? { status: known.status, code: known.code, message: known.message, details: known.details }
     : { status: 500, code: 'INTERNAL_ERROR', message: 'internal error', details: undefined };
