@@ -105,6 +105,11 @@ const options = new Command()
       .choices(['none', 'helpers'])
       .default('none'),
   )
+  .option(
+    '--venue-autogroup-nice <n>',
+    "diagnostics: the venue's scheduling group (Linux autogroup, /proc/PID/autogroup) at this nice once it is up " +
+      '(below 0 needs CAP_SYS_NICE): how much of the tail is CPU contention with other processes',
+  )
   .option('--venue-flags <list>', 'extra node flags of the venue, comma-separated (e.g. --trace-gc)', '')
   .option(
     '--venue-log <file>',
@@ -136,6 +141,7 @@ const options = new Command()
     alone: number;
     stalls?: boolean;
     venueRenice: 'none' | 'helpers';
+    venueAutogroupNice?: string;
     venueFlags: string;
     venueLog?: string;
     json?: string;
@@ -237,6 +243,21 @@ const reniceHelpers = (pid: number): number => {
     }
   }
   return changed;
+};
+
+/**
+ * `--venue-autogroup-nice N`: writes N to `/proc/PID/autogroup` (the scheduling group of the venue's session: Linux
+ * weighs each session's group as one task, so every PostgreSQL backend, a session of its own, weighs as much as the
+ * whole venue); answers what the file then says, or why it could not be set. Undefined without the option.
+ */
+const setAutogroupNice = (pid: number): string | undefined => {
+  if (options.venueAutogroupNice === undefined) return undefined;
+  try {
+    fs.writeFileSync(`/proc/${pid}/autogroup`, options.venueAutogroupNice);
+    return fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8').trim();
+  } catch (error) {
+    return `not set: ${(error as Error).message}`;
+  }
 };
 
 /** Samples a process's RSS every 100 ms until `stop()`, which answers the peak (bytes). */
@@ -764,7 +785,9 @@ const measure = async (pairs: number) => {
       MARKET_DATA_DIR: genDir,
     });
     reniceHelpers(venue.pid);
+    const autogroup = setAutogroupNice(venue.pid);
     result.venue = {
+      ...(autogroup ? { autogroup } : {}),
       start_seconds: round((performance.now() - t0) / 1000, 1),
       rss_after_start_mib: mib(memoryOf(venue.pid).rss),
       node_options: venue.nodeOptions,
