@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainError, type ErrorCode } from '../../domain/shared/errors';
+import { clipEcho } from '../../domain/shared/text';
 import { databaseUnavailable } from '../db/connection-errors';
 
 /** The spec's error envelope: `{ error: { code, message, details? } }` (spec "Errors"). */
@@ -162,14 +163,14 @@ export const toDomainError = (error: unknown): DomainError => {
     case 'FST_ERR_BAD_URL':
       return new DomainError(
         'VALIDATION_ERROR',
-        fe.message,
+        routerMessage(fe.message),
         { issues: [{ field: 'path', location: 'params', message: 'holds a malformed %-escape' }] },
         400,
       );
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new DomainError(
         'VALIDATION_ERROR',
-        fe.message,
+        routerMessage(fe.message),
         {
           issues: [{ field: 'path', location: 'params', message: 'a path parameter is over 100 characters' }],
         },
@@ -303,4 +304,14 @@ export const clientErrorHandler = (
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\n${RAW_HEADERS}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
+};
+
+/**
+ * A router error's message (fastify's `'<path>' is not a valid url component`, `'<path>' is exceeding the max param
+ * length`) with the echoed path cut to 120 characters (`clipEcho`): the path is the client's, up to the header size
+ * limit (kilobytes), and the answer only needs to say which request it was.
+ */
+const routerMessage = (message: string): string => {
+  const quoted = /^'([\s\S]*)' (is [^']*)$/.exec(message);
+  return quoted ? `'${clipEcho(quoted[1]!, 120)}' ${quoted[2]}` : clipEcho(message, 200);
 };

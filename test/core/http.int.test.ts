@@ -162,6 +162,15 @@ describe('HTTP runtime', () => {
     expect(longParam.json().error.details.issues).toEqual([
       { field: 'path', location: 'params', message: 'a path parameter is over 100 characters' },
     ]);
+    // The message names the path, cut to 120 characters: a path of kilobytes is not echoed whole.
+    const path = `/api/v1/_probe/strict/${'y'.repeat(5000)}`;
+    for (const url of [path, `${path}%E0%A4%A`]) {
+      const res = await t.app.inject({ method: 'POST', url, payload: { name: 'a' } });
+      expect([400, 414]).toContain(res.statusCode);
+      const { message } = res.json().error;
+      expect(message.length, message).toBeLessThan(200);
+      expect(message).toMatch(/^'\/api\/v1\/_probe\/strict\/y+…' is /);
+    }
   });
 
   it('gives every VALIDATION_ERROR details.issues[]: a thrown details.field becomes one located issue', async () => {
