@@ -39,7 +39,8 @@ const invokerFor =
 const runTool = async (app: FastifyInstance, request: FastifyRequest, tool: ToolDef, args: unknown) => {
   const services = app.services;
   const identity = await services.rateLimitIdentity?.(request);
-  const decision = await consumeRateLimit(services, identity ?? `ip:${request.ip}`, tool.rateLimitGroup);
+  const group = tool.rateLimitGroupOf?.(args as never) ?? tool.rateLimitGroup;
+  const decision = await consumeRateLimit(services, identity ?? `ip:${request.ip}`, group);
   if (!decision.allowed) throw rateLimitExceeded(decision);
   if (tool.auth === 'public') return tool.run(newPublicCall(services, request.id), args as never);
   if (!services.auth) throw new DomainError('SERVICE_UNAVAILABLE', 'authentication is not available');

@@ -89,6 +89,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   auth: AuthMode;
   /** The rate-limit group its REST route counts in (spec "Limits"). */
   rateLimitGroup: RateLimitGroup;
+  /**
+   * The group of one call when the route it stands for depends on its arguments: a placement tool's `dry_run`
+   * is its preview route, which counts in `general` as REST counts it, not in `orders` (a preview is not an order,
+   * spec "Limits"). Absent: `rateLimitGroup`.
+   */
+  rateLimitGroupOf?: (args: z.output<I>) => RateLimitGroup;
   /** In the venue: calls the use case (never the route) and presents with the route's presenter. */
   run: (call: ToolCall, args: z.output<I>) => Promise<z.input<O>>;
   /** Over REST (stdio door): the endpoint(s) the tool wraps. */

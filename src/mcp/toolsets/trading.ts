@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RateLimitGroup } from '../../application/rate-limits';
 import {
   ocoPreviewResponse,
   ocoResponse,
@@ -24,7 +25,7 @@ import { endpointTools } from '../tool-table';
 /**
  * Trading tools (spec "Trading endpoints"): the caller's wallet (the agent's with an agent key or `X-Agent-Id`),
  * each serving its endpoint of `src/endpoints/trading.ts` as `/trade/*` does. Writes count in the `orders`
- * rate-limit group (100 per minute), reads in `general`.
+ * rate-limit group (100 per minute), reads and a placement's `dry_run` (its preview route) in `general`.
  */
 
 const read = {
@@ -108,6 +109,8 @@ const placementBindings = <
       if (dry_run) return { preview: await previewRest(body, http) };
       return { [key]: await placeRest({ ...body, idempotency_key }, http) };
     },
+    // A dry run is the preview route, which REST counts in `general`: a preview is not an order (spec "Limits").
+    rateLimitGroupOf: (a: Args): RateLimitGroup => (a.dry_run ? 'general' : 'orders'),
   };
 };
 
