@@ -28,7 +28,12 @@ import { defineTool, READ, type ToolDef } from '../tool';
 
 const common = { toolset: 'market', auth: 'public', rateLimitGroup: 'market', annotations: READ } as const;
 const symbol = z.object({ symbol: symbolInput });
-const symbols = z.array(symbolInput).min(1).max(100);
+/**
+ * A list of symbols (at least one), bounded as REST bounds it: `/market/prices` takes any number, and the "at most
+ * 100" of `/market/tickers` is the use case's, counted over distinct pairs (`tickers`), not a cap of the door's on
+ * the entries sent.
+ */
+const symbols = z.array(symbolInput).min(1);
 const enc = encodeURIComponent;
 
 export const marketTools: ToolDef[] = [
