@@ -10,13 +10,35 @@ export interface ToolErrorEnvelope {
   error: { code: string; message: string; details?: Record<string, unknown>; retry_after_seconds?: number };
 }
 
+/** Where a REST request carries a tool's arguments (its body, query string and path): the stdio door's requests. */
+const ARGUMENT_LOCATIONS = new Set(['body', 'querystring', 'params']);
+
+/**
+ * A venue error the stdio door got from REST, its `VALIDATION_ERROR` issues located in the tool's `arguments` as
+ * the in-venue door locates them, not in the part of the REST request that carried the field; a header's issue
+ * (credentials) keeps its location.
+ */
+const inArguments = (e: VenueError): VenueError => {
+  const issues = e.details?.['issues'];
+  if (e.code !== 'VALIDATION_ERROR' || !Array.isArray(issues)) return e;
+  const located = issues.map((issue: unknown) =>
+    typeof issue === 'object' &&
+    issue !== null &&
+    ARGUMENT_LOCATIONS.has(String((issue as { location?: unknown }).location))
+      ? { ...issue, location: 'arguments' }
+      : issue,
+  );
+  return new VenueError(e.status, e.code, e.message, { ...e.details, issues: located });
+};
+
 /**
  * What a tool's failure answers, as REST would: the status, code, message and details of a venue error (a
  * `DomainError`, or a `VenueError` from the venue over HTTP), of an unreachable database the `SERVICE_UNAVAILABLE`
  * REST answers with ({@link databaseUnavailable}); anything else `INTERNAL_ERROR` 500. A `VALIDATION_ERROR` of a
  * use case or decider that names one `details.field` (a price of 0, an unknown indicator) lists it as
  * `details.issues[]` located in the tool's `arguments`, as the REST door lists it located in the request
- * (`withIssues`; docs/mcp.md, "Errors"), rather than passing `{field}` on.
+ * (`withIssues`; docs/mcp.md, "Errors"), rather than passing `{field}` on; over stdio, REST's issues are located in
+ * the arguments too ({@link inArguments}).
  */
 export const failureOf = (
   error: unknown,
@@ -24,7 +46,7 @@ export const failureOf = (
   const known = isDomainError(error)
     ? withIssues(error, () => 'arguments', { field: 'arguments', location: 'arguments' })
     : error instanceof VenueError
-      ? error
+      ? inArguments(error)
       : databaseUnavailable(error);
   return known
     ? { status: known.status, code: known.code, message: known.message, details: known.details }
