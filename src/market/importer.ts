@@ -273,11 +273,8 @@ const importKlines = async (
   const stat = fs.statSync(found.file);
   const sha256 = store.seenFile(found.file, stat.size, stat.mtimeMs) ?? (await sha256OfFile(found.file));
   const seen = { relative: found.file, size: stat.size, mtimeMs: stat.mtimeMs };
-  const previous = store.imported(sha256);
-  if (previous) {
-    store.noteSeen(found.file, stat.size, stat.mtimeMs, sha256);
-    return { ...base, status: 'unchanged', rows: previous.rows, problems: [] };
-  }
+  // The published checksum first: a zip whose bytes are stored already is still refused beside a .CHECKSUM that
+  // does not match it (docs/market-data.md, "Validation and import"), rather than reported `unchanged`.
   let checksum: FileReport['checksum'];
   if (found.format === 'zip') {
     const published = publishedChecksum(found.file);
@@ -288,6 +285,11 @@ const importKlines = async (
       ]);
     }
     checksum = published === undefined ? 'none' : 'verified';
+  }
+  const previous = store.imported(sha256);
+  if (previous) {
+    store.noteSeen(found.file, stat.size, stat.mtimeMs, sha256);
+    return { ...base, status: 'unchanged', rows: previous.rows, problems: [] };
   }
 
   let parsed: ParsedColumns;

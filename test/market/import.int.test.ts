@@ -246,6 +246,14 @@ describe('import-market-data', () => {
         problems: [{ message: expect.stringMatching(/checksum mismatch/) }],
       });
       expect(c.size()).toBe(0);
+      // The same zip beside the same wrong .CHECKSUM, into a store that holds its bytes already (imported above
+      // from the generated directory): still rejected, not `unchanged` (found by helper sweepd).
+      const again = await importDirectory(dir, { db: database.all, data: new MarketData(a) });
+      expect(again.files[0]).toMatchObject({
+        status: 'rejected',
+        problems: [{ message: expect.stringMatching(/checksum mismatch/) }],
+      });
+      expect(storeFiles(a)).toEqual(once);
     });
 
     it('resumes an interrupted import: the result is the same as an uninterrupted one', async () => {
