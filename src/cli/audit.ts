@@ -50,6 +50,11 @@ export const auditReplay = async (
     let all = await store.readStream(streamId);
     if (all.length === 0 && head < 0) {
       if ((await store.streamRevision(ownerStream)) < 0) {
+        // No wallet yet and no such owner: the id may be the other kind's (an account that never traded itself).
+        const other = owner.kind === 'agent' ? 'account' : 'agent';
+        if ((await store.streamRevision(`${other}-${owner.id}`)) >= 0) {
+          throw usageError(`${owner.id} is an ${other}, not an ${owner.kind}: use --${other} ${owner.id}`);
+        }
         throw new CliError(
           `no ${owner.kind} ${owner.id} in the event log (no ${ownerStream} or ${streamId} stream${owner.kind === 'agent' ? '; a deleted agent leaves none' : ''})`,
         );

@@ -32,6 +32,8 @@ let dataDir: string;
 const tick = priceTicker(() => t.app.services.market!);
 let agentId: string;
 let accountId: string;
+/** An account that never traded on its own wallet (no wallet stream), like most accounts whose agents trade. */
+let idleAccountId: string;
 /** `GET /account/events` of the agent, every page. */
 let httpEvents: { revision: number; type: string; occurred_at: string; hash: string }[];
 let tradeIds: string[];
@@ -115,6 +117,7 @@ beforeAll(async () => {
       headers: key,
     })
   ).json();
+  idleAccountId = (await registerAccount(t.app, {}, { plain: true })).accountId;
   // The CLI runs beside a stopped app (a running one would be fine on PostgreSQL too, but would append).
   await t.stop();
   env = { DATABASE_URL: database.url!, DATA_DIR: dataDir };
@@ -225,6 +228,12 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
         2,
         new RegExp(`^${agentId} is an agent, not an account: use --agent`),
       ],
+      // An idle account's id is recognised all the same (found by helper sweepd).
+      [
+        ['audit', 'replay', '--agent', idleAccountId],
+        2,
+        new RegExp(`^${idleAccountId} is an account, not an agent: use --account ${idleAccountId}$`),
+      ],
       [
         ['audit', 'replay', '--agent', '00000000-0000-4000-8000-000000000000'],
         1,
@@ -247,8 +256,8 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
       expect(run.stderr.trim(), args.join(' ')).toMatch(message);
       expect(run.stderr.trim().split('\n').length, args.join(' ')).toBeLessThanOrEqual(1);
     });
-    expect(runs[7]!.stdout).toContain('NOT FOUND nope: no such stream in the event log');
-    // Twelve processes, each compiling the CLI with tsx: 20–35 s alone, over 60 s beside the rest of the suite.
+    expect(runs[8]!.stdout).toContain('NOT FOUND nope: no such stream in the event log');
+    // Thirteen processes, each compiling the CLI with tsx: 20–35 s alone, over 60 s beside the rest of the suite.
   }, 240_000);
 
   it('names the database it cannot reach, in one line, without a stack trace', async () => {
