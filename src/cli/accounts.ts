@@ -9,6 +9,7 @@ import { isUuid } from '../../domain/shared/uuid';
 import type { LogPosition } from '../../ports/event-store';
 import type { Config } from '../config';
 import { createRuntime } from '../runtime';
+import { usageError } from './errors';
 
 /** Outcome of an operator status change. */
 export interface StatusChangeOutcome {
@@ -45,7 +46,7 @@ export const changeAccountStatus = async (
 
 /**
  * `accounts suspend|reactivate|archive ID [--reason TEXT]`: prints the new status; exit code 1 on a refused
- * change. Running API processes see the change within their credential cache lifetime (2 s); logins answer
+ * change or an unknown account, 2 (a {@link CliError} thrown) for an id that is not a UUID. Running API processes see the change within their credential cache lifetime (2 s); logins answer
  * `ACCOUNT_SUSPENDED` for suspended and archived accounts. With the embedded PGlite, stop the server first
  * (one process per data directory).
  */
@@ -56,6 +57,8 @@ export const accountsCli = async (
   accountId: string,
   options: { reason?: string },
 ): Promise<number> => {
+  // A usage error (exit code 2, docs/operations.md "Command line"), before the database is opened.
+  if (!isUuid(accountId)) throw usageError(`not an account id (a UUID): ${accountId}`);
   const runtime = await createRuntime(config, logger, { runProjections: false, market: false });
   try {
     const accounts = createAccountCommands({ store: runtime.services.eventStore });

@@ -234,6 +234,7 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
         2,
         new RegExp(`^${idleAccountId} is an account, not an agent: use --account ${idleAccountId}$`),
       ],
+      [['accounts', 'suspend', 'nope'], 2, /^not an account id \(a UUID\): nope$/],
       [
         ['audit', 'replay', '--agent', '00000000-0000-4000-8000-000000000000'],
         1,
@@ -256,8 +257,8 @@ describe.skipIf(reason)('audit replay on PostgreSQL', () => {
       expect(run.stderr.trim(), args.join(' ')).toMatch(message);
       expect(run.stderr.trim().split('\n').length, args.join(' ')).toBeLessThanOrEqual(1);
     });
-    expect(runs[8]!.stdout).toContain('NOT FOUND nope: no such stream in the event log');
-    // Thirteen processes, each compiling the CLI with tsx: 20–35 s alone, over 60 s beside the rest of the suite.
+    expect(runs[9]!.stdout).toContain('NOT FOUND nope: no such stream in the event log');
+    // Fourteen processes, each compiling the CLI with tsx: 20–35 s alone, over 60 s beside the rest of the suite.
   }, 240_000);
 
   it('names the database it cannot reach, in one line, without a stack trace', async () => {
