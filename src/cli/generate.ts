@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { parseIsoTime } from '../../domain/market/time';
@@ -53,6 +54,9 @@ export const generateMarketDataCli = async (options: GenerateCliOptions): Promis
   const anchorDir = options.anchors ?? siblingMarketDataDir();
   if (!anchorDir)
     throw usageError('no real data set to anchor on: pass --anchors DIR (e.g. ../shared/market-data)');
+  // A bad option, not a failure of the run: one line and exit code 2, before anything is written.
+  if (!fs.existsSync(path.join(anchorDir, 'exchangeInfo.json')))
+    throw usageError(`--anchors ${anchorDir}: no Binance data set there (no exchangeInfo.json)`);
   const bar = new SingleBar({
     format:
       'generating [{bar}] {percentage}% | {files} files | {value}/{total} candles | {rate}/s | ETA {eta_formatted}',

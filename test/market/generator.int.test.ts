@@ -6,6 +6,7 @@ import yauzl from 'yauzl';
 import { aggregateCandles } from '../../domain/market/aggregate';
 import { toUnits } from '../../domain/market/decimal';
 import { parseKlineCsv } from '../../domain/market/klines';
+import { generateMarketDataCli } from '../../src/cli/generate';
 import { generatedFilePath, generateMarketData } from '../../src/market/generator/generate';
 import {
   type GeneratorSource,
@@ -39,6 +40,28 @@ const render = (symbol: string, seed = 42, from = JAN, to = FEB) => {
 };
 
 describe('generate-market-data', () => {
+  it('answers --anchors naming no data set with a usage error (exit code 2) and writes nothing', async () => {
+    const out = tempDir();
+    const missing = path.join(out.dir, 'no-such-data');
+    const run = generateMarketDataCli({
+      pairs: '1',
+      from: '2022-01-01',
+      to: '2022-01-02',
+      interval: '1h',
+      out: path.join(out.dir, 'out'),
+      seed: '42',
+      anchors: missing,
+      timeUnit: 'ms',
+    });
+    // Found by helper sweepd: it was `error: ENOENT: no such file or directory, open '…/exchangeInfo.json'`, exit 1.
+    await expect(run).rejects.toMatchObject({
+      exitCode: 2,
+      message: `--anchors ${missing}: no Binance data set there (no exchangeInfo.json)`,
+    });
+    expect(fs.existsSync(path.join(out.dir, 'out'))).toBe(false);
+    out.remove();
+  });
+
   it('plans the real hourly pairs first (by volume), then other active, unpegged pairs', () => {
     expect(plans.slice(0, 2).map((p) => p.symbol)).toEqual(['BTCUSDT', 'ETHUSDT']);
     expect(plans.slice(0, 16).every((p) => p.own)).toBe(true);
