@@ -5,13 +5,15 @@ import { agentDecider, agentNotOwned, requireOwned } from '../domain/agent/decid
 import { type AgentProfileFields, agentStreamId } from '../domain/agent/events';
 import { AGENT_LIMITS } from '../domain/agent/profile';
 import type { AgentState } from '../domain/agent/state';
+import { backtestStreamId } from '../domain/backtest/events';
 import { DomainError } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import { type EventStore, type LogPosition, StreamNotFoundError } from '../ports/event-store';
 import type { Keyring } from '../ports/keyring';
 import type { ReadModels } from '../projections/read-models';
 import { countAgents } from '../queries/agents';
-import { runningBattlesOfAgent } from '../queries/battles';
+import { backtestIdsOfAgent } from '../queries/backtests';
+import { runningBattlesWithAgent } from '../queries/battles';
 import { agentBattleLock } from './battle-locks';
 import {
   generateApiKey,
@@ -91,12 +93,18 @@ export interface AgentCommands {
   /** Archives (idempotent). */
   archive(accountId: string, agentId: string, meta: CommandMeta): Promise<AgentCommandResult>;
   /**
-   * Deletes the agent for good: its stream (with the encrypted key: the key material is destroyed) and its
-   * `wallet-{id}` stream when there is one. Resolves to the log position after the deletions. An agent taking
-   * part in a running (active or paused) live battle is refused with `BATTLE_INVALID_STATE` 409
-   * (`details.reason` `agent_in_running_battle`, `details.battle_id`) and nothing changes.
+   * Deletes the agent for good: its stream (with the encrypted key: the key material is destroyed), its
+   * `wallet-{id}` stream when there is one, and the streams of its backtest sessions (`backtest-{session_id}`,
+   * whatever their status: the spec's "all trades, orders, positions and history deleted"), whose ids it answers
+   * with the log position after the deletions. An agent taking part in a running (active or paused) battle, live
+   * or historical, is refused with `BATTLE_INVALID_STATE` 409 (`details.reason` `agent_in_running_battle`,
+   * `details.battle_id`) and nothing changes.
    */
-  remove(accountId: string, agentId: string, meta: CommandMeta): Promise<{ position: LogPosition }>;
+  remove(
+    accountId: string,
+    agentId: string,
+    meta: CommandMeta,
+  ): Promise<{ position: LogPosition; backtests: string[] }>;
   /**
    * A new HMAC signing secret for the agent's key (`POST /agents/{id}/signing-secret`), replacing the previous
    * one; the plaintext is only in the result. `PERMISSION_DENIED` for an agent of another account.
@@ -315,12 +323,14 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
       const state = await load(agentId);
       requireOwned(state, accountId);
       return exclusive(agentBattleLock(state.agentId), async () => {
-        // A running live battle ranks the agent from its wallet's fills: deleting them would change its standing.
-        const [running] = await runningBattlesOfAgent(deps.db, state.agentId);
+        // A running live battle ranks the agent from its wallet's fills, a historical one from its sandbox in the
+        // battle's own stream (shared with the other participants, so not deleted): deleting the agent would
+        // change its standing, or leave a participant that no longer exists trading.
+        const [running] = await runningBattlesWithAgent(deps.db, state.agentId);
         if (running) {
           throw new DomainError(
             'BATTLE_INVALID_STATE',
-            `agent ${state.agentId} takes part in the running live battle ${running.battle_id}; stop or cancel it first`,
+            `agent ${state.agentId} takes part in the running ${running.battle_mode} battle ${running.battle_id}; stop or cancel it first`,
             { agent_id: state.agentId, battle_id: running.battle_id, reason: 'agent_in_running_battle' },
           );
         }
@@ -329,6 +339,11 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
         const gone = (error: unknown) => {
           if (!(error instanceof StreamNotFoundError)) throw error;
         };
+        // Its backtest sessions go with it, first (an interrupted delete leaves the agent, so it can be sent
+        // again). A session whose creation the read models do not hold yet is missed here; its commands answer
+        // BACKTEST_NOT_FOUND once the agent is gone (commands/backtest.ts, `requireAgentActive`).
+        const backtests = await backtestIdsOfAgent(deps.db, state.agentId);
+        for (const id of backtests) await deps.store.deleteStream(backtestStreamId(id)).catch(gone);
         // A concurrent delete of the same agent wins; this one then answers as for an unknown agent.
         const deleted = await deps.store.deleteStream(agentStreamId(agentId)).then(
           (r) => r.position,
@@ -340,15 +355,16 @@ export const createAgentCommands = (deps: AgentCommandDeps): AgentCommands => {
         agents.forget(agentStreamId(agentId));
         if (!deleted) throw agentNotOwned();
         const wallet = `wallet-${agentId}`;
+        // The agent's deletion is appended after the sessions': its position covers them.
         let position = deleted;
         if ((await deps.store.streamRevision(wallet)) >= 0) {
           // The later deletion's position covers both (it is appended after the first).
           position = (await deps.store.deleteStream(wallet).catch(gone))?.position ?? position;
         }
         deps.onCredentialsChanged?.({ accountId, agentId, revokedKeyHashes: [state.apiKeyHash], position });
-        // Until the read models show the agent gone, a live battle's start reading them would take it in.
+        // Until the read models show the agent gone, a battle's start reading them would take it in.
         await deps.waitForReadModels(position);
-        return { position };
+        return { position, backtests };
       });
     },
 

@@ -18,6 +18,7 @@ import { DomainError, type ErrorCode } from '../domain/shared/errors';
 import type { RiskProfile } from '../domain/shared/risk-profile';
 import { clipEcho } from '../domain/shared/text';
 import { canonicalId } from '../domain/shared/uuid';
+import { ownerStatusError } from '../domain/trading/risk';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
 import { onAppendConflict } from './append-conflict';
@@ -81,6 +82,15 @@ export interface AgentProfile {
   participationPct?: number | undefined;
 }
 
+/**
+ * The status of a session's agent and of its account as live trading reads them (`undefined`: the agent no longer
+ * exists, or is not the account's).
+ */
+export interface AgentStanding {
+  status: 'active' | 'suspended' | 'archived';
+  accountStatus: 'active' | 'suspended' | 'archived';
+}
+
 /** A session in memory: its state (the fold of its stream), its sandbox log and, once loaded, its candles. */
 export interface LoadedSession {
   id: string;
@@ -118,6 +128,8 @@ export interface BacktestCommands {
   session(caller: Caller, id: string, options?: { market?: boolean }): Promise<LoadedSession>;
   /** Drops every session from memory (tests: as after a restart). */
   clear(): void;
+  /** Drops these sessions from memory (their streams were deleted: an agent's deletion). */
+  forget(ids: readonly string[]): void;
 }
 
 /** What a {@link BacktestStepper} decides: one `StepBacktest` of a running session. */
@@ -153,6 +165,11 @@ export interface BacktestCommandDeps {
   market: () => BacktestMarketSource | undefined;
   /** The agent's current profile (undefined: unknown, or not an agent of the account). */
   agentProfile: (accountId: string, agentId: string) => Promise<AgentProfile | undefined>;
+  /**
+   * The session's agent's standing now, asked before each start, step and new order (live trading's source: an
+   * archive applies at once). Absent: not asked (every agent counts as active).
+   */
+  agentStanding?: (accountId: string, agentId: string) => Promise<AgentStanding | undefined>;
   /** Fee per fill as a fraction (decimal string), fixed per session at creation: the taker rate. */
   feeRate: string;
   /** The maker rate (decimal string), fixed per session at creation; absent: {@link feeRate}. */
@@ -313,17 +330,40 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
     return session.market;
   };
 
-  /** Decides and appends one command on a loaded session (inside its mutex). */
+  /**
+   * Refuses a new trading request or step of a session whose agent is archived, as live trading's first risk rule
+   * refuses the agent's orders whatever the credential (`ownerStatusFailure`: `PERMISSION_DENIED` 403,
+   * `details.reason` `agent_archived`; the agent's account suspended: `ACCOUNT_SUSPENDED`), and one whose agent was
+   * deleted (its sessions go with it: `BACKTEST_NOT_FOUND`, as once its stream is gone). Nothing is recorded.
+   */
+  const requireAgentActive = async (session: LoadedSession) => {
+    if (!deps.agentStanding) return;
+    const { accountId, agentId } = session.state.config!;
+    const standing = await deps.agentStanding(accountId, agentId);
+    if (!standing) throw notFound(session.id);
+    const refused = ownerStatusError(
+      { type: 'agent', ...standing },
+      { agent_id: agentId, session_id: session.id },
+    );
+    if (refused) throw refused;
+  };
+
+  /**
+   * Decides and appends one command on a loaded session (inside its mutex); `trading`: a start, a step or a new
+   * order, refused for an archived or deleted agent ({@link requireAgentActive}).
+   */
   const execute = async (
     id: string,
     caller: Caller,
     meta: CommandMeta,
     prepare: (session: LoadedSession) => { command: BacktestCommand; market?: SessionMarket },
+    trading = false,
   ): Promise<BacktestOutcome> =>
     perSession.run(id, async () => {
       for (let attempt = 1; ; attempt++) {
         const session = await load(id);
         authorize(session, caller);
+        if (trading) await requireAgentActive(session);
         const { command, market } = prepare(session);
         const at = now();
         const events =
@@ -451,10 +491,10 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
       return { session, events, position: append.position };
     },
 
-    start: (caller, id, meta) => execute(id, caller, meta, startCommand),
+    start: (caller, id, meta) => execute(id, caller, meta, startCommand, true),
 
     step: (caller, id, steps, meta) =>
-      execute(id, caller, meta, withMarket({ type: 'StepBacktest', data: { steps } })),
+      execute(id, caller, meta, withMarket({ type: 'StepBacktest', data: { steps } }), true),
 
     cancel: (caller, id, meta) =>
       execute(id, caller, meta, (session) => {
@@ -468,6 +508,7 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
         caller,
         meta,
         withMarket({ type: 'PlaceSandboxOrder', data: { order } }),
+        true,
       );
       const rejected = outcome.events.find((e) => e.type === 'OrderRejected');
       if (rejected) throw rejectionError(rejected.data);
@@ -499,5 +540,9 @@ export const createBacktestCommands = (deps: BacktestCommandDeps): BacktestComma
     },
 
     clear: () => cache.clear(),
+
+    forget: (ids) => {
+      for (const id of ids) cache.delete(id);
+    },
   };
 };

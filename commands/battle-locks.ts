@@ -1,5 +1,5 @@
 /**
- * Names of the cross-process locks (`src/db/exclusive.ts`) that keep live battles and agent deletions apart.
+ * Names of the cross-process locks (`src/db/exclusive.ts`) that keep battle starts and agent deletions apart.
  * Ids are compared in lower case, as the API accepts them in any case.
  */
 
@@ -7,9 +7,9 @@
 export const battleStartLock = (battleId: string): string => `battle-start:${battleId.toLowerCase()}`;
 
 /**
- * Held for each participant while a live battle starts (until its read models show it running) and while the
- * agent is deleted (until its read models show it gone), so neither can pass the other's check in between: a
- * deleted agent would vanish from a running battle's rankings, and a started battle would reopen a deleted
- * agent's wallet.
+ * Held for each participant while a battle, live or historical, starts (until its read models show it running)
+ * and while the agent is deleted (until its read models show it gone), so neither can pass the other's check in
+ * between: a deleted agent would vanish from a running battle's rankings, a started live battle would reopen a
+ * deleted agent's wallet, and a historical one would give a deleted agent a sandbox.
  */
 export const agentBattleLock = (agentId: string): string => `agent-battles:${agentId.toLowerCase()}`;

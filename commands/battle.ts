@@ -15,10 +15,11 @@ import type { BattleState } from '../domain/battle/state';
 import { DEFAULT_PARTICIPATION_PCT } from '../domain/fill-model/model';
 import { DomainError, nestedUnder } from '../domain/shared/errors';
 import { canonicalId, isUuid } from '../domain/shared/uuid';
+import { ownerStatusError } from '../domain/trading/risk';
 import type { OrderRequest } from '../domain/wallet/commands';
 import type { EventStore, LogPosition } from '../ports/event-store';
 import { onAppendConflict } from './append-conflict';
-import { type BacktestMarketSource, checkedMarket, decisionIds } from './backtest';
+import { type AgentStanding, type BacktestMarketSource, checkedMarket, decisionIds } from './backtest';
 import { agentBattleLock, battleStartLock } from './battle-locks';
 import { KeyedMutex } from './keyed-mutex';
 import { type CommandMeta, withCommandMetadata } from './metadata';
@@ -84,6 +85,11 @@ export interface BattleCommandDeps {
   /** An agent of the account as the accounts capability knows it (undefined: unknown or another account's). */
   agentInfo: (accountId: string, agentId: string) => Promise<AgentInfo | undefined>;
   market: () => BacktestMarketSource | undefined;
+  /**
+   * A participant's standing now (as `BacktestCommandDeps.agentStanding`), asked before its new historical sandbox
+   * order; absent: not asked.
+   */
+  agentStanding?: (accountId: string, agentId: string) => Promise<AgentStanding | undefined>;
   live: LiveBattlePort;
   /** Fee per fill as a fraction (decimal string), fixed per battle at creation (historical sandboxes): taker. */
   feeRate: string;
@@ -95,9 +101,10 @@ export interface BattleCommandDeps {
   maxAttempts?: number;
   /**
    * Runs `fn` while no other section of this or another process holds any of `names` (`src/db/exclusive.ts`;
-   * default: just runs it). A battle's start runs under {@link battleStartLock} and, when live, the
-   * {@link agentBattleLock} of each participant: its wallet resets span streams, so two processes starting one
-   * battle at once would otherwise both reset every participant's wallet, and an agent's deletion could slip in.
+   * default: just runs it). A battle's start runs under {@link battleStartLock} and the
+   * {@link agentBattleLock} of each participant: a live start's wallet resets span streams, so two processes
+   * starting one battle at once would otherwise both reset every participant's wallet, and an agent's deletion
+   * could slip in (of either mode: a deletion refuses an agent of any running battle).
    */
   exclusive?: <T>(names: string | readonly string[], fn: () => Promise<T>) => Promise<T>;
   /** Waits until the read models include `position` (bounded); a live start holds its locks until then. */
@@ -340,6 +347,28 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
     return agent;
   };
 
+  /**
+   * Refuses a participant's new sandbox order when the agent is archived, as live trading's first risk rule does
+   * whatever the credential (`PERMISSION_DENIED` 403, `details.reason` `agent_archived`), or no longer exists
+   * (`PERMISSION_DENIED`, as for an agent not of the account); nothing is recorded. Only a participant is asked:
+   * the decider answers any other agent id. The battle's steps are not refused: they advance every participant,
+   * and an archived participant's resting orders keep working, as a live archived agent's do.
+   */
+  const requireParticipantActive = async (battle: LoadedBattle, agentId: string) => {
+    if (!deps.agentStanding || !battle.state.participants.some((p) => p.agentId === agentId)) return;
+    const standing = await deps.agentStanding(battle.state.accountId!, agentId);
+    if (!standing) {
+      throw new DomainError('PERMISSION_DENIED', 'agent_id is not an agent of this account', {
+        agent_id: agentId,
+      });
+    }
+    const refused = ownerStatusError(
+      { type: 'agent', ...standing },
+      { agent_id: agentId, battle_id: battle.id },
+    );
+    if (refused) throw refused;
+  };
+
   const createDraft = async (
     caller: BattleCaller,
     request: BattleRequest,
@@ -412,8 +441,8 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
   /**
    * Starts a battle (ARCHITECTURE §10): historical, with the candles of its sandboxes; live, after a fresh wallet
    * session for every participant. Runs under `exclusive` (see {@link BattleCommandDeps.exclusive}) with the
-   * agent locks of `locked` (lower-case ids); throws {@link ParticipantsChanged} when a participant is not among
-   * them.
+   * agent locks of `locked` (lower-case ids, live or historical); throws {@link ParticipantsChanged} when a
+   * participant is not among them.
    */
   const startBattle = (
     caller: BattleCaller,
@@ -423,10 +452,7 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
   ): Promise<BattleOutcome> =>
     execute(id, caller, meta, async (battle): Promise<BattleCommand> => {
       assertStartable(battle.state);
-      if (
-        battle.state.config?.battle_mode === 'live' &&
-        battle.state.participants.some((p) => !locked.has(p.agentId.toLowerCase()))
-      ) {
+      if (battle.state.participants.some((p) => !locked.has(p.agentId.toLowerCase()))) {
         throw new ParticipantsChanged();
       }
       const config = battle.state.config!;
@@ -509,10 +535,9 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
       for (let attempt = 1; ; attempt++) {
         // Read like every command (one at a time per battle): `load` catches the cached state up in place.
         const planned = await perBattle.run(canonicalId(id), () => load(id));
-        const agents =
-          planned.state.config?.battle_mode === 'live'
-            ? planned.state.participants.map((p) => p.agentId.toLowerCase())
-            : [];
+        // Every participant's lock, live or historical: an agent's deletion (which refuses an agent of a running
+        // battle of either mode) then cannot slip between the start's check of the agents and its `BattleStarted`.
+        const agents = planned.state.participants.map((p) => p.agentId.toLowerCase());
         try {
           return await exclusive([battleStartLock(id), ...agents.map(agentBattleLock)], async () => {
             const outcome = await startBattle(caller, id, meta, new Set(agents));
@@ -606,10 +631,10 @@ export const createBattleCommands = (deps: BattleCommandDeps): BattleCommands =>
       execute(id, caller, meta, () => ({ type: 'StepBattle', data: { steps } })),
 
     async placeOrder(caller, id, agentId, order, meta) {
-      const outcome = await execute(id, caller, meta, () => ({
-        type: 'PlaceBattleOrder',
-        data: { agentId: canonicalId(agentId), order },
-      }));
+      const outcome = await execute(id, caller, meta, async (battle) => {
+        await requireParticipantActive(battle, canonicalId(agentId));
+        return { type: 'PlaceBattleOrder', data: { agentId: canonicalId(agentId), order } };
+      });
       for (const e of outcome.events) {
         if (e.type === 'BattleSandboxEventRecorded' && e.data.event.type === 'OrderRejected') {
           throw rejectionError(e.data.event.data);

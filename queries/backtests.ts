@@ -38,6 +38,17 @@ const columns = [
   'results',
 ] as const;
 
+/** The ids of every session of an agent, whatever its status (what its deletion deletes with it). */
+export const backtestIdsOfAgent = async (db: Kysely<ReadModels>, agentId: string): Promise<string[]> =>
+  (
+    await db
+      .selectFrom('backtests')
+      .select('session_id')
+      .where('agent_id', '=', agentId)
+      .orderBy('session_id')
+      .execute()
+  ).map((r) => r.session_id);
+
 /** One session's row, or undefined. */
 export const getBacktest = (db: Kysely<ReadModels>, sessionId: string) =>
   db.selectFrom('backtests').select(columns).where('session_id', '=', sessionId).executeTakeFirst();

@@ -116,6 +116,20 @@ const participantsOfRunningLiveBattles = (db: Kysely<any>) =>
     .where('b.battle_mode', '=', 'live')
     .where('b.status', 'in', ['active', 'paused']);
 
+/**
+ * The running (active or paused) battles, live or historical, an agent takes part in, with their mode: what refuses
+ * its deletion (docs/battles.md "Participants").
+ */
+export const runningBattlesWithAgent = (db: Kysely<any>, agentId: string) =>
+  tables(db)
+    .selectFrom('battle_participants as p')
+    .innerJoin('battles as b', 'b.battle_id', 'p.battle_id')
+    .where('b.status', 'in', ['active', 'paused'])
+    .where('p.agent_id', '=', agentId)
+    .select(['b.battle_id', 'b.battle_mode'])
+    .orderBy('b.battle_id')
+    .execute();
+
 /** Running battles an agent takes part in, and whether it is paused there (the live order guard). */
 export const runningBattlesOfAgent = (db: Kysely<any>, agentId: string) =>
   participantsOfRunningLiveBattles(db)

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../shared/errors';
+import { DomainError, type ErrorCode } from '../shared/errors';
 import type { RiskProfile } from '../shared/risk-profile';
 import { type Dec, dec, fmt, roundDown8, roundHalfEven8, roundUp8 } from './decimal';
 import type { OrderSide, OrderType } from './orders';
@@ -147,21 +147,42 @@ export const checkNotional = (
   };
 };
 
+/**
+ * Rule 1 of the chain (`account_active`) on its own: the owner's account must be active (`ACCOUNT_SUSPENDED`), and
+ * the owner too — an archived agent is `PERMISSION_DENIED` with `details.reason` `agent_archived` (spec "States and
+ * transitions" → Agent: its key stops working for new trading requests). Also what a sandbox asks before a new
+ * trading request or a step of an agent's backtest session or a historical battle's order (commands/backtest.ts,
+ * commands/battle.ts), so every door answers an archived agent alike. Undefined when both are active.
+ */
+export const ownerStatusFailure = (owner: RiskInput['owner']): RiskFailure | undefined => {
+  if (owner.accountStatus !== 'active') {
+    return fail('account_active', `the account is ${owner.accountStatus}`, { status: owner.accountStatus });
+  }
+  if (owner.status !== 'active') {
+    return fail(
+      'account_active',
+      `the ${owner.type} is ${owner.status}`,
+      { status: owner.status, reason: `${owner.type}_${owner.status}` },
+      owner.type === 'agent' ? 'PERMISSION_DENIED' : 'ACCOUNT_SUSPENDED',
+    );
+  }
+  return undefined;
+};
+
+/**
+ * {@link ownerStatusFailure} as the `DomainError` a refused request throws (its code, message and details, and
+ * `details` added: what the request acted on); undefined when the owner may trade.
+ */
+export const ownerStatusError = (
+  owner: RiskInput['owner'],
+  details: Record<string, unknown>,
+): DomainError | undefined => {
+  const failure = ownerStatusFailure(owner);
+  return failure && new DomainError(failure.code, failure.message, { ...failure.details, ...details });
+};
+
 const RULES: Record<RiskRule, (input: RiskInput) => RiskFailure | undefined> = {
-  account_active({ owner }) {
-    if (owner.accountStatus !== 'active') {
-      return fail('account_active', `the account is ${owner.accountStatus}`, { status: owner.accountStatus });
-    }
-    if (owner.status !== 'active') {
-      return fail(
-        'account_active',
-        `the ${owner.type} is ${owner.status}`,
-        { status: owner.status, reason: `${owner.type}_${owner.status}` },
-        owner.type === 'agent' ? 'PERMISSION_DENIED' : 'ACCOUNT_SUSPENDED',
-      );
-    }
-    return undefined;
-  },
+  account_active: ({ owner }) => ownerStatusFailure(owner),
   daily_loss_limit(input) {
     const opening = input.dayOpeningEquity();
     const equity = input.equity();

@@ -109,11 +109,16 @@ export const archiveAgent = (call: Call, agentId: string): Promise<AgentState> =
   agentAfter(call, (a, accountId, meta) => a.archive(accountId, agentId, meta));
 
 /**
- * Deletes an agent for good: its streams, read models and key material. An agent in a running live battle:
+ * Deletes an agent for good: its streams, read models and key material, and its backtest sessions (their ids then
+ * answer `BACKTEST_NOT_FOUND` 404 on every endpoint). An agent in a running battle, live or historical:
  * `BATTLE_INVALID_STATE` 409.
  */
 export const deleteAgent = async (call: Call, agentId: string): Promise<void> => {
-  await settledCommand(call, (a, accountId, meta) => a.remove(accountId, agentId, meta));
+  const { backtests } = await settledCommand(call, (a, accountId, meta) =>
+    a.remove(accountId, agentId, meta),
+  );
+  // This process's sessions in memory are dropped too (another process's cache learns it at its next write).
+  call.services.backtest?.commands.forget(backtests);
 };
 
 /** The agent's full API key (decrypted) with its state. */

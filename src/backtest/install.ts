@@ -1,9 +1,11 @@
 import {
+  type AgentStanding,
   type BacktestCommandDeps,
   type BacktestCommands,
   createBacktestCommands,
 } from '../../commands/backtest';
 import type { BattleStepper } from '../../commands/battle';
+import { DomainError } from '../../domain/shared/errors';
 import { getTradingProfile } from '../../queries/trading-profile';
 import { installed, type Services } from '../services';
 import { backtestMarketSource } from './market-source';
@@ -32,17 +34,40 @@ export interface BacktestServices {
 }
 
 /**
+ * An agent's status and its account's as live trading decides its orders with them (`wallets.profile`: the read
+ * models, or the agent's own stream while they lag behind a change made here, so an archive applies at once);
+ * undefined when the agent no longer exists or is not the account's. Without trading, from the read models.
+ */
+const agentStanding = async (
+  services: Services,
+  accountId: string,
+  agentId: string,
+): Promise<AgentStanding | undefined> => {
+  const profile = services.trading
+    ? await services.trading.wallets.profile({ accountId, agentId }).catch((error: unknown) => {
+        if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_FOUND') return undefined;
+        throw error;
+      })
+    : await getTradingProfile(services.database.db, { accountId, agentId });
+  return profile?.ownerType === 'agent'
+    ? { status: profile.status, accountStatus: profile.accountStatus }
+    : undefined;
+};
+
+/**
  * What the commands of backtests and of historical battles are both wired with: the event store, the market
  * services' candle index (`market-source.ts`, built on first use with `BACKTEST_CHUNK_CANDLES`; `undefined` while
  * the runtime has no market services), and the trading capability's taker and maker fee rates (decimal strings;
- * 0.1% each without trading), fixed per session or battle at creation.
+ * 0.1% each without trading), fixed per session or battle at creation; and the standing of an agent (its status and
+ * its account's, as live trading reads them) asked before a sandbox's new trading request.
  */
 export const sessionWiring = (
   services: Services,
-): Pick<BacktestCommandDeps, 'store' | 'market' | 'feeRate' | 'makerFeeRate'> => {
+): Pick<BacktestCommandDeps, 'store' | 'market' | 'feeRate' | 'makerFeeRate' | 'agentStanding'> => {
   let source: ReturnType<typeof backtestMarketSource> | undefined;
   return {
     store: services.eventStore,
+    agentStanding: (accountId, agentId) => agentStanding(services, accountId, agentId),
     market: () => {
       if (!services.market) return undefined;
       source ??= backtestMarketSource(services.market, {

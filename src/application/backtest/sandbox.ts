@@ -6,7 +6,6 @@ import { normalizeSymbol } from '../../../domain/market/pair';
 import { DomainError } from '../../../domain/shared/errors';
 import type { OrderSide } from '../../../domain/trading/orders';
 import type { WalletEvent } from '../../../domain/wallet/events';
-import { assertAgentActive } from '../../auth/principal';
 import { balanceOut, candleOut, portfolioOut, tickerOut } from '../../backtest/present';
 import { parseIndicators } from '../../market/indicators';
 import { parseQueryTime } from '../../market/query-time';
@@ -62,7 +61,8 @@ const marketSession = async (call: Call, id: string) => {
 /**
  * A sandbox order: the live order rules and risk chain at virtual time. Market orders fill at the close of the
  * last candle closed by then (with slippage and fee); others wait for the candles of later steps. A rejection is
- * recorded and thrown as the violated rule's error.
+ * recorded and thrown as the violated rule's error. An archived agent's session is refused first, whatever the
+ * credential (`PERMISSION_DENIED` 403 `agent_archived`, asked by the command handler), and nothing is recorded.
  */
 export const placeSandboxOrder = async (
   call: Call,
@@ -73,7 +73,6 @@ export const placeSandboxOrder = async (
 
 /** Places an order (or an order list) in the session's sandbox through the decider; the outcome's events. */
 const placeInSandbox = async (call: Call, id: string, input: OrderInput) => {
-  assertAgentActive(call.caller);
   const symbol = normalizeSymbol(input.symbol);
   const outcome = await timed(call, 'command', () =>
     backtestCommands(call)
@@ -101,10 +100,9 @@ export const placeSandboxOco = async (call: Call, id: string, input: OrderInput)
 
 /**
  * Cancels an open sandbox order (pending or partly filled; its id in either case); its whole remaining lock is
- * released.
+ * released. Allowed for an archived agent's session, as a live cancel is.
  */
 export const cancelSandboxOrder = async (call: Call, id: string, orderId: string) => {
-  assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).cancelOrder(
     backtestCaller(call),
     id,

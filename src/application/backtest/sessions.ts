@@ -159,10 +159,10 @@ export const createBacktest = async (call: Call, input: BacktestRequest) => {
 /**
  * Loads the candles and starts the virtual clock at `start_time` (status `running`). Data that cannot be loaded
  * records the session `failed` and answers `BACKTEST_NO_DATA` 400; a session not `created`:
- * `BACKTEST_INVALID_STATE` 409.
+ * `BACKTEST_INVALID_STATE` 409; a session of an archived agent, whatever the credential: `PERMISSION_DENIED` 403
+ * `agent_archived` (the command handler asks, as it does for a step and an order).
  */
 export const startBacktest = async (call: Call, id: string) => {
-  assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).start(backtestCaller(call), id, commandMeta(call));
   await awaitReadModels(call, outcome.position);
   const s = outcome.session;
@@ -203,7 +203,6 @@ export const recordSessionWrite = (call: Call, outcome: Pick<BacktestOutcome, 'p
  * (results, list); other steps answer as soon as the step is durable.
  */
 export const stepBacktest = async (call: Call, id: string, steps: number) => {
-  assertAgentActive(call.caller);
   const outcome = await timed(call, 'command', () =>
     backtestCommands(call).step(backtestCaller(call), id, steps, commandMeta(call)),
   );
@@ -213,9 +212,11 @@ export const stepBacktest = async (call: Call, id: string, steps: number) => {
   return stepOut(session, session.market!, outcome.events);
 };
 
-/** Aborts a created or running session; partial results are saved. */
+/**
+ * Aborts a created or running session; partial results are saved. Allowed for an archived agent's session (an end,
+ * not a new trading request: as live, its owner can always stop what runs).
+ */
 export const cancelBacktest = async (call: Call, id: string) => {
-  assertAgentActive(call.caller);
   const outcome = await backtestCommands(call).cancel(backtestCaller(call), id, commandMeta(call));
   await awaitReadModels(call, outcome.position);
   const ended = outcome.events.find((e) => e.type === 'BacktestCancelled')!.data as BacktestEndedData;
