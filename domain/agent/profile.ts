@@ -26,7 +26,9 @@ const length = (s: string): number => [...s].length;
 
 /**
  * Validates and normalises the supplied label fields (trims strings; empty optional labels become null; tags
- * are trimmed and de-duplicated in order). Throws `DomainError('VALIDATION_ERROR')` naming the first bad field.
+ * are trimmed and de-duplicated in order). The name, `llm_model`, `framework` and every tag are one line of text:
+ * no control characters ({@link CONTROL_CHARACTER}). Throws `DomainError('VALIDATION_ERROR')` naming the first bad
+ * field.
  */
 export const normalizeProfileChanges = (
   changes: Partial<AgentProfileFields>,
@@ -45,6 +47,7 @@ export const normalizeProfileChanges = (
     if (value === undefined) continue;
     const text = value?.trim() ?? '';
     if (length(text) > AGENT_LIMITS.label) fail(field, `must be at most ${AGENT_LIMITS.label} characters`);
+    if (CONTROL_CHARACTER.test(text)) fail(field, CONTROL_CHARACTER_MESSAGE);
     out[field] = text === '' ? null : text;
   }
   if (changes.strategy_tags !== undefined) {
@@ -52,6 +55,9 @@ export const normalizeProfileChanges = (
     if (tags.length > AGENT_LIMITS.tags) fail('strategy_tags', `must hold at most ${AGENT_LIMITS.tags} tags`);
     if (tags.some((t) => length(t) < 1 || length(t) > AGENT_LIMITS.tag)) {
       fail('strategy_tags', `entries must be 1 to ${AGENT_LIMITS.tag} characters`);
+    }
+    if (tags.some((t) => CONTROL_CHARACTER.test(t))) {
+      fail('strategy_tags', `entries ${CONTROL_CHARACTER_MESSAGE}`);
     }
     out.strategy_tags = tags;
   }

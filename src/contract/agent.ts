@@ -4,11 +4,11 @@ import type { AgentProfileFields } from '../../domain/agent/events';
 import { AGENT_LIMITS, COLOR_PATTERN } from '../../domain/agent/profile';
 import type { AgentState } from '../../domain/agent/state';
 import { DEFAULT_RISK_PROFILE } from '../../domain/shared/risk-profile';
-import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
 import type { AgentView } from '../../queries/agents';
 import type { CreatedAgent } from '../application/agents';
 import {
   decimalOutput,
+  oneLine,
   pageFields,
   partialRiskProfileSchema,
   riskProfileOut,
@@ -26,9 +26,9 @@ export const agentIdParams = z.object({
     .describe('agent id (UUID, any letter case)'),
 });
 
-const label = z.string().max(AGENT_LIMITS.label);
+const label = oneLine(z.string().max(AGENT_LIMITS.label));
 const tags = z
-  .array(z.string().min(1).max(AGENT_LIMITS.tag))
+  .array(oneLine(z.string().min(1).max(AGENT_LIMITS.tag)))
   .max(AGENT_LIMITS.tags)
   .describe(`at most ${AGENT_LIMITS.tags} tags of 1–${AGENT_LIMITS.tag} characters`);
 const color = z
@@ -39,12 +39,7 @@ const avatarUrl = z
   .string()
   .max(AGENT_LIMITS.avatarUrl)
   .regex(/^https?:\/\/\S+$/i, 'must be an http(s) URL');
-const displayName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(AGENT_LIMITS.displayName)
-  .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE);
+const displayName = oneLine(z.string().trim().min(1).max(AGENT_LIMITS.displayName));
 
 /** `POST /agents` body (spec "Agent endpoints"). */
 export const createAgentBody = z

@@ -1,21 +1,14 @@
 import { z } from 'zod';
 import { PASSWORD_LENGTH } from '../../commands/accounts';
 import { ACCOUNT_NAME_MAX } from '../../domain/account/decide';
-import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
 import type { IssuedToken } from '../auth/tokens';
-import { decimalOutput, startingBalanceInput, timestamp } from './common';
+import { decimalOutput, oneLine, startingBalanceInput, timestamp } from './common';
 
 /** Schemas of the authentication endpoints (spec "Authentication endpoints"; ARCHITECTURE §12, §14b). */
 
 export const registerBody = z
   .object({
-    display_name: z
-      .string()
-      .trim()
-      .min(1)
-      .max(ACCOUNT_NAME_MAX)
-      .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE)
-      .describe('1–64 characters'),
+    display_name: oneLine(z.string().trim().min(1).max(ACCOUNT_NAME_MAX)).describe('1–64 characters'),
     email: z.email().max(254).nullable().optional().describe('contact email; needed for /auth/user-login'),
     starting_balance: startingBalanceInput('default "10000.00"').optional(),
     password: z

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { INTERVAL_MS, INTERVALS, type Interval, MAX_INTERVAL_TEXT } from '../../domain/market/intervals';
 import { RISK_PROFILE_BOUNDS, type RiskProfile } from '../../domain/shared/risk-profile';
 import { MAX_STARTING_BALANCE } from '../../domain/shared/starting-balance';
+import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
 
 /** The error envelope (spec "Errors"), for the OpenAPI document of error responses. */
 export const errorEnvelopeSchema = z
@@ -13,6 +14,14 @@ export const errorEnvelopeSchema = z
     }),
   })
   .describe('Error envelope');
+
+/**
+ * `schema` refusing control characters (`CONTROL_CHARACTER`, `domain/shared/text.ts`: line breaks, tabs, escapes) as
+ * `VALIDATION_ERROR` 422 naming the field: one line of text, the rule of account and agent names, agent labels
+ * (`llm_model`, `framework`, `strategy_tags`) and webhook descriptions. Not shown in the OpenAPI document.
+ */
+export const oneLine = <S extends z.ZodType<string>>(schema: S): S =>
+  schema.refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE);
 
 /** Error responses of the given statuses, all in the envelope. */
 export const errorResponses = <S extends number>(...statuses: S[]): Record<S, typeof errorEnvelopeSchema> =>

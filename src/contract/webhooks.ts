@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { CONTROL_CHARACTER, CONTROL_CHARACTER_MESSAGE } from '../../domain/shared/text';
 import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT, type WebhookSettings } from '../../domain/webhook/events';
 import type { DeliveryView, WebhookView } from '../../queries/webhooks';
 import type { TestDelivery, WebhookInput } from '../application/webhooks';
-import { pageFields, timestamp } from './common';
+import { oneLine, pageFields, timestamp } from './common';
 
 /** `{webhook_id}` path parameter. */
 export const webhookIdParams = z.object({
@@ -25,12 +24,7 @@ const eventTypes = z
   .min(1)
   .max(WEBHOOK_EVENT_TYPES.length * 2)
   .describe(`event types to receive, at least one of: ${WEBHOOK_EVENT_TYPES.join(', ')}`);
-const description = z
-  .string()
-  .max(200)
-  .refine((s) => !CONTROL_CHARACTER.test(s), CONTROL_CHARACTER_MESSAGE)
-  .nullable()
-  .describe('free label, at most 200 characters');
+const description = oneLine(z.string().max(200)).nullable().describe('free label, at most 200 characters');
 
 /** `POST /webhooks` body. */
 export const createWebhookBody = z.strictObject({

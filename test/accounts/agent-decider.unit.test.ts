@@ -98,6 +98,9 @@ describe('agent decider', () => {
       { profile: { display_name: 'x', strategy_tags: Array.from({ length: 21 }, (_, i) => `t${i}`) } },
     ],
     ['empty tag', { profile: { display_name: 'x', strategy_tags: [''] } }],
+    ['line break in llm_model', { profile: { display_name: 'x', llm_model: 'a\nb' } }],
+    ['tab in framework', { profile: { display_name: 'x', framework: 'a\tb' } }],
+    ['terminal escape in a tag', { profile: { display_name: 'x', strategy_tags: ['ok', '\u001b[31mred'] } }],
     ['risk out of bounds', { riskProfile: { max_position_size_pct: 0 } }],
     ['zero balance', { startingBalance: '0.00' }],
   ])('refuses %s with VALIDATION_ERROR', (_n, over) => {

@@ -130,6 +130,66 @@ describe('control characters in display names', () => {
   });
 });
 
+// A spec sweep ("Agent (AgentResponse)") found the other labels took what names refuse: a newline, a tab and a
+// terminal escape in `llm_model`, `framework` and `strategy_tags` answered 200 and were stored.
+describe('control characters in agent labels', () => {
+  const bad = ['two\nlines', 'tab\there', 'red \u001b[31m', 'c1\u0085x'];
+  const fields: [string, (value: string) => Record<string, unknown>][] = [
+    ['llm_model', (value) => ({ llm_model: value })],
+    ['framework', (value) => ({ framework: value })],
+    ['strategy_tags', (value) => ({ strategy_tags: ['fine', value] })],
+  ];
+
+  it('refuses them in llm_model, framework and strategy_tags on create and update, naming the field, changing nothing', async () => {
+    const h = bearer(owner);
+    const labelled = await call(t.app, h, 'POST', '/agents', {
+      display_name: 'Labelled',
+      llm_model: 'gpt-x',
+      framework: 'plain',
+      strategy_tags: ['trend'],
+    });
+    expect(labelled.status, labelled.raw).toBe(201);
+    const id = labelled.body.agent_id as string;
+    const before = await call(t.app, h, 'GET', '/agents?include_archived=true&limit=500');
+    for (const [field, body] of fields) {
+      for (const value of bad) {
+        const what = `${field} ${JSON.stringify(value)}`;
+        const created = await call(t.app, h, 'POST', '/agents', { display_name: 'Label', ...body(value) });
+        expect([created.status, created.body.error?.code], `${what}: ${created.raw}`).toEqual([
+          422,
+          'VALIDATION_ERROR',
+        ]);
+        expect(created.body.error.details.issues[0].field, created.raw).toMatch(new RegExp(`^${field}`));
+        const updated = await call(t.app, h, 'PUT', `/agents/${id}`, body(value));
+        expect([updated.status, updated.body.error?.code], `${what}: ${updated.raw}`).toEqual([
+          422,
+          'VALIDATION_ERROR',
+        ]);
+        expect(updated.body.error.details.issues[0].field, updated.raw).toMatch(new RegExp(`^${field}`));
+      }
+    }
+    const after = await call(t.app, h, 'GET', '/agents?include_archived=true&limit=500');
+    expect(after.body.total).toBe(before.body.total);
+    const agent = await call(t.app, h, 'GET', `/agents/${id}`);
+    expect([agent.body.llm_model, agent.body.framework, agent.body.strategy_tags]).toEqual([
+      'gpt-x',
+      'plain',
+      ['trend'],
+    ]);
+    // Spaces, emoji and other printable text stay accepted.
+    const fine = await call(t.app, h, 'PUT', `/agents/${id}`, {
+      llm_model: 'claude 🚀 v2',
+      framework: 'lang chain',
+      strategy_tags: ['mean reversion', 'ß'],
+    });
+    expect([fine.status, fine.body.llm_model, fine.body.strategy_tags], fine.raw).toEqual([
+      200,
+      'claude 🚀 v2',
+      ['mean reversion', 'ß'],
+    ]);
+  });
+});
+
 describe('POST /auth/register unknown fields', () => {
   it('refuses a misspelt field with VALIDATION_ERROR 422 naming it, and registers nothing', async () => {
     const email = `typo.${Date.now()}@example.com`;
