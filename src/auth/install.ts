@@ -10,6 +10,7 @@ import { exclusively } from '../db/exclusive';
 import type { Services } from '../services';
 import { type CredentialWatcher, createCredentialWatcher } from './credential-watch';
 import { createKeyring } from './keyring';
+import type { AuthMode } from './principal';
 import type { ServerKeys } from './server-keys';
 import { type AuthService, createAuthService } from './service';
 import { createSigningSecrets, type SigningSecrets } from './signing-secrets';
@@ -18,10 +19,14 @@ import { createTokenService } from './tokens';
 declare module '../services' {
   interface Services {
     /**
-     * Maps a request's credential to a stable rate-limit identity (spec "Limits": per credential); `undefined`
-     * counts the client IP. Default: a fingerprint of the raw API key or bearer token.
+     * Maps a request's credential to a stable rate-limit identity (spec "Limits"): the wallet owner it acts for
+     * (`AuthService.rateLimitIdentity`); `undefined` counts the client IP. `mode` is what the call accepts (the
+     * REST route's `config.auth`, an MCP tool's); absent, taken as `key-or-jwt`.
      */
-    rateLimitIdentity?: (request: FastifyRequest) => Promise<string | undefined> | string | undefined;
+    rateLimitIdentity?: (
+      request: FastifyRequest,
+      mode?: AuthMode,
+    ) => Promise<string | undefined> | string | undefined;
     /** Who is calling: API keys and JWTs to a principal (`resolveCredential` also serves the WebSocket). */
     auth?: AuthService;
     /** Account commands: registration, password, risk profile, status. */
@@ -131,7 +136,7 @@ export const installIdentity = (services: Services, keys: ServerKeys): IdentityS
     ownerChanges,
     credentialWatcher,
   });
-  services.rateLimitIdentity = (request) => auth.rateLimitIdentity(request);
+  services.rateLimitIdentity = (request, mode) => auth.rateLimitIdentity(request, mode);
   return { auth, accounts, agents };
 };
 

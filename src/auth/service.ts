@@ -30,13 +30,11 @@ export interface CredentialCarrier {
 export type Credential = string | { apiKey?: string | undefined; token?: string | undefined };
 
 /**
- * The API key `resolveCredential` takes `credential` as, or undefined when it is taken as a JWT (a token wins over a
- * key given with it; a string is a key when it starts with `ak_live_`).
+ * The API key `resolveCredential` checks for `credential` (alone, or beside a token: both are checked), or undefined
+ * when it is a JWT alone (a string is a key when it starts with `ak_live_`).
  */
-export const apiKeyOfCredential = (credential: Credential): string | undefined => {
-  const { apiKey, token } = splitCredential(credential);
-  return token ? undefined : apiKey;
-};
+export const apiKeyOfCredential = (credential: Credential): string | undefined =>
+  splitCredential(credential).apiKey;
 
 /** `credential` as a key and a token: a string is a key when it starts with `ak_live_`, else a JWT. */
 const splitCredential = (
@@ -58,11 +56,14 @@ export const apiKeyHeader = (request: CredentialCarrier): string | undefined => 
 export interface AuthService {
   readonly tokens: TokenService;
   /**
-   * Resolves one credential (for the WebSocket `?api_key=` / `?token=` and the HTTP hook). A string starting
-   * with `ak_live_` is taken as an API key, anything else as a JWT. Throws `DomainError`: `INVALID_API_KEY`
-   * (missing, malformed, unknown, replaced or deleted key), `INVALID_TOKEN` (expired, malformed, wrongly signed),
-   * `ACCOUNT_NOT_FOUND` (token of an unknown account), `ACCOUNT_SUSPENDED` (account suspended or archived).
-   * An archived agent's key resolves, with `agentStatus: 'archived'` (reads work; trading must refuse it).
+   * Resolves a credential (for the WebSocket `?api_key=` / `?token=` and the HTTP hook). A string starting
+   * with `ak_live_` is taken as an API key, anything else as a JWT. A key and a token given together are both
+   * checked: the token's refusal first, then the key's, then `PERMISSION_DENIED` when
+   * they are of two accounts; an agent key then gives its agent's principal (spec "Authentication" rule 4), an
+   * account key the token's. Throws `DomainError`: `INVALID_API_KEY` (missing, malformed, unknown, replaced or
+   * deleted key), `INVALID_TOKEN` (expired, malformed, wrongly signed), `ACCOUNT_NOT_FOUND` (token of an unknown
+   * account), `ACCOUNT_SUSPENDED` (account suspended or archived), `PERMISSION_DENIED` (key and token of two
+   * accounts). An archived agent's key resolves, with `agentStatus: 'archived'` (reads work; trading must refuse it).
    */
   resolveCredential(credential: Credential): Promise<Principal>;
   /**
@@ -83,19 +84,26 @@ export interface AuthService {
    */
   scopeToAgent(principal: Principal, agentId: string | undefined, field?: string): Promise<Principal>;
   /**
-   * Authenticates a request for a route's mode: `jwt` needs `Authorization: Bearer` (an API key alone gives
-   * `INVALID_TOKEN`); `key-or-jwt` takes the bearer token when present, else `X-API-Key` (none →
-   * `INVALID_API_KEY`), then applies `X-Agent-Id` (`VALIDATION_ERROR` when not a UUID, `PERMISSION_DENIED` when
-   * not an agent of the account, or not the agent of an agent key).
+   * Authenticates a request for a route's mode (spec "Authentication" rules 2–5):
+   * - `jwt` needs `Authorization: Bearer` (an API key alone gives `INVALID_TOKEN`, rule 3); the token alone
+   *   decides: an `X-API-Key` beside it is no credential there, neither used nor checked, and `X-Agent-Id` is not
+   *   applied (the account's principal).
+   * - `key-or-jwt` takes `X-API-Key` or the bearer token (neither → `INVALID_API_KEY`); a request with both is
+   *   authenticated by both, as {@link resolveCredential} resolves a key and a token (each refused as it would be
+   *   alone, `PERMISSION_DENIED` when of two accounts, an agent key scoping to its agent, an account key changing
+   *   nothing); then `X-Agent-Id` applies (`VALIDATION_ERROR` when not a UUID, `PERMISSION_DENIED` when not an agent
+   *   of the account, or not the agent of an agent key).
+   * A request with one credential costs what it did before the two-credential rule: one resolution.
    */
   authenticate(request: CredentialCarrier, mode: Exclude<AuthMode, 'public'>): Promise<Principal>;
   /**
    * The rate-limit identity of a request (spec "Limits"; issues 16 and 17): `owner:<id>` of the wallet owner it acts
-   * for — the agent of an agent key or of `X-Agent-Id`, else the account — the same whichever credential (JWT,
-   * account key, agent key) or door; `cred:<hash prefix>` for a suspended account's key; `undefined` otherwise (the
-   * client IP counts).
+   * for — the agent of an agent key (alone or beside a token) or of `X-Agent-Id`, else the account — the same
+   * whichever credential (JWT, account key, agent key, key and token) or door; `cred:<hash prefix>` for a suspended
+   * account's key; `undefined` otherwise (the client IP counts). `mode` is the route's (default `key-or-jwt`): on a
+   * `jwt` route a key beside a token does not count, as {@link authenticate} does not use it there.
    */
-  rateLimitIdentity(request: CredentialCarrier): Promise<string | undefined>;
+  rateLimitIdentity(request: CredentialCarrier, mode?: AuthMode): Promise<string | undefined>;
   /**
    * Reads what resolving each of `credentials` again needs from the read models — the keys' rows (with their account
    * and agent), the accounts of the others (JWTs) and the agents a principal is scoped to — in at most three
@@ -227,6 +235,23 @@ const REFRESH_MAX_KEYS = 5_000;
 
 type Resolution = { principal: Principal } | { error: DomainError };
 
+/** The credentials a request carries ({@link requestCredentials}). */
+interface RequestCredentials {
+  bearer?: string;
+  bearerError?: DomainError;
+  apiKey?: string;
+}
+
+/**
+ * What is remembered of one request (the rate limiter and the auth hook both ask): its credentials, their
+ * resolution, and on a `jwt` route with a key beside the token the token's alone.
+ */
+interface RequestAuth {
+  creds: RequestCredentials;
+  resolution?: Promise<Resolution>;
+  tokenOnly?: Promise<Resolution>;
+}
+
 /**
  * Builds the auth service over the `api_keys`, `accounts` and `agents` read models, with a short-lived cache of
  * hot lookups. Invalidation is synchronous in this process: a regenerated or deleted agent's old key hash goes
@@ -248,7 +273,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
   const cache = ttl > 0 ? new LRUCache<string, { value: unknown }>({ max: 50_000, ttl }) : undefined;
   const revoked = new LRUCache<string, true>({ max: REVOKED_CAPACITY });
   const bypass = new Map<string, number>();
-  const memo = new WeakMap<CredentialCarrier, Promise<Resolution>>();
+  const memo = new WeakMap<CredentialCarrier, RequestAuth>();
   /** Changes seen by `invalidate` (and the ends of their bypasses): a write-side answer read across one is not kept. */
   let changes = 0;
   const changeListeners = new Set<(change: CredentialsChange) => void>();
@@ -541,34 +566,71 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     return { accountId: claims.accountId, via: 'jwt', tokenId: claims.tokenId };
   };
 
+  /**
+   * A key and a token sent together (spec "Authentication" rules 2, 4, 5): each must be valid as it would be alone
+   * (both are resolved at once; the token's refusal is given first, then the key's), and both must be of one
+   * account (`PERMISSION_DENIED` otherwise). An agent key gives its agent's principal — the agent scope of the key
+   * alone, `X-Agent-Id` naming another agent refused as with it — and an account key the token's, as if it were
+   * not there.
+   */
+  const resolveKeyAndToken = async (apiKey: string, token: string): Promise<Principal> => {
+    const [byToken, byKey] = await Promise.allSettled([resolveToken(token), resolveKey(apiKey)]);
+    if (byToken.status === 'rejected') throw byToken.reason;
+    if (byKey.status === 'rejected') throw byKey.reason;
+    if (byKey.value.accountId !== byToken.value.accountId) {
+      throw new DomainError(
+        'PERMISSION_DENIED',
+        'the API key and the bearer token belong to different accounts: send one credential, or both of one account',
+      );
+    }
+    return byKey.value.via === 'agent_key' ? byKey.value : byToken.value;
+  };
+
   const resolveCredential = (credential: Credential): Promise<Principal> => {
     const { apiKey, token } = splitCredential(credential);
-    if (token) return resolveToken(token);
+    if (token) return apiKey ? resolveKeyAndToken(apiKey, token) : resolveToken(token);
     if (apiKey) return resolveKey(apiKey);
     return Promise.reject(
       new DomainError('INVALID_API_KEY', 'missing credentials: send X-API-Key or a bearer token'),
     );
   };
 
-  /** The request's credential resolved once (the rate limiter and the auth hook both ask). */
-  const resolveRequest = (request: CredentialCarrier): Promise<Resolution> => {
-    let pending = memo.get(request);
-    if (!pending) {
-      const creds = requestCredentials(request);
-      pending = (
-        creds.bearerError
-          ? Promise.reject(creds.bearerError)
-          : resolveCredential({ token: creds.bearer, apiKey: creds.apiKey })
-      ).then(
-        (principal): Resolution => ({ principal }),
-        (error: unknown): Resolution => {
-          if (error instanceof DomainError) return { error };
-          throw error;
-        },
-      );
-      memo.set(request, pending);
+  /** The credentials `creds` resolved, a credential's refusal as the resolution's error. */
+  const resolveCreds = (creds: RequestCredentials): Promise<Resolution> =>
+    (creds.bearerError
+      ? Promise.reject(creds.bearerError)
+      : resolveCredential({ token: creds.bearer, apiKey: creds.apiKey })
+    ).then(
+      (principal): Resolution => ({ principal }),
+      (error: unknown): Resolution => {
+        if (error instanceof DomainError) return { error };
+        throw error;
+      },
+    );
+
+  /** What is remembered of `request` (its credentials read once). */
+  const requestAuth = (request: CredentialCarrier): RequestAuth => {
+    let entry = memo.get(request);
+    if (!entry) {
+      entry = { creds: requestCredentials(request) };
+      memo.set(request, entry);
     }
-    return pending;
+    return entry;
+  };
+
+  /**
+   * The request's credentials resolved once for a route of `mode` (the rate limiter and the auth hook both ask). On
+   * a `jwt` route a key beside a token is no credential (spec "Authentication" rule 3): the token is resolved alone.
+   */
+  const resolveRequest = (request: CredentialCarrier, mode: AuthMode | undefined): Promise<Resolution> => {
+    const entry = requestAuth(request);
+    const { creds } = entry;
+    if (mode === 'jwt' && creds.apiKey !== undefined && (creds.bearer || creds.bearerError)) {
+      entry.tokenOnly ??= resolveCreds({ ...creds, apiKey: undefined });
+      return entry.tokenOnly;
+    }
+    entry.resolution ??= resolveCreds(creds);
+    return entry.resolution;
   };
 
   const scopeToAgent = async (
@@ -606,7 +668,7 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
     scopeToAgent,
 
     async authenticate(request, mode) {
-      const creds = requestCredentials(request);
+      const { creds } = requestAuth(request);
       if (mode === 'jwt' && !creds.bearer && !creds.bearerError) {
         throw new DomainError(
           'INVALID_TOKEN',
@@ -621,19 +683,19 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
           'missing credentials: send X-API-Key or Authorization: Bearer',
         );
       }
-      const resolution = await resolveRequest(request);
+      const resolution = await resolveRequest(request, mode);
       if ('error' in resolution) throw resolution.error;
       if (mode !== 'key-or-jwt') return resolution.principal;
       const raw = request.headers['x-agent-id'];
       return scopeToAgent(resolution.principal, Array.isArray(raw) ? raw[0] : raw);
     },
 
-    async rateLimitIdentity(request) {
-      const resolution = await resolveRequest(request);
+    async rateLimitIdentity(request, mode) {
+      const resolution = await resolveRequest(request, mode);
       if ('error' in resolution) {
         // A suspended account's credential is still a verified credential: count it as such.
         if (resolution.error.code !== 'ACCOUNT_SUSPENDED') return undefined;
-        const creds = requestCredentials(request);
+        const { creds } = requestAuth(request);
         return !creds.bearer && creds.apiKey ? `cred:${sha256Hex(creds.apiKey).slice(0, 32)}` : undefined;
       }
       // The wallet owner the request acts for: an agent (its key, or `X-Agent-Id`) or the account, whichever
@@ -730,10 +792,8 @@ export const createAuthService = (options: AuthServiceOptions): AuthService => {
 };
 
 /** The credentials a request carries. A non-Bearer `Authorization` header is an `INVALID_TOKEN`. */
-const requestCredentials = (
-  request: CredentialCarrier,
-): { bearer?: string; bearerError?: DomainError; apiKey?: string } => {
-  const out: { bearer?: string; bearerError?: DomainError; apiKey?: string } = {};
+const requestCredentials = (request: CredentialCarrier): RequestCredentials => {
+  const out: RequestCredentials = {};
   const apiKey = apiKeyHeader(request);
   if (apiKey) out.apiKey = apiKey;
   const auth = request.headers.authorization;

@@ -38,7 +38,10 @@ const presentDecision = (reply: FastifyReply, d: RateLimitDecision): void => {
 export const registerRateLimit = async (app: FastifyInstance): Promise<void> => {
   app.addHook('onRequest', async (request, reply) => {
     const group = groupOf(request);
-    const identity = group === 'auth' ? undefined : await app.services.rateLimitIdentity?.(request);
+    const identity =
+      group === 'auth'
+        ? undefined
+        : await app.services.rateLimitIdentity?.(request, request.routeOptions.config?.auth);
     const decision = await consumeRateLimit(app.services, identity ?? `ip:${request.ip}`, group);
     presentDecision(reply, decision);
     if (!decision.allowed) throw rateLimitExceeded(decision);

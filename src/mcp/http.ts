@@ -38,7 +38,7 @@ const invokerFor =
 /** The rate limit, authentication and use case of one tool call (see {@link invokerFor}). */
 const runTool = async (app: FastifyInstance, request: FastifyRequest, tool: ToolDef, args: unknown) => {
   const services = app.services;
-  const identity = await services.rateLimitIdentity?.(request);
+  const identity = await services.rateLimitIdentity?.(request, tool.auth);
   const group = tool.rateLimitGroupOf?.(args as never) ?? tool.rateLimitGroup;
   const decision = await consumeRateLimit(services, identity ?? `ip:${request.ip}`, group);
   if (!decision.allowed) throw rateLimitExceeded(decision);

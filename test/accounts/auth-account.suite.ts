@@ -377,6 +377,149 @@ export const authAccountSuite = (use: () => TestApp): void => {
     });
   });
 
+  // A sweep of the spec's Authentication rules 2, 4 and 5 found a request carrying both headers authenticated by the
+  // token alone: an agent key beside the account's JWT answered the account's wallet (an order sent so landed
+  // there), and a garbage key beside a valid JWT got 200. Now both are checked and the agent key scopes.
+  describe('X-API-Key and a bearer token together (key/JWT routes)', () => {
+    const info = (headers: Record<string, string>) =>
+      api(t.app, { method: 'GET', url: '/account/info', headers, remoteAddress: freshIp() });
+
+    it("an agent key beside the account's JWT scopes every figure to the agent (rule 4)", async () => {
+      const acct = await registerAccount(t.app, { starting_balance: '5000' });
+      const agent = await createAgent(t.app, acct, { display_name: 'Both', starting_balance: '777' });
+      const both = { ...bearer(acct), ...keyHeader(agent.apiKey) };
+      const shown = await info(both);
+      expect([shown.statusCode, shown.json().agent_id, shown.json().starting_balance], shown.body).toEqual([
+        200,
+        agent.agentId,
+        '777.00000000',
+      ]);
+      const balance = await api(t.app, { method: 'GET', url: '/account/balance', headers: both });
+      expect([balance.statusCode, balance.json().total_equity_usdt], balance.body).toEqual([
+        200,
+        '777.00000000',
+      ]);
+      // The agent's own X-Agent-Id is fine; another agent of the same account is refused, as with the key alone.
+      const sibling = await createAgent(t.app, acct);
+      const own = await info({ ...both, 'x-agent-id': agent.agentId });
+      expect([own.statusCode, own.json().agent_id], own.body).toEqual([200, agent.agentId]);
+      const other = await info({ ...both, 'x-agent-id': sibling.agentId });
+      expect([other.statusCode, errorOf(other).code], other.body).toEqual([403, 'PERMISSION_DENIED']);
+      // A write acts for the agent too: its limits change, not the account's.
+      const put = await api(t.app, {
+        method: 'PUT',
+        url: '/account/risk-profile',
+        headers: both,
+        payload: { max_position_size_pct: 11, daily_loss_limit_pct: 12, max_open_orders: 13 },
+      });
+      expect(put.statusCode, put.body).toBe(200);
+      expect((await info(bearer(acct))).json().risk_profile.max_open_orders).toBe(50);
+      expect((await info(keyHeader(agent.apiKey))).json().risk_profile.max_open_orders).toBe(13);
+      // An archived agent's key reads but does not change anything, beside a JWT as alone.
+      await api(t.app, { method: 'POST', url: `/agents/${agent.agentId}/archive`, headers: bearer(acct) });
+      const refused = await api(t.app, {
+        method: 'PUT',
+        url: '/account/risk-profile',
+        headers: both,
+        payload: { max_position_size_pct: 11, daily_loss_limit_pct: 12, max_open_orders: 14 },
+      });
+      expect([refused.statusCode, errorOf(refused).details?.reason], refused.body).toEqual([
+        403,
+        'agent_archived',
+      ]);
+    });
+
+    it('an account key beside its JWT changes nothing: the account view, X-Agent-Id honoured', async () => {
+      const acct = await registerAccount(t.app);
+      const agent = await createAgent(t.app, acct);
+      const both = { ...bearer(acct), ...keyHeader(acct.apiKey) };
+      const plain = await info(both);
+      expect([plain.statusCode, plain.json().agent_id], plain.body).toEqual([200, null]);
+      const scoped = await info({ ...both, 'x-agent-id': agent.agentId });
+      expect([scoped.statusCode, scoped.json().agent_id], scoped.body).toEqual([200, agent.agentId]);
+    });
+
+    it('refuses a bad key beside a valid JWT, a bad JWT beside a valid key, and credentials of two accounts', async () => {
+      const acct = await registerAccount(t.app);
+      const other = await registerAccount(t.app);
+      const mine = await createAgent(t.app, acct);
+      const foreign = await createAgent(t.app, other);
+      const replaced = await createAgent(t.app, acct);
+      const regenerated = await api(t.app, {
+        method: 'POST',
+        url: `/agents/${replaced.agentId}/regenerate-key`,
+        headers: bearer(acct),
+      });
+      expect(regenerated.statusCode, regenerated.body).toBe(200);
+      const cases: [string, Record<string, string>, number, string][] = [
+        ['garbage key', { ...bearer(acct), ...keyHeader('garbage') }, 401, 'INVALID_API_KEY'],
+        [
+          'unknown key',
+          { ...bearer(acct), ...keyHeader(`ak_live_${'Z'.repeat(43)}`) },
+          401,
+          'INVALID_API_KEY',
+        ],
+        ['replaced agent key', { ...bearer(acct), ...keyHeader(replaced.apiKey) }, 401, 'INVALID_API_KEY'],
+        [
+          'bad token',
+          { authorization: 'Bearer not.a.token', ...keyHeader(mine.apiKey) },
+          401,
+          'INVALID_TOKEN',
+        ],
+        ['Basic auth', { authorization: 'Basic abc', ...keyHeader(acct.apiKey) }, 401, 'INVALID_TOKEN'],
+        [
+          'agent key of another account',
+          { ...bearer(acct), ...keyHeader(foreign.apiKey) },
+          403,
+          'PERMISSION_DENIED',
+        ],
+        [
+          'account key of another account',
+          { ...bearer(acct), ...keyHeader(other.apiKey) },
+          403,
+          'PERMISSION_DENIED',
+        ],
+      ];
+      for (const [name, headers, status, code] of cases) {
+        const res = await info(headers);
+        expect([res.statusCode, errorOf(res).code], `${name}: ${res.body}`).toEqual([status, code]);
+      }
+      const mixed = await info({ ...bearer(acct), ...keyHeader(other.apiKey) });
+      expect(errorOf(mixed).message).toMatch(/different accounts/);
+    });
+
+    it("counts against the agent's rate budget, as the agent key alone does", async () => {
+      const acct = await registerAccount(t.app);
+      const agent = await createAgent(t.app, acct);
+      const remaining = (res: { headers: Record<string, unknown> }) =>
+        Number(res.headers['x-ratelimit-remaining']);
+      const byKey = await info(keyHeader(agent.apiKey));
+      const byBoth = await info({ ...bearer(acct), ...keyHeader(agent.apiKey) });
+      const byJwt = await info(bearer(acct));
+      const byJwtAgain = await info(bearer(acct));
+      expect(byBoth.statusCode, byBoth.body).toBe(200);
+      expect(remaining(byBoth)).toBe(remaining(byKey) - 1);
+      expect(remaining(byJwtAgain)).toBe(remaining(byJwt) - 1);
+      expect(remaining(byJwt)).toBeGreaterThan(remaining(byBoth));
+    });
+
+    it('on JWT-only routes the token alone decides: a key beside it is neither used nor checked (rule 3)', async () => {
+      const acct = await registerAccount(t.app);
+      const agent = await createAgent(t.app, acct, { display_name: 'Listed' });
+      for (const key of [agent.apiKey, 'garbage', acct.apiKey]) {
+        const res = await api(t.app, {
+          method: 'GET',
+          url: '/agents',
+          headers: { ...bearer(acct), ...keyHeader(key) },
+        });
+        expect([res.statusCode, res.json().total], `${key}: ${res.body}`).toEqual([200, 1]);
+      }
+      // An API key alone is still refused there.
+      const alone = await api(t.app, { method: 'GET', url: '/agents', headers: keyHeader(acct.apiKey) });
+      expect([alone.statusCode, errorOf(alone).code]).toEqual([401, 'INVALID_TOKEN']);
+    });
+  });
+
   describe('PUT /account/risk-profile', () => {
     let shared: TestAccount | undefined;
     const profile = { max_position_size_pct: 10, daily_loss_limit_pct: 5, max_open_orders: 3 };

@@ -28,6 +28,27 @@ const closeOf = (ws: import('ws').WebSocket) =>
     ws.once('close', (code, reason) => resolve({ code, reason: String(reason) }));
   });
 
+/**
+ * Regenerates the key of `agentId` (with `account`'s JWT) and expects `socket`, opened with the old key, to get the
+ * `error` INVALID_API_KEY and be closed with 4401; resolves to the regeneration's answer.
+ */
+const regenerateClosing = async (
+  socket: Awaited<ReturnType<typeof connectWs>>,
+  account: { token: string },
+  agentId: string,
+) => {
+  const closed = closeOf(socket.ws);
+  const regenerated = await api(t.app, {
+    method: 'POST',
+    url: `/agents/${agentId}/regenerate-key`,
+    headers: bearer(account),
+  });
+  expect(regenerated.statusCode, regenerated.body).toBe(200);
+  expect((await socket.next((m) => m.type === 'error')).data).toMatchObject({ code: 'INVALID_API_KEY' });
+  expect(await closed).toEqual({ code: 4401, reason: 'INVALID_API_KEY' });
+  return regenerated;
+};
+
 /** Opens a listen key with `apiKey` (`POST /binance/api/v3/userDataStream`) on `server`: the key. */
 const openListenKey = async (server: TestApp['app'], apiKey: string): Promise<string> => {
   const opened = await server.inject({
@@ -47,16 +68,7 @@ describe('a WebSocket opened with a credential that stops working', () => {
     socket.send({ action: 'subscribe', channel: 'orders' });
     socket.send({ action: 'subscribe', channel: 'portfolio' });
     await socket.next((m) => m.channel === 'portfolio' && m.type === 'subscribed');
-    const closed = closeOf(socket.ws);
-
-    const regenerated = await api(t.app, {
-      method: 'POST',
-      url: `/agents/${agent.agentId}/regenerate-key`,
-      headers: bearer(account),
-    });
-    expect(regenerated.statusCode, regenerated.body).toBe(200);
-    expect((await socket.next((m) => m.type === 'error')).data).toMatchObject({ code: 'INVALID_API_KEY' });
-    expect(await closed).toEqual({ code: 4401, reason: 'INVALID_API_KEY' });
+    const regenerated = await regenerateClosing(socket, account, agent.agentId);
 
     // The agent trades on with its new key; the old socket got none of it.
     expect((await buy(regenerated.json().api_key, '0.001')).statusCode).toBe(201);
@@ -122,6 +134,27 @@ describe('a WebSocket opened with a credential that stops working', () => {
     });
     expect(balance.statusCode).toBe(200);
     socket.ws.close();
+  });
+});
+
+describe('a WebSocket opened with an API key and a token together (as a REST request with both)', () => {
+  it("acts for the agent key's agent and ends when that key is regenerated; a bad key beside a valid token is refused", async () => {
+    const account = await registerAccount(t.app, {}, { plain: true });
+    const agent = await createAgent(t.app, account);
+    const socket = await connectWs(app.base, `?api_key=${agent.apiKey}&token=${account.token}`);
+    socket.send({ action: 'subscribe', channel: 'orders' });
+    await socket.next((m) => m.type === 'subscribed');
+    expect((await buy(agent.apiKey, '0.001')).statusCode).toBe(201);
+    await socket.next((m) => m.channel === 'orders' && m.type === 'OrderFilled');
+    await regenerateClosing(socket, account, agent.agentId);
+
+    const byQuery = await openInbox(`${app.base}/ws/v1?api_key=garbage&token=${account.token}`);
+    expect(await closeOf(byQuery.ws)).toEqual({ code: 4401, reason: 'INVALID_API_KEY' });
+    const { WebSocket } = await import('ws');
+    const byHeaders = new WebSocket(`${app.base}/ws/v1`, {
+      headers: { ...bearer(account), ...keyHeader(`ak_live_${'Z'.repeat(43)}`) },
+    });
+    expect(await closeOf(byHeaders)).toEqual({ code: 4401, reason: 'INVALID_API_KEY' });
   });
 });
 

@@ -70,17 +70,14 @@ const credentialOf = (request: FastifyRequest): { apiKey?: string; token?: strin
 };
 
 /**
- * The API key a socket's principal `p` was resolved from (`?api_key=`, else `X-API-Key`), undefined for a JWT's:
- * what the shared heartbeat check reads again (`CredentialWatcher`).
+ * The API key a socket's principal was resolved from, alone or beside a token (`?api_key=`, else `X-API-Key`; a key
+ * and a token together are both checked, as on a REST request), undefined for a JWT alone: what the shared heartbeat
+ * check reads again (`CredentialWatcher`).
  */
 const apiKeyOf = (
   request: FastifyRequest,
   credential: { apiKey?: string; token?: string } | undefined,
-  p: Principal,
-): string | undefined => {
-  if (p.via === 'jwt') return undefined;
-  return credential ? apiKeyOfCredential(credential) : apiKeyHeader(request);
-};
+): string | undefined => (credential ? apiKeyOfCredential(credential) : apiKeyHeader(request));
 
 /** The `?agent_id=` of the handshake: the agent a JWT or account key acts for (as `X-Agent-Id`). */
 const agentIdOf = (request: FastifyRequest): string | undefined => {
@@ -359,7 +356,7 @@ export const websocketRoutes: FastifyPluginAsync = async (app) => {
         // key, a deleted agent, a suspended account or an expired token ends it as a bad one does here.
         if (!closed) {
           watch = credentialWatcher.watch(
-            { apiKey: apiKeyOf(request, credential, p), principal: p },
+            { apiKey: apiKeyOf(request, credential), principal: p },
             resolve,
             (e) => {
               error(e);
