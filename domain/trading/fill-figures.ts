@@ -1,6 +1,6 @@
 import { fromUnits } from '../market/decimal';
 import { type Dec, fmt, roundHalfEven8, ZERO } from './decimal';
-import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, UNIT, unitsOf } from './units';
+import { decOfUnits, divRound, EXACT_DIVISOR_BOUND, exactOf, UNIT, unitsOf } from './units';
 
 /**
  * The figures of a fill the ledger computes per order (notional, average entry, cost share, an order's average
@@ -72,12 +72,26 @@ export const notional8 = (a: Dec, b: Dec): Dec => {
   return decOfUnits(divRound(x * y, UNIT, 'half-even'));
 };
 
-/** The decimal 1 (10^8 units) as the other factor of an 8-place value over another: `n / e` in 1e-8 units is `n·10^8 / e`. */
-const ONE_UNITS = decOfUnits(UNIT);
-
-/** An order's average executed price, `notional / executed` half-even to 8 places, as the event's text. */
+/**
+ * An order's average executed price, `notional / executed` half-even to 8 places, as the event's text (USDT per base
+ * unit). `notional` is Σ price × quantity of the order's fills, exact (up to 16 places: each a product of two 8-place
+ * values, not the fills' notionals rounded to 8 places, which made a one-fill order's average differ from its fill's
+ * price by up to 0.5e-8 / quantity); `executed` the quantity they filled. In integers (1e-16 units over 1e-8 units)
+ * where the values allow, else the decimal formula.
+ */
 export const executedPriceText = (notional: Dec, executed: Dec): string => {
   if (executed.isZero()) return fmt(ZERO);
-  const units = weighted8(notional, ONE_UNITS, undefined, undefined, executed);
-  return units !== undefined ? fromUnits(units) : fmt(roundHalfEven8(notional.div(executed)));
+  const den = unitsOf(executed);
+  const exact = exactOf(notional);
+  if (
+    den !== undefined &&
+    den > 0n &&
+    den < EXACT_DIVISOR_BOUND &&
+    exact !== undefined &&
+    exact.int >= 0n &&
+    exact.scale <= 16
+  ) {
+    return fromUnits(divRound(exact.int * 10n ** BigInt(16 - exact.scale), den, 'half-even'));
+  }
+  return fmt(roundHalfEven8(notional.div(executed)));
 };

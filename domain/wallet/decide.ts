@@ -539,7 +539,12 @@ const fillData = (
   const avg = q.positionAfter.avgEntry;
   const earlier = o.open?.done;
   const executed = o.open ? o.open.quantity.minus(o.open.remaining).plus(q.quantity) : q.quantity;
-  const notional = earlier ? earlier.notional.plus(q.notional) : q.notional;
+  // The order's average price: its first fill's own price, else Σ price × quantity of its fills (exact) over what
+  // they filled (`executedPriceText`).
+  const averagePrice =
+    earlier === undefined || earlier.notional.isZero()
+      ? fmt(q.executedPrice)
+      : executedPriceText(earlier.notional.plus(q.executedPrice.times(q.quantity)), executed);
   return {
     order_id: o.orderId,
     trade_id: o.tradeId,
@@ -585,7 +590,7 @@ const fillData = (
     remaining_quantity: fmt(o.remaining ?? ZERO),
     order_after: {
       executed_quantity: fmt(executed),
-      executed_price: executedPriceText(notional, executed),
+      executed_price: averagePrice,
       fee: fmt(earlier ? earlier.fee.plus(q.fee) : q.fee),
       total: fmt(earlier ? earlier.total.plus(q.total) : q.total),
       realized_pnl: fmt(earlier ? earlier.realizedPnl.plus(q.realizedPnl) : q.realizedPnl),

@@ -8,7 +8,7 @@ import type { WalletState } from './state';
  * (`test/core/snapshots.unit.test.ts`) fingerprints the code of those modules and fails when it changes while this
  * number does not.
  */
-export const WALLET_STATE_VERSION = 12;
+export const WALLET_STATE_VERSION = 13;
 
 /** The schema tag a wallet snapshot is stored under (`snapshots.schema`). */
 export const WALLET_SNAPSHOT_SCHEMA = `wallet@${WALLET_STATE_VERSION}`;

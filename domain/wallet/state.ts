@@ -42,7 +42,10 @@ export interface OpenOrder {
   lockAsset: string;
   /** The fee rate the lock was sized with (`OrderPlaced.fee_rate`): a partial fill re-sizes the lock with it. */
   feeRate: Dec;
-  /** What its partial fills so far came to (zero until the first), USDT: Σ notional, fee, total, realized PnL. */
+  /**
+   * What its partial fills so far came to (zero until the first), USDT: `notional` Σ price × quantity, exact (up to
+   * 16 places, for the order's average price: `executedPriceText`), and Σ fee, total, realized PnL.
+   */
   done: { notional: Dec; fee: Dec; total: Dec; realizedPnl: Dec };
   /** A limit order the price already reached when placed: filled as a taker (see `OrderPlacedData.marketable`). */
   marketable: boolean;
@@ -311,7 +314,7 @@ const foldBalances = (state: WalletState, event: WalletEvent): WalletState => {
                   lockedAmount: open.lockedAmount.minus(locked),
                   marketable: false,
                   done: {
-                    notional: open.done.notional.plus(dec(d.notional)),
+                    notional: open.done.notional.plus(dec(d.executed_price).times(dec(d.quantity))),
                     fee: open.done.fee.plus(dec(d.fee)),
                     total: open.done.total.plus(dec(d.total)),
                     realizedPnl: open.done.realizedPnl.plus(dec(d.realized_pnl)),

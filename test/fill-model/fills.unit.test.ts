@@ -234,6 +234,43 @@ describe('realistic fills in the wallet decider', () => {
     expect(state.lockedCash.toFixed()).toBe('0');
   });
 
+  it("gives an order the average of its fills' prices exactly, not of their notionals rounded to 8 places", () => {
+    // 0.002 at 32,491.518827: the notional is 64.983037654, booked 64.98303765; the order's average from the booked
+    // notional was 32,491.518825, two millionths away from the price of its only fill.
+    const ctx = ctxOf('realistic');
+    const placed = step(
+      foldEvents(walletDecider, opened('1000000.00000000')),
+      place({ type: 'limit', price: '32491.518827', quantity: '0.002' }),
+      ctx,
+    );
+    const id = placedId(placed.events);
+    const one = fillsOf(
+      step(placed.state, fillCmd(id, '32491', '2024-01-05T10:00:00.000Z', '1'), ctx).events,
+    );
+    expect(one.map((f) => [f.quantity, f.executed_price, f.notional])).toEqual([
+      ['0.00200000', '32491.51882700', '64.98303765'],
+    ]);
+    expect(one[0]!.order_after?.executed_price).toBe('32491.51882700');
+
+    // Two fills of a resting order at one price (10 % of each print's 0.0015): the average is still that price.
+    const resting = step(
+      foldEvents(walletDecider, opened('1000000.00000000')),
+      place({ type: 'limit', price: '32491.518827', quantity: '0.0003' }),
+      ctx,
+    );
+    const rid = placedId(resting.events);
+    let state = resting.state;
+    const fills: OrderFilledData[] = [];
+    for (let i = 0; i < 2; i++) {
+      const out = step(state, fillCmd(rid, '32491', `2024-01-05T10:00:0${i}.000Z`, '0.0015'), ctx);
+      state = out.state;
+      fills.push(...fillsOf(out.events));
+    }
+    expect(fills.map((f) => f.quantity)).toEqual(['0.00015000', '0.00015000']);
+    expect(fills.map((f) => f.order_after?.executed_price)).toEqual(['32491.51882700', '32491.51882700']);
+    expect(state.openOrders[rid]).toBeUndefined();
+  });
+
   it("shares one print among the wallet's resting orders, and never fills on a print without volume", () => {
     const ctx = ctxOf('realistic');
     let state = foldEvents(walletDecider, opened('1000000.00000000'));
