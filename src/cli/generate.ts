@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import { parseIsoTime } from '../../domain/market/time';
+import { dataRoot } from '../market/files';
 import { generateMarketData } from '../market/generator/generate';
 import { GENERATED_INTERVALS, type GeneratedInterval } from '../market/generator/plan';
 import { siblingMarketDataDir } from '../market/sibling-data';
@@ -55,7 +56,7 @@ export const generateMarketDataCli = async (options: GenerateCliOptions): Promis
   if (!anchorDir)
     throw usageError('no real data set to anchor on: pass --anchors DIR (e.g. ../shared/market-data)');
   // A bad option, not a failure of the run: one line and exit code 2, before anything is written.
-  if (!fs.existsSync(path.join(anchorDir, 'exchangeInfo.json')))
+  if (!fs.existsSync(path.join(dataRoot(anchorDir), 'exchangeInfo.json')))
     throw usageError(`--anchors ${anchorDir}: no Binance data set there (no exchangeInfo.json)`);
   const bar = new SingleBar({
     format:

@@ -62,6 +62,25 @@ describe('generate-market-data', () => {
     out.remove();
   });
 
+  it('anchors on a data set in its own layout (../shared/market-data holds binance/exchangeInfo.json)', async () => {
+    // The check above looked for exchangeInfo.json in the named directory itself, so the real data set's own layout
+    // (and the default, the sibling ../shared/market-data) was refused as "no Binance data set there".
+    const out = tempDir();
+    const exit = await generateMarketDataCli({
+      pairs: '1',
+      from: '2022-01-01',
+      to: '2022-01-02',
+      interval: '1h',
+      out: path.join(out.dir, 'out'),
+      seed: '42',
+      anchors: MARKET_DATA,
+      timeUnit: 'ms',
+    });
+    expect(exit).toBe(0);
+    expect(fs.existsSync(path.join(out.dir, 'out', 'exchangeInfo.json'))).toBe(true);
+    out.remove();
+  });
+
   it('plans the real hourly pairs first (by volume), then other active, unpegged pairs', () => {
     expect(plans.slice(0, 2).map((p) => p.symbol)).toEqual(['BTCUSDT', 'ETHUSDT']);
     expect(plans.slice(0, 16).every((p) => p.own)).toBe(true);
