@@ -39,20 +39,23 @@ const render = (symbol: string, seed = 42, from = JAN, to = FEB) => {
   return renderFile(plan, file!, { seed, timeUnit: 'ms', header: false });
 };
 
+/** The CLI's options for a day of one pair's hourly candles into `out`, anchored on `anchors`. */
+const oneDayOfOnePair = (out: string, anchors: string) => ({
+  pairs: '1',
+  from: '2022-01-01',
+  to: '2022-01-02',
+  interval: '1h',
+  out,
+  seed: '42',
+  anchors,
+  timeUnit: 'ms',
+});
+
 describe('generate-market-data', () => {
   it('answers --anchors naming no data set with a usage error (exit code 2) and writes nothing', async () => {
     const out = tempDir();
     const missing = path.join(out.dir, 'no-such-data');
-    const run = generateMarketDataCli({
-      pairs: '1',
-      from: '2022-01-01',
-      to: '2022-01-02',
-      interval: '1h',
-      out: path.join(out.dir, 'out'),
-      seed: '42',
-      anchors: missing,
-      timeUnit: 'ms',
-    });
+    const run = generateMarketDataCli(oneDayOfOnePair(path.join(out.dir, 'out'), missing));
     // Found by helper sweepd: it was `error: ENOENT: no such file or directory, open '…/exchangeInfo.json'`, exit 1.
     await expect(run).rejects.toMatchObject({
       exitCode: 2,
@@ -66,16 +69,7 @@ describe('generate-market-data', () => {
     // The check above looked for exchangeInfo.json in the named directory itself, so the real data set's own layout
     // (and the default, the sibling ../shared/market-data) was refused as "no Binance data set there".
     const out = tempDir();
-    const exit = await generateMarketDataCli({
-      pairs: '1',
-      from: '2022-01-01',
-      to: '2022-01-02',
-      interval: '1h',
-      out: path.join(out.dir, 'out'),
-      seed: '42',
-      anchors: MARKET_DATA,
-      timeUnit: 'ms',
-    });
+    const exit = await generateMarketDataCli(oneDayOfOnePair(path.join(out.dir, 'out'), MARKET_DATA));
     expect(exit).toBe(0);
     expect(fs.existsSync(path.join(out.dir, 'out', 'exchangeInfo.json'))).toBe(true);
     out.remove();

@@ -5,6 +5,7 @@ import { type ReplayWindow, replayTime, replayWindow } from '../../../domain/mar
 import { type CandlePath, candlePath } from '../../../domain/market/tick-path';
 import type { MarketData } from '../market-data';
 import type { CandleColumns } from '../store/block-codec';
+import { lowerBoundTime } from '../store/columns';
 import { candleAt } from '../store/convert';
 import { unitsAt } from '../store/decimal-column';
 import type { PriceTick } from '../ticks';
@@ -43,18 +44,6 @@ interface Replayed {
 }
 
 const WINDOW_MS = 86_400_000;
-
-/** Index of the first of the sorted `times` after `t` (`times.length` when none is). */
-const firstAfter = (times: Float64Array, t: number): number => {
-  let lo = 0;
-  let hi = times.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (times[mid]! <= t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-};
 
 const SECOND = 1000;
 const BACKFILL_SECONDS = 86_400;
@@ -143,7 +132,7 @@ export const createFilesSource = (
       r.cursor++;
       return r.cursor;
     }
-    const at = firstAfter(times, t) - 1; // last candle opening at or before t
+    const at = lowerBoundTime(times, t + 1) - 1; // last candle opening at or before t
     if (at >= 0 && t < times[at]! + ms) {
       r.cursor = at;
       return at;
