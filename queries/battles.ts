@@ -108,23 +108,23 @@ export const runningLiveBattles = (db: Kysely<any>) =>
     .where('status', 'in', ['active', 'paused'])
     .execute();
 
-/** The participants (`p`) of the live battles (`b`) that are running (active or paused), to select from. */
-const participantsOfRunningLiveBattles = (db: Kysely<any>) =>
+/** The participants (`p`) of the battles (`b`), live or historical, that are running (active or paused), to select from. */
+const participantsOfRunningBattles = (db: Kysely<any>) =>
   tables(db)
     .selectFrom('battle_participants as p')
     .innerJoin('battles as b', 'b.battle_id', 'p.battle_id')
-    .where('b.battle_mode', '=', 'live')
     .where('b.status', 'in', ['active', 'paused']);
+
+/** The participants (`p`) of the live battles (`b`) that are running (active or paused), to select from. */
+const participantsOfRunningLiveBattles = (db: Kysely<any>) =>
+  participantsOfRunningBattles(db).where('b.battle_mode', '=', 'live');
 
 /**
  * The running (active or paused) battles, live or historical, an agent takes part in, with their mode: what refuses
  * its deletion (docs/battles.md "Participants").
  */
 export const runningBattlesWithAgent = (db: Kysely<any>, agentId: string) =>
-  tables(db)
-    .selectFrom('battle_participants as p')
-    .innerJoin('battles as b', 'b.battle_id', 'p.battle_id')
-    .where('b.status', 'in', ['active', 'paused'])
+  participantsOfRunningBattles(db)
     .where('p.agent_id', '=', agentId)
     .select(['b.battle_id', 'b.battle_mode'])
     .orderBy('b.battle_id')

@@ -46,8 +46,9 @@ export const changeAccountStatus = async (
 
 /**
  * `accounts suspend|reactivate|archive ID [--reason TEXT]`: prints the new status; exit code 1 on a refused
- * change or an unknown account, 2 (a {@link CliError} thrown) for an id that is not a UUID. Running API processes see the change within their credential cache lifetime (2 s); logins answer
- * `ACCOUNT_SUSPENDED` for suspended and archived accounts. With the embedded PGlite, stop the server first
+ * change or an unknown account, 2 (a {@link CliError} thrown) for an id that is not a UUID. Running API processes
+ * see the change within their credential cache lifetime (2 s); logins answer `ACCOUNT_SUSPENDED` for suspended and
+ * archived accounts. With the embedded PGlite, stop the server first
  * (one process per data directory).
  */
 export const accountsCli = async (
