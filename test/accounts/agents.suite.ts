@@ -367,9 +367,27 @@ export const agentsSuite = (use: () => TestApp): void => {
 
     it('delete answers 204 with no body and removes streams, read models and key', async () => {
       const { agentId, apiKey } = await createAgent(t.app, owner, { display_name: 'Doomed' });
-      // A wallet stream the trading capability would own: deleted with the agent.
+      // A wallet stream the trading capability would own, as it opens one (the read models fold it into rows):
+      // deleted with the agent. A malformed event here failed the wallets projection whenever it was folded before
+      // the delete (a loaded machine), and a later test's wait for the read models answered false during its
+      // back-off.
+      const at = new Date().toISOString();
+      const session = randomUUID();
       await t.runtime.services.eventStore.append(`wallet-${agentId}`, [
-        { type: 'WalletOpened', data: { owner: agentId } },
+        {
+          type: 'WalletOpened',
+          data: { owner_id: agentId, owner_type: 'agent', account_id: owner.accountId, opened_at: at },
+        },
+        {
+          type: 'SessionStarted',
+          data: {
+            session_id: session,
+            starting_balance: '10000.00000000',
+            owner_session_id: session,
+            reason: 'opened',
+            started_at: at,
+          },
+        },
       ]);
       const res = await req('DELETE', `/agents/${agentId}`);
       expect(res.statusCode).toBe(204);
@@ -394,6 +412,9 @@ export const agentsSuite = (use: () => TestApp): void => {
           .where('stream_id', '=', `agent-${agentId}`)
           .execute(),
       ).toEqual([]);
+      expect(await db.selectFrom('wallets').selectAll().where('owner_id', '=', agentId).execute()).toEqual(
+        [],
+      );
       const theirs = await createAgent(t.app, stranger);
       const foreign = await req('DELETE', `/agents/${theirs.agentId}`);
       expect([foreign.statusCode, errorOf(foreign).code]).toEqual([403, 'PERMISSION_DENIED']);
